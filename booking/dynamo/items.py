@@ -1,0 +1,75 @@
+"""Map domain records to DynamoDB items and back."""
+from datetime import datetime
+
+from booking.models import Event, Registration
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _parse(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def event_item(event: Event) -> dict:
+    return {
+        "event_id": event.id,
+        "name": event.name,
+        "capacity": event.capacity,
+        "strategy": event.strategy,
+        "starts_at": _iso(event.starts_at),
+        "created_at": _iso(event.created_at),
+        "version": event.version,
+    }
+
+
+# Everything but the aggregate strategy's attendees map, which can be large.
+EVENT_PROJECTION = "event_id, #name, #capacity, strategy, starts_at, created_at, version"
+EVENT_PROJECTION_NAMES = {"#name": "name", "#capacity": "capacity"}
+
+
+def event_from_item(item: dict) -> Event:
+    return Event(
+        id=item["event_id"],
+        name=item["name"],
+        capacity=int(item["capacity"]),
+        strategy=item["strategy"],
+        starts_at=_parse(item.get("starts_at")),
+        created_at=_parse(item["created_at"]),
+        version=int(item["version"]),
+    )
+
+
+def registration_item(registration: Registration, **extra) -> dict:
+    return {
+        "event_id": registration.event_id,
+        "email": registration.email,
+        "name": registration.name,
+        "registered_at": _iso(registration.registered_at),
+        "registration_id": registration.registration_id,
+        **extra,
+    }
+
+
+def registration_from_item(item: dict) -> Registration:
+    return Registration(
+        event_id=item["event_id"],
+        email=item["email"],
+        name=item["name"],
+        registered_at=_parse(item["registered_at"]),
+        registration_id=item["registration_id"],
+    )
+
+
+def attendee_value(registration: Registration) -> dict:
+    """The aggregate strategy's map value for one attendee (the key is the e-mail)."""
+    return {
+        "name": registration.name,
+        "registered_at": _iso(registration.registered_at),
+        "registration_id": registration.registration_id,
+    }
+
+
+def registration_from_attendee(event_id: str, email: str, value: dict) -> Registration:
+    return registration_from_item({"event_id": event_id, "email": email, **value})

@@ -1,0 +1,302 @@
+"""Thin per-table helpers over the low-level client, and the mapping of DynamoDB errors.
+
+Items go in and come out as plain Python values (boto3's own TypeSerializer and
+TypeDeserializer); numbers come back as int where they are integral.
+"""
+import random
+import time
+from dataclasses import dataclass
+from decimal import Decimal
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import BotoCoreError, ClientError, ConnectionError as BotoConnectionError
+
+from booking import errors
+
+from .client import get_client
+from .tables import TableSpec
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+THROTTLING_CODES = {
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "LimitExceededException",
+}
+
+
+class ConditionFailed(Exception):
+    """A conditional write was refused; ``old_item`` is the item as it stood (or None)."""
+
+    def __init__(self, old_item):
+        self.old_item = old_item
+        super().__init__("conditional check failed")
+
+
+@dataclass(frozen=True)
+class CancellationReason:
+    code: str  # "None", "ConditionalCheckFailed", "TransactionConflict", ...
+    old_item: dict | None
+
+
+class TransactionCancelled(Exception):
+    """A TransactWriteItems was cancelled; ``reasons`` lines up with the request's items."""
+
+    def __init__(self, reasons: list[CancellationReason]):
+        self.reasons = reasons
+        super().__init__("transaction cancelled: " + ", ".join(r.code for r in reasons))
+
+    def code(self, index: int) -> str:
+        return self.reasons[index].code if index < len(self.reasons) else "None"
+
+    @property
+    def conflict(self) -> bool:
+        return any(r.code == "TransactionConflict" for r in self.reasons)
+
+
+class TransactionConflict(Exception):
+    """A single-item write collided with a running transaction: safe to retry."""
+
+
+def serialize(item: dict) -> dict:
+    return {k: _serializer.serialize(v) for k, v in item.items() if v is not None}
+
+
+def deserialize(item: dict | None) -> dict | None:
+    if item is None:
+        return None
+    return {k: _plain(_deserializer.deserialize(v)) for k, v in item.items()}
+
+
+def _plain(value):
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, set):
+        return {_plain(v) for v in value}
+    return value
+
+
+def translate(exc: Exception) -> Exception:
+    """Map a botocore error to an access-layer or domain error, keeping the cause."""
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        code = error.get("Code", "")
+        if code == "ConditionalCheckFailedException":
+            return ConditionFailed(deserialize(exc.response.get("Item")))
+        if code == "TransactionCanceledException":
+            reasons = [
+                CancellationReason(r.get("Code", "None"), deserialize(r.get("Item")))
+                for r in exc.response.get("CancellationReasons", [])
+            ]
+            return TransactionCancelled(reasons)
+        if code == "TransactionConflictException":
+            return TransactionConflict(error.get("Message", code))
+        if code in THROTTLING_CODES:
+            return errors.BookingContention()
+        if code == "ResourceNotFoundException":
+            return errors.StoreUnavailable(
+                "The booking tables do not exist yet. Run `python manage.py create_tables`."
+            )
+        return exc
+    if isinstance(exc, (BotoConnectionError, BotoCoreError)):
+        return errors.StoreUnavailable()
+    return exc
+
+
+def call(operation: str, **request):
+    """Run one client operation, translating its errors."""
+    try:
+        return getattr(get_client(), operation)(**request)
+    except (ClientError, BotoCoreError) as exc:
+        raise translate(exc) from exc
+
+
+def _expression(request: dict, condition, names, values) -> dict:
+    if condition:
+        request["ConditionExpression"] = condition
+    if names:
+        request["ExpressionAttributeNames"] = names
+    if values:
+        request["ExpressionAttributeValues"] = serialize(values)
+    return request
+
+
+class Table:
+    """One DynamoDB table: a method per operation, plain Python values in and out."""
+
+    def __init__(self, spec: TableSpec):
+        self.spec = spec
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def get(self, key: dict, *, projection: str | None = None, names=None) -> dict | None:
+        request = {"TableName": self.name, "Key": serialize(key), "ConsistentRead": True}
+        if projection:
+            request["ProjectionExpression"] = projection
+        if names:
+            request["ExpressionAttributeNames"] = names
+        return deserialize(call("get_item", **request).get("Item"))
+
+    def put(self, item: dict, *, condition=None, names=None, values=None) -> None:
+        call("put_item", **self.put_op(item, condition=condition, names=names, values=values),
+             ReturnValuesOnConditionCheckFailure="ALL_OLD")
+
+    def update(self, key: dict, expression: str, *, condition=None, names=None, values=None,
+               return_values: str = "NONE") -> dict | None:
+        request = self.update_op(key, expression, condition=condition, names=names, values=values)
+        response = call("update_item", **request, ReturnValues=return_values,
+                        ReturnValuesOnConditionCheckFailure="ALL_OLD")
+        return deserialize(response.get("Attributes"))
+
+    def delete(self, key: dict, *, condition=None, names=None, values=None,
+               return_values: str = "NONE") -> dict | None:
+        request = self.delete_op(key, condition=condition, names=names, values=values)
+        response = call("delete_item", **request, ReturnValues=return_values,
+                        ReturnValuesOnConditionCheckFailure="ALL_OLD")
+        return deserialize(response.get("Attributes"))
+
+    # Request bodies, usable alone or as TransactWriteItems members.
+    def put_op(self, item, *, condition=None, names=None, values=None) -> dict:
+        return _expression({"TableName": self.name, "Item": serialize(item)}, condition, names, values)
+
+    def update_op(self, key, expression, *, condition=None, names=None, values=None) -> dict:
+        request = {"TableName": self.name, "Key": serialize(key), "UpdateExpression": expression}
+        return _expression(request, condition, names, values)
+
+    def delete_op(self, key, *, condition=None, names=None, values=None) -> dict:
+        return _expression({"TableName": self.name, "Key": serialize(key)}, condition, names, values)
+
+    def query(self, *, key_condition: str, values: dict, names=None, index: str | None = None,
+              limit: int | None = None, consistent: bool = True, forward: bool = True,
+              projection: str | None = None, page_size: int | None = None):
+        """Yield items one page at a time from boto3's paginator (never the whole result)."""
+        request = {
+            "TableName": self.name,
+            "KeyConditionExpression": key_condition,
+            "ExpressionAttributeValues": serialize(values),
+            "ScanIndexForward": forward,
+        }
+        if index:
+            request["IndexName"] = index
+        else:
+            request["ConsistentRead"] = consistent
+        if names:
+            request["ExpressionAttributeNames"] = names
+        if projection:
+            request["ProjectionExpression"] = projection
+        if limit is not None:
+            request["Limit"] = limit
+            yield from (deserialize(i) for i in call("query", **request).get("Items", []))
+            return
+        yield from self._paginate("query", request, page_size)
+
+    def count(self, *, key_condition: str, values: dict) -> int:
+        request = {
+            "TableName": self.name,
+            "KeyConditionExpression": key_condition,
+            "ExpressionAttributeValues": serialize(values),
+            "ConsistentRead": True,
+            "Select": "COUNT",
+        }
+        return sum(page["Count"] for page in self._pages("query", request, None))
+
+    def scan(self, *, projection: str | None = None, names=None, page_size: int | None = None):
+        request = {"TableName": self.name, "ConsistentRead": True}
+        if projection:
+            request["ProjectionExpression"] = projection
+        if names:
+            request["ExpressionAttributeNames"] = names
+        yield from self._paginate("scan", request, page_size)
+
+    def scan_page(self, *, start_key: dict | None = None, limit: int = 100,
+                  projection: str | None = None, names=None) -> tuple[list[dict], dict | None]:
+        """Return one page of a scan and the key to continue from (None at the end)."""
+        request = {"TableName": self.name, "ConsistentRead": True, "Limit": limit}
+        if start_key:
+            request["ExclusiveStartKey"] = serialize(start_key)
+        if projection:
+            request["ProjectionExpression"] = projection
+        if names:
+            request["ExpressionAttributeNames"] = names
+        response = call("scan", **request)
+        items = [deserialize(i) for i in response.get("Items", [])]
+        return items, deserialize(response.get("LastEvaluatedKey"))
+
+    def batch_put(self, items: list[dict], *, max_attempts: int = 12) -> None:
+        """Write items 25 at a time, retrying unprocessed items with backoff."""
+        for start in range(0, len(items), 25):
+            pending = [{"PutRequest": {"Item": serialize(i)}} for i in items[start:start + 25]]
+            self._batch_write(pending, max_attempts)
+
+    def batch_delete(self, keys: list[dict], *, max_attempts: int = 12) -> None:
+        for start in range(0, len(keys), 25):
+            pending = [{"DeleteRequest": {"Key": serialize(k)}} for k in keys[start:start + 25]]
+            self._batch_write(pending, max_attempts)
+
+    def _batch_write(self, pending: list, max_attempts: int) -> None:
+        for attempt in range(max_attempts):
+            response = call("batch_write_item", RequestItems={self.name: pending})
+            pending = response.get("UnprocessedItems", {}).get(self.name, [])
+            if not pending:
+                return
+            time.sleep(random.uniform(0, min(1.0, 0.02 * 2**attempt)))
+        raise errors.BookingContention("The store is too busy to finish this change. Try again.")
+
+    def _pages(self, operation: str, request: dict, page_size: int | None):
+        paginator = get_client().get_paginator(operation)
+        config = {"PageSize": page_size} if page_size else {}
+        try:
+            yield from paginator.paginate(**request, PaginationConfig=config)
+        except (ClientError, BotoCoreError) as exc:
+            raise translate(exc) from exc
+
+    def _paginate(self, operation: str, request: dict, page_size: int | None):
+        for page in self._pages(operation, request, page_size):
+            for item in page.get("Items", []):
+                yield deserialize(item)
+
+
+def transact_write(operations: list[tuple[str, dict]], *, token: str | None = None,
+                   return_old_on_fail: bool = True) -> None:
+    """Run TransactWriteItems over ("Put"|"Update"|"Delete"|"ConditionCheck", body) pairs."""
+    items = []
+    for kind, body in operations:
+        if return_old_on_fail:
+            body = {**body, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
+        items.append({kind: body})
+    request = {"TransactItems": items}
+    if token:
+        request["ClientRequestToken"] = token
+    call("transact_write_items", **request)
+
+
+def batch_get(requests: list[tuple[Table, dict]]) -> list[dict | None]:
+    """Read several items (any tables) consistently in one BatchGetItem; None where absent."""
+    wanted = {}
+    for table, key in requests:
+        entry = wanted.setdefault(table.name, {"Keys": [], "ConsistentRead": True})
+        entry["Keys"].append(serialize(key))
+    found: dict[str, list[dict]] = {}
+    for _ in range(12):
+        response = call("batch_get_item", RequestItems=wanted)
+        for name, table_items in response.get("Responses", {}).items():
+            found.setdefault(name, []).extend(deserialize(i) for i in table_items)
+        wanted = response.get("UnprocessedKeys") or {}
+        if not wanted:
+            break
+        time.sleep(random.uniform(0, 0.05))
+    else:
+        raise errors.BookingContention()
+    results = []
+    for table, key in requests:
+        match = [i for i in found.get(table.name, []) if all(i.get(k) == v for k, v in key.items())]
+        results.append(match[0] if match else None)
+    return results

@@ -1,0 +1,97 @@
+"""The one place that defines table names, key schemas, indexes and TTL attributes."""
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+
+@dataclass(frozen=True)
+class Index:
+    name: str
+    hash_key: tuple[str, str]
+    range_key: tuple[str, str] | None = None
+    projection: str = "ALL"
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    suffix: str
+    hash_key: tuple[str, str]  # (attribute name, "S" | "N" | "B")
+    range_key: tuple[str, str] | None = None
+    indexes: tuple[Index, ...] = field(default_factory=tuple)
+    ttl_attribute: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{settings.DYNAMODB_TABLE_PREFIX}{self.suffix}"
+
+    def key(self, hash_value, range_value=None) -> dict:
+        key = {self.hash_key[0]: hash_value}
+        if self.range_key is not None:
+            key[self.range_key[0]] = range_value
+        return key
+
+    def create_request(self) -> dict:
+        attributes = {self.hash_key, *(filter(None, [self.range_key]))}
+        for index in self.indexes:
+            attributes.update(filter(None, [index.hash_key, index.range_key]))
+        request = {
+            "TableName": self.name,
+            "KeySchema": _key_schema(self.hash_key, self.range_key),
+            "AttributeDefinitions": [
+                {"AttributeName": n, "AttributeType": t} for n, t in sorted(attributes)
+            ],
+            "BillingMode": "PAY_PER_REQUEST",
+        }
+        if self.indexes:
+            request["GlobalSecondaryIndexes"] = [
+                {
+                    "IndexName": index.name,
+                    "KeySchema": _key_schema(index.hash_key, index.range_key),
+                    "Projection": {"ProjectionType": index.projection},
+                }
+                for index in self.indexes
+            ]
+        return request
+
+
+def _key_schema(hash_key, range_key) -> list:
+    schema = [{"AttributeName": hash_key[0], "KeyType": "HASH"}]
+    if range_key is not None:
+        schema.append({"AttributeName": range_key[0], "KeyType": "RANGE"})
+    return schema
+
+
+# Event metadata; under the aggregate strategy also its attendees, count and version.
+EVENTS = TableSpec("events", hash_key=("event_id", "S"))
+
+# One item per registration (lock_table, slots, unguarded); listed per person by e-mail.
+REGISTRATIONS = TableSpec(
+    "registrations",
+    hash_key=("event_id", "S"),
+    range_key=("email", "S"),
+    indexes=(Index("by_email", hash_key=("email", "S"), range_key=("event_id", "S")),),
+)
+
+# lock_table: one counter item per event, written in the same transaction as a registration.
+EVENT_LOCKS = TableSpec("event_locks", hash_key=("event_id", "S"))
+
+# slots: one item per seat. The sparse index holds only free slots (free_in is set while
+# free), sorted by a random shuffle key so that concurrent clients start at different slots.
+SLOTS = TableSpec(
+    "slots",
+    hash_key=("event_id", "S"),
+    range_key=("slot", "N"),
+    indexes=(
+        Index(
+            "free_slots",
+            hash_key=("free_in", "S"),
+            range_key=("shuffle", "N"),
+            projection="KEYS_ONLY",
+        ),
+    ),
+)
+
+# Time-limited leases for maintenance jobs; TTL only cleans up, expires_at decides.
+LEASES = TableSpec("leases", hash_key=("lease_id", "S"), ttl_attribute="ttl")
+
+ALL_TABLES = (EVENTS, REGISTRATIONS, EVENT_LOCKS, SLOTS, LEASES)

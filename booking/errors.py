@@ -1,0 +1,53 @@
+"""Domain errors. Each carries a message fit to show a user, and a stable code."""
+
+
+class BookingError(Exception):
+    """Root of every error the booking service raises."""
+
+    code = "booking_error"
+    default_message = "Your booking could not be completed. Please try again."
+
+    def __init__(self, message=None, *, field=None):
+        self.message = message or self.default_message
+        self.field = field
+        super().__init__(self.message)
+
+
+class InvalidBooking(BookingError):
+    code = "invalid"
+    default_message = "Some of the details you entered are not valid."
+
+
+class EventNotFound(BookingError):
+    code = "event_not_found"
+    default_message = "This event does not exist."
+
+
+class EventFull(BookingError):
+    code = "event_full"
+    default_message = "Sorry, this event is full."
+
+
+class AlreadyRegistered(BookingError):
+    code = "already_registered"
+    default_message = "You are already registered for this event."
+
+
+class NotRegistered(BookingError):
+    code = "not_registered"
+    default_message = "There is no registration for this e-mail address at this event."
+
+
+class BookingContention(BookingError):
+    code = "contention"
+    default_message = "Many people are booking right now. Please try again in a moment."
+
+
+class StaleEdit(BookingError):
+    code = "stale_edit"
+    default_message = "This event was changed by someone else since you opened it."
+
+
+class StoreUnavailable(BookingError):
+    code = "store_unavailable"
+    default_message = "The booking system is temporarily unavailable. Please try again later."

@@ -1,0 +1,37 @@
+"""Plain domain records. No boto3 here; the access layer maps items to these."""
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class Event:
+    id: str
+    name: str
+    capacity: int
+    strategy: str
+    starts_at: datetime | None
+    created_at: datetime
+    version: int
+
+
+@dataclass(frozen=True)
+class Registration:
+    event_id: str
+    email: str
+    name: str
+    registered_at: datetime
+    registration_id: str
+
+
+@dataclass(frozen=True)
+class Availability:
+    capacity: int
+    confirmed: int
+
+    @property
+    def remaining(self) -> int:
+        return max(self.capacity - self.confirmed, 0)
+
+    @property
+    def is_full(self) -> bool:
+        return self.confirmed >= self.capacity

@@ -1,0 +1,191 @@
+"""BookingService: the one entry point for the web form, the admin and the commands.
+
+It validates and normalizes input, finds the event's strategy, and lets only domain
+errors (``booking.errors``) out.
+"""
+import threading
+from datetime import datetime
+from datetime import timezone as dt_timezone
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterator
+
+from django.conf import settings
+from django.utils import timezone
+
+from . import validation
+from .dynamo import items
+from .dynamo.store import Table
+from .dynamo.tables import EVENTS
+from .errors import EventNotFound, InvalidBooking
+from .models import Availability, Event, Registration
+from .strategies import GUARDED, STRATEGIES, Strategy
+from .strategies.retry import RetryPolicy
+
+_STRATEGY_CACHE_SIZE = 10_000
+
+
+class BookingService:
+    """Create events, book and cancel seats, and report availability."""
+
+    def __init__(self, *, default_strategy: str, retry: RetryPolicy | None = None):
+        if default_strategy not in STRATEGIES:
+            raise ValueError(f"Unknown BOOKING_DEFAULT_STRATEGY {default_strategy!r}")
+        self.default_strategy = default_strategy
+        self.strategies: dict[str, Strategy] = {
+            name: cls(retry=retry) for name, cls in STRATEGIES.items()
+        }
+        self.events = Table(EVENTS)
+        # An event's strategy never changes, so a booking need not re-read it.
+        self._strategy_of: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # --- events -------------------------------------------------------------------
+    def create_event(self, *, name, capacity, strategy=None, starts_at=None) -> Event:
+        """Validate and create an event; return it (with its new ``id``).
+
+        Raises ``InvalidBooking`` for a bad name, start, strategy or capacity (including
+        a capacity beyond what the strategy supports), with nothing stored.
+        """
+        strategy_name = self.default_strategy if strategy in (None, "") else strategy
+        if strategy_name not in STRATEGIES:
+            choices = ", ".join(GUARDED)
+            raise InvalidBooking(f"Unknown strategy. Choose one of: {choices}.", field="strategy")
+        implementation = self.strategies[strategy_name]
+        event = Event(
+            id=uuid.uuid4().hex,
+            name=validation.clean_event_name(name),
+            capacity=validation.clean_capacity(
+                capacity,
+                strategy_name=strategy_name,
+                max_capacity=implementation.max_capacity,
+                suggestion=self._larger_strategy(implementation.max_capacity),
+            ),
+            strategy=strategy_name,
+            starts_at=validation.clean_starts_at(starts_at),
+            created_at=timezone.now(),
+            version=1,
+        )
+        implementation.provision(event)
+        self._remember(event.id, strategy_name)
+        return event
+
+    def _larger_strategy(self, limit: int) -> str:
+        larger = [n for n in GUARDED if self.strategies[n].max_capacity > limit]
+        return " or ".join(f"'{n}'" for n in larger)
+
+    def get_event(self, event_id) -> Event:
+        event_id = validation.clean_event_id(event_id)
+        item = self.events.get(
+            {"event_id": event_id},
+            projection=items.EVENT_PROJECTION,
+            names=items.EVENT_PROJECTION_NAMES,
+        )
+        if item is None:
+            raise EventNotFound()
+        self._remember(event_id, item["strategy"])
+        return items.event_from_item(item)
+
+    def iter_events(self, *, page_size: int = 100) -> Iterator[Event]:
+        """Yield every event, reading the table page by page."""
+        for item in self.events.scan(
+            projection=items.EVENT_PROJECTION,
+            names=items.EVENT_PROJECTION_NAMES,
+            page_size=page_size,
+        ):
+            yield items.event_from_item(item)
+
+    def list_events(self) -> list[Event]:
+        """Every event, soonest first (events without a start last)."""
+        far = datetime.max.replace(tzinfo=dt_timezone.utc)
+        return sorted(self.iter_events(), key=lambda e: (e.starts_at or far, e.name))
+
+    # --- bookings -----------------------------------------------------------------
+    def book(self, event_id, *, name, email) -> Registration:
+        """Confirm a seat for (name, e-mail) or raise why not.
+
+        Raises ``InvalidBooking`` (nothing stored), ``EventNotFound``, ``EventFull``,
+        ``AlreadyRegistered`` (the same normalized e-mail holds a seat), or
+        ``BookingContention`` when bounded retries are spent.
+        """
+        registration = Registration(
+            event_id=validation.clean_event_id(event_id),
+            name=validation.clean_person_name(name),
+            email=validation.normalize_email(email),
+            registered_at=timezone.now(),
+            registration_id=uuid.uuid4().hex,
+        )
+        return self._strategy_for(event_id).book(event_id, registration)
+
+    def cancel(self, event_id, *, email) -> Registration:
+        """Free the person's seat; return the removed registration.
+
+        Raises ``EventNotFound``, ``NotRegistered``, or ``InvalidBooking`` for a malformed
+        e-mail.
+        """
+        event_id = validation.clean_event_id(event_id)
+        email = validation.normalize_email(email)
+        return self._strategy_for(event_id).cancel(event_id, email)
+
+    def availability(self, event_id) -> Availability:
+        event_id = validation.clean_event_id(event_id)
+        return self._strategy_for(event_id).availability(event_id)
+
+    def registrations(self, event_id) -> list[Registration]:
+        """The event's confirmed registrations, oldest first."""
+        event_id = validation.clean_event_id(event_id)
+        found = self._strategy_for(event_id).registrations(event_id)
+        return sorted(found, key=lambda r: (r.registered_at, r.email))
+
+    def strategy(self, name: str) -> Strategy:
+        return self.strategies[name]
+
+    # --- internals ----------------------------------------------------------------
+    def _strategy_for(self, event_id: str) -> Strategy:
+        with self._lock:
+            name = self._strategy_of.get(event_id)
+        if name is None:
+            name = self.get_event(event_id).strategy
+        return self.strategies[name]
+
+    def _remember(self, event_id: str, strategy_name: str) -> None:
+        with self._lock:
+            self._strategy_of[event_id] = strategy_name
+            self._strategy_of.move_to_end(event_id)
+            while len(self._strategy_of) > _STRATEGY_CACHE_SIZE:
+                self._strategy_of.popitem(last=False)
+
+
+_services: dict[tuple, BookingService] = {}
+_services_lock = threading.Lock()
+
+
+def get_booking_service() -> BookingService:
+    """The service configured by the current settings (one per process and configuration)."""
+    key = (
+        settings.BOOKING_DEFAULT_STRATEGY,
+        settings.BOOKING_MAX_RETRIES,
+        settings.BOOKING_RETRY_BASE_DELAY,
+        settings.BOOKING_RETRY_MAX_DELAY,
+        settings.DYNAMODB_TABLE_PREFIX,
+        settings.DYNAMODB_ENDPOINT_URL,
+    )
+    with _services_lock:
+        service = _services.get(key)
+        if service is None:
+            service = BookingService(
+                default_strategy=settings.BOOKING_DEFAULT_STRATEGY,
+                retry=RetryPolicy(
+                    max_attempts=settings.BOOKING_MAX_RETRIES,
+                    base_delay=settings.BOOKING_RETRY_BASE_DELAY,
+                    max_delay=settings.BOOKING_RETRY_MAX_DELAY,
+                ),
+            )
+            _services[key] = service
+        return service
+
+
+def reset_services() -> None:
+    """Forget cached services (tests that switch stores)."""
+    with _services_lock:
+        _services.clear()

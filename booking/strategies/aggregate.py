@@ -1,0 +1,102 @@
+"""Aggregate strategy (seed 004, pattern 2-1, with seed 001's version attribute).
+
+The event item itself is the lock target: it holds the attendees (a map keyed by the
+normalized e-mail), the confirmed count and a version. Instead of a read followed by a
+version-checked write, a booking is one UpdateItem whose ConditionExpression states the
+whole rule: the event exists, a seat is free, the person is not yet in the map. DynamoDB
+applies conditional writes to one item one at a time, so two bookings can never both see
+the last seat. Every write bumps ``version``, so read-modify-write edits of the event
+(organizers changing it) still detect that bookings happened since they read it.
+
+One request per booking and per rejection. The price: the item is capped at 400 KB, which
+bounds the capacity (``max_capacity``), and every write rewrites the whole item, so
+capacity units per booking grow with the number of attendees.
+"""
+from booking.dynamo import items
+from booking.dynamo.store import ConditionFailed, Table
+from booking.dynamo.tables import EVENTS
+from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
+from booking.models import Availability
+
+from .base import Strategy
+
+ITEM_SIZE_LIMIT = 400 * 1024
+# Room for the event's own attributes (name, dates, counters, attribute names).
+EVENT_ATTRIBUTES_RESERVE = 8 * 1024
+# Worst case for one attendee: a 254-byte e-mail key, a 100-character name (up to 400
+# bytes in UTF-8), the timestamp, the registration id and the attribute names.
+ATTENDEE_MAX_BYTES = 800
+
+BOOK = (
+    "SET attendees.#email = :attendee, confirmed_count = confirmed_count + :one, "
+    "version = version + :one"
+)
+BOOK_CONDITION = (
+    "attribute_exists(event_id) AND confirmed_count < #capacity "
+    "AND attribute_not_exists(attendees.#email)"
+)
+CANCEL = "REMOVE attendees.#email SET confirmed_count = confirmed_count - :one, version = version + :one"
+
+
+class AggregateStrategy(Strategy):
+    name = "aggregate"
+    max_capacity = (ITEM_SIZE_LIMIT - EVENT_ATTRIBUTES_RESERVE) // ATTENDEE_MAX_BYTES
+    description = "One event item holds attendees, count and version; one conditional update per booking."
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.events = Table(EVENTS)
+
+    def provision(self, event):
+        item = {**items.event_item(event), "attendees": {}, "confirmed_count": 0}
+        self.events.put(item, condition="attribute_not_exists(event_id)")
+
+    def book(self, event_id, registration):
+        try:
+            self.events.update(
+                {"event_id": event_id},
+                BOOK,
+                condition=BOOK_CONDITION,
+                names={"#email": registration.email, "#capacity": "capacity"},
+                values={":attendee": items.attendee_value(registration), ":one": 1},
+            )
+        except ConditionFailed as refused:
+            raise self._booking_refusal(refused.old_item, registration.email) from None
+        return registration
+
+    def _booking_refusal(self, event_item, email):
+        if event_item is None:
+            return EventNotFound()
+        if email in event_item.get("attendees", {}):
+            return AlreadyRegistered()
+        return EventFull()
+
+    def cancel(self, event_id, email):
+        try:
+            old = self.events.update(
+                {"event_id": event_id},
+                CANCEL,
+                condition="attribute_exists(attendees.#email)",
+                names={"#email": email},
+                values={":one": 1},
+                return_values="UPDATED_OLD",
+            )
+        except ConditionFailed as refused:
+            raise (EventNotFound() if refused.old_item is None else NotRegistered()) from None
+        return items.registration_from_attendee(event_id, email, old["attendees"][email])
+
+    def availability(self, event_id):
+        item = self._get(event_id, "#capacity, confirmed_count", {"#capacity": "capacity"})
+        return Availability(capacity=item["capacity"], confirmed=item["confirmed_count"])
+
+    def registrations(self, event_id):
+        attendees = self._get(event_id, "attendees")["attendees"]
+        for email, value in sorted(attendees.items()):
+            yield items.registration_from_attendee(event_id, email, value)
+
+    def _get(self, event_id, projection, names=None):
+        item = self.events.get(
+            {"event_id": event_id}, projection=f"event_id, {projection}", names=names)
+        if item is None:
+            raise EventNotFound()
+        return item

@@ -1,0 +1,66 @@
+"""The one interface every write-skew guard strategy implements.
+
+A strategy owns how one event's seats are guarded in DynamoDB. The service has already
+validated and normalized every argument (e-mails trimmed and case-folded, capacities in
+range) and knows the event's strategy, so a strategy never needs to re-check input.
+
+Contract
+--------
+``provision(event)``
+    Write everything the event needs (its item in the events table, plus counters, slots
+    or lock items) so that afterwards the event is bookable. Must not leave a bookable
+    half-made event behind if it fails.
+``book(event_id, registration) -> Registration``
+    Confirm ``registration`` if, atomically, the event exists, has a free seat, and the
+    person holds no registration for it. Raises ``EventNotFound``, ``EventFull``,
+    ``AlreadyRegistered``, or ``BookingContention`` once bounded retries are spent.
+    Guarded strategies must keep invariants 1 and 2 under any interleaving.
+``cancel(event_id, email) -> Registration``
+    Remove the person's registration and free its seat in one atomic step, returning what
+    was removed. Raises ``EventNotFound`` or ``NotRegistered``.
+``availability(event_id) -> Availability``
+    Capacity and confirmed count from the strategy's own authoritative data, read
+    consistently.
+``registrations(event_id) -> Iterator[Registration]``
+    Every confirmed registration, read consistently, page by page.
+
+Class attributes: ``name`` (the registry key), ``max_capacity`` (largest capacity the
+pattern supports), ``guarded`` (False only for the control strategy).
+
+``between_read_and_write`` is a test hook: strategies that read before they write call it
+in between, so a test can force two callers to both read before either writes.
+"""
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+
+from booking.models import Availability, Event, Registration
+
+from .retry import RetryPolicy
+
+
+class Strategy(ABC):
+    name: str = ""
+    max_capacity: int = 0
+    guarded: bool = True
+    description: str = ""
+
+    def __init__(self, *, retry: RetryPolicy | None = None):
+        self.retry = retry or RetryPolicy()
+
+    def between_read_and_write(self) -> None:
+        """Hook between a read and the write that depends on it (tests replace it)."""
+
+    @abstractmethod
+    def provision(self, event: Event) -> None: ...
+
+    @abstractmethod
+    def book(self, event_id: str, registration: Registration) -> Registration: ...
+
+    @abstractmethod
+    def cancel(self, event_id: str, email: str) -> Registration: ...
+
+    @abstractmethod
+    def availability(self, event_id: str) -> Availability: ...
+
+    @abstractmethod
+    def registrations(self, event_id: str) -> Iterator[Registration]: ...

@@ -1,0 +1,108 @@
+"""Lock-table strategy (seed 004, pattern 2-2).
+
+Registrations stay one item per registration in their own table. A separate lock table
+holds one item per event with its capacity, confirmed count and version. A booking is one
+TransactWriteItems of two writes that succeed or fail together:
+
+1. put the registration, only if (event, e-mail) does not exist yet;
+2. increment the lock item's count, only if the event exists and count < capacity.
+
+Two bookings for the last seat both write the same lock item, so DynamoDB's transaction
+serializes them and one condition fails: the phantom that write skew needs is now a real
+item. CancellationReasons tell "already registered" (1) from "full" or "no such event" (2)
+from "transaction conflict, retry" (bounded, with backoff).
+
+Two requests' worth of capacity per booking (transactional writes cost double), one HTTP
+request; capacity is not bounded by item size.
+"""
+from booking.dynamo import items
+from booking.dynamo.store import Table, TransactionCancelled, transact_write
+from booking.dynamo.tables import EVENT_LOCKS, EVENTS, REGISTRATIONS
+from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
+from booking.models import Availability
+
+from .base import Strategy
+
+CCF = "ConditionalCheckFailed"
+
+
+class LockTableStrategy(Strategy):
+    name = "lock_table"
+    max_capacity = 100_000
+    description = "Registrations in their own table; a lock item per event counts them; one transaction per booking."
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.events = Table(EVENTS)
+        self.locks = Table(EVENT_LOCKS)
+        self.registrations_table = Table(REGISTRATIONS)
+
+    def provision(self, event):
+        lock = {"event_id": event.id, "capacity": event.capacity, "confirmed_count": 0, "version": 1}
+        new = "attribute_not_exists(event_id)"
+        transact_write([
+            ("Put", self.events.put_op(items.event_item(event), condition=new)),
+            ("Put", self.locks.put_op(lock, condition=new)),
+        ])
+
+    def book(self, event_id, registration):
+        operations = [
+            ("Put", self.registrations_table.put_op(
+                items.registration_item(registration), condition="attribute_not_exists(email)")),
+            ("Update", self.locks.update_op(
+                {"event_id": event_id},
+                "SET confirmed_count = confirmed_count + :one, version = version + :one",
+                condition="attribute_exists(event_id) AND confirmed_count < #capacity",
+                names={"#capacity": "capacity"}, values={":one": 1})),
+        ]
+        for _ in self.retry.attempts():
+            try:
+                transact_write(operations)
+                return registration
+            except TransactionCancelled as cancelled:
+                if cancelled.code(1) == CCF and cancelled.reasons[1].old_item is None:
+                    raise EventNotFound() from None
+                if cancelled.code(0) == CCF:
+                    raise AlreadyRegistered() from None
+                if cancelled.code(1) == CCF:
+                    raise EventFull() from None
+                if not cancelled.conflict:
+                    raise
+
+    def cancel(self, event_id, email):
+        key = {"event_id": event_id, "email": email}
+        for _ in self.retry.attempts():
+            stored = self.registrations_table.get(key)
+            if stored is None:
+                self._require_event(event_id)
+                raise NotRegistered()
+            try:
+                transact_write([
+                    ("Delete", self.registrations_table.delete_op(
+                        key, condition="registration_id = :rid",
+                        values={":rid": stored["registration_id"]})),
+                    ("Update", self.locks.update_op(
+                        {"event_id": event_id},
+                        "SET confirmed_count = confirmed_count - :one, version = version + :one",
+                        condition="attribute_exists(event_id)", values={":one": 1})),
+                ])
+                return items.registration_from_item(stored)
+            except TransactionCancelled as cancelled:
+                if not (cancelled.conflict or cancelled.code(0) == CCF):
+                    raise
+
+    def availability(self, event_id):
+        lock = self._require_event(event_id)
+        return Availability(capacity=lock["capacity"], confirmed=lock["confirmed_count"])
+
+    def registrations(self, event_id):
+        for item in self.registrations_table.query(
+            key_condition="event_id = :e", values={":e": event_id}
+        ):
+            yield items.registration_from_item(item)
+
+    def _require_event(self, event_id):
+        lock = self.locks.get({"event_id": event_id})
+        if lock is None:
+            raise EventNotFound()
+        return lock

@@ -1,0 +1,74 @@
+"""Unguarded control strategy: read the count, then write, with nothing tying them.
+
+This is the write skew of seed 004 on purpose. Two bookings can both read "one seat
+left" and both write their (different) registration items, so the event overbooks. It
+exists only so that tests and the benchmark can prove they detect overbooking; no
+user-facing screen offers it. (It still refuses an exact duplicate, because the
+registration's key is the e-mail: the put is conditional on the key being new.)
+"""
+import time
+
+from django.conf import settings
+
+from booking.dynamo import items
+from booking.dynamo.store import ConditionFailed, Table
+from booking.dynamo.tables import EVENTS, REGISTRATIONS
+from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
+from booking.models import Availability
+
+from .base import Strategy
+
+
+class UnguardedStrategy(Strategy):
+    name = "unguarded"
+    max_capacity = 100_000
+    guarded = False
+    description = "Control: read the count, then write. Overbooks under concurrency."
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.events = Table(EVENTS)
+        self.registrations_table = Table(REGISTRATIONS)
+
+    def provision(self, event):
+        self.events.put(items.event_item(event), condition="attribute_not_exists(event_id)")
+
+    def book(self, event_id, registration):
+        if self.availability(event_id).is_full:
+            mine = self.registrations_table.get({"event_id": event_id, "email": registration.email})
+            raise AlreadyRegistered() if mine else EventFull()
+        self.between_read_and_write()
+        try:
+            self.registrations_table.put(
+                items.registration_item(registration), condition="attribute_not_exists(email)")
+        except ConditionFailed:
+            raise AlreadyRegistered() from None
+        return registration
+
+    def between_read_and_write(self):
+        delay = settings.BOOKING_UNGUARDED_RACE_DELAY_MS
+        if delay:
+            time.sleep(delay / 1000)
+
+    def cancel(self, event_id, email):
+        old = self.registrations_table.delete(
+            {"event_id": event_id, "email": email}, return_values="ALL_OLD")
+        if old is None:
+            self.availability(event_id)  # raises EventNotFound for an unknown event
+            raise NotRegistered()
+        return items.registration_from_item(old)
+
+    def availability(self, event_id):
+        event = self.events.get({"event_id": event_id}, projection="event_id, #capacity",
+                               names={"#capacity": "capacity"})
+        if event is None:
+            raise EventNotFound()
+        confirmed = self.registrations_table.count(
+            key_condition="event_id = :e", values={":e": event_id})
+        return Availability(capacity=event["capacity"], confirmed=confirmed)
+
+    def registrations(self, event_id):
+        for item in self.registrations_table.query(
+            key_condition="event_id = :e", values={":e": event_id}
+        ):
+            yield items.registration_from_item(item)

@@ -1,0 +1,107 @@
+"""Settings, read from the environment (and an optional .env file) via django-environ.
+
+Every variable is documented in .env.example and the README.
+"""
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+SECRET_KEY = env("SECRET_KEY", default="insecure-dev-key-change-me-in-production")
+DEBUG = env.bool("DEBUG", default=False)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "booking",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "config.wsgi.application"
+
+# Django's own tables only (users, sessions, admin log). Events live in DynamoDB.
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env("TIME_ZONE", default="UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Bounded request size: the signup form is small.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=64 * 1024)
+
+# --- DynamoDB -----------------------------------------------------------------
+# Empty DYNAMODB_ENDPOINT_URL means "AWS's own endpoint for AWS_REGION".
+DYNAMODB_ENDPOINT_URL = env("DYNAMODB_ENDPOINT_URL", default="http://127.0.0.1:8001")
+AWS_REGION = env("AWS_REGION", default="us-east-1")
+DYNAMODB_TABLE_PREFIX = env("DYNAMODB_TABLE_PREFIX", default="booking-")
+DYNAMODB_CONNECT_TIMEOUT = env.float("DYNAMODB_CONNECT_TIMEOUT", default=2.0)
+DYNAMODB_READ_TIMEOUT = env.float("DYNAMODB_READ_TIMEOUT", default=5.0)
+DYNAMODB_RETRY_MODE = env("DYNAMODB_RETRY_MODE", default="standard")
+DYNAMODB_MAX_ATTEMPTS = env.int("DYNAMODB_MAX_ATTEMPTS", default=4)
+DYNAMODB_MAX_POOL_CONNECTIONS = env.int("DYNAMODB_MAX_POOL_CONNECTIONS", default=64)
+
+# --- Booking ------------------------------------------------------------------
+BOOKING_DEFAULT_STRATEGY = env("BOOKING_DEFAULT_STRATEGY", default="lock_table")
+# Our own retries of contended writes (transaction conflicts, lost slot races).
+BOOKING_MAX_RETRIES = env.int("BOOKING_MAX_RETRIES", default=10)
+BOOKING_RETRY_BASE_DELAY = env.float("BOOKING_RETRY_BASE_DELAY", default=0.01)
+BOOKING_RETRY_MAX_DELAY = env.float("BOOKING_RETRY_MAX_DELAY", default=0.5)
+# Test-only: widen the unguarded strategy's read-then-write window (milliseconds).
+BOOKING_UNGUARDED_RACE_DELAY_MS = env.float("BOOKING_UNGUARDED_RACE_DELAY_MS", default=0.0)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "loggers": {"botocore": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
+}

@@ -1,0 +1,1 @@
+"""The embedded local DynamoDB server (infrastructure for development and tests)."""
