@@ -57,14 +57,20 @@ def build_app() -> SerializedApp:
     return SerializedApp(DomainDispatcherApplication(create_backend_app))
 
 
+class QuietRequestHandler(MotoRequestHandler):
+    """Log errors only: a line per request would slow every booking down."""
+
+    def log_request(self, code="-", size="-"):
+        pass
+
+
 class LocalDynamoDB:
     """A running server: ``start()`` in a thread or ``serve_forever()`` in the foreground."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 8001):
+    def __init__(self, host: str = "127.0.0.1", port: int = 8001, *, log_requests=False):
         self.app = build_app()
-        self.server = make_server(
-            host, port, self.app, threaded=True, request_handler=MotoRequestHandler
-        )
+        handler = MotoRequestHandler if log_requests else QuietRequestHandler
+        self.server = make_server(host, port, self.app, threaded=True, request_handler=handler)
         self.host, self.port = host, self.server.server_port
         self._thread = None
 

@@ -2,6 +2,8 @@
 import os
 import subprocess
 import sys
+import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -42,22 +44,43 @@ class RunningServer:
         self.process, self.url = process, url
 
 
+def start_server(*extra_args):
+    """Start `manage.py dynamodb_local` on a free port; its output goes to a log file."""
+    log = tempfile.NamedTemporaryFile("w+", prefix="dynamodb_local-", suffix=".log", delete=False)
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "dynamodb_local", "--port", "0", *extra_args],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and process.poll() is None:
+        output = Path(log.name).read_text()
+        if "listening on" in output:
+            url = output.split("listening on ", 1)[1].split()[0]
+            return RunningServer(process, url)
+        time.sleep(0.05)
+    process.kill()
+    raise RuntimeError(f"dynamodb_local did not start:\n{Path(log.name).read_text()}")
+
+
+def stop_server(server):
+    server.process.terminate()
+    server.process.wait(timeout=10)
+
+
 @pytest.fixture(scope="session")
 def local_server():
-    """One embedded DynamoDB server process for the session (switch interval 1e-5)."""
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "dynamodb_local", "--port", "0", "--switch-interval", "1e-5"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    line = process.stdout.readline()
-    if "listening on" not in line:
-        process.kill()
-        raise RuntimeError(f"dynamodb_local did not start: {line}{process.stdout.read()}")
-    url = line.split("listening on ", 1)[1].split()[0]
-    yield RunningServer(process, url)
-    process.terminate()
-    process.wait(timeout=10)
+    """One embedded DynamoDB server process shared by the session's race tests."""
+    server = start_server()
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture
+def racy_local_server():
+    """A server whose threads switch every 10 microseconds, to provoke races."""
+    server = start_server("--switch-interval", "1e-5")
+    yield server
+    stop_server(server)
 
 
 @pytest.fixture

@@ -34,7 +34,7 @@ class Command(BaseCommand):
     def handle(self, *args, host, port, switch_interval, **options):
         set_switch_interval(switch_interval)
         try:
-            server = LocalDynamoDB(host, port)
+            server = LocalDynamoDB(host, port, log_requests=options["verbosity"] >= 2)
         except OSError as exc:
             raise CommandError(
                 f"Cannot listen on {host}:{port} ({exc.strerror}). Is another dynamodb_local "

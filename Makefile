@@ -1,0 +1,29 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+VENV ?= .venv
+PYTHON ?= python3
+PY := $(VENV)/bin/python
+
+.PHONY: install run test dynamodb clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+## Install, migrate, start the embedded DynamoDB, create tables, serve http://127.0.0.1:8000/
+run: install
+	PY=$(PY) bash scripts/run.sh
+
+## Run the whole test suite
+test: install
+	PY=$(PY) bash scripts/test.sh
+
+## Only the embedded DynamoDB server, in the foreground
+dynamodb: install
+	$(PY) manage.py dynamodb_local
+
+clean:
+	rm -rf $(VENV) var test-artifacts .pytest_cache

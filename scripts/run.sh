@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# make run: migrate, start the embedded DynamoDB (unless one is already running or an
+# external endpoint is configured), create the tables, and serve the site.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-.venv/bin/python}
+mkdir -p var
+
+"$PY" manage.py migrate --noinput
+
+endpoint=$("$PY" -c 'import django,os; os.environ.setdefault("DJANGO_SETTINGS_MODULE","config.settings"); django.setup(); from django.conf import settings; print(settings.DYNAMODB_ENDPOINT_URL)')
+server_pid=""
+cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true; }
+trap cleanup EXIT INT TERM
+
+reachable() { "$PY" - "$1" <<'PYEOF'
+import socket, sys
+from urllib.parse import urlsplit
+u = urlsplit(sys.argv[1])
+try:
+    socket.create_connection((u.hostname, u.port or 80), timeout=0.5).close()
+except OSError:
+    sys.exit(1)
+PYEOF
+}
+
+case "$endpoint" in
+  http://127.0.0.1:*|http://localhost:*)
+    if reachable "$endpoint"; then
+      echo "Using the embedded DynamoDB already running at $endpoint"
+    else
+      "$PY" manage.py dynamodb_local >var/dynamodb_local.log 2>&1 &
+      server_pid=$!
+      for _ in $(seq 1 100); do reachable "$endpoint" && break; sleep 0.1; done
+      reachable "$endpoint" || { cat var/dynamodb_local.log; exit 1; }
+      echo "Started the embedded DynamoDB at $endpoint (log: var/dynamodb_local.log)"
+    fi ;;
+  *) echo "Using DynamoDB endpoint ${endpoint:-of AWS}" ;;
+esac
+
+"$PY" manage.py create_tables
+echo "Serving http://127.0.0.1:8000/ (Ctrl+C to stop)"
+"$PY" manage.py runserver --insecure --noreload 127.0.0.1:8000

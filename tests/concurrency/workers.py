@@ -1,0 +1,55 @@
+"""Code that runs inside the spawned OS processes of the race tests."""
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+OUTCOMES = {
+    "EventFull": "full",
+    "AlreadyRegistered": "already",
+    "BookingContention": "contention",
+}
+
+
+def setup_django(env: dict) -> None:
+    os.environ.update(env)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+
+
+def book_people(env: dict, event_id: str, people: list[tuple[str, str]], threads: int,
+                start_at: float) -> list[tuple[str, str]]:
+    """Book each (name, email) from ``threads`` threads at once; return (email, outcome)."""
+    setup_django(env)
+    from booking.errors import BookingError
+    from booking.service import get_booking_service
+
+    service = get_booking_service()
+    service.get_event(event_id)  # warm the client and the strategy cache before the race
+    barrier = threading.Barrier(threads)
+    lock = threading.Lock()
+    pending = list(people)
+    results = []
+
+    def run():
+        barrier.wait()
+        time.sleep(max(0.0, start_at - time.time()))
+        while True:
+            with lock:
+                if not pending:
+                    return
+                name, email = pending.pop()
+            try:
+                service.book(event_id, name=name, email=email)
+                outcome = "ok"
+            except BookingError as exc:
+                outcome = OUTCOMES.get(type(exc).__name__, f"error:{type(exc).__name__}")
+            with lock:
+                results.append((email, outcome))
+
+    with ThreadPoolExecutor(threads) as pool:
+        for future in [pool.submit(run) for _ in range(threads)]:
+            future.result()
+    return results
