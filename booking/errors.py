@@ -32,6 +32,10 @@ class AlreadyRegistered(BookingError):
     code = "already_registered"
     default_message = "You are already registered for this event."
 
+    def __init__(self, message=None, *, existing=None, **kwargs):
+        super().__init__(message, **kwargs)
+        self.existing = existing  # the registration that holds the seat, when known
+
 
 class NotRegistered(BookingError):
     code = "not_registered"

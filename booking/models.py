@@ -21,6 +21,9 @@ class Registration:
     name: str
     registered_at: datetime
     registration_id: str
+    # The submission that created it (the form's one-time token), so a replay of that same
+    # submission is recognised as "already mine" rather than "someone already registered".
+    request_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from . import validation
 from .dynamo import items
 from .dynamo.store import Table
 from .dynamo.tables import EVENTS
-from .errors import EventNotFound, InvalidBooking
+from .errors import AlreadyRegistered, EventNotFound, InvalidBooking
 from .models import Availability, Event, Registration
 from .strategies import GUARDED, STRATEGIES, Strategy
 from .strategies.retry import RetryPolicy
@@ -101,8 +101,12 @@ class BookingService:
         return sorted(self.iter_events(), key=lambda e: (e.starts_at or far, e.name))
 
     # --- bookings -----------------------------------------------------------------
-    def book(self, event_id, *, name, email) -> Registration:
+    def book(self, event_id, *, name, email, request_id=None) -> Registration:
         """Confirm a seat for (name, e-mail) or raise why not.
+
+        ``request_id`` names the submission (the signup form's one-time token). A replay of
+        a submission that already got its seat returns that same registration instead of
+        raising ``AlreadyRegistered``.
 
         Raises ``InvalidBooking`` (nothing stored), ``EventNotFound``, ``EventFull``,
         ``AlreadyRegistered`` (the same normalized e-mail holds a seat), or
@@ -114,8 +118,21 @@ class BookingService:
             email=validation.normalize_email(email),
             registered_at=timezone.now(),
             registration_id=uuid.uuid4().hex,
+            request_id=validation.clean_request_id(request_id),
         )
-        return self._strategy_for(event_id).book(event_id, registration)
+        try:
+            return self._strategy_for(event_id).book(event_id, registration)
+        except AlreadyRegistered as refused:
+            existing = refused.existing
+            if request_id and existing and existing.request_id == registration.request_id:
+                return existing
+            raise
+
+    def find_registration(self, event_id, *, email) -> Registration | None:
+        """The person's registration for the event, or None."""
+        event_id = validation.clean_event_id(event_id)
+        email = validation.normalize_email(email)
+        return self._strategy_for(event_id).find(event_id, email)
 
     def cancel(self, event_id, *, email) -> Registration:
         """Free the person's seat; return the removed registration.

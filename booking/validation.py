@@ -13,6 +13,7 @@ NAME_MAX_LENGTH = 100
 EVENT_NAME_MAX_LENGTH = 200
 EMAIL_MAX_LENGTH = 254
 EVENT_ID_PATTERN = re.compile(r"^[0-9a-f]{32}$")
+REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 # Joiners are format characters that real names (and emoji) legitimately use.
 _ALLOWED_FORMAT_CHARACTERS = {"\u200c", "\u200d"}
 
@@ -94,6 +95,15 @@ def clean_starts_at(value) -> datetime | None:
         raise InvalidBooking("Start time must be a date and time.", field="starts_at")
     if timezone.is_naive(value):
         value = timezone.make_aware(value)
+    return value
+
+
+def clean_request_id(value) -> str | None:
+    """Optional request ids are 8-64 characters of letters, digits, '-' and '_'."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not REQUEST_ID_PATTERN.match(value):
+        raise InvalidBooking("This form has expired. Please reload the page.", field="request_id")
     return value
 
 

@@ -48,6 +48,7 @@ def registration_item(registration: Registration, **extra) -> dict:
         "name": registration.name,
         "registered_at": _iso(registration.registered_at),
         "registration_id": registration.registration_id,
+        "request_id": registration.request_id,
         **extra,
     }
 
@@ -59,6 +60,7 @@ def registration_from_item(item: dict) -> Registration:
         name=item["name"],
         registered_at=_parse(item["registered_at"]),
         registration_id=item["registration_id"],
+        request_id=item.get("request_id"),
     )
 
 
@@ -68,8 +70,13 @@ def attendee_value(registration: Registration) -> dict:
         "name": registration.name,
         "registered_at": _iso(registration.registered_at),
         "registration_id": registration.registration_id,
+        "request_id": registration.request_id,
     }
 
 
 def registration_from_attendee(event_id: str, email: str, value: dict) -> Registration:
     return registration_from_item({"event_id": event_id, "email": email, **value})
+
+
+def registration_or_none(item: dict | None) -> Registration | None:
+    return registration_from_item(item) if item else None

@@ -67,8 +67,10 @@ class AggregateStrategy(Strategy):
     def _booking_refusal(self, event_item, email):
         if event_item is None:
             return EventNotFound()
-        if email in event_item.get("attendees", {}):
-            return AlreadyRegistered()
+        attendees = event_item.get("attendees", {})
+        if email in attendees:
+            existing = items.registration_from_attendee(event_item["event_id"], email, attendees[email])
+            return AlreadyRegistered(existing=existing)
         return EventFull()
 
     def cancel(self, event_id, email):
@@ -84,6 +86,11 @@ class AggregateStrategy(Strategy):
         except ConditionFailed as refused:
             raise (EventNotFound() if refused.old_item is None else NotRegistered()) from None
         return items.registration_from_attendee(event_id, email, old["attendees"][email])
+
+    def find(self, event_id, email):
+        item = self._get(event_id, "attendees.#email", {"#email": email})
+        value = item.get("attendees", {}).get(email)
+        return items.registration_from_attendee(event_id, email, value) if value else None
 
     def availability(self, event_id):
         item = self._get(event_id, "#capacity, confirmed_count", {"#capacity": "capacity"})

@@ -13,11 +13,14 @@ Contract
 ``book(event_id, registration) -> Registration``
     Confirm ``registration`` if, atomically, the event exists, has a free seat, and the
     person holds no registration for it. Raises ``EventNotFound``, ``EventFull``,
-    ``AlreadyRegistered``, or ``BookingContention`` once bounded retries are spent.
+    ``AlreadyRegistered`` (with ``existing`` set to the stored registration when the
+    refusal returned it), or ``BookingContention`` once bounded retries are spent.
     Guarded strategies must keep invariants 1 and 2 under any interleaving.
 ``cancel(event_id, email) -> Registration``
     Remove the person's registration and free its seat in one atomic step, returning what
     was removed. Raises ``EventNotFound`` or ``NotRegistered``.
+``find(event_id, email) -> Registration | None``
+    The person's registration, read consistently, or None. Raises ``EventNotFound``.
 ``availability(event_id) -> Availability``
     Capacity and confirmed count from the strategy's own authoritative data, read
     consistently.
@@ -58,6 +61,9 @@ class Strategy(ABC):
 
     @abstractmethod
     def cancel(self, event_id: str, email: str) -> Registration: ...
+
+    @abstractmethod
+    def find(self, event_id: str, email: str) -> Registration | None: ...
 
     @abstractmethod
     def availability(self, event_id: str) -> Availability: ...

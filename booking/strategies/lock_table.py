@@ -63,7 +63,8 @@ class LockTableStrategy(Strategy):
                 if cancelled.code(1) == CCF and cancelled.reasons[1].old_item is None:
                     raise EventNotFound() from None
                 if cancelled.code(0) == CCF:
-                    raise AlreadyRegistered() from None
+                    existing = items.registration_or_none(cancelled.reasons[0].old_item)
+                    raise AlreadyRegistered(existing=existing) from None
                 if cancelled.code(1) == CCF:
                     raise EventFull() from None
                 if not cancelled.conflict:
@@ -90,6 +91,12 @@ class LockTableStrategy(Strategy):
             except TransactionCancelled as cancelled:
                 if not (cancelled.conflict or cancelled.code(0) == CCF):
                     raise
+
+    def find(self, event_id, email):
+        item = self.registrations_table.get({"event_id": event_id, "email": email})
+        if item is None:
+            self._require_event(event_id)
+        return items.registration_or_none(item)
 
     def availability(self, event_id):
         lock = self._require_event(event_id)

@@ -63,7 +63,8 @@ class SlotsStrategy(Strategy):
                     return registration
                 except TransactionCancelled as cancelled:
                     if cancelled.code(1) == CCF:
-                        raise AlreadyRegistered() from None
+                        existing = items.registration_or_none(cancelled.reasons[1].old_item)
+                        raise AlreadyRegistered(existing=existing) from None
                     if not (cancelled.code(0) == CCF or cancelled.conflict):
                         raise
                     # Someone else took this slot (or collided with us): try the next one.
@@ -75,7 +76,9 @@ class SlotsStrategy(Strategy):
         ])
         if event is None:
             return EventNotFound()
-        return AlreadyRegistered() if mine is not None else EventFull()
+        if mine is not None:
+            return AlreadyRegistered(existing=items.registration_from_item(mine))
+        return EventFull()
 
     def _free_candidates(self, event_id):
         start = random.randrange(SHUFFLE_RANGE)
@@ -122,6 +125,12 @@ class SlotsStrategy(Strategy):
             except TransactionCancelled as cancelled:
                 if not (cancelled.conflict or cancelled.code(0) == CCF):
                     raise
+
+    def find(self, event_id, email):
+        item = self.registrations_table.get({"event_id": event_id, "email": email})
+        if item is None:
+            self._require_event(event_id)
+        return items.registration_or_none(item)
 
     def availability(self, event_id):
         event = self._require_event(event_id)

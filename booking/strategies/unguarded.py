@@ -35,14 +35,15 @@ class UnguardedStrategy(Strategy):
 
     def book(self, event_id, registration):
         if self.availability(event_id).is_full:
-            mine = self.registrations_table.get({"event_id": event_id, "email": registration.email})
-            raise AlreadyRegistered() if mine else EventFull()
+            mine = self.find(event_id, registration.email)
+            raise AlreadyRegistered(existing=mine) if mine else EventFull()
         self.between_read_and_write()
         try:
             self.registrations_table.put(
                 items.registration_item(registration), condition="attribute_not_exists(email)")
-        except ConditionFailed:
-            raise AlreadyRegistered() from None
+        except ConditionFailed as refused:
+            existing = items.registration_or_none(refused.old_item)
+            raise AlreadyRegistered(existing=existing) from None
         return registration
 
     def between_read_and_write(self):
@@ -57,6 +58,10 @@ class UnguardedStrategy(Strategy):
             self.availability(event_id)  # raises EventNotFound for an unknown event
             raise NotRegistered()
         return items.registration_from_item(old)
+
+    def find(self, event_id, email):
+        item = self.registrations_table.get({"event_id": event_id, "email": email})
+        return items.registration_or_none(item)
 
     def availability(self, event_id):
         event = self.events.get({"event_id": event_id}, projection="event_id, #capacity",

@@ -209,3 +209,39 @@ def test_list_events__soonest_first(service, strategy):
     undated = service.create_event(name="Undated", capacity=1, strategy=strategy)
 
     assert [e.id for e in service.list_events()] == [sooner.id, later.id, undated.id]
+
+
+def test_book__replayed_submission__returns_the_same_registration(service, strategy):
+    event = service.create_event(name="Talk", capacity=1, strategy=strategy)
+    first = service.book(event.id, name="Ada", email="ada@example.com", request_id="form-token-1")
+
+    replay = service.book(event.id, name="Ada", email="ADA@example.com", request_id="form-token-1")
+
+    assert replay == first
+    assert service.availability(event.id).confirmed == 1
+
+
+def test_book__other_submission_same_person__raises_already_registered(service, strategy):
+    event = service.create_event(name="Talk", capacity=2, strategy=strategy)
+    service.book(event.id, name="Ada", email="ada@example.com", request_id="form-token-1")
+
+    with pytest.raises(AlreadyRegistered) as raised:
+        service.book(event.id, name="Ada", email="ada@example.com", request_id="form-token-2")
+
+    assert raised.value.existing.request_id == "form-token-1"
+
+
+@pytest.mark.parametrize("request_id", ["", "short", "x" * 65, "bad token!", 12])
+def test_book__malformed_request_id__raises_invalid_and_stores_nothing(service, request_id):
+    event = service.create_event(name="Talk", capacity=2)
+    with pytest.raises(InvalidBooking):
+        service.book(event.id, name="Ada", email="ada@example.com", request_id=request_id)
+    assert service.availability(event.id).confirmed == 0
+
+
+def test_find_registration__booked_and_not(service, strategy):
+    event = service.create_event(name="Talk", capacity=2, strategy=strategy)
+    booked = service.book(event.id, name="Ada", email="ada@example.com")
+
+    assert service.find_registration(event.id, email=" ADA@example.com") == booked
+    assert service.find_registration(event.id, email="bob@example.com") is None
