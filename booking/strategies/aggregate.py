@@ -24,8 +24,8 @@ ITEM_SIZE_LIMIT = 400 * 1024
 # Room for the event's own attributes (name, dates, counters, attribute names).
 EVENT_ATTRIBUTES_RESERVE = 8 * 1024
 # Worst case for one attendee: a 254-byte e-mail key, a 100-character name (up to 400
-# bytes in UTF-8), the timestamp, the registration id and the attribute names.
-ATTENDEE_MAX_BYTES = 800
+# bytes in UTF-8), the timestamp, the registration and request ids, and attribute names.
+ATTENDEE_MAX_BYTES = 900
 
 BOOK = (
     "SET attendees.#email = :attendee, confirmed_count = confirmed_count + :one, "

@@ -1,0 +1,50 @@
+import pytest
+
+from booking.dynamo.store import Table
+from booking.dynamo.tables import EVENTS
+from booking.errors import InvalidBooking
+from booking.strategies.aggregate import AggregateStrategy
+
+
+def test_create_event__beyond_item_size_limit__names_strategies_to_use(service):
+    limit = AggregateStrategy.max_capacity
+
+    with pytest.raises(InvalidBooking) as raised:
+        service.create_event(name="Huge", capacity=limit + 1, strategy="aggregate")
+
+    assert f"at most {limit} seats" in raised.value.message
+    assert "lock_table" in raised.value.message and "slots" in raised.value.message
+    assert service.list_events() == []
+
+
+def test_max_capacity__worst_case_attendees_fit_in_one_item():
+    worst_email = "a" * 242 + "@example.com"  # 254 bytes
+    worst_name = "\U0001f600" * 100  # 100 characters, 400 bytes
+    per_attendee = len(worst_email) + len("name") + len(worst_name.encode()) + len(
+        "registered_at") + 32 + len("registration_id") + 32 + len("request_id") + 64 + 16
+    assert per_attendee <= 1000
+    assert AggregateStrategy.max_capacity * per_attendee < 400 * 1024
+
+
+def test_book__every_write__bumps_the_event_version(service):
+    event = service.create_event(name="Talk", capacity=3, strategy="aggregate")
+    events = Table(EVENTS)
+
+    service.book(event.id, name="Ada", email="ada@example.com")
+    after_book = events.get({"event_id": event.id})["version"]
+    service.cancel(event.id, email="ada@example.com")
+    after_cancel = events.get({"event_id": event.id})["version"]
+
+    assert (event.version, after_book, after_cancel) == (1, 2, 3)
+
+
+def test_book__refused__leaves_item_unchanged(service):
+    event = service.create_event(name="Talk", capacity=1, strategy="aggregate")
+    service.book(event.id, name="Ada", email="ada@example.com")
+    before = Table(EVENTS).get({"event_id": event.id})
+
+    for email in ("ada@example.com", "bob@example.com"):
+        with pytest.raises(Exception):
+            service.book(event.id, name="X", email=email)
+
+    assert Table(EVENTS).get({"event_id": event.id}) == before

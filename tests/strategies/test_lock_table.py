@@ -1,0 +1,52 @@
+from unittest import mock
+
+import pytest
+
+from booking.dynamo.store import CancellationReason, Table, TransactionCancelled
+from booking.dynamo.tables import EVENT_LOCKS, REGISTRATIONS
+from booking.errors import BookingContention
+from booking.strategies import lock_table
+
+
+def test_book__lock_item_counts_and_versions(service):
+    event = service.create_event(name="Talk", capacity=2, strategy="lock_table")
+
+    service.book(event.id, name="Ada", email="ada@example.com")
+    service.book(event.id, name="Bob", email="bob@example.com")
+    service.cancel(event.id, email="ada@example.com")
+
+    lock = Table(EVENT_LOCKS).get({"event_id": event.id})
+    assert lock == {"event_id": event.id, "capacity": 2, "confirmed_count": 1, "version": 4}
+
+
+def test_book__transaction_conflict__retried_then_succeeds(service):
+    event = service.create_event(name="Talk", capacity=2, strategy="lock_table")
+    conflict = TransactionCancelled(
+        [CancellationReason("None", None), CancellationReason("TransactionConflict", None)])
+    real = lock_table.transact_write
+    calls = []
+
+    def flaky(operations, **kwargs):
+        calls.append(1)
+        if len(calls) < 3:
+            raise conflict
+        return real(operations, **kwargs)
+
+    with mock.patch.object(lock_table, "transact_write", flaky):
+        service.book(event.id, name="Ada", email="ada@example.com")
+
+    assert len(calls) == 3
+    assert service.availability(event.id).confirmed == 1
+
+
+def test_book__conflicts_never_end__raises_contention_and_stores_nothing(service):
+    event = service.create_event(name="Talk", capacity=2, strategy="lock_table")
+    conflict = TransactionCancelled([CancellationReason("TransactionConflict", None)] * 2)
+
+    with mock.patch.object(lock_table, "transact_write", side_effect=conflict) as write:
+        with pytest.raises(BookingContention):
+            service.book(event.id, name="Ada", email="ada@example.com")
+
+    assert write.call_count == service.strategy("lock_table").retry.max_attempts
+    assert list(Table(REGISTRATIONS).query(key_condition="event_id = :e",
+                                           values={":e": event.id})) == []

@@ -1,0 +1,31 @@
+"""The control strategy overbooks when two callers read before either writes."""
+import threading
+
+from booking.errors import BookingError
+
+
+def test_book__both_read_then_both_write__overbooks(service):
+    event = service.create_event(name="Last seat", capacity=1, strategy="unguarded")
+    strategy = service.strategy("unguarded")
+    both_read = threading.Barrier(2)
+    strategy.between_read_and_write = lambda: both_read.wait(timeout=10)
+    outcomes = []
+
+    def book(email):
+        try:
+            service.book(event.id, name="X", email=email)
+            outcomes.append("ok")
+        except BookingError as exc:
+            outcomes.append(type(exc).__name__)
+
+    try:
+        threads = [threading.Thread(target=book, args=(f"p{n}@example.com",)) for n in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        del strategy.between_read_and_write
+
+    assert outcomes == ["ok", "ok"]
+    assert service.availability(event.id).confirmed == 2  # write skew: 2 for 1 seat
