@@ -230,6 +230,22 @@ class Table:
         items = [deserialize(i) for i in response.get("Items", [])]
         return items, deserialize(response.get("LastEvaluatedKey"))
 
+    def filtered_scan_page(self, *, filter: str, values: dict, names=None,
+                           start_key: dict | None = None, limit: int = 100,
+                           projection: str | None = None) -> tuple[list[dict], dict | None]:
+        """Like ``scan_page`` with a FilterExpression: ``limit`` items are read, fewer kept."""
+        request = {"TableName": self.name, "ConsistentRead": True, "Limit": limit,
+                   "FilterExpression": filter, "ExpressionAttributeValues": serialize(values)}
+        if start_key:
+            request["ExclusiveStartKey"] = serialize(start_key)
+        if projection:
+            request["ProjectionExpression"] = projection
+        if names:
+            request["ExpressionAttributeNames"] = names
+        response = call("scan", **request)
+        items = [deserialize(i) for i in response.get("Items", [])]
+        return items, deserialize(response.get("LastEvaluatedKey"))
+
     def batch_put(self, items: list[dict], *, max_attempts: int = 12) -> None:
         """Write items 25 at a time, retrying unprocessed items with backoff."""
         for start in range(0, len(items), 25):

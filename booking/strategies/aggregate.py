@@ -18,6 +18,7 @@ from booking.dynamo.tables import EVENTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
 
+from . import event_edits
 from .base import Strategy
 
 ITEM_SIZE_LIMIT = 400 * 1024
@@ -100,6 +101,21 @@ class AggregateStrategy(Strategy):
         attendees = self._get(event_id, "attendees")["attendees"]
         for email, value in sorted(attendees.items()):
             yield items.registration_from_attendee(event_id, email, value)
+
+    def change_capacity(self, event_id, *, expected_version, capacity, changes):
+        # One conditional update: the version check and "no fewer seats than attendees".
+        update = event_edits.event_update(
+            expected_version=expected_version, capacity=capacity, changes=changes,
+            extra_condition="confirmed_count <= :capacity")
+        try:
+            self.events.update({"event_id": event_id}, update.expression, **update.kwargs())
+        except ConditionFailed as refused:
+            old = refused.old_item
+            raise (event_edits.stale_or_missing(old, expected_version)
+                   or event_edits.below_confirmed(old["confirmed_count"])) from None
+
+    def delete(self, event_id):
+        self.events.delete({"event_id": event_id})  # the registrations live in this item
 
     def _get(self, event_id, projection, names=None):
         item = self.events.get(

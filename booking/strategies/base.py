@@ -26,6 +26,18 @@ Contract
     consistently.
 ``registrations(event_id) -> Iterator[Registration]``
     Every confirmed registration, read consistently, page by page.
+``change_capacity(event_id, *, expected_version, capacity, changes)``
+    Set the event's capacity and the other event attributes in ``changes`` (attribute
+    name -> value, None removes it) and bump its version, in one step that happens only
+    if the event item's version is still ``expected_version`` (seed 001). Raises
+    ``StaleEdit`` when the version moved, ``EventNotFound``, or
+    ``InvalidBooking(field="capacity")`` when more people hold seats than ``capacity``.
+    Never drops a registration; guarded strategies keep confirmed <= capacity while
+    bookings run.
+``delete(event_id)``
+    Remove the event and everything the strategy stored for it. The event becomes
+    unbookable first, so an interrupted delete never leaves a bookable event with missing
+    pieces; running it again finishes the job.
 
 Class attributes: ``name`` (the registry key), ``max_capacity`` (largest capacity the
 pattern supports), ``guarded`` (False only for the control strategy).
@@ -70,3 +82,10 @@ class Strategy(ABC):
 
     @abstractmethod
     def registrations(self, event_id: str) -> Iterator[Registration]: ...
+
+    @abstractmethod
+    def change_capacity(self, event_id: str, *, expected_version: int, capacity: int,
+                        changes: dict) -> None: ...
+
+    @abstractmethod
+    def delete(self, event_id: str) -> None: ...

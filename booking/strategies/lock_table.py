@@ -21,6 +21,7 @@ from booking.dynamo.tables import EVENT_LOCKS, EVENTS, REGISTRATIONS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
 
+from . import event_edits
 from .base import Strategy
 
 CCF = "ConditionalCheckFailed"
@@ -107,6 +108,40 @@ class LockTableStrategy(Strategy):
             key_condition="event_id = :e", values={":e": event_id}
         ):
             yield items.registration_from_item(item)
+
+    def change_capacity(self, event_id, *, expected_version, capacity, changes):
+        # The version check (event item) and the count check (lock item) in one transaction.
+        key = {"event_id": event_id}
+        update = event_edits.event_update(
+            expected_version=expected_version, capacity=capacity, changes=changes)
+        operations = [
+            ("Update", self.events.update_op(key, update.expression, **update.kwargs())),
+            ("Update", self.locks.update_op(
+                key, "SET #capacity = :capacity",
+                condition="attribute_exists(event_id) AND confirmed_count <= :capacity",
+                names={"#capacity": "capacity"}, values={":capacity": capacity})),
+        ]
+        for _ in self.retry.attempts():
+            try:
+                transact_write(operations)
+                return
+            except TransactionCancelled as cancelled:
+                if cancelled.code(0) == CCF:
+                    old = cancelled.reasons[0].old_item
+                    raise event_edits.stale_or_missing(old, expected_version) from None
+                if cancelled.code(1) == CCF:
+                    lock = cancelled.reasons[1].old_item
+                    if lock is None:
+                        raise EventNotFound() from None
+                    raise event_edits.below_confirmed(lock["confirmed_count"]) from None
+                if not cancelled.conflict:
+                    raise
+
+    def delete(self, event_id):
+        # The lock item first: without it every booking fails, so nothing new arrives.
+        self.locks.delete({"event_id": event_id})
+        event_edits.delete_all(self.registrations_table, event_id)
+        self.events.delete({"event_id": event_id})
 
     def _require_event(self, event_id):
         lock = self.locks.get({"event_id": event_id})

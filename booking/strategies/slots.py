@@ -23,6 +23,7 @@ from booking.dynamo.tables import EVENTS, REGISTRATIONS, SLOTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
 
+from . import slots_capacity
 from .base import Strategy
 
 CCF = "ConditionalCheckFailed"
@@ -143,6 +144,14 @@ class SlotsStrategy(Strategy):
             key_condition="event_id = :e", values={":e": event_id}
         ):
             yield items.registration_from_item(item)
+
+    def change_capacity(self, event_id, *, expected_version, capacity, changes):
+        slots_capacity.change_capacity(
+            self, event_id, expected_version=expected_version, capacity=capacity,
+            changes=changes)
+
+    def delete(self, event_id):
+        slots_capacity.delete(self, event_id)
 
     def _require_event(self, event_id):
         event = self.events.get({"event_id": event_id}, projection="event_id, #capacity",

@@ -16,6 +16,7 @@ from booking.dynamo.tables import EVENTS, REGISTRATIONS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
 
+from . import event_edits
 from .base import Strategy
 
 
@@ -77,3 +78,19 @@ class UnguardedStrategy(Strategy):
             key_condition="event_id = :e", values={":e": event_id}
         ):
             yield items.registration_from_item(item)
+
+    def change_capacity(self, event_id, *, expected_version, capacity, changes):
+        # Control strategy: the count is read, then the version-checked write; not atomic.
+        confirmed = self.availability(event_id).confirmed
+        if confirmed > capacity:
+            raise event_edits.below_confirmed(confirmed)
+        update = event_edits.event_update(
+            expected_version=expected_version, capacity=capacity, changes=changes)
+        try:
+            self.events.update({"event_id": event_id}, update.expression, **update.kwargs())
+        except ConditionFailed as refused:
+            raise event_edits.stale_or_missing(refused.old_item, expected_version) from None
+
+    def delete(self, event_id):
+        self.events.delete({"event_id": event_id})  # bookings check the event item first
+        event_edits.delete_all(self.registrations_table, event_id)

@@ -1,0 +1,73 @@
+"""Version-checked edits of an event item (seed 001: write only if ``version = :read``).
+
+Every strategy's ``change_capacity`` builds its write of the event item here, so an edit
+based on a stale read is refused the same way everywhere, and bumps ``version``.
+"""
+from dataclasses import dataclass
+
+from booking.errors import EventNotFound, InvalidBooking, StaleEdit
+
+
+@dataclass(frozen=True)
+class EventUpdate:
+    """UpdateItem arguments: set the capacity and ``changes``, only at ``expected_version``."""
+
+    expression: str
+    condition: str
+    names: dict
+    values: dict
+
+    def kwargs(self) -> dict:
+        return {"condition": self.condition, "names": self.names, "values": self.values}
+
+
+def event_update(*, expected_version: int, capacity: int, changes: dict,
+                 extra_condition: str = "") -> EventUpdate:
+    """Build the write; ``changes`` maps attribute names to values (None removes one)."""
+    names = {"#capacity": "capacity"}
+    values = {":capacity": capacity, ":expected": expected_version, ":one": 1}
+    sets = ["#capacity = :capacity", "version = version + :one"]
+    removes = []
+    for number, (attribute, value) in enumerate(sorted(changes.items())):
+        names[f"#a{number}"] = attribute
+        if value is None:
+            removes.append(f"#a{number}")
+        else:
+            values[f":a{number}"] = value
+            sets.append(f"#a{number} = :a{number}")
+    expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+    condition = "attribute_exists(event_id) AND version = :expected"
+    if extra_condition:
+        condition += f" AND {extra_condition}"
+    return EventUpdate(expression, condition, names, values)
+
+
+def stale_or_missing(old_item: dict | None, expected_version: int):
+    """The error for a refused event write, or None when the version still matched."""
+    if old_item is None:
+        return EventNotFound()
+    if int(old_item.get("version", -1)) != expected_version:
+        return StaleEdit()
+    return None
+
+
+def below_confirmed(confirmed: int) -> InvalidBooking:
+    people = "person is" if confirmed == 1 else "people are"
+    return InvalidBooking(
+        f"{confirmed} {people} registered for this event, so the capacity cannot be lower "
+        "than that. Cancel registrations first if you need fewer seats.",
+        field="capacity",
+    )
+
+
+def delete_all(table, event_id: str, *, chunk: int = 100) -> None:
+    """Delete every item under ``event_id`` in ``table`` (keys only, read page by page)."""
+    keys = []
+    for item in table.query(key_condition="event_id = :e", values={":e": event_id},
+                            projection="event_id, #range", names={"#range": table.spec.range_key[0]}):
+        keys.append(item)
+        if len(keys) >= chunk:
+            table.batch_delete(keys)
+            keys = []
+    if keys:
+        table.batch_delete(keys)
