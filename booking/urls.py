@@ -6,4 +6,8 @@ app_name = "booking"
 
 urlpatterns = [
     path("", views.event_list, name="event_list"),
+    path("events/<str:event_id>/", views.event_detail, name="event_detail"),
+    path("events/<str:event_id>/booked/<str:token>/", views.booked, name="booked"),
+    path("cancel/<str:token>/", views.cancel, name="cancel"),
+    path("cancel/<str:token>/done/", views.cancelled, name="cancelled"),
 ]

@@ -1,14 +1,192 @@
-"""Public pages. Thin: call the service, render the result or the domain error."""
-from django.shortcuts import render
+"""Public pages. Thin: parse input, call the service, render the result or the domain error.
 
-from .errors import BookingError
+Domain errors become HTTP statuses in one place: ``STATUS_FOR_ERROR``.
+"""
+import functools
+
+from django.contrib import messages
+from django.http import HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_safe
+
+from . import links
+from .emails import send_confirmation
+from .errors import (AlreadyRegistered, BookingContention, BookingError, EventFull,
+                     EventNotFound, InvalidBooking, NotRegistered, StaleEdit, StoreUnavailable)
+from .forms import SignupForm
 from .service import get_booking_service
 
+STATUS_FOR_ERROR = {
+    InvalidBooking: 400,
+    EventNotFound: 404,
+    NotRegistered: 404,
+    EventFull: 409,
+    AlreadyRegistered: 409,
+    StaleEdit: 409,
+    BookingContention: 503,
+    StoreUnavailable: 503,
+    BookingError: 503,
+}
+FORM_EXPIRED = "This form has expired. Please check your details and submit it again."
+BAD_LINK = "This link is not valid. Please use the exact link from your confirmation e-mail."
+MAIL_FAILED = ("Your seat is booked, but we could not send the confirmation e-mail. "
+               "Keep this page's address: it has your cancellation link.")
 
+
+def status_for(error: BookingError) -> int:
+    """The HTTP status for a domain error (its nearest mapped class)."""
+    return next(STATUS_FOR_ERROR[cls] for cls in type(error).__mro__ if cls in STATUS_FOR_ERROR)
+
+
+def render_error(request, error: BookingError):
+    status = status_for(error)
+    return render(request, "booking/error.html", {"message": error.message, "status": status},
+                  status=status)
+
+
+def renders_booking_errors(view):
+    """Turn a domain error that escapes the view into its page and status."""
+    @functools.wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except BookingError as error:
+            return render_error(request, error)
+    return wrapper
+
+
+def see_other(url: str) -> HttpResponseRedirect:
+    """A 303 redirect: the browser fetches the next page with GET (post/redirect/get)."""
+    response = HttpResponseRedirect(url)
+    response.status_code = 303
+    return response
+
+
+def bad_link(request):
+    return render(request, "booking/error.html", {"message": BAD_LINK, "status": 400}, status=400)
+
+
+@require_safe
+@renders_booking_errors
 def event_list(request):
     service = get_booking_service()
-    try:
-        rows = [(event, service.availability(event.id)) for event in service.list_events()]
-    except BookingError as exc:
-        return render(request, "booking/unavailable.html", {"error": exc}, status=503)
+    rows = [(event, service.availability(event.id)) for event in service.list_events()]
     return render(request, "booking/event_list.html", {"rows": rows})
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@renders_booking_errors
+def event_detail(request, event_id):
+    service = get_booking_service()
+    event = service.get_event(event_id)
+    if request.method == "POST":
+        return _signup(request, service, event)
+    form = SignupForm()
+    return _render_event(request, service, event, form, links.new_form_token(event.id))
+
+
+def _render_event(request, service, event, form, form_token, status=200):
+    context = {"event": event, "availability": service.availability(event.id), "form": form,
+               "form_token": form_token}
+    return render(request, "booking/event_detail.html", context, status=status)
+
+
+def _signup(request, service, event):
+    form = SignupForm(request.POST)
+    token = request.POST.get("token", "")
+    try:
+        request_id = links.request_id_from_form_token(token, event.id)
+    except links.BadLink:
+        form.is_valid()
+        form.add_error(None, FORM_EXPIRED)
+        return _render_event(request, service, event, form, links.new_form_token(event.id), 400)
+    if not form.is_valid():
+        return _render_event(request, service, event, form, token, 400)
+    started = timezone.now()
+    try:
+        registration = service.book(event.id, name=form.cleaned_data["name"],
+                                    email=form.cleaned_data["email"], request_id=request_id)
+    except EventNotFound:
+        raise
+    except BookingError as error:
+        # Keep the token: resubmitting after a 503 must not book a second seat.
+        form.apply_error(error)
+        return _render_event(request, service, event, form, token, status_for(error))
+    # A replayed submission returns the earlier booking, which already sent its e-mail.
+    if registration.registered_at >= started:
+        _send_confirmation(request, event, registration)
+    confirmation = links.registration_token(registration, salt=links.CONFIRMATION_SALT)
+    return see_other(reverse("booking:booked", args=[event.id, confirmation]))
+
+
+def _cancel_url(request, registration) -> str:
+    token = links.registration_token(registration, salt=links.CANCEL_SALT)
+    return request.build_absolute_uri(reverse("booking:cancel", args=[token]))
+
+
+def _send_confirmation(request, event, registration) -> None:
+    cancel_url = _cancel_url(request, registration)
+    if not send_confirmation(event=event, registration=registration, cancel_url=cancel_url):
+        messages.warning(request, MAIL_FAILED)
+
+
+@require_safe
+@renders_booking_errors
+def booked(request, event_id, token):
+    try:
+        ref = links.read_registration_token(token, salt=links.CONFIRMATION_SALT)
+    except links.BadLink:
+        return bad_link(request)
+    if ref.event_id != event_id:
+        return bad_link(request)
+    service = get_booking_service()
+    event = service.get_event(event_id)
+    registration = service.find_registration(event_id, email=ref.email)
+    context = {"event": event, "availability": service.availability(event_id)}
+    if not ref.matches(registration):
+        return render(request, "booking/booking_gone.html", context, status=410)
+    context.update(registration=registration, cancel_url=_cancel_url(request, registration))
+    return render(request, "booking/booked.html", context)
+
+
+def _read_cancel_link(service, token):
+    """(ref, event, whether the linked registration still holds its seat)."""
+    ref = links.read_registration_token(token, salt=links.CANCEL_SALT)
+    event = service.get_event(ref.event_id)
+    registration = service.find_registration(ref.event_id, email=ref.email)
+    return ref, event, ref.matches(registration)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@renders_booking_errors
+def cancel(request, token):
+    service = get_booking_service()
+    try:
+        ref, event, active = _read_cancel_link(service, token)
+    except links.BadLink:
+        return bad_link(request)
+    if request.method == "POST":
+        if active:
+            try:
+                service.cancel(ref.event_id, email=ref.email)
+            except NotRegistered:
+                pass  # cancelled meanwhile: the outcome the person asked for
+        return see_other(reverse("booking:cancelled", args=[token]))
+    template = "booking/cancel_confirm.html" if active else "booking/cancel_already.html"
+    return render(request, template, {"event": event, "email": ref.email})
+
+
+@require_safe
+@renders_booking_errors
+def cancelled(request, token):
+    service = get_booking_service()
+    try:
+        ref, event, active = _read_cancel_link(service, token)
+    except links.BadLink:
+        return bad_link(request)
+    if active:  # not cancelled yet: ask first
+        return redirect("booking:cancel", token=token)
+    context = {"event": event, "availability": service.availability(event.id)}
+    return render(request, "booking/cancelled.html", context)

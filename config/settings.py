@@ -105,3 +105,19 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {"botocore": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
 }
+
+# --- Web signup: e-mail and signed links (booking/views.py, booking/links.py) ---------
+# EMAIL_URL picks the backend: consolemail:// (default: printed to the server's output),
+# filemail:///abs/dir, smtp://host:25, smtp+tls://user:pass@host:587, smtp+ssl://...:465.
+# A booking never depends on the mail: a failed send is logged and the page says so.
+_email = env.email_url("EMAIL_URL", default="consolemail://")
+EMAIL_BACKEND = _email["EMAIL_BACKEND"]
+for _key in ("EMAIL_HOST", "EMAIL_PORT", "EMAIL_HOST_USER", "EMAIL_HOST_PASSWORD",
+             "EMAIL_USE_TLS", "EMAIL_USE_SSL", "EMAIL_FILE_PATH"):
+    if _email.get(_key) not in (None, ""):
+        globals()[_key] = _email[_key]
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Event booking <noreply@localhost>")
+# Seconds before an unresponsive SMTP server is given up on (the signup waits for it).
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+# Seconds a signup form's one-time token stays valid (then the form asks for a reload).
+BOOKING_FORM_MAX_AGE = env.int("BOOKING_FORM_MAX_AGE", default=24 * 3600)

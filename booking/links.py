@@ -1,0 +1,62 @@
+"""Signed tokens for the public pages: the form's one-time token and registration links.
+
+Tokens are ``django.core.signing`` values, salted per purpose so one kind can never be
+used as another, and tied to SECRET_KEY so they cannot be forged. They are signed, not
+encrypted: a registration link carries the person's e-mail, readable by whoever holds it.
+"""
+import uuid
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core import signing
+
+FORM_SALT = "booking.signup-form"
+CONFIRMATION_SALT = "booking.confirmation"
+CANCEL_SALT = "booking.cancel"
+
+
+class BadLink(Exception):
+    """A token that is tampered with, expired, or meant for something else."""
+
+
+@dataclass(frozen=True)
+class RegistrationRef:
+    """What a registration link names: one registration of one person at one event."""
+
+    event_id: str
+    email: str
+    registration_id: str
+
+    def matches(self, registration) -> bool:
+        return registration is not None and registration.registration_id == self.registration_id
+
+
+def new_form_token(event_id: str) -> str:
+    """A fresh signed one-time token for one signup form of one event."""
+    return signing.dumps({"e": event_id, "r": uuid.uuid4().hex}, salt=FORM_SALT)
+
+
+def request_id_from_form_token(token: str, event_id: str) -> str:
+    """The submission's request id, or BadLink if the token is forged, expired or foreign."""
+    try:
+        data = signing.loads(token, salt=FORM_SALT, max_age=settings.BOOKING_FORM_MAX_AGE)
+    except signing.BadSignature:
+        raise BadLink() from None
+    if not isinstance(data, dict) or data.get("e") != event_id or not data.get("r"):
+        raise BadLink()
+    return data["r"]
+
+
+def registration_token(registration, *, salt: str) -> str:
+    payload = {"e": registration.event_id, "m": registration.email,
+               "r": registration.registration_id}
+    return signing.dumps(payload, salt=salt)
+
+
+def read_registration_token(token: str, *, salt: str) -> RegistrationRef:
+    """Decode a registration link, or raise BadLink."""
+    try:
+        data = signing.loads(token, salt=salt)
+        return RegistrationRef(event_id=data["e"], email=data["m"], registration_id=data["r"])
+    except (signing.BadSignature, KeyError, TypeError):
+        raise BadLink() from None
