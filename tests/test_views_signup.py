@@ -7,7 +7,7 @@ from django.core import mail
 from django.urls import reverse
 
 from booking import links
-from booking.errors import BookingContention, StoreUnavailable
+from booking.errors import BookingContention, InvalidBooking, StoreUnavailable
 
 
 @pytest.fixture
@@ -145,11 +145,11 @@ def test_signup__already_registered_other_case__409_with_message(client, service
 
 
 @pytest.mark.parametrize("name, email, field, text", [
-    ("", "ada@example.com", "name", "This field is required"),
-    ("   ", "ada@example.com", "name", "This field is required"),
+    ("", "ada@example.com", "name", "Enter your name"),
+    ("   ", "ada@example.com", "name", "Enter your name"),
     ("x" * 101, "ada@example.com", "name", "at most 100 characters"),
     ("Ada\x07", "ada@example.com", "name", "control characters"),
-    ("Ada", "", "email", "This field is required"),
+    ("Ada", "", "email", "Enter your e-mail address"),
     ("Ada", "not-an-email", "email", "valid e-mail"),
     ("Ada", "a" * 245 + "@example.com", "email", "at most 254 characters"),
 ])
@@ -165,6 +165,20 @@ def test_signup__invalid_input__400_error_at_field_nothing_stored(
         f'aria-describedby="id_{field}_error"' in html
     assert service.registrations(event.id) == []
     assert mail.outbox == []
+
+
+def test_signup__service_rejects_field__400_error_at_that_field(
+        client, service, event, monkeypatch):
+    token = form_page(client, event.id)[1]
+
+    def refuse(*args, **kwargs):
+        raise InvalidBooking("This address cannot receive mail.", field="email")
+    monkeypatch.setattr(service, "book", refuse)
+    response = submit(client, event.id, token=token)
+
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert re.search(r'id="id_email_error">.*cannot receive mail', html)
 
 
 @pytest.mark.parametrize("token", ["", "forged", "use-other-event"])

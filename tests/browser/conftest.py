@@ -1,0 +1,153 @@
+"""Browser fixtures: the site served live by `runserver` on the embedded DynamoDB, and a
+headless Chromium page driven by Playwright.
+
+- ``live_site`` (session): the served site. ``.url``, ``.env`` (the server's environment),
+  ``.mail_dir`` (e-mails land there as files), ``.manage(*args)`` runs a management command
+  against the same database and tables (e.g. ``createsuperuser --noinput`` with
+  ``DJANGO_SUPERUSER_PASSWORD`` in ``env=``).
+- ``site_service``: a BookingService in the test process on the live site's tables.
+- ``browser`` (session) and ``page`` (a fresh context per test, 1024x768).
+- ``screenshot`` fixture: ``screenshot(page, name)`` saves ``test-artifacts/<name>.png``.
+
+Browser tests are skipped when Debian's chromium is missing (scripts/ensure_chromium.sh
+installs it). Playwright's own browser download is never used.
+"""
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from booking.dynamo.client import reset_clients
+from booking.service import get_booking_service, reset_services
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_port(port: int, process, log: Path, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(f"the web server did not start:\n{log.read_text()}")
+
+
+class LiveSite:
+    def __init__(self, env: dict, workdir: Path):
+        self.env, self.workdir = env, workdir
+        self.mail_dir = workdir / "mail"
+        self.process, self.url = None, None
+
+    def manage(self, *args, env=None, check=True) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT,
+                              env={**self.env, **(env or {})}, check=check,
+                              capture_output=True, text=True, timeout=120)
+
+    def sent_mail(self) -> list[str]:
+        """The e-mails the site has sent so far (the file backend's files), oldest first."""
+        files = sorted(self.mail_dir.glob("*.log"), key=lambda f: f.stat().st_mtime)
+        return [f.read_text() for f in files]
+
+    def start(self) -> None:
+        port, log = free_port(), self.workdir / "runserver.log"
+        with log.open("w") as output:
+            self.process = subprocess.Popen(
+                [sys.executable, "manage.py", "runserver", "--insecure", "--noreload",
+                 f"127.0.0.1:{port}"],
+                cwd=ROOT, env=self.env, stdout=output, stderr=subprocess.STDOUT)
+        wait_for_port(port, self.process, log)
+        self.url = f"http://127.0.0.1:{port}"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+@pytest.fixture(scope="session")
+def live_site(local_server, tmp_path_factory):
+    """The whole site served by `runserver --insecure` (static files too) on fresh tables."""
+    workdir = tmp_path_factory.mktemp("live_site")
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DYNAMODB_ENDPOINT_URL": local_server.url,
+        "DYNAMODB_TABLE_PREFIX": f"w{uuid.uuid4().hex[:8]}-",
+        "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
+        # environ drops the first "/" of the path: four slashes make an absolute path.
+        "EMAIL_URL": f"filemail:///{workdir / 'mail'}",
+        "DEBUG": "false",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "PYTHONUNBUFFERED": "1",
+    }
+    site = LiveSite(env, workdir)
+    site.manage("migrate", "--noinput")
+    site.manage("create_tables")
+    site.start()
+    yield site
+    site.stop()
+
+
+@pytest.fixture
+def site_service(live_site, settings):
+    """The booking service of this test process, on the live site's tables."""
+    settings.DYNAMODB_ENDPOINT_URL = live_site.env["DYNAMODB_ENDPOINT_URL"]
+    settings.DYNAMODB_TABLE_PREFIX = live_site.env["DYNAMODB_TABLE_PREFIX"]
+    reset_clients()
+    reset_services()
+    yield get_booking_service()
+    reset_clients()
+    reset_services()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no chromium at {CHROMIUM} (run scripts/ensure_chromium.sh)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                              headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def screenshot():
+    """``screenshot(page, name)`` saves test-artifacts/<name>.png (full page)."""
+    def save(page, name: str) -> Path:
+        ARTIFACTS.mkdir(exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+    return save

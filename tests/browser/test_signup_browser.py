@@ -1,0 +1,65 @@
+"""A person signs up and cancels in a real (headless Chromium) browser, keyboard only."""
+import re
+import uuid
+
+import pytest
+
+
+
+def seats_left(page) -> str:
+    return page.locator("#seats-left").inner_text().strip()
+
+
+def test_browser__signup_then_cancel__seat_taken_and_returned(
+        live_site, site_service, page, screenshot):
+    event = site_service.create_event(name=f"Browser night {uuid.uuid4().hex[:6]}", capacity=3,
+                                      starts_at="2031-06-01T19:00:00+00:00")
+    full = site_service.create_event(name="Sold-out workshop", capacity=1)
+    site_service.book(full.id, name="Early Bird", email="early@example.com")
+    email = f"grace{uuid.uuid4().hex[:6]}@example.com"
+
+    page.goto(live_site.url + "/")
+    card = page.locator(".event-card", has_text=event.name)
+    assert "3 of 3 seats left" in card.inner_text()
+    assert "Full" in page.locator(".event-card", has_text="Sold-out workshop").inner_text()
+    assert page.evaluate("getComputedStyle(document.body).fontFamily")  # the CSS loaded
+    screenshot(page, "1-event-list")
+
+    card.get_by_role("link", name=event.name).click()
+    assert seats_left(page) == "3"
+    page.get_by_label("Your name").fill("   ")
+    page.get_by_label("E-mail").fill("not-an-email")
+    page.get_by_role("button", name="Book my seat").click()
+    assert page.get_by_role("alert").is_visible()
+    assert page.get_by_label("E-mail").get_attribute("aria-invalid") == "true"
+    screenshot(page, "2-form-errors")
+
+    page.get_by_label("Your name").fill("Grace Hopper")
+    page.get_by_label("E-mail").fill(email.upper())
+    screenshot(page, "3-form-filled")
+    page.get_by_label("E-mail").press("Enter")  # submit from the keyboard
+
+    page.wait_for_url(re.compile(r"/booked/"))
+    assert page.get_by_role("heading", name="You're booked").is_visible()
+    assert email in page.content() and seats_left(page) == "2"
+    screenshot(page, "4-confirmation")
+    mailed = [m for m in live_site.sent_mail() if email in m]
+    assert len(mailed) == 1
+    cancel_url = re.search(r"http://\S+/cancel/\S+/", mailed[0]).group(0)
+    assert page.get_by_role("link", name="Cancel my booking").get_attribute("href") == cancel_url
+
+    page.goto(cancel_url)
+    assert page.get_by_role("heading", name="Cancel your booking?").is_visible()
+    screenshot(page, "5-cancel-confirm")
+    page.get_by_role("button", name="Yes, cancel my booking").click()
+
+    page.wait_for_url(re.compile(r"/done/$"))
+    assert seats_left(page) == "3"
+    screenshot(page, "6-cancelled")
+    assert site_service.find_registration(event.id, email=email) is None
+
+    page.set_viewport_size({"width": 375, "height": 700})
+    page.goto(live_site.url + f"/events/{event.id}/")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 375, "no sideways scrolling on a phone"
+    screenshot(page, "7-phone-event")
