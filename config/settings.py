@@ -108,7 +108,8 @@ LOGGING = {
 
 # --- Web signup: e-mail and signed links (booking/views.py, booking/links.py) ---------
 # EMAIL_URL picks the backend: consolemail:// (default: printed to the server's output),
-# filemail:///abs/dir, smtp://host:25, smtp+tls://user:pass@host:587, smtp+ssl://...:465.
+# filemail:////abs/dir (4 slashes), smtp://host:25, smtp+tls://user:pass@host:587,
+# smtp+ssl://user:pass@host:465.
 # A booking never depends on the mail: a failed send is logged and the page says so.
 _email = env.email_url("EMAIL_URL", default="consolemail://")
 EMAIL_BACKEND = _email["EMAIL_BACKEND"]
