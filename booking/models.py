@@ -38,3 +38,19 @@ class Availability:
     @property
     def is_full(self) -> bool:
         return self.confirmed >= self.capacity
+
+
+# --- Django admin -------------------------------------------------------------------
+# Imported here, not at the top, so the records above stay plain dataclasses.
+from django.db import models as django_models  # noqa: E402
+
+
+class DynamoEvent(django_models.Model):
+    """The admin's entry for events stored in DynamoDB: a name and permissions, no table."""
+
+    class Meta:
+        managed = False
+        db_table = "booking_dynamo_event_unused"
+        verbose_name = "event"
+        verbose_name_plural = "events"
+        default_permissions = ("add", "change", "delete", "view")

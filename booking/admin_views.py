@@ -1,0 +1,244 @@
+"""Admin pages for events stored in DynamoDB. Thin: check permissions, call the service, render.
+
+Every view takes the ModelAdmin first (``EventAdmin.get_urls`` binds it), so the admin's
+own permission methods, page size and site context apply.
+"""
+import csv
+from functools import wraps
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.core import signing
+from django.core.exceptions import PermissionDenied
+from django.http import StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from .admin_forms import EventAddForm, EventChangeForm
+from .errors import BookingError, EventNotFound, InvalidBooking, NotRegistered, StaleEdit
+from .service import get_booking_service
+
+TEMPLATES = "admin/booking/dynamoevent/"
+CURSOR_SALT = "booking.admin.cursor"
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def url(name, *args):
+    return reverse(f"admin:booking_dynamoevent_{name}", args=args)
+
+
+def domain_errors(view):
+    """Render a missing event as a message on the list, and other domain errors as a page."""
+    @wraps(view)
+    def wrapper(model_admin, request, *args, **kwargs):
+        try:
+            return view(model_admin, request, *args, **kwargs)
+        except EventNotFound as missing:
+            messages.warning(request, f"{missing.message} Perhaps it was deleted.")
+            return redirect(url("changelist"))
+        except BookingError as error:
+            context = page(model_admin, request, "Event booking unavailable", error=error)
+            return render(request, TEMPLATES + "error.html", context, status=503)
+    return wrapper
+
+
+def require(allowed: bool) -> None:
+    if not allowed:
+        raise PermissionDenied
+
+
+def page(model_admin, request, title, **context):
+    """The context every admin page needs (site header, sidebar, user links)."""
+    return {**model_admin.admin_site.each_context(request), "opts": model_admin.opts,
+            "title": title, **context}
+
+
+def sign(cursor) -> str:
+    return signing.dumps(cursor, salt=CURSOR_SALT, compress=True)
+
+
+def unsign(request, token):
+    """The cursor a page link carries; None (first page) when absent or tampered with."""
+    if not token:
+        return None
+    try:
+        return signing.loads(token, salt=CURSOR_SALT)
+    except signing.BadSignature:
+        messages.warning(request, "That page link is not valid. Showing the first page.")
+        return None
+
+
+def link(**params) -> str:
+    return "?" + urlencode({k: v for k, v in params.items() if v})
+
+
+@domain_errors
+def changelist(model_admin, request):
+    require(model_admin.has_view_or_change_permission(request))
+    service = get_booking_service()
+    search = request.GET.get("q", "").strip()
+    start = unsign(request, request.GET.get("page"))
+    events, next_key = service.events_page(
+        start_key=start, limit=model_admin.list_per_page, search=search)
+    rows = [{"event": event, "seats": seats_or_none(service, event.id)} for event in events]
+    return render(request, TEMPLATES + "change_list.html", page(
+        model_admin, request, "Events", rows=rows, search=search,
+        can_add=model_admin.has_add_permission(request),
+        next_url=link(q=search, page=sign(next_key)) if next_key else "",
+        first_url=link(q=search) if start else ""))
+
+
+def seats_or_none(service, event_id):
+    """Availability, or None for an event whose delete was interrupted."""
+    try:
+        return service.availability(event_id)
+    except EventNotFound:
+        return None
+
+
+@domain_errors
+def add(model_admin, request):
+    require(model_admin.has_add_permission(request))
+    form = EventAddForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            event = get_booking_service().create_event(**form.cleaned_data)
+        except InvalidBooking as error:
+            form.show_error(error)
+        else:
+            messages.success(request, f"The event “{event.name}” was added.")
+            return redirect(url("changelist"))
+    return render(request, TEMPLATES + "change_form.html", page(
+        model_admin, request, "Add event", form=form, can_save=True))
+
+
+@domain_errors
+def change(model_admin, request, event_id):
+    require(model_admin.has_view_or_change_permission(request))
+    service = get_booking_service()
+    event = service.get_event(event_id)
+    can_change = model_admin.has_change_permission(request)
+    form, conflict = EventChangeForm.for_event(event), None
+    if request.method == "POST":
+        require(can_change)
+        form = EventChangeForm(request.POST)
+        if form.is_valid():
+            try:
+                event = save(service, event.id, form.cleaned_data)
+            except StaleEdit as error:
+                event = conflict = service.get_event(event.id)
+                form = reapply_form(request.POST, conflict, error)
+            except InvalidBooking as error:
+                form.show_error(error)
+            else:
+                messages.success(request, f"The event “{event.name}” was changed.")
+                return redirect(url("changelist"))
+    if not can_change:
+        form.disable()
+    return render(request, TEMPLATES + "change_form.html", page(
+        model_admin, request, f"{'Change' if can_change else 'View'} event", form=form,
+        event=event, conflict=conflict, seats=seats_or_none(service, event.id),
+        can_save=can_change, can_delete=model_admin.has_delete_permission(request)))
+
+
+def save(service, event_id, data):
+    return service.update_event(
+        event_id, expected_version=data["version"], name=data["name"],
+        capacity=data["capacity"], starts_at=data["starts_at"] or "")
+
+
+def reapply_form(posted, current, error):
+    """The organizer's values again, now based on the current version, with the conflict."""
+    form = EventChangeForm({**posted.dict(), "version": current.version})
+    form.is_valid()
+    form.add_error(None, f"{error.message} Its current values are shown above. Check them; "
+                         "saving this form again applies your values on top of them.")
+    return form
+
+
+@domain_errors
+def delete(model_admin, request, event_id):
+    require(model_admin.has_delete_permission(request))
+    service = get_booking_service()
+    event = service.get_event(event_id)
+    if request.method == "POST":
+        service.delete_event(event.id)
+        messages.success(request, f"The event “{event.name}” was deleted.")
+        return redirect(url("changelist"))
+    seats = seats_or_none(service, event.id)
+    return render(request, TEMPLATES + "delete_confirmation.html", page(
+        model_admin, request, "Delete event", event=event,
+        registrations=seats.confirmed if seats else 0))
+
+
+@domain_errors
+def registrations(model_admin, request, event_id):
+    require(model_admin.has_view_or_change_permission(request))
+    service = get_booking_service()
+    event = service.get_event(event_id)
+    can_change = model_admin.has_change_permission(request)
+    if request.method == "POST":
+        require(can_change)
+        cancel_selected(service, request, event.id)
+        return redirect(request.get_full_path())
+    search = request.GET.get("q", "").strip()
+    after = unsign(request, request.GET.get("after"))
+    found, next_after = service.registrations_page(
+        event.id, after=after, limit=model_admin.list_per_page, search=search)
+    return render(request, TEMPLATES + "registrations.html", page(
+        model_admin, request, f"Registrations: {event.name}", event=event,
+        registrations=found, search=search, can_change=can_change,
+        seats=seats_or_none(service, event.id),
+        export_url=url("export", event.id) + link(q=search),
+        next_url=link(q=search, after=sign(next_after)) if next_after else "",
+        first_url=link(q=search) if after else ""))
+
+
+def cancel_selected(service, request, event_id):
+    if request.POST.get("action") != "cancel_selected":
+        messages.warning(request, "Choose an action.")
+        return
+    emails = request.POST.getlist("selected")
+    if not emails:
+        messages.warning(request, "Select registrations to cancel.")
+        return
+    cancelled = 0
+    for email in emails:
+        try:
+            service.cancel(event_id, email=email)
+            cancelled += 1
+        except (NotRegistered, InvalidBooking):
+            pass  # cancelled meanwhile, or not an e-mail: nothing to free
+    messages.success(request, f"Cancelled {cancelled} registration{'s' if cancelled != 1 else ''}; "
+                              "their seats are free again.")
+
+
+class Echo:
+    """A file-like object whose write returns the line, for streaming csv.writer output."""
+
+    def write(self, value):
+        return value
+
+
+def csv_cell(value: str) -> str:
+    """Stop spreadsheets from running a cell as a formula (CSV injection)."""
+    return "'" + value if value.startswith(FORMULA_PREFIXES) else value
+
+
+@domain_errors
+def export(model_admin, request, event_id):
+    require(model_admin.has_view_or_change_permission(request))
+    service = get_booking_service()
+    event = service.get_event(event_id)
+    found = service.iter_registrations(event.id, search=request.GET.get("q", ""))
+    writer = csv.writer(Echo())
+
+    def lines():
+        yield writer.writerow(["name", "email", "registered_at"])
+        for registration in found:
+            yield writer.writerow([csv_cell(registration.name), csv_cell(registration.email),
+                                   registration.registered_at.isoformat()])
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="registrations-{event.id}.csv"'
+    return response

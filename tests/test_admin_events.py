@@ -1,0 +1,177 @@
+"""The events admin: list, add, change (optimistic locking), delete, against DynamoDB (moto)."""
+import pytest
+from django.urls import reverse
+
+from booking.admin import EventAdmin
+from booking.errors import EventNotFound
+
+GUARDED = ("aggregate", "lock_table", "slots")
+pytestmark = pytest.mark.django_db
+
+
+def admin_url(name, *args):
+    return reverse(f"admin:booking_dynamoevent_{name}", args=args)
+
+
+def book(service, event, count, start=0):
+    for n in range(start, start + count):
+        service.book(event.id, name=f"Person {n}", email=f"p{n}@example.com")
+
+
+def change_data(form_response, **overrides):
+    """What the browser would post back from a rendered change form, with edits."""
+    form = form_response.context["form"]
+    data = {name: form[name].value() for name in ("name", "capacity", "version")}
+    data["starts_at"] = ""
+    return {**data, **overrides}
+
+
+def test_list__shows_seats_strategy_and_version(admin_client, service):
+    for strategy in GUARDED:
+        event = service.create_event(name=f"Talk {strategy}", capacity=4, strategy=strategy)
+        book(service, event, 1)
+    response = admin_client.get(admin_url("changelist"))
+    assert response.status_code == 200
+    rows = {row["event"].name: row for row in response.context["rows"]}
+    assert set(rows) == {f"Talk {s}" for s in GUARDED}
+    for strategy in GUARDED:
+        row = rows[f"Talk {strategy}"]
+        assert (row["seats"].confirmed, row["seats"].remaining) == (1, 3)
+        assert row["event"].strategy == strategy
+    assert rows["Talk aggregate"]["event"].version == 2  # the booking bumped it
+    assert b"Talk lock_table" in response.content and b"admin/css/base.css" in response.content
+
+
+def test_list__pages__follow_next_links_through_all_events(admin_client, service, monkeypatch):
+    monkeypatch.setattr(EventAdmin, "list_per_page", 2)
+    created = {service.create_event(name=f"Event {n}", capacity=1).name for n in range(5)}
+    seen, url = [], admin_url("changelist")
+    for _ in range(5):
+        response = admin_client.get(url)
+        seen += [row["event"].name for row in response.context["rows"]]
+        assert len(response.context["rows"]) <= 2
+        if not response.context["next_url"]:
+            break
+        url = admin_url("changelist") + response.context["next_url"]
+        assert admin_client.get(url).context["first_url"]
+    assert sorted(seen) == sorted(created)
+
+
+def test_list__tampered_page_link__shows_first_page_with_warning(admin_client, service):
+    service.create_event(name="Only", capacity=1)
+    response = admin_client.get(admin_url("changelist") + "?page=forged", follow=True)
+    assert [row["event"].name for row in response.context["rows"]] == ["Only"]
+    assert "not valid" in response.content.decode()
+
+
+def test_list__search__keeps_matching_names(admin_client, service):
+    service.create_event(name="Python meetup", capacity=1)
+    service.create_event(name="Rust meetup", capacity=1)
+    response = admin_client.get(admin_url("changelist") + "?q=Python")
+    assert [row["event"].name for row in response.context["rows"]] == ["Python meetup"]
+
+
+@pytest.mark.parametrize("strategy", GUARDED)
+def test_add__valid__creates_bookable_event(admin_client, service, strategy):
+    response = admin_client.post(admin_url("add"), {
+        "name": "Workshop", "capacity": "2", "strategy": strategy, "starts_at": "2031-05-01T18:30"})
+    assert response.status_code == 302
+    (event,) = service.iter_events()
+    assert (event.name, event.capacity, event.strategy) == ("Workshop", 2, strategy)
+    assert event.starts_at.hour == 18
+    book(service, event, 2)
+    assert service.availability(event.id).is_full
+
+
+def test_add__form__offers_only_guarded_strategies_with_default(admin_client, service, settings):
+    settings.BOOKING_DEFAULT_STRATEGY = "slots"
+    form = admin_client.get(admin_url("add")).context["form"]
+    assert [value for value, _ in form.fields["strategy"].choices] == list(GUARDED)
+    assert form["strategy"].value() == "slots"
+
+
+@pytest.mark.parametrize(("data", "field", "text"), [
+    ({"capacity": "-1"}, "capacity", "greater than or equal to 0"),
+    ({"capacity": "100000", "strategy": "aggregate"}, "capacity", "'lock_table' or 'slots'"),
+    ({"strategy": "unguarded"}, "strategy", "valid choice"),
+    ({"name": "   "}, "name", "required"),
+])
+def test_add__bad_input__error_next_to_field_and_nothing_stored(admin_client, service, data,
+                                                                field, text):
+    posted = {"name": "Workshop", "capacity": "2", "strategy": "lock_table", **data}
+    response = admin_client.post(admin_url("add"), posted)
+    assert response.status_code == 200
+    assert text in " ".join(response.context["form"].errors[field])
+    assert list(service.iter_events()) == []
+
+
+@pytest.mark.parametrize("strategy", GUARDED)
+def test_change__current_version__saves(admin_client, service, strategy):
+    event = service.create_event(name="Talk", capacity=2, strategy=strategy)
+    opened = admin_client.get(admin_url("change", event.id))
+    response = admin_client.post(admin_url("change", event.id),
+                                 change_data(opened, name="Talk (room B)", capacity="6"))
+    assert response.status_code == 302
+    saved = service.get_event(event.id)
+    assert (saved.name, saved.capacity, saved.version) == ("Talk (room B)", 6, event.version + 1)
+    assert service.availability(event.id).remaining == 6
+
+
+@pytest.mark.parametrize("strategy", GUARDED)
+def test_change__two_forms_same_version__second_shows_conflict_and_keeps_first(
+        admin_client, service, strategy):
+    event = service.create_event(name="Talk", capacity=2, strategy=strategy)
+    first = admin_client.get(admin_url("change", event.id))
+    second = admin_client.get(admin_url("change", event.id))
+    admin_client.post(admin_url("change", event.id), change_data(first, capacity="5"))
+    response = admin_client.post(admin_url("change", event.id),
+                                 change_data(second, name="Renamed"))
+    assert response.status_code == 200
+    assert "changed by someone else since you opened it" in response.content.decode()
+    assert response.context["conflict"].capacity == 5
+    kept = service.get_event(event.id)
+    assert (kept.name, kept.capacity) == ("Talk", 5)
+    # Re-applying the shown form (now at the current version) saves on top of the first edit.
+    response = admin_client.post(admin_url("change", event.id), change_data(response))
+    assert response.status_code == 302
+    assert service.get_event(event.id).name == "Renamed"
+
+
+def test_change__aggregate_booked_after_opening__shows_conflict(admin_client, service):
+    event = service.create_event(name="Talk", capacity=3, strategy="aggregate")
+    opened = admin_client.get(admin_url("change", event.id))
+    book(service, event, 1)
+    response = admin_client.post(admin_url("change", event.id), change_data(opened, capacity="1"))
+    assert "since you opened it" in response.content.decode()
+    assert response.context["form"]["version"].value() == event.version + 1
+    assert service.get_event(event.id).capacity == 3
+
+
+@pytest.mark.parametrize("strategy", GUARDED)
+def test_change__capacity_below_confirmed__error_next_to_capacity(admin_client, service, strategy):
+    event = service.create_event(name="Talk", capacity=3, strategy=strategy)
+    book(service, event, 2)
+    opened = admin_client.get(admin_url("change", event.id))
+    response = admin_client.post(admin_url("change", event.id), change_data(opened, capacity="1"))
+    assert "2 people are registered" in " ".join(response.context["form"].errors["capacity"])
+    assert service.availability(event.id).capacity == 3
+    assert len(service.registrations(event.id)) == 2
+
+
+def test_change__unknown_event__back_to_list_with_message(admin_client, service):
+    response = admin_client.get(admin_url("change", "0" * 32), follow=True)
+    assert response.redirect_chain[-1][0] == admin_url("changelist")
+    assert "does not exist" in response.content.decode()
+
+
+@pytest.mark.parametrize("strategy", GUARDED)
+def test_delete__confirm_then_post__removes_event_and_registrations(admin_client, service,
+                                                                    strategy):
+    event = service.create_event(name="Talk", capacity=3, strategy=strategy)
+    book(service, event, 2)
+    confirm = admin_client.get(admin_url("delete", event.id))
+    assert "2 registrations will be deleted with it" in confirm.content.decode()
+    assert admin_client.post(admin_url("delete", event.id)).status_code == 302
+    with pytest.raises(EventNotFound):
+        service.get_event(event.id)
+    assert list(service.iter_events()) == []
