@@ -55,3 +55,13 @@ class StaleEdit(BookingError):
 class StoreUnavailable(BookingError):
     code = "store_unavailable"
     default_message = "The booking system is temporarily unavailable. Please try again later."
+
+
+class LeaseHeld(BookingError):
+    code = "lease_held"
+    default_message = "Another maintenance run holds this lease. Try again when it has finished."
+
+    def __init__(self, message=None, *, holder=None, expires_at=None, **kwargs):
+        super().__init__(message, **kwargs)
+        self.holder = holder  # who holds it (host and process), when known
+        self.expires_at = expires_at  # epoch seconds when it lapses unless released

@@ -122,3 +122,7 @@ DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Event booking <noreply@l
 EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
 # Seconds a signup form's one-time token stays valid (then the form asks for a reload).
 BOOKING_FORM_MAX_AGE = env.int("BOOKING_FORM_MAX_AGE", default=24 * 3600)
+
+# --- Capacity checks (manage.py check_capacity --repair) -------------------------------
+# Seconds a repair's lease lasts; a crashed repair blocks others for at most this long.
+BOOKING_REPAIR_LEASE_SECONDS = env.float("BOOKING_REPAIR_LEASE_SECONDS", default=300.0)

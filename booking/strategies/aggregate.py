@@ -18,7 +18,7 @@ from booking.dynamo.tables import EVENTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
 
-from . import event_edits
+from . import aggregate_audit, event_edits
 from .base import Strategy
 
 ITEM_SIZE_LIMIT = 400 * 1024
@@ -116,6 +116,12 @@ class AggregateStrategy(Strategy):
 
     def delete(self, event_id):
         self.events.delete({"event_id": event_id})  # the registrations live in this item
+
+    def audit(self, event):
+        return aggregate_audit.audit_event(self, event)
+
+    def repair(self, event):
+        return aggregate_audit.repair_event(self, event)
 
     def _get(self, event_id, projection, names=None):
         item = self.events.get(

@@ -89,3 +89,19 @@ class Strategy(ABC):
 
     @abstractmethod
     def delete(self, event_id: str) -> None: ...
+
+    def audit(self, event: Event) -> list:
+        """Violations (``booking.audit.Violation``) of the invariants this strategy relies on.
+
+        Reads the event's data consistently, page by page. The event item's own version
+        is checked by the service; a strategy checks what it stores and derives.
+        """
+        return []
+
+    def repair(self, event: Event) -> list[str]:
+        """Fix derived data (counters, lock items, slot claims); return what was changed.
+
+        Never deletes or invents a registration. Every write is conditional on what was
+        read, so a booking that lands meanwhile is never undone or miscounted.
+        """
+        return []

@@ -21,7 +21,7 @@ from booking.dynamo.tables import EVENT_LOCKS, EVENTS, REGISTRATIONS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
 
-from . import event_edits
+from . import event_edits, lock_table_audit
 from .base import Strategy
 
 CCF = "ConditionalCheckFailed"
@@ -142,6 +142,12 @@ class LockTableStrategy(Strategy):
         self.locks.delete({"event_id": event_id})
         event_edits.delete_all(self.registrations_table, event_id)
         self.events.delete({"event_id": event_id})
+
+    def audit(self, event):
+        return lock_table_audit.audit_event(self, event)
+
+    def repair(self, event):
+        return lock_table_audit.repair_event(self, event)
 
     def _require_event(self, event_id):
         lock = self.locks.get({"event_id": event_id})

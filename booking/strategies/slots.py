@@ -23,7 +23,7 @@ from booking.dynamo.tables import EVENTS, REGISTRATIONS, SLOTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
 
-from . import slots_capacity
+from . import slots_audit, slots_capacity
 from .base import Strategy
 
 CCF = "ConditionalCheckFailed"
@@ -152,6 +152,12 @@ class SlotsStrategy(Strategy):
 
     def delete(self, event_id):
         slots_capacity.delete(self, event_id)
+
+    def audit(self, event):
+        return slots_audit.audit_event(self, event)
+
+    def repair(self, event):
+        return slots_audit.repair_event(self, event)
 
     def _require_event(self, event_id):
         event = self.events.get({"event_id": event_id}, projection="event_id, #capacity",

@@ -1,0 +1,39 @@
+"""Audit and repair for the aggregate strategy: the event item's count must match its map.
+
+Repair recomputes ``confirmed_count`` from the same item read it writes back to, and
+writes only if ``version`` is unchanged (seed 001), so a booking that lands mid-repair
+makes the write fail and the repair re-reads instead of overwriting the new count.
+"""
+from booking import audit
+from booking.dynamo.store import ConditionFailed
+
+FIX_COUNT = "SET confirmed_count = :count, version = version + :one"
+
+
+def audit_event(strategy, event) -> list[audit.Violation]:
+    item = strategy.events.get({"event_id": event.id})
+    if item is None:
+        return []
+    attendees = item.get("attendees") or {}
+    found = audit.capacity_violation(event.id, int(item["capacity"]), len(attendees))
+    if item.get("confirmed_count") != len(attendees):
+        found.append(audit.Violation(event.id, audit.COUNTER, len(attendees),
+                                     item.get("confirmed_count"), "confirmed_count vs attendees"))
+    return found + audit.person_violations(event.id, attendees)
+
+
+def repair_event(strategy, event) -> list[str]:
+    key = {"event_id": event.id}
+    for _ in strategy.retry.attempts():
+        item = strategy.events.get(key)
+        if item is None:
+            return []
+        actual, stored = len(item.get("attendees") or {}), item.get("confirmed_count")
+        if stored == actual:
+            return []
+        try:
+            strategy.events.update(key, FIX_COUNT, condition="version = :version",
+                                   values={":count": actual, ":one": 1, ":version": item["version"]})
+        except ConditionFailed:
+            continue  # a booking or edit landed since the read: recount from a fresh read
+        return [f"confirmed_count {stored} -> {actual}"]
