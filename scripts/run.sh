@@ -39,5 +39,6 @@ case "$endpoint" in
 esac
 
 "$PY" manage.py create_tables
+"$PY" manage.py seed_demo  # demo events only when the store has none
 echo "Serving http://127.0.0.1:8000/ (Ctrl+C to stop)"
 "$PY" manage.py runserver --insecure --noreload 127.0.0.1:8000

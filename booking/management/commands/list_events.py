@@ -1,0 +1,34 @@
+"""manage.py list_events: every event with its capacity, confirmed, remaining and strategy."""
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from booking.errors import BookingError
+from booking.management.output import table
+from booking.service import get_booking_service
+
+from .create_event import event_dict
+
+
+class Command(BaseCommand):
+    help = "List every event, soonest first: capacity, confirmed, remaining, strategy."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--json", action="store_true", dest="as_json", help="Print JSON.")
+
+    def handle(self, *args, as_json, **options):
+        service = get_booking_service()
+        try:
+            rows = [event_dict(e, service.availability(e.id)) for e in service.list_events()]
+        except BookingError as exc:
+            raise CommandError(exc.message) from exc
+        if as_json:
+            self.stdout.write(json.dumps(rows, indent=2))
+            return
+        if not rows:
+            self.stdout.write("No events yet. Create one with `manage.py create_event` or `seed_demo`.")
+            return
+        headers = ("ID", "NAME", "STARTS", "CAPACITY", "CONFIRMED", "REMAINING", "STRATEGY")
+        self.stdout.write(table(headers, [
+            (r["id"], r["name"], (r["starts_at"] or "-")[:16], r["capacity"], r["confirmed"],
+             r["remaining"], r["strategy"]) for r in rows]))
