@@ -129,3 +129,24 @@ def test_registrations_page__cursor_and_search(service):
     assert end is None
     found, _ = service.registrations_page(event.id, search="PERSON 4")
     assert [r.email for r in found] == ["p004@example.com"]
+
+
+def test_lower__slots__booking_claims_listed_free_slot__held_slot_kept(service):
+    event = service.create_event(name="Talk", capacity=3, strategy="slots")
+    _book(service, event, 1)
+    strategy = service.strategy("slots")
+    calls = []
+
+    def book_in_between():
+        calls.append(1)
+        if len(calls) == 1:  # both free slots are listed; a booking now takes one of them
+            _book(service, event, 1, start=1)
+
+    strategy.between_read_and_write = book_in_between
+    with pytest.raises(InvalidBooking) as refused:
+        service.update_event(event.id, expected_version=event.version, capacity=1)
+    assert "2 people" in refused.value.message
+    slots = _items_under(SLOTS, event.id)
+    assert len(slots) == 3 == service.get_event(event.id).capacity
+    assert sorted(s["holder"] for s in slots if "holder" in s) == ["p000@example.com",
+                                                                    "p001@example.com"]

@@ -52,6 +52,7 @@ def _apply_step(strategy, event_id, version, capacity, step, changes):
     for _ in strategy.retry.attempts():
         slot_writes = _new_slots(strategy, event_id, step) if step >= 0 else \
             _free_slot_deletes(strategy, event_id, -step)
+        strategy.between_read_and_write()  # test hook: bookings may claim listed slots here
         try:
             transact_write([event_write, *slot_writes])
             return
