@@ -110,6 +110,19 @@ def test_signup__replayed_form__same_confirmation_one_seat_one_mail(client, serv
     assert len(mail.outbox) == 1
 
 
+@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots"])
+def test_signup__replay_after_taking_last_seat__same_confirmation_not_full(
+        client, service, strategy):
+    event = service.create_event(name="Last seat", capacity=1, strategy=strategy)
+    token = form_page(client, event.id)[1]
+
+    first = submit(client, event.id, token=token)
+    second = submit(client, event.id, token=token)
+
+    assert (first.status_code, second.status_code) == (303, 303)
+    assert first["Location"] == second["Location"]
+
+
 def test_signup__event_full__409_with_message_and_form(client, service, event):
     token = form_page(client, event.id)[1]  # the form was opened while seats were left
     service.book(event.id, name="One", email="one@example.com")
