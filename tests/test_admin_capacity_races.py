@@ -1,7 +1,8 @@
 """Capacity edits racing live bookings, against the real embedded server (threads).
 
-Bookers keep booking new people; an editor keeps lowering the capacity to the confirmed
-count it just read and raising it again; a sampler checks confirmed <= capacity all along.
+Bookers keep booking new people; an editor keeps lowering the capacity to one above the
+confirmed count it just read (removing free seats that bookers are claiming) and raising
+it again; a sampler checks confirmed <= capacity all along.
 Nobody cancels during the run, so the confirmed count only grows: reading it before the
 capacity gives a sound sample (confirmed then <= confirmed now <= capacity now).
 """

@@ -1,0 +1,50 @@
+"""An organizer uses the events admin in a real (headless Chromium) browser."""
+import re
+import uuid
+
+
+def test_browser__admin__login_add_edit_capacity_see_registrations(
+        live_site, site_service, page, screenshot):
+    username, password = f"organizer{uuid.uuid4().hex[:6]}", uuid.uuid4().hex
+    live_site.manage("createsuperuser", "--noinput", "--username", username,
+                     "--email", "organizer@example.com",
+                     env={"DJANGO_SUPERUSER_PASSWORD": password})
+    name = f"Admin night {uuid.uuid4().hex[:6]}"
+
+    page.goto(live_site.url + "/admin/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("link", name="Events").first.click()
+    screenshot(page, "admin-1-event-list")
+
+    page.get_by_role("link", name="Add event").click()
+    page.get_by_label("Name").fill(name)
+    page.get_by_label("Start").fill("2031-06-01T19:00")
+    page.get_by_label("Capacity").fill("3")
+    page.get_by_label("Strategy").select_option("slots")
+    screenshot(page, "admin-2-add-form")
+    page.get_by_role("button", name="Save").click()
+    assert f"The event “{name}” was added." in page.content()
+    row = page.locator("#result_list tr", has_text=name)
+    assert "slots" in row.inner_text()
+    screenshot(page, "admin-3-added")
+
+    (event,) = [e for e in site_service.iter_events() if e.name == name]
+    site_service.book(event.id, name="Grace Hopper", email="grace@example.com")
+    row.get_by_role("link", name=name).click()
+    page.get_by_label("Capacity").fill("0")
+    page.get_by_role("button", name="Save").click()
+    assert "1 person is registered" in page.locator(".field-capacity").inner_text()
+    screenshot(page, "admin-4-capacity-refused")
+    page.get_by_label("Capacity").fill("5")
+    page.get_by_role("button", name="Save").click()
+    assert re.search(r"was changed", page.content())
+    cells = page.locator("#result_list tr", has_text=name).locator("td").all_inner_texts()
+    assert cells[1:4] == ["5", "1", "4"]  # capacity, confirmed, remaining
+    screenshot(page, "admin-5-capacity-changed")
+
+    page.locator("#result_list tr", has_text=name).get_by_role("link", name="Registrations").click()
+    assert page.locator("#result_list").get_by_text("grace@example.com").is_visible()
+    screenshot(page, "admin-6-registrations")
+    assert site_service.availability(event.id).capacity == 5
