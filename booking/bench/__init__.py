@@ -1,0 +1,1 @@
+"""The booking benchmark behind `manage.py bench_booking` (see docs/benchmarks.md)."""

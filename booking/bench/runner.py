@@ -1,0 +1,123 @@
+"""Run the booking benchmark: hot events under concurrent clients, and cost by capacity.
+
+Every case gets its own fresh tables (prefix ``bench<hex>-``, dropped afterwards), so one
+strategy's data never slows another's requests.
+"""
+import math
+import time
+import uuid
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+
+from django.conf import settings
+from django.test.utils import override_settings
+
+from booking.dynamo.metrics import RequestMeter
+from booking.dynamo.provision import drop_tables, ensure_tables
+from booking.service import get_booking_service
+from booking.strategies import STRATEGIES
+
+from . import sizes, stats
+from .worker import book_attempts, person, run_in_process
+
+START_DELAY_SECONDS = 5.0  # spawned processes set up Django before the common start
+
+
+@dataclass
+class BenchConfig:
+    strategies: list[str]
+    clients: list[int]
+    capacity: int = 200
+    attempts: int = 400
+    processes: int = 1
+    cost_capacities: list[int] = field(default_factory=lambda: [50, 1000, 10000])
+    cost_bookings: int = 10
+
+
+@contextmanager
+def fresh_tables():
+    prefix = f"bench{uuid.uuid4().hex[:8]}-"
+    with override_settings(DYNAMODB_TABLE_PREFIX=prefix):
+        ensure_tables()
+        try:
+            yield prefix
+        finally:
+            drop_tables()
+
+
+def hot_event(config: BenchConfig, strategy: str, clients: int) -> dict:
+    """Book ``attempts`` distinct people into one event from ``clients`` concurrent clients."""
+    if config.capacity > STRATEGIES[strategy].max_capacity:
+        return stats.unsupported(strategy, clients, config.capacity)
+    with fresh_tables() as prefix:
+        service = get_booking_service()
+        event = service.create_event(name=f"Bench {strategy}", capacity=config.capacity,
+                                     strategy=strategy)
+        runs = _book_everyone(config, event.id, clients, prefix)
+        stored = len(list(service.strategy(strategy).registrations(event.id)))
+        cost = sizes.booking_wcu(service.strategy(strategy), event.id)
+    return stats.summarize(strategy, clients, config.capacity, runs, stored, cost)
+
+
+def _book_everyone(config, event_id, clients, prefix) -> list[dict]:
+    indices = list(range(config.attempts))
+    processes = max(1, min(config.processes, clients))
+    if processes == 1:
+        return [book_attempts(event_id, indices, clients)]
+    env = {"DJANGO_SETTINGS_MODULE": "config.settings", "DYNAMODB_TABLE_PREFIX": prefix,
+           "DYNAMODB_ENDPOINT_URL": settings.DYNAMODB_ENDPOINT_URL}
+    threads = math.ceil(clients / processes)
+    start_at = time.time() + START_DELAY_SECONDS
+    with ProcessPoolExecutor(processes, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(run_in_process, env, event_id, indices[p::processes], threads,
+                               start_at) for p in range(processes)]
+        return [f.result() for f in futures]
+
+
+def capacity_cost(config: BenchConfig, strategy: str, capacity: int, meter: RequestMeter) -> dict:
+    """Creation cost and per-booking cost of one event of ``capacity`` seats."""
+    if capacity > STRATEGIES[strategy].max_capacity:
+        return stats.unsupported(strategy, None, capacity)
+    with fresh_tables():
+        service = get_booking_service()
+        with meter.track() as creation:
+            started = time.perf_counter()
+            event = service.create_event(name="Bench cost", capacity=capacity, strategy=strategy)
+            create_seconds = time.perf_counter() - started
+        implementation = service.strategy(strategy)
+        create_wcu = sizes.creation_wcu(implementation, event.id, capacity)
+        bookings = []
+        for index in range(min(config.cost_bookings, capacity)):
+            with meter.track() as tally:
+                started = time.perf_counter()
+                service.book(event.id, name=person(index)[0], email=person(index)[1])
+                bookings.append((time.perf_counter() - started, tally.requests))
+        return {
+            "strategy": strategy, "capacity": capacity, "supported": True,
+            "create_requests": creation.requests, "create_seconds": round(create_seconds, 4),
+            "create_wcu": create_wcu,
+            "booking_requests": sizes.mean(r for _, r in bookings),
+            "booking_ms": stats.ms(sizes.mean(s for s, _ in bookings)),
+            "booking_wcu": sizes.booking_wcu(implementation, event.id, capacity),
+        }
+
+
+def run(config: BenchConfig, step=lambda: None) -> dict:
+    """The whole benchmark; ``step`` is called after each case (progress)."""
+    hot = []
+    for clients in config.clients:
+        for strategy in config.strategies:
+            hot.append(hot_event(config, strategy, clients))
+            step()
+    stats.add_ratios(hot)
+    cost, meter = [], RequestMeter().install()
+    try:
+        for capacity in config.cost_capacities:
+            for strategy in config.strategies:
+                cost.append(capacity_cost(config, strategy, capacity, meter))
+                step()
+    finally:
+        meter.uninstall()
+    return {"hot_event": hot, "capacity_cost": cost}

@@ -1,0 +1,86 @@
+"""manage.py bench_booking: throughput, requests and capacity units per booking, by strategy."""
+import json
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from booking.bench import report
+from booking.bench.runner import BenchConfig, run
+from booking.dynamo.provision import existing_table_names
+from booking.errors import BookingError
+from booking.management.output import progress
+from booking.strategies import GUARDED, STRATEGIES
+
+
+def int_list(value: str) -> list[int]:
+    try:
+        numbers = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise CommandError(f"Expected comma-separated whole numbers, not {value!r}.", returncode=2)
+    if not numbers or min(numbers) < 1:
+        raise CommandError(f"Expected positive whole numbers, not {value!r}.", returncode=2)
+    return numbers
+
+
+class Command(BaseCommand):
+    help = (
+        "Benchmark the booking strategies against the configured DynamoDB endpoint (the "
+        "embedded server by default): concurrent clients book distinct people into a hot "
+        "event; then creation and booking cost by capacity. Uses temporary tables."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--strategies", default=",".join((*GUARDED, "unguarded")),
+                            help="Comma-separated (default: every guarded one and unguarded).")
+        parser.add_argument("--clients", default="1,8,64", help="Concurrent clients, e.g. 1,8,64.")
+        parser.add_argument("--capacity", type=int, default=200, help="Seats of the hot event.")
+        parser.add_argument("--attempts", type=int, default=400,
+                            help="Booking attempts per strategy and client count.")
+        parser.add_argument("--processes", type=int, default=1,
+                            help="Spread the clients' threads over this many processes.")
+        parser.add_argument("--cost-capacities", default="50,1000,10000",
+                            help="Capacities for the cost-by-capacity table ('none' skips it).")
+        parser.add_argument("--json", action="store_true", dest="as_json", help="Print JSON.")
+        parser.add_argument("--chart", metavar="FILE.png", help="Also write a PNG chart.")
+
+    def handle(self, *args, as_json, chart, **options):
+        config = self._config(options)
+        self._require_endpoint()
+        cases = (len(config.clients) + len(config.cost_capacities)) * len(config.strategies)
+        bar = progress(range(cases), self.stderr, total=cases, unit="case")
+        try:
+            results = run(config, step=lambda: bar.update(1))
+        except BookingError as exc:
+            raise CommandError(exc.message) from exc
+        finally:
+            bar.close()
+        results.update(config=vars(config), machine=report.machine(),
+                       endpoint=settings.DYNAMODB_ENDPOINT_URL or "AWS")
+        if chart:
+            report.chart(results, chart)
+        self.stdout.write(json.dumps(results, indent=2) if as_json else report.text(results))
+
+    def _config(self, options) -> BenchConfig:
+        strategies = [s.strip() for s in options["strategies"].split(",") if s.strip()]
+        unknown = [s for s in strategies if s not in STRATEGIES]
+        if unknown or not strategies:
+            raise CommandError(f"Unknown strategy {', '.join(unknown) or '(none)'}; choose from "
+                               f"{', '.join(STRATEGIES)}.", returncode=2)
+        for name in ("capacity", "attempts", "processes"):
+            if options[name] < 1:
+                raise CommandError(f"--{name} must be at least 1.", returncode=2)
+        costs = options["cost_capacities"]
+        return BenchConfig(
+            strategies=strategies, clients=int_list(options["clients"]),
+            capacity=options["capacity"], attempts=options["attempts"],
+            processes=options["processes"],
+            cost_capacities=[] if costs.strip().lower() == "none" else int_list(costs))
+
+    def _require_endpoint(self) -> None:
+        try:
+            existing_table_names()
+        except BookingError:
+            endpoint = settings.DYNAMODB_ENDPOINT_URL or "AWS"
+            raise CommandError(
+                f"Cannot reach DynamoDB at {endpoint}. Start the embedded server with "
+                "`make dynamodb` (or `make run`), or set DYNAMODB_ENDPOINT_URL.") from None
