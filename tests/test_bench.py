@@ -1,0 +1,114 @@
+"""bench_booking in a small configuration against the embedded server: counts, never timings."""
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from booking.dynamo.client import reset_clients
+from booking.dynamo.provision import existing_table_names
+
+GUARDED = ("aggregate", "lock_table", "slots")
+
+
+@pytest.fixture(scope="module")
+def small_run(local_server, tmp_path_factory):
+    """One small benchmark run shared by the assertions below (it is the slow part)."""
+    from django.conf import settings
+
+    chart = tmp_path_factory.mktemp("bench") / "bench.png"
+    previous = settings.DYNAMODB_ENDPOINT_URL
+    settings.DYNAMODB_ENDPOINT_URL = local_server.url
+    reset_clients()
+    try:
+        out = StringIO()
+        call_command("bench_booking", "--clients", "1,4", "--capacity", "10", "--attempts", "20",
+                     "--cost-capacities", "10", "--json", "--chart", str(chart),
+                     stdout=out, stderr=StringIO())
+        leftover = [n for n in existing_table_names() if n.startswith("bench")]
+    finally:
+        settings.DYNAMODB_ENDPOINT_URL = previous
+        reset_clients()
+    return json.loads(out.getvalue()), chart, leftover
+
+
+def rows(results, key="hot_event"):
+    return {(r["strategy"], r.get("clients")): r for r in results[key]}
+
+
+def test_bench__json__has_documented_schema(small_run):
+    results, _, _ = small_run
+
+    assert set(results) == {"hot_event", "capacity_cost", "config", "machine", "endpoint"}
+    assert len(results["hot_event"]) == 8 and len(results["capacity_cost"]) == 4
+    row = rows(results)[("aggregate", 4)]
+    for key in ("bookings_per_second", "ratio_to_unguarded", "requests_per_booking",
+                "requests_per_rejection", "condition_failures_per_booking",
+                "retries_per_booking", "p50_ms", "p99_ms", "overbooked", "wcu_per_booking"):
+        assert key in row
+    assert results["machine"]["cpus"] >= 1
+
+
+@pytest.mark.parametrize("clients", [1, 4])
+@pytest.mark.parametrize("strategy", GUARDED)
+def test_bench__guarded__fills_exactly_never_overbooks(small_run, strategy, clients):
+    row = rows(small_run[0])[(strategy, clients)]
+
+    assert (row["attempts"], row["booked"], row["rejected_full"]) == (20, 10, 10)
+    assert row["stored_registrations"] == 10 and row["overbooked"] == 0
+
+
+@pytest.mark.parametrize("clients", [1, 4])
+def test_bench__aggregate__one_request_per_booking_and_per_rejection(small_run, clients):
+    row = rows(small_run[0])[("aggregate", clients)]
+
+    assert row["requests_per_booking"] == 1.0
+    assert row["requests_per_rejection"] == 1.0
+    assert row["retries_per_booking"] == 0.0
+
+
+def test_bench__single_client__exact_request_counts(small_run):
+    hot = rows(small_run[0])
+
+    assert hot[("lock_table", 1)]["requests_per_booking"] == 1.0
+    assert hot[("lock_table", 1)]["requests_per_rejection"] == 1.0
+    assert hot[("unguarded", 1)]["requests_per_booking"] == 3.0  # get, count, put
+    assert hot[("unguarded", 1)]["overbooked"] == 0
+    assert hot[("unguarded", 1)]["ratio_to_unguarded"] == 1.0
+    assert hot[("slots", 1)]["requests_per_booking"] >= 2.0  # free-slot lookup + claim
+
+
+def test_bench__capacity_cost__creation_requests_and_units(small_run):
+    cost = rows(small_run[0], "capacity_cost")
+
+    assert cost[("aggregate", None)]["create_requests"] == 1
+    assert cost[("lock_table", None)]["create_requests"] == 1  # one transaction
+    assert cost[("slots", None)]["create_requests"] == 2  # 10 slots in one batch + event
+    assert cost[("lock_table", None)]["create_wcu"] == 4  # two items, transactional
+    assert cost[("slots", None)]["create_wcu"] == 11  # ten slots and the event
+
+
+def test_bench__temporary_tables_dropped_and_chart_written(small_run):
+    _, chart, leftover = small_run
+
+    assert leftover == []
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench__unknown_strategy__usage_error(settings):
+    with pytest.raises(CommandError, match="Unknown strategy nope") as failed:
+        call_command("bench_booking", "--strategies", "nope", stdout=StringIO())
+
+    assert failed.value.returncode == 2
+
+
+def test_bench__endpoint_unreachable__says_how_to_start_it(settings):
+    settings.DYNAMODB_ENDPOINT_URL = "http://127.0.0.1:9"
+    settings.DYNAMODB_MAX_ATTEMPTS = 1
+    reset_clients()
+    try:
+        with pytest.raises(CommandError, match="make dynamodb"):
+            call_command("bench_booking", "--clients", "1", stdout=StringIO(), stderr=StringIO())
+    finally:
+        reset_clients()
