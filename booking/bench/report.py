@@ -47,7 +47,8 @@ def text(results: dict) -> str:
     parts = ["Hot event: " + _describe(results["config"]),
              table([h for h, _ in HOT_COLUMNS], hot)]
     if cost_rows:
-        parts += ["", "Cost by capacity (one client; booking figures extrapolated to a full event):",
+        parts += ["", "Cost by capacity (one client; booking figures extrapolated to a "
+                      "full event):",
                   table([h for h, _ in COST_COLUMNS],
                         [[_cell(r, k) for _, k in COST_COLUMNS] for r in cost_rows])]
     return "\n".join(parts)
@@ -80,7 +81,8 @@ def chart(results: dict, path: str) -> None:
         for axis, key in zip(axes, ("bookings_per_second", "requests_per_booking")):
             axis.bar(xs, [by_clients.get(c, {}).get(key) or 0 for c in clients], width,
                      label=strategy)
-    for axis, title in zip(axes, ("Successful bookings per second", "DynamoDB requests per booking")):
+    titles = ("Successful bookings per second", "DynamoDB requests per booking")
+    for axis, title in zip(axes, titles):
         axis.set_title(title)
         axis.set_xticks([i + width * (len(strategies) - 1) / 2 for i in range(len(clients))])
         axis.set_xticklabels([f"{c} clients" for c in clients])

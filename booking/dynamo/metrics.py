@@ -46,13 +46,13 @@ class RequestMeter:
             self._local.tally = None
 
     def install(self) -> "RequestMeter":
-        events = get_client().meta.events
-        events.register("before-send.dynamodb", self._before_send, unique_id=f"meter-send-{id(self)}")
-        events.register("after-call.dynamodb", self._after_call, unique_id=f"meter-call-{id(self)}")
+        events, send, call = get_client().meta.events, f"send-{id(self)}", f"call-{id(self)}"
+        events.register("before-send.dynamodb", self._before_send, unique_id=send)
+        events.register("after-call.dynamodb", self._after_call, unique_id=call)
 
         def uninstall():
-            events.unregister("before-send.dynamodb", unique_id=f"meter-send-{id(self)}")
-            events.unregister("after-call.dynamodb", unique_id=f"meter-call-{id(self)}")
+            events.unregister("before-send.dynamodb", unique_id=send)
+            events.unregister("after-call.dynamodb", unique_id=call)
 
         self._uninstall = uninstall
         return self

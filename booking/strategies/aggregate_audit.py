@@ -32,8 +32,9 @@ def repair_event(strategy, event) -> list[str]:
         if stored == actual:
             return []
         try:
-            strategy.events.update(key, FIX_COUNT, condition="version = :version",
-                                   values={":count": actual, ":one": 1, ":version": item["version"]})
+            strategy.events.update(
+                key, FIX_COUNT, condition="version = :version",
+                values={":count": actual, ":one": 1, ":version": item["version"]})
         except ConditionFailed:
             continue  # a booking or edit landed since the read: recount from a fresh read
         return [f"confirmed_count {stored} -> {actual}"]

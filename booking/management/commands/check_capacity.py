@@ -21,7 +21,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("event_ids", nargs="*", metavar="EVENT_ID",
                             help="Events to check (default: all, read page by page).")
-        parser.add_argument("--json", action="store_true", dest="as_json", help="Print JSON (docs/commands.md).")
+        parser.add_argument("--json", action="store_true", dest="as_json",
+                            help="Print JSON (docs/commands.md).")
         parser.add_argument("--repair", action="store_true",
                             help="Fix derived data under a time-limited lease, then re-check.")
 

@@ -27,8 +27,10 @@ class Command(BaseCommand):
         parser.add_argument("--capacity", required=True, help="Number of seats (whole number).")
         parser.add_argument("--strategy", default=None,
                             help=f"One of {', '.join(GUARDED)} (default BOOKING_DEFAULT_STRATEGY).")
-        parser.add_argument("--starts-at", default=None, help="ISO 8601 start, e.g. 2030-05-01T18:00+02:00.")
-        parser.add_argument("--json", action="store_true", dest="as_json", help="Print the event as JSON.")
+        parser.add_argument("--starts-at", default=None,
+                            help="ISO 8601 start, e.g. 2030-05-01T18:00+02:00.")
+        parser.add_argument("--json", action="store_true", dest="as_json",
+                            help="Print the event as JSON.")
 
     def handle(self, *args, name, capacity, strategy, starts_at, as_json, **options):
         try:

@@ -26,7 +26,8 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(rows, indent=2))
             return
         if not rows:
-            self.stdout.write("No events yet. Create one with `manage.py create_event` or `seed_demo`.")
+            self.stdout.write(
+                "No events yet. Create one with `manage.py create_event` or `seed_demo`.")
             return
         headers = ("ID", "NAME", "STARTS", "CAPACITY", "CONFIRMED", "REMAINING", "STRATEGY")
         self.stdout.write(table(headers, [

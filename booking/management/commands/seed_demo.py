@@ -27,7 +27,8 @@ class Command(BaseCommand):
         service = get_booking_service()
         try:
             if not force and next(service.iter_event_ids(page_size=1), None) is not None:
-                self.stdout.write("Events already exist; nothing seeded (use --force to add the demo events).")
+                self.stdout.write("Events already exist; nothing seeded "
+                                  "(use --force to add the demo events).")
                 return
             today = timezone.now().replace(minute=0, second=0, microsecond=0)
             for name, capacity, strategy, days, hour in DEMO_EVENTS:
