@@ -18,7 +18,7 @@ from .audit import RepairReport, Violation, fix_version, version_violation
 from .dynamo import items, leases
 from .dynamo.store import Table
 from .dynamo.tables import EVENTS
-from .errors import AlreadyRegistered, EventNotFound, InvalidBooking
+from .errors import AlreadyRegistered, EventNotFound, InvalidBooking, NotRegistered
 from .models import Availability, Event, Registration
 from .strategies import GUARDED, STRATEGIES, Strategy
 from .strategies.retry import RetryPolicy
@@ -208,15 +208,20 @@ class BookingService:
         email = validation.normalize_email(email)
         return self._strategy_for(event_id).find(event_id, email)
 
-    def cancel(self, event_id, *, email) -> Registration:
+    def cancel(self, event_id, *, email, registration_id=None) -> Registration:
         """Free the person's seat; return the removed registration.
 
+        With ``registration_id`` (as carried by a cancellation link) only that registration
+        is cancelled: if the person has since cancelled and booked again, ``NotRegistered``.
         Raises ``EventNotFound``, ``NotRegistered``, or ``InvalidBooking`` for a malformed
         e-mail.
         """
         event_id = validation.clean_event_id(event_id)
         email = validation.normalize_email(email)
-        return self._strategy_for(event_id).cancel(event_id, email)
+        if registration_id is not None and not validation.REGISTRATION_ID_PATTERN.match(
+                str(registration_id)):
+            raise NotRegistered()
+        return self._strategy_for(event_id).cancel(event_id, email, registration_id)
 
     def availability(self, event_id) -> Availability:
         event_id = validation.clean_event_id(event_id)

@@ -13,6 +13,7 @@ NAME_MAX_LENGTH = 100
 EVENT_NAME_MAX_LENGTH = 200
 EMAIL_MAX_LENGTH = 254
 EVENT_ID_PATTERN = re.compile(r"^[0-9a-f]{32}$")
+REGISTRATION_ID_PATTERN = EVENT_ID_PATTERN
 REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 # Joiners are format characters that real names (and emoji) legitimately use.
 _ALLOWED_FORMAT_CHARACTERS = {"\u200c", "\u200d"}

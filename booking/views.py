@@ -170,7 +170,8 @@ def cancel(request, token):
     if request.method == "POST":
         if active:
             try:
-                service.cancel(ref.event_id, email=ref.email)
+                service.cancel(ref.event_id, email=ref.email,
+                               registration_id=ref.registration_id)
             except NotRegistered:
                 pass  # cancelled meanwhile: the outcome the person asked for
         return see_other(reverse("booking:cancelled", args=[token]))

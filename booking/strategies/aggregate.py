@@ -74,14 +74,17 @@ class AggregateStrategy(Strategy):
             return AlreadyRegistered(existing=existing)
         return EventFull()
 
-    def cancel(self, event_id, email):
+    def cancel(self, event_id, email, registration_id=None):
+        condition, values = "attribute_exists(attendees.#email)", {":one": 1}
+        if registration_id:
+            condition, values[":rid"] = "attendees.#email.registration_id = :rid", registration_id
         try:
             old = self.events.update(
                 {"event_id": event_id},
                 CANCEL,
-                condition="attribute_exists(attendees.#email)",
+                condition=condition,
                 names={"#email": email},
-                values={":one": 1},
+                values=values,
                 return_values="UPDATED_OLD",
             )
         except ConditionFailed as refused:

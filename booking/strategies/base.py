@@ -16,9 +16,11 @@ Contract
     ``AlreadyRegistered`` (with ``existing`` set to the stored registration when the
     refusal returned it), or ``BookingContention`` once bounded retries are spent.
     Guarded strategies must keep invariants 1 and 2 under any interleaving.
-``cancel(event_id, email) -> Registration``
+``cancel(event_id, email, registration_id=None) -> Registration``
     Remove the person's registration and free its seat in one atomic step, returning what
-    was removed. Raises ``EventNotFound`` or ``NotRegistered``.
+    was removed; with ``registration_id``, only if that is the registration stored (an old
+    cancellation link must not cancel a newer booking). Raises ``EventNotFound`` or
+    ``NotRegistered``.
 ``find(event_id, email) -> Registration | None``
     The person's registration, read consistently, or None. Raises ``EventNotFound``.
 ``availability(event_id) -> Availability``
@@ -72,7 +74,8 @@ class Strategy(ABC):
     def book(self, event_id: str, registration: Registration) -> Registration: ...
 
     @abstractmethod
-    def cancel(self, event_id: str, email: str) -> Registration: ...
+    def cancel(self, event_id: str, email: str,
+               registration_id: str | None = None) -> Registration: ...
 
     @abstractmethod
     def find(self, event_id: str, email: str) -> Registration | None: ...

@@ -71,11 +71,11 @@ class LockTableStrategy(Strategy):
                 if not cancelled.conflict:
                     raise
 
-    def cancel(self, event_id, email):
+    def cancel(self, event_id, email, registration_id=None):
         key = {"event_id": event_id, "email": email}
         for _ in self.retry.attempts():
             stored = self.registrations_table.get(key)
-            if stored is None:
+            if stored is None or registration_id not in (None, stored["registration_id"]):
                 self._require_event(event_id)
                 raise NotRegistered()
             try:

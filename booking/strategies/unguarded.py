@@ -53,9 +53,15 @@ class UnguardedStrategy(Strategy):
         if delay:
             time.sleep(delay / 1000)
 
-    def cancel(self, event_id, email):
-        old = self.registrations_table.delete(
-            {"event_id": event_id, "email": email}, return_values="ALL_OLD")
+    def cancel(self, event_id, email, registration_id=None):
+        condition = "registration_id = :rid" if registration_id else None
+        values = {":rid": registration_id} if registration_id else None
+        try:
+            old = self.registrations_table.delete(
+                {"event_id": event_id, "email": email}, condition=condition, values=values,
+                return_values="ALL_OLD")
+        except ConditionFailed:
+            old = None
         if old is None:
             self.availability(event_id)  # raises EventNotFound for an unknown event
             raise NotRegistered()

@@ -245,3 +245,21 @@ def test_find_registration__booked_and_not(service, strategy):
 
     assert service.find_registration(event.id, email=" ADA@example.com") == booked
     assert service.find_registration(event.id, email="bob@example.com") is None
+
+
+def test_cancel__with_old_registration_id__refused_and_new_booking_kept(service, strategy):
+    event = service.create_event(name="Talk", capacity=2, strategy=strategy)
+    old = service.book(event.id, name="Ada", email="ada@example.com")
+    service.cancel(event.id, email="ada@example.com")
+    new = service.book(event.id, name="Ada", email="ada@example.com")
+
+    with pytest.raises(NotRegistered):
+        service.cancel(event.id, email="ada@example.com", registration_id=old.registration_id)
+    with pytest.raises(NotRegistered):
+        service.cancel(event.id, email="ada@example.com", registration_id="not-an-id")
+
+    assert service.find_registration(event.id, email="ada@example.com") == new
+    removed = service.cancel(event.id, email="ada@example.com",
+                             registration_id=new.registration_id)
+    assert removed == new
+    assert service.availability(event.id).confirmed == 0
