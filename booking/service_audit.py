@@ -1,0 +1,60 @@
+"""Capacity audits and repairs of BookingService (used by ``check_capacity``).
+
+A mixin of ``BookingService`` (see ``booking/service.py``); it relies on the facade's
+``events`` table and ``strategies``.
+"""
+from collections.abc import Iterator
+
+from django.conf import settings
+
+from . import validation
+from .audit import RepairReport, Violation, fix_version, version_violation
+from .dynamo import items, leases
+from .errors import EventNotFound
+from .models import Event
+
+
+class AuditOperations:
+    def iter_event_ids(self, *, page_size: int = 100) -> Iterator[str]:
+        """Yield every event id page by page (even for event items too damaged to load)."""
+        for item in self.events.scan(projection="event_id", page_size=page_size):
+            yield item["event_id"]
+
+    def audit(self, event_id) -> list[Violation]:
+        """Every invariant the event's stored data violates (empty when all hold).
+
+        Raises ``EventNotFound``.
+        """
+        event, item = self._event_for_audit(event_id)
+        found = version_violation(event.id, item)
+        return found + self.strategies[event.strategy].audit(event)
+
+    def repair(self, event_id, *, lease_seconds: float | None = None) -> RepairReport:
+        """Fix the event's derived data under a time-limited lease, then audit it again.
+
+        Registrations are never deleted or invented: what repair cannot fix (overbooking,
+        one person under two keys) stays in the report's ``remaining``. Raises
+        ``EventNotFound``, or ``LeaseHeld`` while another repair of the event runs.
+        """
+        event, item = self._event_for_audit(event_id)
+        seconds = lease_seconds or settings.BOOKING_REPAIR_LEASE_SECONDS
+        lease = leases.acquire(f"repair:{event.id}", seconds=seconds)
+        try:
+            fixed = []
+            if version_violation(event.id, item):
+                if fix_version(self.events, {"event_id": event.id}, item):
+                    fixed.append(f"event item version {item.get('version')!r} -> 1")
+            fixed += self.strategies[event.strategy].repair(event)
+        finally:
+            leases.release(lease)
+        return RepairReport(event.id, fixed, self.audit(event.id))
+
+    def _event_for_audit(self, event_id) -> tuple[Event, dict]:
+        event_id = validation.clean_event_id(event_id)
+        item = self.events.get({"event_id": event_id}, projection=items.EVENT_PROJECTION,
+                               names=items.EVENT_PROJECTION_NAMES)
+        if item is None:
+            raise EventNotFound()
+        version = item.get("version")
+        usable = version if isinstance(version, int) else 0  # reported, not trusted
+        return items.event_from_item({**item, "version": usable}), item

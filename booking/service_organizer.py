@@ -1,0 +1,107 @@
+"""Organizer operations of BookingService: paging, edits with optimistic locking, deletes.
+
+A mixin of ``BookingService`` (see ``booking/service.py``), kept apart so each part of the
+facade can be read whole. It relies on the facade's ``events`` table, ``strategies``,
+``get_event``, ``_strategy_for`` and ``_forget``.
+"""
+from collections.abc import Iterator
+
+from . import validation
+from .dynamo import items
+from .errors import InvalidBooking
+from .models import Event, Registration
+
+# A name search reads at most this many scan pages per page of results.
+_SEARCH_READS = 10
+
+
+class OrganizerOperations:
+    def events_page(self, *, start_key=None, limit=25, search="") -> tuple[list[Event], dict | None]:
+        """One page of events in table order, and the key that continues after it (or None).
+
+        A Scan with Limit and ExclusiveStartKey: never the whole table. ``search`` keeps
+        names containing it (case-sensitive, DynamoDB's ``contains``); a search reads at
+        most ``_SEARCH_READS`` scan pages per call, so its page may hold fewer events.
+        """
+        found, key = [], start_key
+        for _ in range(_SEARCH_READS if search else 1):
+            options = {"start_key": key, "limit": limit, "projection": items.EVENT_PROJECTION,
+                       "names": items.EVENT_PROJECTION_NAMES}
+            if search:
+                page, key = self.events.filtered_scan_page(
+                    filter="contains(#name, :search)", values={":search": search}, **options)
+            else:
+                page, key = self.events.scan_page(**options)
+            found.extend(page)
+            if len(found) >= limit or key is None:
+                break
+        if len(found) > limit:
+            found = found[:limit]
+            key = {"event_id": found[-1]["event_id"]}  # any item's key can continue a scan
+        return [items.event_from_item(item) for item in found], key
+
+    def update_event(self, event_id, *, expected_version, name=None, capacity=None,
+                     starts_at=None) -> Event:
+        """Apply an organizer's edit of the event as read at ``expected_version``; return it.
+
+        Only the given fields change (``starts_at=""`` clears the start). The write happens
+        only if the event is still at ``expected_version`` and bumps it (seed 001), so an
+        edit based on a stale read never overwrites a newer change. A capacity change goes
+        through the event's strategy, atomically with that check; it never drops a
+        registration.
+
+        Raises ``InvalidBooking`` (nothing stored; ``field`` names the input, including a
+        capacity below the confirmed count or beyond the strategy's limit),
+        ``EventNotFound``, ``StaleEdit`` (re-read, let the organizer re-apply), or
+        ``BookingContention``.
+        """
+        event = self.get_event(event_id)
+        if isinstance(expected_version, bool) or not isinstance(expected_version, int):
+            raise InvalidBooking("This form is out of date. Reload the page.", field="version")
+        changes = {}
+        if name is not None:
+            changes["name"] = validation.clean_event_name(name)
+        if starts_at is not None:
+            start = validation.clean_starts_at(starts_at)
+            changes["starts_at"] = start.isoformat() if start else None
+        implementation = self.strategies[event.strategy]
+        if capacity is not None:
+            capacity = validation.clean_capacity(
+                capacity, strategy_name=event.strategy, max_capacity=implementation.max_capacity,
+                suggestion=self._larger_strategy(implementation.max_capacity))
+        implementation.change_capacity(
+            event.id, expected_version=expected_version, changes=changes,
+            # Unchanged capacity: the value read now is the one at expected_version, or the
+            # version check refuses the write.
+            capacity=event.capacity if capacity is None else capacity)
+        return self.get_event(event.id)
+
+    def delete_event(self, event_id) -> None:
+        """Delete the event with its registrations and the strategy's slots or lock item.
+
+        The event becomes unbookable first; repeating an interrupted delete finishes it.
+        Raises ``EventNotFound``.
+        """
+        event = self.get_event(event_id)
+        self.strategies[event.strategy].delete(event.id)
+        self._forget(event.id)
+
+    def iter_registrations(self, event_id, *, search="") -> Iterator[Registration]:
+        """The event's registrations in e-mail order, read lazily; ``search`` matches name or e-mail."""
+        event_id = validation.clean_event_id(event_id)
+        needle = search.strip().casefold()
+        for registration in self._strategy_for(event_id).registrations(event_id):
+            if not needle or needle in registration.email or needle in registration.name.casefold():
+                yield registration
+
+    def registrations_page(self, event_id, *, after=None, limit=50,
+                           search="") -> tuple[list[Registration], str | None]:
+        """Up to ``limit`` registrations after the e-mail ``after``, and the next page's cursor."""
+        page = []
+        for registration in self.iter_registrations(event_id, search=search):
+            if after is not None and registration.email <= after:
+                continue
+            if len(page) == limit:
+                return page, page[-1].email
+            page.append(registration)
+        return page, None
