@@ -5,6 +5,7 @@ import pytest
 from booking.dynamo.store import Table
 from booking.dynamo.tables import SLOTS
 from booking.errors import BookingError, EventFull
+from booking.service import get_booking_service
 
 
 def slots_of(event_id):
@@ -32,8 +33,13 @@ def test_book_and_cancel__claim_and_free_one_slot(service):
     assert all("holder" not in s and s["free_in"] == event.id for s in slots_of(event.id))
 
 
-def test_book__both_read_the_last_free_slot_then_both_claim__one_wins(service):
-    """Deterministic interleaving: both callers look up free slots before either writes."""
+def test_book__both_read_the_last_free_slot_then_both_claim__one_wins(server_store):
+    """Deterministic interleaving: both callers look up free slots before either writes.
+
+    Runs against the embedded server: in-process moto is not safe for concurrent threads
+    (a failed transaction's rollback can undo another thread's committed write).
+    """
+    service = get_booking_service()
     event = service.create_event(name="Last seat", capacity=1, strategy="slots")
     strategy = service.strategy("slots")
     both_read = threading.Barrier(2)

@@ -2,9 +2,11 @@
 import threading
 
 from booking.errors import BookingError
+from booking.service import get_booking_service
 
 
-def test_book__both_read_then_both_write__overbooks(service):
+def test_book__both_read_then_both_write__overbooks(server_store):
+    service = get_booking_service()
     event = service.create_event(name="Last seat", capacity=1, strategy="unguarded")
     strategy = service.strategy("unguarded")
     both_read = threading.Barrier(2)
