@@ -45,10 +45,14 @@ class RunningServer:
 
 
 def start_server(*extra_args):
-    """Start `manage.py dynamodb_local` on a free port; its output goes to a log file."""
+    """Start `manage.py dynamodb_local` on a free port; its output goes to a log file.
+
+    The server keeps its data in memory unless ``extra_args`` name a ``--data-dir``.
+    """
     log = tempfile.NamedTemporaryFile("w+", prefix="dynamodb_local-", suffix=".log", delete=False)
+    storage = [] if "--data-dir" in extra_args else ["--in-memory"]
     process = subprocess.Popen(
-        [sys.executable, "manage.py", "dynamodb_local", "--port", "0", *extra_args],
+        [sys.executable, "manage.py", "dynamodb_local", "--port", "0", *storage, *extra_args],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     deadline = time.monotonic() + 30
@@ -56,7 +60,9 @@ def start_server(*extra_args):
         output = Path(log.name).read_text()
         if "listening on" in output:
             url = output.split("listening on ", 1)[1].split()[0]
-            return RunningServer(process, url)
+            server = RunningServer(process, url)
+            server.log_path = Path(log.name)
+            return server
         time.sleep(0.05)
     process.kill()
     raise RuntimeError(f"dynamodb_local did not start:\n{Path(log.name).read_text()}")

@@ -23,7 +23,8 @@ def default_address() -> tuple[str, int]:
 
 def default_data_dir() -> str:
     """LOCAL_DYNAMODB_DATA_DIR when set (empty means in memory), else var/dynamodb."""
-    return os.environ.get("LOCAL_DYNAMODB_DATA_DIR", str(Path(settings.BASE_DIR) / "var" / "dynamodb"))
+    default = Path(settings.BASE_DIR) / "var" / "dynamodb"
+    return os.environ.get("LOCAL_DYNAMODB_DATA_DIR", str(default))
 
 
 def default_ttl_delay() -> float:
