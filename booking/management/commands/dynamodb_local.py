@@ -22,9 +22,12 @@ def default_address() -> tuple[str, int]:
 
 
 def default_data_dir() -> str:
-    """LOCAL_DYNAMODB_DATA_DIR when set (empty means in memory), else var/dynamodb."""
-    default = Path(settings.BASE_DIR) / "var" / "dynamodb"
-    return os.environ.get("LOCAL_DYNAMODB_DATA_DIR", str(default))
+    """LOCAL_DYNAMODB_DATA_DIR when set (empty means in memory), else var/dynamodb.
+
+    A relative path is taken from the project directory, wherever the command runs.
+    """
+    value = os.environ.get("LOCAL_DYNAMODB_DATA_DIR", "var/dynamodb")
+    return str(Path(settings.BASE_DIR) / value) if value else ""
 
 
 def default_ttl_delay() -> float:
@@ -71,7 +74,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, host, port, switch_interval, **options):
         set_switch_interval(switch_interval)
-        data_dir = None if options["in_memory"] else (options["data_dir"] or default_data_dir())
+        data_dir = options["data_dir"]
+        if options["in_memory"]:
+            data_dir = ""
+        elif data_dir is None:
+            data_dir = default_data_dir()
         ttl_delay = options["ttl_sweep_delay"]
         started = time.perf_counter()
         server = self.open_server(host, port, data_dir or None, options["verbosity"],
