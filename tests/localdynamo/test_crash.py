@@ -16,6 +16,7 @@ from booking.dynamo.provision import ensure_tables
 from booking.service import get_booking_service
 from tests.concurrency.workers import book_people
 
+from .conftest import raw_client
 from .test_durability import use_server
 
 pytestmark = pytest.mark.concurrency
@@ -34,9 +35,26 @@ def storm_until_killed(servers, server, event_id, prefix, rng):
     with multiprocessing.get_context("spawn").Pool(PROCESSES) as pool:
         runs = [pool.apply_async(book_people, (env, event_id, people[i::PROCESSES], THREADS,
                                                start_at)) for i in range(PROCESSES)]
-        time.sleep(max(0.0, start_at - time.time()) + rng.uniform(0.3, 2.5))
+        # Kill at a random point of the storm, measured in bookings so that a slow start
+        # on a busy machine cannot make the kill come before the storm.
+        wait_for_bookings(server, prefix, event_id, rng.randrange(20, 200))
+        time.sleep(rng.uniform(0, 0.3))
         servers.kill(server)
         return [outcome for run in runs for outcome in run.get(timeout=120)]
+
+
+def wait_for_bookings(server, prefix, event_id, count, timeout=60):
+    client = raw_client(server, attempts=1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        stored = client.query(
+            TableName=f"{prefix}registrations", Select="COUNT", ConsistentRead=True,
+            KeyConditionExpression="event_id = :e",
+            ExpressionAttributeValues={":e": {"S": event_id}})["Count"]
+        if stored >= count:
+            return
+        time.sleep(0.02)
+    pytest.fail(f"fewer than {count} bookings after {timeout} s")
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
