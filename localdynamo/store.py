@@ -13,6 +13,7 @@ deleted (that is the log truncation).
 import fcntl
 import logging
 import os
+import signal
 import threading
 import time
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_SNAPSHOT_EVERY = 2.0  # seconds of replay work in the log
 RETRY_FAILED_SNAPSHOT_AFTER = 30.0
+SNAPSHOT_TIMEOUT = 600.0
 
 
 class DataDirInUse(Exception):
@@ -133,8 +135,7 @@ class DurableStore:
         return done
 
     def _await_snapshot(self, pid: int, seq: int, cost: float, done: threading.Event) -> None:
-        _, status = os.waitpid(pid, 0)
-        ok = os.waitstatus_to_exitcode(status) == 0
+        ok = wait_for_child(pid, SNAPSHOT_TIMEOUT) == 0
         with self._mutex:
             if ok:
                 self._remove_covered(seq)
@@ -166,6 +167,21 @@ class DurableStore:
         if self.writer:
             self.writer.close()
         os.close(self._lock_fd)
+
+
+def wait_for_child(pid: int, timeout: float) -> int:
+    """Reap a child and return its exit code; SIGKILL it if it is still running by then."""
+    deadline = time.monotonic() + timeout
+    while True:
+        finished, status = os.waitpid(pid, os.WNOHANG)
+        if finished:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            # A child that forked while another thread held some lock could wait forever;
+            # the log is kept, so killing it loses nothing.
+            os.kill(pid, signal.SIGKILL)
+            deadline = float("inf")
+        time.sleep(0.05)
 
 
 def lock_directory(directory: Path) -> int:
