@@ -87,10 +87,10 @@ def test_cancel__tampered_or_foreign_token__400_cancels_nothing(
     elif tamper == "confirmation_salt":
         token = links.registration_token(booked, salt=links.CONFIRMATION_SALT)
     elif tamper == "other_email":  # another person's payload under Ada's signature
-        _, timestamp, signature = token.split(":")
+        _, signature = token.split(":")
         payload = {"e": event.id, "m": "bo@example.com", "r": booked.registration_id}
         forged = signing.b64_encode(json.dumps(payload, separators=(",", ":")).encode())
-        token = ":".join([forged.decode(), timestamp, signature])
+        token = ":".join([forged.decode(), signature])
 
     url = reverse("booking:cancel", args=[token])
     shown, posted = client.get(url), client.post(url)
