@@ -31,7 +31,12 @@ case "$endpoint" in
     else
       "$PY" manage.py dynamodb_local >var/dynamodb_local.log 2>&1 &
       server_pid=$!
-      for _ in $(seq 1 100); do reachable "$endpoint" && break; sleep 0.1; done
+      # Recovery of a large data directory takes a few seconds; give up if it dies.
+      for _ in $(seq 1 600); do
+        reachable "$endpoint" && break
+        kill -0 "$server_pid" 2>/dev/null || break
+        sleep 0.2
+      done
       reachable "$endpoint" || { cat var/dynamodb_local.log; exit 1; }
       echo "Started the embedded DynamoDB at $endpoint (log: var/dynamodb_local.log)"
     fi ;;
