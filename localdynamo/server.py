@@ -28,6 +28,7 @@ from moto.moto_server.werkzeug_app import (
 )
 from werkzeug.serving import make_server, select_address_family
 
+from . import transactions
 from .store import DurableStore, Recovery
 from .tokens import TokenTable
 from .ttl import DEFAULT_DELAY_SECONDS, TtlSweeper, expired_deletes
@@ -137,6 +138,7 @@ class SerializedApp:
 
 
 def build_app(*, store=None, ttl_delay=DEFAULT_DELAY_SECONDS) -> SerializedApp:
+    transactions.install()
     tokens = store.tokens if store else TokenTable()
     return SerializedApp(DomainDispatcherApplication(create_backend_app), store=store,
                          tokens=tokens, ttl_delay=ttl_delay)
