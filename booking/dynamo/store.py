@@ -219,23 +219,17 @@ class Table:
     def scan_page(self, *, start_key: dict | None = None, limit: int = 100,
                   projection: str | None = None, names=None) -> tuple[list[dict], dict | None]:
         """Return one page of a scan and the key to continue from (None at the end)."""
-        request = {"TableName": self.name, "ConsistentRead": True, "Limit": limit}
-        if start_key:
-            request["ExclusiveStartKey"] = serialize(start_key)
-        if projection:
-            request["ProjectionExpression"] = projection
-        if names:
-            request["ExpressionAttributeNames"] = names
-        response = call("scan", **request)
-        items = [deserialize(i) for i in response.get("Items", [])]
-        return items, deserialize(response.get("LastEvaluatedKey"))
+        return self._scan_page({}, start_key, limit, projection, names)
 
     def filtered_scan_page(self, *, filter: str, values: dict, names=None,
                            start_key: dict | None = None, limit: int = 100,
                            projection: str | None = None) -> tuple[list[dict], dict | None]:
         """Like ``scan_page`` with a FilterExpression: ``limit`` items are read, fewer kept."""
-        request = {"TableName": self.name, "ConsistentRead": True, "Limit": limit,
-                   "FilterExpression": filter, "ExpressionAttributeValues": serialize(values)}
+        extra = {"FilterExpression": filter, "ExpressionAttributeValues": serialize(values)}
+        return self._scan_page(extra, start_key, limit, projection, names)
+
+    def _scan_page(self, extra, start_key, limit, projection, names):
+        request = {"TableName": self.name, "ConsistentRead": True, "Limit": limit, **extra}
         if start_key:
             request["ExclusiveStartKey"] = serialize(start_key)
         if projection:

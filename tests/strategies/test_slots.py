@@ -4,8 +4,9 @@ import pytest
 
 from booking.dynamo.store import Table
 from booking.dynamo.tables import SLOTS
-from booking.errors import BookingError, EventFull
+from booking.errors import EventFull
 from booking.service import get_booking_service
+from tests.strategies.interleaving import book_from_two_threads
 
 
 def slots_of(event_id):
@@ -51,21 +52,8 @@ def test_book__both_read_the_last_free_slot_then_both_claim__one_wins(server_sto
             both_read.wait(timeout=10)
 
     strategy.between_read_and_write = wait_for_the_other
-    outcomes = []
-
-    def book(email):
-        try:
-            service.book(event.id, name="X", email=email)
-            outcomes.append("ok")
-        except BookingError as exc:
-            outcomes.append(type(exc).__name__)
-
     try:
-        threads = [threading.Thread(target=book, args=(f"p{n}@example.com",)) for n in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        outcomes = book_from_two_threads(service, event.id)
     finally:
         del strategy.between_read_and_write
 

@@ -1,8 +1,8 @@
 """The control strategy overbooks when two callers read before either writes."""
 import threading
 
-from booking.errors import BookingError
 from booking.service import get_booking_service
+from tests.strategies.interleaving import book_from_two_threads
 
 
 def test_book__both_read_then_both_write__overbooks(server_store):
@@ -11,21 +11,8 @@ def test_book__both_read_then_both_write__overbooks(server_store):
     strategy = service.strategy("unguarded")
     both_read = threading.Barrier(2)
     strategy.between_read_and_write = lambda: both_read.wait(timeout=10)
-    outcomes = []
-
-    def book(email):
-        try:
-            service.book(event.id, name="X", email=email)
-            outcomes.append("ok")
-        except BookingError as exc:
-            outcomes.append(type(exc).__name__)
-
     try:
-        threads = [threading.Thread(target=book, args=(f"p{n}@example.com",)) for n in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        outcomes = book_from_two_threads(service, event.id)
     finally:
         del strategy.between_read_and_write
 
