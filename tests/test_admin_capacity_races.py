@@ -78,11 +78,7 @@ class Race:
                 self.violations.append((confirmed, capacity))
 
 
-@pytest.mark.parametrize("strategy", GUARDED)
-def test_capacity_edits__racing_bookings__never_overbook_or_drop(server_store, strategy):
-    from booking.service import get_booking_service
-
-    service = get_booking_service()
+def run_race(service, strategy):
     event = service.create_event(name="Race", capacity=6, strategy=strategy)
     race = Race(service, event.id)
     if strategy == "slots":  # widen the window between listing free slots and removing them
@@ -94,8 +90,17 @@ def test_capacity_edits__racing_bookings__never_overbook_or_drop(server_store, s
     for thread in threads:
         thread.join(timeout=60)
     assert not race.errors, race.errors
-    assert race.violations == [], race.violations
     assert race.samples > 0 and race.edits["raised"] + race.edits["lowered"] >= 2, race.edits
+    return event, race
+
+
+@pytest.mark.parametrize("strategy", GUARDED)
+def test_capacity_edits__racing_bookings__never_overbook_or_drop(server_store, strategy):
+    from booking.service import get_booking_service
+
+    service = get_booking_service()
+    event, race = run_race(service, strategy)
+    assert race.violations == [], race.violations
 
     final = service.availability(event.id)
     registered = [r.email for r in service.registrations(event.id)]
@@ -105,3 +110,16 @@ def test_capacity_edits__racing_bookings__never_overbook_or_drop(server_store, s
         slots = list(Table(SLOTS).query(key_condition="event_id = :e", values={":e": event.id}))
         assert len(slots) == final.capacity
         assert sorted(s["holder"] for s in slots if "holder" in s) == sorted(registered)
+
+
+def test_capacity_edits__unguarded_control__caught_overbooking(server_store, settings):
+    """The same race and checks see the control strategy exceed its capacity."""
+    from booking.service import get_booking_service
+
+    settings.BOOKING_UNGUARDED_RACE_DELAY_MS = 20
+    service = get_booking_service()
+    event, race = run_race(service, "unguarded")
+
+    final = service.availability(event.id)
+    assert race.violations or final.confirmed > final.capacity, (race.edits, final)
+
