@@ -28,7 +28,7 @@ from moto.moto_server.werkzeug_app import (
 )
 from werkzeug.serving import make_server, select_address_family
 
-from . import transactions
+from . import faults as fault_injection, transactions
 from .store import DurableStore, Recovery
 from .tokens import TokenTable
 from .ttl import DEFAULT_DELAY_SECONDS, TtlSweeper, expired_deletes
@@ -48,8 +48,10 @@ class SerializedApp:
     """WSGI middleware that lets one request at a time into moto, and logs the writes."""
 
     def __init__(self, app, *, store: DurableStore | None = None, tokens: TokenTable | None = None,
-                 ttl_delay: float = DEFAULT_DELAY_SECONDS):
+                 ttl_delay: float = DEFAULT_DELAY_SECONDS,
+                 faults: fault_injection.FaultInjector | None = None):
         self.app = app
+        self.faults = faults
         self.store = store
         self.tokens = tokens or TokenTable()
         self.ttl_delay = ttl_delay
@@ -61,13 +63,18 @@ class SerializedApp:
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = environ["wsgi.input"].read(length) if length else b""
         environ["wsgi.input"] = io.BytesIO(body)
+        fault = self.faults.draw(environ) if self.faults else None
         if environ.get("PATH_INFO", "").startswith(ADMIN_PREFIX):
             response = self._admin(environ.get("PATH_INFO")[len(ADMIN_PREFIX):])
+        elif fault in (fault_injection.THROTTLE, fault_injection.ERROR500):
+            response = fault_injection.refusal(fault)
         else:
             with self.lock:
                 call = call_from_environ(environ, body, time.time())
                 response = CLOSED if self.closed else self._execute(call, environ)
                 self.requests_served += 1
+        if fault == fault_injection.LOST_RESPONSE:
+            fault_injection.drop_connection(environ)  # applied and logged, never answered
         start_response(response.status, response.headers)
         return [response.payload]
 
@@ -129,7 +136,9 @@ class SerializedApp:
             self.store.wait_for_snapshot()
 
     def _admin(self, command: str) -> Response:
-        """Test hooks: POST /_localdynamo/ttl-sweep and /_localdynamo/snapshot."""
+        """Test hooks: POST ttl-sweep and snapshot, GET faults (counts injected by kind)."""
+        if command == "faults":
+            return json_response(self.faults.snapshot() if self.faults else {})
         if command == "ttl-sweep":
             return json_response({"deleted": self.sweep_ttl(time.time())})
         if command == "snapshot":
@@ -137,11 +146,11 @@ class SerializedApp:
         return json_response({"message": f"unknown command {command!r}"}, "404 Not Found")
 
 
-def build_app(*, store=None, ttl_delay=DEFAULT_DELAY_SECONDS) -> SerializedApp:
+def build_app(*, store=None, ttl_delay=DEFAULT_DELAY_SECONDS, faults=None) -> SerializedApp:
     transactions.install()
     tokens = store.tokens if store else TokenTable()
     return SerializedApp(DomainDispatcherApplication(create_backend_app), store=store,
-                         tokens=tokens, ttl_delay=ttl_delay)
+                         tokens=tokens, ttl_delay=ttl_delay, faults=faults)
 
 
 class QuietRequestHandler(MotoRequestHandler):
@@ -168,11 +177,13 @@ class LocalDynamoDB:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 8001, *, log_requests=False,
                  data_dir=None, ttl_delay: float = DEFAULT_DELAY_SECONDS,
-                 snapshot_every: float | None = None):
+                 snapshot_every: float | None = None,
+                 faults: fault_injection.FaultSpec | None = None):
         options = {} if snapshot_every is None else {"snapshot_every": snapshot_every}
         store = DurableStore(data_dir, tokens=TokenTable(), **options) if data_dir else None
         try:
-            self.app = build_app(store=store, ttl_delay=ttl_delay)
+            injector = fault_injection.FaultInjector(faults) if faults and faults.enabled else None
+            self.app = build_app(store=store, ttl_delay=ttl_delay, faults=injector)
             self.recovery = self.app.recover()
             handler = MotoRequestHandler if log_requests else QuietRequestHandler
             self.server = listen(host, port, self.app, handler)
@@ -207,6 +218,8 @@ class LocalDynamoDB:
             self.app.closed = True
             if self.app.store:
                 self.app.store.close()
+        if self.app.faults:
+            logger.warning("Faults injected: %s", self.app.faults.summary())
 
 
 def set_switch_interval(seconds: float | None) -> None:

@@ -19,7 +19,7 @@ from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegis
 from booking.models import Availability
 
 from . import aggregate_audit, event_edits
-from .base import Strategy
+from .base import Strategy, is_mine
 
 ITEM_SIZE_LIMIT = 400 * 1024
 # Room for the event's own attributes (name, dates, counters, attribute names).
@@ -62,6 +62,9 @@ class AggregateStrategy(Strategy):
                 values={":attendee": items.attendee_value(registration), ":one": 1},
             )
         except ConditionFailed as refused:
+            attendee = (refused.old_item or {}).get("attendees", {}).get(registration.email)
+            if is_mine(attendee, registration):
+                return registration  # botocore resent an update whose answer was lost
             raise self._booking_refusal(refused.old_item, registration.email) from None
         return registration
 

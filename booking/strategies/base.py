@@ -46,13 +46,40 @@ pattern supports), ``guarded`` (False only for the control strategy).
 
 ``between_read_and_write`` is a test hook: strategies that read before they write call it
 in between, so a test can force two callers to both read before either writes.
+
+Exactly-once under retries: botocore re-sends a write whose response was lost, so a
+write that did apply can come back refused. ``client_token`` names a transaction after the
+registration it writes (DynamoDB answers a repeat with success), and ``is_mine`` tells
+"this refusal found my own registration" from "someone else's" (docs/exactly-once-retries.md).
 """
+import hashlib
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 
 from booking.models import Availability, Event, Registration
 
 from .retry import RetryPolicy
+
+DISABLE_AMBIGUITY_CHECKS = "BOOKING_DISABLE_AMBIGUITY_CHECKS"
+
+
+def ambiguity_checks_on() -> bool:
+    """False only when a test switches them off to prove its checker sees the anomaly."""
+    return os.environ.get(DISABLE_AMBIGUITY_CHECKS, "") not in ("1", "true", "yes")
+
+
+def client_token(registration_id: str, purpose: str) -> str | None:
+    """A ClientRequestToken (36 chars) fixed by the registration and the write's purpose."""
+    if not ambiguity_checks_on():
+        return None
+    return hashlib.sha256(f"{registration_id}:{purpose}".encode()).hexdigest()[:36]
+
+
+def is_mine(stored: dict | None, registration: Registration) -> bool:
+    """True when a refused write found this very registration: a resend of a write that applied."""
+    return (ambiguity_checks_on() and stored is not None
+            and stored.get("registration_id") == registration.registration_id)
 
 
 class Strategy(ABC):

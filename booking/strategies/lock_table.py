@@ -22,7 +22,7 @@ from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegis
 from booking.models import Availability
 
 from . import event_edits, lock_table_audit
-from .base import Strategy
+from .base import Strategy, client_token, is_mine
 
 CCF = "ConditionalCheckFailed"
 
@@ -56,11 +56,14 @@ class LockTableStrategy(Strategy):
                 condition="attribute_exists(event_id) AND confirmed_count < #capacity",
                 names={"#capacity": "capacity"}, values={":one": 1})),
         ]
+        token = client_token(registration.registration_id, "book")
         for _ in self.retry.attempts():
             try:
-                transact_write(operations)
+                transact_write(operations, token=token)
                 return registration
             except TransactionCancelled as cancelled:
+                if cancelled.code(0) == CCF and is_mine(cancelled.reasons[0].old_item, registration):
+                    return registration  # a resend of our own transaction that had applied
                 if cancelled.code(1) == CCF and cancelled.reasons[1].old_item is None:
                     raise EventNotFound() from None
                 if cancelled.code(0) == CCF:
@@ -87,7 +90,7 @@ class LockTableStrategy(Strategy):
                         {"event_id": event_id},
                         "SET confirmed_count = confirmed_count - :one, version = version + :one",
                         condition="attribute_exists(event_id)", values={":one": 1})),
-                ])
+                ], token=client_token(stored["registration_id"], "cancel"))
                 return items.registration_from_item(stored)
             except TransactionCancelled as cancelled:
                 if not (cancelled.conflict or cancelled.code(0) == CCF):

@@ -24,7 +24,7 @@ from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegis
 from booking.models import Availability
 
 from . import slots_audit, slots_capacity
-from .base import Strategy
+from .base import Strategy, client_token, is_mine
 
 CCF = "ConditionalCheckFailed"
 SHUFFLE_RANGE = 2**31
@@ -56,13 +56,20 @@ class SlotsStrategy(Strategy):
         for _ in self.retry.attempts():
             candidates = self._free_candidates(event_id)
             if not candidates:
-                raise self._no_free_slot(event_id, registration.email)
+                refusal = self._no_free_slot(event_id, registration)
+                if refusal is None:
+                    return registration  # our own earlier claim took the last slot
+                raise refusal
             self.between_read_and_write()
             for slot in candidates:
+                token = client_token(registration.registration_id, f"slot-{slot}")
                 try:
-                    transact_write(self._claim(event_id, slot, registration))
+                    transact_write(self._claim(event_id, slot, registration), token=token)
                     return registration
                 except TransactionCancelled as cancelled:
+                    if is_mine(cancelled.reasons[1].old_item if cancelled.code(1) == CCF
+                               else None, registration):
+                        return registration  # a resend of our own claim that had applied
                     if cancelled.code(1) == CCF:
                         existing = items.registration_or_none(cancelled.reasons[1].old_item)
                         raise AlreadyRegistered(existing=existing) from None
@@ -70,13 +77,15 @@ class SlotsStrategy(Strategy):
                         raise
                     # Someone else took this slot (or collided with us): try the next one.
 
-    def _no_free_slot(self, event_id, email):
+    def _no_free_slot(self, event_id, registration):
         event, mine = batch_get([
             (self.events, {"event_id": event_id}),
-            (self.registrations_table, {"event_id": event_id, "email": email}),
+            (self.registrations_table, {"event_id": event_id, "email": registration.email}),
         ])
         if event is None:
             return EventNotFound()
+        if is_mine(mine, registration):
+            return None
         if mine is not None:
             return AlreadyRegistered(existing=items.registration_from_item(mine))
         return EventFull()
@@ -121,7 +130,7 @@ class SlotsStrategy(Strategy):
                         {"event_id": event_id, "slot": stored["slot"]},
                         "SET free_in = :e REMOVE holder", condition="holder = :email",
                         values={":e": event_id, ":email": email})),
-                ])
+                ], token=client_token(stored["registration_id"], "cancel"))
                 return items.registration_from_item(stored)
             except TransactionCancelled as cancelled:
                 if not (cancelled.conflict or cancelled.code(0) == CCF):

@@ -18,7 +18,7 @@ from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegis
 from booking.models import Availability
 
 from . import event_edits
-from .base import Strategy
+from .base import Strategy, is_mine
 
 
 class UnguardedStrategy(Strategy):
@@ -44,6 +44,8 @@ class UnguardedStrategy(Strategy):
             self.registrations_table.put(
                 items.registration_item(registration), condition="attribute_not_exists(email)")
         except ConditionFailed as refused:
+            if is_mine(refused.old_item, registration):
+                return registration  # botocore resent a put whose answer was lost
             existing = items.registration_or_none(refused.old_item)
             raise AlreadyRegistered(existing=existing) from None
         return registration

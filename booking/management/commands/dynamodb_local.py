@@ -1,4 +1,5 @@
 import os
+import signal
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -6,6 +7,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from localdynamo.faults import FaultSpec, FaultSpecError
 from localdynamo.journal import DamagedLog
 from localdynamo.server import LocalDynamoDB, set_switch_interval
 from localdynamo.snapshot import DamagedSnapshot
@@ -38,6 +40,19 @@ def default_ttl_delay() -> float:
         raise CommandError(f"LOCAL_DYNAMODB_TTL_DELAY must be a number of seconds, not {value!r}.")
 
 
+def fault_spec(text: str | None) -> FaultSpec:
+    """--faults when given, else LOCAL_DYNAMODB_FAULTS (empty: no faults)."""
+    text = os.environ.get("LOCAL_DYNAMODB_FAULTS", "") if text is None else text
+    try:
+        return FaultSpec.parse(text)
+    except FaultSpecError as exc:
+        raise CommandError(f"Bad fault spec {text!r}: {exc}") from exc
+
+
+def stop_on_sigterm(signum, frame):
+    raise KeyboardInterrupt
+
+
 class Command(BaseCommand):
     help = (
         "Run the embedded, linearizable DynamoDB server (moto's API, one request at a "
@@ -68,6 +83,11 @@ class Command(BaseCommand):
                  f"replay work; bounds restart time (default {DEFAULT_SNAPSHOT_EVERY:g}).",
         )
         parser.add_argument(
+            "--faults", default=None,
+            help="Inject faults into data-plane requests, e.g. 'throttle=0.05,lost_response=0.02,"
+                 "error500=0.01,delay_ms=0-20,seed=7' (default $LOCAL_DYNAMODB_FAULTS; off).",
+        )
+        parser.add_argument(
             "--switch-interval", type=float, default=None,
             help="Python thread switch interval in seconds (tests use 1e-5 to provoke races).",
         )
@@ -80,11 +100,15 @@ class Command(BaseCommand):
         elif data_dir is None:
             data_dir = default_data_dir()
         ttl_delay = options["ttl_sweep_delay"]
+        faults = fault_spec(options["faults"])
         started = time.perf_counter()
         server = self.open_server(host, port, data_dir or None, options["verbosity"],
                                   default_ttl_delay() if ttl_delay is None else ttl_delay,
-                                  options["snapshot_every"])
+                                  options["snapshot_every"], faults)
         self.report_storage(server, data_dir, time.perf_counter() - started)
+        if server.app.faults:
+            self.stdout.write(f"Fault injection on: {faults}")
+            signal.signal(signal.SIGTERM, stop_on_sigterm)  # so the counts get reported
         self.stdout.write(f"Embedded DynamoDB listening on {server.url} (Ctrl+C to stop)")
         self.stdout.flush()
         try:
@@ -93,11 +117,16 @@ class Command(BaseCommand):
             pass
         finally:
             server.stop()
+            if server.app.faults:
+                self.stdout.write(f"Faults injected: {server.app.faults.summary()}")
+                self.stdout.flush()
 
-    def open_server(self, host, port, data_dir, verbosity, ttl_delay, snapshot_every):
+    def open_server(self, host, port, data_dir, verbosity, ttl_delay, snapshot_every,
+                    faults=None):
         try:
             return LocalDynamoDB(host, port, log_requests=verbosity >= 2, data_dir=data_dir,
-                                 ttl_delay=ttl_delay, snapshot_every=snapshot_every)
+                                 ttl_delay=ttl_delay, snapshot_every=snapshot_every,
+                                 faults=faults)
         except DataDirInUse as exc:
             raise CommandError(str(exc)) from exc
         except (DamagedLog, DamagedSnapshot) as exc:

@@ -1,0 +1,138 @@
+"""Fault injection for the embedded DynamoDB: throttles, 500s, lost responses, latency.
+
+Off unless a spec such as ``throttle=0.05,lost_response=0.02,error500=0.01,delay_ms=0-20,
+seed=7`` is given (``dynamodb_local --faults`` or ``LOCAL_DYNAMODB_FAULTS``). Each
+data-plane request draws at most one fault:
+
+- ``throttle``: ProvisionedThroughputExceededException (HTTP 400), nothing applied;
+- ``error500``: InternalServerError (HTTP 500), nothing applied;
+- ``lost_response``: applied and logged like any request, then the connection is closed
+  without an answer, so the client cannot know whether it happened;
+- ``delay_ms``: a random latency in that range, slept before the request takes the lock.
+
+Control-plane requests (CreateTable, DescribeTable, UpdateTimeToLive, ...) never get a
+fault, so set-up is reliable. A seed makes the sequence of draws repeatable.
+"""
+import random
+import socket
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from .wire import API_PREFIX, Response, error_response
+
+THROTTLE, ERROR500, LOST_RESPONSE, DELAY = "throttle", "error500", "lost_response", "delay"
+KINDS = (THROTTLE, LOST_RESPONSE, ERROR500, DELAY)
+DATA_PLANE = frozenset({
+    "GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem",
+    "BatchWriteItem", "TransactGetItems", "TransactWriteItems", "ExecuteStatement",
+    "BatchExecuteStatement", "ExecuteTransaction",
+})
+
+
+class FaultSpecError(ValueError):
+    """A fault spec that cannot be parsed; the message says which part."""
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    throttle: float = 0.0
+    lost_response: float = 0.0
+    error500: float = 0.0
+    delay_ms: tuple[float, float] = (0.0, 0.0)
+    seed: int | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.throttle or self.lost_response or self.error500 or self.delay_ms[1])
+
+    @classmethod
+    def parse(cls, text: str) -> "FaultSpec":
+        """Parse ``kind=value,...``; probabilities in [0, 1], delay_ms as ``low-high``."""
+        fields = {}
+        for part in filter(None, (p.strip() for p in (text or "").split(","))):
+            name, _, value = part.partition("=")
+            name = name.strip()
+            try:
+                if name in (THROTTLE, LOST_RESPONSE, ERROR500):
+                    fields[name] = float(value)
+                    if not 0 <= fields[name] <= 1:
+                        raise ValueError
+                elif name == "delay_ms":
+                    low, _, high = value.partition("-")
+                    fields[name] = (float(low), float(high or low))
+                    if not 0 <= fields[name][0] <= fields[name][1]:
+                        raise ValueError
+                elif name == "seed":
+                    fields[name] = int(value)
+                else:
+                    raise FaultSpecError(f"unknown fault {name!r} (known: {', '.join(KINDS)}, "
+                                         "delay_ms, seed)")
+            except ValueError:
+                raise FaultSpecError(f"bad value in {part!r}") from None
+        if sum(fields.get(k, 0.0) for k in (THROTTLE, LOST_RESPONSE, ERROR500)) > 1:
+            raise FaultSpecError("the fault probabilities add up to more than 1")
+        return cls(**fields)
+
+
+class FaultInjector:
+    """Draws faults for data-plane requests and counts those it injected, by kind."""
+
+    def __init__(self, spec: FaultSpec):
+        self.spec = spec
+        self.random = random.Random(spec.seed)
+        self.lock = threading.Lock()
+        self.counts = Counter({kind: 0 for kind in KINDS})
+
+    def draw(self, environ) -> str | None:
+        """Sleep the request's delay (no lock held); return the fault to inject, or None."""
+        prefix, _, operation = environ.get("HTTP_X_AMZ_TARGET", "").partition(".")
+        if prefix != API_PREFIX or operation not in DATA_PLANE:
+            return None
+        low, high = self.spec.delay_ms
+        with self.lock:
+            roll, delay = self.random.random(), self.random.uniform(low, high) if high else 0.0
+            fault = self._fault_for(roll)
+            if fault:
+                self.counts[fault] += 1
+            if delay:
+                self.counts[DELAY] += 1
+        if delay:
+            time.sleep(delay / 1000)
+        return fault
+
+    def _fault_for(self, roll: float) -> str | None:
+        for kind in (THROTTLE, LOST_RESPONSE, ERROR500):
+            chance = getattr(self.spec, kind)
+            if roll < chance:
+                return kind
+            roll -= chance
+        return None
+
+    def snapshot(self) -> dict:
+        with self.lock:
+            return dict(self.counts)
+
+    def summary(self) -> str:
+        return ", ".join(f"{kind}={n}" for kind, n in self.snapshot().items())
+
+
+def refusal(fault: str) -> Response:
+    """The answer for a fault that refuses the request without applying it."""
+    if fault == THROTTLE:
+        return error_response("ProvisionedThroughputExceededException",
+                              "Injected fault: the request rate is too high.")
+    return error_response("InternalServerError", "Injected fault: internal server error.",
+                          "500 Internal Server Error")
+
+
+def drop_connection(environ) -> None:
+    """Close the client's connection without an answer (werkzeug then sees a dropped peer)."""
+    connection = environ.get("werkzeug.socket")
+    if connection is None:
+        return
+    try:
+        connection.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
