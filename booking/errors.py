@@ -65,3 +65,9 @@ class LeaseHeld(BookingError):
         super().__init__(message, **kwargs)
         self.holder = holder  # who holds it (host and process), when known
         self.expires_at = expires_at  # epoch seconds when it lapses unless released
+
+
+class RequestInProgress(BookingError):
+    code = "in_progress"
+    default_message = ("We are still processing this request. Please wait a moment: this page "
+                       "checks again by itself.")

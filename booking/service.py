@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from django.conf import settings
 from django.utils import timezone
 
-from . import validation
+from . import requests, validation
 from .dynamo import items
 from .dynamo.store import Table
 from .dynamo.tables import EVENTS
@@ -110,13 +110,14 @@ class BookingService(OrganizerOperations, AuditOperations):
     def book(self, event_id, *, name, email, request_id=None) -> Registration:
         """Confirm a seat for (name, e-mail) or raise why not.
 
-        ``request_id`` names the submission (the signup form's one-time token). A replay of
-        a submission that already got its seat returns that same registration instead of
-        raising ``AlreadyRegistered``.
+        ``request_id`` names the submission (the signup form's one-time token; generated
+        when None). It runs at most once (``booking/requests.py``): a repeat of a submission
+        that got its seat returns that same registration and touches no seat.
 
-        Raises ``InvalidBooking`` (nothing stored), ``EventNotFound``, ``EventFull``,
-        ``AlreadyRegistered`` (the same normalized e-mail holds a seat), or
-        ``BookingContention`` when bounded retries are spent.
+        Raises ``InvalidBooking`` (nothing stored; also for a ``request_id`` already used
+        for different content), ``EventNotFound``, ``EventFull``, ``AlreadyRegistered`` (the
+        same normalized e-mail holds a seat), ``RequestInProgress`` (the same request is
+        running), or ``BookingContention`` when bounded retries are spent.
         """
         registration = Registration(
             event_id=validation.clean_event_id(event_id),
@@ -124,15 +125,21 @@ class BookingService(OrganizerOperations, AuditOperations):
             email=validation.normalize_email(email),
             registered_at=timezone.now(),
             registration_id=uuid.uuid4().hex,
-            request_id=validation.clean_request_id(request_id),
+            request_id=validation.clean_request_id(request_id) or uuid.uuid4().hex,
         )
-        try:
-            return self._strategy_for(event_id).book(event_id, registration)
-        except AlreadyRegistered as refused:
-            existing = refused.existing
-            if request_id and existing and existing.request_id == registration.request_id:
-                return existing
-            raise
+        strategy = self._strategy_for(event_id)  # an unknown event stores no history
+        content = {"event_id": event_id, "email": registration.email, "name": registration.name}
+
+        def execute():
+            try:
+                return strategy.book(event_id, registration)
+            except AlreadyRegistered as refused:
+                existing = refused.existing
+                if existing and existing.request_id == registration.request_id:
+                    return existing
+                raise
+
+        return requests.run(requests.Request(registration.request_id, "book", content), execute)
 
     def find_registration(self, event_id, *, email) -> Registration | None:
         """The person's registration for the event, or None."""
@@ -140,11 +147,12 @@ class BookingService(OrganizerOperations, AuditOperations):
         email = validation.normalize_email(email)
         return self._strategy_for(event_id).find(event_id, email)
 
-    def cancel(self, event_id, *, email, registration_id=None) -> Registration:
+    def cancel(self, event_id, *, email, registration_id=None, request_id=None) -> Registration:
         """Free the person's seat; return the removed registration.
 
         With ``registration_id`` (as carried by a cancellation link) only that registration
         is cancelled: if the person has since cancelled and booked again, ``NotRegistered``.
+        ``request_id`` makes a repeated cancellation answer like the first (as ``book``).
         Raises ``EventNotFound``, ``NotRegistered``, or ``InvalidBooking`` for a malformed
         e-mail.
         """
@@ -153,7 +161,11 @@ class BookingService(OrganizerOperations, AuditOperations):
         if registration_id is not None and not validation.REGISTRATION_ID_PATTERN.match(
                 str(registration_id)):
             raise NotRegistered()
-        return self._strategy_for(event_id).cancel(event_id, email, registration_id)
+        request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
+        strategy = self._strategy_for(event_id)
+        content = {"event_id": event_id, "email": email, "registration_id": registration_id}
+        return requests.run(requests.Request(request_id, "cancel", content),
+                            lambda: strategy.cancel(event_id, email, registration_id))
 
     def availability(self, event_id) -> Availability:
         event_id = validation.clean_event_id(event_id)

@@ -14,11 +14,13 @@ from django.views.decorators.http import require_http_methods, require_safe
 from . import links
 from .emails import send_confirmation
 from .errors import (AlreadyRegistered, BookingContention, BookingError, EventFull,
-                     EventNotFound, InvalidBooking, NotRegistered, StaleEdit, StoreUnavailable)
+                     EventNotFound, InvalidBooking, NotRegistered, RequestInProgress, StaleEdit,
+                     StoreUnavailable)
 from .forms import SignupForm
 from .service import get_booking_service
 
 STATUS_FOR_ERROR = {
+    RequestInProgress: 202,
     InvalidBooking: 400,
     EventNotFound: 404,
     NotRegistered: 404,
@@ -110,6 +112,9 @@ def _signup(request, service, event):
                                     email=form.cleaned_data["email"], request_id=request_id)
     except EventNotFound:
         raise
+    except RequestInProgress as error:  # the same submission is running: ask again soon
+        context = {"event": event, "message": error.message, "form": form, "token": token}
+        return render(request, "booking/in_progress.html", context, status=status_for(error))
     except BookingError as error:
         # Keep the token: resubmitting after a 503 must not book a second seat.
         form.apply_error(error)

@@ -126,3 +126,11 @@ BOOKING_FORM_MAX_AGE = env.int("BOOKING_FORM_MAX_AGE", default=24 * 3600)
 # --- Capacity checks (manage.py check_capacity --repair) -------------------------------
 # Seconds a repair's lease lasts; a crashed repair blocks others for at most this long.
 BOOKING_REPAIR_LEASE_SECONDS = env.float("BOOKING_REPAIR_LEASE_SECONDS", default=300.0)
+
+# --- Request history: exactly-once bookings and cancellations (docs/exactly-once.md) ---
+# Seconds after which a request's `started` row counts as crashed, so a retry may run it.
+BOOKING_REQUEST_STALE_SECONDS = env.float("BOOKING_REQUEST_STALE_SECONDS", default=30.0)
+# Days a request's history is kept (a retry after that runs as a new request; TTL cleans up).
+BOOKING_REQUEST_HISTORY_DAYS = env.float("BOOKING_REQUEST_HISTORY_DAYS", default=7.0)
+# Seconds a `replay_failed` run's lease lasts (a crashed run blocks others this long).
+BOOKING_REPLAY_LEASE_SECONDS = env.float("BOOKING_REPLAY_LEASE_SECONDS", default=300.0)

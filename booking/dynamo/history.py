@@ -1,0 +1,80 @@
+"""The request-history table (seed 000): one partition per request id, immutable rows.
+
+Rows are keyed ``(request_id, seq)``. Attempt generation ``g`` writes its ``started`` row
+at ``seq = 2g + 1`` and its outcome (``succeeded`` / ``failed``) at ``seq = 2g + 2``, so a
+slow runner's late outcome never lands on a newer generation's key.
+
+The ``started`` row is written with ``UpdateItem ... ADD atomic_counter :one`` and
+``ReturnValues=ALL_NEW``: of any number of simultaneous starters exactly one reads back
+``atomic_counter == 1``. Its other attributes are set with ``if_not_exists`` so a losing
+starter changes nothing but the counter (the seed's single exception to immutability).
+
+Every row carries ``ttl`` (epoch seconds). TTL deletion runs late, so callers treat a row
+whose ``ttl`` has passed as absent; outcome writes may overwrite such a row.
+"""
+from collections.abc import Iterator
+from decimal import Decimal
+
+from .store import ConditionFailed, Table
+from .tables import HISTORY
+
+STARTED, SUCCEEDED, FAILED = "started", "succeeded", "failed"
+
+
+def start_seq(generation: int) -> int:
+    return 2 * generation + 1
+
+
+def generation_of(seq: int) -> int:
+    return (int(seq) - 1) // 2
+
+
+def start(request_id: str, generation: int, fields: dict, *, now: float, ttl: int) -> dict:
+    """Add 1 to the generation's start-row counter; return the row as it now stands.
+
+    ``fields`` (fingerprint, operation, content) are stored only by the first starter.
+    """
+    attributes = {"exec_status": STARTED, "created_at": _seconds(now), "ttl": ttl,
+                  **{k: v for k, v in fields.items() if v is not None}}
+    names, values, sets = {}, {":one": 1}, []
+    for index, (name, value) in enumerate(attributes.items()):
+        names[f"#a{index}"] = name
+        values[f":v{index}"] = value
+        sets.append(f"#a{index} = if_not_exists(#a{index}, :v{index})")
+    return Table(HISTORY).update(
+        {"request_id": request_id, "seq": start_seq(generation)},
+        "ADD atomic_counter :one SET " + ", ".join(sets),
+        names=names, values=values, return_values="ALL_NEW",
+    )
+
+
+def record(request_id: str, seq: int, status: str, fields: dict, *, now: float,
+           ttl: int) -> bool:
+    """Write an outcome row once; False if a live row already holds that key."""
+    item = {"request_id": request_id, "seq": seq, "exec_status": status, "atomic_counter": 1,
+            "created_at": _seconds(now), "ttl": ttl, **fields}
+    try:
+        Table(HISTORY).put(item, condition="attribute_not_exists(seq) OR #ttl <= :now",
+                           names={"#ttl": "ttl"}, values={":now": int(now)})
+    except ConditionFailed:
+        return False
+    return True
+
+
+def newest_first(request_id: str) -> Iterator[dict]:
+    """The request's rows, newest first, read consistently page by page."""
+    return Table(HISTORY).query(key_condition="request_id = :id", values={":id": request_id},
+                                forward=False, page_size=10)
+
+
+def failed_page(*, since: float, until: float, start_key: dict | None = None,
+                limit: int = 100) -> tuple[list[dict], dict | None]:
+    """One scan page of ``failed`` rows created in [since, until], and where to go on."""
+    return Table(HISTORY).filtered_scan_page(
+        filter="exec_status = :failed AND created_at BETWEEN :since AND :until",
+        values={":failed": FAILED, ":since": _seconds(since), ":until": _seconds(until)},
+        start_key=start_key, limit=limit)
+
+
+def _seconds(epoch: float) -> Decimal:
+    return Decimal(f"{epoch:.3f}")  # DynamoDB numbers: boto3 takes Decimal, not float

@@ -1,0 +1,54 @@
+"""manage.py replay_failed: re-run the booking requests whose latest history row is failed."""
+import json
+from datetime import datetime
+
+from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+
+from booking.errors import LeaseHeld
+from booking.management.output import table
+from booking.replay import replay_failed
+from booking.service import get_booking_service
+
+EXIT_LEASE_HELD = 3
+
+
+class Command(BaseCommand):
+    help = (
+        "Re-run every booking or cancellation whose latest request-history row is 'failed' "
+        "(failed between --since and --until), with its original request id, so nothing runs "
+        "twice. Exit 3: another replay holds the lease."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--since", help="ISO 8601 date/time (default: the beginning).")
+        parser.add_argument("--until", help="ISO 8601 date/time (default: now).")
+        parser.add_argument("--dry-run", action="store_true", help="List, do not re-run.")
+        parser.add_argument("--json", action="store_true", dest="as_json", help="Print JSON.")
+
+    def handle(self, *args, since, until, dry_run: bool, as_json: bool, **options):
+        window = {"since": _epoch(since, "--since", 0.0), "until": _epoch(until, "--until", None)}
+        try:
+            replayed = replay_failed(get_booking_service(), dry_run=dry_run, **window)
+        except LeaseHeld as held:
+            raise CommandError(held.message, returncode=EXIT_LEASE_HELD) from held
+        if as_json:
+            self.stdout.write(json.dumps({"dry_run": dry_run,
+                                          "requests": [r.as_dict() for r in replayed]}, indent=2))
+            return
+        rows = [(r.request_id, r.operation, r.event_id, r.email, r.failed_reason, r.outcome)
+                for r in replayed]
+        self.stdout.write(table(("request", "operation", "event", "email", "failed with",
+                                 "outcome"), rows) if rows else "No failed requests to replay.")
+
+
+def _epoch(value, option: str, default):
+    if value in (None, ""):
+        return default
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise CommandError(f"{option} must be an ISO 8601 date/time, not {value!r}.") from None
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment)
+    return moment.timestamp()
