@@ -7,7 +7,7 @@ from booking.errors import BookingError, EventNotFound, LeaseHeld
 from booking.management.output import progress, table
 from booking.service import get_booking_service
 
-EXIT_VIOLATED, EXIT_USAGE, EXIT_LEASE_HELD = 1, 2, 3
+EXIT_VIOLATED, EXIT_USAGE, EXIT_LEASE_HELD, EXIT_UNAVAILABLE = 1, 2, 3, 4
 
 
 class Command(BaseCommand):
@@ -26,7 +26,13 @@ class Command(BaseCommand):
         parser.add_argument("--repair", action="store_true",
                             help="Fix derived data under a time-limited lease, then re-check.")
 
-    def handle(self, *args, event_ids, as_json: bool, repair: bool, **options):
+    def handle(self, *args, **options):
+        try:
+            self._run(**options)
+        except BookingError as exc:  # the store is down or too busy: not a verdict
+            raise CommandError(exc.message, returncode=EXIT_UNAVAILABLE) from exc
+
+    def _run(self, *, event_ids, as_json: bool, repair: bool, **options):
         service = get_booking_service()
         for event_id in event_ids:  # refuse unknown ids before touching anything
             try:

@@ -5,7 +5,7 @@ from datetime import datetime
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from booking.errors import LeaseHeld
+from booking.errors import BookingError, LeaseHeld
 from booking.management.output import table
 from booking.replay import replay_failed
 from booking.service import get_booking_service
@@ -32,6 +32,8 @@ class Command(BaseCommand):
             replayed = replay_failed(get_booking_service(), dry_run=dry_run, **window)
         except LeaseHeld as held:
             raise CommandError(held.message, returncode=EXIT_LEASE_HELD) from held
+        except BookingError as exc:
+            raise CommandError(exc.message) from exc
         if as_json:
             self.stdout.write(json.dumps({"dry_run": dry_run,
                                           "requests": [r.as_dict() for r in replayed]}, indent=2))
@@ -48,7 +50,8 @@ def _epoch(value, option: str, default):
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        raise CommandError(f"{option} must be an ISO 8601 date/time, not {value!r}.") from None
+        raise CommandError(f"{option} must be an ISO 8601 date/time, not {value!r}.",
+                           returncode=2) from None
     if timezone.is_naive(moment):
         moment = timezone.make_aware(moment)
     return moment.timestamp()
