@@ -15,6 +15,8 @@ whose ``ttl`` has passed as absent; outcome writes may overwrite such a row.
 from collections.abc import Iterator
 from decimal import Decimal
 
+from booking.errors import StoreUnavailable
+
 from .store import ConditionFailed, Table
 from .tables import HISTORY
 
@@ -41,11 +43,16 @@ def start(request_id: str, generation: int, fields: dict, *, now: float, ttl: in
         names[f"#a{index}"] = name
         values[f":v{index}"] = value
         sets.append(f"#a{index} = if_not_exists(#a{index}, :v{index})")
-    return Table(HISTORY).update(
+    row = Table(HISTORY).update(
         {"request_id": request_id, "seq": start_seq(generation)},
         "ADD atomic_counter :one SET " + ", ".join(sets),
         names=names, values=values, return_values="ALL_NEW",
     )
+    if not row or "atomic_counter" not in row:
+        # An update with ALL_NEW always returns the item; without it we cannot know
+        # whether we are the first runner, so we must not run.
+        raise StoreUnavailable()
+    return row
 
 
 def record(request_id: str, seq: int, status: str, fields: dict, *, now: float,
