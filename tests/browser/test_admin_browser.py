@@ -1,6 +1,7 @@
 """An organizer uses the events admin in a real (headless Chromium) browser."""
-import re
 import uuid
+
+from playwright.sync_api import expect
 
 
 def test_browser__admin__login_add_edit_capacity_see_registrations(
@@ -25,7 +26,8 @@ def test_browser__admin__login_add_edit_capacity_see_registrations(
     page.get_by_label("Strategy").select_option("slots")
     screenshot(page, "admin-2-add-form")
     page.get_by_role("button", name="Save").click()
-    assert f"The event “{name}” was added." in page.content()
+    # expect() waits for the page after the redirect; page.content() could read it half-loaded.
+    expect(page.locator(".messagelist")).to_contain_text(f"The event “{name}” was added.")
     row = page.locator("#result_list tr", has_text=name)
     assert "slots" in row.inner_text()
     screenshot(page, "admin-3-added")
@@ -35,16 +37,16 @@ def test_browser__admin__login_add_edit_capacity_see_registrations(
     row.get_by_role("link", name=name).click()
     page.get_by_label("Capacity").fill("0")
     page.get_by_role("button", name="Save").click()
-    assert "1 person is registered" in page.locator(".field-capacity").inner_text()
+    expect(page.locator(".field-capacity")).to_contain_text("1 person is registered")
     screenshot(page, "admin-4-capacity-refused")
     page.get_by_label("Capacity").fill("5")
     page.get_by_role("button", name="Save").click()
-    assert re.search(r"was changed", page.content())
+    expect(page.locator(".messagelist")).to_contain_text("was changed")
     cells = page.locator("#result_list tr", has_text=name).locator("td").all_inner_texts()
     assert cells[1:4] == ["5", "1", "4"]  # capacity, confirmed, remaining
     screenshot(page, "admin-5-capacity-changed")
 
     page.locator("#result_list tr", has_text=name).get_by_role("link", name="Registrations").click()
-    assert page.locator("#result_list").get_by_text("grace@example.com").is_visible()
+    expect(page.locator("#result_list").get_by_text("grace@example.com")).to_be_visible()
     screenshot(page, "admin-6-registrations")
     assert site_service.availability(event.id).capacity == 5

@@ -2,7 +2,7 @@
 import re
 import uuid
 
-
+from playwright.sync_api import expect
 
 
 def seats_left(page) -> str:
@@ -29,7 +29,7 @@ def test_browser__signup_then_cancel__seat_taken_and_returned(
     page.get_by_label("Your name").fill("   ")
     page.get_by_label("E-mail").fill("not-an-email")
     page.get_by_role("button", name="Book my seat").click()
-    assert page.get_by_role("alert").is_visible()
+    expect(page.get_by_role("alert")).to_be_visible()  # waits for the new page
     assert page.get_by_label("E-mail").get_attribute("aria-invalid") == "true"
     screenshot(page, "2-form-errors")
 
@@ -39,7 +39,7 @@ def test_browser__signup_then_cancel__seat_taken_and_returned(
     page.get_by_label("E-mail").press("Enter")  # submit from the keyboard
 
     page.wait_for_url(re.compile(r"/booked/"))
-    assert page.get_by_role("heading", name="You're booked").is_visible()
+    expect(page.get_by_role("heading", name="You're booked")).to_be_visible()  # waits for the new page
     assert email in page.content() and seats_left(page) == "2"
     screenshot(page, "4-confirmation")
     mailed = [m for m in live_site.sent_mail() if email in m]
@@ -48,7 +48,7 @@ def test_browser__signup_then_cancel__seat_taken_and_returned(
     assert page.get_by_role("link", name="Cancel my booking").get_attribute("href") == cancel_url
 
     page.goto(cancel_url)
-    assert page.get_by_role("heading", name="Cancel your booking?").is_visible()
+    expect(page.get_by_role("heading", name="Cancel your booking?")).to_be_visible()  # waits for the new page
     screenshot(page, "5-cancel-confirm")
     page.get_by_role("button", name="Yes, cancel my booking").click()
 
