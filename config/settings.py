@@ -97,6 +97,9 @@ BOOKING_RETRY_BASE_DELAY = env.float("BOOKING_RETRY_BASE_DELAY", default=0.01)
 BOOKING_RETRY_MAX_DELAY = env.float("BOOKING_RETRY_MAX_DELAY", default=0.5)
 # Test-only: widen the unguarded strategy's read-then-write window (milliseconds).
 BOOKING_UNGUARDED_RACE_DELAY_MS = env.float("BOOKING_UNGUARDED_RACE_DELAY_MS", default=0.0)
+# Test-only: switch off recognising one's own write after an ambiguous resend (the control
+# that proves the fault checks can see a false "already registered").
+BOOKING_DISABLE_AMBIGUITY_CHECKS = env.bool("BOOKING_DISABLE_AMBIGUITY_CHECKS", default=False)
 
 LOGGING = {
     "version": 1,

@@ -53,20 +53,18 @@ registration it writes (DynamoDB answers a repeat with success), and ``is_mine``
 "this refusal found my own registration" from "someone else's" (docs/exactly-once-retries.md).
 """
 import hashlib
-import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
+
+from django.conf import settings
 
 from booking.models import Availability, Event, Registration
 
 from .retry import RetryPolicy
 
-DISABLE_AMBIGUITY_CHECKS = "BOOKING_DISABLE_AMBIGUITY_CHECKS"
-
-
 def ambiguity_checks_on() -> bool:
     """False only when a test switches them off to prove its checker sees the anomaly."""
-    return os.environ.get(DISABLE_AMBIGUITY_CHECKS, "") not in ("1", "true", "yes")
+    return not settings.BOOKING_DISABLE_AMBIGUITY_CHECKS
 
 
 def client_token(registration_id: str, purpose: str) -> str | None:

@@ -135,3 +135,15 @@ def test_faulty_race__distinct_people__every_answer_true_and_capacity_kept(fault
     assert len(stored) == CAPACITY
     counts = fault_counts(faulty_server)
     assert counts["lost_response"] > 0 and counts["throttle"] > 0 and counts["error500"] > 0
+
+
+@pytest.mark.parametrize("faulty_server", ["lost_response=0.3,seed=4"], indirect=True)
+def test_faulty_race__ambiguity_checks_off__checker_sees_false_refusals(faulty_server):
+    # The control: without "already mine", a resent booking that had applied is answered
+    # "already registered" to the person who holds the seat, and the same checks see it.
+    outcomes, stored, counter = run_race(
+        faulty_server, "aggregate", extra_env={"BOOKING_DISABLE_AMBIGUITY_CHECKS": "1"})
+
+    found = anomalies(outcomes, stored, counter)
+
+    assert any(a.startswith("refused but holds a seat") for a in found), found

@@ -13,7 +13,7 @@ from django.utils import timezone
 from booking.errors import AlreadyRegistered
 from booking.models import Registration
 from booking.strategies import STRATEGIES
-from booking.strategies.base import DISABLE_AMBIGUITY_CHECKS, client_token
+from booking.strategies.base import client_token
 
 ALL = tuple(STRATEGIES)
 
@@ -53,10 +53,10 @@ def test_book__other_attempt_same_person__still_already_registered(booked):
     assert refused.value.existing.registration_id == registration.registration_id
 
 
-def test_book__checks_disabled__resend_is_falsely_refused(booked, monkeypatch):
+def test_book__checks_disabled__resend_is_falsely_refused(booked, settings):
     # The control: without the check, the resend reports the person's own seat as taken.
     service, event, strategy, registration = booked
-    monkeypatch.setenv(DISABLE_AMBIGUITY_CHECKS, "1")
+    settings.BOOKING_DISABLE_AMBIGUITY_CHECKS = True
 
     with pytest.raises(AlreadyRegistered):
         strategy.book(event.id, registration)
