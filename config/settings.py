@@ -100,6 +100,9 @@ BOOKING_UNGUARDED_RACE_DELAY_MS = env.float("BOOKING_UNGUARDED_RACE_DELAY_MS", d
 # Test-only: switch off recognising one's own write after an ambiguous resend (the control
 # that proves the fault checks can see a false "already registered").
 BOOKING_DISABLE_AMBIGUITY_CHECKS = env.bool("BOOKING_DISABLE_AMBIGUITY_CHECKS", default=False)
+# Test-only: run every booking and cancellation without the request history (the control
+# that proves the torture checker sees a repeated request executed twice).
+BOOKING_DISABLE_REQUEST_HISTORY = env.bool("BOOKING_DISABLE_REQUEST_HISTORY", default=False)
 
 LOGGING = {
     "version": 1,

@@ -28,7 +28,8 @@ def crashed_runner(event, *, request_id=RID, email="ada@example.com", age=0.0):
     """A `started` row whose runner never finished (it started ``age`` seconds ago)."""
     content = {"event_id": event.id, "email": email, "name": "Ada"}
     request = requests.Request(request_id, "book", content)
-    history.start(request_id, 0, request.fields(), now=time.time() - age,
+    history.start(request_id, 0, {**request.fields(), "runner": "crashed-runner"},
+                  now=time.time() - age,
                   ttl=int(time.time()) + 3600)
 
 
@@ -250,3 +251,36 @@ def test_signup_view__same_form_still_running__202_page_that_asks_again(client, 
     assert response.status_code == 202 and "Still processing" in html
     assert f'value="{token}"' in html and "submit()" in html
     assert service.availability(event.id).confirmed == 0
+
+
+def test_book__start_row_update_resent_after_lost_answer__runs_once(service, event,
+                                                                     monkeypatch):
+    # botocore resends an UpdateItem whose answer was lost: the counter reads 2, but the
+    # row's runner is our own, so the request runs (not "still processing").
+    real_start = history.start
+
+    def start_applied_twice(*args, **kwargs):
+        real_start(*args, **kwargs)
+        return real_start(*args, **kwargs)
+
+    monkeypatch.setattr(history, "start", start_applied_twice)
+    booked = service.book(event.id, name="Ada", email="ada@example.com", request_id=RID)
+    monkeypatch.setattr(history, "start", real_start)
+
+    assert booked.request_id == RID
+    assert rows() == ["started", "succeeded"]
+    assert next(history.newest_first(RID))["exec_status"] == "succeeded"
+    assert service.book(event.id, name="Ada", email="ada@example.com", request_id=RID) == booked
+
+
+def test_book__request_history_switched_off__repeat_runs_again(service, event, settings):
+    # The control for the torture checker: without the history a repeat is a new booking.
+    settings.BOOKING_DISABLE_REQUEST_HISTORY = True
+    service.book(event.id, name="Ada", email="ada@example.com", request_id=RID)
+    service.cancel(event.id, email="ada@example.com")
+
+    again = service.book(event.id, name="Ada", email="ada@example.com", request_id=RID)
+
+    assert again.request_id == RID
+    assert service.availability(event.id).confirmed == 1
+    assert rows() == []

@@ -34,7 +34,8 @@ def generation_of(seq: int) -> int:
 def start(request_id: str, generation: int, fields: dict, *, now: float, ttl: int) -> dict:
     """Add 1 to the generation's start-row counter; return the row as it now stands.
 
-    ``fields`` (fingerprint, operation, content) are stored only by the first starter.
+    ``fields`` (fingerprint, operation, content, the runner's id) are stored only by the
+    first starter, so a runner whose update was resent recognises its own row.
     """
     attributes = {"exec_status": STARTED, "created_at": _seconds(now), "ttl": ttl,
                   **{k: v for k, v in fields.items() if v is not None}}
