@@ -8,18 +8,21 @@ applies conditional writes to one item one at a time, so two bookings can never 
 the last seat. Every write bumps ``version``, so read-modify-write edits of the event
 (organizers changing it) still detect that bookings happened since they read it.
 
-One request per booking and per rejection. The price: the item is capped at 400 KB, which
+One request per booking and per rejection; a cancellation reads the attendee, then removes
+exactly that registration in a one-item transaction (a token makes a resend safe). The price: the item is capped at 400 KB, which
 bounds the capacity (``max_capacity``), and every write rewrites the whole item, so
 capacity units per booking grow with the number of attendees.
 """
 from booking.dynamo import items
-from booking.dynamo.store import ConditionFailed, Table
+from booking.dynamo.store import ConditionFailed, Table, TransactionCancelled, transact_write
 from booking.dynamo.tables import EVENTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
 
 from . import aggregate_audit, event_edits
-from .base import Strategy, is_mine
+from .base import Strategy, client_token, is_mine
+
+CCF = "ConditionalCheckFailed"
 
 ITEM_SIZE_LIMIT = 400 * 1024
 # Room for the event's own attributes (name, dates, counters, attribute names).
@@ -78,21 +81,24 @@ class AggregateStrategy(Strategy):
         return EventFull()
 
     def cancel(self, event_id, email, registration_id=None):
-        condition, values = "attribute_exists(attendees.#email)", {":one": 1}
-        if registration_id:
-            condition, values[":rid"] = "attendees.#email.registration_id = :rid", registration_id
-        try:
-            old = self.events.update(
-                {"event_id": event_id},
-                CANCEL,
-                condition=condition,
-                names={"#email": email},
-                values=values,
-                return_values="UPDATED_OLD",
-            )
-        except ConditionFailed as refused:
-            raise (EventNotFound() if refused.old_item is None else NotRegistered()) from None
-        return items.registration_from_attendee(event_id, email, old["attendees"][email])
+        # Read, then remove only the registration read, in a one-item transaction: its
+        # ClientRequestToken makes botocore's resend of an applied cancel answer success
+        # (a plain UpdateItem's resend would find the attendee gone: "not registered").
+        for _ in self.retry.attempts():
+            stored = self.find(event_id, email)
+            if stored is None or registration_id not in (None, stored.registration_id):
+                raise NotRegistered()
+            try:
+                transact_write([("Update", self.events.update_op(
+                    {"event_id": event_id}, CANCEL,
+                    condition="attendees.#email.registration_id = :rid",
+                    names={"#email": email},
+                    values={":rid": stored.registration_id, ":one": 1}))],
+                    token=client_token(stored.registration_id, "cancel"))
+                return stored
+            except TransactionCancelled as cancelled:
+                if not (cancelled.conflict or cancelled.code(0) == CCF):
+                    raise
 
     def find(self, event_id, email):
         item = self._get(event_id, "attendees.#email", {"#email": email})
