@@ -1,11 +1,5 @@
 """Fixtures: an in-process moto store for unit tests, a real embedded server for races."""
-import os
-import subprocess
-import sys
-import tempfile
-import time
 import uuid
-from pathlib import Path
 
 import pytest
 from moto import mock_aws
@@ -13,8 +7,8 @@ from moto import mock_aws
 from booking.dynamo.client import reset_clients
 from booking.dynamo.provision import ensure_tables
 from booking.service import get_booking_service, reset_services
+from localdynamo import process as server_process
 
-ROOT = Path(__file__).resolve().parent.parent
 GUARDED = ("aggregate", "lock_table", "slots")
 
 
@@ -39,38 +33,16 @@ def service(dynamo):
     return get_booking_service()
 
 
-class RunningServer:
-    def __init__(self, process, url):
-        self.process, self.url = process, url
-
-
 def start_server(*extra_args):
-    """Start `manage.py dynamodb_local` on a free port; its output goes to a log file.
+    """Start `manage.py dynamodb_local` on a free port (localdynamo/process.py).
 
     The server keeps its data in memory unless ``extra_args`` name a ``--data-dir``.
     """
-    log = tempfile.NamedTemporaryFile("w+", prefix="dynamodb_local-", suffix=".log", delete=False)
-    storage = [] if "--data-dir" in extra_args else ["--in-memory"]
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "dynamodb_local", "--port", "0", *storage, *extra_args],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and process.poll() is None:
-        output = Path(log.name).read_text()
-        if "listening on" in output:
-            url = output.split("listening on ", 1)[1].split()[0]
-            server = RunningServer(process, url)
-            server.log_path = Path(log.name)
-            return server
-        time.sleep(0.05)
-    process.kill()
-    raise RuntimeError(f"dynamodb_local did not start:\n{Path(log.name).read_text()}")
+    return server_process.start(*extra_args)
 
 
 def stop_server(server):
-    server.process.terminate()
-    server.process.wait(timeout=10)
+    server.stop()
 
 
 @pytest.fixture(scope="session")
