@@ -26,11 +26,14 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from .dynamo import history, items
-from .errors import BookingError, InvalidBooking, RequestInProgress
+from .errors import (BookingContention, BookingError, InvalidBooking, RequestInProgress,
+                     StoreUnavailable)
 from .models import Registration
 
 logger = logging.getLogger(__name__)
 MISMATCH = "This form was already used for a different booking."
+RECORD_ATTEMPTS = 3  # each is botocore's full set of attempts
+RECORD_RETRY_DELAY = 0.05
 
 
 @dataclass(frozen=True)
@@ -121,16 +124,29 @@ def _execute(request: Request, generation: int, execute) -> Registration:
 
 
 def _record(request: Request, seq: int, status: str, outcome: dict) -> None:
-    """Best effort: if it cannot be written, the start row goes stale and a retry re-runs."""
+    """Write the outcome row, retrying a store that is briefly unavailable.
+
+    Best effort in the end: if it cannot be written, the start row goes stale and a retry
+    re-runs the request. Retrying is safe: the row is written only if absent.
+    """
     now = time.time()
-    try:
-        written = history.record(request.request_id, seq, status,
-                                 {**request.fields(), **outcome}, now=now, ttl=_ttl(now))
-    except Exception:  # the booking's own outcome matters more than its history row
-        logger.exception("Could not record %s for request %s", status, request.request_id)
-        return
+    for attempt in range(RECORD_ATTEMPTS):
+        try:
+            written = history.record(request.request_id, seq, status,
+                                     {**request.fields(), **outcome}, now=now, ttl=_ttl(now))
+            break
+        except (StoreUnavailable, BookingContention):  # botocore's own attempts were spent
+            if attempt + 1 < RECORD_ATTEMPTS:
+                time.sleep(RECORD_RETRY_DELAY * 2**attempt)
+                continue
+            logger.exception("Could not record %s for request %s", status, request.request_id)
+            return
+        except Exception:  # the booking's own outcome matters more than its history row
+            logger.exception("Could not record %s for request %s", status, request.request_id)
+            return
     if not written:
-        logger.warning("Request %s: outcome row %s already present", request.request_id, seq)
+        logger.info("Request %s: outcome row %s already present (a resent write)",
+                    request.request_id, seq)
 
 
 def _ttl(now: float) -> int:

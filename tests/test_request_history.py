@@ -284,3 +284,22 @@ def test_book__request_history_switched_off__repeat_runs_again(service, event, s
     assert again.request_id == RID
     assert service.availability(event.id).confirmed == 1
     assert rows() == []
+
+
+def test_book__outcome_row_write_fails_twice__retried_and_recorded(service, event, monkeypatch):
+    from booking.errors import StoreUnavailable
+
+    real_record, failures = history.record, []
+
+    def flaky_record(*args, **kwargs):
+        if len(failures) < 2:
+            failures.append(1)
+            raise StoreUnavailable()
+        return real_record(*args, **kwargs)
+
+    monkeypatch.setattr(history, "record", flaky_record)
+    monkeypatch.setattr(requests, "RECORD_RETRY_DELAY", 0)
+    booked = service.book(event.id, name="Ada", email="ada@example.com", request_id=RID)
+
+    assert rows() == ["started", "succeeded"]
+    assert next(history.newest_first(RID))["result"]["registration_id"] == booked.registration_id
