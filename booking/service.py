@@ -22,6 +22,7 @@ from .models import Availability, Event, Registration
 from .strategies import GUARDED, STRATEGIES, Strategy
 from .service_audit import AuditOperations
 from .service_organizer import OrganizerOperations
+from .strategies.base import ambiguity_checks_on
 from .strategies.retry import RetryPolicy
 
 _STRATEGY_CACHE_SIZE = 10_000
@@ -135,8 +136,9 @@ class BookingService(OrganizerOperations, AuditOperations):
                 return strategy.book(event_id, registration)
             except AlreadyRegistered as refused:
                 existing = refused.existing
-                if existing and existing.request_id == registration.request_id:
-                    return existing
+                if (ambiguity_checks_on() and existing
+                        and existing.request_id == registration.request_id):
+                    return existing  # made by an earlier run of this very request
                 raise
 
         return requests.run(requests.Request(registration.request_id, "book", content), execute)

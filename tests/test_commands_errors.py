@@ -41,3 +41,20 @@ def test_replay_failed__unparsable_since__usage_error(service):
         call_command("replay_failed", "--since", "yesterday", stdout=StringIO())
 
     assert "ISO 8601" in str(raised.value) and raised.value.returncode == 2
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    (["--strategies", "aggregate,nope"], "Unknown strategy nope"),
+    (["--processes", "0"], "--processes must be at least 1"),
+    (["--ops", "-5"], "--ops must be at least 1"),
+    (["--capacity", "500", "--strategies", "aggregate"], "more than aggregate supports"),
+    (["--demand", "4"], "--demand must be at least 5"),
+    (["--faults", "throttle=2"], "Bad --faults"),
+    (["--faults", "meteor=0.1"], "Bad --faults 'meteor=0.1'"),
+    (["--unguarded-race-delay-ms", "-1"], "cannot be negative"),
+])
+def test_torture__bad_arguments__usage_error_before_anything_runs(arguments, message):
+    with pytest.raises(CommandError) as raised:
+        call_command("torture", *arguments, stdout=StringIO())
+
+    assert message in str(raised.value) and raised.value.returncode == 2

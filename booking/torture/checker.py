@@ -1,0 +1,221 @@
+"""Judge a torture run's history against the final state (the product's five promises).
+
+Input: every invocation's record (``worker.invoke``), the events, the final state read
+after all clients stopped, and the watcher's peak counts. Registration ids are unique per
+execution and every registration stores the request id that made it, so a stored or
+returned registration names exactly which execution produced it.
+
+Checks (each finding is an ``Anomaly`` of one kind):
+
+- ``overbooked``: more stored, counted or ever seen confirmed than the capacity;
+- ``registered_twice``: one person under two registrations of one event;
+- ``counter_mismatch`` / ``audit``: the strategy's count or derived data disagree with the
+  stored registrations (``BookingService.audit``);
+- ``lost``: a booking answered ok is gone, and no cancellation that answered ok with it,
+  nor one whose outcome is unknown, can have removed it;
+- ``cancelled_but_stored``: a registration that a cancellation answered ok with is stored;
+- ``refused_but_made``: a registration (stored, or returned by a cancellation) whose
+  request only ever got definite refusals (a false "full" / "already registered");
+- ``unexplained``: such a registration made by no booking request of that person;
+- ``executed_twice``: one request answered ok with two different registrations;
+- ``answer_changed``: a repeat, sent after the request answered ok, got a refusal;
+- ``wrong_registration``: an ok answer carrying another person's, event's or request's
+  registration;
+- ``reused_id_ran``: a request id reused for other content was not refused.
+
+Unknown outcomes are resolved by the final state: an unknown booking applied when any
+registration made by its request was seen (stored, returned, or cancelled); an unknown
+cancellation may explain a missing registration of its person.
+"""
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+
+from .worker import FAIL, OK, UNKNOWN
+
+EXCERPT_LINES = 14
+
+
+@dataclass(frozen=True)
+class Anomaly:
+    kind: str
+    event_id: str
+    detail: str
+    email: str | None = None
+    request_id: str | None = None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class CheckResult:
+    anomalies: list[Anomaly] = field(default_factory=list)
+    unknown_applied: int = 0
+    unknown_not_applied: int = 0
+    removals_by_unknown_cancel: int = 0
+
+    def add(self, kind, event_id, detail, email=None, request_id=None):
+        self.anomalies.append(Anomaly(kind, event_id, detail, email, request_id))
+
+    def counts(self) -> dict:
+        return dict(Counter(a.kind for a in self.anomalies))
+
+
+def check(records: list[dict], events: list[dict], final: dict, peaks: dict) -> CheckResult:
+    result = CheckResult()
+    history = History(records)
+    for event in events:
+        _check_event(result, event, final[event["id"]], peaks.get(event["id"], {}))
+    stored = {s["registration_id"]: (event_id, s) for event_id, state in final.items()
+              for s in state["registrations"]}
+    _check_acknowledged(result, history, stored)
+    _check_made(result, history, stored)
+    _check_requests(result, history)
+    _resolve_unknown_books(result, history, stored)
+    return result
+
+
+class History:
+    """The records indexed by request, by (event, person) and by registration returned."""
+
+    def __init__(self, records: list[dict]):
+        self.records = sorted(records, key=lambda r: r["invoked"])
+        self.by_request = defaultdict(list)
+        self.by_key = defaultdict(list)
+        for record in self.records:
+            self.by_request[record["request_id"]].append(record)
+            self.by_key[(record["event_id"], record["email"])].append(record)
+        self.booked = {}  # registration id -> first ok booking answer with it
+        self.cancelled = set()  # registration ids some cancellation answered ok with
+        for record in self.records:
+            if record["outcome"] == OK and record["operation"] == "book":
+                self.booked.setdefault(record["registration_id"], record)
+            elif record["outcome"] == OK:
+                self.cancelled.add(record["registration_id"])
+
+    def excerpt(self, event_id: str, email: str | None, request_id: str | None) -> list[str]:
+        """The history lines around an anomaly: its person's and its request's records."""
+        chosen = {id(r): r for r in self.by_key.get((event_id, email), [])}
+        chosen.update({id(r): r for r in self.by_request.get(request_id, [])})
+        lines = [describe(r) for r in sorted(chosen.values(), key=lambda r: r["invoked"])]
+        if len(lines) > EXCERPT_LINES:
+            lines = lines[:4] + [f"... {len(lines) - EXCERPT_LINES + 4} more ..."] + \
+                lines[-(EXCERPT_LINES - 5):]
+        return lines
+
+
+def describe(record: dict) -> str:
+    answer = record["outcome"] + (f" {record['code']}" if record.get("code") else "")
+    if record.get("registration_id"):
+        answer += f" registration={record['registration_id'][:8]}"
+    link = f" link={record['link'][:8]}" if record.get("link") else ""
+    return (f"{record['invoked']:.3f}-{record['completed']:.3f} p{record['process']}"
+            f"/t{record['thread']} {record['step']:<8} {record['operation']:<6} "
+            f"{record['request_id']} {record['email']}{link} -> {answer}")
+
+
+def _check_event(result: CheckResult, event: dict, state: dict, peak: dict) -> None:
+    event_id, capacity = event["id"], event["capacity"]
+    stored = state["registrations"]
+    if len(stored) > capacity:
+        result.add("overbooked", event_id, f"{len(stored)} stored for {capacity} seats")
+    if state["confirmed"] > capacity:
+        result.add("overbooked", event_id, f"counter {state['confirmed']} for {capacity} seats")
+    seen = max(peak.get("confirmed", 0), peak.get("stored", 0))
+    if seen > capacity:
+        result.add("overbooked", event_id,
+                   f"{seen} confirmed seen during the run (at {peak['at']:.3f}) "
+                   f"for {capacity} seats")
+    for email, count in Counter(s["email"] for s in stored).items():
+        if count > 1:
+            result.add("registered_twice", event_id, f"{count} registrations", email)
+    if state["confirmed"] != len(stored):
+        result.add("counter_mismatch", event_id,
+                   f"counter says {state['confirmed']}, {len(stored)} stored")
+    for violation in state["violations"]:
+        result.add("audit", event_id, violation)
+
+
+def _check_acknowledged(result: CheckResult, history: History, stored: dict) -> None:
+    for registration_id, booked in history.booked.items():
+        event_id, email = booked["event_id"], booked["email"]
+        if registration_id in history.cancelled:
+            if registration_id in stored:
+                result.add("cancelled_but_stored", event_id,
+                           f"registration {registration_id} was cancelled (answered ok) but "
+                           "is stored", email, booked["request_id"])
+            continue
+        if registration_id in stored:
+            continue
+        if _unknown_cancel_could_remove(history, booked, registration_id):
+            result.removals_by_unknown_cancel += 1
+            continue
+        result.add("lost", event_id, f"booking {registration_id} was answered ok and is gone, "
+                   "and no cancellation can have removed it", email, booked["request_id"])
+
+
+def _unknown_cancel_could_remove(history: History, booked: dict, registration_id: str) -> bool:
+    return any(r["operation"] == "cancel" and r["outcome"] == UNKNOWN
+               and r["link"] in (None, registration_id) and r["completed"] >= booked["invoked"]
+               for r in history.by_key[(booked["event_id"], booked["email"])])
+
+
+def _check_made(result: CheckResult, history: History, stored: dict) -> None:
+    """Every registration known to exist (stored now, or removed by a cancellation) was
+    made by a booking request of its person that was not only ever refused."""
+    made = {rid: (event_id, s["email"], s["request_id"]) for rid, (event_id, s) in stored.items()}
+    made.update({r["registration_id"]: (r["returned_event"], r["returned_email"],
+                                        r["returned_request"])
+                 for r in history.records if r["outcome"] == OK and r["operation"] == "cancel"})
+    for registration_id, (event_id, email, request_id) in made.items():
+        sent = [r for r in history.by_request.get(request_id, [])
+                if (r["operation"], r["event_id"], r["email"]) == ("book", event_id, email)]
+        if not sent:
+            result.add("unexplained", event_id, f"registration {registration_id} was made by "
+                       f"request {request_id}, which never booked this person", email,
+                       request_id)
+        elif all(r["outcome"] == FAIL for r in sent):
+            codes = ", ".join(sorted({r["code"] for r in sent}))
+            where = "is stored" if registration_id in stored else "was cancelled"
+            result.add("refused_but_made", event_id, f"registration {registration_id} {where}, "
+                       f"but its request was only answered {codes}", email, request_id)
+
+
+def _check_requests(result: CheckResult, history: History) -> None:
+    for request_id, sent in history.by_request.items():
+        first = sent[0]
+        content = (first["operation"], first["event_id"], first["email"])
+        same = [r for r in sent if (r["operation"], r["event_id"], r["email"]) == content]
+        for other in (r for r in sent if r not in same):
+            if other["outcome"] != UNKNOWN and other["code"] != "invalid":
+                result.add("reused_id_ran", other["event_id"], f"request id reused for other "
+                           f"content was answered {other['outcome']} {other['code'] or ''}",
+                           other["email"], request_id)
+        oks = [r for r in same if r["outcome"] == OK]
+        if len({r["registration_id"] for r in oks}) > 1:
+            result.add("executed_twice", first["event_id"], "answered ok with registrations "
+                       + ", ".join(sorted({r["registration_id"] for r in oks})),
+                       first["email"], request_id)
+        for answer in oks:
+            if (answer["returned_email"], answer["returned_event"]) != (answer["email"],
+                                                                       answer["event_id"]) \
+                    or (answer["operation"] == "book" and answer["returned_request"] != request_id):
+                result.add("wrong_registration", answer["event_id"], "answered with registration "
+                           f"{answer['registration_id']} of {answer['returned_email']}",
+                           answer["email"], request_id)
+        if oks:
+            done = min(r["completed"] for r in oks)
+            for later in (r for r in same if r["invoked"] > done and r["outcome"] == FAIL):
+                result.add("answer_changed", later["event_id"], f"answered ok, then a repeat "
+                           f"was answered {later['code']}", later["email"], request_id)
+
+
+def _resolve_unknown_books(result: CheckResult, history: History, stored: dict) -> None:
+    made_by = {s["request_id"] for _, s in stored.values()}
+    made_by.update(r["returned_request"] for r in history.records if r["outcome"] == OK)
+    for record in history.records:
+        if record["outcome"] == UNKNOWN and record["operation"] == "book":
+            if record["request_id"] in made_by:
+                result.unknown_applied += 1
+            else:
+                result.unknown_not_applied += 1

@@ -1,0 +1,97 @@
+"""The torture run's summary: as a JSON-able dict, and as text for a terminal."""
+import json
+from collections import Counter
+
+from .checker import History
+
+SHOWN_PER_KIND = 3  # anomalies printed with their history excerpt, per kind
+
+
+def summary(config, result: dict) -> dict:
+    records, found = result["records"], result["check"]
+    history = History(records)
+    shown = Counter()
+    anomalies = []
+    for anomaly in found.anomalies:
+        entry = anomaly.as_dict()
+        if shown[anomaly.kind] < SHOWN_PER_KIND:
+            entry["history"] = history.excerpt(anomaly.event_id, anomaly.email,
+                                               anomaly.request_id)
+        shown[anomaly.kind] += 1
+        anomalies.append(entry)
+    return {
+        "config": {**vars(config), "fault_spec": config.fault_spec()},
+        "seconds": round(result["seconds"], 2),
+        "operations": len(records),
+        "operations_per_second": round(len(records) / max(result["seconds"], 1e-9), 1),
+        "steps": dict(Counter(r["step"] for r in records)),
+        "outcomes": dict(Counter(r["outcome"] for r in records)),
+        "codes": dict(Counter(r["code"] or "ok" for r in records)),
+        "unknown_resolved": {"bookings_applied": found.unknown_applied,
+                             "bookings_not_applied": found.unknown_not_applied,
+                             "removals_by_unknown_cancel": found.removals_by_unknown_cancel},
+        "faults": result["faults"],
+        "events": [_event_summary(e, result) for e in result["events"]],
+        "anomaly_counts": found.counts(),
+        "anomalies": anomalies,
+    }
+
+
+def _event_summary(event: dict, result: dict) -> dict:
+    state, peak = result["final"][event["id"]], result["peaks"][event["id"]]
+    return {**event, "stored": len(state["registrations"]), "counter": state["confirmed"],
+            "peak_seen": max(peak["confirmed"], peak["stored"]),
+            "audit_violations": len(state["violations"])}
+
+
+def save_history(config, result: dict, path: str) -> None:
+    """Everything the checker reads (history, events, final state, peaks, faults), as JSON."""
+    saved = {key: result[key] for key in ("events", "final", "peaks", "faults", "seconds")}
+    saved["config"] = vars(config)
+    saved["records"] = sorted(result["records"], key=lambda r: r["invoked"])
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(saved, out)
+
+
+def load_history(path: str) -> tuple[dict, dict]:
+    """A saved run as (config fields, result without the check), to check it again."""
+    with open(path, encoding="utf-8") as saved_file:
+        saved = json.load(saved_file)
+    return saved.pop("config"), saved
+
+
+def text(report: dict) -> str:
+    config = report["config"]
+    lines = [
+        f"Torture run: {config['processes']} processes x {config['threads']} threads, "
+        f"seed {config['seed']}, faults: {config['fault_spec'] or 'none'}",
+        f"Request history {'on' if config['request_history'] else 'OFF'}, ambiguity checks "
+        f"{'on' if config['ambiguity_checks'] else 'OFF'}",
+        f"Operations: {report['operations']} in {report['seconds']} s "
+        f"({report['operations_per_second']}/s); steps: {_counts(report['steps'])}",
+        f"Outcomes: {_counts(report['outcomes'])}; by code: {_counts(report['codes'])}",
+        "Unknown outcomes resolved by the final state: "
+        f"{_counts(report['unknown_resolved'])}",
+        f"Faults injected: {_counts(report['faults']) or 'none'}",
+        "Events:",
+    ]
+    for event in report["events"]:
+        lines.append(f"  {event['strategy']:<10} {event['id']}  capacity {event['capacity']}, "
+                     f"stored {event['stored']}, counter {event['counter']}, peak seen "
+                     f"{event['peak_seen']}, audit violations {event['audit_violations']}")
+    total = len(report["anomalies"])
+    lines.append(f"Anomalies: {total}" + (f" ({_counts(report['anomaly_counts'])})"
+                                          if total else ""))
+    for anomaly in report["anomalies"]:
+        if "history" not in anomaly:
+            continue
+        lines.append(f"- {anomaly['kind']}: event {anomaly['event_id']}"
+                     + (f", {anomaly['email']}" if anomaly["email"] else "")
+                     + (f", request {anomaly['request_id']}" if anomaly["request_id"] else "")
+                     + f": {anomaly['detail']}")
+        lines.extend(f"    {line}" for line in anomaly["history"])
+    return "\n".join(lines)
+
+
+def _counts(counts: dict) -> str:
+    return ", ".join(f"{key} {value}" for key, value in sorted(counts.items()))

@@ -1,0 +1,140 @@
+"""Set up a torture run, run its processes, watch, and gather what the checker needs.
+
+The run gets its own embedded DynamoDB (in memory, injecting the configured faults) on a
+free port, so it never touches anyone's data. Set-up and the final reads go through the
+same faults, with patient retries; the server's control plane is never faulted.
+"""
+import threading
+import time
+import uuid
+from multiprocessing import get_context
+
+from django.test.utils import override_settings
+
+from booking.dynamo.client import reset_clients
+from booking.dynamo.provision import ensure_tables
+from booking.service import get_booking_service, reset_services
+from localdynamo import process as server_process
+
+from . import checker
+from .worker import patiently, run_in_process
+
+START_DELAY_SECONDS = 5.0  # spawned processes set up Django before the common start
+WATCH_EVERY_SECONDS = 0.5
+PATIENT_ATTEMPTS = 10  # botocore attempts for the run's own set-up and final reads
+
+
+def run(config) -> dict:
+    """Run the configured torture; return the report (history summary, checks, faults)."""
+    server = server_process.start(*(["--faults", config.fault_spec()] if config.fault_spec()
+                                    else []))
+    prefix = f"torture{uuid.uuid4().hex[:8]}-"
+    try:
+        with override_settings(DYNAMODB_ENDPOINT_URL=server.url, DYNAMODB_TABLE_PREFIX=prefix,
+                               DYNAMODB_MAX_ATTEMPTS=PATIENT_ATTEMPTS):
+            reset_clients()
+            reset_services()
+            ensure_tables()
+            events = [_create_event(config, strategy) for strategy in config.strategies]
+            watcher = Watcher([e["id"] for e in events]).start()
+            started = time.time()
+            try:
+                records = _run_processes(config, server.url, prefix, events)
+            finally:
+                watcher.stop()
+            finished = time.time()
+            final = {e["id"]: _final_state(e["id"]) for e in events}
+        faults = server.fault_counts()
+    finally:
+        reset_clients()
+        reset_services()
+        server.stop()
+    found = checker.check(records, events, final, watcher.peaks)
+    return {"events": events, "records": records, "final": final, "faults": faults,
+            "peaks": watcher.peaks, "seconds": finished - started, "check": found}
+
+
+def _create_event(config, strategy: str) -> dict:
+    service = get_booking_service()
+    event = patiently(lambda: service.create_event(
+        name=f"Torture {strategy}", capacity=config.capacity, strategy=strategy))
+    return {"id": event.id, "strategy": strategy, "capacity": event.capacity}
+
+
+def _worker_env(config, url: str, prefix: str) -> dict:
+    return {
+        "DYNAMODB_ENDPOINT_URL": url,
+        "DYNAMODB_TABLE_PREFIX": prefix,
+        "BOOKING_DISABLE_REQUEST_HISTORY": "0" if config.request_history else "1",
+        "BOOKING_DISABLE_AMBIGUITY_CHECKS": "0" if config.ambiguity_checks else "1",
+        "BOOKING_UNGUARDED_RACE_DELAY_MS": str(config.unguarded_race_delay_ms),
+        # Outcomes are judged from the history; a log line per injected fault is noise.
+        "LOG_LEVEL": "CRITICAL",
+    }
+
+
+def _run_processes(config, url: str, prefix: str, events: list[dict]) -> list[dict]:
+    env, event_ids = _worker_env(config, url, prefix), [e["id"] for e in events]
+    shares = _split(config.ops, config.processes * config.threads)
+    start_at = time.time() + START_DELAY_SECONDS
+    with get_context("spawn").Pool(config.processes) as pool:
+        runs = [pool.apply_async(run_in_process, (
+            env, config, event_ids, process,
+            shares[process * config.threads:(process + 1) * config.threads], start_at))
+            for process in range(config.processes)]
+        return [record for each in runs for record in each.get()]
+
+
+def _split(total: int, parts: int) -> list[int]:
+    return [total // parts + (1 if n < total % parts else 0) for n in range(parts)]
+
+
+def _final_state(event_id: str) -> dict:
+    """What is stored once every client has finished, read consistently."""
+    service = get_booking_service()
+    registrations = patiently(lambda: list(service.registrations(event_id)))
+    return {
+        "registrations": [{"email": r.email, "registration_id": r.registration_id,
+                           "request_id": r.request_id} for r in registrations],
+        "confirmed": patiently(lambda: service.availability(event_id).confirmed),
+        "violations": [f"{v.invariant}: expected {v.expected}, found {v.found}"
+                       + (f" ({v.detail})" if v.detail else "")
+                       for v in patiently(lambda: service.audit(event_id))],
+    }
+
+
+class Watcher:
+    """Reads every event's confirmed count and stored registrations while the run goes on.
+
+    Overbooking can be undone by later cancellations; the final state alone would miss
+    it. ``peaks`` holds, per event, the largest count seen and when.
+    """
+
+    def __init__(self, event_ids: list[str]):
+        self.event_ids = event_ids
+        self.peaks = {e: {"confirmed": 0, "stored": 0, "at": None} for e in event_ids}
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def start(self) -> "Watcher":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def _watch(self) -> None:
+        service = get_booking_service()
+        while not self._stop.wait(WATCH_EVERY_SECONDS):
+            for event_id in self.event_ids:
+                try:
+                    confirmed = service.availability(event_id).confirmed
+                    stored = sum(1 for _ in service.registrations(event_id))
+                except Exception:  # noqa: BLE001 - a faulted read; the next one will do
+                    continue
+                peak = self.peaks[event_id]
+                if max(confirmed, stored) > max(peak["confirmed"], peak["stored"]):
+                    peak.update(confirmed=confirmed, stored=stored, at=time.time())
+                self.samples += 1

@@ -1,0 +1,109 @@
+"""The torture run's client side, inside each spawned process: threads take random steps
+(``plan.ThreadPlan``) through ``BookingService`` and record every invocation.
+
+A record is a plain dict (it crosses the process boundary): who sent what, when it was
+invoked and when it completed, and the outcome: ``ok`` (with the registration returned),
+``fail`` (a definite refusal, with its code) or ``unknown`` (the request may or may not
+have taken effect: contention, an unavailable store, "still processing", any other error).
+"""
+import os
+import threading
+import time
+
+from .plan import DOUBLE, Request, ThreadPlan, TortureConfig
+
+OK, FAIL, UNKNOWN = "ok", "fail", "unknown"
+DEFINITE_CODES = frozenset({
+    "event_full", "already_registered", "not_registered", "invalid", "event_not_found"})
+
+
+def invoke(service, request: Request) -> dict:
+    """Send one request; return what happened as a record (without who and which step)."""
+    from booking.errors import BookingError
+
+    invoked = time.time()
+    registration, code = None, None
+    try:
+        if request.operation == "book":
+            registration = service.book(request.event_id, name=request.name,
+                                        email=request.email, request_id=request.request_id)
+        else:
+            registration = service.cancel(request.event_id, email=request.email,
+                                          registration_id=request.registration_id,
+                                          request_id=request.request_id)
+        outcome = OK
+    except BookingError as refused:
+        code = refused.code
+        outcome = FAIL if code in DEFINITE_CODES else UNKNOWN
+    except Exception as error:  # noqa: BLE001 - the history must hold every outcome
+        code, outcome = f"error:{type(error).__name__}", UNKNOWN
+    record = {"request_id": request.request_id, "operation": request.operation,
+              "event_id": request.event_id, "email": request.email,
+              "link": request.registration_id, "invoked": invoked, "completed": time.time(),
+              "outcome": outcome, "code": code}
+    if registration is not None:
+        record.update(registration_id=registration.registration_id,
+                      returned_email=registration.email,
+                      returned_event=registration.event_id,
+                      returned_request=registration.request_id)
+    return record
+
+
+def run_thread(service, config: TortureConfig, event_ids: list[str], process: int,
+               thread: int, steps: int) -> list[dict]:
+    plan = ThreadPlan(config, event_ids, process, thread)
+    records = []
+    for _ in range(steps):
+        kind, request = plan.next_step()
+        if kind == DOUBLE:  # a double click: the same new request twice at once
+            twin: list[dict] = []
+            other = threading.Thread(target=lambda: twin.append(invoke(service, request)))
+            other.start()
+            answers = [invoke(service, request)]
+            other.join()
+            answers += twin
+        else:
+            answers = [invoke(service, request)]
+        for answer in answers:
+            answer.update(process=process, thread=thread, step=kind)
+            plan.answered(request, answer.get("registration_id"), answer["outcome"] != UNKNOWN)
+        records += answers
+    return records
+
+
+def run_in_process(env: dict, config: TortureConfig, event_ids: list[str], process: int,
+                   steps: list[int], start_at: float) -> list[dict]:
+    """Entry point of a spawned process: configure Django from ``env``, run its threads."""
+    os.environ.update(env)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from booking.service import get_booking_service
+
+    service = get_booking_service()
+    for event_id in event_ids:  # warm the client and the strategy cache
+        patiently(lambda: service.get_event(event_id))
+    results: list[list[dict]] = [[] for _ in steps]
+
+    def work(thread: int):
+        results[thread] = run_thread(service, config, event_ids, process, thread,
+                                     steps[thread])
+
+    time.sleep(max(0.0, start_at - time.time()))
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(len(steps))]
+    for each in threads:
+        each.start()
+    for each in threads:
+        each.join()
+    return [record for records in results for record in records]
+
+
+def patiently(read, attempts: int = 20):
+    for attempt in range(attempts):
+        try:
+            return read()
+        except Exception:  # noqa: BLE001 - an injected fault outlasted botocore's retries
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.05)

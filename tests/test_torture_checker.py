@@ -1,0 +1,137 @@
+"""The torture checker on hand-written histories: each anomaly is seen, true ones pass."""
+import pytest
+
+from booking.torture.checker import check
+
+EVENT = "e" * 32
+CAPACITY = 2
+
+
+def rec(t, operation, request_id, email, outcome="ok", code=None, registration=None, *,
+        link=None, returned_request=None, step="book", returned_email=None):
+    record = {"request_id": request_id, "operation": operation, "event_id": EVENT,
+              "email": email, "link": link, "invoked": t, "completed": t + 0.5,
+              "outcome": outcome, "code": code, "process": 0, "thread": 0, "step": step}
+    if outcome == "ok":
+        record.update(registration_id=registration, returned_email=returned_email or email,
+                      returned_event=EVENT,
+                      returned_request=returned_request or (
+                          request_id if operation == "book" else "r-booking"))
+    return record
+
+
+def stored(*registrations, confirmed=None, violations=()):
+    rows = [{"email": email, "registration_id": rid, "request_id": request}
+            for email, rid, request in registrations]
+    return {EVENT: {"registrations": rows, "violations": list(violations),
+                    "confirmed": len(rows) if confirmed is None else confirmed}}
+
+
+def kinds(records, final, peak=0):
+    events = [{"id": EVENT, "strategy": "lock_table", "capacity": CAPACITY}]
+    peaks = {EVENT: {"confirmed": peak, "stored": peak, "at": 1.0}}
+    return check(records, events, final, peaks).counts()
+
+
+def test_check__true_history_with_repeats_cancels_and_unknowns__no_anomaly():
+    records = [
+        rec(1, "book", "r-ada", "ada@x", registration="R1"),
+        rec(2, "book", "r-ada", "ada@x", registration="R1", step="repeat"),
+        rec(3, "book", "r-bob", "bob@x", registration="R2"),
+        rec(4, "book", "r-cy", "cy@x", "fail", "event_full"),
+        rec(5, "cancel", "r-c1", "bob@x", registration="R2", returned_request="r-bob"),
+        rec(6, "book", "r-dan", "dan@x", "unknown", "store_unavailable"),
+        rec(7, "book", "r-dan", "dan@x", "unknown", "in_progress", step="repeat"),
+        rec(8, "book", "r-ada", "bob@x", "fail", "invalid", step="mismatch"),
+        rec(9, "cancel", "r-c1", "bob@x", registration="R2", returned_request="r-bob"),
+    ]
+    final = stored(("ada@x", "R1", "r-ada"), ("dan@x", "R4", "r-dan"))
+
+    assert kinds(records, final) == {}
+
+
+def test_check__more_stored_than_capacity__overbooked_and_counter():
+    records = [rec(n, "book", f"r-{n}", f"p{n}@x", registration=f"R{n}") for n in range(3)]
+    final = stored(*[(f"p{n}@x", f"R{n}", f"r-{n}") for n in range(3)], confirmed=2)
+
+    assert kinds(records, final) == {"overbooked": 1, "counter_mismatch": 1}
+
+
+def test_check__overbooked_only_during_the_run__seen_by_the_watcher():
+    assert kinds([], stored(), peak=CAPACITY + 1) == {"overbooked": 1}
+
+
+def test_check__acknowledged_booking_gone_without_cancel__lost():
+    records = [rec(1, "book", "r-ada", "ada@x", registration="R1"),
+               rec(2, "cancel", "r-c", "ada@x", "fail", "not_registered")]
+
+    assert kinds(records, stored()) == {"lost": 1}
+
+
+def test_check__booking_gone_after_unknown_cancel__resolved_not_lost():
+    records = [rec(1, "book", "r-ada", "ada@x", registration="R1"),
+               rec(2, "cancel", "r-c", "ada@x", "unknown", "store_unavailable")]
+
+    assert kinds(records, stored()) == {}
+
+
+def test_check__cancelled_registration_still_stored__anomaly():
+    records = [rec(1, "book", "r-ada", "ada@x", registration="R1"),
+               rec(2, "cancel", "r-c", "ada@x", registration="R1", returned_request="r-ada")]
+
+    assert kinds(records, stored(("ada@x", "R1", "r-ada"))) == {"cancelled_but_stored": 1}
+
+
+def test_check__stored_but_request_only_refused__false_refusal():
+    records = [rec(1, "book", "r-ada", "ada@x", "fail", "already_registered")]
+
+    assert kinds(records, stored(("ada@x", "R1", "r-ada"))) == {"refused_but_made": 1}
+
+
+def test_check__cancelled_registration_whose_request_was_refused__false_refusal():
+    records = [rec(1, "book", "r-ada", "ada@x", "fail", "already_registered"),
+               rec(2, "cancel", "r-c", "ada@x", registration="R1", returned_request="r-ada")]
+
+    assert kinds(records, stored()) == {"refused_but_made": 1}
+
+
+def test_check__stored_registration_no_request_made__unexplained():
+    assert kinds([], stored(("ada@x", "R1", "r-ghost"))) == {"unexplained": 1}
+
+
+def test_check__one_request_two_registrations__executed_twice():
+    records = [rec(1, "book", "r-ada", "ada@x", registration="R1"),
+               rec(2, "cancel", "r-c", "ada@x", registration="R1", returned_request="r-ada"),
+               rec(3, "book", "r-ada", "ada@x", registration="R2", step="repeat")]
+
+    assert kinds(records, stored(("ada@x", "R2", "r-ada"))) == {"executed_twice": 1}
+
+
+def test_check__repeat_after_ok_refused__answer_changed():
+    records = [rec(1, "book", "r-ada", "ada@x", registration="R1"),
+               rec(2, "book", "r-ada", "ada@x", "fail", "already_registered", step="repeat")]
+
+    assert kinds(records, stored(("ada@x", "R1", "r-ada"))) == {"answer_changed": 1}
+
+
+@pytest.mark.parametrize("answer", [("ok", None), ("fail", "event_full")])
+def test_check__reused_id_other_content_not_refused__reused_id_ran(answer):
+    outcome, code = answer
+    records = [rec(1, "book", "r-ada", "ada@x", registration="R1"),
+               rec(2, "book", "r-ada", "bob@x", outcome, code, registration="R2",
+                   step="mismatch")]
+    final = stored(("ada@x", "R1", "r-ada"), *([("bob@x", "R2", "r-ada")] if code is None else []))
+
+    assert kinds(records, final)["reused_id_ran"] == 1
+
+
+def test_check__ok_with_someone_elses_registration__wrong_registration():
+    records = [rec(1, "book", "r-ada", "ada@x", registration="R1", returned_email="bob@x")]
+
+    assert kinds(records, stored(("ada@x", "R1", "r-ada"))) == {"wrong_registration": 1}
+
+
+def test_check__audit_violation_reported():
+    final = stored(violations=["lock_item_present: expected True, found False"])
+
+    assert kinds([], final) == {"audit": 1}
