@@ -20,6 +20,7 @@ import socket
 import sys
 import threading
 import time
+import urllib.parse
 
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
@@ -28,7 +29,7 @@ from moto.moto_server.werkzeug_app import (
 )
 from werkzeug.serving import make_server, select_address_family
 
-from . import faults as fault_injection, transactions
+from . import faults as fault_injection, queries, transactions
 from .store import DurableStore, Recovery
 from .tokens import TokenTable
 from .ttl import DEFAULT_DELAY_SECONDS, TtlSweeper, expired_deletes
@@ -65,7 +66,7 @@ class SerializedApp:
         environ["wsgi.input"] = io.BytesIO(body)
         fault = self.faults.draw(environ) if self.faults else None
         if environ.get("PATH_INFO", "").startswith(ADMIN_PREFIX):
-            response = self._admin(environ.get("PATH_INFO")[len(ADMIN_PREFIX):])
+            response = self._admin(environ.get("PATH_INFO")[len(ADMIN_PREFIX):], environ)
         elif fault in (fault_injection.THROTTLE, fault_injection.ERROR500):
             response = fault_injection.refusal(fault)
         else:
@@ -135,19 +136,35 @@ class SerializedApp:
                 return seq
             self.store.wait_for_snapshot()
 
-    def _admin(self, command: str) -> Response:
-        """Test hooks: POST ttl-sweep and snapshot, GET faults (counts injected by kind)."""
+    def _admin(self, command: str, environ) -> Response:
+        """Test hooks: POST ttl-sweep, snapshot and faults/next; GET faults (counts by kind)."""
         if command == "faults":
             return json_response(self.faults.snapshot() if self.faults else {})
+        if command == "faults/next" and environ.get("REQUEST_METHOD") == "POST":
+            return self._script_faults(environ.get("QUERY_STRING", ""))
         if command == "ttl-sweep":
             return json_response({"deleted": self.sweep_ttl(time.time())})
         if command == "snapshot":
             return json_response({"seq": self.snapshot()})
         return json_response({"message": f"unknown command {command!r}"}, "404 Not Found")
 
+    def _script_faults(self, query: str) -> Response:
+        """``?kind=lost_response&count=2[&skip=1][&only_mutating=1]``: force the next faults."""
+        fields = dict(urllib.parse.parse_qsl(query))
+        injector = self.faults or fault_injection.FaultInjector()  # all-zero random spec
+        try:
+            count = int(fields.get("count", 1))
+            injector.script(fields.get("kind", ""), count, skip=int(fields.get("skip", 0)),
+                            only_mutating=fields.get("only_mutating") in ("1", "true"))
+        except ValueError as exc:  # FaultSpecError is a ValueError, as is a bad number
+            return json_response({"message": str(exc)}, "400 Bad Request")
+        self.faults = injector  # a server started without --faults gets one now
+        return json_response({"scripted": fields["kind"], "count": count})
+
 
 def build_app(*, store=None, ttl_delay=DEFAULT_DELAY_SECONDS, faults=None) -> SerializedApp:
     transactions.install()
+    queries.install()
     tokens = store.tokens if store else TokenTable()
     return SerializedApp(DomainDispatcherApplication(create_backend_app), store=store,
                          tokens=tokens, ttl_delay=ttl_delay, faults=faults)
@@ -178,11 +195,11 @@ class LocalDynamoDB:
     def __init__(self, host: str = "127.0.0.1", port: int = 8001, *, log_requests=False,
                  data_dir=None, ttl_delay: float = DEFAULT_DELAY_SECONDS,
                  snapshot_every: float | None = None,
-                 faults: fault_injection.FaultSpec | None = None):
+                 faults: fault_injection.FaultSpec | fault_injection.FaultInjector | None = None):
         options = {} if snapshot_every is None else {"snapshot_every": snapshot_every}
         store = DurableStore(data_dir, tokens=TokenTable(), **options) if data_dir else None
         try:
-            injector = fault_injection.FaultInjector(faults) if faults and faults.enabled else None
+            injector = faults_for(faults)
             self.app = build_app(store=store, ttl_delay=ttl_delay, faults=injector)
             self.recovery = self.app.recover()
             handler = MotoRequestHandler if log_requests else QuietRequestHandler
@@ -220,6 +237,13 @@ class LocalDynamoDB:
                 self.app.store.close()
         if self.app.faults:
             logger.warning("Faults injected: %s", self.app.faults.summary())
+
+
+def faults_for(faults) -> fault_injection.FaultInjector | None:
+    """An injector as given (tests keep it to script faults), or one for an enabled spec."""
+    if isinstance(faults, fault_injection.FaultInjector):
+        return faults
+    return fault_injection.FaultInjector(faults) if faults and faults.enabled else None
 
 
 def set_switch_interval(seconds: float | None) -> None:

@@ -50,7 +50,7 @@ def test_replay_failed__unparsable_since__usage_error(service):
     (["--capacity", "500", "--strategies", "aggregate"], "more than aggregate supports"),
     (["--demand", "4"], "--demand must be at least 5"),
     (["--faults", "throttle=2"], "Bad --faults"),
-    (["--faults", "meteor=0.1"], "Bad --faults 'meteor=0.1'"),
+    (["--faults", "meteor=0.1"], "unknown fault 'meteor'"),
     (["--unguarded-race-delay-ms", "-1"], "cannot be negative"),
 ])
 def test_torture__bad_arguments__usage_error_before_anything_runs(arguments, message):

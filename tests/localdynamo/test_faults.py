@@ -1,15 +1,17 @@
-"""Fault injection, seen by a raw client with retries off: each kind, counts, seeds."""
+"""Fault injection, seen by a raw client with retries off: each kind, counts, seeds, scripts."""
 import json
 import time
+import urllib.error
 import urllib.request
 
 import pytest
 from botocore.exceptions import ClientError, HTTPClientError
 
-from localdynamo.faults import FaultSpec, FaultSpecError
+from localdynamo.faults import FaultInjector, FaultSpec, FaultSpecError
+from localdynamo.server import LocalDynamoDB
 from tests.conftest import start_server, stop_server
 
-from .conftest import create_simple_table, raw_client
+from .conftest import admin, create_simple_table, raw_client
 
 MIXED = "throttle=0.2,lost_response=0.3,error500=0.2,seed=11"
 PUTS = 30
@@ -139,3 +141,85 @@ def test_faults__no_spec__no_counts_and_no_faults(launch):
 def test_fault_spec__bad_text__refused(spec):
     with pytest.raises(FaultSpecError):
         FaultSpec.parse(spec)
+
+
+# --- scripted faults: the next N requests, for tests that need a fault on a chosen call ---
+def environ_for_operation(operation):
+    return {"HTTP_X_AMZ_TARGET": f"DynamoDB_20120810.{operation}"}
+
+
+def draws(injector, operations):
+    return [injector.draw(environ_for_operation(op)) for op in operations]
+
+
+def test_script__next_requests__forced_in_order_then_random_draw_again():
+    injector = FaultInjector(FaultSpec())
+    injector.script("lost_response", 2)
+    injector.script("throttle", 1)
+
+    seen = draws(injector, ["PutItem", "DescribeTable", "GetItem", "UpdateItem", "PutItem"])
+
+    assert seen == ["lost_response", None, "lost_response", "throttle", None]
+    assert injector.snapshot() == {"throttle": 1, "lost_response": 2, "error500": 0, "delay": 0}
+
+
+def test_script__skip_and_only_mutating__reads_pass_uncounted():
+    injector = FaultInjector(FaultSpec())
+    injector.script("throttle", 2, skip=1, only_mutating=True)
+
+    seen = draws(injector, ["UpdateItem", "Query", "TransactWriteItems", "GetItem",
+                            "TransactWriteItems", "TransactWriteItems"])
+
+    assert seen == [None, None, "throttle", None, "throttle", None]
+
+
+def test_script__cleared__unused_faults_reported_and_dropped():
+    injector = FaultInjector(FaultSpec())
+    injector.script("error500", 3)
+    draws(injector, ["PutItem"])
+
+    assert injector.clear_script() == 2
+    assert draws(injector, ["PutItem"]) == [None]
+
+
+@pytest.mark.parametrize("kind, count, skip", [("delay", 1, 0), ("lost", 1, 0),
+                                               ("throttle", 0, 0), ("throttle", 1, -1)])
+def test_script__bad_arguments__refused(kind, count, skip):
+    with pytest.raises(FaultSpecError):
+        FaultInjector(FaultSpec()).script(kind, count, skip=skip)
+
+
+def test_script__in_process_server_with_injector_and_zero_spec__faults_as_scripted():
+    injector = FaultInjector(FaultSpec())
+    server = LocalDynamoDB("127.0.0.1", 0, faults=injector).start()
+    try:
+        client = raw_client(server, attempts=1)
+        create_simple_table(client, "t")
+        injector.script("lost_response", 1)
+        injector.script("throttle", 1)
+
+        outcomes = [put_outcome(client, f"k{n}") for n in range(3)]
+
+        assert outcomes == ["lost", "400 ProvisionedThroughputExceededException", "ok"]
+        assert [stored(client, f"k{n}") for n in range(3)] == [True, False, True]
+    finally:
+        server.stop()
+
+
+def test_faults_next_endpoint__server_without_faults__scripts_the_next_requests():
+    server = start_server()
+    try:
+        client = raw_client(server, attempts=1)
+        create_simple_table(client, "t")
+
+        answer = admin(server, "faults/next?kind=throttle&count=2")
+        outcomes = [put_outcome(client, f"k{n}") for n in range(3)]
+
+        assert answer == {"scripted": "throttle", "count": 2}
+        assert outcomes == ["400 ProvisionedThroughputExceededException"] * 2 + ["ok"]
+        assert fault_counts(server)["throttle"] == 2
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            admin(server, "faults/next?kind=lost&count=1")
+        assert refused.value.code == 400
+    finally:
+        stop_server(server)
