@@ -25,6 +25,8 @@ THROTTLING_CODES = {
     "RequestLimitExceeded",
     "LimitExceededException",
 }
+# Server-side failures that botocore retried until its attempts were spent.
+UNAVAILABLE_CODES = {"InternalServerError", "ServiceUnavailable", "InternalFailure"}
 
 
 class ConditionFailed(Exception):
@@ -99,6 +101,9 @@ def translate(exc: Exception) -> Exception:
             return TransactionConflict(error.get("Message", code))
         if code in THROTTLING_CODES:
             return errors.BookingContention()
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+        if code in UNAVAILABLE_CODES or status >= 500:
+            return errors.StoreUnavailable()
         if code == "ResourceNotFoundException":
             return errors.StoreUnavailable(
                 "The booking tables do not exist yet. Run `python manage.py create_tables`."
