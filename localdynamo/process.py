@@ -29,12 +29,17 @@ class ServerProcess:
             return json.loads(answer.read())
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
+        terminate(self.process)
+
+
+def terminate(process: subprocess.Popen, timeout: float = 10) -> None:
+    """Ask a child to stop; kill it if it has not stopped within ``timeout`` seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout)
 
 
 def start(*extra_args: str) -> ServerProcess:

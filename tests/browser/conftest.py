@@ -24,6 +24,7 @@ import pytest
 
 from booking.dynamo.client import reset_clients
 from booking.service import get_booking_service, reset_services
+from localdynamo.process import terminate
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -78,11 +79,7 @@ class LiveSite:
         self.url = f"http://127.0.0.1:{port}"
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+        terminate(self.process)
 
 
 @pytest.fixture(scope="session")
