@@ -27,7 +27,9 @@ def strategy_booker(service, event_id):
 
     from booking.models import Registration
 
-    strategy = service.strategy(service.get_event(event_id).strategy)
+    from booking.torture.worker import patiently
+
+    strategy = service.strategy(patiently(lambda: service.get_event(event_id)).strategy)
 
     def book(event_id, *, name, email):
         return strategy.book(event_id, Registration(
@@ -48,7 +50,11 @@ def book_people(env: dict, event_id: str, people: list[tuple[str, str]], threads
     from booking.service import get_booking_service
 
     service = get_booking_service()
-    service.get_event(event_id)  # warm the client and the strategy cache before the race
+    from booking.torture.worker import patiently
+
+    # Warm the client and the strategy cache before the race; a faulty server may need
+    # more than botocore's attempts for this one read.
+    patiently(lambda: service.get_event(event_id))
     book = strategy_booker(service, event_id) if direct else service.book
     barrier = threading.Barrier(threads)
     lock = threading.Lock()
