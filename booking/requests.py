@@ -130,23 +130,27 @@ def _record(request: Request, seq: int, status: str, outcome: dict) -> None:
     re-runs the request. Retrying is safe: the row is written only if absent.
     """
     now = time.time()
+    fields = {**request.fields(), **outcome}
     for attempt in range(RECORD_ATTEMPTS):
         try:
-            written = history.record(request.request_id, seq, status,
-                                     {**request.fields(), **outcome}, now=now, ttl=_ttl(now))
-            break
-        except (StoreUnavailable, BookingContention):  # botocore's own attempts were spent
+            written = history.record(request.request_id, seq, status, fields, now=now,
+                                     ttl=_ttl(now))
+        except (StoreUnavailable, BookingContention) as error:  # botocore's attempts spent
+            failure = error
             if attempt + 1 < RECORD_ATTEMPTS:
                 time.sleep(RECORD_RETRY_DELAY * 2**attempt)
                 continue
-            logger.exception("Could not record %s for request %s", status, request.request_id)
+        except Exception as error:  # noqa: BLE001 - not worth retrying; logged below
+            failure = error
+        else:
+            if not written:
+                logger.info("Request %s: outcome row %s already present (a resent write)",
+                            request.request_id, seq)
             return
-        except Exception:  # the booking's own outcome matters more than its history row
-            logger.exception("Could not record %s for request %s", status, request.request_id)
-            return
-    if not written:
-        logger.info("Request %s: outcome row %s already present (a resent write)",
-                    request.request_id, seq)
+        # The booking's own outcome matters more than its history row.
+        logger.error("Could not record %s for request %s", status, request.request_id,
+                     exc_info=failure)
+        return
 
 
 def _ttl(now: float) -> int:

@@ -303,3 +303,20 @@ def test_book__outcome_row_write_fails_twice__retried_and_recorded(service, even
 
     assert rows() == ["started", "succeeded"]
     assert next(history.newest_first(RID))["result"]["registration_id"] == booked.registration_id
+
+
+def test_book__outcome_row_never_written__booking_still_answers_and_is_logged(
+        service, event, monkeypatch, caplog):
+    from booking.errors import StoreUnavailable
+
+    def unavailable(*args, **kwargs):
+        raise StoreUnavailable()
+
+    monkeypatch.setattr(history, "record", unavailable)
+    monkeypatch.setattr(requests, "RECORD_RETRY_DELAY", 0)
+    booked = service.book(event.id, name="Ada", email="ada@example.com", request_id=RID)
+
+    assert booked.email == "ada@example.com"
+    assert rows() == ["started"]  # goes stale; a repeat then re-runs it
+    failure = [r for r in caplog.records if "Could not record" in r.getMessage()]
+    assert failure and failure[0].exc_info[0] is StoreUnavailable

@@ -43,6 +43,9 @@ class CancellationReason:
     old_item: dict | None
 
 
+CONDITION_FAILED = "ConditionalCheckFailed"  # a cancellation reason's code
+
+
 class TransactionCancelled(Exception):
     """A TransactWriteItems was cancelled; ``reasons`` lines up with the request's items."""
 

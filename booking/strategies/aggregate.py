@@ -8,13 +8,15 @@ applies conditional writes to one item one at a time, so two bookings can never 
 the last seat. Every write bumps ``version``, so read-modify-write edits of the event
 (organizers changing it) still detect that bookings happened since they read it.
 
-One request per booking and per rejection; a cancellation reads the attendee, then removes
-exactly that registration in a one-item transaction (a token makes a resend safe). The price: the item is capped at 400 KB, which
-bounds the capacity (``max_capacity``), and every write rewrites the whole item, so
-capacity units per booking grow with the number of attendees.
+One request per booking and per rejection; a cancellation reads the attendee, then
+removes exactly that registration in a one-item transaction (a token makes a resend
+safe). The price: the item is capped at 400 KB, which bounds the capacity
+(``max_capacity``), and every write rewrites the whole item, so capacity units per
+booking grow with the number of attendees.
 """
 from booking.dynamo import items
-from booking.dynamo.store import ConditionFailed, Table, TransactionCancelled, transact_write
+from booking.dynamo.store import (CONDITION_FAILED as CCF, ConditionFailed, Table,
+                                   TransactionCancelled, transact_write)
 from booking.dynamo.tables import EVENTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
@@ -22,7 +24,6 @@ from booking.models import Availability
 from . import aggregate_audit, event_edits
 from .base import Strategy, client_token, is_mine
 
-CCF = "ConditionalCheckFailed"
 
 ITEM_SIZE_LIMIT = 400 * 1024
 # Room for the event's own attributes (name, dates, counters, attribute names).

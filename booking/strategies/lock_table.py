@@ -16,7 +16,8 @@ Two requests' worth of capacity per booking (transactional writes cost double), 
 request; capacity is not bounded by item size.
 """
 from booking.dynamo import items
-from booking.dynamo.store import Table, TransactionCancelled, transact_write
+from booking.dynamo.store import (CONDITION_FAILED as CCF, Table, TransactionCancelled,
+                                   transact_write)
 from booking.dynamo.tables import EVENT_LOCKS, EVENTS, REGISTRATIONS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
@@ -24,7 +25,6 @@ from booking.models import Availability
 from . import event_edits, lock_table_audit
 from .base import Strategy, client_token, is_mine
 
-CCF = "ConditionalCheckFailed"
 
 
 class LockTableStrategy(Strategy):

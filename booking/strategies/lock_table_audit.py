@@ -6,9 +6,9 @@ the registrations page by page, and writes the count only if the version is unch
 if a booking landed while counting, the write is refused and the count is redone.
 """
 from booking import audit
-from booking.dynamo.store import ConditionFailed, TransactionCancelled, transact_write
+from booking.dynamo.store import (CONDITION_FAILED as CCF, ConditionFailed,
+                                   TransactionCancelled, transact_write)
 
-CCF = "ConditionalCheckFailed"
 CAPACITY = {"#capacity": "capacity"}
 FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + :one"
 

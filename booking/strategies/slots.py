@@ -18,7 +18,8 @@ an index query plus one transaction. Slots are freed, never deleted, by cancella
 import random
 
 from booking.dynamo import items
-from booking.dynamo.store import Table, TransactionCancelled, batch_get, transact_write
+from booking.dynamo.store import (CONDITION_FAILED as CCF, Table, TransactionCancelled,
+                                   batch_get, transact_write)
 from booking.dynamo.tables import EVENTS, REGISTRATIONS, SLOTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
@@ -26,7 +27,6 @@ from booking.models import Availability
 from . import slots_audit, slots_capacity
 from .base import Strategy, client_token, is_mine
 
-CCF = "ConditionalCheckFailed"
 SHUFFLE_RANGE = 2**31
 CANDIDATES_PER_LOOKUP = 8
 

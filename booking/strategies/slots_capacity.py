@@ -14,10 +14,10 @@ A step moves at most ``STEP`` slots (a transaction holds at most 100 writes). La
 chain steps, each conditional on the version the previous step wrote; if another edit
 slips in between, the rest is refused as stale, and what was done stays consistent.
 """
-from booking.dynamo.store import TransactionCancelled, transact_write
+from booking.dynamo.store import CONDITION_FAILED as CCF, TransactionCancelled, transact_write
+
 from . import event_edits
 
-CCF = "ConditionalCheckFailed"
 STEP = 25
 
 

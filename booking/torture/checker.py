@@ -196,18 +196,23 @@ def _check_requests(result: CheckResult, history: History) -> None:
             result.add("executed_twice", first["event_id"], "answered ok with registrations "
                        + ", ".join(sorted({r["registration_id"] for r in oks})),
                        first["email"], request_id)
-        for answer in oks:
-            if (answer["returned_email"], answer["returned_event"]) != (answer["email"],
-                                                                       answer["event_id"]) \
-                    or (answer["operation"] == "book" and answer["returned_request"] != request_id):
-                result.add("wrong_registration", answer["event_id"], "answered with registration "
-                           f"{answer['registration_id']} of {answer['returned_email']}",
-                           answer["email"], request_id)
+        for answer in (r for r in oks if not _answer_fits(r)):
+            result.add("wrong_registration", answer["event_id"], "answered with registration "
+                       f"{answer['registration_id']} of {answer['returned_email']}",
+                       answer["email"], request_id)
         if oks:
             done = min(r["completed"] for r in oks)
             for later in (r for r in same if r["invoked"] > done and r["outcome"] == FAIL):
                 result.add("answer_changed", later["event_id"], f"answered ok, then a repeat "
                            f"was answered {later['code']}", later["email"], request_id)
+
+
+def _answer_fits(answer: dict) -> bool:
+    """An ok answer carries its own person's registration (for a booking: its request's)."""
+    same_person = (answer["returned_email"], answer["returned_event"]) == (answer["email"],
+                                                                          answer["event_id"])
+    return same_person and (answer["operation"] != "book"
+                            or answer["returned_request"] == answer["request_id"])
 
 
 def _resolve_unknown_books(result: CheckResult, history: History, stored: dict) -> None:

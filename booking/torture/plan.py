@@ -37,9 +37,9 @@ class TortureConfig:
     def fault_spec(self) -> str:
         """The server's fault spec, seeded from the run's seed unless it names its own."""
         spec = (self.faults or "").strip()
-        if not spec or spec == "none" or "seed=" in spec:
-            return "" if spec == "none" else spec
-        return f"{spec},seed={self.seed}"
+        if spec in ("", "none"):
+            return ""
+        return spec if "seed=" in spec else f"{spec},seed={self.seed}"
 
 
 @dataclass(frozen=True)
@@ -124,5 +124,5 @@ class ThreadPlan:
 
     def _mismatch(self, used: Request) -> Request:
         """The id of a settled request with other content: must be refused, never run."""
-        name, email = person((int(used.email[6:].split("@")[0]) + 1) % self.config.people)
-        return Request(used.request_id, "book", used.event_id, email, name)
+        return Request(used.request_id, "book", used.event_id, f"other-{used.email}",
+                       "Other Person")
