@@ -3,9 +3,10 @@ VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
 
-.PHONY: install run test dynamodb clean
+.PHONY: install install-dev run test dynamodb clean
 
 install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
 
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -13,16 +14,21 @@ $(VENV)/.installed: requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $@
 
-## Install, migrate, start the embedded DynamoDB, create tables, serve http://127.0.0.1:8000/
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+## Install, migrate, start DynamoDB Local, create tables, serve http://127.0.0.1:8000/
 run: install
 	PY=$(PY) bash scripts/run.sh
 
 ## Run the whole test suite
-test: install
+test: install-dev
 	PY=$(PY) bash scripts/test.sh
 
-## Only the embedded DynamoDB server, in the foreground
+## Only DynamoDB Local, in the foreground
 dynamodb: install
+	bash scripts/ensure_java.sh
 	$(PY) manage.py dynamodb_local
 
 clean:

@@ -23,6 +23,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "booking",
+    # manage.py dynamodb_local: AWS's DynamoDB Local for development and tests.
+    "localdynamo",
 ]
 
 MIDDLEWARE = [

@@ -1,1 +1,1 @@
-"""The embedded local DynamoDB server (infrastructure for development and tests)."""
+"""The local store: AWS's DynamoDB Local, fetched and run for development and tests, with a fault proxy."""

@@ -1,14 +1,14 @@
-"""Fault injection for the embedded DynamoDB: throttles, 500s, lost responses, latency.
+"""Faults for the Jepsen-style tests: throttles, 500s, lost responses, latency.
 
 Off unless a spec such as ``throttle=0.05,lost_response=0.02,error500=0.01,delay_ms=0-20,
-seed=7`` is given (``dynamodb_local --faults`` or ``LOCAL_DYNAMODB_FAULTS``). Each
-data-plane request draws at most one fault:
+seed=7`` is given (``dynamodb_local --faults`` or ``LOCAL_DYNAMODB_FAULTS``); then the fault
+proxy (proxy.py) in front of DynamoDB Local draws at most one fault per data-plane request:
 
 - ``throttle``: ProvisionedThroughputExceededException (HTTP 400), nothing applied;
 - ``error500``: InternalServerError (HTTP 500), nothing applied;
-- ``lost_response``: applied and logged like any request, then the connection is closed
-  without an answer, so the client cannot know whether it happened;
-- ``delay_ms``: a random latency in that range, slept before the request takes the lock.
+- ``lost_response``: applied by DynamoDB Local, then the connection is closed without an
+  answer, so the client cannot know whether it happened;
+- ``delay_ms``: a random latency in that range, slept before the request is forwarded.
 
 Control-plane requests (CreateTable, DescribeTable, UpdateTimeToLive, ...) never get a
 fault, so set-up is reliable. A seed makes the sequence of draws repeatable.
@@ -19,13 +19,10 @@ next ``count`` data-plane requests (after letting ``skip`` through), ahead of th
 draw; ``POST /_localdynamo/faults/next?kind=...&count=...`` does the same over HTTP.
 """
 import random
-import socket
 import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
-
-from .wire import API_PREFIX, Response, error_response
 
 THROTTLE, ERROR500, LOST_RESPONSE, DELAY = "throttle", "error500", "lost_response", "delay"
 KINDS = (THROTTLE, LOST_RESPONSE, ERROR500, DELAY)
@@ -132,10 +129,9 @@ class FaultInjector:
             self.scripted.clear()
         return left
 
-    def draw(self, environ) -> str | None:
+    def draw(self, operation: str) -> str | None:
         """Sleep the request's delay (no lock held); return the fault to inject, or None."""
-        prefix, _, operation = environ.get("HTTP_X_AMZ_TARGET", "").partition(".")
-        if prefix != API_PREFIX or operation not in DATA_PLANE:
+        if operation not in DATA_PLANE:
             return None
         low, high = self.spec.delay_ms
         with self.lock:
@@ -177,23 +173,3 @@ class FaultInjector:
 
     def summary(self) -> str:
         return ", ".join(f"{kind}={n}" for kind, n in self.snapshot().items())
-
-
-def refusal(fault: str) -> Response:
-    """The answer for a fault that refuses the request without applying it."""
-    if fault == THROTTLE:
-        return error_response("ProvisionedThroughputExceededException",
-                              "Injected fault: the request rate is too high.")
-    return error_response("InternalServerError", "Injected fault: internal server error.",
-                          "500 Internal Server Error")
-
-
-def drop_connection(environ) -> None:
-    """Close the client's connection without an answer (werkzeug then sees a dropped peer)."""
-    connection = environ.get("werkzeug.socket")
-    if connection is None:
-        return
-    try:
-        connection.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass

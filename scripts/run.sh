@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# make run: migrate, start the embedded DynamoDB (unless one is already running or an
-# external endpoint is configured), create the tables, and serve the site.
+# make run: migrate, start DynamoDB Local (unless one is already running or an external
+# endpoint is configured), create the tables, and serve the site.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -27,18 +27,20 @@ PYEOF
 case "$endpoint" in
   http://127.0.0.1:*|http://localhost:*)
     if reachable "$endpoint"; then
-      echo "Using the embedded DynamoDB already running at $endpoint"
+      echo "Using the DynamoDB Local already running at $endpoint"
     else
+      bash scripts/ensure_java.sh
+      "$PY" -m localdynamo  # the first run fetches DynamoDB Local (about 50 MB)
       "$PY" manage.py dynamodb_local >var/dynamodb_local.log 2>&1 &
       server_pid=$!
-      # Recovery of a large data directory takes a few seconds; give up if it dies.
+      # The JVM starts in a few seconds; give up if it dies.
       for _ in $(seq 1 600); do
         reachable "$endpoint" && break
         kill -0 "$server_pid" 2>/dev/null || break
         sleep 0.2
       done
       reachable "$endpoint" || { cat var/dynamodb_local.log; exit 1; }
-      echo "Started the embedded DynamoDB at $endpoint (log: var/dynamodb_local.log)"
+      echo "Started DynamoDB Local at $endpoint (log: var/dynamodb_local.log)"
     fi ;;
   *) echo "Using DynamoDB endpoint ${endpoint:-of AWS}" ;;
 esac

@@ -8,6 +8,8 @@ from booking.dynamo.client import reset_clients
 from booking.dynamo.provision import ensure_tables
 from booking.service import get_booking_service, reset_services
 from localdynamo import process as server_process
+from localdynamo.faults import FaultInjector, FaultSpec
+from localdynamo.proxy import FaultProxy
 
 GUARDED = ("aggregate", "lock_table", "slots")
 
@@ -34,7 +36,7 @@ def service(dynamo):
 
 
 def start_server(*extra_args):
-    """Start `manage.py dynamodb_local` on a free port (localdynamo/process.py).
+    """Start DynamoDB Local (`manage.py dynamodb_local`) on a free port (localdynamo/process.py).
 
     The server keeps its data in memory unless ``extra_args`` name a ``--data-dir``.
     """
@@ -45,18 +47,18 @@ def stop_server(server):
     server.stop()
 
 
+def start_fault_proxy(server, spec=""):
+    """A fault proxy in this process in front of ``server`` (localdynamo/proxy.py).
+
+    Its ``url`` serves DynamoDB with the spec's faults; ``injector`` scripts more.
+    """
+    return FaultProxy(server.url, FaultInjector(FaultSpec.parse(spec))).start()
+
+
 @pytest.fixture(scope="session")
 def local_server():
-    """One embedded DynamoDB server process shared by the session's race tests."""
+    """One DynamoDB Local process shared by the whole session (tests use their own prefix)."""
     server = start_server()
-    yield server
-    stop_server(server)
-
-
-@pytest.fixture
-def racy_local_server():
-    """A server whose threads switch every 10 microseconds, to provoke races."""
-    server = start_server("--switch-interval", "1e-5")
     yield server
     stop_server(server)
 

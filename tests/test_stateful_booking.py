@@ -1,7 +1,7 @@
 """Stateful property test: bookings, cancellations, repeats and faults against a model.
 
 Hypothesis drives a ``RuleBasedStateMachine`` through ``BookingService`` against the
-embedded DynamoDB server running in this process: three events (one per guarded strategy,
+session's DynamoDB Local, behind a fault proxy running in this process: three events (one per guarded strategy,
 2 seats each), three people, and the rules the issue asks for: book, cancel, repeat a
 request, reuse a request id for different content, lose a response, throttle. The last
 two arm scripted faults (``localdynamo/faults.py``) on a chosen write of the next call.
@@ -39,8 +39,7 @@ from booking.errors import (AlreadyRegistered, BookingContention, BookingError, 
 from booking.models import Registration
 from booking.service import get_booking_service, reset_services
 from localdynamo.faults import LOST_RESPONSE, THROTTLE, FaultInjector
-from localdynamo.server import LocalDynamoDB
-from tests.conftest import GUARDED
+from tests.conftest import GUARDED, start_fault_proxy
 
 CAPACITY = 2
 PEOPLE = tuple(f"person{n}@example.com" for n in range(3))
@@ -306,14 +305,14 @@ class BookingMachine(RuleBasedStateMachine):
 
 
 @pytest.fixture
-def faulty_store(settings, monkeypatch):
-    """The embedded server in this process with a scriptable injector, and fresh tables."""
+def faulty_store(local_server, settings, monkeypatch):
+    """A fault proxy in this process with a scriptable injector, and fresh tables."""
     # botocore waits before resending (1 s and up after a throttle); the machine scripts
     # hundreds of faults, and only the number of attempts matters to what it checks.
     monkeypatch.setattr(botocore.retries.standard.ExponentialBackoff, "delay_amount",
                         lambda self, context: 0)
-    injector = FaultInjector()
-    server = LocalDynamoDB("127.0.0.1", 0, faults=injector).start()
+    server = start_fault_proxy(local_server)
+    injector = server.injector
     settings.DYNAMODB_ENDPOINT_URL = server.url
     settings.DYNAMODB_TABLE_PREFIX = f"s{uuid.uuid4().hex[:8]}-"
     settings.DYNAMODB_RETRY_MODE, settings.DYNAMODB_MAX_ATTEMPTS = "standard", MAX_ATTEMPTS

@@ -22,7 +22,7 @@ from django.conf import settings
 from booking.dynamo.client import reset_clients
 from booking.dynamo.provision import ensure_tables
 from booking.service import get_booking_service, reset_services
-from tests.conftest import start_server, stop_server
+from tests.conftest import start_fault_proxy
 
 from .test_booking_races import PROCESSES, THREADS, stored_registrations
 
@@ -36,8 +36,8 @@ AMBIGUOUS = ("contention", "error:StoreUnavailable", "error:RequestInProgress")
 
 
 @pytest.fixture
-def faulty_server(request, settings):
-    server = start_server("--faults", request.param)
+def faulty_server(request, settings, local_server):
+    server = start_fault_proxy(local_server, request.param)
     settings.DYNAMODB_ENDPOINT_URL = server.url
     settings.DYNAMODB_TABLE_PREFIX = f"f{uuid.uuid4().hex[:8]}-"
     reset_clients()
@@ -46,7 +46,7 @@ def faulty_server(request, settings):
     yield server
     reset_clients()
     reset_services()
-    stop_server(server)
+    server.stop()
 
 
 def create_event(strategy):

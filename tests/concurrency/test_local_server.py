@@ -1,7 +1,7 @@
-"""The embedded server is linearizable: a conditional put has exactly one winner per key.
+"""The local store is linearizable: a conditional put has exactly one winner per key.
 
-moto's own threaded server, with the switch interval at 1e-5 s, let two of 32 concurrent
-``attribute_not_exists`` puts on one key both succeed (2 of 40 keys). This is the same race.
+moto's threaded server let two of 32 concurrent ``attribute_not_exists`` puts on one key
+both succeed (2 of 40 keys); DynamoDB Local must not. This is the same race.
 """
 import threading
 import uuid
@@ -17,9 +17,9 @@ KEYS = 40
 WRITERS_PER_KEY = 32
 
 
-def test_conditional_put__32_writers_per_key__one_winner_per_key(racy_local_server):
+def test_conditional_put__32_writers_per_key__one_winner_per_key(local_server):
     client = boto3.client(
-        "dynamodb", endpoint_url=racy_local_server.url, region_name="us-east-1",
+        "dynamodb", endpoint_url=local_server.url, region_name="us-east-1",
         aws_access_key_id="local", aws_secret_access_key="local",
         config=Config(max_pool_connections=WRITERS_PER_KEY, retries={"total_max_attempts": 1}),
     )

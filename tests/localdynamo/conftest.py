@@ -1,4 +1,4 @@
-"""Fixtures: durable embedded servers on temporary data directories, and raw clients."""
+"""Fixtures: DynamoDB Local on temporary data directories, and raw clients."""
 import json
 import urllib.request
 
@@ -39,15 +39,6 @@ def servers(tmp_path):
     started.stop_all()
 
 
-@pytest.fixture
-def memory_server():
-    """A fresh in-memory server with a 1-second TTL delay, for one test."""
-    server = start_server("--ttl-sweep-delay", "1")
-    yield server
-    server.process.kill()
-    server.process.wait(timeout=10)
-
-
 def raw_client(server, attempts=3):
     return boto3.client(
         "dynamodb", endpoint_url=server.url, region_name="us-east-1",
@@ -57,17 +48,19 @@ def raw_client(server, attempts=3):
 
 
 def admin(server, command):
-    """POST one of the server's test hooks (/_localdynamo/ttl-sweep or /snapshot)."""
+    """POST one of the fault proxy's test hooks (/_localdynamo/faults/next?...)."""
     request = urllib.request.Request(f"{server.url}/_localdynamo/{command}", method="POST")
     with urllib.request.urlopen(request, timeout=60) as response:
         return json.loads(response.read())
 
 
-def create_simple_table(client, name, *, ttl_attribute=None):
+def create_simple_table(client, name, *, ttl_attribute=None, stream=False):
     client.create_table(
         TableName=name, BillingMode="PAY_PER_REQUEST",
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        **({"StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}}
+           if stream else {}),
     )
     if ttl_attribute:
         client.update_time_to_live(TableName=name, TimeToLiveSpecification={
