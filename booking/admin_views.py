@@ -231,7 +231,8 @@ def export(model_admin, request, event_id):
     service = get_booking_service()
     event = service.get_event(event_id)
     found = service.iter_registrations(event.id, search=request.GET.get("q", ""))
-    writer = csv.writer(Echo())
+    # Every cell quoted, so a ';'-separated locale cannot split a name or an address.
+    writer = csv.writer(Echo(), quoting=csv.QUOTE_ALL)
 
     def lines():
         yield writer.writerow(["name", "email", "registered_at"])
@@ -242,3 +243,21 @@ def export(model_admin, request, event_id):
     response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="registrations-{event.id}.csv"'
     return response
+
+
+def view_on_site(request, content_type_id, object_id):
+    """The admin's "view on site" link (/admin/r/<ct>/<id>/): events have no SQL row, so
+    theirs goes to the public event page; every other model gets Django's own view."""
+    from django.contrib.contenttypes.models import ContentType
+    from django.contrib.contenttypes.views import shortcut
+    from django.http import Http404
+
+    from .models import DynamoEvent
+
+    if content_type_id != ContentType.objects.get_for_model(DynamoEvent).id:
+        return shortcut(request, content_type_id, object_id)
+    try:
+        event = get_booking_service().get_event(object_id)
+    except EventNotFound:
+        raise Http404("No such event.") from None
+    return redirect("booking:event_detail", event_id=event.id)

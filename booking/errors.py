@@ -37,6 +37,11 @@ class AlreadyRegistered(BookingError):
         self.existing = existing  # the registration that holds the seat, when known
 
 
+class BookingClosed(BookingError):
+    code = "booking_closed"
+    default_message = "Bookings for this event closed when it started."
+
+
 class NotRegistered(BookingError):
     code = "not_registered"
     default_message = "There is no registration for this e-mail address at this event."

@@ -13,10 +13,11 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from . import links
 from .emails import send_confirmation
-from .errors import (AlreadyRegistered, BookingContention, BookingError, EventFull,
-                     EventNotFound, InvalidBooking, NotRegistered, RequestInProgress, StaleEdit,
-                     StoreUnavailable)
+from .errors import (AlreadyRegistered, BookingClosed, BookingContention, BookingError,
+                     EventFull, EventNotFound, InvalidBooking, NotRegistered, RequestInProgress,
+                     StaleEdit, StoreUnavailable)
 from .forms import SignupForm
+from .middleware import plain_forms_only
 from .service import get_booking_service
 
 STATUS_FOR_ERROR = {
@@ -25,6 +26,7 @@ STATUS_FOR_ERROR = {
     EventNotFound: 404,
     NotRegistered: 404,
     EventFull: 409,
+    BookingClosed: 409,
     AlreadyRegistered: 409,
     StaleEdit: 409,
     BookingContention: 503,
@@ -78,6 +80,7 @@ def event_list(request):
     return render(request, "booking/event_list.html", {"rows": rows})
 
 
+@plain_forms_only
 @require_http_methods(["GET", "HEAD", "POST"])
 @renders_booking_errors
 def event_detail(request, event_id):
@@ -121,7 +124,7 @@ def _signup(request, service, event):
         return _render_event(request, service, event, form, token, status_for(error))
     # A replayed submission returns the earlier booking, which already sent its e-mail.
     if registration.registered_at >= started:
-        _send_confirmation(request, event, registration)
+        _send_confirmation(request, event, registration, to=form.cleaned_data["email"])
     confirmation = links.registration_token(registration, salt=links.CONFIRMATION_SALT)
     return see_other(reverse("booking:booked", args=[event.id, confirmation]))
 
@@ -131,9 +134,11 @@ def _cancel_url(request, registration) -> str:
     return request.build_absolute_uri(reverse("booking:cancel", args=[token]))
 
 
-def _send_confirmation(request, event, registration) -> None:
+def _send_confirmation(request, event, registration, *, to: str) -> None:
+    """Mail the address as the person typed it (the stored e-mail is its lowercase key)."""
     cancel_url = _cancel_url(request, registration)
-    if not send_confirmation(event=event, registration=registration, cancel_url=cancel_url):
+    if not send_confirmation(event=event, registration=registration, cancel_url=cancel_url,
+                             to=to):
         messages.warning(request, MAIL_FAILED)
 
 
@@ -164,6 +169,7 @@ def _read_cancel_link(service, token):
     return ref, event, ref.matches(registration)
 
 
+@plain_forms_only
 @require_http_methods(["GET", "HEAD", "POST"])
 @renders_booking_errors
 def cancel(request, token):
