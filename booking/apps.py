@@ -6,4 +6,4 @@ class BookingConfig(AppConfig):
     verbose_name = "Event booking"
 
     def ready(self):
-        from . import checks  # noqa: F401  (registers the system checks)
+        from . import admin_login, checks  # noqa: F401  (register checks and signal receivers)

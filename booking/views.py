@@ -11,11 +11,11 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
 
-from . import links
+from . import links, rate_limits, validation
 from .emails import send_confirmation
 from .errors import (AlreadyRegistered, BookingClosed, BookingContention, BookingError,
-                     EventFull, EventNotFound, InvalidBooking, NotRegistered, RequestInProgress,
-                     StaleEdit, StoreUnavailable)
+                     EventFull, EventNotFound, InvalidBooking, NotRegistered, RateLimited,
+                     RequestInProgress, StaleEdit, StoreUnavailable)
 from .forms import SignupForm
 from .middleware import plain_forms_only
 from .service import get_booking_service
@@ -29,12 +29,19 @@ STATUS_FOR_ERROR = {
     BookingClosed: 409,
     AlreadyRegistered: 409,
     StaleEdit: 409,
+    RateLimited: 429,
     BookingContention: 503,
     StoreUnavailable: 503,
     BookingError: 503,
 }
 FORM_EXPIRED = "This form has expired. Please check your details and submit it again."
 BAD_LINK = "This link is not valid. Please use the exact link from your confirmation e-mail."
+SIGNUPS_LIMITED = ("Too many signups from your network. Please wait a few minutes and try "
+                   "again.")
+EMAIL_LIMITED = ("Too many signups for this e-mail address. Please wait a while and try "
+                 "again.")
+CANCELS_LIMITED = ("Too many cancellations from your network. Please wait a few minutes and "
+                   "try again.")
 MAIL_FAILED = ("Your seat is booked, but we could not send the confirmation e-mail. "
                "Keep this page's address: it has your cancellation link.")
 
@@ -46,8 +53,11 @@ def status_for(error: BookingError) -> int:
 
 def render_error(request, error: BookingError):
     status = status_for(error)
-    return render(request, "booking/error.html", {"message": error.message, "status": status},
-                  status=status)
+    response = render(request, "booking/error.html",
+                      {"message": error.message, "status": status}, status=status)
+    if isinstance(error, RateLimited):
+        response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 def renders_booking_errors(view):
@@ -99,6 +109,8 @@ def _render_event(request, service, event, form, form_token, status=200):
 
 
 def _signup(request, service, event):
+    rate_limits.check("BOOKING_SIGNUP_RATE", rate_limits.client_address(request),
+                      message=SIGNUPS_LIMITED)
     form = SignupForm(request.POST)
     token = request.POST.get("token", "")
     try:
@@ -109,6 +121,8 @@ def _signup(request, service, event):
         return _render_event(request, service, event, form, links.new_form_token(event.id), 400)
     if not form.is_valid():
         return _render_event(request, service, event, form, token, 400)
+    rate_limits.check("BOOKING_SIGNUP_EMAIL_RATE",
+                      validation.normalize_email(form.cleaned_data["email"]), message=EMAIL_LIMITED)
     started = timezone.now()
     try:
         registration = service.book(event.id, name=form.cleaned_data["name"],
@@ -179,6 +193,8 @@ def cancel(request, token):
     except links.BadLink:
         return bad_link(request)
     if request.method == "POST":
+        rate_limits.check("BOOKING_CANCEL_RATE", rate_limits.client_address(request),
+                          message=CANCELS_LIMITED)
         if active:
             try:
                 service.cancel(ref.event_id, email=ref.email,

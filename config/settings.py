@@ -217,3 +217,14 @@ if _site.scheme not in ("http", "https") or not _site.hostname:
 # Origins allowed to POST forms (the site's own by default), e.g. https://a.example,https://b.example
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS",
                                 default=[f"{_site.scheme}://{_site.netloc}"])
+
+# --- Abuse limits (booking/rate_limits.py) ----------------------------------------------
+# "N/period" (10/10m, 5/h, 100/d) or "off". Counted in DynamoDB, shared by every process
+# and host. Signups and cancellations per client address (see TRUSTED_PROXY_COUNT):
+BOOKING_SIGNUP_RATE = env("BOOKING_SIGNUP_RATE", default="10/10m")
+BOOKING_CANCEL_RATE = env("BOOKING_CANCEL_RATE", default="10/10m")
+# Signups per e-mail address (each sends a confirmation e-mail to it):
+BOOKING_SIGNUP_EMAIL_RATE = env("BOOKING_SIGNUP_EMAIL_RATE", default="5/h")
+# Failed admin logins per client address and per user name; then even the right password
+# is refused until the period has passed.
+ADMIN_LOGIN_RATE = env("ADMIN_LOGIN_RATE", default="10/15m")
