@@ -1,6 +1,8 @@
 """Request filters that run before anything reads a request body."""
 import codecs
+import secrets
 
+from django.conf import settings
 from django.shortcuts import render
 from django.utils.http import parse_header_parameters
 
@@ -50,3 +52,30 @@ class FormBodyMiddleware:
                 and content_type.lower() == "multipart/form-data"):
             return refusal(request, MULTIPART_REFUSED, 415)
         return None
+
+
+class SecurityHeadersMiddleware:
+    """Content-Security-Policy and Permissions-Policy on every response.
+
+    Each request gets a fresh nonce (``request.csp_nonce``, ``{{ csp_nonce }}`` in
+    templates): an inline script runs only if it carries it, so injected markup cannot run
+    script. The policies are CONTENT_SECURITY_POLICY and PERMISSIONS_POLICY in settings.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        request.csp_nonce = secrets.token_urlsafe(16)
+        response = self.get_response(request)
+        policy = settings.CONTENT_SECURITY_POLICY
+        if policy and "Content-Security-Policy" not in response:
+            response["Content-Security-Policy"] = policy.replace("{nonce}", request.csp_nonce)
+        if settings.PERMISSIONS_POLICY and "Permissions-Policy" not in response:
+            response["Permissions-Policy"] = settings.PERMISSIONS_POLICY
+        return response
+
+
+def csp_nonce(request) -> dict:
+    """Template context processor: ``{{ csp_nonce }}`` for inline scripts."""
+    return {"csp_nonce": getattr(request, "csp_nonce", "")}

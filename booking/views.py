@@ -9,6 +9,7 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
 from . import links, rate_limits, validation
@@ -145,7 +146,7 @@ def _signup(request, service, event):
 
 def _cancel_url(request, registration) -> str:
     token = links.registration_token(registration, salt=links.CANCEL_SALT)
-    return request.build_absolute_uri(reverse("booking:cancel", args=[token]))
+    return links.absolute_url(reverse("booking:cancel", args=[token]))
 
 
 def _send_confirmation(request, event, registration, *, to: str) -> None:
@@ -156,6 +157,7 @@ def _send_confirmation(request, event, registration, *, to: str) -> None:
         messages.warning(request, MAIL_FAILED)
 
 
+@never_cache  # shows the e-mail and the cancellation link
 @require_safe
 @renders_booking_errors
 def booked(request, event_id, token):
@@ -184,6 +186,7 @@ def _read_cancel_link(service, token):
 
 
 @plain_forms_only
+@never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
 @renders_booking_errors
 def cancel(request, token):
@@ -206,6 +209,7 @@ def cancel(request, token):
     return render(request, template, {"event": event, "email": ref.email})
 
 
+@never_cache
 @require_safe
 @renders_booking_errors
 def cancelled(request, token):

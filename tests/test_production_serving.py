@@ -72,6 +72,8 @@ def test_home__https_via_proxy__200_with_security_headers(production_site):
         "max-age=31536000; includeSubDomains; preload")
     assert response.getheader("X-Content-Type-Options") == "nosniff"
     assert response.getheader("X-Frame-Options") == "DENY"
+    assert "'nonce-" in response.getheader("Content-Security-Policy")
+    assert response.getheader("Permissions-Policy")
 
 
 def test_home__plain_http__redirected_to_https(production_site):
