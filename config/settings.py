@@ -17,6 +17,8 @@ DEBUG = env.bool("DEBUG", default=False)
 DEVELOPMENT_SECRET_KEY = "insecure-dev-key-change-me-in-production"
 SECRET_KEY = env("SECRET_KEY", default=DEVELOPMENT_SECRET_KEY if DEBUG else "")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+# Earlier keys, still accepted for what they signed (sessions, links) while a rotation settles.
+SECRET_KEY_FALLBACKS = env.list("SECRET_KEY_FALLBACKS", default=[])
 
 
 def _strong_secret_key(key: str) -> bool:
