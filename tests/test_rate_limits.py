@@ -200,3 +200,30 @@ def test_admin_login__few_failures__right_password_logs_in(client, service, orga
     response = log_in(client, "right-pw-1")
 
     assert response.status_code == 302 and client.session["_auth_user_id"]
+
+
+def signup_operations(client, event, n) -> list[str]:
+    from booking.dynamo.metrics import RequestMeter
+
+    token = form_page(client, event.id)[1]
+    meter = RequestMeter().install()
+    try:
+        with meter.track() as tally:
+            response = client.post(reverse("booking:event_detail", args=[event.id]), {
+                "name": f"Person {n}", "email": f"p{n}@example.com", "token": token})
+    finally:
+        meter.uninstall()
+    assert response.status_code == 303
+    return tally.operations
+
+
+def test_signup__limiter_cost__two_counter_updates_per_signup(client, service, event,
+                                                             settings):
+    settings.BOOKING_SIGNUP_RATE = settings.BOOKING_SIGNUP_EMAIL_RATE = "off"
+    without = signup_operations(client, event, 0)
+    settings.BOOKING_SIGNUP_RATE, settings.BOOKING_SIGNUP_EMAIL_RATE = "10/10m", "5/h"
+
+    with_limits = signup_operations(client, event, 1)
+
+    assert len(with_limits) == len(without) + 2
+    assert with_limits.count("UpdateItem") == without.count("UpdateItem") + 2
