@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
 
-.PHONY: install install-dev run test dynamodb clean
+.PHONY: install install-dev run test dynamodb serve clean
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
@@ -25,6 +25,12 @@ run: install
 ## Run the whole test suite
 test: install-dev
 	PY=$(PY) bash scripts/test.sh
+
+## Production: collect static files, then gunicorn with config/gunicorn.conf.py. Needs the
+## production environment (SECRET_KEY, ALLOWED_HOSTS, ...): see docs/deployment.md
+serve: install
+	$(PY) manage.py collectstatic --noinput
+	$(PY) -m gunicorn -c config/gunicorn.conf.py
 
 ## Only DynamoDB Local, in the foreground
 dynamodb: install

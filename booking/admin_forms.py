@@ -2,7 +2,8 @@
 from django import forms
 from django.conf import settings
 
-from .errors import BookingError
+from . import validation
+from .errors import BookingError, InvalidBooking
 from .strategies import GUARDED, STRATEGIES
 from .validation import EVENT_NAME_MAX_LENGTH
 
@@ -16,6 +17,13 @@ class EventForm(forms.Form):
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format=DATETIME_LOCAL),
         help_text="Optional. In the site's time zone.")
     capacity = forms.IntegerField(min_value=0, help_text="Seats. Never below the confirmed count.")
+
+    def clean_starts_at(self):
+        """The service's range check, here so a far-off date is never shown back in UTC."""
+        try:
+            return validation.clean_starts_at(self.cleaned_data["starts_at"])
+        except InvalidBooking as error:
+            raise forms.ValidationError(error.message) from None
 
     def show_error(self, error: BookingError) -> None:
         """Put a domain error next to its field, or above the form."""

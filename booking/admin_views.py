@@ -14,6 +14,7 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from . import admin_log
 from .admin_forms import EventAddForm, EventChangeForm
 from .errors import BookingError, EventNotFound, InvalidBooking, NotRegistered, StaleEdit
 from .service import get_booking_service
@@ -106,6 +107,8 @@ def add(model_admin, request):
         except InvalidBooking as error:
             form.show_error(error)
         else:
+            admin_log.record(request, event, admin_log.ADDITION,
+                             f"Added with capacity {event.capacity}, strategy {event.strategy}.")
             messages.success(request, f"The event “{event.name}” was added.")
             return redirect(url("changelist"))
     return render(request, TEMPLATES + "change_form.html", page(
@@ -123,6 +126,7 @@ def change(model_admin, request, event_id):
         require(can_change)
         form = EventChangeForm(request.POST)
         if form.is_valid():
+            before = event
             try:
                 event = save(service, event.id, form.cleaned_data)
             except StaleEdit as error:
@@ -131,6 +135,8 @@ def change(model_admin, request, event_id):
             except InvalidBooking as error:
                 form.show_error(error)
             else:
+                admin_log.record(request, event, admin_log.CHANGE,
+                                 admin_log.describe_changes(before, event))
                 messages.success(request, f"The event “{event.name}” was changed.")
                 return redirect(url("changelist"))
     if not can_change:
@@ -163,6 +169,8 @@ def delete(model_admin, request, event_id):
     event = service.get_event(event_id)
     if request.method == "POST":
         service.delete_event(event.id)
+        admin_log.record(request, event, admin_log.DELETION,
+                         "Deleted with its registrations.")
         messages.success(request, f"The event “{event.name}” was deleted.")
         return redirect(url("changelist"))
     seats = seats_or_none(service, event.id)
@@ -179,7 +187,7 @@ def registrations(model_admin, request, event_id):
     can_change = model_admin.has_change_permission(request)
     if request.method == "POST":
         require(can_change)
-        cancel_selected(service, request, event.id)
+        cancel_selected(service, request, event)
         return redirect(request.get_full_path())
     search = request.GET.get("q", "").strip()
     after = unsign(request, request.GET.get("after"))
@@ -194,7 +202,7 @@ def registrations(model_admin, request, event_id):
         first_url=link(q=search) if after else ""))
 
 
-def cancel_selected(service, request, event_id):
+def cancel_selected(service, request, event):
     if request.POST.get("action") != "cancel_selected":
         messages.warning(request, "Choose an action.")
         return
@@ -202,13 +210,16 @@ def cancel_selected(service, request, event_id):
     if not emails:
         messages.warning(request, "Select registrations to cancel.")
         return
-    cancelled = 0
+    freed = []
     for email in emails:
         try:
-            service.cancel(event_id, email=email)
-            cancelled += 1
+            freed.append(service.cancel(event.id, email=email).email)
         except (NotRegistered, InvalidBooking):
             pass  # cancelled meanwhile, or not an e-mail: nothing to free
+    if freed:
+        admin_log.record(request, event, admin_log.CHANGE,
+                         f"Cancelled {len(freed)} registration(s): {', '.join(freed)}.")
+    cancelled = len(freed)
     messages.success(request, f"Cancelled {cancelled} registration{'s' if cancelled != 1 else ''}; "
                               "their seats are free again.")
 
@@ -230,8 +241,13 @@ def export(model_admin, request, event_id):
     require(model_admin.has_view_or_change_permission(request))
     service = get_booking_service()
     event = service.get_event(event_id)
-    found = service.iter_registrations(event.id, search=request.GET.get("q", ""))
-    writer = csv.writer(Echo())
+    search = request.GET.get("q", "")
+    found = service.iter_registrations(event.id, search=search)
+    admin_log.record(request, event, admin_log.CHANGE,
+                     "Exported registrations as CSV (nothing changed)"
+                     + (f", search {search!r}." if search else "."))
+    # Every cell quoted, so a ';'-separated locale cannot split a name or an address.
+    writer = csv.writer(Echo(), quoting=csv.QUOTE_ALL)
 
     def lines():
         yield writer.writerow(["name", "email", "registered_at"])
@@ -242,3 +258,21 @@ def export(model_admin, request, event_id):
     response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="registrations-{event.id}.csv"'
     return response
+
+
+def view_on_site(request, content_type_id, object_id):
+    """The admin's "view on site" link (/admin/r/<ct>/<id>/): events have no SQL row, so
+    theirs goes to the public event page; every other model gets Django's own view."""
+    from django.contrib.contenttypes.models import ContentType
+    from django.contrib.contenttypes.views import shortcut
+    from django.http import Http404
+
+    from .models import DynamoEvent
+
+    if content_type_id != ContentType.objects.get_for_model(DynamoEvent).id:
+        return shortcut(request, content_type_id, object_id)
+    try:
+        event = get_booking_service().get_event(object_id)
+    except EventNotFound:
+        raise Http404("No such event.") from None
+    return redirect("booking:event_detail", event_id=event.id)

@@ -37,6 +37,11 @@ class AlreadyRegistered(BookingError):
         self.existing = existing  # the registration that holds the seat, when known
 
 
+class BookingClosed(BookingError):
+    code = "booking_closed"
+    default_message = "Bookings for this event closed when it started."
+
+
 class NotRegistered(BookingError):
     code = "not_registered"
     default_message = "There is no registration for this e-mail address at this event."
@@ -71,3 +76,12 @@ class RequestInProgress(BookingError):
     code = "in_progress"
     default_message = ("We are still processing this request. Please wait a moment: this page "
                        "checks again by itself.")
+
+
+class RateLimited(BookingError):
+    code = "rate_limited"
+    default_message = "Too many attempts. Please wait a few minutes and try again."
+
+    def __init__(self, message=None, *, retry_after: int = 60, **kwargs):
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after  # seconds until the current window ends

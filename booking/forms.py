@@ -27,7 +27,8 @@ class SignupForm(forms.Form):
         return self._check(validation.clean_person_name, self.cleaned_data["name"])
 
     def clean_email(self):
-        return self._check(validation.normalize_email, self.cleaned_data["email"])
+        """The address as typed (trimmed): mailed as is; the service stores its key."""
+        return self._check(validation.clean_typed_email, self.cleaned_data["email"])
 
     @staticmethod
     def _check(rule, value):

@@ -1,14 +1,23 @@
-"""Signed tokens for the public pages: the form's one-time token and registration links.
+"""Tokens for the public pages: the form's one-time token and registration links.
 
-Tokens are ``django.core.signing`` values, salted per purpose so one kind can never be
-used as another, and tied to SECRET_KEY so they cannot be forged. They are signed, not
-encrypted: a registration link carries the person's e-mail, readable by whoever holds it.
+The form token is a ``django.core.signing`` value. Registration links are opaque: the
+event id, e-mail key and registration id are encrypted and authenticated with AES-SIV
+(deterministic, so one booking has one link) under a key derived from SECRET_KEY, with
+the purpose as associated data, so one kind can never be used as another and nobody
+holding a link can read the address in it or forge one. Links sent before they were
+encrypted (signed, with a ':' in them) are still accepted.
 """
+import base64
+import json
 import uuid
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESSIV
 from django.conf import settings
 from django.core import signing
+from django.utils.crypto import salted_hmac
 
 FORM_SALT = "booking.signup-form"
 CONFIRMATION_SALT = "booking.confirmation"
@@ -47,17 +56,47 @@ def request_id_from_form_token(token: str, event_id: str) -> str:
     return data["r"]
 
 
+def absolute_url(path: str) -> str:
+    """``path`` on the configured SITE_URL's origin: never the request's Host header."""
+    site = urlsplit(settings.SITE_URL)
+    return f"{site.scheme}://{site.netloc}{path}"
+
+
+def _cipher(secret: str) -> AESSIV:
+    # 64 bytes: AES-256-SIV. Derived, so the link key is never the signing key itself.
+    return AESSIV(salted_hmac("booking.links.key", "aes-siv", secret=secret,
+                              algorithm="sha512").digest())
+
+
+def _secrets() -> list[str]:
+    return [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
+
+
 def registration_token(registration, *, salt: str) -> str:
-    """A link token for the registration; without a timestamp, so one booking has one link."""
-    payload = {"e": registration.event_id, "m": registration.email,
-               "r": registration.registration_id}
-    return signing.Signer(salt=salt).sign_object(payload)
+    """An opaque link token for the registration (the same for one booking every time)."""
+    payload = json.dumps({"e": registration.event_id, "m": registration.email,
+                          "r": registration.registration_id}, separators=(",", ":"))
+    sealed = _cipher(settings.SECRET_KEY).encrypt(payload.encode(), [salt.encode()])
+    return base64.urlsafe_b64encode(sealed).decode().rstrip("=")
+
+
+def _open(token: str, salt: str) -> dict:
+    sealed = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    for secret in _secrets():
+        try:
+            return json.loads(_cipher(secret).decrypt(sealed, [salt.encode()]))
+        except InvalidTag:
+            continue
+    raise BadLink()
 
 
 def read_registration_token(token: str, *, salt: str) -> RegistrationRef:
     """Decode a registration link, or raise BadLink."""
     try:
-        data = signing.Signer(salt=salt).unsign_object(token)
+        if ":" in token:  # a signed link sent before links were encrypted
+            data = signing.Signer(salt=salt).unsign_object(token)
+        else:
+            data = _open(token, salt)
         return RegistrationRef(event_id=data["e"], email=data["m"], registration_id=data["r"])
-    except (signing.BadSignature, KeyError, TypeError):
+    except (signing.BadSignature, KeyError, TypeError, ValueError):
         raise BadLink() from None

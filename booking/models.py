@@ -13,6 +13,13 @@ class Event:
     created_at: datetime
     version: int
 
+    @property
+    def has_started(self) -> bool:
+        """Bookings close once the event has started."""
+        from django.utils import timezone
+
+        return self.starts_at is not None and self.starts_at <= timezone.now()
+
 
 @dataclass(frozen=True)
 class Registration:

@@ -17,7 +17,8 @@ from . import requests, validation
 from .dynamo import items
 from .dynamo.store import Table
 from .dynamo.tables import EVENTS
-from .errors import AlreadyRegistered, EventNotFound, InvalidBooking, NotRegistered
+from .errors import (AlreadyRegistered, BookingClosed, EventNotFound, InvalidBooking,
+                     NotRegistered)
 from .models import Availability, Event, Registration
 from .strategies import GUARDED, STRATEGIES, Strategy
 from .service_audit import AuditOperations
@@ -45,6 +46,9 @@ class BookingService(OrganizerOperations, AuditOperations):
         self.events = Table(EVENTS)
         # An event's strategy never changes, so a booking need not re-read it.
         self._strategy_of: OrderedDict[str, str] = OrderedDict()
+        # Each event's start as last read here: bookings close when it has passed. The web
+        # form reads the event before every booking, so its value is always fresh there.
+        self._starts_of: dict[str, datetime | None] = {}
         self._lock = threading.Lock()
 
     # --- events -------------------------------------------------------------------
@@ -74,7 +78,7 @@ class BookingService(OrganizerOperations, AuditOperations):
             version=1,
         )
         implementation.provision(event)
-        self._remember(event.id, strategy_name)
+        self._remember(event.id, strategy_name, starts_at=event.starts_at)
         return event
 
     def _larger_strategy(self, limit: int) -> str:
@@ -90,8 +94,9 @@ class BookingService(OrganizerOperations, AuditOperations):
         )
         if item is None:
             raise EventNotFound()
-        self._remember(event_id, item["strategy"])
-        return items.event_from_item(item)
+        event = items.event_from_item(item)
+        self._remember(event_id, event.strategy, starts_at=event.starts_at)
+        return event
 
     def iter_events(self, *, page_size: int = 100) -> Iterator[Event]:
         """Yield every event, reading the table page by page."""
@@ -112,13 +117,14 @@ class BookingService(OrganizerOperations, AuditOperations):
         """Confirm a seat for (name, e-mail) or raise why not.
 
         ``request_id`` names the submission (the signup form's one-time token; generated
-        when None). It runs at most once (``booking/requests.py``): a repeat of a submission
+        when None). ``email`` is stored as its key (``validation.normalize_email``). It runs at most once (``booking/requests.py``): a repeat of a submission
         that got its seat returns that same registration and touches no seat.
 
         Raises ``InvalidBooking`` (nothing stored; also for a ``request_id`` already used
         for different content), ``EventNotFound``, ``EventFull``, ``AlreadyRegistered`` (the
-        same normalized e-mail holds a seat), ``RequestInProgress`` (the same request is
-        running), or ``BookingContention`` when bounded retries are spent.
+        same normalized e-mail holds a seat), ``BookingClosed`` (the event has started),
+        ``RequestInProgress`` (the same request is running), or ``BookingContention`` when
+        bounded retries are spent.
         """
         registration = Registration(
             event_id=validation.clean_event_id(event_id),
@@ -129,6 +135,9 @@ class BookingService(OrganizerOperations, AuditOperations):
             request_id=validation.clean_request_id(request_id) or uuid.uuid4().hex,
         )
         strategy = self._strategy_for(event_id)  # an unknown event stores no history
+        starts_at = self._starts_of.get(event_id)
+        if starts_at is not None and starts_at <= registration.registered_at:
+            raise BookingClosed()
         content = {"event_id": event_id, "email": registration.email, "name": registration.name}
 
         def execute():
@@ -146,7 +155,7 @@ class BookingService(OrganizerOperations, AuditOperations):
     def find_registration(self, event_id, *, email) -> Registration | None:
         """The person's registration for the event, or None."""
         event_id = validation.clean_event_id(event_id)
-        email = validation.normalize_email(email)
+        email = validation.email_lookup_key(email)
         return self._strategy_for(event_id).find(event_id, email)
 
     def cancel(self, event_id, *, email, registration_id=None, request_id=None) -> Registration:
@@ -159,7 +168,7 @@ class BookingService(OrganizerOperations, AuditOperations):
         e-mail.
         """
         event_id = validation.clean_event_id(event_id)
-        email = validation.normalize_email(email)
+        email = validation.email_lookup_key(email)
         if registration_id is not None and not validation.REGISTRATION_ID_PATTERN.match(
                 str(registration_id)):
             raise NotRegistered()
@@ -193,13 +202,16 @@ class BookingService(OrganizerOperations, AuditOperations):
     def _forget(self, event_id: str) -> None:
         with self._lock:
             self._strategy_of.pop(event_id, None)
+            self._starts_of.pop(event_id, None)
 
-    def _remember(self, event_id: str, strategy_name: str) -> None:
+    def _remember(self, event_id: str, strategy_name: str, *, starts_at=None) -> None:
         with self._lock:
             self._strategy_of[event_id] = strategy_name
             self._strategy_of.move_to_end(event_id)
+            self._starts_of[event_id] = starts_at
             while len(self._strategy_of) > _STRATEGY_CACHE_SIZE:
-                self._strategy_of.popitem(last=False)
+                forgotten, _ = self._strategy_of.popitem(last=False)
+                self._starts_of.pop(forgotten, None)
 
 
 _services: dict[tuple, BookingService] = {}

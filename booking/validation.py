@@ -1,7 +1,8 @@
 """Input rules shared by the service (and so by every form, admin page and command)."""
 import re
 import unicodedata
-from datetime import datetime
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
@@ -17,16 +18,34 @@ REGISTRATION_ID_PATTERN = EVENT_ID_PATTERN
 REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 # Joiners are format characters that real names (and emoji) legitimately use.
 _ALLOWED_FORMAT_CHARACTERS = {"\u200c", "\u200d"}
+# Letters that render as nothing (Hangul fillers): they do not make a name visible.
+_INVISIBLE_LETTERS = {"\u115f", "\u1160", "\u3164", "\uffa0"}
+# Event starts outside this range are typing mistakes (and the far ends of the calendar
+# cannot be shown in every time zone).
+EARLIEST_START = datetime(2000, 1, 1, tzinfo=dt_timezone.utc)
+LATEST_START_YEARS = 20
+
+
+def _noncharacter(char: str) -> bool:
+    code = ord(char)
+    return 0xFDD0 <= code <= 0xFDEF or (code & 0xFFFE) == 0xFFFE
 
 
 def has_control_characters(value: str) -> bool:
+    """Control, surrogate, private-use, format (but joiners), line/paragraph separators,
+    noncharacters and U+FFFD (the mark of text that was decoded wrongly)."""
     for char in value:
         category = unicodedata.category(char)
-        if category in ("Cc", "Cs", "Co") or (
+        if category in ("Cc", "Cs", "Co", "Zl", "Zp") or (
             category == "Cf" and char not in _ALLOWED_FORMAT_CHARACTERS
-        ):
+        ) or char == "\ufffd" or _noncharacter(char):
             return True
     return False
+
+
+def has_letter_or_digit(value: str) -> bool:
+    return any(unicodedata.category(char)[0] in "LN" and char not in _INVISIBLE_LETTERS
+               for char in value)
 
 
 def clean_text(value, *, field: str, label: str, max_length: int) -> str:
@@ -38,23 +57,35 @@ def clean_text(value, *, field: str, label: str, max_length: int) -> str:
     if len(value) > max_length:
         raise InvalidBooking(f"{label} must be at most {max_length} characters.", field=field)
     if has_control_characters(value):
-        raise InvalidBooking(f"{label} must not contain control characters.", field=field)
+        raise InvalidBooking(f"{label} must not contain control characters or line breaks.",
+                             field=field)
     return unicodedata.normalize("NFC", value)
 
 
 def clean_person_name(value) -> str:
-    return clean_text(value, field="name", label="Name", max_length=NAME_MAX_LENGTH)
+    name = clean_text(value, field="name", label="Name", max_length=NAME_MAX_LENGTH)
+    if not has_letter_or_digit(name):
+        raise InvalidBooking("Name must contain at least one letter or digit.", field="name")
+    return name
 
 
 def clean_event_name(value) -> str:
     return clean_text(value, field="name", label="Event name", max_length=EVENT_NAME_MAX_LENGTH)
 
 
-def normalize_email(value) -> str:
-    """Trim and case-fold, so one person is one registration; then validate."""
+# IDNA 2003 and 2008 map these differently (straße.de is two domains or one): refused, so
+# one key never names two mailboxes.
+_IDNA_DEVIATIONS = {"\u00df", "\u03c2", "\u200c", "\u200d"}
+INVALID_EMAIL = "Enter a valid e-mail address."
+NON_ASCII_LOCAL_PART = ("Please use an address whose part before the @ has no accents or "
+                        "non-Latin letters: we cannot deliver to those yet.")
+
+
+def clean_typed_email(value) -> str:
+    """The address as typed (trimmed), checked for shape: the address we mail."""
     if not isinstance(value, str):
         raise InvalidBooking("E-mail must be text.", field="email")
-    email = value.strip().casefold()
+    email = unicodedata.normalize("NFC", value.strip())
     if not email:
         raise InvalidBooking("E-mail is required.", field="email")
     if len(email.encode("utf-8")) > EMAIL_MAX_LENGTH:
@@ -62,11 +93,51 @@ def normalize_email(value) -> str:
             f"E-mail must be at most {EMAIL_MAX_LENGTH} characters.", field="email")
     if has_control_characters(email):
         raise InvalidBooking("E-mail must not contain control characters.", field="email")
+    local, at, domain = email.rpartition("@")
+    if not at or not local:
+        raise InvalidBooking(INVALID_EMAIL, field="email")
+    if not local.isascii():
+        # SMTPUTF8 is not supported end to end; refusing beats mailing a mangled address.
+        raise InvalidBooking(NON_ASCII_LOCAL_PART, field="email")
     try:
-        validate_email(email)
+        validate_email(f"{local}@{ascii_domain(domain)}")
     except ValidationError:
-        raise InvalidBooking("Enter a valid e-mail address.", field="email") from None
+        raise InvalidBooking(INVALID_EMAIL, field="email") from None
     return email
+
+
+def ascii_domain(domain: str) -> str:
+    """The domain's lowercase ASCII (IDNA) form: bücher.example -> xn--bcher-kva.example."""
+    domain = domain.casefold() if domain.isascii() else domain.lower()
+    if _IDNA_DEVIATIONS & set(domain):
+        raise InvalidBooking(INVALID_EMAIL, field="email")
+    try:
+        return domain.encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        raise InvalidBooking(INVALID_EMAIL, field="email") from None
+
+
+def normalize_email(value) -> str:
+    """The key of a mailbox: one person is one registration.
+
+    The local part (ASCII only) is lowercased and the domain is its IDNA ASCII form, so
+    ``ADA@Bücher.example`` and ``ada@xn--bcher-kva.example`` are one key. For a plain ASCII
+    address this is exactly the earlier key (trimmed and case-folded).
+    """
+    local, _, domain = clean_typed_email(value).rpartition("@")
+    return f"{local.lower()}@{ascii_domain(domain)}"
+
+
+def email_lookup_key(value) -> str:
+    """The key to look a stored registration up by: ``normalize_email``, or the earlier
+    trim-and-case-fold key for an address stored before non-ASCII local parts were refused."""
+    try:
+        return normalize_email(value)
+    except InvalidBooking:
+        legacy = value.strip().casefold() if isinstance(value, str) else ""
+        if not legacy or has_control_characters(legacy) or "@" not in legacy:
+            raise
+        return legacy
 
 
 def clean_capacity(value, *, strategy_name: str, max_capacity: int, suggestion: str = "") -> int:
@@ -96,6 +167,15 @@ def clean_starts_at(value) -> datetime | None:
         raise InvalidBooking("Start time must be a date and time.", field="starts_at")
     if timezone.is_naive(value):
         value = timezone.make_aware(value)
+    latest = timezone.now() + timedelta(days=365 * LATEST_START_YEARS)
+    try:
+        value = value.astimezone(dt_timezone.utc)  # stored in UTC
+    except OverflowError:  # beyond year 1 or 9999 once in UTC
+        value = None
+    if value is None or not EARLIEST_START <= value <= latest:
+        raise InvalidBooking(
+            f"Start time must be between {EARLIEST_START:%Y} and {latest:%Y}.",
+            field="starts_at")
     return value
 
 

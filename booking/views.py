@@ -9,14 +9,16 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
-from . import links
+from . import links, rate_limits, validation
 from .emails import send_confirmation
-from .errors import (AlreadyRegistered, BookingContention, BookingError, EventFull,
-                     EventNotFound, InvalidBooking, NotRegistered, RequestInProgress, StaleEdit,
-                     StoreUnavailable)
+from .errors import (AlreadyRegistered, BookingClosed, BookingContention, BookingError,
+                     EventFull, EventNotFound, InvalidBooking, NotRegistered, RateLimited,
+                     RequestInProgress, StaleEdit, StoreUnavailable)
 from .forms import SignupForm
+from .middleware import plain_forms_only
 from .service import get_booking_service
 
 STATUS_FOR_ERROR = {
@@ -25,14 +27,22 @@ STATUS_FOR_ERROR = {
     EventNotFound: 404,
     NotRegistered: 404,
     EventFull: 409,
+    BookingClosed: 409,
     AlreadyRegistered: 409,
     StaleEdit: 409,
+    RateLimited: 429,
     BookingContention: 503,
     StoreUnavailable: 503,
     BookingError: 503,
 }
 FORM_EXPIRED = "This form has expired. Please check your details and submit it again."
 BAD_LINK = "This link is not valid. Please use the exact link from your confirmation e-mail."
+SIGNUPS_LIMITED = ("Too many signups from your network. Please wait a few minutes and try "
+                   "again.")
+EMAIL_LIMITED = ("Too many signups for this e-mail address. Please wait a while and try "
+                 "again.")
+CANCELS_LIMITED = ("Too many cancellations from your network. Please wait a few minutes and "
+                   "try again.")
 MAIL_FAILED = ("Your seat is booked, but we could not send the confirmation e-mail. "
                "Keep this page's address: it has your cancellation link.")
 
@@ -44,8 +54,11 @@ def status_for(error: BookingError) -> int:
 
 def render_error(request, error: BookingError):
     status = status_for(error)
-    return render(request, "booking/error.html", {"message": error.message, "status": status},
-                  status=status)
+    response = render(request, "booking/error.html",
+                      {"message": error.message, "status": status}, status=status)
+    if isinstance(error, RateLimited):
+        response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 def renders_booking_errors(view):
@@ -78,6 +91,7 @@ def event_list(request):
     return render(request, "booking/event_list.html", {"rows": rows})
 
 
+@plain_forms_only
 @require_http_methods(["GET", "HEAD", "POST"])
 @renders_booking_errors
 def event_detail(request, event_id):
@@ -96,6 +110,8 @@ def _render_event(request, service, event, form, form_token, status=200):
 
 
 def _signup(request, service, event):
+    rate_limits.check("BOOKING_SIGNUP_RATE", rate_limits.client_address(request),
+                      message=SIGNUPS_LIMITED)
     form = SignupForm(request.POST)
     token = request.POST.get("token", "")
     try:
@@ -106,6 +122,8 @@ def _signup(request, service, event):
         return _render_event(request, service, event, form, links.new_form_token(event.id), 400)
     if not form.is_valid():
         return _render_event(request, service, event, form, token, 400)
+    rate_limits.check("BOOKING_SIGNUP_EMAIL_RATE",
+                      validation.normalize_email(form.cleaned_data["email"]), message=EMAIL_LIMITED)
     started = timezone.now()
     try:
         registration = service.book(event.id, name=form.cleaned_data["name"],
@@ -121,22 +139,25 @@ def _signup(request, service, event):
         return _render_event(request, service, event, form, token, status_for(error))
     # A replayed submission returns the earlier booking, which already sent its e-mail.
     if registration.registered_at >= started:
-        _send_confirmation(request, event, registration)
+        _send_confirmation(request, event, registration, to=form.cleaned_data["email"])
     confirmation = links.registration_token(registration, salt=links.CONFIRMATION_SALT)
     return see_other(reverse("booking:booked", args=[event.id, confirmation]))
 
 
 def _cancel_url(request, registration) -> str:
     token = links.registration_token(registration, salt=links.CANCEL_SALT)
-    return request.build_absolute_uri(reverse("booking:cancel", args=[token]))
+    return links.absolute_url(reverse("booking:cancel", args=[token]))
 
 
-def _send_confirmation(request, event, registration) -> None:
+def _send_confirmation(request, event, registration, *, to: str) -> None:
+    """Mail the address as the person typed it (the stored e-mail is its lowercase key)."""
     cancel_url = _cancel_url(request, registration)
-    if not send_confirmation(event=event, registration=registration, cancel_url=cancel_url):
+    if not send_confirmation(event=event, registration=registration, cancel_url=cancel_url,
+                             to=to):
         messages.warning(request, MAIL_FAILED)
 
 
+@never_cache  # shows the e-mail and the cancellation link
 @require_safe
 @renders_booking_errors
 def booked(request, event_id, token):
@@ -164,6 +185,8 @@ def _read_cancel_link(service, token):
     return ref, event, ref.matches(registration)
 
 
+@plain_forms_only
+@never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
 @renders_booking_errors
 def cancel(request, token):
@@ -173,6 +196,8 @@ def cancel(request, token):
     except links.BadLink:
         return bad_link(request)
     if request.method == "POST":
+        rate_limits.check("BOOKING_CANCEL_RATE", rate_limits.client_address(request),
+                          message=CANCELS_LIMITED)
         if active:
             try:
                 service.cancel(ref.event_id, email=ref.email,
@@ -184,6 +209,7 @@ def cancel(request, token):
     return render(request, template, {"event": event, "email": ref.email})
 
 
+@never_cache
 @require_safe
 @renders_booking_errors
 def cancelled(request, token):

@@ -3,17 +3,36 @@
 Every variable is documented in .env.example and the README.
 """
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
-SECRET_KEY = env("SECRET_KEY", default="insecure-dev-key-change-me-in-production")
 DEBUG = env.bool("DEBUG", default=False)
+DEVELOPMENT_SECRET_KEY = "insecure-dev-key-change-me-in-production"
+SECRET_KEY = env("SECRET_KEY", default=DEVELOPMENT_SECRET_KEY if DEBUG else "")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+# Earlier keys, still accepted for what they signed (sessions, links) while a rotation settles.
+SECRET_KEY_FALLBACKS = env.list("SECRET_KEY_FALLBACKS", default=[])
+
+
+def _strong_secret_key(key: str) -> bool:
+    """Django's own deploy check (security.W009): long, varied, not a development key."""
+    return (len(key) >= 50 and len(set(key)) >= 5 and key != DEVELOPMENT_SECRET_KEY
+            and not key.startswith("django-insecure"))
+
+
+if not DEBUG and not _strong_secret_key(SECRET_KEY):
+    # Everything signed (sessions, messages, CSRF, form tokens, links) would be forgeable.
+    raise ImproperlyConfigured(
+        "SECRET_KEY must be set to a random value of at least 50 characters when DEBUG is "
+        "off. Generate one with: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+        " (or set DEBUG=true for local development).")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -29,6 +48,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "booking.middleware.FormBodyMiddleware",
+    "booking.middleware.SecurityHeadersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -49,6 +71,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "booking.middleware.csp_nonce",
             ],
         },
     },
@@ -73,7 +96,17 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "var" / "staticfiles")
+# WhiteNoise serves static files from the web process (any WSGI server). Manifest names
+# (content hashes) let browsers cache them for a year; `collectstatic` builds them. Tests
+# and DEBUG serve from the app directories without a manifest.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": env(
+        "STATICFILES_BACKEND",
+        default="whitenoise.storage.CompressedManifestStaticFilesStorage")},
+}
+WHITENOISE_USE_FINDERS = env.bool("WHITENOISE_USE_FINDERS", default=DEBUG)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -142,3 +175,70 @@ BOOKING_REQUEST_STALE_SECONDS = env.float("BOOKING_REQUEST_STALE_SECONDS", defau
 BOOKING_REQUEST_HISTORY_DAYS = env.float("BOOKING_REQUEST_HISTORY_DAYS", default=7.0)
 # Seconds a `replay_failed` run's lease lasts (a crashed run blocks others this long).
 BOOKING_REPLAY_LEASE_SECONDS = env.float("BOOKING_REPLAY_LEASE_SECONDS", default=300.0)
+
+# --- Production security (docs/deployment.md) -----------------------------------------
+# On by default whenever DEBUG is off; each can be switched by its variable. Behind a
+# TLS-terminating proxy, set SECURE_PROXY_SSL_HEADER so Django knows a request was HTTPS.
+_secure = not DEBUG
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=_secure)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=_secure)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=_secure)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600 if _secure else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=_secure)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=_secure)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+# Scripts, styles and images only from this site; an inline script needs the response's
+# nonce ({nonce}, see booking/middleware.py). No plugins, no framing, forms post here only.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self' 'nonce-{nonce}'; style-src 'self'; "
+    "img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'")
+PERMISSIONS_POLICY = ("camera=(), microphone=(), geolocation=(), payment=(), usb=(), "
+                      "accelerometer=(), gyroscope=(), magnetometer=()")
+# "HTTP_X_FORWARDED_PROTO,https": the header (as Django names it) and the value that means
+# HTTPS. Only set it when the proxy always sets (or strips) that header itself.
+_proxy_ssl_header = env.list("SECURE_PROXY_SSL_HEADER", default=[])
+if _proxy_ssl_header:
+    if len(_proxy_ssl_header) != 2:
+        raise ImproperlyConfigured(
+            "SECURE_PROXY_SSL_HEADER must be two values: HEADER,VALUE "
+            "(e.g. HTTP_X_FORWARDED_PROTO,https).")
+    SECURE_PROXY_SSL_HEADER = tuple(_proxy_ssl_header)
+# Proxies in front of the app that append to X-Forwarded-For (0: use the peer address).
+# The client address decides rate limits, so never count a proxy you do not run.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+
+
+def _default_site_url() -> str:
+    if DEBUG:
+        return "http://127.0.0.1:8000"
+    host = next((h.lstrip(".") for h in ALLOWED_HOSTS if h not in ("*", "")), "")
+    if not host:
+        raise ImproperlyConfigured("Set SITE_URL (e.g. https://events.example.com) or name "
+                                   "the site's host first in ALLOWED_HOSTS.")
+    return f"https://{host}" if _secure else f"http://{host}"
+
+
+# The public address of the site: every absolute link (e-mails, cancellation links) is
+# built from it, never from the request's Host header.
+SITE_URL = (env("SITE_URL", default=None) or _default_site_url()).rstrip("/")
+_site = urlsplit(SITE_URL)
+if _site.scheme not in ("http", "https") or not _site.hostname:
+    raise ImproperlyConfigured(f"SITE_URL must be an http(s) URL, not {SITE_URL!r}.")
+# Origins allowed to POST forms (the site's own by default), e.g. https://a.example,https://b.example
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS",
+                                default=[f"{_site.scheme}://{_site.netloc}"])
+
+# --- Abuse limits (booking/rate_limits.py) ----------------------------------------------
+# "N/period" (10/10m, 5/h, 100/d) or "off". Counted in DynamoDB, shared by every process
+# and host. Signups and cancellations per client address (see TRUSTED_PROXY_COUNT):
+BOOKING_SIGNUP_RATE = env("BOOKING_SIGNUP_RATE", default="10/10m")
+BOOKING_CANCEL_RATE = env("BOOKING_CANCEL_RATE", default="10/10m")
+# Signups per e-mail address (each sends a confirmation e-mail to it):
+BOOKING_SIGNUP_EMAIL_RATE = env("BOOKING_SIGNUP_EMAIL_RATE", default="5/h")
+# Failed admin logins per client address and per user name; then even the right password
+# is refused until the period has passed.
+ADMIN_LOGIN_RATE = env("ADMIN_LOGIN_RATE", default="10/15m")

@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 mkdir -p var
+# A development server on 127.0.0.1: debug pages, plain HTTP, the development key.
+# Production runs under gunicorn instead (docs/deployment.md).
+export DEBUG=${DEBUG:-true}
 
 "$PY" manage.py migrate --noinput
 

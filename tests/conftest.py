@@ -1,7 +1,9 @@
 """Fixtures: an in-process moto store for unit tests, a real embedded server for races."""
 import uuid
+from urllib.parse import urlencode
 
 import pytest
+from django.test import Client
 from moto import mock_aws
 
 from booking.dynamo.client import reset_clients
@@ -74,3 +76,21 @@ def server_store(local_server, settings):
     yield local_server
     reset_clients()
     reset_services()
+
+
+FORM_URLENCODED = "application/x-www-form-urlencoded"
+
+
+class BrowserFormClient(Client):
+    """Django's test client, posting a dict the way a browser posts a form without files
+    (urlencoded): the public pages refuse multipart bodies."""
+
+    def post(self, path, data=None, content_type=FORM_URLENCODED, **extra):
+        if content_type == FORM_URLENCODED and not isinstance(data, (str, bytes)):
+            data = urlencode(data or {}, doseq=True)
+        return super().post(path, data, content_type=content_type, **extra)
+
+
+@pytest.fixture
+def client():
+    return BrowserFormClient()

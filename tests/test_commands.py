@@ -20,7 +20,7 @@ def test_create_event__valid__prints_id_and_stores_event(service):
 
     event = service.get_event(event_id)
     assert (event.name, event.capacity, event.strategy) == ("Talk", 3, "slots")
-    assert event.starts_at.isoformat() == "2030-05-01T18:00:00+02:00"
+    assert event.starts_at.isoformat() == "2030-05-01T16:00:00+00:00"  # stored in UTC
 
 
 def test_create_event__json__prints_whole_event(service):

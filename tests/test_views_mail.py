@@ -37,7 +37,7 @@ def test_signup__mail__names_event_and_person_with_working_cancel_link(client, s
     submit(client, event.id, name="Grace Hopper", email="Grace@Example.com")
 
     [message] = mail.outbox
-    assert message.to == ["grace@example.com"]
+    assert message.to == ["Grace@Example.com"]  # mailed as typed; stored as its key
     assert message.subject == "Booked: Mail night"
     assert "Grace Hopper" in message.body and "2 Jan 2031" in message.body
     link = re.search(r"http://testserver(/cancel/\S+/)", message.body).group(1)

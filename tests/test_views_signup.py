@@ -238,9 +238,9 @@ def test_list__store_unavailable__503(client, service, monkeypatch):
 
 
 def test_signup__without_csrf_token__403_nothing_stored(service, event):
-    from django.test import Client
+    from tests.conftest import BrowserFormClient
 
-    strict = Client(enforce_csrf_checks=True)
+    strict = BrowserFormClient(enforce_csrf_checks=True)
     response = submit(strict, event.id, token=links.new_form_token(event.id))
 
     assert response.status_code == 403

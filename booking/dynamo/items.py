@@ -1,5 +1,7 @@
 """Map domain records to DynamoDB items and back."""
+import logging
 from datetime import datetime
+from datetime import timezone as dt_timezone
 
 from booking.models import Event, Registration
 
@@ -10,6 +12,17 @@ def _iso(value: datetime | None) -> str | None:
 
 def _parse(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
+
+
+def _parse_start(value, event_id: str) -> datetime | None:
+    """A stored start in UTC; one that cannot be read or shown in UTC (stored before starts
+    were range-checked) counts as "to be announced" rather than breaking every page."""
+    try:
+        return _parse(value).astimezone(dt_timezone.utc) if value else None
+    except (TypeError, ValueError, OverflowError):
+        logging.getLogger(__name__).warning(
+            "Event %s has an unusable start %r; showing it without one.", event_id, value)
+        return None
 
 
 def event_item(event: Event) -> dict:
@@ -35,7 +48,7 @@ def event_from_item(item: dict) -> Event:
         name=item["name"],
         capacity=int(item["capacity"]),
         strategy=item["strategy"],
-        starts_at=_parse(item.get("starts_at")),
+        starts_at=_parse_start(item.get("starts_at"), item["event_id"]),
         created_at=_parse(item["created_at"]),
         version=int(item["version"]),
     )

@@ -100,3 +100,10 @@ HISTORY = TableSpec("request_history", hash_key=("request_id", "S"), range_key=(
                     ttl_attribute="ttl")
 
 ALL_TABLES = (EVENTS, REGISTRATIONS, EVENT_LOCKS, SLOTS, LEASES, HISTORY)
+
+# --- Rate limits (booking/rate_limits.py) ---------------------------------------------
+# One counter item per (limit, client, time window): `ADD hits :one` is atomic across every
+# process and host. The window is part of the key, so an old item never counts again; TTL
+# only cleans up.
+RATE_LIMITS = TableSpec("rate_limits", hash_key=("bucket", "S"), ttl_attribute="ttl")
+ALL_TABLES = ALL_TABLES + (RATE_LIMITS,)

@@ -199,7 +199,7 @@ def test_create_event__defaults__uses_configured_strategy(service, settings):
     stored = service.get_event(event.id)
     assert stored == event
     assert stored.strategy == settings.BOOKING_DEFAULT_STRATEGY
-    assert stored.starts_at.isoformat() == "2030-05-01T18:30:00+02:00"
+    assert stored.starts_at.isoformat() == "2030-05-01T16:30:00+00:00"  # stored in UTC
     assert stored.version == 1
 
 
