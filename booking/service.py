@@ -3,7 +3,9 @@
 It validates and normalizes input, finds the event's strategy, and lets only domain
 errors (``booking.errors``) out.
 """
+import random
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from datetime import datetime
@@ -13,19 +15,25 @@ from collections.abc import Iterator
 from django.conf import settings
 from django.utils import timezone
 
-from . import requests, validation
+from . import validation
 from .dynamo import items
 from .dynamo.store import Table
 from .dynamo.tables import EVENTS
-from .errors import AlreadyRegistered, EventNotFound, InvalidBooking, NotRegistered
+from .errors import (BookingContention, BookingError, EventNotFound, InvalidBooking,
+                     NotRegistered, OutcomeUnknown, StoreUnavailable)
 from .models import Availability, Event, Registration
+from .requests import Request, RequestLog
 from .strategies import GUARDED, STRATEGIES, Strategy
 from .service_audit import AuditOperations
 from .service_organizer import OrganizerOperations
-from .strategies.base import ambiguity_checks_on
 from .strategies.retry import RetryPolicy
 
 _STRATEGY_CACHE_SIZE = 10_000
+# Re-sends of a write whose outcome is unknown (after botocore's own attempts), with these
+# pauses before each, then one read back by request id.
+RESEND_DELAYS = (0.05, 0.2, 0.5)
+CANCEL_UNKNOWN = ("We are confirming your cancellation. Please wait a moment: this page "
+                  "checks again by itself.")
 
 
 class BookingService(OrganizerOperations, AuditOperations):
@@ -35,12 +43,15 @@ class BookingService(OrganizerOperations, AuditOperations):
     capacity audits in ``service_audit.py``; this class is the one facade over all of them.
     """
 
-    def __init__(self, *, default_strategy: str, retry: RetryPolicy | None = None):
+    def __init__(self, *, default_strategy: str, retry: RetryPolicy | None = None,
+                 requests: RequestLog | None = None, strategies: dict | None = None):
         if default_strategy not in STRATEGIES:
             raise ValueError(f"Unknown BOOKING_DEFAULT_STRATEGY {default_strategy!r}")
         self.default_strategy = default_strategy
+        self.requests = requests or RequestLog()
         self.strategies: dict[str, Strategy] = {
-            name: cls(retry=retry) for name, cls in STRATEGIES.items()
+            name: cls(retry=retry, requests=self.requests)
+            for name, cls in {**STRATEGIES, **(strategies or {})}.items()
         }
         self.events = Table(EVENTS)
         # An event's strategy never changes, so a booking need not re-read it.
@@ -112,13 +123,15 @@ class BookingService(OrganizerOperations, AuditOperations):
         """Confirm a seat for (name, e-mail) or raise why not.
 
         ``request_id`` names the submission (the signup form's one-time token; generated
-        when None). It runs at most once (``booking/requests.py``): a repeat of a submission
-        that got its seat returns that same registration and touches no seat.
+        when None). It travels inside the strategy's own write (``booking/requests.py``):
+        a repeat of a submission that got its seat returns that same registration, at any
+        later time, and touches no seat; a repeat of a refused one runs again.
 
         Raises ``InvalidBooking`` (nothing stored; also for a ``request_id`` already used
         for different content), ``EventNotFound``, ``EventFull``, ``AlreadyRegistered`` (the
-        same normalized e-mail holds a seat), ``RequestInProgress`` (the same request is
-        running), or ``BookingContention`` when bounded retries are spent.
+        same normalized e-mail holds a seat), ``BookingContention`` or ``StoreUnavailable``
+        (nothing happened), or ``OutcomeUnknown`` when a lost answer could not be resolved
+        (ask again with the same ``request_id``).
         """
         registration = Registration(
             event_id=validation.clean_event_id(event_id),
@@ -128,20 +141,35 @@ class BookingService(OrganizerOperations, AuditOperations):
             registration_id=uuid.uuid4().hex,
             request_id=validation.clean_request_id(request_id) or uuid.uuid4().hex,
         )
-        strategy = self._strategy_for(event_id)  # an unknown event stores no history
-        content = {"event_id": event_id, "email": registration.email, "name": registration.name}
+        strategy = self._strategy_for(event_id)
+        return self._settle(Request.booking(registration),
+                            lambda: strategy.book(event_id, registration),
+                            OutcomeUnknown.default_message)
 
-        def execute():
+    def _settle(self, request: Request, write, unknown_message: str) -> Registration:
+        """Run ``write``; when its outcome is unknown, re-send it, then read back.
+
+        The write is idempotent (the same token, the same request row), so a re-send
+        either applies it or answers what it did. Only if no re-send gets an answer is the
+        request row read: present, the answer; absent, nothing happened (the row commits
+        with the seat). If even that read fails: ``OutcomeUnknown``.
+        """
+        for delay in (*RESEND_DELAYS, None):
             try:
-                return strategy.book(event_id, registration)
-            except AlreadyRegistered as refused:
-                existing = refused.existing
-                if (ambiguity_checks_on() and existing
-                        and existing.request_id == registration.request_id):
-                    return existing  # made by an earlier run of this very request
-                raise
-
-        return requests.run(requests.Request(registration.request_id, "book", content), execute)
+                return write()
+            except (StoreUnavailable, BookingContention) as unknown:
+                if not (isinstance(unknown, StoreUnavailable) or unknown.maybe_applied):
+                    raise  # every attempt was cancelled by a conflict: nothing happened
+                failure = unknown
+            if delay is not None:
+                time.sleep(random.uniform(delay / 2, delay))
+        try:
+            answered = self.requests.recall(request)
+        except BookingError:
+            raise OutcomeUnknown(unknown_message) from failure
+        if answered is not None:
+            return answered
+        raise failure
 
     def find_registration(self, event_id, *, email) -> Registration | None:
         """The person's registration for the event, or None."""
@@ -155,8 +183,8 @@ class BookingService(OrganizerOperations, AuditOperations):
         With ``registration_id`` (as carried by a cancellation link) only that registration
         is cancelled: if the person has since cancelled and booked again, ``NotRegistered``.
         ``request_id`` makes a repeated cancellation answer like the first (as ``book``).
-        Raises ``EventNotFound``, ``NotRegistered``, or ``InvalidBooking`` for a malformed
-        e-mail.
+        Raises ``EventNotFound``, ``NotRegistered``, ``InvalidBooking`` for a malformed
+        e-mail, or, as ``book``, ``OutcomeUnknown``.
         """
         event_id = validation.clean_event_id(event_id)
         email = validation.normalize_email(email)
@@ -165,9 +193,9 @@ class BookingService(OrganizerOperations, AuditOperations):
             raise NotRegistered()
         request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
         strategy = self._strategy_for(event_id)
-        content = {"event_id": event_id, "email": email, "registration_id": registration_id}
-        return requests.run(requests.Request(request_id, "cancel", content),
-                            lambda: strategy.cancel(event_id, email, registration_id))
+        request = Request.cancellation(request_id, event_id, email, registration_id, time.time())
+        return self._settle(request, lambda: strategy.cancel(event_id, email, registration_id,
+                                                             request=request), CANCEL_UNKNOWN)
 
     def availability(self, event_id) -> Availability:
         event_id = validation.clean_event_id(event_id)

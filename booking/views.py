@@ -4,23 +4,21 @@ Domain errors become HTTP statuses in one place: ``STATUS_FOR_ERROR``.
 """
 import functools
 
-from django.contrib import messages
 from django.http import HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
 
-from . import links
-from .emails import send_confirmation
+from . import links, mail
 from .errors import (AlreadyRegistered, BookingContention, BookingError, EventFull,
-                     EventNotFound, InvalidBooking, NotRegistered, RequestInProgress, StaleEdit,
+                     EventNotFound, InvalidBooking, NotRegistered, OutcomeUnknown, StaleEdit,
                      StoreUnavailable)
 from .forms import SignupForm
 from .service import get_booking_service
 
 STATUS_FOR_ERROR = {
-    RequestInProgress: 202,
+    OutcomeUnknown: 202,
     InvalidBooking: 400,
     EventNotFound: 404,
     NotRegistered: 404,
@@ -33,8 +31,6 @@ STATUS_FOR_ERROR = {
 }
 FORM_EXPIRED = "This form has expired. Please check your details and submit it again."
 BAD_LINK = "This link is not valid. Please use the exact link from your confirmation e-mail."
-MAIL_FAILED = ("Your seat is booked, but we could not send the confirmation e-mail. "
-               "Keep this page's address: it has your cancellation link.")
 
 
 def status_for(error: BookingError) -> int:
@@ -112,16 +108,17 @@ def _signup(request, service, event):
                                     email=form.cleaned_data["email"], request_id=request_id)
     except EventNotFound:
         raise
-    except RequestInProgress as error:  # the same submission is running: ask again soon
+    except OutcomeUnknown as error:  # a seat may be held: ask again with the same token
         context = {"event": event, "message": error.message, "form": form, "token": token}
         return render(request, "booking/in_progress.html", context, status=status_for(error))
     except BookingError as error:
         # Keep the token: resubmitting after a 503 must not book a second seat.
         form.apply_error(error)
         return _render_event(request, service, event, form, token, status_for(error))
-    # A replayed submission returns the earlier booking, which already sent its e-mail.
+    # A replayed submission returns the earlier booking, whose e-mail is already owed.
     if registration.registered_at >= started:
-        _send_confirmation(request, event, registration)
+        mail.send_soon(mail.get_mail_sender(), mail.CONFIRMATION, registration, event=event,
+                       base_url=request.build_absolute_uri("/"))
     confirmation = links.registration_token(registration, salt=links.CONFIRMATION_SALT)
     return see_other(reverse("booking:booked", args=[event.id, confirmation]))
 
@@ -129,12 +126,6 @@ def _signup(request, service, event):
 def _cancel_url(request, registration) -> str:
     token = links.registration_token(registration, salt=links.CANCEL_SALT)
     return request.build_absolute_uri(reverse("booking:cancel", args=[token]))
-
-
-def _send_confirmation(request, event, registration) -> None:
-    cancel_url = _cancel_url(request, registration)
-    if not send_confirmation(event=event, registration=registration, cancel_url=cancel_url):
-        messages.warning(request, MAIL_FAILED)
 
 
 @require_safe
@@ -175,10 +166,12 @@ def cancel(request, token):
     if request.method == "POST":
         if active:
             try:
-                service.cancel(ref.event_id, email=ref.email,
-                               registration_id=ref.registration_id)
+                removed = service.cancel(ref.event_id, email=ref.email,
+                                         registration_id=ref.registration_id)
             except NotRegistered:
                 pass  # cancelled meanwhile: the outcome the person asked for
+            else:
+                mail.send_soon(mail.get_mail_sender(), mail.CANCELLATION, removed, event=event)
         return see_other(reverse("booking:cancelled", args=[token]))
     template = "booking/cancel_confirm.html" if active else "booking/cancel_already.html"
     return render(request, template, {"event": event, "email": ref.email})

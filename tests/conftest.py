@@ -72,3 +72,12 @@ def server_store(local_server, settings):
     yield local_server
     reset_clients()
     reset_services()
+
+
+@pytest.fixture(autouse=True)
+def mail_sent_before_teardown():
+    """E-mails go out on a background thread: let them finish before the store goes away."""
+    yield
+    from booking import mail
+
+    mail.flush()

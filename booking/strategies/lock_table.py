@@ -2,7 +2,7 @@
 
 Registrations stay one item per registration in their own table. A separate lock table
 holds one item per event with its capacity, confirmed count and version. A booking is one
-TransactWriteItems of two writes that succeed or fail together:
+TransactWriteItems of writes that succeed or fail together:
 
 1. put the registration, only if (event, e-mail) does not exist yet;
 2. increment the lock item's count, only if the event exists and count < capacity.
@@ -12,15 +12,28 @@ serializes them and one condition fails: the phantom that write skew needs is no
 item. CancellationReasons tell "already registered" (1) from "full" or "no such event" (2)
 from "transaction conflict, retry" (bounded, with backoff).
 
-Two requests' worth of capacity per booking (transactional writes cost double), one HTTP
-request; capacity is not bounded by item size.
+3. put the request row (request id -> this registration), only if no live row holds the
+   id, and the confirmation's outbox row (``booking/requests.py``).
+
+Idempotency lives in that same transaction. A repeat of a request that booked is refused
+by (3), whose returned row answers with the registration it made, whether or not it is
+still stored; a reused id with other content is refused the same way; a refused request
+wrote nothing, so its repeat runs again. botocore's resend of an applied transaction is
+answered by its ClientRequestToken (derived from the registration id).
+
+A cancellation reads the registration (one GetItem), then deletes exactly it, counts the
+seat back and puts its own request row and the notice's outbox row, in one transaction;
+with nothing left to cancel, the request row says whether this very request already did.
+
+One request per booking and per rejection; capacity is not bounded by item size.
 """
 from booking.dynamo import items
 from booking.dynamo.store import (CONDITION_FAILED as CCF, Table, TransactionCancelled,
                                    transact_write)
 from booking.dynamo.tables import EVENT_LOCKS, EVENTS, REGISTRATIONS
-from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
+from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.models import Availability
+from booking.requests import Request
 
 from . import event_edits, lock_table_audit
 from .base import Strategy, client_token, is_mine
@@ -56,12 +69,17 @@ class LockTableStrategy(Strategy):
                 condition="attribute_exists(event_id) AND confirmed_count < #capacity",
                 names={"#capacity": "capacity"}, values={":one": 1})),
         ]
+        request = Request.booking(registration)
+        operations += self.requests.ops(request, registration)
         token = client_token(registration.registration_id, "book")
         for _ in self.retry.attempts():
             try:
                 transact_write(operations, token=token)
                 return registration
             except TransactionCancelled as cancelled:
+                answered = self.requests.answer_refusal(request, cancelled, 2)
+                if answered is not None:
+                    return answered  # this request already booked (or a resend of ours)
                 if cancelled.code(0) == CCF and is_mine(cancelled.reasons[0].old_item, registration):
                     return registration  # a resend of our own transaction that had applied
                 if cancelled.code(1) == CCF and cancelled.reasons[1].old_item is None:
@@ -74,13 +92,13 @@ class LockTableStrategy(Strategy):
                 if not cancelled.conflict:
                     raise
 
-    def cancel(self, event_id, email, registration_id=None):
+    def cancel(self, event_id, email, registration_id=None, *, request):
         key = {"event_id": event_id, "email": email}
         for _ in self.retry.attempts():
             stored = self.registrations_table.get(key)
             if stored is None or registration_id not in (None, stored["registration_id"]):
-                self._require_event(event_id)
-                raise NotRegistered()
+                return self._not_registered(request, lambda: self._require_event(event_id))
+            removed = items.registration_from_item(stored)
             try:
                 transact_write([
                     ("Delete", self.registrations_table.delete_op(
@@ -90,9 +108,13 @@ class LockTableStrategy(Strategy):
                         {"event_id": event_id},
                         "SET confirmed_count = confirmed_count - :one, version = version + :one",
                         condition="attribute_exists(event_id)", values={":one": 1})),
-                ], token=client_token(stored["registration_id"], "cancel"))
-                return items.registration_from_item(stored)
+                    *self.requests.ops(request, removed),
+                ], token=client_token(f"{removed.registration_id}:{request.request_id}", "cancel"))
+                return removed
             except TransactionCancelled as cancelled:
+                answered = self.requests.answer_refusal(request, cancelled, 2)
+                if answered is not None:
+                    return answered
                 if not (cancelled.conflict or cancelled.code(0) == CCF):
                     raise
 

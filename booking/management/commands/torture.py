@@ -39,7 +39,7 @@ class Command(BaseCommand):
         parser.add_argument("--demand", type=int, default=defaults.demand,
                             help="People per event, as a multiple of the capacity (at least 5).")
         parser.add_argument("--no-request-history", action="store_true",
-                            help="Control: run requests without the request history.")
+                            help="Control: bookings and cancellations write no request row.")
         parser.add_argument("--no-ambiguity-checks", action="store_true",
                             help="Control: strategies do not recognise their own resent writes.")
         parser.add_argument("--unguarded-race-delay-ms", type=float, default=0.0,
@@ -72,7 +72,8 @@ class Command(BaseCommand):
             raise CommandError(f"Cannot read a saved run from {path}: {exc}",
                                returncode=EXIT_USAGE) from exc
         result["check"] = checker.check(result["records"], result["events"], result["final"],
-                                        result["peaks"])
+                                        result["peaks"], mails=result.get("mails"),
+                                        owed=result.get("owed"))
         return TortureConfig(**fields), result
 
     def _config(self, options) -> TortureConfig:
