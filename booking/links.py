@@ -6,6 +6,7 @@ encrypted: a registration link carries the person's e-mail, readable by whoever 
 """
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.core import signing
@@ -21,11 +22,17 @@ class BadLink(Exception):
 
 @dataclass(frozen=True)
 class RegistrationRef:
-    """What a registration link names: one registration of one person at one event."""
+    """What a registration link names: one registration of one person at one event.
+
+    A cancellation link also carries the registration's name, time and request id, so a
+    cancellation can remove it in one conditional write without reading it first
+    (``registration``; None for links made before they carried them).
+    """
 
     event_id: str
     email: str
     registration_id: str
+    registration: object = None
 
     def matches(self, registration) -> bool:
         return registration is not None and registration.registration_id == self.registration_id
@@ -51,13 +58,28 @@ def registration_token(registration, *, salt: str) -> str:
     """A link token for the registration; without a timestamp, so one booking has one link."""
     payload = {"e": registration.event_id, "m": registration.email,
                "r": registration.registration_id}
-    return signing.Signer(salt=salt).sign_object(payload)
+    if salt == CANCEL_SALT:
+        payload.update(n=registration.name, t=registration.registered_at.isoformat(),
+                       q=registration.request_id)
+    return signing.Signer(salt=salt).sign_object(payload, compress=True)
 
 
 def read_registration_token(token: str, *, salt: str) -> RegistrationRef:
     """Decode a registration link, or raise BadLink."""
     try:
         data = signing.Signer(salt=salt).unsign_object(token)
-        return RegistrationRef(event_id=data["e"], email=data["m"], registration_id=data["r"])
-    except (signing.BadSignature, KeyError, TypeError):
+        return RegistrationRef(event_id=data["e"], email=data["m"], registration_id=data["r"],
+                               registration=_registration(data))
+    except (signing.BadSignature, KeyError, TypeError, ValueError):
         raise BadLink() from None
+
+
+def _registration(data: dict):
+    """The whole registration a cancellation link names, or None (an older link)."""
+    if "n" not in data:
+        return None
+    from .models import Registration
+
+    return Registration(event_id=data["e"], email=data["m"], name=data["n"],
+                        registered_at=datetime.fromisoformat(data["t"]),
+                        registration_id=data["r"], request_id=data.get("q"))

@@ -7,7 +7,7 @@ import random
 import threading
 import time
 import uuid
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from datetime import datetime
 from datetime import timezone as dt_timezone
 from collections.abc import Iterator
@@ -57,6 +57,9 @@ class BookingService(OrganizerOperations, AuditOperations):
         # An event's strategy never changes, so a booking need not re-read it.
         self._strategy_of: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
+        # How often a write's first answer left its outcome unknown, and how that ended
+        # ("resolved" by a re-send or the read-back, or "unresolved"): benchmark figures.
+        self.unknown_outcomes: Counter = Counter()
 
     # --- events -------------------------------------------------------------------
     def create_event(self, *, name, capacity, strategy=None, starts_at=None) -> Event:
@@ -154,22 +157,37 @@ class BookingService(OrganizerOperations, AuditOperations):
         request row read: present, the answer; absent, nothing happened (the row commits
         with the seat). If even that read fails: ``OutcomeUnknown``.
         """
+        failure = None
         for delay in (*RESEND_DELAYS, None):
             try:
-                return write()
+                answer = write()
             except (StoreUnavailable, BookingContention) as unknown:
                 if not (isinstance(unknown, StoreUnavailable) or unknown.maybe_applied):
                     raise  # every attempt was cancelled by a conflict: nothing happened
+                self._count_unknown("first_attempt" if failure is None else None)
                 failure = unknown
+            except BookingError:
+                self._count_unknown("resolved" if failure is not None else None)
+                raise
+            else:
+                self._count_unknown("resolved" if failure is not None else None)
+                return answer
             if delay is not None:
                 time.sleep(random.uniform(delay / 2, delay))
         try:
             answered = self.requests.recall(request)
         except BookingError:
+            self._count_unknown("unresolved")
             raise OutcomeUnknown(unknown_message) from failure
+        self._count_unknown("resolved")
         if answered is not None:
             return answered
         raise failure
+
+    def _count_unknown(self, what: str | None) -> None:
+        if what is not None:
+            with self._lock:
+                self.unknown_outcomes[what] += 1
 
     def find_registration(self, event_id, *, email) -> Registration | None:
         """The person's registration for the event, or None."""
@@ -177,11 +195,14 @@ class BookingService(OrganizerOperations, AuditOperations):
         email = validation.normalize_email(email)
         return self._strategy_for(event_id).find(event_id, email)
 
-    def cancel(self, event_id, *, email, registration_id=None, request_id=None) -> Registration:
+    def cancel(self, event_id, *, email, registration_id=None, request_id=None,
+               registration: Registration | None = None) -> Registration:
         """Free the person's seat; return the removed registration.
 
         With ``registration_id`` (as carried by a cancellation link) only that registration
         is cancelled: if the person has since cancelled and booked again, ``NotRegistered``.
+        ``registration`` is the whole registration a signed link names (trusted, it comes
+        from our signature): strategies that can then cancel in one write without reading.
         ``request_id`` makes a repeated cancellation answer like the first (as ``book``).
         Raises ``EventNotFound``, ``NotRegistered``, ``InvalidBooking`` for a malformed
         e-mail, or, as ``book``, ``OutcomeUnknown``.
@@ -193,9 +214,12 @@ class BookingService(OrganizerOperations, AuditOperations):
             raise NotRegistered()
         request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
         strategy = self._strategy_for(event_id)
+        known = registration if registration is not None and (
+            registration.event_id, registration.email, registration.registration_id) == (
+            event_id, email, registration_id) else None
         request = Request.cancellation(request_id, event_id, email, registration_id, time.time())
-        return self._settle(request, lambda: strategy.cancel(event_id, email, registration_id,
-                                                             request=request), CANCEL_UNKNOWN)
+        return self._settle(request, lambda: strategy.cancel(
+            event_id, email, registration_id, request=request, known=known), CANCEL_UNKNOWN)
 
     def availability(self, event_id) -> Availability:
         event_id = validation.clean_event_id(event_id)

@@ -159,20 +159,24 @@ def _read_cancel_link(service, token):
 @renders_booking_errors
 def cancel(request, token):
     service = get_booking_service()
+    if request.method == "POST":
+        try:
+            ref = links.read_registration_token(token, salt=links.CANCEL_SALT)
+        except links.BadLink:
+            return bad_link(request)
+        try:  # one conditional write: removes exactly the registration the link names
+            removed = service.cancel(ref.event_id, email=ref.email,
+                                     registration_id=ref.registration_id,
+                                     registration=ref.registration)
+        except NotRegistered:
+            pass  # cancelled meanwhile: the outcome the person asked for
+        else:
+            mail.send_soon(mail.get_mail_sender(), mail.CANCELLATION, removed)
+        return see_other(reverse("booking:cancelled", args=[token]))
     try:
         ref, event, active = _read_cancel_link(service, token)
     except links.BadLink:
         return bad_link(request)
-    if request.method == "POST":
-        if active:
-            try:
-                removed = service.cancel(ref.event_id, email=ref.email,
-                                         registration_id=ref.registration_id)
-            except NotRegistered:
-                pass  # cancelled meanwhile: the outcome the person asked for
-            else:
-                mail.send_soon(mail.get_mail_sender(), mail.CANCELLATION, removed, event=event)
-        return see_other(reverse("booking:cancelled", args=[token]))
     template = "booking/cancel_confirm.html" if active else "booking/cancel_already.html"
     return render(request, template, {"event": event, "email": ref.email})
 

@@ -168,6 +168,7 @@ def test_book__write_and_resends_fail_but_row_readable__answered_from_the_row(se
 
     assert len(sent) == 3 and booked.request_id == RID
     assert service.availability(event.id).confirmed == 1
+    assert service.unknown_outcomes == {"first_attempt": 1, "resolved": 1}
 
 
 def test_book__nothing_applied_and_store_down__store_unavailable_not_unknown(service):
@@ -191,6 +192,7 @@ def test_book__outcome_cannot_be_read_back__outcome_unknown(service):
         with pytest.raises(OutcomeUnknown) as unknown:
             book(service, event)
     assert not isinstance(unknown.value, StoreUnavailable)
+    assert service.unknown_outcomes == {"first_attempt": 1, "unresolved": 1}
     assert "confirming your booking" in unknown.value.message
 
 
@@ -275,3 +277,48 @@ def test_book__one_dynamodb_request_per_booking_and_per_rejection(server_store, 
         meter.uninstall()
 
     assert booking.operations == rejection.operations == ["TransactWriteItems"]
+
+
+@pytest.mark.parametrize("strategy", GUARDED)
+def test_cancel__link_names_whole_registration__removed_repeat_answers_stale_link_refused(
+        service, strategy):
+    event = service.create_event(name="Tea", capacity=2, strategy=strategy)
+    booked = book(service, event, request_id="booking-0001")
+
+    def cancel_by_link(registration, request_id):
+        return service.cancel(event.id, email=registration.email,
+                              registration_id=registration.registration_id,
+                              request_id=request_id, registration=registration)
+
+    assert cancel_by_link(booked, RID) == booked
+    assert cancel_by_link(booked, RID) == booked  # a repeat answers the same
+    assert service.availability(event.id).confirmed == 0
+    rebooked = book(service, event, request_id="booking-0002")
+    with pytest.raises(NotRegistered):  # an old link never cancels a newer booking
+        cancel_by_link(booked, "other-cancel-0001")
+    assert service.find_registration(event.id, email="ada@example.com") == rebooked
+
+
+@pytest.mark.parametrize("strategy", ("aggregate", "lock_table"))
+def test_cancel_post__link_names_registration__one_request(client, server_store, strategy):
+    from django.urls import reverse
+
+    from booking import links
+    from booking import mail as booking_mail
+    from booking.service import get_booking_service
+
+    service = get_booking_service()
+    event = service.create_event(name="Count", capacity=5, strategy=strategy)
+    booked = book(service, event)
+    token = links.registration_token(booked, salt=links.CANCEL_SALT)
+    meter = RequestMeter().install()
+    try:
+        with meter.track() as post:
+            response = client.post(reverse("booking:cancel", args=[token]))
+    finally:
+        meter.uninstall()
+    booking_mail.flush()
+
+    assert response.status_code == 303
+    assert post.operations == ["TransactWriteItems"]  # the event's strategy is known
+    assert service.find_registration(event.id, email="ada@example.com") is None

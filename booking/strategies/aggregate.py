@@ -16,9 +16,10 @@ that booked, at any later time, with the registration it made; a reused id with 
 content is refused by the same row; a refused booking wrote nothing, so its repeat runs
 again. A resend of the applied transaction is answered by its ClientRequestToken.
 
-One request per booking and per rejection; a cancellation reads the attendee, then
-removes exactly that registration, with its request row and the notice's outbox row, in
-one transaction. The price: the item is capped at 400 KB, which bounds the capacity
+One request per booking and per rejection; a cancellation removes exactly one
+registration (by its id), with its request row and the notice's outbox row, in one
+transaction: its only request when a signed link names the whole registration, otherwise
+after reading the attendee. The price: the item is capped at 400 KB, which bounds the capacity
 (``max_capacity``), and every write rewrites the whole item (twice the units, being
 transactional), so capacity units per booking grow with the number of attendees.
 """
@@ -26,7 +27,7 @@ from booking.dynamo import items
 from booking.dynamo.store import (CONDITION_FAILED as CCF, ConditionFailed, Table,
                                    TransactionCancelled, transact_write)
 from booking.dynamo.tables import EVENTS
-from booking.errors import AlreadyRegistered, EventFull, EventNotFound
+from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
 from booking.requests import Request
 
@@ -99,12 +100,12 @@ class AggregateStrategy(Strategy):
             return AlreadyRegistered(existing=existing)
         return EventFull()
 
-    def cancel(self, event_id, email, registration_id=None, *, request):
-        # Read, then remove only the registration read, in a transaction with the request
-        # row: its ClientRequestToken makes botocore's resend of an applied cancel answer
-        # success (a plain UpdateItem's resend would find the attendee gone).
+    def cancel(self, event_id, email, registration_id=None, *, request, known=None):
+        # Remove only the registration read (or named by a link, unread), in a transaction
+        # with the request row: its ClientRequestToken makes botocore's resend of an
+        # applied cancel answer success (a plain UpdateItem's resend would find it gone).
         for _ in self.retry.attempts():
-            stored = self.find(event_id, email)
+            stored = known or self.find(event_id, email)
             if stored is None or registration_id not in (None, stored.registration_id):
                 return self._not_registered(request, lambda: None)
             try:
@@ -121,6 +122,10 @@ class AggregateStrategy(Strategy):
                 answered = self.requests.answer_refusal(request, cancelled, 1)
                 if answered is not None:
                     return answered
+                if known is not None and cancelled.code(0) == CCF:
+                    if cancelled.reasons[0].old_item is None:
+                        raise EventNotFound() from None
+                    raise NotRegistered() from None
                 if not (cancelled.conflict or cancelled.code(0) == CCF):
                     raise
 

@@ -21,12 +21,14 @@ Contract
     conditional transaction, so a repeat of a request that booked answers with the
     registration it made (even after that was cancelled) and a reused id with other
     content is ``InvalidBooking`` (``booking/requests.py``).
-``cancel(event_id, email, registration_id=None, *, request) -> Registration``
+``cancel(event_id, email, registration_id=None, *, request, known=None) -> Registration``
     Remove the person's registration and free its seat in one atomic step, returning what
     was removed; with ``registration_id``, only if that is the registration stored (an old
     cancellation link must not cancel a newer booking). The request row and the
     cancellation notice's outbox row ride in the same transaction; a repeat of a
-    cancellation that applied answers with what it removed. Raises ``EventNotFound`` or
+    cancellation that applied answers with what it removed. ``known`` is the whole
+    registration when a signed link names it: a strategy whose write needs nothing else
+    removes it in that one write, without reading it first. Raises ``EventNotFound`` or
     ``NotRegistered``.
 ``find(event_id, email) -> Registration | None``
     The person's registration, read consistently, or None. Raises ``EventNotFound``.
@@ -119,7 +121,7 @@ class Strategy(ABC):
 
     @abstractmethod
     def cancel(self, event_id: str, email: str, registration_id: str | None = None, *,
-               request: Request) -> Registration: ...
+               request: Request, known: Registration | None = None) -> Registration: ...
 
     @abstractmethod
     def find(self, event_id: str, email: str) -> Registration | None: ...

@@ -21,9 +21,11 @@ still stored; a reused id with other content is refused the same way; a refused 
 wrote nothing, so its repeat runs again. botocore's resend of an applied transaction is
 answered by its ClientRequestToken (derived from the registration id).
 
-A cancellation reads the registration (one GetItem), then deletes exactly it, counts the
+A cancellation deletes exactly the registration (``registration_id`` condition), counts the
 seat back and puts its own request row and the notice's outbox row, in one transaction;
-with nothing left to cancel, the request row says whether this very request already did.
+when a signed cancellation link names the whole registration that is its only request,
+otherwise a GetItem finds it first. With nothing left to cancel, the request row says
+whether this very request already did.
 
 One request per booking and per rejection; capacity is not bounded by item size.
 """
@@ -31,7 +33,7 @@ from booking.dynamo import items
 from booking.dynamo.store import (CONDITION_FAILED as CCF, Table, TransactionCancelled,
                                    transact_write)
 from booking.dynamo.tables import EVENT_LOCKS, EVENTS, REGISTRATIONS
-from booking.errors import AlreadyRegistered, EventFull, EventNotFound
+from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
 from booking.requests import Request
 
@@ -92,30 +94,52 @@ class LockTableStrategy(Strategy):
                 if not cancelled.conflict:
                     raise
 
-    def cancel(self, event_id, email, registration_id=None, *, request):
+    def cancel(self, event_id, email, registration_id=None, *, request, known=None):
+        if known is not None:  # a link names the whole registration: one transaction
+            return self._remove(event_id, known, request, read=False)
         key = {"event_id": event_id, "email": email}
         for _ in self.retry.attempts():
             stored = self.registrations_table.get(key)
             if stored is None or registration_id not in (None, stored["registration_id"]):
                 return self._not_registered(request, lambda: self._require_event(event_id))
-            removed = items.registration_from_item(stored)
-            try:
-                transact_write([
-                    ("Delete", self.registrations_table.delete_op(
-                        key, condition="registration_id = :rid",
-                        values={":rid": stored["registration_id"]})),
-                    ("Update", self.locks.update_op(
-                        {"event_id": event_id},
-                        "SET confirmed_count = confirmed_count - :one, version = version + :one",
-                        condition="attribute_exists(event_id)", values={":one": 1})),
-                    *self.requests.ops(request, removed),
-                ], token=client_token(f"{removed.registration_id}:{request.request_id}", "cancel"))
+            removed = self._remove(event_id, items.registration_from_item(stored), request,
+                                   read=True)
+            if removed is not None:
                 return removed
+
+    def _remove(self, event_id, registration, request, *, read):
+        """Delete exactly ``registration``, count its seat back, write the request row.
+
+        None when it changed since it was ``read`` (read again); without a read, a
+        registration that is not (or no longer) stored is ``NotRegistered``.
+        """
+        key = {"event_id": event_id, "email": registration.email}
+        operations = [
+            ("Delete", self.registrations_table.delete_op(
+                key, condition="registration_id = :rid",
+                values={":rid": registration.registration_id})),
+            ("Update", self.locks.update_op(
+                {"event_id": event_id},
+                "SET confirmed_count = confirmed_count - :one, version = version + :one",
+                condition="attribute_exists(event_id)", values={":one": 1})),
+            *self.requests.ops(request, registration),
+        ]
+        token = client_token(f"{registration.registration_id}:{request.request_id}", "cancel")
+        for _ in self.retry.attempts():
+            try:
+                transact_write(operations, token=token)
+                return registration
             except TransactionCancelled as cancelled:
                 answered = self.requests.answer_refusal(request, cancelled, 2)
                 if answered is not None:
                     return answered
-                if not (cancelled.conflict or cancelled.code(0) == CCF):
+                if cancelled.code(1) == CCF:
+                    raise EventNotFound() from None
+                if cancelled.code(0) == CCF:
+                    if read:
+                        return None
+                    raise NotRegistered() from None
+                if not cancelled.conflict:
                     raise
 
     def find(self, event_id, email):

@@ -134,7 +134,8 @@ class SlotsStrategy(Strategy):
                 condition="attribute_not_exists(email)")),
         ]
 
-    def cancel(self, event_id, email, registration_id=None, *, request):
+    def cancel(self, event_id, email, registration_id=None, *, request, known=None):
+        # A link does not name the slot the registration holds: read it first.
         key = {"event_id": event_id, "email": email}
         for _ in self.retry.attempts():
             stored = self.registrations_table.get(key)

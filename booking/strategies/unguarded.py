@@ -74,7 +74,7 @@ class UnguardedStrategy(Strategy):
         if delay:
             time.sleep(delay / 1000)
 
-    def cancel(self, event_id, email, registration_id=None, *, request=None):
+    def cancel(self, event_id, email, registration_id=None, *, request=None, known=None):
         condition = "registration_id = :rid" if registration_id else None
         values = {":rid": registration_id} if registration_id else None
         try:
