@@ -14,6 +14,7 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from . import mail
 from .admin_forms import EventAddForm, EventChangeForm
 from .errors import BookingError, EventNotFound, InvalidBooking, NotRegistered, StaleEdit
 from .service import get_booking_service
@@ -205,8 +206,9 @@ def cancel_selected(service, request, event_id):
     cancelled = 0
     for email in emails:
         try:
-            service.cancel(event_id, email=email)
+            removed = service.cancel(event_id, email=email)
             cancelled += 1
+            mail.send_soon(mail.get_mail_sender(), mail.CANCELLATION, removed)
         except (NotRegistered, InvalidBooking):
             pass  # cancelled meanwhile, or not an e-mail: nothing to free
     messages.success(request, f"Cancelled {cancelled} registration{'s' if cancelled != 1 else ''}; "

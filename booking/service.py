@@ -29,9 +29,11 @@ from .service_organizer import OrganizerOperations
 from .strategies.retry import RetryPolicy
 
 _STRATEGY_CACHE_SIZE = 10_000
-# Re-sends of a write whose outcome is unknown (after botocore's own attempts), with these
-# pauses before each, then one read back by request id.
-RESEND_DELAYS = (0.05, 0.2, 0.5)
+# A write whose outcome is unknown (after botocore's own attempts) is read back by request
+# id and, if absent, re-sent after each of these pauses (with jitter), within
+# RESOLVE_SECONDS of the first unknown answer.
+RESEND_DELAYS = (0.2, 1.0, 3.0)
+RESOLVE_SECONDS = 20.0
 CANCEL_UNKNOWN = ("We are confirming your cancellation. Please wait a moment: this page "
                   "checks again by itself.")
 
@@ -150,39 +152,46 @@ class BookingService(OrganizerOperations, AuditOperations):
                             OutcomeUnknown.default_message)
 
     def _settle(self, request: Request, write, unknown_message: str) -> Registration:
-        """Run ``write``; when its outcome is unknown, re-send it, then read back.
+        """Run ``write``; when its outcome is unknown, resolve it before answering.
 
-        The write is idempotent (the same token, the same request row), so a re-send
-        either applies it or answers what it did. Only if no re-send gets an answer is the
-        request row read: present, the answer; absent, nothing happened (the row commits
-        with the seat). If even that read fails: ``OutcomeUnknown``.
+        First read the request row back (one cheap consistent read): present, the write
+        applied, answer it. Absent, re-send the same write (the same token, the same
+        request row), which applies it now or answers what it did; pause between rounds
+        (``RESEND_DELAYS``, with jitter, so an overloaded store is not hammered). Absent
+        after the last round: nothing happened (the row commits with the seat), re-raise.
+        Unreadable after the last round, or past ``RESOLVE_SECONDS``: ``OutcomeUnknown``.
         """
-        failure = None
+        deadline = None
         for delay in (*RESEND_DELAYS, None):
             try:
                 answer = write()
             except (StoreUnavailable, BookingContention) as unknown:
                 if not (isinstance(unknown, StoreUnavailable) or unknown.maybe_applied):
                     raise  # every attempt was cancelled by a conflict: nothing happened
-                self._count_unknown("first_attempt" if failure is None else None)
+                self._count_unknown("first_attempt" if deadline is None else None)
+                deadline = deadline or time.monotonic() + RESOLVE_SECONDS
                 failure = unknown
             except BookingError:
-                self._count_unknown("resolved" if failure is not None else None)
+                self._count_unknown("resolved" if deadline is not None else None)
                 raise
             else:
-                self._count_unknown("resolved" if failure is not None else None)
+                self._count_unknown("resolved" if deadline is not None else None)
                 return answer
-            if delay is not None:
-                time.sleep(random.uniform(delay / 2, delay))
-        try:
-            answered = self.requests.recall(request)
-        except BookingError:
-            self._count_unknown("unresolved")
-            raise OutcomeUnknown(unknown_message) from failure
-        self._count_unknown("resolved")
-        if answered is not None:
-            return answered
-        raise failure
+            try:
+                answered, readable = self.requests.recall(request), True
+            except BookingError:
+                answered, readable = None, False
+            if answered is not None:
+                self._count_unknown("resolved")
+                return answered
+            if delay is None or time.monotonic() + delay > deadline:
+                break
+            time.sleep(random.uniform(delay / 2, delay))
+        if readable:
+            self._count_unknown("resolved")
+            raise failure
+        self._count_unknown("unresolved")
+        raise OutcomeUnknown(unknown_message) from failure
 
     def _count_unknown(self, what: str | None) -> None:
         if what is not None:

@@ -5,15 +5,15 @@ holds one item per event with its capacity, confirmed count and version. A booki
 TransactWriteItems of writes that succeed or fail together:
 
 1. put the registration, only if (event, e-mail) does not exist yet;
-2. increment the lock item's count, only if the event exists and count < capacity.
+2. increment the lock item's count, only if the event exists and count < capacity;
+3. put the request row (request id -> this registration), only if no live row holds the
+   id, and the confirmation's outbox row (``booking/requests.py``).
 
 Two bookings for the last seat both write the same lock item, so DynamoDB's transaction
 serializes them and one condition fails: the phantom that write skew needs is now a real
-item. CancellationReasons tell "already registered" (1) from "full" or "no such event" (2)
-from "transaction conflict, retry" (bounded, with backoff).
-
-3. put the request row (request id -> this registration), only if no live row holds the
-   id, and the confirmation's outbox row (``booking/requests.py``).
+item. CancellationReasons tell "this request already booked" (3) from "already
+registered" (1) from "full" or "no such event" (2) from "transaction conflict, retry"
+(bounded, with backoff).
 
 Idempotency lives in that same transaction. A repeat of a request that booked is refused
 by (3), whose returned row answers with the registration it made, whether or not it is

@@ -66,3 +66,14 @@ def test_torture__no_request_rows__repeats_run_twice_found():
     assert found.get("reused_id_ran", 0) + found.get("executed_twice", 0) \
         + found.get("answer_changed", 0) > 0, found
     assert any(a.get("history") for a in report["anomalies"])  # with its history excerpt
+
+
+def test_torture__mail_sent_without_claims__duplicates_found():
+    # The control for the e-mail check: senders that skip the atomic counter send the
+    # same outbox row more than once when they see it at the same moment.
+    status, report = torture("--processes", "3", "--threads", "4", "--ops", "300",
+                             "--seed", "9", "--strategies", "lock_table", "--faults", "none",
+                             "--no-mail-claims")
+
+    assert status == 1
+    assert report["anomaly_counts"].get("mail_twice", 0) > 0, report["anomaly_counts"]
