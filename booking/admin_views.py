@@ -14,7 +14,7 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from . import admin_log
+from . import admin_log, mail
 from .admin_forms import EventAddForm, EventChangeForm
 from .errors import BookingError, EventNotFound, InvalidBooking, NotRegistered, StaleEdit
 from .service import get_booking_service
@@ -213,7 +213,9 @@ def cancel_selected(service, request, event):
     freed = []
     for email in emails:
         try:
-            freed.append(service.cancel(event.id, email=email).email)
+            removed = service.cancel(event.id, email=email)
+            freed.append(removed.email)
+            mail.send_soon(mail.get_mail_sender(), mail.CANCELLATION, removed)
         except (NotRegistered, InvalidBooking):
             pass  # cancelled meanwhile, or not an e-mail: nothing to free
     if freed:

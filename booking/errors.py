@@ -49,6 +49,7 @@ class NotRegistered(BookingError):
 
 class BookingContention(BookingError):
     code = "contention"
+    maybe_applied = False  # True when botocore's last attempt was throttled (see translate)
     default_message = "Many people are booking right now. Please try again in a moment."
 
 
@@ -72,9 +73,15 @@ class LeaseHeld(BookingError):
         self.expires_at = expires_at  # epoch seconds when it lapses unless released
 
 
-class RequestInProgress(BookingError):
-    code = "in_progress"
-    default_message = ("We are still processing this request. Please wait a moment: this page "
+class OutcomeUnknown(BookingError):
+    """The write may or may not have applied, and re-sending and reading back could not tell.
+
+    Unlike ``StoreUnavailable`` ("nothing happened, try again"), a seat may be held: the
+    caller must ask again with the same request id, which answers the truth.
+    """
+
+    code = "outcome_unknown"
+    default_message = ("We are confirming your booking. Please wait a moment: this page "
                        "checks again by itself.")
 
 

@@ -11,6 +11,7 @@ import base64
 import json
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from urllib.parse import urlsplit
 
 from cryptography.exceptions import InvalidTag
@@ -30,11 +31,17 @@ class BadLink(Exception):
 
 @dataclass(frozen=True)
 class RegistrationRef:
-    """What a registration link names: one registration of one person at one event."""
+    """What a registration link names: one registration of one person at one event.
+
+    A cancellation link also carries the registration's name, time and request id, so a
+    cancellation can remove it in one conditional write without reading it first
+    (``registration``; None for links made before they carried them).
+    """
 
     event_id: str
     email: str
     registration_id: str
+    registration: object = None
 
     def matches(self, registration) -> bool:
         return registration is not None and registration.registration_id == self.registration_id
@@ -73,10 +80,18 @@ def _secrets() -> list[str]:
 
 
 def registration_token(registration, *, salt: str) -> str:
-    """An opaque link token for the registration (the same for one booking every time)."""
-    payload = json.dumps({"e": registration.event_id, "m": registration.email,
-                          "r": registration.registration_id}, separators=(",", ":"))
-    sealed = _cipher(settings.SECRET_KEY).encrypt(payload.encode(), [salt.encode()])
+    """An opaque link token for the registration (the same for one booking every time).
+
+    A cancellation link also carries the registration's name, time and request id, so the
+    cancellation can name the whole registration in one write.
+    """
+    payload = {"e": registration.event_id, "m": registration.email,
+               "r": registration.registration_id}
+    if salt == CANCEL_SALT:
+        payload.update(n=registration.name, t=registration.registered_at.isoformat(),
+                       q=registration.request_id)
+    sealed = _cipher(settings.SECRET_KEY).encrypt(
+        json.dumps(payload, separators=(",", ":")).encode(), [salt.encode()])
     return base64.urlsafe_b64encode(sealed).decode().rstrip("=")
 
 
@@ -97,6 +112,18 @@ def read_registration_token(token: str, *, salt: str) -> RegistrationRef:
             data = signing.Signer(salt=salt).unsign_object(token)
         else:
             data = _open(token, salt)
-        return RegistrationRef(event_id=data["e"], email=data["m"], registration_id=data["r"])
+        return RegistrationRef(event_id=data["e"], email=data["m"], registration_id=data["r"],
+                               registration=_registration(data))
     except (signing.BadSignature, KeyError, TypeError, ValueError):
         raise BadLink() from None
+
+
+def _registration(data: dict):
+    """The whole registration a cancellation link names, or None (an older link)."""
+    if "n" not in data:
+        return None
+    from .models import Registration
+
+    return Registration(event_id=data["e"], email=data["m"], name=data["n"],
+                        registered_at=datetime.fromisoformat(data["t"]),
+                        registration_id=data["r"], request_id=data.get("q"))

@@ -1,5 +1,5 @@
 """Plain domain records. No boto3 here; the access layer maps items to these."""
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 
@@ -31,6 +31,9 @@ class Registration:
     # The submission that created it (the form's one-time token), so a replay of that same
     # submission is recognised as "already mine" rather than "someone already registered".
     request_id: str | None = None
+    # The address as the person typed it, where it differs from the e-mail key: e-mails go
+    # there. Not part of the registration's identity.
+    contact: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

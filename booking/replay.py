@@ -1,9 +1,11 @@
-"""Replay of failed requests (seed 000's archive replay): re-run only what ended ``failed``.
+"""Replay of failed e-mail sends (seed 000's archive replay): re-run only what ended ``failed``.
 
-Each candidate is a ``failed`` history row in the window that is still its request's newest
-live row. Re-running goes through ``BookingService`` with the same request id, so the
-request history's atomic counter still lets at most one runner execute it; the lease only
-keeps two replays from racing each other.
+Only technical failures of work delivered at least once are replayed: an e-mail whose
+send failed (its newest history row is ``failed``) and whose outbox row is still there.
+Booking decisions are never re-run: a refused booking wrote nothing and stays refused
+unless the person asks again. Each candidate is sent through ``MailSender`` with
+``retry_failed``, so the atomic counter still lets at most one sender send it; the lease
+only keeps two replays from racing each other.
 """
 import time
 from collections.abc import Iterator
@@ -11,7 +13,7 @@ from dataclasses import asdict, dataclass
 
 from django.conf import settings
 
-from . import requests
+from . import mail
 from .dynamo import history, leases
 from .errors import BookingError
 
@@ -20,63 +22,62 @@ LEASE_ID = "replay_failed"
 
 @dataclass(frozen=True)
 class Replayed:
-    request_id: str
-    operation: str
+    message_id: str
+    kind: str  # "confirmation" or "cancellation"
     event_id: str
     email: str
     failed_reason: str
-    outcome: str  # "succeeded", an error code, or "dry_run"
+    outcome: str  # "sent", "already_sent", "in_progress", "failed", an error code, "dry_run"
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-def replay_failed(service, *, since: float = 0.0, until: float | None = None,
+def replay_failed(sender: mail.MailSender, *, since: float = 0.0, until: float | None = None,
                   dry_run: bool = False, page_size: int = 100) -> list[Replayed]:
-    """Re-run each request whose newest row is ``failed`` (created in [since, until]).
+    """Send again each e-mail whose newest row is ``failed`` (failed in [since, until]).
 
     Raises ``LeaseHeld`` while another (non-dry) replay runs.
     """
     until = time.time() if until is None else until
     if dry_run:
-        return [_entry(row, "dry_run") for row in _candidates(since, until, page_size)]
+        return [_entry(row, "dry_run") for row, _ in _candidates(sender, since, until,
+                                                                  page_size)]
     lease = leases.acquire(LEASE_ID, seconds=settings.BOOKING_REPLAY_LEASE_SECONDS)
     try:
-        return [_entry(row, _rerun(service, row)) for row in _candidates(since, until, page_size)]
+        return [_entry(row, _resend(sender, message))
+                for row, message in _candidates(sender, since, until, page_size)]
     finally:
         leases.release(lease)
 
 
-def _candidates(since: float, until: float, page_size: int) -> Iterator[dict]:
-    seen: set[str] = set()  # a re-run that fails again writes a newer failed row
+def _candidates(sender, since: float, until: float, page_size: int) -> Iterator[tuple]:
+    seen: set[str] = set()  # a re-send that fails again writes a newer failed row
     start_key = None
     while True:
         rows, start_key = history.failed_page(since=since, until=until, start_key=start_key,
                                               limit=page_size)
         for row in rows:
-            newest = requests.newest_live_row(row["request_id"])
-            if row["request_id"] in seen or newest is None or newest["seq"] != row["seq"]:
+            key = row["request_id"]
+            newest = mail.newest_live_row(key)
+            if key in seen or newest is None or newest["seq"] != row["seq"]:
                 continue
-            seen.add(row["request_id"])
-            yield row
+            message = sender.outbox.get(key)
+            if message is None:
+                continue  # no longer owed
+            seen.add(key)
+            yield row, message
         if start_key is None:
             return
 
 
-def _rerun(service, row: dict) -> str:
+def _resend(sender, message: dict) -> str:
     try:
-        if row["operation"] == "cancel":
-            service.cancel(row["event_id"], email=row["email"],
-                           registration_id=row.get("registration_id"),
-                           request_id=row["request_id"])
-        else:
-            service.book(row["event_id"], name=row["name"], email=row["email"],
-                         request_id=row["request_id"])
+        return sender.send(message, retry_failed=True)
     except BookingError as error:
         return error.code
-    return "succeeded"
 
 
 def _entry(row: dict, outcome: str) -> Replayed:
-    return Replayed(row["request_id"], row["operation"], row["event_id"], row["email"],
-                    row.get("reason_code", ""), outcome)
+    return Replayed(row["request_id"], row.get("operation", ""), row.get("event_id", ""),
+                    row.get("email", ""), row.get("reason_code", ""), outcome)

@@ -1,161 +1,122 @@
-"""Exactly-once booking requests over the request history (seed 000; docs/exactly-once.md).
+"""Request rows: the booking's own write is the record of the request (docs/exactly-once.md).
 
-``run(request, execute)`` decides whether this runner may execute the request:
+Every booking and cancellation carries a request id (the signup form's one-time token, or
+``request_id=`` on the service). The strategy's own transaction puts, beside the seat, one
+*request row* keyed by that id, only if no live row holds it:
 
-1. Add 1 to the counter of the first start row (generation 0). A counter of 1 means the
-   request is new: execute. (The common case costs no extra read.) So does a row whose
-   ``runner`` is this call's own: botocore resent our update after losing its answer, so
-   the counter counts us twice, but no other runner started.
-2. Otherwise read the request's rows newest first and look at the newest live one (rows
-   past retention count as absent): different content is refused; ``succeeded`` answers
-   with the recorded result; a fresh ``started`` is still running; ``failed`` or a stale
-   ``started`` (its runner crashed) may run again in the next generation, whose start row
-   is claimed by the same atomic counter.
+    Put requests[request_id] = {operation, fingerprint, content, registration}
+        if attribute_not_exists(request_id) OR ttl <= :at
 
-The winner records ``succeeded`` (with the registration) or ``failed`` (with the reason)
-and returns or re-raises.
+So "this request booked (or cancelled) this registration" commits atomically with the
+seat, in the same one request. What follows for a request id:
+
+- the write applied: the row exists. A repeat (any time within retention, also after the
+  registration was cancelled) is refused by the row's condition, and the refusal carries
+  the row, which answers with the same registration; no seat is touched;
+- the write was refused (full, already registered, not registered): nothing was written,
+  so a repeat simply runs again (the person asked again). Nothing else re-runs it;
+- a live row with other content (another event, person, or operation): ``InvalidBooking``
+  ("This form was already used for a different booking."), nothing stored.
+
+A row is deterministic in its request (its times come from the request), so a resent
+transaction is byte for byte the same and its ClientRequestToken answers it.
+
+The outbox rows of the e-mails a booking or cancellation owes ride in the same
+transaction (``booking/outbox.py``).
 """
 import hashlib
 import json
-import logging
-import time
-import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from .dynamo import history, items
-from .errors import (BookingContention, BookingError, InvalidBooking, RequestInProgress,
-                     StoreUnavailable)
+from .dynamo import items
+from .dynamo.store import CONDITION_FAILED, Table, TransactionCancelled
+from .dynamo.tables import REQUESTS
+from .errors import InvalidBooking
 from .models import Registration
+from .outbox import Outbox
 
-logger = logging.getLogger(__name__)
 MISMATCH = "This form was already used for a different booking."
-RECORD_ATTEMPTS = 3  # each is botocore's full set of attempts
-RECORD_RETRY_DELAY = 0.05
 
 
 @dataclass(frozen=True)
 class Request:
     request_id: str
     operation: str  # "book" or "cancel"
-    content: dict  # normalized: event_id, email, and name or registration_id
+    content: dict = field(hash=False)  # normalized: event_id, email, name or registration_id
+    at: float = 0.0  # epoch seconds when the service received it
+
+    @classmethod
+    def booking(cls, registration: Registration) -> "Request":
+        content = {"event_id": registration.event_id, "email": registration.email,
+                   "name": registration.name}
+        return cls(registration.request_id, "book", content,
+                   registration.registered_at.timestamp())
+
+    @classmethod
+    def cancellation(cls, request_id: str, event_id: str, email: str,
+                     registration_id: str | None, at: float) -> "Request":
+        content = {"event_id": event_id, "email": email, "registration_id": registration_id}
+        return cls(request_id, "cancel", content, at)
 
     @property
     def fingerprint(self) -> str:
         payload = json.dumps([self.operation, self.content], sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()
 
-    def fields(self) -> dict:
-        """What every row stores: enough to recognise and to re-run the request."""
-        return {"fingerprint": self.fingerprint, "operation": self.operation, **self.content}
+
+class RequestLog:
+    """Builds the request row a strategy writes, and reads answers out of such rows."""
+
+    def __init__(self, *, outbox: Outbox | None = None):
+        self.table = Table(REQUESTS)
+        self.outbox = outbox or Outbox()
+
+    def ops(self, request: Request, registration: Registration) -> list[tuple[str, dict]]:
+        """The request row, then the outbox rows, to add to the strategy's transaction.
+
+        A strategy called directly with a registration that names no request (tests, the
+        benchmark's strategy-only runs) writes no request row.
+        """
+        at = int(request.at)
+        kind = "confirmation" if request.operation == "book" else "cancellation"
+        if not request.request_id:
+            return self.outbox.ops(kind, registration, at=at)
+        row = {"request_id": request.request_id, "operation": request.operation,
+               "fingerprint": request.fingerprint, **request.content,
+               "registration": items.registration_item(registration),
+               "created_at": at, "ttl": at + _retention_seconds()}
+        put = self.table.put_op(row, condition="attribute_not_exists(request_id) OR #ttl <= :at",
+                                names={"#ttl": "ttl"}, values={":at": at})
+        return [("Put", put)] + self.outbox.ops(kind, registration, at=at)
+
+    def answer(self, request: Request, row: dict | None) -> Registration | None:
+        """What a live row says to ``request``: its registration, or MISMATCH; None if absent."""
+        if row is None or not request.request_id or row.get("ttl", 0) <= request.at:
+            return None
+        if row.get("fingerprint") != request.fingerprint:
+            raise InvalidBooking(MISMATCH, field="request_id")
+        return items.registration_from_item(row["registration"])
+
+    def answer_refusal(self, request: Request, cancelled: TransactionCancelled,
+                       index: int) -> Registration | None:
+        """The answer when the transaction's request row (at ``index``) was refused."""
+        if cancelled.code(index) != CONDITION_FAILED:
+            return None
+        return self.answer(request, cancelled.reasons[index].old_item)
+
+    def read(self, request_id: str) -> dict | None:
+        return self.table.get({"request_id": request_id})
+
+    def recall(self, request: Request) -> Registration | None:
+        """Read back what the request did (a consistent read), or None."""
+        return self.answer(request, self.read(request.request_id))
+
+    def reads(self, request: Request) -> list[tuple[Table, dict]]:
+        """(table, key) pairs to add to a batch read that should also recall the request."""
+        return [(self.table, {"request_id": request.request_id})] if request.request_id else []
 
 
-def run(request: Request, execute: Callable[[], Registration]) -> Registration:
-    """Execute ``request`` at most once at a time, or answer from its history.
-
-    Raises ``InvalidBooking`` (the id was used for different content), ``RequestInProgress``
-    (another runner holds it), or whatever ``execute`` raised (recorded as ``failed``).
-    With ``BOOKING_DISABLE_REQUEST_HISTORY`` (a test-only control) it just executes.
-    """
-    if settings.BOOKING_DISABLE_REQUEST_HISTORY:
-        return execute()
-    now, runner = time.time(), uuid.uuid4().hex
-    fields = {**request.fields(), "runner": runner}
-    row = history.start(request.request_id, 0, fields, now=now, ttl=_ttl(now))
-    if not _won(row, runner):
-        decided = _resolve(request, now)
-        if isinstance(decided, Registration):
-            return decided
-        row = history.start(request.request_id, decided, fields, now=now, ttl=_ttl(now))
-        if not _won(row, runner):  # another runner claimed this generation first
-            _refuse_if_different(request, row)
-            raise RequestInProgress()
-    return _execute(request, history.generation_of(row["seq"]), execute)
-
-
-def _won(row: dict, runner: str) -> bool:
-    """First starter of the row, or the same starter seen twice (a resent update)."""
-    return row["atomic_counter"] == 1 or row.get("runner") == runner
-
-
-def _resolve(request: Request, now: float) -> int | Registration:
-    """The recorded result, or the generation this runner should try to start."""
-    newest_seq = None
-    for row in history.newest_first(request.request_id):
-        newest_seq = row["seq"] if newest_seq is None else newest_seq
-        if row["ttl"] <= now:
-            continue  # past retention: absent, whether or not TTL has deleted it yet
-        _refuse_if_different(request, row)
-        if row["exec_status"] == history.SUCCEEDED:
-            return items.registration_from_item(row["result"])
-        if row["exec_status"] == history.STARTED and row["created_at"] > now - _stale_seconds():
-            raise RequestInProgress()
-        break  # failed, or started by a runner that crashed: run again
-    return 0 if newest_seq is None else history.generation_of(newest_seq) + 1
-
-
-def newest_live_row(request_id: str, *, now: float | None = None) -> dict | None:
-    """The request's newest row within retention, or None."""
-    now = time.time() if now is None else now
-    return next((r for r in history.newest_first(request_id) if r["ttl"] > now), None)
-
-
-def _refuse_if_different(request: Request, row: dict) -> None:
-    if row.get("fingerprint") != request.fingerprint:
-        raise InvalidBooking(MISMATCH, field="request_id")
-
-
-def _execute(request: Request, generation: int, execute) -> Registration:
-    outcome_seq = history.start_seq(generation) + 1
-    try:
-        result = execute()
-    except BookingError as error:
-        _record(request, outcome_seq, history.FAILED,
-                {"reason_code": error.code, "reason": error.message})
-        raise
-    except Exception as error:
-        _record(request, outcome_seq, history.FAILED,
-                {"reason_code": "error", "reason": type(error).__name__})
-        raise
-    _record(request, outcome_seq, history.SUCCEEDED, {"result": items.registration_item(result)})
-    return result
-
-
-def _record(request: Request, seq: int, status: str, outcome: dict) -> None:
-    """Write the outcome row, retrying a store that is briefly unavailable.
-
-    Best effort in the end: if it cannot be written, the start row goes stale and a retry
-    re-runs the request. Retrying is safe: the row is written only if absent.
-    """
-    now = time.time()
-    fields = {**request.fields(), **outcome}
-    for attempt in range(RECORD_ATTEMPTS):
-        try:
-            written = history.record(request.request_id, seq, status, fields, now=now,
-                                     ttl=_ttl(now))
-        except (StoreUnavailable, BookingContention) as error:  # botocore's attempts spent
-            failure = error
-            if attempt + 1 < RECORD_ATTEMPTS:
-                time.sleep(RECORD_RETRY_DELAY * 2**attempt)
-                continue
-        except Exception as error:  # noqa: BLE001 - not worth retrying; logged below
-            failure = error
-        else:
-            if not written:
-                logger.info("Request %s: outcome row %s already present (a resent write)",
-                            request.request_id, seq)
-            return
-        # The booking's own outcome matters more than its history row.
-        logger.error("Could not record %s for request %s", status, request.request_id,
-                     exc_info=failure)
-        return
-
-
-def _ttl(now: float) -> int:
-    return int(now + settings.BOOKING_REQUEST_HISTORY_DAYS * 86400)
-
-
-def _stale_seconds() -> float:
-    return settings.BOOKING_REQUEST_STALE_SECONDS
+def _retention_seconds() -> int:
+    return int(settings.BOOKING_REQUEST_HISTORY_DAYS * 86400)

@@ -3,9 +3,11 @@
 It validates and normalizes input, finds the event's strategy, and lets only domain
 errors (``booking.errors``) out.
 """
+import random
 import threading
+import time
 import uuid
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from datetime import datetime
 from datetime import timezone as dt_timezone
 from collections.abc import Iterator
@@ -13,20 +15,27 @@ from collections.abc import Iterator
 from django.conf import settings
 from django.utils import timezone
 
-from . import requests, validation
+from . import validation
 from .dynamo import items
 from .dynamo.store import Table
 from .dynamo.tables import EVENTS
-from .errors import (AlreadyRegistered, BookingClosed, EventNotFound, InvalidBooking,
-                     NotRegistered)
+from .errors import (BookingClosed, BookingContention, BookingError, EventNotFound,
+                     InvalidBooking, NotRegistered, OutcomeUnknown, StoreUnavailable)
 from .models import Availability, Event, Registration
+from .requests import Request, RequestLog
 from .strategies import GUARDED, STRATEGIES, Strategy
 from .service_audit import AuditOperations
 from .service_organizer import OrganizerOperations
-from .strategies.base import ambiguity_checks_on
 from .strategies.retry import RetryPolicy
 
 _STRATEGY_CACHE_SIZE = 10_000
+# A write whose outcome is unknown (after botocore's own attempts) is read back by request
+# id and, if absent, re-sent after each of these pauses (with jitter), within
+# RESOLVE_SECONDS of the first unknown answer.
+RESEND_DELAYS = (0.2, 1.0, 3.0)
+RESOLVE_SECONDS = 20.0
+CANCEL_UNKNOWN = ("We are confirming your cancellation. Please wait a moment: this page "
+                  "checks again by itself.")
 
 
 class BookingService(OrganizerOperations, AuditOperations):
@@ -36,12 +45,15 @@ class BookingService(OrganizerOperations, AuditOperations):
     capacity audits in ``service_audit.py``; this class is the one facade over all of them.
     """
 
-    def __init__(self, *, default_strategy: str, retry: RetryPolicy | None = None):
+    def __init__(self, *, default_strategy: str, retry: RetryPolicy | None = None,
+                 requests: RequestLog | None = None, strategies: dict | None = None):
         if default_strategy not in STRATEGIES:
             raise ValueError(f"Unknown BOOKING_DEFAULT_STRATEGY {default_strategy!r}")
         self.default_strategy = default_strategy
+        self.requests = requests or RequestLog()
         self.strategies: dict[str, Strategy] = {
-            name: cls(retry=retry) for name, cls in STRATEGIES.items()
+            name: cls(retry=retry, requests=self.requests)
+            for name, cls in {**STRATEGIES, **(strategies or {})}.items()
         }
         self.events = Table(EVENTS)
         # An event's strategy never changes, so a booking need not re-read it.
@@ -50,6 +62,9 @@ class BookingService(OrganizerOperations, AuditOperations):
         # form reads the event before every booking, so its value is always fresh there.
         self._starts_of: dict[str, datetime | None] = {}
         self._lock = threading.Lock()
+        # How often a write's first answer left its outcome unknown, and how that ended
+        # ("resolved" by a re-send or the read-back, or "unresolved"): benchmark figures.
+        self.unknown_outcomes: Counter = Counter()
 
     # --- events -------------------------------------------------------------------
     def create_event(self, *, name, capacity, strategy=None, starts_at=None) -> Event:
@@ -117,14 +132,17 @@ class BookingService(OrganizerOperations, AuditOperations):
         """Confirm a seat for (name, e-mail) or raise why not.
 
         ``request_id`` names the submission (the signup form's one-time token; generated
-        when None). ``email`` is stored as its key (``validation.normalize_email``). It runs at most once (``booking/requests.py``): a repeat of a submission
-        that got its seat returns that same registration and touches no seat.
+        when None). ``email`` is stored as its key (``validation.normalize_email``). The
+        request id travels inside the strategy's own write (``booking/requests.py``):
+        a repeat of a submission that got its seat returns that same registration, at any
+        later time, and touches no seat; a repeat of a refused one runs again.
 
         Raises ``InvalidBooking`` (nothing stored; also for a ``request_id`` already used
         for different content), ``EventNotFound``, ``EventFull``, ``AlreadyRegistered`` (the
         same normalized e-mail holds a seat), ``BookingClosed`` (the event has started),
-        ``RequestInProgress`` (the same request is running), or ``BookingContention`` when
-        bounded retries are spent.
+        ``BookingContention`` or ``StoreUnavailable`` (nothing happened), or
+        ``OutcomeUnknown`` when a lost answer could not be resolved (ask again with the
+        same ``request_id``).
         """
         registration = Registration(
             event_id=validation.clean_event_id(event_id),
@@ -133,24 +151,62 @@ class BookingService(OrganizerOperations, AuditOperations):
             registered_at=timezone.now(),
             registration_id=uuid.uuid4().hex,
             request_id=validation.clean_request_id(request_id) or uuid.uuid4().hex,
+            contact=_contact(email),
         )
-        strategy = self._strategy_for(event_id)  # an unknown event stores no history
+        strategy = self._strategy_for(event_id)
         starts_at = self._starts_of.get(event_id)
         if starts_at is not None and starts_at <= registration.registered_at:
             raise BookingClosed()
-        content = {"event_id": event_id, "email": registration.email, "name": registration.name}
+        return self._settle(Request.booking(registration),
+                            lambda: strategy.book(event_id, registration),
+                            OutcomeUnknown.default_message)
 
-        def execute():
+    def _settle(self, request: Request, write, unknown_message: str) -> Registration:
+        """Run ``write``; when its outcome is unknown, resolve it before answering.
+
+        First read the request row back (one cheap consistent read): present, the write
+        applied, answer it. Absent, re-send the same write (the same token, the same
+        request row), which applies it now or answers what it did; pause between rounds
+        (``RESEND_DELAYS``, with jitter, so an overloaded store is not hammered). Absent
+        after the last round: nothing happened (the row commits with the seat), re-raise.
+        Unreadable after the last round, or past ``RESOLVE_SECONDS``: ``OutcomeUnknown``.
+        """
+        deadline = None
+        for delay in (*RESEND_DELAYS, None):
             try:
-                return strategy.book(event_id, registration)
-            except AlreadyRegistered as refused:
-                existing = refused.existing
-                if (ambiguity_checks_on() and existing
-                        and existing.request_id == registration.request_id):
-                    return existing  # made by an earlier run of this very request
+                answer = write()
+            except (StoreUnavailable, BookingContention) as unknown:
+                if not (isinstance(unknown, StoreUnavailable) or unknown.maybe_applied):
+                    raise  # every attempt was cancelled by a conflict: nothing happened
+                self._count_unknown("first_attempt" if deadline is None else None)
+                deadline = deadline or time.monotonic() + RESOLVE_SECONDS
+                failure = unknown
+            except BookingError:
+                self._count_unknown("resolved" if deadline is not None else None)
                 raise
+            else:
+                self._count_unknown("resolved" if deadline is not None else None)
+                return answer
+            try:
+                answered, readable = self.requests.recall(request), True
+            except BookingError:
+                answered, readable = None, False
+            if answered is not None:
+                self._count_unknown("resolved")
+                return answered
+            if delay is None or time.monotonic() + delay > deadline:
+                break
+            time.sleep(random.uniform(delay / 2, delay))
+        if readable:
+            self._count_unknown("resolved")
+            raise failure
+        self._count_unknown("unresolved")
+        raise OutcomeUnknown(unknown_message) from failure
 
-        return requests.run(requests.Request(registration.request_id, "book", content), execute)
+    def _count_unknown(self, what: str | None) -> None:
+        if what is not None:
+            with self._lock:
+                self.unknown_outcomes[what] += 1
 
     def find_registration(self, event_id, *, email) -> Registration | None:
         """The person's registration for the event, or None."""
@@ -158,14 +214,17 @@ class BookingService(OrganizerOperations, AuditOperations):
         email = validation.email_lookup_key(email)
         return self._strategy_for(event_id).find(event_id, email)
 
-    def cancel(self, event_id, *, email, registration_id=None, request_id=None) -> Registration:
+    def cancel(self, event_id, *, email, registration_id=None, request_id=None,
+               registration: Registration | None = None) -> Registration:
         """Free the person's seat; return the removed registration.
 
         With ``registration_id`` (as carried by a cancellation link) only that registration
         is cancelled: if the person has since cancelled and booked again, ``NotRegistered``.
+        ``registration`` is the whole registration a signed link names (trusted, it comes
+        from our signature): strategies that can then cancel in one write without reading.
         ``request_id`` makes a repeated cancellation answer like the first (as ``book``).
-        Raises ``EventNotFound``, ``NotRegistered``, or ``InvalidBooking`` for a malformed
-        e-mail.
+        Raises ``EventNotFound``, ``NotRegistered``, ``InvalidBooking`` for a malformed
+        e-mail, or, as ``book``, ``OutcomeUnknown``.
         """
         event_id = validation.clean_event_id(event_id)
         email = validation.email_lookup_key(email)
@@ -174,9 +233,12 @@ class BookingService(OrganizerOperations, AuditOperations):
             raise NotRegistered()
         request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
         strategy = self._strategy_for(event_id)
-        content = {"event_id": event_id, "email": email, "registration_id": registration_id}
-        return requests.run(requests.Request(request_id, "cancel", content),
-                            lambda: strategy.cancel(event_id, email, registration_id))
+        known = registration if registration is not None and (
+            registration.event_id, registration.email, registration.registration_id) == (
+            event_id, email, registration_id) else None
+        request = Request.cancellation(request_id, event_id, email, registration_id, time.time())
+        return self._settle(request, lambda: strategy.cancel(
+            event_id, email, registration_id, request=request, known=known), CANCEL_UNKNOWN)
 
     def availability(self, event_id) -> Availability:
         event_id = validation.clean_event_id(event_id)
@@ -212,6 +274,12 @@ class BookingService(OrganizerOperations, AuditOperations):
             while len(self._strategy_of) > _STRATEGY_CACHE_SIZE:
                 forgotten, _ = self._strategy_of.popitem(last=False)
                 self._starts_of.pop(forgotten, None)
+
+
+def _contact(email: str) -> str | None:
+    """The address as typed (trimmed), where it differs from its key: e-mails go there."""
+    typed = validation.clean_typed_email(email)
+    return None if typed == validation.normalize_email(email) else typed
 
 
 _services: dict[tuple, BookingService] = {}

@@ -4,7 +4,6 @@ Domain errors become HTTP statuses in one place: ``STATUS_FOR_ERROR``.
 """
 import functools
 
-from django.contrib import messages
 from django.http import HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -12,17 +11,16 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
-from . import links, rate_limits, validation
-from .emails import send_confirmation
+from . import links, mail, rate_limits, validation
 from .errors import (AlreadyRegistered, BookingClosed, BookingContention, BookingError,
-                     EventFull, EventNotFound, InvalidBooking, NotRegistered, RateLimited,
-                     RequestInProgress, StaleEdit, StoreUnavailable)
+                     EventFull, EventNotFound, InvalidBooking, NotRegistered, OutcomeUnknown,
+                     RateLimited, StaleEdit, StoreUnavailable)
 from .forms import SignupForm
 from .middleware import plain_forms_only
 from .service import get_booking_service
 
 STATUS_FOR_ERROR = {
-    RequestInProgress: 202,
+    OutcomeUnknown: 202,
     InvalidBooking: 400,
     EventNotFound: 404,
     NotRegistered: 404,
@@ -43,8 +41,6 @@ EMAIL_LIMITED = ("Too many signups for this e-mail address. Please wait a while 
                  "again.")
 CANCELS_LIMITED = ("Too many cancellations from your network. Please wait a few minutes and "
                    "try again.")
-MAIL_FAILED = ("Your seat is booked, but we could not send the confirmation e-mail. "
-               "Keep this page's address: it has your cancellation link.")
 
 
 def status_for(error: BookingError) -> int:
@@ -130,16 +126,16 @@ def _signup(request, service, event):
                                     email=form.cleaned_data["email"], request_id=request_id)
     except EventNotFound:
         raise
-    except RequestInProgress as error:  # the same submission is running: ask again soon
+    except OutcomeUnknown as error:  # a seat may be held: ask again with the same token
         context = {"event": event, "message": error.message, "form": form, "token": token}
         return render(request, "booking/in_progress.html", context, status=status_for(error))
     except BookingError as error:
         # Keep the token: resubmitting after a 503 must not book a second seat.
         form.apply_error(error)
         return _render_event(request, service, event, form, token, status_for(error))
-    # A replayed submission returns the earlier booking, which already sent its e-mail.
+    # A replayed submission returns the earlier booking, whose e-mail is already owed.
     if registration.registered_at >= started:
-        _send_confirmation(request, event, registration, to=form.cleaned_data["email"])
+        mail.send_soon(mail.get_mail_sender(), mail.CONFIRMATION, registration, event=event)
     confirmation = links.registration_token(registration, salt=links.CONFIRMATION_SALT)
     return see_other(reverse("booking:booked", args=[event.id, confirmation]))
 
@@ -147,14 +143,6 @@ def _signup(request, service, event):
 def _cancel_url(request, registration) -> str:
     token = links.registration_token(registration, salt=links.CANCEL_SALT)
     return links.absolute_url(reverse("booking:cancel", args=[token]))
-
-
-def _send_confirmation(request, event, registration, *, to: str) -> None:
-    """Mail the address as the person typed it (the stored e-mail is its lowercase key)."""
-    cancel_url = _cancel_url(request, registration)
-    if not send_confirmation(event=event, registration=registration, cancel_url=cancel_url,
-                             to=to):
-        messages.warning(request, MAIL_FAILED)
 
 
 @never_cache  # shows the e-mail and the cancellation link
@@ -191,20 +179,26 @@ def _read_cancel_link(service, token):
 @renders_booking_errors
 def cancel(request, token):
     service = get_booking_service()
+    if request.method == "POST":
+        rate_limits.check("BOOKING_CANCEL_RATE", rate_limits.client_address(request),
+                          message=CANCELS_LIMITED)
+        try:
+            ref = links.read_registration_token(token, salt=links.CANCEL_SALT)
+        except links.BadLink:
+            return bad_link(request)
+        try:  # one conditional write: removes exactly the registration the link names
+            removed = service.cancel(ref.event_id, email=ref.email,
+                                     registration_id=ref.registration_id,
+                                     registration=ref.registration)
+        except NotRegistered:
+            pass  # cancelled meanwhile: the outcome the person asked for
+        else:
+            mail.send_soon(mail.get_mail_sender(), mail.CANCELLATION, removed)
+        return see_other(reverse("booking:cancelled", args=[token]))
     try:
         ref, event, active = _read_cancel_link(service, token)
     except links.BadLink:
         return bad_link(request)
-    if request.method == "POST":
-        rate_limits.check("BOOKING_CANCEL_RATE", rate_limits.client_address(request),
-                          message=CANCELS_LIMITED)
-        if active:
-            try:
-                service.cancel(ref.event_id, email=ref.email,
-                               registration_id=ref.registration_id)
-            except NotRegistered:
-                pass  # cancelled meanwhile: the outcome the person asked for
-        return see_other(reverse("booking:cancelled", args=[token]))
     template = "booking/cancel_confirm.html" if active else "booking/cancel_already.html"
     return render(request, template, {"event": event, "email": ref.email})
 

@@ -135,9 +135,6 @@ BOOKING_UNGUARDED_RACE_DELAY_MS = env.float("BOOKING_UNGUARDED_RACE_DELAY_MS", d
 # Test-only: switch off recognising one's own write after an ambiguous resend (the control
 # that proves the fault checks can see a false "already registered").
 BOOKING_DISABLE_AMBIGUITY_CHECKS = env.bool("BOOKING_DISABLE_AMBIGUITY_CHECKS", default=False)
-# Test-only: run every booking and cancellation without the request history (the control
-# that proves the torture checker sees a repeated request executed twice).
-BOOKING_DISABLE_REQUEST_HISTORY = env.bool("BOOKING_DISABLE_REQUEST_HISTORY", default=False)
 
 LOGGING = {
     "version": 1,
@@ -151,7 +148,8 @@ LOGGING = {
 # EMAIL_URL picks the backend: consolemail:// (default: printed to the server's output),
 # filemail:////abs/dir (4 slashes), smtp://host:25, smtp+tls://user:pass@host:587,
 # smtp+ssl://user:pass@host:465.
-# A booking never depends on the mail: a failed send is logged and the page says so.
+# A booking never depends on the mail: its e-mail is an outbox row written with the seat,
+# sent right after the request and by `manage.py booking_worker`; failures are replayed.
 _email = env.email_url("EMAIL_URL", default="consolemail://")
 EMAIL_BACKEND = _email["EMAIL_BACKEND"]
 for _key in ("EMAIL_HOST", "EMAIL_PORT", "EMAIL_HOST_USER", "EMAIL_HOST_PASSWORD",
@@ -161,6 +159,8 @@ for _key in ("EMAIL_HOST", "EMAIL_PORT", "EMAIL_HOST_USER", "EMAIL_HOST_PASSWORD
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Event booking <noreply@localhost>")
 # Seconds before an unresponsive SMTP server is given up on (the signup waits for it).
 EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+# Seconds a booking_worker waits between looks at the outbox.
+BOOKING_WORKER_INTERVAL = env.float("BOOKING_WORKER_INTERVAL", default=5.0)
 # Seconds a signup form's one-time token stays valid (then the form asks for a reload).
 BOOKING_FORM_MAX_AGE = env.int("BOOKING_FORM_MAX_AGE", default=24 * 3600)
 
@@ -168,10 +168,10 @@ BOOKING_FORM_MAX_AGE = env.int("BOOKING_FORM_MAX_AGE", default=24 * 3600)
 # Seconds a repair's lease lasts; a crashed repair blocks others for at most this long.
 BOOKING_REPAIR_LEASE_SECONDS = env.float("BOOKING_REPAIR_LEASE_SECONDS", default=300.0)
 
-# --- Request history: exactly-once bookings and cancellations (docs/exactly-once.md) ---
-# Seconds after which a request's `started` row counts as crashed, so a retry may run it.
+# --- Exactly-once requests and e-mails (docs/exactly-once.md) -------------------------
+# Seconds after which an e-mail send's `started` row counts as crashed (another may send).
 BOOKING_REQUEST_STALE_SECONDS = env.float("BOOKING_REQUEST_STALE_SECONDS", default=30.0)
-# Days a request's history is kept (a retry after that runs as a new request; TTL cleans up).
+# Days request rows and e-mail history are kept (a repeat after that runs as new; TTL cleans up).
 BOOKING_REQUEST_HISTORY_DAYS = env.float("BOOKING_REQUEST_HISTORY_DAYS", default=7.0)
 # Seconds a `replay_failed` run's lease lasts (a crashed run blocks others this long).
 BOOKING_REPLAY_LEASE_SECONDS = env.float("BOOKING_REPLAY_LEASE_SECONDS", default=300.0)

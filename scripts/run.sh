@@ -50,5 +50,10 @@ esac
 
 "$PY" manage.py create_tables
 "$PY" manage.py seed_demo  # demo events only when the store has none
+# The one background worker: sends the e-mails a crash or restart left in the outbox.
+"$PY" manage.py booking_worker >var/booking_worker.log 2>&1 &
+worker_pid=$!
+trap 'kill "$worker_pid" 2>/dev/null || true; cleanup' EXIT INT TERM
+echo "Started the booking worker (log: var/booking_worker.log)"
 echo "Serving http://127.0.0.1:8000/ (Ctrl+C to stop)"
 "$PY" manage.py runserver --insecure --noreload 127.0.0.1:8000

@@ -94,3 +94,12 @@ class BrowserFormClient(Client):
 @pytest.fixture
 def client():
     return BrowserFormClient()
+
+
+@pytest.fixture(autouse=True)
+def mail_sent_before_teardown():
+    """E-mails go out on a background thread: let them finish before the store goes away."""
+    yield
+    from booking import mail
+
+    mail.flush()

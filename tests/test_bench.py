@@ -44,6 +44,7 @@ def test_bench__json__has_documented_schema(small_run):
     assert len(results["hot_event"]) == 8 and len(results["capacity_cost"]) == 4
     row = rows(results)[("aggregate", 4)]
     for key in ("bookings_per_second", "ratio_to_unguarded", "requests_per_booking",
+                "mail_requests_per_booking",
                 "requests_per_rejection", "condition_failures_per_booking",
                 "retries_per_booking", "p50_ms", "p99_ms", "overbooked", "wcu_per_booking"):
         assert key in row
@@ -60,27 +61,29 @@ def test_bench__guarded__fills_exactly_never_overbooks(small_run, strategy, clie
 
 
 @pytest.mark.parametrize("clients", [1, 4])
-def test_bench__aggregate__one_write_plus_request_history_per_booking(small_run, clients):
+def test_bench__aggregate__one_write_with_its_request_row_per_booking(small_run, clients):
     row = rows(small_run[0])[("aggregate", clients)]
 
-    # One conditional update books or rejects; the request history (docs/exactly-once.md)
-    # adds its start row before and its outcome row after: 3 requests in all.
-    assert row["requests_per_booking"] == 3.0
-    assert row["requests_per_rejection"] == 3.0
-    # The bench counts writes beyond the first as retries: the 2 history writes, no retry.
-    assert row["retries_per_booking"] == 2.0
+    # One conditional transaction books or rejects, the request row inside it
+    # (docs/exactly-once.md): 1 request, no retry.
+    assert row["requests_per_booking"] == 1.0
+    assert row["requests_per_rejection"] == 1.0
+    assert row["retries_per_booking"] == 0.0
 
 
 def test_bench__single_client__exact_request_counts(small_run):
     hot = rows(small_run[0])
 
-    # Each booking adds 2 request-history writes (start row, outcome row) to the figures.
-    assert hot[("lock_table", 1)]["requests_per_booking"] == 3.0
-    assert hot[("lock_table", 1)]["requests_per_rejection"] == 3.0
-    assert hot[("unguarded", 1)]["requests_per_booking"] == 5.0  # get, count, put + history
+    # The request row rides inside each strategy's own write: no extra request.
+    assert hot[("lock_table", 1)]["requests_per_booking"] == 1.0
+    assert hot[("lock_table", 1)]["requests_per_rejection"] == 1.0
+    assert hot[("unguarded", 1)]["requests_per_booking"] == 3.0  # get, count, transaction
     assert hot[("unguarded", 1)]["overbooked"] == 0
     assert hot[("unguarded", 1)]["ratio_to_unguarded"] == 1.0
-    assert hot[("slots", 1)]["requests_per_booking"] >= 4.0  # lookup + claim + history
+    assert hot[("slots", 1)]["requests_per_booking"] >= 2.0  # lookup + claim
+    # The e-mail work, apart: claim, outcome row, outbox delete per e-mail, plus the
+    # outbox scan and one event read per pass.
+    assert 3.0 < hot[("lock_table", 1)]["mail_requests_per_booking"] < 4.0
 
 
 def test_bench__capacity_cost__creation_requests_and_units(small_run):

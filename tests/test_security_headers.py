@@ -8,7 +8,7 @@ from django.core import mail, signing
 from django.urls import reverse
 
 from booking import links
-from booking.errors import RequestInProgress
+from booking.errors import OutcomeUnknown
 from tests.test_views_signup import form_page, submit
 
 
@@ -43,7 +43,7 @@ def test_in_progress_page__inline_script_carries_the_responses_nonce(client, ser
     token = form_page(client, event.id)[1]
 
     def running(*args, **kwargs):
-        raise RequestInProgress()
+        raise OutcomeUnknown()
     monkeypatch.setattr(service, "book", running)
     response = submit(client, event.id, token=token)
 

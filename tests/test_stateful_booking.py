@@ -8,17 +8,17 @@ two arm scripted faults (``localdynamo/faults.py``) on a chosen write of the nex
 Every answer is checked against a plain in-memory model; after every step the stored
 registrations and counts of the events the step touched are too (all three at the end).
 
-With fewer faults in a row on one write than botocore's attempts (``DYNAMODB_MAX_ATTEMPTS``
-= 4), every answer must be exactly the model's: the strategies and the request history
-recognise their own resent writes. With 4, a call may end in an honest "unknown"
-(``StoreUnavailable`` / ``BookingContention``); the machine then repeats the same request
-without faults and accepts the write as applied or not applied, whichever the answer and
-the store agree on.
+Every answer must be exactly the model's: the strategies recognise their own resent
+writes (the request row travels inside the booking's own write), and when botocore's 4
+attempts (``DYNAMODB_MAX_ATTEMPTS``) are all faulted, the service re-sends the same write
+and reads back by request id before it answers. A success answers every repeat with the
+same registration, also after it was cancelled; a refusal runs again when repeated.
 
 The random search meets a given "this fault on that write, then that operation" only now
 and then, so fixed walks through the same machine also put each fault on each write of a
-book, a cancel and a repeat. Controls: the search catches the request history switched
-off; the walk catches the ``unguarded`` strategy denying a cancel that applied.
+book, a cancel and a repeat. Controls: the search catches a service whose strategies
+write no request row (``ForgetfulRequestLog``); the walk catches the ``unguarded``
+strategy denying a cancel that applied.
 """
 import os
 import uuid
@@ -35,20 +35,20 @@ from hypothesis.stateful import (Bundle, RuleBasedStateMachine, initialize, inva
 from booking.dynamo.client import reset_clients
 from booking.dynamo.provision import ensure_tables
 from booking.errors import (AlreadyRegistered, BookingContention, BookingError, EventFull,
-                            InvalidBooking, NotRegistered, StoreUnavailable)
+                            InvalidBooking, NotRegistered, OutcomeUnknown, StoreUnavailable)
 from booking.models import Registration
-from booking.service import get_booking_service, reset_services
+from booking.service import BookingService, get_booking_service, reset_services
+from booking.torture.controls import ForgetfulRequestLog
 from localdynamo.faults import LOST_RESPONSE, THROTTLE, FaultInjector
 from tests.conftest import GUARDED, start_fault_proxy
 
 CAPACITY = 2
 PEOPLE = tuple(f"person{n}@example.com" for n in range(3))
 MAX_ATTEMPTS = 4  # botocore's total attempts per request (DYNAMODB_MAX_ATTEMPTS)
-# Which of the next call's writes gets the faults: the request history's start row, the
-# booking or cancellation itself (after a repeat's lookup: the next start row), the write
-# after it (the outcome row), or each of them in turn.
-WRITES = ("start row", "booking write", "next write", "every write")
-UNKNOWN = (StoreUnavailable, BookingContention)
+# Which of the next call's writes gets the faults: the booking or cancellation itself, the
+# write after it (the service's re-send, a slots claim of another slot), or each in turn.
+WRITES = ("booking write", "next write", "every write")
+UNKNOWN = (StoreUnavailable, BookingContention, OutcomeUnknown)
 NEW = "a new registration"  # the model's answer for a booking that takes a seat
 # About 30 s. The search is random (with a fixed seed): a bug that needs a rare
 # combination of steps can slip through one run, so run longer before a release, e.g.
@@ -75,7 +75,6 @@ class Sent:
     email: str
     link: str | None = None  # a cancellation's registration_id (from a link), or None
     recorded: object = None  # a Registration, or the error class answered
-    may_rerun: bool = False  # 4+ faults: its outcome row may be missing, so a repeat re-runs
 
     def __repr__(self):
         link = f", link={self.link[:6]}" if self.link else ""
@@ -93,11 +92,13 @@ class BookingMachine(RuleBasedStateMachine):
 
     injector: FaultInjector = None  # set by the test that runs the machine
     stand_ins: dict = {}  # a control runs another strategy under a guarded one's name
+    request_log = None  # a control: the service's request log (None: the real one)
     requests = Bundle("requests")
 
     def __init__(self):
         super().__init__()
-        self.service = get_booking_service()
+        self.service = (get_booking_service() if self.request_log is None else BookingService(
+            default_strategy="lock_table", requests=self.request_log))
         self.holders = {strategy: {} for strategy in GUARDED}
         self.links = {strategy: {email: [] for email in PEOPLE} for strategy in GUARDED}
         self.armed: tuple[str, int, str] | None = None  # (kind, count, write): next call
@@ -160,7 +161,13 @@ class BookingMachine(RuleBasedStateMachine):
 
     @rule(sent=requests, change=st.sampled_from(["person", "event", "operation"]))
     def reuse_request_id(self, sent, change):
-        """The same request id for different content: refused, nothing stored."""
+        """The same request id for different content: refused, nothing stored.
+
+        Only an id that took effect is bound to its content; a refused request wrote
+        nothing, so its id is free (unit tests cover that).
+        """
+        if not isinstance(sent.recorded, Registration):
+            return
         other = Sent(sent.request_id, sent.operation, sent.strategy, sent.email, sent.link)
         if change == "person":
             other.email = PEOPLE[(PEOPLE.index(sent.email) + 1) % len(PEOPLE)]
@@ -226,15 +233,10 @@ class BookingMachine(RuleBasedStateMachine):
         return held, "drop"
 
     def _repeat_options(self, sent):
-        """A success on record answers again; a failure on record runs again.
-
-        If the success's outcome row may be missing (4+ faults), the repeat may run again
-        too, but that run must change nothing: one request, one effect.
-        """
+        """A success on record answers again, at any time; a failure on record runs again."""
         if not isinstance(sent.recorded, Registration):
             return [self._fresh(sent)]
-        rerun = self._fresh(sent)
-        return [(sent.recorded, None)] + ([rerun] if sent.may_rerun and not rerun[1] else [])
+        return [(sent.recorded, None)]
 
     def _call(self, sent):
         """Send ``sent`` with the armed faults; return (answer, faults in a row on a write)."""
@@ -281,7 +283,7 @@ class BookingMachine(RuleBasedStateMachine):
         elif effect == "drop":
             removed = holders.pop(sent.email)
             self.links[sent.strategy][sent.email].append(removed.registration_id)
-        sent.recorded, sent.may_rerun = answer, faults >= MAX_ATTEMPTS
+        sent.recorded = answer
 
     def _match(self, step, sent, answer, options):
         for expected, effect in options:
@@ -316,9 +318,6 @@ def faulty_store(local_server, settings, monkeypatch):
     settings.DYNAMODB_ENDPOINT_URL = server.url
     settings.DYNAMODB_TABLE_PREFIX = f"s{uuid.uuid4().hex[:8]}-"
     settings.DYNAMODB_RETRY_MODE, settings.DYNAMODB_MAX_ATTEMPTS = "standard", MAX_ATTEMPTS
-    # One caller at a time: a `started` row always belongs to a call that has returned
-    # (crashed or unknown), so a repeat may run it again at once.
-    settings.BOOKING_REQUEST_STALE_SECONDS = 0
     reset_clients()
     reset_services()
     ensure_tables()
@@ -342,7 +341,7 @@ def walk_each_fault(state, strategy):
     """Book, cancel and repeat with each fault on each write, checking after every step."""
     state.create_events(seated=0)
     for fault in (state.lose_response, state.throttle):
-        for count, write in [(1, "start row"), (1, "booking write"), (1, "next write"),
+        for count, write in [(1, "booking write"), (1, "next write"),
                              (MAX_ATTEMPTS, "booking write"), (MAX_ATTEMPTS, "next write")]:
             fault(count=count, write=write)
             booked = state.book(strategy=strategy, email=PEOPLE[0])
@@ -375,10 +374,10 @@ def test_booking_machine__unguarded_control__caught_denying_a_cancel_that_applie
         walk_each_fault(control, "aggregate")
 
 
-def test_booking_machine__request_history_off__caught_running_a_request_twice(
-        faulty_store, settings):
-    # The control: without the history a repeat or a reused id executes again.
-    settings.BOOKING_DISABLE_REQUEST_HISTORY = True
+def test_booking_machine__no_request_rows__caught_running_a_request_twice(faulty_store):
+    # The control: without the request row a repeat or a reused id executes again.
+    control = type("BookingMachine", (machine(faulty_store),),
+                   {"request_log": ForgetfulRequestLog()})
 
     with pytest.raises(AssertionError, match=r"(repeat|reuse) <.* answered (?!InvalidBooking)"):
-        run_state_machine_as_test(machine(faulty_store), settings=CONTROL_RUNS)
+        run_state_machine_as_test(control, settings=CONTROL_RUNS)

@@ -135,3 +135,45 @@ def test_check__audit_violation_reported():
     final = stored(violations=["lock_item_present: expected True, found False"])
 
     assert kinds([], final) == {"audit": 1}
+
+
+def mail_kinds(records, final, mails, owed=()):
+    events = [{"id": EVENT, "strategy": "lock_table", "capacity": CAPACITY}]
+    peaks = {EVENT: {"confirmed": 0, "stored": 0, "at": 1.0}}
+    return check(records, events, final, peaks, mails=mails, owed=list(owed)).counts()
+
+
+def test_check__repeat_after_cancellation_booked_again__executed_twice():
+    # The repeat answered with the old registration, but a second one of its request is
+    # stored: the repeat booked again.
+    records = [rec(1, "book", "r-ada", "ada@x", registration="R1"),
+               rec(2, "cancel", "r-c", "ada@x", registration="R1", returned_request="r-ada"),
+               rec(3, "book", "r-ada", "ada@x", registration="R1", step="repeat")]
+
+    assert kinds(records, stored(("ada@x", "R2", "r-ada"))) == {"executed_twice": 1}
+
+
+def test_check__refused_id_reused_with_other_content__may_run():
+    records = [rec(1, "book", "r-ada", "ada@x", "fail", "event_full"),
+               rec(2, "book", "r-ada", "bob@x", registration="R2", step="mismatch")]
+
+    assert kinds(records, stored(("bob@x", "R2", "r-ada"))) == {}
+
+
+def test_check__every_mail_once__no_anomaly():
+    records = [rec(1, "book", "r-ada", "ada@x", registration="R1"),
+               rec(2, "cancel", "r-c", "ada@x", registration="R1", returned_request="r-ada"),
+               rec(3, "book", "r-bob", "bob@x", registration="R2")]
+    mails = {"confirmation-R1": 1, "cancellation-R1": 1, "confirmation-R2": 1}
+
+    assert mail_kinds(records, stored(("bob@x", "R2", "r-bob")), mails) == {}
+
+
+def test_check__mail_sent_twice_or_never__found():
+    records = [rec(1, "book", "r-ada", "ada@x", registration="R1"),
+               rec(2, "cancel", "r-c", "ada@x", registration="R1", returned_request="r-ada"),
+               rec(3, "book", "r-bob", "bob@x", registration="R2")]
+    mails = {"confirmation-R1": 2, "confirmation-R2": 1}
+
+    assert mail_kinds(records, stored(("bob@x", "R2", "r-bob")), mails,
+                      owed=["cancellation-R1"]) == {"mail_twice": 1, "mail_missing": 1}

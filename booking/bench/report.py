@@ -11,6 +11,8 @@ HOT_COLUMNS = (
     ("REQ/REJECT", "requests_per_rejection"), ("CCF/BOOK", "condition_failures_per_booking"),
     ("RETRY/BOOK", "retries_per_booking"), ("P50ms", "p50_ms"), ("P99ms", "p99_ms"),
     ("OVERBOOKED", "overbooked"), ("WCU/BOOK", "wcu_per_booking"),
+    ("MAIL_REQ/BOOK", "mail_requests_per_booking"), ("UNKNOWN", "first_attempt_unknown"),
+    ("UNRESOLVED", "unknown_unresolved"),
 )
 COST_COLUMNS = (
     ("STRATEGY", "strategy"), ("CAPACITY", "capacity"), ("CREATE_REQ", "create_requests"),

@@ -16,6 +16,7 @@ from django.test.utils import override_settings
 
 from booking.dynamo.metrics import RequestMeter
 from booking.dynamo.provision import drop_tables, ensure_tables
+from booking.mail import get_mail_sender, send_owed
 from booking.service import get_booking_service
 from booking.strategies import STRATEGIES
 
@@ -58,7 +59,24 @@ def hot_event(config: BenchConfig, strategy: str, clients: int) -> dict:
         runs = _book_everyone(config, event.id, clients, prefix)
         stored = len(list(service.strategy(strategy).registrations(event.id)))
         cost = sizes.booking_wcu(service.strategy(strategy), event.id)
-    return stats.summarize(strategy, clients, config.capacity, runs, stored, cost)
+        mail_requests = _send_confirmations()
+    row = stats.summarize(strategy, clients, config.capacity, runs, stored, cost)
+    row["mail_requests_per_booking"] = (round(mail_requests / row["booked"], 3)
+                                        if row["booked"] else None)
+    return row
+
+
+def _send_confirmations() -> int:
+    """Send every confirmation the bookings owe (one sender, a mail backend that drops
+    them); return the DynamoDB requests that took: the e-mail work's own cost."""
+    meter = RequestMeter().install()
+    try:
+        with override_settings(EMAIL_BACKEND="django.core.mail.backends.dummy.EmailBackend"), \
+                meter.track() as tally:
+            send_owed(get_mail_sender())
+    finally:
+        meter.uninstall()
+    return tally.requests
 
 
 def _book_everyone(config, event_id, clients, prefix) -> list[dict]:

@@ -46,9 +46,15 @@ def booking_wcu(strategy, event_id: str, capacity: int | None = None) -> dict:
     """Estimated WCU per booking from the items the event's bookings left stored.
 
     ``capacity`` extrapolates to a full event of that size (the aggregate item grows).
+    Every booking's transaction also puts its request row and its e-mail's outbox row
+    (two small items, under 1 KB each, transactional: ``ROWS_WCU``).
     Returns ``{"mean": ..., "last_seat": ...}``.
     """
-    return ESTIMATORS[strategy.name](strategy, event_id, capacity)
+    estimate = ESTIMATORS[strategy.name](strategy, event_id, capacity)
+    return {key: None if value is None else value + ROWS_WCU for key, value in estimate.items()}
+
+
+ROWS_WCU = 2 * wcu(1, transactional=True)
 
 
 def _registrations(strategy, event_id):
@@ -67,19 +73,20 @@ def _aggregate(strategy, event_id, capacity):
     costs, size = [], base
     for entry in entries:
         size += entry
-        costs.append(wcu(math.ceil(size)))  # the larger of before and after: after
+        # The larger of before and after: after; in a transaction with the request row.
+        costs.append(wcu(math.ceil(size), transactional=True))
     return {"mean": mean(costs), "last_seat": costs[-1] if costs else None}
 
 
 def _per_registration(other_item):
-    """Each booking writes its registration, plus (in a transaction) ``other_item``."""
+    """Each booking writes its registration in a transaction, with ``other_item`` if any."""
     def estimate(strategy, event_id, capacity):
         stored = _registrations(strategy, event_id)
         if not stored:
             return {"mean": None, "last_seat": None}
         extra = wcu(item_size(other_item(strategy, stored[0])), transactional=True) \
             if other_item else 0
-        costs = [wcu(item_size(r), transactional=other_item is not None) + extra for r in stored]
+        costs = [wcu(item_size(r), transactional=True) + extra for r in stored]
         return {"mean": mean(costs), "last_seat": max(costs)}
     return estimate
 

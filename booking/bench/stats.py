@@ -41,6 +41,11 @@ def summarize(strategy, clients, capacity, runs, stored, cost) -> dict:
         "stored_registrations": stored, "overbooked": max(0, stored - capacity),
         "wcu_per_booking": round(cost["mean"], 2) if cost["mean"] is not None else None,
         "wcu_last_seat": cost["last_seat"],
+        # Writes whose first answer left the outcome unknown (lost, timed out), and how
+        # many of those the service could not resolve before answering.
+        "first_attempt_unknown": sum(r.get("unknown", {}).get("first_attempt", 0)
+                                     for r in runs),
+        "unknown_unresolved": sum(r.get("unknown", {}).get("unresolved", 0) for r in runs),
     }
 
 

@@ -24,6 +24,7 @@ def book_attempts(event_id: str, indices: list[int], threads: int, start_at: flo
     service = get_booking_service()
     service.get_event(event_id)  # warm the client and the strategy cache
     meter = RequestMeter().install()
+    unknown_before = dict(service.unknown_outcomes)
     time.sleep(max(0.0, start_at - time.time()))  # processes start together
     pending, records, lock = list(reversed(indices)), [], threading.Lock()
     barrier = threading.Barrier(threads)
@@ -56,7 +57,8 @@ def book_attempts(event_id: str, indices: list[int], threads: int, start_at: flo
         worker.join()
     finished = time.time()
     meter.uninstall()
-    return {"records": records, "started": started, "finished": finished}
+    unknown = {k: v - unknown_before.get(k, 0) for k, v in service.unknown_outcomes.items()}
+    return {"records": records, "started": started, "finished": finished, "unknown": unknown}
 
 
 def run_in_process(env: dict, event_id: str, indices: list[int], threads: int,

@@ -62,6 +62,7 @@ def registration_item(registration: Registration, **extra) -> dict:
         "registered_at": _iso(registration.registered_at),
         "registration_id": registration.registration_id,
         "request_id": registration.request_id,
+        **({"contact": registration.contact} if registration.contact else {}),
         **extra,
     }
 
@@ -74,6 +75,7 @@ def registration_from_item(item: dict) -> Registration:
         registered_at=_parse(item["registered_at"]),
         registration_id=item["registration_id"],
         request_id=item.get("request_id"),
+        contact=item.get("contact"),
     )
 
 
@@ -84,6 +86,7 @@ def attendee_value(registration: Registration) -> dict:
         "registered_at": _iso(registration.registered_at),
         "registration_id": registration.registration_id,
         "request_id": registration.request_id,
+        **({"contact": registration.contact} if registration.contact else {}),
     }
 
 

@@ -103,7 +103,9 @@ def translate(exc: Exception) -> Exception:
         if code == "TransactionConflictException":
             return TransactionConflict(error.get("Message", code))
         if code in THROTTLING_CODES:
-            return errors.BookingContention()
+            throttled = errors.BookingContention()
+            throttled.maybe_applied = True  # an earlier attempt's answer may have been lost
+            return throttled
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
         if code in UNAVAILABLE_CODES or status >= 500:
             return errors.StoreUnavailable()

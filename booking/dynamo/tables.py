@@ -99,7 +99,15 @@ LEASES = TableSpec("leases", hash_key=("lease_id", "S"), ttl_attribute="ttl")
 HISTORY = TableSpec("request_history", hash_key=("request_id", "S"), range_key=("seq", "N"),
                     ttl_attribute="ttl")
 
-ALL_TABLES = (EVENTS, REGISTRATIONS, EVENT_LOCKS, SLOTS, LEASES, HISTORY)
+# Request rows: one per booking or cancellation that took effect, keyed by its request id,
+# written inside the strategy's own transaction (booking/requests.py). TTL only cleans up.
+REQUESTS = TableSpec("requests", hash_key=("request_id", "S"), ttl_attribute="ttl")
+
+# Outbox: one row per e-mail owed (confirmation, cancellation), written in the same
+# transaction as the booking or cancellation; deleted once sent (booking/outbox.py).
+OUTBOX = TableSpec("outbox", hash_key=("message_id", "S"))
+
+ALL_TABLES = (EVENTS, REGISTRATIONS, EVENT_LOCKS, SLOTS, LEASES, HISTORY, REQUESTS, OUTBOX)
 
 # --- Rate limits (booking/rate_limits.py) ---------------------------------------------
 # One counter item per (limit, client, time window): `ADD hits :one` is atomic across every

@@ -8,11 +8,20 @@ applies conditional writes to one item one at a time, so two bookings can never 
 the last seat. Every write bumps ``version``, so read-modify-write edits of the event
 (organizers changing it) still detect that bookings happened since they read it.
 
-One request per booking and per rejection; a cancellation reads the attendee, then
-removes exactly that registration in a one-item transaction (a token makes a resend
-safe). The price: the item is capped at 400 KB, which bounds the capacity
-(``max_capacity``), and every write rewrites the whole item, so capacity units per
-booking grow with the number of attendees.
+Idempotency: the update goes out in one TransactWriteItems with the request row (request
+id -> this registration, only if no live row holds the id) and the confirmation's outbox
+row (``booking/requests.py``). The attendee itself also carries its request id, but that
+is gone after a cancellation, so the request row is what answers a repeat of a request
+that booked, at any later time, with the registration it made; a reused id with other
+content is refused by the same row; a refused booking wrote nothing, so its repeat runs
+again. A resend of the applied transaction is answered by its ClientRequestToken.
+
+One request per booking and per rejection; a cancellation removes exactly one
+registration (by its id), with its request row and the notice's outbox row, in one
+transaction: its only request when a signed link names the whole registration, otherwise
+after reading the attendee. The price: the item is capped at 400 KB, which bounds the capacity
+(``max_capacity``), and every write rewrites the whole item (twice the units, being
+transactional), so capacity units per booking grow with the number of attendees.
 """
 from booking.dynamo import items
 from booking.dynamo.store import (CONDITION_FAILED as CCF, ConditionFailed, Table,
@@ -20,6 +29,7 @@ from booking.dynamo.store import (CONDITION_FAILED as CCF, ConditionFailed, Tabl
 from booking.dynamo.tables import EVENTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
+from booking.requests import Request
 
 from . import aggregate_audit, event_edits
 from .base import Strategy, client_token, is_mine
@@ -57,20 +67,29 @@ class AggregateStrategy(Strategy):
         self.events.put(item, condition="attribute_not_exists(event_id)")
 
     def book(self, event_id, registration):
-        try:
-            self.events.update(
-                {"event_id": event_id},
-                BOOK,
-                condition=BOOK_CONDITION,
-                names={"#email": registration.email, "#capacity": "capacity"},
-                values={":attendee": items.attendee_value(registration), ":one": 1},
-            )
-        except ConditionFailed as refused:
-            attendee = (refused.old_item or {}).get("attendees", {}).get(registration.email)
-            if is_mine(attendee, registration):
-                return registration  # botocore resent an update whose answer was lost
-            raise self._booking_refusal(refused.old_item, registration.email) from None
-        return registration
+        request = Request.booking(registration)
+        operations = [("Update", self.events.update_op(
+            {"event_id": event_id}, BOOK, condition=BOOK_CONDITION,
+            names={"#email": registration.email, "#capacity": "capacity"},
+            values={":attendee": items.attendee_value(registration), ":one": 1}))]
+        operations += self.requests.ops(request, registration)
+        token = client_token(registration.registration_id, "book")
+        for _ in self.retry.attempts():
+            try:
+                transact_write(operations, token=token)
+                return registration
+            except TransactionCancelled as cancelled:
+                answered = self.requests.answer_refusal(request, cancelled, 1)
+                if answered is not None:
+                    return answered  # this request already booked (or a resend of ours)
+                if cancelled.code(0) == CCF:
+                    old = cancelled.reasons[0].old_item
+                    attendee = (old or {}).get("attendees", {}).get(registration.email)
+                    if is_mine(attendee, registration):
+                        return registration  # botocore resent an update whose answer was lost
+                    raise self._booking_refusal(old, registration.email) from None
+                if not cancelled.conflict:
+                    raise
 
     def _booking_refusal(self, event_item, email):
         if event_item is None:
@@ -81,23 +100,32 @@ class AggregateStrategy(Strategy):
             return AlreadyRegistered(existing=existing)
         return EventFull()
 
-    def cancel(self, event_id, email, registration_id=None):
-        # Read, then remove only the registration read, in a one-item transaction: its
-        # ClientRequestToken makes botocore's resend of an applied cancel answer success
-        # (a plain UpdateItem's resend would find the attendee gone: "not registered").
+    def cancel(self, event_id, email, registration_id=None, *, request, known=None):
+        # Remove only the registration read (or named by a link, unread), in a transaction
+        # with the request row: its ClientRequestToken makes botocore's resend of an
+        # applied cancel answer success (a plain UpdateItem's resend would find it gone).
         for _ in self.retry.attempts():
-            stored = self.find(event_id, email)
+            stored = known or self.find(event_id, email)
             if stored is None or registration_id not in (None, stored.registration_id):
-                raise NotRegistered()
+                return self._not_registered(request, lambda: None)
             try:
                 transact_write([("Update", self.events.update_op(
                     {"event_id": event_id}, CANCEL,
                     condition="attendees.#email.registration_id = :rid",
                     names={"#email": email},
-                    values={":rid": stored.registration_id, ":one": 1}))],
-                    token=client_token(stored.registration_id, "cancel"))
+                    values={":rid": stored.registration_id, ":one": 1})),
+                    *self.requests.ops(request, stored)],
+                    token=client_token(f"{stored.registration_id}:{request.request_id}",
+                                       "cancel"))
                 return stored
             except TransactionCancelled as cancelled:
+                answered = self.requests.answer_refusal(request, cancelled, 1)
+                if answered is not None:
+                    return answered
+                if known is not None and cancelled.code(0) == CCF:
+                    if cancelled.reasons[0].old_item is None:
+                        raise EventNotFound() from None
+                    raise NotRegistered() from None
                 if not (cancelled.conflict or cancelled.code(0) == CCF):
                     raise
 

@@ -16,10 +16,19 @@ Contract
     ``AlreadyRegistered`` (with ``existing`` set to the stored registration when the
     refusal returned it), or ``BookingContention`` once bounded retries are spent.
     Guarded strategies must keep invariants 1 and 2 under any interleaving.
-``cancel(event_id, email, registration_id=None) -> Registration``
+    The write carries the request: ``self.requests.ops(Request.booking(registration),
+    registration)`` (the request row and the confirmation's outbox row) go into the same
+    conditional transaction, so a repeat of a request that booked answers with the
+    registration it made (even after that was cancelled) and a reused id with other
+    content is ``InvalidBooking`` (``booking/requests.py``).
+``cancel(event_id, email, registration_id=None, *, request, known=None) -> Registration``
     Remove the person's registration and free its seat in one atomic step, returning what
     was removed; with ``registration_id``, only if that is the registration stored (an old
-    cancellation link must not cancel a newer booking). Raises ``EventNotFound`` or
+    cancellation link must not cancel a newer booking). The request row and the
+    cancellation notice's outbox row ride in the same transaction; a repeat of a
+    cancellation that applied answers with what it removed. ``known`` is the whole
+    registration when a signed link names it: a strategy whose write needs nothing else
+    removes it in that one write, without reading it first. Raises ``EventNotFound`` or
     ``NotRegistered``.
 ``find(event_id, email) -> Registration | None``
     The person's registration, read consistently, or None. Raises ``EventNotFound``.
@@ -47,7 +56,8 @@ pattern supports), ``guarded`` (False only for the control strategy).
 ``between_read_and_write`` is a test hook: strategies that read before they write call it
 in between, so a test can force two callers to both read before either writes.
 
-Exactly-once under retries: botocore re-sends a write whose response was lost, so a
+Exactly-once: the request row is written by the strategy's own write, never beside it.
+Under retries: botocore re-sends a write whose response was lost, so a
 write that did apply can come back refused. ``client_token`` names a transaction after the
 registration it writes (DynamoDB answers a repeat with success), and ``is_mine`` tells
 "this refusal found my own registration" from "someone else's" (docs/exactly-once-retries.md).
@@ -58,7 +68,9 @@ from collections.abc import Iterator
 
 from django.conf import settings
 
+from booking.errors import NotRegistered
 from booking.models import Availability, Event, Registration
+from booking.requests import Request, RequestLog
 
 from .retry import RetryPolicy
 
@@ -86,8 +98,17 @@ class Strategy(ABC):
     guarded: bool = True
     description: str = ""
 
-    def __init__(self, *, retry: RetryPolicy | None = None):
+    def __init__(self, *, retry: RetryPolicy | None = None, requests: RequestLog | None = None):
         self.retry = retry or RetryPolicy()
+        self.requests = requests or RequestLog()
+
+    def _not_registered(self, request: Request, require_event) -> Registration:
+        """Nothing to cancel: an earlier run of this very request may have cancelled it."""
+        answered = self.requests.recall(request)
+        if answered is not None:
+            return answered
+        require_event()
+        raise NotRegistered()
 
     def between_read_and_write(self) -> None:
         """Hook between a read and the write that depends on it (tests replace it)."""
@@ -99,8 +120,8 @@ class Strategy(ABC):
     def book(self, event_id: str, registration: Registration) -> Registration: ...
 
     @abstractmethod
-    def cancel(self, event_id: str, email: str,
-               registration_id: str | None = None) -> Registration: ...
+    def cancel(self, event_id: str, email: str, registration_id: str | None = None, *,
+               request: Request, known: Registration | None = None) -> Registration: ...
 
     @abstractmethod
     def find(self, event_id: str, email: str) -> Registration | None: ...

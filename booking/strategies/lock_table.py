@@ -2,18 +2,32 @@
 
 Registrations stay one item per registration in their own table. A separate lock table
 holds one item per event with its capacity, confirmed count and version. A booking is one
-TransactWriteItems of two writes that succeed or fail together:
+TransactWriteItems of writes that succeed or fail together:
 
 1. put the registration, only if (event, e-mail) does not exist yet;
-2. increment the lock item's count, only if the event exists and count < capacity.
+2. increment the lock item's count, only if the event exists and count < capacity;
+3. put the request row (request id -> this registration), only if no live row holds the
+   id, and the confirmation's outbox row (``booking/requests.py``).
 
 Two bookings for the last seat both write the same lock item, so DynamoDB's transaction
 serializes them and one condition fails: the phantom that write skew needs is now a real
-item. CancellationReasons tell "already registered" (1) from "full" or "no such event" (2)
-from "transaction conflict, retry" (bounded, with backoff).
+item. CancellationReasons tell "this request already booked" (3) from "already
+registered" (1) from "full" or "no such event" (2) from "transaction conflict, retry"
+(bounded, with backoff).
 
-Two requests' worth of capacity per booking (transactional writes cost double), one HTTP
-request; capacity is not bounded by item size.
+Idempotency lives in that same transaction. A repeat of a request that booked is refused
+by (3), whose returned row answers with the registration it made, whether or not it is
+still stored; a reused id with other content is refused the same way; a refused request
+wrote nothing, so its repeat runs again. botocore's resend of an applied transaction is
+answered by its ClientRequestToken (derived from the registration id).
+
+A cancellation deletes exactly the registration (``registration_id`` condition), counts the
+seat back and puts its own request row and the notice's outbox row, in one transaction;
+when a signed cancellation link names the whole registration that is its only request,
+otherwise a GetItem finds it first. With nothing left to cancel, the request row says
+whether this very request already did.
+
+One request per booking and per rejection; capacity is not bounded by item size.
 """
 from booking.dynamo import items
 from booking.dynamo.store import (CONDITION_FAILED as CCF, Table, TransactionCancelled,
@@ -21,6 +35,7 @@ from booking.dynamo.store import (CONDITION_FAILED as CCF, Table, TransactionCan
 from booking.dynamo.tables import EVENT_LOCKS, EVENTS, REGISTRATIONS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
+from booking.requests import Request
 
 from . import event_edits, lock_table_audit
 from .base import Strategy, client_token, is_mine
@@ -56,12 +71,17 @@ class LockTableStrategy(Strategy):
                 condition="attribute_exists(event_id) AND confirmed_count < #capacity",
                 names={"#capacity": "capacity"}, values={":one": 1})),
         ]
+        request = Request.booking(registration)
+        operations += self.requests.ops(request, registration)
         token = client_token(registration.registration_id, "book")
         for _ in self.retry.attempts():
             try:
                 transact_write(operations, token=token)
                 return registration
             except TransactionCancelled as cancelled:
+                answered = self.requests.answer_refusal(request, cancelled, 2)
+                if answered is not None:
+                    return answered  # this request already booked (or a resend of ours)
                 if cancelled.code(0) == CCF and is_mine(cancelled.reasons[0].old_item, registration):
                     return registration  # a resend of our own transaction that had applied
                 if cancelled.code(1) == CCF and cancelled.reasons[1].old_item is None:
@@ -74,26 +94,52 @@ class LockTableStrategy(Strategy):
                 if not cancelled.conflict:
                     raise
 
-    def cancel(self, event_id, email, registration_id=None):
+    def cancel(self, event_id, email, registration_id=None, *, request, known=None):
+        if known is not None:  # a link names the whole registration: one transaction
+            return self._remove(event_id, known, request, read=False)
         key = {"event_id": event_id, "email": email}
         for _ in self.retry.attempts():
             stored = self.registrations_table.get(key)
             if stored is None or registration_id not in (None, stored["registration_id"]):
-                self._require_event(event_id)
-                raise NotRegistered()
+                return self._not_registered(request, lambda: self._require_event(event_id))
+            removed = self._remove(event_id, items.registration_from_item(stored), request,
+                                   read=True)
+            if removed is not None:
+                return removed
+
+    def _remove(self, event_id, registration, request, *, read):
+        """Delete exactly ``registration``, count its seat back, write the request row.
+
+        None when it changed since it was ``read`` (read again); without a read, a
+        registration that is not (or no longer) stored is ``NotRegistered``.
+        """
+        key = {"event_id": event_id, "email": registration.email}
+        operations = [
+            ("Delete", self.registrations_table.delete_op(
+                key, condition="registration_id = :rid",
+                values={":rid": registration.registration_id})),
+            ("Update", self.locks.update_op(
+                {"event_id": event_id},
+                "SET confirmed_count = confirmed_count - :one, version = version + :one",
+                condition="attribute_exists(event_id)", values={":one": 1})),
+            *self.requests.ops(request, registration),
+        ]
+        token = client_token(f"{registration.registration_id}:{request.request_id}", "cancel")
+        for _ in self.retry.attempts():
             try:
-                transact_write([
-                    ("Delete", self.registrations_table.delete_op(
-                        key, condition="registration_id = :rid",
-                        values={":rid": stored["registration_id"]})),
-                    ("Update", self.locks.update_op(
-                        {"event_id": event_id},
-                        "SET confirmed_count = confirmed_count - :one, version = version + :one",
-                        condition="attribute_exists(event_id)", values={":one": 1})),
-                ], token=client_token(stored["registration_id"], "cancel"))
-                return items.registration_from_item(stored)
+                transact_write(operations, token=token)
+                return registration
             except TransactionCancelled as cancelled:
-                if not (cancelled.conflict or cancelled.code(0) == CCF):
+                answered = self.requests.answer_refusal(request, cancelled, 2)
+                if answered is not None:
+                    return answered
+                if cancelled.code(1) == CCF:
+                    raise EventNotFound() from None
+                if cancelled.code(0) == CCF:
+                    if read:
+                        return None
+                    raise NotRegistered() from None
+                if not cancelled.conflict:
                     raise
 
     def find(self, event_id, email):

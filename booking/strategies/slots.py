@@ -12,6 +12,15 @@ rarely fight over the same slot. The index is eventually consistent on real Dyna
 slot it lists may already be taken, which the claim's condition catches (then the next
 candidate is tried).
 
+Idempotency: the claim's transaction also puts the request row (request id -> this
+registration, only if no live row holds the id) and the confirmation's outbox row
+(``booking/requests.py``). A repeat of a request that booked is refused by that row, which
+answers with the registration it made, even after it was cancelled; when no slot is free
+the same row is read in the batch that tells "full" from "already registered". A reused
+id with other content is refused by the row; a refused booking wrote nothing, so its
+repeat runs again. A resend of an applied claim is answered by its ClientRequestToken, or
+(after a new lookup) by the request row.
+
 Costs: creating an event writes ``capacity`` items (batched, 25 per request); a booking is
 an index query plus one transaction. Slots are freed, never deleted, by cancellations.
 """
@@ -21,8 +30,9 @@ from booking.dynamo import items
 from booking.dynamo.store import (CONDITION_FAILED as CCF, Table, TransactionCancelled,
                                    batch_get, transact_write)
 from booking.dynamo.tables import EVENTS, REGISTRATIONS, SLOTS
-from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
+from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.models import Availability
+from booking.requests import Request
 
 from . import slots_audit, slots_capacity
 from .base import Strategy, client_token, is_mine
@@ -53,20 +63,26 @@ class SlotsStrategy(Strategy):
                 "shuffle": random.randrange(SHUFFLE_RANGE)}
 
     def book(self, event_id, registration):
+        request = Request.booking(registration)
         for _ in self.retry.attempts():
             candidates = self._free_candidates(event_id)
             if not candidates:
-                refusal = self._no_free_slot(event_id, registration)
-                if refusal is None:
-                    return registration  # our own earlier claim took the last slot
-                raise refusal
+                refusal = self._no_free_slot(event_id, registration, request)
+                if isinstance(refusal, Exception):
+                    raise refusal
+                return refusal  # this request's own earlier claim took a seat
             self.between_read_and_write()
             for slot in candidates:
                 token = client_token(registration.registration_id, f"slot-{slot}")
+                operations = self._claim(event_id, slot, registration)
+                operations += self.requests.ops(request, registration)
                 try:
-                    transact_write(self._claim(event_id, slot, registration), token=token)
+                    transact_write(operations, token=token)
                     return registration
                 except TransactionCancelled as cancelled:
+                    answered = self.requests.answer_refusal(request, cancelled, 2)
+                    if answered is not None:
+                        return answered
                     if is_mine(cancelled.reasons[1].old_item if cancelled.code(1) == CCF
                                else None, registration):
                         return registration  # a resend of our own claim that had applied
@@ -77,15 +93,19 @@ class SlotsStrategy(Strategy):
                         raise
                     # Someone else took this slot (or collided with us): try the next one.
 
-    def _no_free_slot(self, event_id, registration):
-        event, mine = batch_get([
+    def _no_free_slot(self, event_id, registration, request):
+        event, mine, *row = batch_get([
             (self.events, {"event_id": event_id}),
             (self.registrations_table, {"event_id": event_id, "email": registration.email}),
+            *self.requests.reads(request),
         ])
+        answered = self.requests.answer(request, row[0]) if row else None
+        if answered is not None:
+            return answered
         if event is None:
             return EventNotFound()
         if is_mine(mine, registration):
-            return None
+            return registration
         if mine is not None:
             return AlreadyRegistered(existing=items.registration_from_item(mine))
         return EventFull()
@@ -114,13 +134,14 @@ class SlotsStrategy(Strategy):
                 condition="attribute_not_exists(email)")),
         ]
 
-    def cancel(self, event_id, email, registration_id=None):
+    def cancel(self, event_id, email, registration_id=None, *, request, known=None):
+        # A link does not name the slot the registration holds: read it first.
         key = {"event_id": event_id, "email": email}
         for _ in self.retry.attempts():
             stored = self.registrations_table.get(key)
             if stored is None or registration_id not in (None, stored["registration_id"]):
-                self._require_event(event_id)
-                raise NotRegistered()
+                return self._not_registered(request, lambda: self._require_event(event_id))
+            removed = items.registration_from_item(stored)
             try:
                 transact_write([
                     ("Delete", self.registrations_table.delete_op(
@@ -130,9 +151,13 @@ class SlotsStrategy(Strategy):
                         {"event_id": event_id, "slot": stored["slot"]},
                         "SET free_in = :e REMOVE holder", condition="holder = :email",
                         values={":e": event_id, ":email": email})),
-                ], token=client_token(stored["registration_id"], "cancel"))
-                return items.registration_from_item(stored)
+                    *self.requests.ops(request, removed),
+                ], token=client_token(f"{removed.registration_id}:{request.request_id}", "cancel"))
+                return removed
             except TransactionCancelled as cancelled:
+                answered = self.requests.answer_refusal(request, cancelled, 2)
+                if answered is not None:
+                    return answered
                 if not (cancelled.conflict or cancelled.code(0) == CCF):
                     raise
 

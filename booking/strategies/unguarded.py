@@ -5,6 +5,12 @@ left" and both write their (different) registration items, so the event overbook
 exists only so that tests and the benchmark can prove they detect overbooking; no
 user-facing screen offers it. (It still refuses an exact duplicate, because the
 registration's key is the e-mail: the put is conditional on the key being new.)
+
+Its booking carries its request like the guarded ones, so comparisons stay fair: the put
+goes out in one TransactWriteItems with the request row and the confirmation's outbox row
+(``booking/requests.py``), and a repeat of a request that booked answers with the
+registration it made. Its cancellation is a plain DeleteItem with no request row: a
+second control, which answers "not registered" to a resend of a cancel that applied.
 """
 import time
 
@@ -12,13 +18,15 @@ from django.conf import settings
 
 from booking import audit
 from booking.dynamo import items
-from booking.dynamo.store import ConditionFailed, Table
+from booking.dynamo.store import (CONDITION_FAILED as CCF, ConditionFailed, Table,
+                                   TransactionCancelled, transact_write)
 from booking.dynamo.tables import EVENTS, REGISTRATIONS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
+from booking.requests import Request
 
 from . import event_edits
-from .base import Strategy, is_mine
+from .base import Strategy, client_token, is_mine
 
 
 class UnguardedStrategy(Strategy):
@@ -36,17 +44,28 @@ class UnguardedStrategy(Strategy):
         self.events.put(items.event_item(event), condition="attribute_not_exists(event_id)")
 
     def book(self, event_id, registration):
+        request = Request.booking(registration)
         if self.availability(event_id).is_full:
+            answered = self.requests.recall(request)
+            if answered is not None:
+                return answered
             mine = self.find(event_id, registration.email)
             raise AlreadyRegistered(existing=mine) if mine else EventFull()
         self.between_read_and_write()
+        operations = [("Put", self.registrations_table.put_op(
+            items.registration_item(registration), condition="attribute_not_exists(email)"))]
         try:
-            self.registrations_table.put(
-                items.registration_item(registration), condition="attribute_not_exists(email)")
-        except ConditionFailed as refused:
-            if is_mine(refused.old_item, registration):
+            transact_write(operations + self.requests.ops(request, registration),
+                           token=client_token(registration.registration_id, "book"))
+        except TransactionCancelled as cancelled:
+            answered = self.requests.answer_refusal(request, cancelled, 1)
+            if answered is not None:
+                return answered
+            if is_mine(cancelled.reasons[0].old_item, registration):
                 return registration  # botocore resent a put whose answer was lost
-            existing = items.registration_or_none(refused.old_item)
+            if cancelled.code(0) != CCF:
+                raise
+            existing = items.registration_or_none(cancelled.reasons[0].old_item)
             raise AlreadyRegistered(existing=existing) from None
         return registration
 
@@ -55,7 +74,7 @@ class UnguardedStrategy(Strategy):
         if delay:
             time.sleep(delay / 1000)
 
-    def cancel(self, event_id, email, registration_id=None):
+    def cancel(self, event_id, email, registration_id=None, *, request=None, known=None):
         condition = "registration_id = :rid" if registration_id else None
         values = {":rid": registration_id} if registration_id else None
         try:

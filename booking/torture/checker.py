@@ -21,7 +21,13 @@ Checks (each finding is an ``Anomaly`` of one kind):
 - ``answer_changed``: a repeat, sent after the request answered ok, got a refusal;
 - ``wrong_registration``: an ok answer carrying another person's, event's or request's
   registration;
-- ``reused_id_ran``: a request id reused for other content was not refused.
+- ``reused_id_ran``: a request id that had taken effect (answered ok) was reused for
+  other content and not refused (a refused request wrote nothing: its id is free);
+- ``executed_twice`` also covers a repeat that made a second registration (for example
+  after the first was cancelled): one request id, two registrations seen anywhere;
+- ``mail_twice`` / ``mail_missing``: an e-mail (confirmation of a registration known to
+  have been made, notice of a cancellation answered ok) sent more or fewer than once,
+  counted through the run's test mail backend after the worker's last pass.
 
 Unknown outcomes are resolved by the final state: an unknown booking applied when any
 registration made by its request was seen (stored, returned, or cancelled); an unknown
@@ -61,7 +67,9 @@ class CheckResult:
         return dict(Counter(a.kind for a in self.anomalies))
 
 
-def check(records: list[dict], events: list[dict], final: dict, peaks: dict) -> CheckResult:
+def check(records: list[dict], events: list[dict], final: dict, peaks: dict, *,
+          mails: dict | None = None, owed: list | None = None) -> CheckResult:
+    """``mails``: message id -> e-mails sent (None: the run counted none, skip the check)."""
     result = CheckResult()
     history = History(records)
     for event in events:
@@ -71,7 +79,10 @@ def check(records: list[dict], events: list[dict], final: dict, peaks: dict) -> 
     _check_acknowledged(result, history, stored)
     _check_made(result, history, stored)
     _check_requests(result, history)
+    _check_one_registration_per_request(result, history, stored)
     _resolve_unknown_books(result, history, stored)
+    if mails is not None:
+        _check_mail(result, history, stored, mails, owed or [])
     return result
 
 
@@ -186,7 +197,10 @@ def _check_requests(result: CheckResult, history: History) -> None:
         first = sent[0]
         content = (first["operation"], first["event_id"], first["email"])
         same = [r for r in sent if (r["operation"], r["event_id"], r["email"]) == content]
+        bound = min((r["completed"] for r in same if r["outcome"] == OK), default=None)
         for other in (r for r in sent if r not in same):
+            if bound is None or other["invoked"] < bound:
+                continue  # the id had not taken effect yet: other content may run
             if other["outcome"] != UNKNOWN and other["code"] != "invalid":
                 result.add("reused_id_ran", other["event_id"], f"request id reused for other "
                            f"content was answered {other['outcome']} {other['code'] or ''}",
@@ -224,3 +238,42 @@ def _resolve_unknown_books(result: CheckResult, history: History, stored: dict) 
                 result.unknown_applied += 1
             else:
                 result.unknown_not_applied += 1
+
+
+def _made_by_request(history: History, stored: dict) -> dict[str, dict[str, str]]:
+    """Request id -> {registration id: event id} of every registration seen made by it."""
+    made: dict[str, dict[str, str]] = defaultdict(dict)
+    for registration_id, (event_id, s) in stored.items():
+        made[s["request_id"]][registration_id] = event_id
+    for r in history.records:
+        if r["outcome"] == OK and r.get("returned_request"):
+            made[r["returned_request"]][r["registration_id"]] = r["returned_event"]
+    return made
+
+
+def _check_one_registration_per_request(result: CheckResult, history: History,
+                                        stored: dict) -> None:
+    flagged = {a.request_id for a in result.anomalies if a.kind == "executed_twice"}
+    for request_id, made in _made_by_request(history, stored).items():
+        if len(made) > 1 and request_id not in flagged:
+            event_id = next(iter(made.values()))
+            first = history.by_request.get(request_id, [{}])[0]
+            result.add("executed_twice", event_id, f"request made {len(made)} registrations: "
+                       + ", ".join(sorted(made)), first.get("email"), request_id)
+
+
+def _check_mail(result: CheckResult, history: History, stored: dict, mails: dict,
+                owed: list) -> None:
+    for message_id, count in sorted(mails.items()):
+        if count > 1:
+            result.add("mail_twice", "", f"{message_id} sent {count} times")
+    made = {rid: event_id for regs in _made_by_request(history, stored).values()
+            for rid, event_id in regs.items()}
+    expected = {f"confirmation-{rid}": event_id for rid, event_id in made.items()}
+    expected.update({f"cancellation-{r['registration_id']}": r["event_id"]
+                     for r in history.records if r["outcome"] == OK
+                     and r["operation"] == "cancel"})
+    for message_id, event_id in sorted(expected.items()):
+        if not mails.get(message_id):
+            state = "still owed" if message_id in owed else "never sent"
+            result.add("mail_missing", event_id, f"{message_id} {state}")

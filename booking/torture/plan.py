@@ -27,6 +27,7 @@ class TortureConfig:
     capacity: int = 5
     demand: int = 6  # people per event = demand * capacity
     request_history: bool = True
+    mail_claims: bool = True
     ambiguity_checks: bool = True
     unguarded_race_delay_ms: float = 0.0
 

@@ -31,6 +31,9 @@ def summary(config, result: dict) -> dict:
                              "bookings_not_applied": found.unknown_not_applied,
                              "removals_by_unknown_cancel": found.removals_by_unknown_cancel},
         "faults": result["faults"],
+        "mail": {"sent": sum(result.get("mails", {}).values()),
+                 "messages": len(result.get("mails", {})),
+                 "still_owed": len(result.get("owed", []))},
         "events": [_event_summary(e, result) for e in result["events"]],
         "anomaly_counts": found.counts(),
         "anomalies": anomalies,
@@ -46,7 +49,8 @@ def _event_summary(event: dict, result: dict) -> dict:
 
 def save_history(config, result: dict, path: str) -> None:
     """Everything the checker reads (history, events, final state, peaks, faults), as JSON."""
-    saved = {key: result[key] for key in ("events", "final", "peaks", "faults", "seconds")}
+    saved = {key: result.get(key) for key in ("events", "final", "peaks", "faults", "seconds",
+                                              "mails", "owed")}
     saved["config"] = vars(config)
     saved["records"] = sorted(result["records"], key=lambda r: r["invoked"])
     with open(path, "w", encoding="utf-8") as out:
@@ -65,7 +69,7 @@ def text(report: dict) -> str:
     lines = [
         f"Torture run: {config['processes']} processes x {config['threads']} threads, "
         f"seed {config['seed']}, faults: {config['fault_spec'] or 'none'}",
-        f"Request history {'on' if config['request_history'] else 'OFF'}, ambiguity checks "
+        f"Request rows {'on' if config['request_history'] else 'OFF'}, ambiguity checks "
         f"{'on' if config['ambiguity_checks'] else 'OFF'}",
         f"Operations: {report['operations']} in {report['seconds']} s "
         f"({report['operations_per_second']}/s); steps: {_counts(report['steps'])}",
@@ -73,6 +77,7 @@ def text(report: dict) -> str:
         "Unknown outcomes resolved by the final state: "
         f"{_counts(report['unknown_resolved'])}",
         f"Faults injected: {_counts(report['faults']) or 'none'}",
+        f"E-mails: {_counts(report['mail'])}",
         "Events:",
     ]
     for event in report["events"]:

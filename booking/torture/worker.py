@@ -79,9 +79,10 @@ def run_in_process(env: dict, config: TortureConfig, event_ids: list[str], proce
     import django
 
     django.setup()
-    from booking.service import get_booking_service
+    from django.conf import settings
 
-    service = get_booking_service()
+    settings.EMAIL_BACKEND = "booking.torture.mailbox.CountingBackend"
+    service = _service(config)
     for event_id in event_ids:  # warm the client and the strategy cache
         patiently(lambda: service.get_event(event_id))
     results: list[list[dict]] = [[] for _ in steps]
@@ -92,11 +93,48 @@ def run_in_process(env: dict, config: TortureConfig, event_ids: list[str], proce
 
     time.sleep(max(0.0, start_at - time.time()))
     threads = [threading.Thread(target=work, args=(n,)) for n in range(len(steps))]
+    stop_mail = threading.Event()
+    mailer = threading.Thread(target=send_mail_until, args=(stop_mail, config.mail_claims))
+    mailer.start()
     for each in threads:
         each.start()
     for each in threads:
         each.join()
+    stop_mail.set()
+    mailer.join()
     return [record for records in results for record in records]
+
+
+def send_mail_until(stop: threading.Event, claims: bool = True, every: float = 0.2) -> None:
+    """This process's e-mail sender: every process sends the same outbox at once, so each
+    e-mail is claimed against the others (the mail is counted by ``mailbox``). Without
+    ``claims``: the control that sends without the atomic counter."""
+    from booking.mail import get_mail_sender, send_owed
+    from booking.service import get_booking_service
+
+    from .controls import CarelessMailSender
+
+    sender = (get_mail_sender() if claims
+              else CarelessMailSender(events=get_booking_service().get_event))
+    while not stop.wait(every):
+        try:
+            send_owed(sender)
+        except Exception:  # noqa: BLE001 - a faulted scan; the next pass tries again
+            continue
+
+
+def _service(config: TortureConfig):
+    """The process's service, or the request-row-less control the config asks for."""
+    from booking.service import BookingService, get_booking_service
+
+    if config.request_history:
+        return get_booking_service()
+    from django.conf import settings
+
+    from .controls import ForgetfulRequestLog
+
+    return BookingService(default_strategy=settings.BOOKING_DEFAULT_STRATEGY,
+                          requests=ForgetfulRequestLog())
 
 
 def patiently(read, attempts: int = 20):

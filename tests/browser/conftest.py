@@ -68,6 +68,16 @@ class LiveSite:
         files = sorted(self.mail_dir.glob("*.log"), key=lambda f: f.stat().st_mtime)
         return [f.read_text() for f in files]
 
+    def mail_containing(self, text: str, count: int = 1, timeout: float = 10.0) -> list[str]:
+        """Wait until ``count`` e-mails containing ``text`` were sent (they go out on a
+        background thread right after the answer); return them."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = [m for m in self.sent_mail() if text in m]
+            if len(found) >= count or time.monotonic() > deadline:
+                return found
+            time.sleep(0.05)
+
     def start(self) -> None:
         port, log = free_port(), self.workdir / "runserver.log"
         self.url = f"http://127.0.0.1:{port}"

@@ -1,6 +1,8 @@
 """The torture run end to end (manage.py torture): several OS processes, faults on, a fixed
 seed; the checker must find nothing for the guarded strategies and must find the
-anomalies of the controls (no guard; no request history), which proves it can see them.
+anomalies of the controls (no guard; no request row in the booking's write), which proves
+it can see them. Every process also sends the outbox's e-mails at the same time as the
+others; each must go out exactly once.
 """
 import json
 from io import StringIO
@@ -35,6 +37,8 @@ def test_torture__guarded_strategies_with_faults__no_anomaly():
     assert report["codes"]["event_full"] > 0 and report["codes"]["ok"] > 0
     for event in report["events"]:
         assert event["stored"] == event["counter"] <= event["capacity"]
+    assert report["mail"]["sent"] == report["mail"]["messages"] > 0
+    assert report["mail"]["still_owed"] == 0
 
 
 def test_torture__unguarded_control__overbooking_found_and_saved_run_rechecks(tmp_path):
@@ -52,7 +56,7 @@ def test_torture__unguarded_control__overbooking_found_and_saved_run_rechecks(tm
     assert again["operations"] == report["operations"]
 
 
-def test_torture__request_history_off__repeats_run_twice_found():
+def test_torture__no_request_rows__repeats_run_twice_found():
     status, report = torture("--processes", "3", "--threads", "8", "--ops", "500",
                              "--seed", "8", "--strategies", "lock_table",
                              "--no-request-history")
@@ -62,3 +66,14 @@ def test_torture__request_history_off__repeats_run_twice_found():
     assert found.get("reused_id_ran", 0) + found.get("executed_twice", 0) \
         + found.get("answer_changed", 0) > 0, found
     assert any(a.get("history") for a in report["anomalies"])  # with its history excerpt
+
+
+def test_torture__mail_sent_without_claims__duplicates_found():
+    # The control for the e-mail check: senders that skip the atomic counter send the
+    # same outbox row more than once when they see it at the same moment.
+    status, report = torture("--processes", "3", "--threads", "4", "--ops", "300",
+                             "--seed", "9", "--strategies", "lock_table", "--faults", "none",
+                             "--no-mail-claims")
+
+    assert status == 1
+    assert report["anomaly_counts"].get("mail_twice", 0) > 0, report["anomaly_counts"]

@@ -20,7 +20,7 @@ def setup_django(env: dict) -> None:
 
 
 def strategy_booker(service, event_id):
-    """Book through the event's strategy alone, without the service's request history."""
+    """Book through the event's strategy alone, without a request row or read-back."""
     import uuid
 
     from django.utils import timezone

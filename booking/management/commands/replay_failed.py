@@ -1,4 +1,4 @@
-"""manage.py replay_failed: re-run the booking requests whose latest history row is failed."""
+"""manage.py replay_failed: send again the e-mails whose latest send failed."""
 import json
 from datetime import datetime
 
@@ -8,16 +8,16 @@ from django.utils import timezone
 from booking.errors import BookingError, LeaseHeld
 from booking.management.output import table
 from booking.replay import replay_failed
-from booking.service import get_booking_service
+from booking.mail import get_mail_sender
 
 EXIT_LEASE_HELD = 3
 
 
 class Command(BaseCommand):
     help = (
-        "Re-run every booking or cancellation whose latest request-history row is 'failed' "
-        "(failed between --since and --until), with its original request id, so nothing runs "
-        "twice. Exit 3: another replay holds the lease."
+        "Send again every confirmation or cancellation e-mail whose latest send failed "
+        "(between --since and --until) and that is still owed; each is sent at most once. "
+        "Booking decisions are never re-run. Exit 3: another replay holds the lease."
     )
 
     def add_arguments(self, parser):
@@ -29,19 +29,19 @@ class Command(BaseCommand):
     def handle(self, *args, since, until, dry_run: bool, as_json: bool, **options):
         window = {"since": _epoch(since, "--since", 0.0), "until": _epoch(until, "--until", None)}
         try:
-            replayed = replay_failed(get_booking_service(), dry_run=dry_run, **window)
+            replayed = replay_failed(get_mail_sender(), dry_run=dry_run, **window)
         except LeaseHeld as held:
             raise CommandError(held.message, returncode=EXIT_LEASE_HELD) from held
         except BookingError as exc:
             raise CommandError(exc.message) from exc
         if as_json:
             self.stdout.write(json.dumps({"dry_run": dry_run,
-                                          "requests": [r.as_dict() for r in replayed]}, indent=2))
+                                          "messages": [r.as_dict() for r in replayed]}, indent=2))
             return
-        rows = [(r.request_id, r.operation, r.event_id, r.email, r.failed_reason, r.outcome)
+        rows = [(r.message_id, r.kind, r.event_id, r.email, r.failed_reason, r.outcome)
                 for r in replayed]
-        self.stdout.write(table(("request", "operation", "event", "email", "failed with",
-                                 "outcome"), rows) if rows else "No failed requests to replay.")
+        self.stdout.write(table(("message", "kind", "event", "email", "failed with",
+                                 "outcome"), rows) if rows else "No failed e-mails to replay.")
 
 
 def _epoch(value, option: str, default):

@@ -38,8 +38,10 @@ class Command(BaseCommand):
                             help="Seats per event.")
         parser.add_argument("--demand", type=int, default=defaults.demand,
                             help="People per event, as a multiple of the capacity (at least 5).")
+        parser.add_argument("--no-mail-claims", action="store_true",
+                            help="Control: send e-mails without the atomic counter.")
         parser.add_argument("--no-request-history", action="store_true",
-                            help="Control: run requests without the request history.")
+                            help="Control: bookings and cancellations write no request row.")
         parser.add_argument("--no-ambiguity-checks", action="store_true",
                             help="Control: strategies do not recognise their own resent writes.")
         parser.add_argument("--unguarded-race-delay-ms", type=float, default=0.0,
@@ -72,7 +74,8 @@ class Command(BaseCommand):
             raise CommandError(f"Cannot read a saved run from {path}: {exc}",
                                returncode=EXIT_USAGE) from exc
         result["check"] = checker.check(result["records"], result["events"], result["final"],
-                                        result["peaks"])
+                                        result["peaks"], mails=result.get("mails"),
+                                        owed=result.get("owed"))
         return TortureConfig(**fields), result
 
     def _config(self, options) -> TortureConfig:
@@ -100,6 +103,7 @@ class Command(BaseCommand):
             seed=options["seed"], faults=options["faults"], strategies=strategies,
             capacity=options["capacity"], demand=options["demand"],
             request_history=not options["no_request_history"],
+            mail_claims=not options["no_mail_claims"],
             ambiguity_checks=not options["no_ambiguity_checks"],
             unguarded_race_delay_ms=options["unguarded_race_delay_ms"])
         try:
