@@ -117,8 +117,9 @@ class BookingService(OrganizerOperations, AuditOperations):
         """Confirm a seat for (name, e-mail) or raise why not.
 
         ``request_id`` names the submission (the signup form's one-time token; generated
-        when None). ``email`` is stored as its key (``validation.normalize_email``). It runs at most once (``booking/requests.py``): a repeat of a submission
-        that got its seat returns that same registration and touches no seat.
+        when None). It runs at most once (``booking/requests.py``): a repeat of a submission
+        that got its seat returns that same registration and touches no seat. ``email`` is
+        stored as its key (``validation.normalize_email``).
 
         Raises ``InvalidBooking`` (nothing stored; also for a ``request_id`` already used
         for different content), ``EventNotFound``, ``EventFull``, ``AlreadyRegistered`` (the
