@@ -92,7 +92,7 @@ def book_people(env: dict, event_id: str, people: list[tuple[str, str]], threads
 
 def put_keys(url: str, table: str, keys: list[str], threads: int, start_at: float) -> list[str]:
     """Put each key with ``attribute_not_exists`` from ``threads`` threads; return the
-    acknowledged keys (no retries: after the kill every write fails fast)."""
+    acknowledged keys. No retries: a thread stops at its first failure (the store is gone)."""
     import boto3
     from botocore.config import Config
 
@@ -113,8 +113,8 @@ def put_keys(url: str, table: str, keys: list[str], threads: int, start_at: floa
             try:
                 client.put_item(TableName=table, Item={"pk": {"S": key}},
                                 ConditionExpression="attribute_not_exists(pk)")
-            except Exception:  # noqa: BLE001 - the store is gone, or busy: not acknowledged
-                continue
+            except Exception:  # noqa: BLE001 - the store is gone: this one not acknowledged
+                return
             with lock:
                 acknowledged.append(key)
 

@@ -42,7 +42,7 @@ def kill_when(servers, server, count_done, target, rng, timeout=120):
     deadline = time.monotonic() + timeout
     while count_done() < target:
         assert time.monotonic() < deadline, f"fewer than {target} writes after {timeout} s"
-        time.sleep(0.02)
+        time.sleep(0.1)
     time.sleep(rng.uniform(0, 0.3))
     servers.kill(server)
 
@@ -54,7 +54,7 @@ def scan_keys(client, table):
     return keys
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1])
 def test_kill_9_during_put_storm__acknowledged_single_item_writes_survive(servers, seed):
     rng = random.Random(seed)
     server = servers.start()
@@ -68,7 +68,7 @@ def test_kill_9_during_put_storm__acknowledged_single_item_writes_survive(server
                                             start_at)) for i in range(PROCESSES)]
         kill_when(servers, server,
                   lambda: client.scan(TableName=table, Select="COUNT")["Count"],
-                  rng.randrange(200, 2000), rng)
+                  rng.randrange(100, 600), rng)
         acknowledged = {key for run in runs for key in run.get(timeout=120)}
 
     stored = scan_keys(raw_client(servers.start()), table)
