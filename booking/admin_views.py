@@ -14,8 +14,8 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from . import admin_log, mail
-from .admin_forms import EventAddForm, EventChangeForm
+from . import admin_log, mail, times
+from .admin_forms import EventAddForm, EventChangeForm, strategy_label
 from .errors import BookingError, EventNotFound, InvalidBooking, NotRegistered, StaleEdit
 from .service import get_booking_service
 
@@ -81,7 +81,8 @@ def changelist(model_admin, request):
     start = unsign(request, request.GET.get("page"))
     events, next_key = service.events_page(
         start_key=start, limit=model_admin.list_per_page, search=search)
-    rows = [{"event": event, "seats": seats_or_none(service, event.id)} for event in events]
+    rows = [{"event": event, "seats": seats_or_none(service, event.id),
+             "size": strategy_label(event.strategy)} for event in events]
     return render(request, TEMPLATES + "change_list.html", page(
         model_admin, request, "Events", rows=rows, search=search,
         can_add=model_admin.has_add_permission(request),
@@ -110,9 +111,10 @@ def add(model_admin, request):
             admin_log.record(request, event, admin_log.ADDITION,
                              f"Added with capacity {event.capacity}, strategy {event.strategy}.")
             messages.success(request, f"The event “{event.name}” was added.")
-            return redirect(url("changelist"))
+            return redirect(url("add") if "_addanother" in request.POST else url("changelist"))
     return render(request, TEMPLATES + "change_form.html", page(
-        model_admin, request, "Add event", form=form, can_save=True))
+        model_admin, request, "Add event", form=form, can_save=True, can_add_another=True,
+        time_zones=sorted(times.zone_names())))
 
 
 @domain_errors
@@ -144,13 +146,15 @@ def change(model_admin, request, event_id):
     return render(request, TEMPLATES + "change_form.html", page(
         model_admin, request, f"{'Change' if can_change else 'View'} event", form=form,
         event=event, conflict=conflict, seats=seats_or_none(service, event.id),
+        strategy_label=strategy_label(event.strategy), time_zones=sorted(times.zone_names()),
         can_save=can_change, can_delete=model_admin.has_delete_permission(request)))
 
 
 def save(service, event_id, data):
     return service.update_event(
         event_id, expected_version=data["version"], name=data["name"],
-        capacity=data["capacity"], starts_at=data["starts_at"] or "")
+        capacity=data["capacity"], time_zone=data["time_zone"], starts_at=data["starts_at"],
+        ends_at=data["ends_at"], venue=data["venue"], description=data["description"])
 
 
 def reapply_form(posted, current, error):
@@ -255,7 +259,7 @@ def export(model_admin, request, event_id):
         yield writer.writerow(["name", "email", "registered_at"])
         for registration in found:
             yield writer.writerow([csv_cell(registration.name), csv_cell(registration.email),
-                                   registration.registered_at.isoformat()])
+                                   times.iso_local(registration.registered_at, event.time_zone)])
 
     response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="registrations-{event.id}.csv"'

@@ -29,7 +29,9 @@ class OrganizerOperations:
                        "names": items.EVENT_PROJECTION_NAMES}
             if search:
                 page, key = self.events.filtered_scan_page(
-                    filter="contains(#name, :search)", values={":search": search}, **options)
+                    filter="contains(name_folded, :folded) OR "
+                           "(attribute_not_exists(name_folded) AND contains(#name, :search))",
+                    values={":folded": search.casefold(), ":search": search}, **options)
             else:
                 page, key = self.events.scan_page(**options)
             found.extend(page)
@@ -41,10 +43,13 @@ class OrganizerOperations:
         return [items.event_from_item(item) for item in found], key
 
     def update_event(self, event_id, *, expected_version, name=None, capacity=None,
-                     starts_at=None) -> Event:
+                     starts_at=None, ends_at=None, time_zone=None, description=None,
+                     venue=None) -> Event:
         """Apply an organizer's edit of the event as read at ``expected_version``; return it.
 
-        Only the given fields change (``starts_at=""`` clears the start). The write happens
+        Only the given fields change (``starts_at=""`` clears the start, ``ends_at=""``
+        the end). Times without an offset are read in the event's zone (the new one, if
+        ``time_zone`` is given); the end is checked against the start it will have. The write happens
         only if the event is still at ``expected_version`` and bumps it (seed 001), so an
         edit based on a stale read never overwrites a newer change. A capacity change goes
         through the event's strategy, atomically with that check; it never drops a
@@ -61,9 +66,22 @@ class OrganizerOperations:
         changes = {}
         if name is not None:
             changes["name"] = validation.clean_event_name(name)
+            changes["name_folded"] = changes["name"].casefold()
+        zone_name = event.time_zone
+        if time_zone is not None:
+            zone_name = changes["time_zone"] = validation.clean_time_zone(time_zone)
+        start = event.starts_at
         if starts_at is not None:
-            start = validation.clean_starts_at(starts_at)
+            start = validation.clean_starts_at(starts_at, time_zone=zone_name)
             changes["starts_at"] = start.isoformat() if start else None
+        if ends_at is not None or (starts_at is not None and event.ends_at is not None):
+            end = validation.clean_ends_at(event.ends_at if ends_at is None else ends_at,
+                                           starts_at=start, time_zone=zone_name)
+            changes["ends_at"] = end.isoformat() if end else None
+        if description is not None:
+            changes["description"] = validation.clean_description(description)
+        if venue is not None:
+            changes["venue"] = validation.clean_venue(venue)
         implementation = self.strategies[event.strategy]
         if capacity is not None:
             capacity = validation.clean_capacity(
