@@ -73,21 +73,30 @@ def link(**params) -> str:
     return "?" + urlencode({k: v for k, v in params.items() if v})
 
 
+FILTERS = (("", "All"), ("upcoming", "Upcoming"), ("past", "Past"), ("full", "Full"))
+
+
 @domain_errors
 def changelist(model_admin, request):
     require(model_admin.has_view_or_change_permission(request))
     service = get_booking_service()
     search = request.GET.get("q", "").strip()
+    show = request.GET.get("show", "")
+    show = show if show in dict(FILTERS) else ""
     start = unsign(request, request.GET.get("page"))
     events, next_key = service.events_page(
-        start_key=start, limit=model_admin.list_per_page, search=search)
+        start_key=start, limit=model_admin.list_per_page, search=search,
+        when=show if show != "full" else "")
     rows = [{"event": event, "seats": seats_or_none(service, event.id),
              "size": strategy_label(event.strategy)} for event in events]
+    if show == "full":  # the count lives with each strategy's items: checked per row
+        rows = [row for row in rows if row["seats"] is not None and row["seats"].is_full]
     return render(request, TEMPLATES + "change_list.html", page(
-        model_admin, request, "Events", rows=rows, search=search,
+        model_admin, request, "Events", rows=rows, search=search, show=show,
+        filters=[(label, link(q=search, show=value), value == show) for value, label in FILTERS],
         can_add=model_admin.has_add_permission(request),
-        next_url=link(q=search, page=sign(next_key)) if next_key else "",
-        first_url=link(q=search) if start else ""))
+        next_url=link(q=search, show=show, page=sign(next_key)) if next_key else "",
+        first_url=link(q=search, show=show) if start else ""))
 
 
 def seats_or_none(service, event_id):
@@ -183,6 +192,10 @@ def delete(model_admin, request, event_id):
         registrations=seats.confirmed if seats else 0))
 
 
+ORDERS = {"email": "E-mail", "time": "Registered at (oldest first)",
+          "-time": "Registered at (newest first)"}
+
+
 @domain_errors
 def registrations(model_admin, request, event_id):
     require(model_admin.has_view_or_change_permission(request))
@@ -191,19 +204,47 @@ def registrations(model_admin, request, event_id):
     can_change = model_admin.has_change_permission(request)
     if request.method == "POST":
         require(can_change)
+        if confirming(request):
+            return confirm_cancel(model_admin, request, service, event)
         cancel_selected(service, request, event)
         return redirect(request.get_full_path())
     search = request.GET.get("q", "").strip()
+    order = request.GET.get("o", "email")
+    order = order if order in ORDERS else "email"
     after = unsign(request, request.GET.get("after"))
     found, next_after = service.registrations_page(
-        event.id, after=after, limit=model_admin.list_per_page, search=search)
+        event.id, after=after, limit=model_admin.list_per_page, search=search, order=order)
     return render(request, TEMPLATES + "registrations.html", page(
         model_admin, request, f"Registrations: {event.name}", event=event,
-        registrations=found, search=search, can_change=can_change,
+        registrations=found, search=search, can_change=can_change, order=order,
+        order_label=ORDERS[order],
+        time_sort_url=link(q=search, o="-time" if order == "time" else "time"),
+        email_sort_url=link(q=search),
         seats=seats_or_none(service, event.id),
         export_url=url("export", event.id) + link(q=search),
-        next_url=link(q=search, after=sign(next_after)) if next_after else "",
-        first_url=link(q=search) if after else ""))
+        next_url=link(q=search, o=order if order != "email" else "",
+                      after=sign(next_after)) if next_after is not None else "",
+        first_url=link(q=search, o=order if order != "email" else "") if after else ""))
+
+
+def confirming(request) -> bool:
+    """A cancel action with a selection, not yet confirmed: ask first."""
+    return (request.POST.get("action") == "cancel_selected" and "confirm" not in request.POST
+            and bool(request.POST.getlist("selected")))
+
+
+def confirm_cancel(model_admin, request, service, event):
+    selected = []
+    for email in request.POST.getlist("selected"):
+        try:
+            registration = service.find_registration(event.id, email=email)
+        except InvalidBooking:
+            registration = None
+        if registration is not None:
+            selected.append(registration)
+    return render(request, TEMPLATES + "cancel_confirmation.html", page(
+        model_admin, request, "Cancel registrations?", event=event, selected=selected,
+        back_url=request.get_full_path()))
 
 
 def cancel_selected(service, request, event):
@@ -219,7 +260,7 @@ def cancel_selected(service, request, event):
         try:
             removed = service.cancel(event.id, email=email)
             freed.append(removed.email)
-            mail.send_soon(mail.get_mail_sender(), mail.CANCELLATION, removed)
+            mail.send_soon(mail.get_mail_sender(), mail.CANCELLATION, removed, event=event)
         except (NotRegistered, InvalidBooking):
             pass  # cancelled meanwhile, or not an e-mail: nothing to free
     if freed:
@@ -227,7 +268,7 @@ def cancel_selected(service, request, event):
                          f"Cancelled {len(freed)} registration(s): {', '.join(freed)}.")
     cancelled = len(freed)
     messages.success(request, f"Cancelled {cancelled} registration{'s' if cancelled != 1 else ''}; "
-                              "their seats are free again.")
+                              "their seats are free again and each person has been e-mailed.")
 
 
 class Echo:
