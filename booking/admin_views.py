@@ -88,7 +88,8 @@ def changelist(model_admin, request):
         start_key=start, limit=model_admin.list_per_page, search=search,
         when=show if show != "full" else "")
     rows = [{"event": event, "seats": seats_or_none(service, event.id),
-             "size": strategy_label(event.strategy)} for event in events]
+             "size": strategy_label(event.strategy),
+             "size_short": strategy_label(event.strategy).split(":")[0]} for event in events]
     if show == "full":  # the count lives with each strategy's items: checked per row
         rows = [row for row in rows if row["seats"] is not None and row["seats"].is_full]
     return render(request, TEMPLATES + "change_list.html", page(

@@ -136,7 +136,7 @@ def test_signup__event_full__409_shows_event_full_without_form(client, service, 
 
     html = response.content.decode()
     assert response.status_code == 409
-    assert "this event is now full" in html and 'role="alert"' in html
+    assert "this event is full" in html and "last seat was just taken" in html and 'role="alert"' in html
     assert "Book my seat" not in html and 'name="email"' not in html
     assert service.find_registration(event.id, email="ada@example.com") is None
 
