@@ -30,7 +30,7 @@ PROCESSES = 3
 THREADS = 8
 PEOPLE = 3000  # far more than can be booked before the kill
 STRATEGY = os.environ.get("BOOKING_CRASH_STRATEGY", "aggregate")
-CAPACITY = 440  # within aggregate's 441-attendee limit; the kill comes long before
+CAPACITY = 440  # within aggregate's 446-attendee limit; the kill comes long before
 
 
 def storm_until_killed(servers, server, event_id, prefix, rng):
