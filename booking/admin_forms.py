@@ -14,8 +14,8 @@ from .validation import DESCRIPTION_MAX_LENGTH, EVENT_NAME_MAX_LENGTH, VENUE_MAX
 # Plain-language choices for organizers; the technical description stays in the docs.
 STRATEGY_LABELS = {
     "lock_table": "Standard: up to {max:,} seats (recommended)",
-    "aggregate": "Small event: up to {max:,} seats, attendees kept with the event",
-    "slots": "Rush sale: up to {max:,} seats, one record per seat",
+    "aggregate": "Small event: up to {max:,} seats",
+    "slots": "Rush sale: up to {max:,} seats",
 }
 TIME_HELP = "ISO 8601, e.g. 2026-12-12 19:30, in the event's time zone."
 
@@ -65,7 +65,10 @@ def strategy_label(name: str) -> str:
 class EventAddForm(EventForm):
     strategy = forms.ChoiceField(
         label="Size",
-        help_text="Sets how many seats the event can ever have. Cannot be changed later.")
+        help_text="Standard suits almost every event; Small event is the cheapest for a few "
+                  "hundred seats; Rush sale spreads many simultaneous bookings over one "
+                  "record per seat. Sets the most seats the event can ever have; cannot be "
+                  "changed later.")
 
     field_order = ["name", "time_zone", "starts_at", "ends_at", "venue", "description",
                    "capacity", "strategy"]
