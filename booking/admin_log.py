@@ -21,7 +21,7 @@ def record(request, event, action_flag: int, message: str) -> LogEntry:
 def describe_changes(before, after) -> str:
     """'Changed name, capacity 5 → 8.' for an edit, or 'No fields changed.'"""
     parts = []
-    for field in ("name", "starts_at", "capacity"):
+    for field in ("name", "starts_at", "ends_at", "time_zone", "venue", "description", "capacity"):
         old, new = getattr(before, field), getattr(after, field)
         if old != new:
             parts.append(f"{field.replace('_', ' ')} {_show(old)} → {_show(new)}")

@@ -14,8 +14,8 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from . import admin_log, mail
-from .admin_forms import EventAddForm, EventChangeForm
+from . import admin_log, mail, times
+from .admin_forms import EventAddForm, EventChangeForm, strategy_label
 from .errors import BookingError, EventNotFound, InvalidBooking, NotRegistered, StaleEdit
 from .service import get_booking_service
 
@@ -73,20 +73,31 @@ def link(**params) -> str:
     return "?" + urlencode({k: v for k, v in params.items() if v})
 
 
+FILTERS = (("", "All"), ("upcoming", "Upcoming"), ("past", "Past"), ("full", "Full"))
+
+
 @domain_errors
 def changelist(model_admin, request):
     require(model_admin.has_view_or_change_permission(request))
     service = get_booking_service()
     search = request.GET.get("q", "").strip()
+    show = request.GET.get("show", "")
+    show = show if show in dict(FILTERS) else ""
     start = unsign(request, request.GET.get("page"))
     events, next_key = service.events_page(
-        start_key=start, limit=model_admin.list_per_page, search=search)
-    rows = [{"event": event, "seats": seats_or_none(service, event.id)} for event in events]
+        start_key=start, limit=model_admin.list_per_page, search=search,
+        when=show if show != "full" else "")
+    rows = [{"event": event, "seats": seats_or_none(service, event.id),
+             "size": strategy_label(event.strategy),
+             "size_short": strategy_label(event.strategy).split(":")[0]} for event in events]
+    if show == "full":  # the count lives with each strategy's items: checked per row
+        rows = [row for row in rows if row["seats"] is not None and row["seats"].is_full]
     return render(request, TEMPLATES + "change_list.html", page(
-        model_admin, request, "Events", rows=rows, search=search,
+        model_admin, request, "Events", rows=rows, search=search, show=show,
+        filters=[(label, link(q=search, show=value), value == show) for value, label in FILTERS],
         can_add=model_admin.has_add_permission(request),
-        next_url=link(q=search, page=sign(next_key)) if next_key else "",
-        first_url=link(q=search) if start else ""))
+        next_url=link(q=search, show=show, page=sign(next_key)) if next_key else "",
+        first_url=link(q=search, show=show) if start else ""))
 
 
 def seats_or_none(service, event_id):
@@ -110,9 +121,10 @@ def add(model_admin, request):
             admin_log.record(request, event, admin_log.ADDITION,
                              f"Added with capacity {event.capacity}, strategy {event.strategy}.")
             messages.success(request, f"The event “{event.name}” was added.")
-            return redirect(url("changelist"))
+            return redirect(url("add") if "_addanother" in request.POST else url("changelist"))
     return render(request, TEMPLATES + "change_form.html", page(
-        model_admin, request, "Add event", form=form, can_save=True))
+        model_admin, request, "Add event", form=form, can_save=True, can_add_another=True,
+        time_zones=sorted(times.zone_names())))
 
 
 @domain_errors
@@ -144,13 +156,15 @@ def change(model_admin, request, event_id):
     return render(request, TEMPLATES + "change_form.html", page(
         model_admin, request, f"{'Change' if can_change else 'View'} event", form=form,
         event=event, conflict=conflict, seats=seats_or_none(service, event.id),
+        strategy_label=strategy_label(event.strategy), time_zones=sorted(times.zone_names()),
         can_save=can_change, can_delete=model_admin.has_delete_permission(request)))
 
 
 def save(service, event_id, data):
     return service.update_event(
         event_id, expected_version=data["version"], name=data["name"],
-        capacity=data["capacity"], starts_at=data["starts_at"] or "")
+        capacity=data["capacity"], time_zone=data["time_zone"], starts_at=data["starts_at"],
+        ends_at=data["ends_at"], venue=data["venue"], description=data["description"])
 
 
 def reapply_form(posted, current, error):
@@ -179,6 +193,10 @@ def delete(model_admin, request, event_id):
         registrations=seats.confirmed if seats else 0))
 
 
+ORDERS = {"email": "E-mail", "time": "Registered at (oldest first)",
+          "-time": "Registered at (newest first)"}
+
+
 @domain_errors
 def registrations(model_admin, request, event_id):
     require(model_admin.has_view_or_change_permission(request))
@@ -187,19 +205,47 @@ def registrations(model_admin, request, event_id):
     can_change = model_admin.has_change_permission(request)
     if request.method == "POST":
         require(can_change)
+        if confirming(request):
+            return confirm_cancel(model_admin, request, service, event)
         cancel_selected(service, request, event)
         return redirect(request.get_full_path())
     search = request.GET.get("q", "").strip()
+    order = request.GET.get("o", "email")
+    order = order if order in ORDERS else "email"
     after = unsign(request, request.GET.get("after"))
     found, next_after = service.registrations_page(
-        event.id, after=after, limit=model_admin.list_per_page, search=search)
+        event.id, after=after, limit=model_admin.list_per_page, search=search, order=order)
     return render(request, TEMPLATES + "registrations.html", page(
         model_admin, request, f"Registrations: {event.name}", event=event,
-        registrations=found, search=search, can_change=can_change,
+        registrations=found, search=search, can_change=can_change, order=order,
+        order_label=ORDERS[order],
+        time_sort_url=link(q=search, o="-time" if order == "time" else "time"),
+        email_sort_url=link(q=search),
         seats=seats_or_none(service, event.id),
         export_url=url("export", event.id) + link(q=search),
-        next_url=link(q=search, after=sign(next_after)) if next_after else "",
-        first_url=link(q=search) if after else ""))
+        next_url=link(q=search, o=order if order != "email" else "",
+                      after=sign(next_after)) if next_after is not None else "",
+        first_url=link(q=search, o=order if order != "email" else "") if after else ""))
+
+
+def confirming(request) -> bool:
+    """A cancel action with a selection, not yet confirmed: ask first."""
+    return (request.POST.get("action") == "cancel_selected" and "confirm" not in request.POST
+            and bool(request.POST.getlist("selected")))
+
+
+def confirm_cancel(model_admin, request, service, event):
+    selected = []
+    for email in request.POST.getlist("selected"):
+        try:
+            registration = service.find_registration(event.id, email=email)
+        except InvalidBooking:
+            registration = None
+        if registration is not None:
+            selected.append(registration)
+    return render(request, TEMPLATES + "cancel_confirmation.html", page(
+        model_admin, request, "Cancel registrations?", event=event, selected=selected,
+        back_url=request.get_full_path()))
 
 
 def cancel_selected(service, request, event):
@@ -215,7 +261,7 @@ def cancel_selected(service, request, event):
         try:
             removed = service.cancel(event.id, email=email)
             freed.append(removed.email)
-            mail.send_soon(mail.get_mail_sender(), mail.CANCELLATION, removed)
+            mail.send_soon(mail.get_mail_sender(), mail.CANCELLATION, removed, event=event)
         except (NotRegistered, InvalidBooking):
             pass  # cancelled meanwhile, or not an e-mail: nothing to free
     if freed:
@@ -223,7 +269,7 @@ def cancel_selected(service, request, event):
                          f"Cancelled {len(freed)} registration(s): {', '.join(freed)}.")
     cancelled = len(freed)
     messages.success(request, f"Cancelled {cancelled} registration{'s' if cancelled != 1 else ''}; "
-                              "their seats are free again.")
+                              "their seats are free again and each person has been e-mailed.")
 
 
 class Echo:
@@ -255,7 +301,7 @@ def export(model_admin, request, event_id):
         yield writer.writerow(["name", "email", "registered_at"])
         for registration in found:
             yield writer.writerow([csv_cell(registration.name), csv_cell(registration.email),
-                                   registration.registered_at.isoformat()])
+                                   times.iso_local(registration.registered_at, event.time_zone)])
 
     response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="registrations-{event.id}.csv"'

@@ -26,11 +26,11 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor, wait
 
 from django.conf import settings
-from django.core.mail import EmailMessage
+from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from . import links
+from . import calendar, links
 from .dynamo import history, items
 from .errors import BookingContention, EventNotFound, StoreUnavailable
 from .outbox import CANCELLATION, CONFIRMATION, Outbox, message_id
@@ -81,16 +81,22 @@ class MailSender:
     def _deliver(self, message: dict, event) -> None:
         registration = items.registration_from_item(message)
         context = {"event": event, "registration": registration,
-                   "cancel_url": cancel_url(registration)}
+                   "cancel_url": cancel_url(registration), "event_url": event_url(event),
+                   "ics_url": calendar.ics_url(event) if event.starts_at else "",
+                   "google_url": calendar.google_url(event) if event.starts_at else ""}
         template = TEMPLATES[message["kind"]]
         subject = render_to_string(f"{template}_subject.txt", context)
-        body = render_to_string(f"{template}.txt", context)
         # The header names the message, so a receiver (and the torture run) can tell a
         # duplicate from a second e-mail.
         # To the address as the person typed it; the e-mail key is what identifies them.
-        EmailMessage(" ".join(subject.split()), body, None,
-                     [registration.contact or registration.email],
-                     headers={"X-Booking-Message": message["message_id"]}).send()
+        email = EmailMultiAlternatives(
+            " ".join(subject.split()), render_to_string(f"{template}.txt", context), None,
+            [registration.contact or registration.email],
+            headers={"X-Booking-Message": message["message_id"]})
+        email.attach_alternative(render_to_string(f"{template}.html", context), "text/html")
+        if message["kind"] == CONFIRMATION and event.starts_at:
+            email.attach(f"event-{event.id}.ics", calendar.ics(event), "text/calendar")
+        email.send()
 
 
 def _record(key: str, seq: int, status: str, fields: dict) -> None:
@@ -140,6 +146,10 @@ def cancel_url(registration) -> str:
     return links.absolute_url(reverse("booking:cancel", args=[token]))
 
 
+def event_url(event) -> str:
+    return links.absolute_url(reverse("booking:event_detail", args=[event.id]))
+
+
 def message_for(kind: str, registration) -> dict:
     """The outbox row a booking (or cancellation) of ``registration`` wrote."""
     return {"message_id": message_id(kind, registration.registration_id), "kind": kind,
@@ -163,11 +173,23 @@ _lock = threading.Lock()
 def send_soon(sender: MailSender, kind: str, registration, *, event=None) -> None:
     """Send the e-mail a request just made owed, off the request's thread (the worker is
     the safety net)."""
+    _submit(sender, message_for(kind, registration), event)
+
+
+def resend_soon(sender: MailSender, registration, *, event=None) -> None:
+    """Send the confirmation again, asked for by its owner: a new message, so the
+    history of the first one (sent once) is untouched."""
+    message = {**message_for(CONFIRMATION, registration),
+               "message_id": f"resend-{registration.registration_id}-{uuid.uuid4().hex}"}
+    _submit(sender, message, event)
+
+
+def _submit(sender, message, event) -> None:
     global _pool
     with _lock:
         if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="booking-mail")
-        future = _pool.submit(_send_logged, sender, message_for(kind, registration), event)
+        future = _pool.submit(_send_logged, sender, message, event)
         _pending.add(future)
     future.add_done_callback(_pending.discard)
 

@@ -12,6 +12,11 @@ class Event:
     starts_at: datetime | None
     created_at: datetime
     version: int
+    ends_at: datetime | None = None
+    # An IANA name; "" for events stored before zones were a field: TIME_ZONE applies.
+    time_zone: str = ""
+    description: str = ""
+    venue: str = ""
 
     @property
     def has_started(self) -> bool:

@@ -67,17 +67,24 @@ class BookingService(OrganizerOperations, AuditOperations):
         self.unknown_outcomes: Counter = Counter()
 
     # --- events -------------------------------------------------------------------
-    def create_event(self, *, name, capacity, strategy=None, starts_at=None) -> Event:
+    def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
+                     time_zone=None, description="", venue="") -> Event:
         """Validate and create an event; return it (with its new ``id``).
 
-        Raises ``InvalidBooking`` for a bad name, start, strategy or capacity (including
-        a capacity beyond what the strategy supports), with nothing stored.
+        ``starts_at``/``ends_at`` without an offset are read in ``time_zone`` (an IANA
+        name, default ``TIME_ZONE``); both are stored in UTC.
+
+        Raises ``InvalidBooking`` for a bad name, start, end, zone, description, venue,
+        strategy or capacity (including a capacity beyond what the strategy supports),
+        with nothing stored.
         """
         strategy_name = self.default_strategy if strategy in (None, "") else strategy
         if strategy_name not in STRATEGIES:
             choices = ", ".join(GUARDED)
             raise InvalidBooking(f"Unknown strategy. Choose one of: {choices}.", field="strategy")
         implementation = self.strategies[strategy_name]
+        zone_name = validation.clean_time_zone(time_zone)
+        start = validation.clean_starts_at(starts_at, time_zone=zone_name)
         event = Event(
             id=uuid.uuid4().hex,
             name=validation.clean_event_name(name),
@@ -88,9 +95,13 @@ class BookingService(OrganizerOperations, AuditOperations):
                 suggestion=self._larger_strategy(implementation.max_capacity),
             ),
             strategy=strategy_name,
-            starts_at=validation.clean_starts_at(starts_at),
+            starts_at=start,
             created_at=timezone.now(),
             version=1,
+            ends_at=validation.clean_ends_at(ends_at, starts_at=start, time_zone=zone_name),
+            time_zone=zone_name,
+            description=validation.clean_description(description),
+            venue=validation.clean_venue(venue),
         )
         implementation.provision(event)
         self._remember(event.id, strategy_name, starts_at=event.starts_at)

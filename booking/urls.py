@@ -8,6 +8,8 @@ urlpatterns = [
     path("", views.event_list, name="event_list"),
     path("events/<str:event_id>/", views.event_detail, name="event_detail"),
     path("events/<str:event_id>/booked/<str:token>/", views.booked, name="booked"),
+    path("events/<str:event_id>/calendar.ics", views.event_ics, name="event_ics"),
+    path("events/<str:event_id>/resend/", views.resend, name="resend"),
     path("cancel/<str:token>/", views.cancel, name="cancel"),
     path("cancel/<str:token>/done/", views.cancelled, name="cancelled"),
 ]

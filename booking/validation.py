@@ -12,6 +12,8 @@ from .errors import EventNotFound, InvalidBooking
 
 NAME_MAX_LENGTH = 100
 EVENT_NAME_MAX_LENGTH = 200
+DESCRIPTION_MAX_LENGTH = 2000
+VENUE_MAX_LENGTH = 200
 EMAIL_MAX_LENGTH = 254
 EVENT_ID_PATTERN = re.compile(r"^[0-9a-f]{32}$")
 REGISTRATION_ID_PATTERN = EVENT_ID_PATTERN
@@ -154,19 +156,71 @@ def clean_capacity(value, *, strategy_name: str, max_capacity: int, suggestion: 
     return value
 
 
-def clean_starts_at(value) -> datetime | None:
+def clean_description(value) -> str:
+    """Optional; several lines allowed (tabs and line feeds), other control characters not."""
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str):
+        raise InvalidBooking("Description must be text.", field="description")
+    value = value.replace("\r\n", "\n").strip()
+    if len(value) > DESCRIPTION_MAX_LENGTH:
+        raise InvalidBooking(
+            f"Description must be at most {DESCRIPTION_MAX_LENGTH} characters.", field="description")
+    if any(has_control_characters(line) for line in value.replace("\t", " ").split("\n")):
+        raise InvalidBooking("Description must not contain control characters.",
+                             field="description")
+    return unicodedata.normalize("NFC", value)
+
+
+def clean_venue(value) -> str:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return ""
+    return clean_text(value, field="venue", label="Venue", max_length=VENUE_MAX_LENGTH)
+
+
+def clean_time_zone(value) -> str:
+    """An IANA zone name such as 'Europe/Berlin'; empty means the site's TIME_ZONE."""
+    from django.conf import settings
+
+    from .times import zone_names
+
+    if value is None or value == "":
+        value = settings.TIME_ZONE
+    if not isinstance(value, str) or value.strip() not in zone_names():
+        raise InvalidBooking("Time zone must be an IANA time zone name, such as "
+                             "Europe/Berlin or America/New_York.", field="time_zone")
+    return value.strip()
+
+
+def clean_ends_at(value, *, starts_at, time_zone=None) -> datetime | None:
+    """Optional; only with a start, and after it."""
+    end = clean_starts_at(value, time_zone=time_zone, field="ends_at", label="End time")
+    if end is None:
+        return None
+    if starts_at is None:
+        raise InvalidBooking("Set a start time before an end time.", field="ends_at")
+    if end <= starts_at:
+        raise InvalidBooking("End time must be after the start time.", field="ends_at")
+    return end
+
+
+def clean_starts_at(value, *, time_zone=None, field="starts_at",
+                    label="Start time") -> datetime | None:
+    """A date and time; without an offset it is read in ``time_zone`` (default TIME_ZONE)."""
     if value is None or value == "":
         return None
     if isinstance(value, str):
         try:
             value = datetime.fromisoformat(value.strip())
         except ValueError:
-            raise InvalidBooking(
-                "Start time must be an ISO 8601 date and time.", field="starts_at") from None
+            raise InvalidBooking(f"{label} must be an ISO 8601 date and time, such as "
+                                 "2026-12-12 19:30.", field=field) from None
     if not isinstance(value, datetime):
-        raise InvalidBooking("Start time must be a date and time.", field="starts_at")
+        raise InvalidBooking(f"{label} must be a date and time.", field=field)
     if timezone.is_naive(value):
-        value = timezone.make_aware(value)
+        from .times import zone
+
+        value = timezone.make_aware(value, zone(time_zone))
     latest = timezone.now() + timedelta(days=365 * LATEST_START_YEARS)
     try:
         value = value.astimezone(dt_timezone.utc)  # stored in UTC
@@ -174,8 +228,7 @@ def clean_starts_at(value) -> datetime | None:
         value = None
     if value is None or not EARLIEST_START <= value <= latest:
         raise InvalidBooking(
-            f"Start time must be between {EARLIEST_START:%Y} and {latest:%Y}.",
-            field="starts_at")
+            f"{label} must be between {EARLIEST_START:%Y} and {latest:%Y}.", field=field)
     return value
 
 

@@ -4,14 +4,14 @@ Domain errors become HTTP statuses in one place: ``STATUS_FOR_ERROR``.
 """
 import functools
 
-from django.http import HttpResponseRedirect
+from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
-from . import links, mail, rate_limits, validation
+from . import calendar, links, mail, rate_limits, validation
 from .errors import (AlreadyRegistered, BookingClosed, BookingContention, BookingError,
                      EventFull, EventNotFound, InvalidBooking, NotRegistered, OutcomeUnknown,
                      RateLimited, StaleEdit, StoreUnavailable)
@@ -99,9 +99,9 @@ def event_detail(request, event_id):
     return _render_event(request, service, event, form, links.new_form_token(event.id))
 
 
-def _render_event(request, service, event, form, form_token, status=200):
+def _render_event(request, service, event, form, form_token, status=200, **extra):
     context = {"event": event, "availability": service.availability(event.id), "form": form,
-               "form_token": form_token}
+               "form_token": form_token, **extra}
     return render(request, "booking/event_detail.html", context, status=status)
 
 
@@ -129,6 +129,12 @@ def _signup(request, service, event):
     except OutcomeUnknown as error:  # a seat may be held: ask again with the same token
         context = {"event": event, "message": error.message, "form": form, "token": token}
         return render(request, "booking/in_progress.html", context, status=status_for(error))
+    except EventFull as error:  # a definite answer: the event as full, never the form again
+        return _render_event(request, service, event, None, "", status_for(error),
+                             just_missed=True)
+    except AlreadyRegistered as error:  # offer the confirmation again, by e-mail only
+        return _render_event(request, service, event, None, "", status_for(error),
+                             already_email=form.cleaned_data["email"])
     except BookingError as error:
         # Keep the token: resubmitting after a 503 must not book a second seat.
         form.apply_error(error)
@@ -138,6 +144,45 @@ def _signup(request, service, event):
         mail.send_soon(mail.get_mail_sender(), mail.CONFIRMATION, registration, event=event)
     confirmation = links.registration_token(registration, salt=links.CONFIRMATION_SALT)
     return see_other(reverse("booking:booked", args=[event.id, confirmation]))
+
+
+RESENT = ("If this address is registered for the event, its confirmation with the "
+          "cancellation link is on its way to that inbox.")
+
+
+@plain_forms_only
+@require_http_methods(["POST"])
+@renders_booking_errors
+def resend(request, event_id):
+    """E-mail the confirmation again to a registered address (never shown on screen);
+    limited like signups, per network and per address."""
+    service = get_booking_service()
+    event = service.get_event(event_id)
+    rate_limits.check("BOOKING_SIGNUP_RATE", rate_limits.client_address(request),
+                      message=SIGNUPS_LIMITED)
+    try:
+        typed = validation.clean_typed_email(request.POST.get("email", ""))
+    except InvalidBooking as error:
+        return render_error(request, error)
+    rate_limits.check("BOOKING_SIGNUP_EMAIL_RATE", validation.normalize_email(typed),
+                      message=EMAIL_LIMITED)
+    registration = service.find_registration(event.id, email=typed)
+    if registration is not None:
+        mail.resend_soon(mail.get_mail_sender(), registration, event=event)
+    return render(request, "booking/resent.html", {"event": event, "message": RESENT})
+
+
+@require_safe
+@renders_booking_errors
+def event_ics(request, event_id):
+    """The event as an iCalendar file (RFC 5545) for any calendar application."""
+    event = get_booking_service().get_event(event_id)
+    if event.starts_at is None:
+        raise EventNotFound("This event has no date yet, so there is nothing to add to a "
+                            "calendar.")
+    response = HttpResponse(calendar.ics(event), content_type="text/calendar; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="event-{event.id}.ics"'
+    return response
 
 
 def _cancel_url(request, registration) -> str:

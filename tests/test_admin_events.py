@@ -21,8 +21,7 @@ def book(service, event, count, start=0):
 def change_data(form_response, **overrides):
     """What the browser would post back from a rendered change form, with edits."""
     form = form_response.context["form"]
-    data = {name: form[name].value() for name in ("name", "capacity", "version")}
-    data["starts_at"] = ""
+    data = {name: form[name].value() or "" for name in form.fields}
     return {**data, **overrides}
 
 
@@ -38,7 +37,7 @@ def test_list__shows_seats_strategy_and_version(admin_client, service):
         row = rows[f"Talk {strategy}"]
         assert (row["seats"].confirmed, row["seats"].remaining) == (1, 3)
         assert row["event"].strategy == strategy
-    assert rows["Talk aggregate"]["event"].version == 2  # the booking bumped it
+    assert rows["Talk aggregate"]["event"].version == 1  # bookings never bump the edit version
     assert b"Talk lock_table" in response.content and b"admin/css/base.css" in response.content
 
 
@@ -137,10 +136,22 @@ def test_change__two_forms_same_version__second_shows_conflict_and_keeps_first(
     assert service.get_event(event.id).name == "Renamed"
 
 
-def test_change__aggregate_booked_after_opening__shows_conflict(admin_client, service):
+@pytest.mark.parametrize("strategy", GUARDED)
+def test_change__booked_after_opening__edit_still_saved(admin_client, service, strategy):
+    event = service.create_event(name="Talk", capacity=3, strategy=strategy)
+    opened = admin_client.get(admin_url("change", event.id))
+    book(service, event, 2)
+    response = admin_client.post(admin_url("change", event.id),
+                                 change_data(opened, capacity="2", name="Talk 2"))
+    assert response.status_code == 302
+    changed = service.get_event(event.id)
+    assert (changed.capacity, changed.name, changed.version) == (2, "Talk 2", event.version + 1)
+
+
+def test_change__edited_by_someone_else_after_opening__shows_conflict(admin_client, service):
     event = service.create_event(name="Talk", capacity=3, strategy="aggregate")
     opened = admin_client.get(admin_url("change", event.id))
-    book(service, event, 1)
+    service.update_event(event.id, expected_version=event.version, name="Their name")
     response = admin_client.post(admin_url("change", event.id), change_data(opened, capacity="1"))
     assert "since you opened it" in response.content.decode()
     assert response.context["form"]["version"].value() == event.version + 1
@@ -175,3 +186,74 @@ def test_delete__confirm_then_post__removes_event_and_registrations(admin_client
     with pytest.raises(EventNotFound):
         service.get_event(event.id)
     assert list(service.iter_events()) == []
+
+
+def test_list__search_ignores_case(admin_client, service):
+    service.create_event(name="Wine tasting", capacity=3)
+    service.create_event(name="Beer night", capacity=3)
+    response = admin_client.get(admin_url("changelist") + "?q=WINE")
+    assert [row["event"].name for row in response.context["rows"]] == ["Wine tasting"]
+
+
+def test_list__soonest_first_filters_upcoming_past_full(admin_client, service):
+    later = service.create_event(name="Later", capacity=1, starts_at="2031-01-01 10:00")
+    sooner = service.create_event(name="Sooner", capacity=2, starts_at="2030-01-01 10:00")
+    past = service.create_event(name="Past", capacity=1, starts_at="2020-01-01 10:00")
+    service.book(later.id, name="Ada", email="ada@example.com")
+
+    def names(query=""):
+        response = admin_client.get(admin_url("changelist") + query)
+        return [row["event"].name for row in response.context["rows"]]
+
+    assert names() == ["Past", "Sooner", "Later"]
+    assert names("?show=upcoming") == ["Sooner", "Later"]
+    assert names("?show=past") == [past.name]
+    assert names("?show=full") == ["Later"] and sooner
+
+
+def test_list__internals_out_plain_language_sizes(admin_client, service):
+    service.create_event(name="Talk", capacity=1200, strategy="slots")
+    html = admin_client.get(admin_url("changelist")).content.decode()
+    assert "Version" not in html and "1,200" in html and "Rush sale" in html
+
+
+def test_add__plain_choices_default_and_save_and_add_another(admin_client, service, settings):
+    form = admin_client.get(admin_url("add")).context["form"]
+    labels = dict(form.fields["strategy"].choices)
+    assert labels["lock_table"].startswith("Standard") and "(recommended)" in labels["lock_table"]
+    assert form["strategy"].value() == settings.BOOKING_DEFAULT_STRATEGY
+    response = admin_client.post(admin_url("add"), {
+        "name": "Wine", "capacity": "5", "strategy": "lock_table", "time_zone": "Europe/Berlin",
+        "starts_at": "2030-12-12 19:30", "ends_at": "", "venue": "", "description": "",
+        "_addanother": "1"})
+    assert response.status_code == 302 and response["Location"] == admin_url("add")
+    [event] = [e for e in service.iter_events() if e.name == "Wine"]
+    assert event.starts_at.isoformat() == "2030-12-12T18:30:00+00:00"
+
+
+def test_add__bad_zone_or_end_before_start__errors_at_fields_nothing_stored(admin_client,
+                                                                           service):
+    response = admin_client.post(admin_url("add"), {
+        "name": "Wine", "capacity": "5", "strategy": "lock_table", "time_zone": "Berlin",
+        "starts_at": "2030-12-12 19:30", "ends_at": "2030-12-12 18:00"})
+    assert "IANA" in " ".join(response.context["form"].errors["time_zone"])
+    response = admin_client.post(admin_url("add"), {
+        "name": "Wine", "capacity": "5", "strategy": "lock_table", "time_zone": "Europe/Berlin",
+        "starts_at": "2030-12-12 19:30", "ends_at": "2030-12-12 18:00"})
+    assert "after the start" in " ".join(response.context["form"].errors["ends_at"])
+    assert not [e for e in service.iter_events() if e.name == "Wine"]
+
+
+def test_change__shows_local_time_in_event_zone(admin_client, service):
+    event = service.create_event(name="Wine", capacity=5, time_zone="Europe/Berlin",
+                                 starts_at="2030-12-12 19:30")
+    form = admin_client.get(admin_url("change", event.id)).context["form"]
+    assert (form["starts_at"].value(), form["time_zone"].value()) == (
+        "2030-12-12 19:30", "Europe/Berlin")
+
+
+def test_export__registered_at_in_event_zone_with_offset(admin_client, service):
+    event = service.create_event(name="Wine", capacity=5, time_zone="Asia/Kolkata")
+    service.book(event.id, name="Ada", email="ada@example.com")
+    body = b"".join(admin_client.get(admin_url("export", event.id)).streaming_content).decode()
+    assert body.splitlines()[1].endswith('+05:30"')

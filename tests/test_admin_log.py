@@ -58,7 +58,8 @@ def test_cancel_selected__logged_with_the_cancelled(admin_client, service, event
         service.book(event.id, name=name, email=f"{name}@example.com")
 
     admin_client.post(admin_url("registrations", event.id), {
-        "action": "cancel_selected", "selected": ["ada@example.com", "bo@example.com"]})
+        "action": "cancel_selected", "selected": ["ada@example.com", "bo@example.com"],
+        "confirm": "yes"})
 
     assert entries() == [("admin", CHANGE, "Meetup",
                           "Cancelled 2 registration(s): ada@example.com, bo@example.com.")]

@@ -5,6 +5,9 @@ import io
 import pytest
 from django.urls import reverse
 
+from django.core import mail
+
+from booking import mail as booking_mail
 from booking.admin import EventAdmin
 
 GUARDED = ("aggregate", "lock_table", "slots")
@@ -52,14 +55,33 @@ def test_registrations__pages__next_link_continues_after_cursor(admin_client, bo
     assert second.context["next_url"] == "" and second.context["first_url"]
 
 
-def test_cancel_selected__frees_their_seats(admin_client, service, booked_event):
+def test_cancel_selected__asks_first_then_frees_seats_and_mails_each(admin_client, service,
+                                                                      booked_event):
     url = admin_url("registrations", booked_event.id)
-    response = admin_client.post(url, {"action": "cancel_selected",
-                                       "selected": ["ada@example.com", "cy@example.com"]},
-                                 follow=True)
+    chosen = {"action": "cancel_selected", "selected": ["ada@example.com", "cy@example.com"]}
+    asked = admin_client.post(url, chosen)
+    assert asked.status_code == 200 and "Yes, cancel and e-mail them" in asked.content.decode()
+    assert service.availability(booked_event.id).confirmed == 3  # nothing yet
+
+    response = admin_client.post(url, {**chosen, "confirm": "yes"}, follow=True)
+    booking_mail.flush()
     assert "Cancelled 2 registrations" in response.content.decode()
     assert emails_on(response) == ["bob@example.com"]
     assert service.availability(booked_event.id).remaining == 4
+    assert sorted(m.to[0] for m in mail.outbox) == ["ada@example.com", "cy@example.com"]
+    assert all(m.subject == "Cancelled: Talk" for m in mail.outbox)
+
+
+def test_registrations__sorted_by_time_both_ways_and_paged(admin_client, booked_event,
+                                                           monkeypatch):
+    url = admin_url("registrations", booked_event.id)
+    booked_order = ["ada@example.com", "bob@example.com", "cy@example.com"]
+    assert emails_on(admin_client.get(url + "?o=time")) == booked_order
+    assert emails_on(admin_client.get(url + "?o=-time")) == booked_order[::-1]
+    monkeypatch.setattr(EventAdmin, "list_per_page", 2)
+    first = admin_client.get(url + "?o=-time")
+    second = admin_client.get(url + first.context["next_url"])
+    assert emails_on(first) + emails_on(second) == booked_order[::-1]
 
 
 def test_cancel_selected__no_action_chosen__cancels_nothing(admin_client, service, booked_event):

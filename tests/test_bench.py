@@ -119,3 +119,23 @@ def test_bench__endpoint_unreachable__says_how_to_start_it(settings):
             call_command("bench_booking", "--clients", "1", stdout=StringIO(), stderr=StringIO())
     finally:
         reset_clients()
+
+
+def test_bench_help__explains_every_column():
+    from booking.bench.report import COST_COLUMNS, HOT_COLUMNS
+    from booking.management.commands.bench_booking import Command
+
+    text = Command().create_parser("manage.py", "bench_booking").format_help()
+    for header, _ in (*HOT_COLUMNS, *COST_COLUMNS):
+        if header not in ("STRATEGY", "CLIENTS", "CAPACITY"):
+            assert header in text.split("columns of the hot-event table")[1], header
+
+
+def test_bench_quick__small_configuration_overrides_sizes():
+    from booking.management.commands.bench_booking import Command
+
+    parser = Command().create_parser("manage.py", "bench_booking")
+    options = vars(parser.parse_args(["--quick", "--attempts", "9999"]))
+    config = Command()._config(options)
+    assert (config.clients, config.capacity, config.attempts, config.cost_capacities) == (
+        [1, 4], 10, 20, [20])

@@ -16,7 +16,7 @@ def run(*args):
 
 def test_create_event__valid__prints_id_and_stores_event(service):
     event_id = run("create_event", "--name", "Talk", "--capacity", "3",
-                   "--strategy", "slots", "--starts-at", "2030-05-01T18:00+02:00").strip()
+                   "--strategy", "slots", "--starts-at", "2030-05-01T18:00+02:00").split()[0]
 
     event = service.get_event(event_id)
     assert (event.name, event.capacity, event.strategy) == ("Talk", 3, "slots")
@@ -26,7 +26,8 @@ def test_create_event__valid__prints_id_and_stores_event(service):
 def test_create_event__json__prints_whole_event(service):
     data = json.loads(run("create_event", "--name", "Talk", "--capacity", "3", "--json"))
 
-    assert set(data) == {"id", "name", "capacity", "strategy", "version", "starts_at", "created_at"}
+    assert set(data) == {"id", "name", "capacity", "strategy", "version", "starts_at", "ends_at",
+                         "time_zone", "venue", "description", "created_at"}
     assert service.get_event(data["id"]).strategy == data["strategy"] == "lock_table"
 
 

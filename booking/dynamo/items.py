@@ -29,6 +29,11 @@ def event_item(event: Event) -> dict:
     return {
         "event_id": event.id,
         "name": event.name,
+        "name_folded": event.name.casefold(),  # for case-insensitive search
+        "ends_at": _iso(event.ends_at),
+        "time_zone": event.time_zone,
+        "description": event.description,
+        "venue": event.venue,
         "capacity": event.capacity,
         "strategy": event.strategy,
         "starts_at": _iso(event.starts_at),
@@ -38,8 +43,10 @@ def event_item(event: Event) -> dict:
 
 
 # Everything but the aggregate strategy's attendees map, which can be large.
-EVENT_PROJECTION = "event_id, #name, #capacity, strategy, starts_at, created_at, version"
-EVENT_PROJECTION_NAMES = {"#name": "name", "#capacity": "capacity"}
+EVENT_PROJECTION = ("event_id, #name, #capacity, strategy, starts_at, created_at, version, "
+                    "#ends, #zone, #description, #venue")
+EVENT_PROJECTION_NAMES = {"#name": "name", "#capacity": "capacity", "#ends": "ends_at",
+                          "#zone": "time_zone", "#description": "description", "#venue": "venue"}
 
 
 def event_from_item(item: dict) -> Event:
@@ -51,6 +58,10 @@ def event_from_item(item: dict) -> Event:
         starts_at=_parse_start(item.get("starts_at"), item["event_id"]),
         created_at=_parse(item["created_at"]),
         version=int(item["version"]),
+        ends_at=_parse_start(item.get("ends_at"), item["event_id"]),
+        time_zone=item.get("time_zone") or "",
+        description=item.get("description") or "",
+        venue=item.get("venue") or "",
     )
 
 

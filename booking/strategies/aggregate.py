@@ -5,8 +5,10 @@ normalized e-mail), the confirmed count and a version. Instead of a read followe
 version-checked write, a booking is one UpdateItem whose ConditionExpression states the
 whole rule: the event exists, a seat is free, the person is not yet in the map. DynamoDB
 applies conditional writes to one item one at a time, so two bookings can never both see
-the last seat. Every write bumps ``version``, so read-modify-write edits of the event
-(organizers changing it) still detect that bookings happened since they read it.
+the last seat. Bookings and cancellations bump ``booking_version``, never ``version``:
+``version`` counts the organizer's edits only (seed 001), so a busy event's bookings never
+refuse an edit, and an edit's own condition (``confirmed_count <= :capacity``) already
+states what it needs of the attendees.
 
 Idempotency: the update goes out in one TransactWriteItems with the request row (request
 id -> this registration, only if no live row holds the id) and the confirmation's outbox
@@ -36,21 +38,23 @@ from .base import Strategy, client_token, is_mine
 
 
 ITEM_SIZE_LIMIT = 400 * 1024
-# Room for the event's own attributes (name, dates, counters, attribute names).
-EVENT_ATTRIBUTES_RESERVE = 8 * 1024
+# Room for the event's own attributes: name (twice: as typed and case-folded), dates,
+# zone, venue, a 2,000-character description (8 KB in the worst case), counters, names.
+EVENT_ATTRIBUTES_RESERVE = 12 * 1024
 # Worst case for one attendee: a 254-byte e-mail key, a 100-character name (up to 400
 # bytes in UTF-8), the timestamp, the registration and request ids, and attribute names.
 ATTENDEE_MAX_BYTES = 900
 
 BOOK = (
     "SET attendees.#email = :attendee, confirmed_count = confirmed_count + :one, "
-    "version = version + :one"
+    "booking_version = if_not_exists(booking_version, :zero) + :one"
 )
 BOOK_CONDITION = (
     "attribute_exists(event_id) AND confirmed_count < #capacity "
     "AND attribute_not_exists(attendees.#email)"
 )
-CANCEL = "REMOVE attendees.#email SET confirmed_count = confirmed_count - :one, version = version + :one"
+CANCEL = ("REMOVE attendees.#email SET confirmed_count = confirmed_count - :one, "
+          "booking_version = if_not_exists(booking_version, :zero) + :one")
 
 
 class AggregateStrategy(Strategy):
@@ -71,7 +75,7 @@ class AggregateStrategy(Strategy):
         operations = [("Update", self.events.update_op(
             {"event_id": event_id}, BOOK, condition=BOOK_CONDITION,
             names={"#email": registration.email, "#capacity": "capacity"},
-            values={":attendee": items.attendee_value(registration), ":one": 1}))]
+            values={":attendee": items.attendee_value(registration), ":one": 1, ":zero": 0}))]
         operations += self.requests.ops(request, registration)
         token = client_token(registration.registration_id, "book")
         for _ in self.retry.attempts():
@@ -113,7 +117,7 @@ class AggregateStrategy(Strategy):
                     {"event_id": event_id}, CANCEL,
                     condition="attendees.#email.registration_id = :rid",
                     names={"#email": email},
-                    values={":rid": stored.registration_id, ":one": 1})),
+                    values={":rid": stored.registration_id, ":one": 1, ":zero": 0})),
                     *self.requests.ops(request, stored)],
                     token=client_token(f"{stored.registration_id}:{request.request_id}",
                                        "cancel"))

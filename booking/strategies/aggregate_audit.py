@@ -1,13 +1,15 @@
 """Audit and repair for the aggregate strategy: the event item's count must match its map.
 
 Repair recomputes ``confirmed_count`` from the same item read it writes back to, and
-writes only if ``version`` is unchanged (seed 001), so a booking that lands mid-repair
-makes the write fail and the repair re-reads instead of overwriting the new count.
+writes only if ``booking_version`` (bumped by every booking and cancellation) is unchanged
+(seed 001), so a booking that lands mid-repair makes the write fail and the repair re-reads
+instead of overwriting the new count. Edits never write the count, so they need no check.
 """
 from booking import audit
 from booking.dynamo.store import ConditionFailed
 
-FIX_COUNT = "SET confirmed_count = :count, version = version + :one"
+FIX_COUNT = ("SET confirmed_count = :count, "
+             "booking_version = if_not_exists(booking_version, :zero) + :one")
 
 
 def audit_event(strategy, event) -> list[audit.Violation]:
@@ -31,10 +33,12 @@ def repair_event(strategy, event) -> list[str]:
         actual, stored = len(item.get("attendees") or {}), item.get("confirmed_count")
         if stored == actual:
             return []
+        read = item.get("booking_version")
+        condition, values = (("attribute_not_exists(booking_version)", {}) if read is None
+                             else ("booking_version = :read", {":read": read}))
         try:
-            strategy.events.update(
-                key, FIX_COUNT, condition="version = :version",
-                values={":count": actual, ":one": 1, ":version": item["version"]})
+            strategy.events.update(key, FIX_COUNT, condition=condition,
+                                   values={":count": actual, ":one": 1, ":zero": 0, **values})
         except ConditionFailed:
             continue  # a booking or edit landed since the read: recount from a fresh read
         return [f"confirmed_count {stored} -> {actual}"]

@@ -26,6 +26,10 @@ def summary(config, result: dict) -> dict:
         "operations_per_second": round(len(records) / max(result["seconds"], 1e-9), 1),
         "steps": dict(Counter(r["step"] for r in records)),
         "outcomes": dict(Counter(r["outcome"] for r in records)),
+        # Definite refusals (full, already registered, ...) are the product working: counted
+        # apart from failures, which are the anomalies below.
+        "expected_refusals": dict(Counter(r["code"] for r in records if r["outcome"] == "fail")),
+        "failures": len(found.anomalies),
         "codes": dict(Counter(r["code"] or "ok" for r in records)),
         "unknown_resolved": {"bookings_applied": found.unknown_applied,
                              "bookings_not_applied": found.unknown_not_applied,
@@ -73,6 +77,11 @@ def text(report: dict) -> str:
         f"{'on' if config['ambiguity_checks'] else 'OFF'}",
         f"Operations: {report['operations']} in {report['seconds']} s "
         f"({report['operations_per_second']}/s); steps: {_counts(report['steps'])}",
+        f"Answers: {report['outcomes'].get('ok', 0)} succeeded, "
+        f"{sum(report['expected_refusals'].values())} expected refusals "
+        f"({_counts(report['expected_refusals']) or 'none'}), "
+        f"{report['outcomes'].get('unknown', 0)} unknown (checked against the final state); "
+        f"failures: {report['failures']}",
         f"Outcomes: {_counts(report['outcomes'])}; by code: {_counts(report['codes'])}",
         "Unknown outcomes resolved by the final state: "
         f"{_counts(report['unknown_resolved'])}",

@@ -7,7 +7,9 @@ headless Chromium page driven by Playwright.
   ``DJANGO_SUPERUSER_PASSWORD`` in ``env=``).
 - ``site_service``: a BookingService in the test process on the live site's tables.
 - ``browser`` (session) and ``page`` (a fresh context per test, 1024x768).
-- ``screenshot`` fixture: ``screenshot(page, name)`` saves ``test-artifacts/<name>.png``.
+- ``screenshot`` fixture: ``screenshot(page, name)`` saves ``test-artifacts/<name>-1280.png``
+  and ``<name>-390.png`` (desktop and phone width, full page), and checks that the page
+  never scrolls sideways at phone width.
 
 Browser tests are skipped when Debian's chromium is missing (scripts/ensure_chromium.sh
 installs it). Playwright's own browser download is never used.
@@ -153,12 +155,21 @@ def page(browser):
     context.close()
 
 
+SCREEN_WIDTHS = (1280, 390)  # desktop, phone
+
+
 @pytest.fixture
 def screenshot():
-    """``screenshot(page, name)`` saves test-artifacts/<name>.png (full page)."""
-    def save(page, name: str) -> Path:
+    """``screenshot(page, name)`` saves test-artifacts/<name>-<width>.png at each of
+    ``SCREEN_WIDTHS`` (full page), then restores the viewport."""
+    def save(page, name: str) -> list[Path]:
         ARTIFACTS.mkdir(exist_ok=True)
-        path = ARTIFACTS / f"{name}.png"
-        page.screenshot(path=str(path), full_page=True)
-        return path
+        viewport, paths = page.viewport_size, []
+        for width in SCREEN_WIDTHS:
+            page.set_viewport_size({"width": width, "height": 800})
+            path = ARTIFACTS / f"{name}-{width}.png"
+            page.screenshot(path=str(path), full_page=True)
+            paths.append(path)
+        page.set_viewport_size(viewport)
+        return paths
     return save

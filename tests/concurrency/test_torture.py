@@ -35,6 +35,9 @@ def test_torture__guarded_strategies_with_faults__no_anomaly():
     assert all(report["faults"][kind] > 0 for kind in ("throttle", "lost_response", "error500"))
     assert {"repeat", "double", "shared", "mismatch"} <= set(report["steps"])
     assert report["codes"]["event_full"] > 0 and report["codes"]["ok"] > 0
+    # Refusals are the product working: counted apart from failures (anomalies).
+    assert report["expected_refusals"]["event_full"] == report["codes"]["event_full"]
+    assert report["failures"] == 0
     for event in report["events"]:
         assert event["stored"] == event["counter"] <= event["capacity"]
     assert report["mail"]["sent"] == report["mail"]["messages"] > 0
@@ -49,6 +52,7 @@ def test_torture__unguarded_control__overbooking_found_and_saved_run_rechecks(tm
 
     assert status == 1
     assert report["anomaly_counts"].get("overbooked", 0) > 0, report["anomaly_counts"]
+    assert report["failures"] == len(report["anomalies"]) > 0
     shown = [a for a in report["anomalies"] if a["kind"] == "overbooked"]
     assert "for 5 seats" in shown[0]["detail"]
     again_status, again = torture("--check-history", str(saved))

@@ -26,16 +26,26 @@ def test_max_capacity__worst_case_attendees_fit_in_one_item():
     assert AggregateStrategy.max_capacity * per_attendee < 400 * 1024
 
 
-def test_book__every_write__bumps_the_event_version(service):
+def test_book__bookings_bump_the_booking_version_never_the_edit_version(service):
     event = service.create_event(name="Talk", capacity=3, strategy="aggregate")
     events = Table(EVENTS)
 
     service.book(event.id, name="Ada", email="ada@example.com")
-    after_book = events.get({"event_id": event.id})["version"]
+    after_book = events.get({"event_id": event.id})
     service.cancel(event.id, email="ada@example.com")
-    after_cancel = events.get({"event_id": event.id})["version"]
+    after_cancel = events.get({"event_id": event.id})
 
-    assert (event.version, after_book, after_cancel) == (1, 2, 3)
+    assert (event.version, after_book["version"], after_cancel["version"]) == (1, 1, 1)
+    assert (after_book["booking_version"], after_cancel["booking_version"]) == (1, 2)
+
+
+def test_update__after_bookings__edit_at_the_version_read_is_accepted(service):
+    event = service.create_event(name="Talk", capacity=3, strategy="aggregate")
+    service.book(event.id, name="Ada", email="ada@example.com")
+
+    updated = service.update_event(event.id, expected_version=event.version, capacity=5)
+
+    assert (updated.capacity, updated.version) == (5, 2)
 
 
 def test_book__refused__leaves_item_unchanged(service):

@@ -1,8 +1,9 @@
 """manage.py bench_booking: throughput, requests and capacity units per booking, by strategy."""
+import argparse
 import json
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 
 from booking.bench import report
 from booking.bench.runner import BenchConfig, run
@@ -22,6 +23,35 @@ def int_list(value: str) -> list[int]:
     return numbers
 
 
+QUICK = {"clients": "1,4", "capacity": 10, "attempts": 20, "cost_capacities": "20"}
+COLUMNS_HELP = """\
+columns of the hot-event table (one row per strategy and client count):
+  BOOKED          attempts that got a seat (at most the capacity)
+  FULL            attempts refused because the event was full: expected once it fills
+  BOOK/S          successful bookings per second
+  xUNGUARDED      BOOK/S divided by the unguarded control's, measured in the same run
+  REQ/BOOK        DynamoDB requests per successful booking
+  REQ/REJECT      DynamoDB requests per refused attempt
+  CCF/BOOK        conditional-check failures (lost races) per booking
+  RETRY/BOOK      strategy retries after a conflict, per booking
+  P50ms, P99ms    booking latency, median and 99th percentile, in milliseconds
+  OVERBOOKED      confirmed beyond capacity: 0 for every guarded strategy
+  WCU/BOOK        write capacity units per booking
+  MAIL_REQ/BOOK   DynamoDB requests to send each confirmation e-mail exactly once
+  UNKNOWN         first answers lost or unknown (resolved before answering)
+  UNRESOLVED      unknown outcomes never resolved: should be 0
+columns of the cost-by-capacity table (one client):
+  CREATE_REQ, CREATE_WCU, CREATE_S   requests, write units and seconds to create the event
+  BOOK_REQ, BOOK_ms                  requests and milliseconds for one booking
+  BOOK_WCU_MEAN, BOOK_WCU_LAST_SEAT  write units per booking, mean over filling the event
+                                     and for the last seat
+"""
+
+
+class HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Django's option order, with the column glossary kept as written."""
+
+
 class Command(BaseCommand):
     help = (
         "Benchmark the booking strategies against the configured DynamoDB endpoint (the "
@@ -29,7 +59,14 @@ class Command(BaseCommand):
         "event; then creation and booking cost by capacity. Uses temporary tables."
     )
 
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        return super().create_parser(prog_name, subcommand, epilog=COLUMNS_HELP,
+                                     formatter_class=HelpFormatter, **kwargs)
+
     def add_arguments(self, parser):
+        parser.add_argument("--quick", action="store_true",
+                            help="A run of seconds: clients 1,4, capacity 10, 20 attempts, "
+                                 "cost at capacity 20 (overrides those options).")
         parser.add_argument("--strategies", default=",".join((*GUARDED, "unguarded")),
                             help="Comma-separated (default: every guarded one and unguarded).")
         parser.add_argument("--clients", default="1,8,64", help="Concurrent clients, e.g. 1,8,64.")
@@ -61,6 +98,8 @@ class Command(BaseCommand):
         self.stdout.write(json.dumps(results, indent=2) if as_json else report.text(results))
 
     def _config(self, options) -> BenchConfig:
+        if options.get("quick"):
+            options = {**options, **QUICK}
         strategies = [s.strip() for s in options["strategies"].split(",") if s.strip()]
         unknown = [s for s in strategies if s not in STRATEGIES]
         if unknown or not strategies:

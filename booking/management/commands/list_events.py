@@ -31,5 +31,13 @@ class Command(BaseCommand):
             return
         headers = ("ID", "NAME", "STARTS", "CAPACITY", "CONFIRMED", "REMAINING", "STRATEGY")
         self.stdout.write(table(headers, [
-            (r["id"], r["name"], (r["starts_at"] or "-")[:16], r["capacity"], r["confirmed"],
+            (r["id"], r["name"], _start(r), r["capacity"], r["confirmed"],
              r["remaining"], r["strategy"]) for r in rows]))
+
+
+def _start(row) -> str:
+    """'2030-12-12 19:30+01:00 Europe/Berlin': the event's local time, its offset and zone."""
+    if not row["starts_at"]:
+        return "-"
+    local = row["starts_at"]
+    return f"{local[:10]} {local[11:16]}{local[19:]} {row['time_zone']}"

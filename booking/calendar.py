@@ -1,0 +1,76 @@
+"""Calendar entries for an event: an iCalendar file (RFC 5545) and an add-to-calendar link.
+
+Times go out in UTC (``...Z``), which every calendar application shows in its user's zone;
+the event's own zone is named in the description so nobody wonders which 19:30 it is.
+"""
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
+from urllib.parse import urlencode
+
+from django.urls import reverse
+from django.utils import timezone
+
+from . import links, times
+
+GOOGLE_TEMPLATE = "https://calendar.google.com/calendar/render"
+# Without an end, calendars show the event this long (RFC 5545 would make it zero).
+DEFAULT_LENGTH = timedelta(hours=1)
+
+
+def _utc(value: datetime) -> str:
+    return value.astimezone(dt_timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def _text(value: str) -> str:
+    """Escape a TEXT value (RFC 5545 3.3.11)."""
+    return (value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,")
+            .replace("\n", "\\n"))
+
+
+def _fold(line: str) -> str:
+    """Fold a content line at 75 octets, never inside a UTF-8 character (RFC 5545 3.1)."""
+    parts, current = [], ""
+    for char in line:
+        if len((current + char).encode("utf-8")) > (75 if not parts else 74):
+            parts.append(current)
+            current = ""
+        current += char
+    parts.append(current)
+    return "\r\n ".join(parts)
+
+
+def end_of(event) -> datetime:
+    return event.ends_at or event.starts_at + DEFAULT_LENGTH
+
+
+def details(event) -> str:
+    url = links.absolute_url(reverse("booking:event_detail", args=[event.id]))
+    parts = [event.description, f"{times.when(event)}", url]
+    return "\n\n".join(part for part in parts if part)
+
+
+def ics(event) -> str:
+    """The event as one VEVENT; its UID is stable, so importing it twice updates it."""
+    lines = [
+        "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Event booking//EN", "CALSCALE:GREGORIAN",
+        "METHOD:PUBLISH", "BEGIN:VEVENT", f"UID:{event.id}@event-booking",
+        f"DTSTAMP:{_utc(timezone.now())}", f"DTSTART:{_utc(event.starts_at)}",
+        f"DTEND:{_utc(end_of(event))}", f"SUMMARY:{_text(event.name)}",
+        f"DESCRIPTION:{_text(details(event))}",
+        *([f"LOCATION:{_text(event.venue)}"] if event.venue else []),
+        f"URL:{links.absolute_url(reverse('booking:event_detail', args=[event.id]))}",
+        "END:VEVENT", "END:VCALENDAR",
+    ]
+    return "".join(_fold(line) + "\r\n" for line in lines)
+
+
+def ics_url(event) -> str:
+    return links.absolute_url(reverse("booking:event_ics", args=[event.id]))
+
+
+def google_url(event) -> str:
+    """Google Calendar's documented 'render?action=TEMPLATE' link, prefilled."""
+    query = {"action": "TEMPLATE", "text": event.name,
+             "dates": f"{_utc(event.starts_at)}/{_utc(end_of(event))}",
+             "details": details(event), "location": event.venue}
+    return GOOGLE_TEMPLATE + "?" + urlencode({k: v for k, v in query.items() if v})
