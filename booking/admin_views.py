@@ -17,7 +17,7 @@ from django.urls import reverse
 from . import admin_log, mail
 from .admin_forms import EventAddForm, EventChangeForm
 from .errors import BookingError, EventNotFound, InvalidBooking, NotRegistered, StaleEdit
-from .service import get_booking_service
+from .wiring import get_booking_service, mail_sender
 
 TEMPLATES = "admin/booking/dynamoevent/"
 CURSOR_SALT = "booking.admin.cursor"
@@ -215,7 +215,7 @@ def cancel_selected(service, request, event):
         try:
             removed = service.cancel(event.id, email=email)
             freed.append(removed.email)
-            mail.send_soon(mail.get_mail_sender(), mail.CANCELLATION, removed)
+            mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
         except (NotRegistered, InvalidBooking):
             pass  # cancelled meanwhile, or not an e-mail: nothing to free
     if freed:

@@ -17,7 +17,7 @@ from .errors import (AlreadyRegistered, BookingClosed, BookingContention, Bookin
                      RateLimited, StaleEdit, StoreUnavailable)
 from .forms import SignupForm
 from .middleware import plain_forms_only
-from .service import get_booking_service
+from .wiring import get_booking_service, mail_sender
 
 STATUS_FOR_ERROR = {
     OutcomeUnknown: 202,
@@ -135,7 +135,7 @@ def _signup(request, service, event):
         return _render_event(request, service, event, form, token, status_for(error))
     # A replayed submission returns the earlier booking, whose e-mail is already owed.
     if registration.registered_at >= started:
-        mail.send_soon(mail.get_mail_sender(), mail.CONFIRMATION, registration, event=event)
+        mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)
     confirmation = links.registration_token(registration, salt=links.CONFIRMATION_SALT)
     return see_other(reverse("booking:booked", args=[event.id, confirmation]))
 
@@ -193,7 +193,7 @@ def cancel(request, token):
         except NotRegistered:
             pass  # cancelled meanwhile: the outcome the person asked for
         else:
-            mail.send_soon(mail.get_mail_sender(), mail.CANCELLATION, removed)
+            mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
         return see_other(reverse("booking:cancelled", args=[token]))
     try:
         ref, event, active = _read_cancel_link(service, token)

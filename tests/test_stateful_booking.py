@@ -37,8 +37,9 @@ from booking.dynamo.provision import ensure_tables
 from booking.errors import (AlreadyRegistered, BookingContention, BookingError, EventFull,
                             InvalidBooking, NotRegistered, OutcomeUnknown, StoreUnavailable)
 from booking.models import Registration
-from booking.service import BookingService, get_booking_service, reset_services
-from booking.torture.controls import ForgetfulRequestLog
+from booking.service import BookingService
+from booking.wiring import get_booking_service, reset_services
+from harness.controls import ForgetfulRequestLog
 from localdynamo.faults import LOST_RESPONSE, THROTTLE, FaultInjector
 from tests.conftest import GUARDED, start_fault_proxy
 

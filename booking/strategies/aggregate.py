@@ -32,7 +32,7 @@ from booking.models import Availability
 from booking.requests import Request
 
 from . import aggregate_audit, event_edits
-from .base import Strategy, client_token, is_mine
+from .base import Strategy
 
 
 ITEM_SIZE_LIMIT = 400 * 1024
@@ -73,7 +73,7 @@ class AggregateStrategy(Strategy):
             names={"#email": registration.email, "#capacity": "capacity"},
             values={":attendee": items.attendee_value(registration), ":one": 1}))]
         operations += self.requests.ops(request, registration)
-        token = client_token(registration.registration_id, "book")
+        token = self.tokens.client_token(registration.registration_id, "book")
         for _ in self.retry.attempts():
             try:
                 transact_write(operations, token=token)
@@ -85,7 +85,7 @@ class AggregateStrategy(Strategy):
                 if cancelled.code(0) == CCF:
                     old = cancelled.reasons[0].old_item
                     attendee = (old or {}).get("attendees", {}).get(registration.email)
-                    if is_mine(attendee, registration):
+                    if self.tokens.is_mine(attendee, registration):
                         return registration  # botocore resent an update whose answer was lost
                     raise self._booking_refusal(old, registration.email) from None
                 if not cancelled.conflict:
@@ -115,8 +115,8 @@ class AggregateStrategy(Strategy):
                     names={"#email": email},
                     values={":rid": stored.registration_id, ":one": 1})),
                     *self.requests.ops(request, stored)],
-                    token=client_token(f"{stored.registration_id}:{request.request_id}",
-                                       "cancel"))
+                    token=self.tokens.client_token(
+                        f"{stored.registration_id}:{request.request_id}", "cancel"))
                 return stored
             except TransactionCancelled as cancelled:
                 answered = self.requests.answer_refusal(request, cancelled, 1)

@@ -61,12 +61,12 @@ Under retries: botocore re-sends a write whose response was lost, so a
 write that did apply can come back refused. ``client_token`` names a transaction after the
 registration it writes (DynamoDB answers a repeat with success), and ``is_mine`` tells
 "this refusal found my own registration" from "someone else's" (docs/exactly-once-retries.md).
+Both come from ``self.tokens`` (``WriteTokens``), a collaborator: the product always builds
+the real one; only tests and harnesses build the blind control (``harness/controls.py``).
 """
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-
-from django.conf import settings
 
 from booking.errors import NotRegistered
 from booking.models import Availability, Event, Registration
@@ -74,22 +74,20 @@ from booking.requests import Request, RequestLog
 
 from .retry import RetryPolicy
 
-def ambiguity_checks_on() -> bool:
-    """False only when a test switches them off to prove its checker sees the anomaly."""
-    return not settings.BOOKING_DISABLE_AMBIGUITY_CHECKS
-
-
-def client_token(registration_id: str, purpose: str) -> str | None:
+def client_token(registration_id: str, purpose: str) -> str:
     """A ClientRequestToken (36 chars) fixed by the registration and the write's purpose."""
-    if not ambiguity_checks_on():
-        return None
     return hashlib.sha256(f"{registration_id}:{purpose}".encode()).hexdigest()[:36]
 
 
-def is_mine(stored: dict | None, registration: Registration) -> bool:
-    """True when a refused write found this very registration: a resend of a write that applied."""
-    return (ambiguity_checks_on() and stored is not None
-            and stored.get("registration_id") == registration.registration_id)
+class WriteTokens:
+    """How a strategy recognises its own write when the answer to it was lost."""
+
+    def client_token(self, registration_id: str, purpose: str) -> str | None:
+        return client_token(registration_id, purpose)
+
+    def is_mine(self, stored: dict | None, registration: Registration) -> bool:
+        """True when a refused write found this very registration: a resend that applied."""
+        return stored is not None and stored.get("registration_id") == registration.registration_id
 
 
 class Strategy(ABC):
@@ -98,9 +96,11 @@ class Strategy(ABC):
     guarded: bool = True
     description: str = ""
 
-    def __init__(self, *, retry: RetryPolicy | None = None, requests: RequestLog | None = None):
+    def __init__(self, *, retry: RetryPolicy | None = None, requests: RequestLog | None = None,
+                 tokens: WriteTokens | None = None):
         self.retry = retry or RetryPolicy()
         self.requests = requests or RequestLog()
+        self.tokens = tokens or WriteTokens()
 
     def _not_registered(self, request: Request, require_event) -> Registration:
         """Nothing to cancel: an earlier run of this very request may have cancelled it."""

@@ -38,7 +38,7 @@ from booking.models import Availability
 from booking.requests import Request
 
 from . import event_edits, lock_table_audit
-from .base import Strategy, client_token, is_mine
+from .base import Strategy
 
 
 
@@ -73,7 +73,7 @@ class LockTableStrategy(Strategy):
         ]
         request = Request.booking(registration)
         operations += self.requests.ops(request, registration)
-        token = client_token(registration.registration_id, "book")
+        token = self.tokens.client_token(registration.registration_id, "book")
         for _ in self.retry.attempts():
             try:
                 transact_write(operations, token=token)
@@ -82,7 +82,8 @@ class LockTableStrategy(Strategy):
                 answered = self.requests.answer_refusal(request, cancelled, 2)
                 if answered is not None:
                     return answered  # this request already booked (or a resend of ours)
-                if cancelled.code(0) == CCF and is_mine(cancelled.reasons[0].old_item, registration):
+                if cancelled.code(0) == CCF and self.tokens.is_mine(
+                        cancelled.reasons[0].old_item, registration):
                     return registration  # a resend of our own transaction that had applied
                 if cancelled.code(1) == CCF and cancelled.reasons[1].old_item is None:
                     raise EventNotFound() from None
@@ -124,7 +125,8 @@ class LockTableStrategy(Strategy):
                 condition="attribute_exists(event_id)", values={":one": 1})),
             *self.requests.ops(request, registration),
         ]
-        token = client_token(f"{registration.registration_id}:{request.request_id}", "cancel")
+        token = self.tokens.client_token(
+            f"{registration.registration_id}:{request.request_id}", "cancel")
         for _ in self.retry.attempts():
             try:
                 transact_write(operations, token=token)

@@ -35,7 +35,7 @@ from booking.models import Availability
 from booking.requests import Request
 
 from . import slots_audit, slots_capacity
-from .base import Strategy, client_token, is_mine
+from .base import Strategy
 
 SHUFFLE_RANGE = 2**31
 CANDIDATES_PER_LOOKUP = 8
@@ -73,7 +73,7 @@ class SlotsStrategy(Strategy):
                 return refusal  # this request's own earlier claim took a seat
             self.between_read_and_write()
             for slot in candidates:
-                token = client_token(registration.registration_id, f"slot-{slot}")
+                token = self.tokens.client_token(registration.registration_id, f"slot-{slot}")
                 operations = self._claim(event_id, slot, registration)
                 operations += self.requests.ops(request, registration)
                 try:
@@ -83,7 +83,7 @@ class SlotsStrategy(Strategy):
                     answered = self.requests.answer_refusal(request, cancelled, 2)
                     if answered is not None:
                         return answered
-                    if is_mine(cancelled.reasons[1].old_item if cancelled.code(1) == CCF
+                    if self.tokens.is_mine(cancelled.reasons[1].old_item if cancelled.code(1) == CCF
                                else None, registration):
                         return registration  # a resend of our own claim that had applied
                     if cancelled.code(1) == CCF:
@@ -104,7 +104,7 @@ class SlotsStrategy(Strategy):
             return answered
         if event is None:
             return EventNotFound()
-        if is_mine(mine, registration):
+        if self.tokens.is_mine(mine, registration):
             return registration
         if mine is not None:
             return AlreadyRegistered(existing=items.registration_from_item(mine))
@@ -152,7 +152,8 @@ class SlotsStrategy(Strategy):
                         "SET free_in = :e REMOVE holder", condition="holder = :email",
                         values={":e": event_id, ":email": email})),
                     *self.requests.ops(request, removed),
-                ], token=client_token(f"{removed.registration_id}:{request.request_id}", "cancel"))
+                ], token=self.tokens.client_token(
+                    f"{removed.registration_id}:{request.request_id}", "cancel"))
                 return removed
             except TransactionCancelled as cancelled:
                 answered = self.requests.answer_refusal(request, cancelled, 2)

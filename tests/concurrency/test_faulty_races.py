@@ -23,7 +23,7 @@ from django.conf import settings
 
 from booking.dynamo.client import reset_clients
 from booking.dynamo.provision import ensure_tables
-from booking.service import get_booking_service, reset_services
+from booking.wiring import get_booking_service, reset_services
 from tests.conftest import start_fault_proxy
 
 from .test_booking_races import PROCESSES, THREADS, stored_registrations

@@ -40,16 +40,21 @@ def strategy_booker(service, event_id):
 
 
 def book_people(env: dict, event_id: str, people: list[tuple[str, str]], threads: int,
-                start_at: float, direct: bool = False) -> list[tuple[str, str]]:
+                start_at: float, direct: bool = False,
+                race_delay_ms: float = 0.0) -> list[tuple[str, str]]:
     """Book each (name, email) from ``threads`` threads at once; return (email, outcome).
 
     ``direct`` books through the strategy alone (e-mails must be normalized already).
+    The process's service is the test graph: the product's strategies and the unguarded
+    control, with ``race_delay_ms`` between its read and its write.
     """
     setup_django(env)
+    from booking import wiring
     from booking.errors import BookingError
-    from booking.service import get_booking_service
+    from harness.controls import control_service
 
-    service = get_booking_service()
+    service = control_service(race_delay_ms=race_delay_ms)
+    wiring.install(service)
     from booking.torture.worker import patiently
 
     # Warm the client and the strategy cache before the race; a faulty server may need

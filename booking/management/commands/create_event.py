@@ -4,7 +4,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from booking.errors import BookingError
-from booking.service import get_booking_service
+from booking.wiring import get_booking_service
 from booking.strategies import GUARDED
 
 

@@ -2,8 +2,9 @@
 
 This is the write skew of seed 004 on purpose. Two bookings can both read "one seat
 left" and both write their (different) registration items, so the event overbooks. It
-exists only so that tests and the benchmark can prove they detect overbooking; no
-user-facing screen offers it. (It still refuses an exact duplicate, because the
+exists only so that tests and the harnesses can prove they detect overbooking: it is not
+in the product's strategy registry, and only tests and harnesses build it
+(``harness.controls.control_service``). (It still refuses an exact duplicate, because the
 registration's key is the e-mail: the put is conditional on the key being new.)
 
 Its booking carries its request like the guarded ones, so comparisons stay fair: the put
@@ -14,8 +15,6 @@ second control, which answers "not registered" to a resend of a cancel that appl
 """
 import time
 
-from django.conf import settings
-
 from booking import audit
 from booking.dynamo import items
 from booking.dynamo.store import (CONDITION_FAILED as CCF, ConditionFailed, Table,
@@ -25,8 +24,8 @@ from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegis
 from booking.models import Availability
 from booking.requests import Request
 
-from . import event_edits
-from .base import Strategy, client_token, is_mine
+from booking.strategies import event_edits
+from booking.strategies.base import Strategy
 
 
 class UnguardedStrategy(Strategy):
@@ -35,8 +34,9 @@ class UnguardedStrategy(Strategy):
     guarded = False
     description = "Control: read the count, then write. Overbooks under concurrency."
 
-    def __init__(self, **kwargs):
+    def __init__(self, *, race_delay_ms: float = 0.0, **kwargs):
         super().__init__(**kwargs)
+        self.race_delay_ms = race_delay_ms  # widens the read-to-write window of the race
         self.events = Table(EVENTS)
         self.registrations_table = Table(REGISTRATIONS)
 
@@ -56,12 +56,12 @@ class UnguardedStrategy(Strategy):
             items.registration_item(registration), condition="attribute_not_exists(email)"))]
         try:
             transact_write(operations + self.requests.ops(request, registration),
-                           token=client_token(registration.registration_id, "book"))
+                           token=self.tokens.client_token(registration.registration_id, "book"))
         except TransactionCancelled as cancelled:
             answered = self.requests.answer_refusal(request, cancelled, 1)
             if answered is not None:
                 return answered
-            if is_mine(cancelled.reasons[0].old_item, registration):
+            if self.tokens.is_mine(cancelled.reasons[0].old_item, registration):
                 return registration  # botocore resent a put whose answer was lost
             if cancelled.code(0) != CCF:
                 raise
@@ -70,9 +70,8 @@ class UnguardedStrategy(Strategy):
         return registration
 
     def between_read_and_write(self):
-        delay = settings.BOOKING_UNGUARDED_RACE_DELAY_MS
-        if delay:
-            time.sleep(delay / 1000)
+        if self.race_delay_ms:
+            time.sleep(self.race_delay_ms / 1000)
 
     def cancel(self, event_id, email, registration_id=None, *, request=None, known=None):
         condition = "registration_id = :rid" if registration_id else None

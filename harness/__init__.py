@@ -1,0 +1,1 @@
+"""The project's tools beside the product: controls that tests and harnesses build."""
