@@ -44,6 +44,8 @@ INSTALLED_APPS = [
     "booking",
     # manage.py dynamodb_local: AWS's DynamoDB Local for development and tests.
     "localdynamo",
+    # manage.py torture and bench_booking, and the controls tests build (never the product).
+    "harness",
 ]
 
 MIDDLEWARE = [

@@ -27,7 +27,7 @@ def strategy_booker(service, event_id):
 
     from booking.models import Registration
 
-    from booking.torture.worker import patiently
+    from harness.torture.worker import patiently
 
     strategy = service.strategy(patiently(lambda: service.get_event(event_id)).strategy)
 
@@ -55,7 +55,7 @@ def book_people(env: dict, event_id: str, people: list[tuple[str, str]], threads
 
     service = control_service(race_delay_ms=race_delay_ms)
     wiring.install(service)
-    from booking.torture.worker import patiently
+    from harness.torture.worker import patiently
 
     # Warm the client and the strategy cache before the race; a faulty server may need
     # more than botocore's attempts for this one read.

@@ -4,8 +4,8 @@ import json
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from booking.bench import report
-from booking.bench.runner import BenchConfig, run
+from harness.bench import report
+from harness.bench.runner import BenchConfig, run
 from booking.dynamo.provision import existing_table_names
 from booking.errors import BookingError
 from booking.management.output import progress

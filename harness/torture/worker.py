@@ -81,7 +81,7 @@ def run_in_process(env: dict, config: TortureConfig, event_ids: list[str], proce
     django.setup()
     from django.conf import settings
 
-    settings.EMAIL_BACKEND = "booking.torture.mailbox.CountingBackend"
+    settings.EMAIL_BACKEND = "harness.torture.mailbox.CountingBackend"
     service = _service(config)
     for event_id in event_ids:  # warm the client and the strategy cache
         patiently(lambda: service.get_event(event_id))

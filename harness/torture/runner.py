@@ -39,7 +39,7 @@ def run(config) -> dict:
     try:
         with override_settings(DYNAMODB_ENDPOINT_URL=server.url, DYNAMODB_TABLE_PREFIX=prefix,
                                DYNAMODB_MAX_ATTEMPTS=PATIENT_ATTEMPTS,
-                               EMAIL_BACKEND="booking.torture.mailbox.CountingBackend"):
+                               EMAIL_BACKEND="harness.torture.mailbox.CountingBackend"):
             reset_clients()
             wiring.install(control_service(race_delay_ms=config.unguarded_race_delay_ms))
             ensure_tables()
