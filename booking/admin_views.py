@@ -81,7 +81,8 @@ def changelist(model_admin, request):
     start = unsign(request, request.GET.get("page"))
     events, next_key = service.events_page(
         start_key=start, limit=model_admin.list_per_page, search=search)
-    rows = [{"event": event, "seats": seats_or_none(service, event.id)} for event in events]
+    seats = service.availabilities(events)  # None: an event whose delete was interrupted
+    rows = [{"event": event, "seats": seats.get(event.id)} for event in events]
     return render(request, TEMPLATES + "change_list.html", page(
         model_admin, request, "Events", rows=rows, search=search,
         can_add=model_admin.has_add_permission(request),

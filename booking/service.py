@@ -16,12 +16,12 @@ from django.utils import timezone
 
 from . import validation
 from .dynamo import items
-from .dynamo.store import Table
+from .dynamo.access import Table
 from .dynamo.tables import EVENTS
 from .errors import (BookingClosed, BookingContention, BookingError, EventNotFound,
                      InvalidBooking, NotRegistered, OutcomeUnknown, StoreUnavailable)
 from .models import Availability, Event, Registration
-from .requests import Request, RequestLog
+from .request_log import Request, RequestLog
 from .strategies import GUARDED, STRATEGIES, Strategy
 from .strategies.base import WriteTokens
 from .service_audit import AuditOperations
@@ -141,7 +141,7 @@ class BookingService(OrganizerOperations, AuditOperations):
 
         ``request_id`` names the submission (the signup form's one-time token; generated
         when None). ``email`` is stored as its key (``validation.normalize_email``). The
-        request id travels inside the strategy's own write (``booking/requests.py``):
+        request id travels inside the strategy's own write (``booking/request_log.py``):
         a repeat of a submission that got its seat returns that same registration, at any
         later time, and touches no seat; a repeat of a refused one runs again.
 
@@ -251,6 +251,18 @@ class BookingService(OrganizerOperations, AuditOperations):
     def availability(self, event_id) -> Availability:
         event_id = validation.clean_event_id(event_id)
         return self._strategy_for(event_id).availability(event_id)
+
+    def availabilities(self, events: list[Event]) -> dict[str, Availability]:
+        """Availability of each of ``events`` by event id, read in one batch per strategy
+        (``slots`` counts each event's registrations); events deleted meanwhile are left
+        out. For lists: the home page, the admin's event list."""
+        by_strategy: dict[str, list[str]] = {}
+        for event in events:
+            by_strategy.setdefault(event.strategy, []).append(event.id)
+        found = {}
+        for name, event_ids in by_strategy.items():
+            found.update(self.strategies[name].availabilities(event_ids))
+        return found
 
     def registrations(self, event_id) -> list[Registration]:
         """The event's confirmed registrations, oldest first."""

@@ -83,7 +83,9 @@ def bad_link(request):
 @renders_booking_errors
 def event_list(request):
     service = get_booking_service()
-    rows = [(event, service.availability(event.id)) for event in service.list_events()]
+    events = service.list_events()
+    seats = service.availabilities(events)
+    rows = [(event, seats[event.id]) for event in events if event.id in seats]
     return render(request, "booking/event_list.html", {"rows": rows})
 
 

@@ -14,7 +14,7 @@ from django.conf import settings
 
 from .mail import MailSender
 from .outbox import Outbox
-from .requests import RequestLog
+from .request_log import RequestLog
 from .service import BookingService
 from .strategies.retry import RetryPolicy
 

@@ -17,7 +17,7 @@ can fail:
 from functools import partial
 
 from booking.mail import SENT, MailSender
-from booking.requests import RequestLog
+from booking.request_log import RequestLog
 from booking.strategies import STRATEGIES
 from booking.strategies.base import WriteTokens
 

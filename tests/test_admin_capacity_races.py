@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from booking.dynamo.store import Table
+from booking.dynamo.access import Table
 from booking.dynamo.tables import SLOTS
 from booking.errors import BookingContention, EventFull, InvalidBooking, StaleEdit
 

@@ -12,7 +12,7 @@ import pytest
 
 from booking import service as service_module
 from booking.dynamo.metrics import RequestMeter
-from booking.dynamo.store import Table
+from booking.dynamo.access import Table
 from booking.dynamo.tables import REGISTRATIONS, REQUESTS
 from booking.errors import (AlreadyRegistered, EventFull, InvalidBooking, NotRegistered,
                             OutcomeUnknown, StoreUnavailable)

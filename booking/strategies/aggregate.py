@@ -10,7 +10,7 @@ the last seat. Every write bumps ``version``, so read-modify-write edits of the 
 
 Idempotency: the update goes out in one TransactWriteItems with the request row (request
 id -> this registration, only if no live row holds the id) and the confirmation's outbox
-row (``booking/requests.py``). The attendee itself also carries its request id, but that
+row (``booking/request_log.py``). The attendee itself also carries its request id, but that
 is gone after a cancellation, so the request row is what answers a repeat of a request
 that booked, at any later time, with the registration it made; a reused id with other
 content is refused by the same row; a refused booking wrote nothing, so its repeat runs
@@ -24,12 +24,12 @@ after reading the attendee. The price: the item is capped at 400 KB, which bound
 transactional), so capacity units per booking grow with the number of attendees.
 """
 from booking.dynamo import items
-from booking.dynamo.store import (CONDITION_FAILED as CCF, ConditionFailed, Table,
+from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed, Table,
                                    TransactionCancelled, transact_write)
 from booking.dynamo.tables import EVENTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
-from booking.requests import Request
+from booking.request_log import Request
 
 from . import aggregate_audit, event_edits
 from .base import Strategy
@@ -137,6 +137,14 @@ class AggregateStrategy(Strategy):
     def availability(self, event_id):
         item = self._get(event_id, "#capacity, confirmed_count", {"#capacity": "capacity"})
         return Availability(capacity=item["capacity"], confirmed=item["confirmed_count"])
+
+    def availabilities(self, event_ids):
+        found = self.events.batch_get([{"event_id": e} for e in event_ids],
+                                  projection="event_id, #capacity, confirmed_count",
+                                  names={"#capacity": "capacity"})
+        return {item["event_id"]: Availability(capacity=item["capacity"],
+                                               confirmed=item["confirmed_count"])
+                for item in found if item is not None}
 
     def registrations(self, event_id):
         attendees = self._get(event_id, "attendees")["attendees"]

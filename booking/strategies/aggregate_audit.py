@@ -5,7 +5,7 @@ writes only if ``version`` is unchanged (seed 001), so a booking that lands mid-
 makes the write fail and the repair re-reads instead of overwriting the new count.
 """
 from booking import audit
-from booking.dynamo.store import ConditionFailed
+from booking.dynamo.access import ConditionFailed
 
 FIX_COUNT = "SET confirmed_count = :count, version = version + :one"
 

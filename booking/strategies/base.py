@@ -20,7 +20,7 @@ Contract
     registration)`` (the request row and the confirmation's outbox row) go into the same
     conditional transaction, so a repeat of a request that booked answers with the
     registration it made (even after that was cancelled) and a reused id with other
-    content is ``InvalidBooking`` (``booking/requests.py``).
+    content is ``InvalidBooking`` (``booking/request_log.py``).
 ``cancel(event_id, email, registration_id=None, *, request, known=None) -> Registration``
     Remove the person's registration and free its seat in one atomic step, returning what
     was removed; with ``registration_id``, only if that is the registration stored (an old
@@ -35,6 +35,10 @@ Contract
 ``availability(event_id) -> Availability``
     Capacity and confirmed count from the strategy's own authoritative data, read
     consistently.
+``availabilities(event_ids) -> dict[str, Availability]``
+    The same for several events, events not found left out. The default asks
+    ``availability`` per event; a strategy whose counts live in items reads them in one
+    batch (``aggregate``, ``lock_table``).
 ``registrations(event_id) -> Iterator[Registration]``
     Every confirmed registration, read consistently, page by page.
 ``change_capacity(event_id, *, expected_version, capacity, changes)``
@@ -68,9 +72,9 @@ import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 
-from booking.errors import NotRegistered
+from booking.errors import EventNotFound, NotRegistered
 from booking.models import Availability, Event, Registration
-from booking.requests import Request, RequestLog
+from booking.request_log import Request, RequestLog
 
 from .retry import RetryPolicy
 
@@ -128,6 +132,17 @@ class Strategy(ABC):
 
     @abstractmethod
     def availability(self, event_id: str) -> Availability: ...
+
+    def availabilities(self, event_ids: list[str]) -> dict[str, Availability]:
+        """Availability of several events (missing ones left out); strategies whose counts
+        live in items override this with one batch read."""
+        found = {}
+        for event_id in event_ids:
+            try:
+                found[event_id] = self.availability(event_id)
+            except EventNotFound:
+                pass
+        return found
 
     @abstractmethod
     def registrations(self, event_id: str) -> Iterator[Registration]: ...

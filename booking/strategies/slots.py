@@ -14,7 +14,7 @@ candidate is tried).
 
 Idempotency: the claim's transaction also puts the request row (request id -> this
 registration, only if no live row holds the id) and the confirmation's outbox row
-(``booking/requests.py``). A repeat of a request that booked is refused by that row, which
+(``booking/request_log.py``). A repeat of a request that booked is refused by that row, which
 answers with the registration it made, even after it was cancelled; when no slot is free
 the same row is read in the batch that tells "full" from "already registered". A reused
 id with other content is refused by the row; a refused booking wrote nothing, so its
@@ -27,30 +27,28 @@ an index query plus one transaction. Slots are freed, never deleted, by cancella
 import random
 
 from booking.dynamo import items
-from booking.dynamo.store import (CONDITION_FAILED as CCF, Table, TransactionCancelled,
+from booking.dynamo.access import (CONDITION_FAILED as CCF, Table, TransactionCancelled,
                                    batch_get, transact_write)
-from booking.dynamo.tables import EVENTS, REGISTRATIONS, SLOTS
+from booking.dynamo.tables import SLOTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.models import Availability
-from booking.requests import Request
+from booking.request_log import Request
 
 from . import slots_audit, slots_capacity
-from .base import Strategy
+from .per_person import OneItemPerPerson
 
 SHUFFLE_RANGE = 2**31
 CANDIDATES_PER_LOOKUP = 8
 
 
-class SlotsStrategy(Strategy):
+class SlotsStrategy(OneItemPerPerson):
     name = "slots"
     max_capacity = 10_000
     description = "One pre-created item per seat; a booking claims a free slot in a transaction."
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.events = Table(EVENTS)
         self.slots = Table(SLOTS)
-        self.registrations_table = Table(REGISTRATIONS)
 
     def provision(self, event):
         # Slots first: the event becomes visible (bookable) only once all its seats exist.
@@ -162,23 +160,9 @@ class SlotsStrategy(Strategy):
                 if not (cancelled.conflict or cancelled.code(0) == CCF):
                     raise
 
-    def find(self, event_id, email):
-        item = self.registrations_table.get({"event_id": event_id, "email": email})
-        if item is None:
-            self._require_event(event_id)
-        return items.registration_or_none(item)
-
     def availability(self, event_id):
         event = self._require_event(event_id)
-        confirmed = self.registrations_table.count(
-            key_condition="event_id = :e", values={":e": event_id})
-        return Availability(capacity=event["capacity"], confirmed=confirmed)
-
-    def registrations(self, event_id):
-        for item in self.registrations_table.query(
-            key_condition="event_id = :e", values={":e": event_id}
-        ):
-            yield items.registration_from_item(item)
+        return Availability(capacity=event["capacity"], confirmed=self._stored_count(event_id))
 
     def change_capacity(self, event_id, *, expected_version, capacity, changes):
         slots_capacity.change_capacity(
@@ -194,9 +178,3 @@ class SlotsStrategy(Strategy):
     def repair(self, event):
         return slots_audit.repair_event(self, event)
 
-    def _require_event(self, event_id):
-        event = self.events.get({"event_id": event_id}, projection="event_id, #capacity",
-                               names={"#capacity": "capacity"})
-        if event is None:
-            raise EventNotFound()
-        return event

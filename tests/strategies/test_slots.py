@@ -2,7 +2,7 @@ import threading
 
 import pytest
 
-from booking.dynamo.store import Table
+from booking.dynamo.access import Table
 from booking.dynamo.tables import SLOTS
 from booking.errors import EventFull
 from booking.wiring import get_booking_service

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 
 from .dynamo import items
-from .dynamo.store import CONDITION_FAILED, Table, TransactionCancelled
+from .dynamo.access import CONDITION_FAILED, Table, TransactionCancelled
 from .dynamo.tables import REQUESTS
 from .errors import InvalidBooking
 from .models import Registration
