@@ -66,13 +66,15 @@ class CarelessMailSender(MailSender):
 
 
 def control_service(*, race_delay_ms: float = 0.0, request_history: bool = True,
-                    ambiguity_checks: bool = True, **options):
+                    ambiguity_checks: bool = True, requests: RequestLog | None = None,
+                    **options):
     """The product's service from settings (``booking.wiring``), plus the unguarded control
     strategy (``race_delay_ms`` between its read and its write) and, when switched off,
-    the request-row-less log and the blind write tokens."""
+    the request-row-less log and the blind write tokens (or the given ``requests`` log)."""
     from booking import wiring
 
+    if requests is None and not request_history:
+        requests = ForgetfulRequestLog()
     return wiring.service_from_settings(
         extra_strategies={"unguarded": partial(UnguardedStrategy, race_delay_ms=race_delay_ms)},
-        requests=None if request_history else ForgetfulRequestLog(),
-        tokens=None if ambiguity_checks else BlindWriteTokens(), **options)
+        requests=requests, tokens=None if ambiguity_checks else BlindWriteTokens(), **options)
