@@ -60,6 +60,7 @@ class StaleEdit(BookingError):
 
 class StoreUnavailable(BookingError):
     code = "store_unavailable"
+    unreachable = False  # True when no connection could be made (see translate)
     default_message = "The booking system is temporarily unavailable. Please try again later."
 
 

@@ -177,7 +177,8 @@ class BookingService(OrganizerOperations, AuditOperations):
         request row), which applies it now or answers what it did; pause between rounds
         (``RESEND_DELAYS``, with jitter, so an overloaded store is not hammered). Absent
         after the last round: nothing happened (the row commits with the seat), re-raise.
-        Unreadable after the last round, or past ``RESOLVE_SECONDS``: ``OutcomeUnknown``.
+        Unreadable after the last round, past ``RESOLVE_SECONDS``, or at once when the
+        store cannot be reached at all: ``OutcomeUnknown``.
         """
         deadline = None
         for delay in (*RESEND_DELAYS, None):
@@ -197,8 +198,10 @@ class BookingService(OrganizerOperations, AuditOperations):
                 return answer
             try:
                 answered, readable = self.requests.recall(request), True
-            except BookingError:
+            except BookingError as error:
                 answered, readable = None, False
+                if getattr(error, "unreachable", False):
+                    break  # the store is down: say so now rather than hold the answer
             if answered is not None:
                 self._count_unknown("resolved")
                 return answered

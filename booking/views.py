@@ -120,8 +120,8 @@ def _signup(request, service, event):
         return _render_event(request, service, event, form, links.new_form_token(event.id), 400)
     if not form.is_valid():
         return _render_event(request, service, event, form, token, 400)
-    rate_limits.check("BOOKING_SIGNUP_EMAIL_RATE",
-                      validation.normalize_email(form.cleaned_data["email"]), message=EMAIL_LIMITED)
+    email_key = validation.normalize_email(form.cleaned_data["email"])
+    rate_limits.check("BOOKING_SIGNUP_EMAIL_RATE", email_key, message=EMAIL_LIMITED)
     started = timezone.now()
     try:
         registration = service.book(event.id, name=form.cleaned_data["name"],

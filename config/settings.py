@@ -227,7 +227,7 @@ SITE_URL = (env("SITE_URL", default=None) or _default_site_url()).rstrip("/")
 _site = urlsplit(SITE_URL)
 if _site.scheme not in ("http", "https") or not _site.hostname:
     raise ImproperlyConfigured(f"SITE_URL must be an http(s) URL, not {SITE_URL!r}.")
-# Origins allowed to POST forms (the site's own by default), e.g. https://a.example,https://b.example
+# Origins allowed to POST forms (the site's own by default): https://a.example,https://b.example
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS",
                                 default=[f"{_site.scheme}://{_site.netloc}"])
 

@@ -350,3 +350,15 @@ def test_cancel_post__link_names_registration__one_request(client, server_store,
     assert response.status_code == 303
     assert post.operations == ["TransactWriteItems"]  # the event's strategy is known
     assert service.find_registration(event.id, email="ada@example.com") is None
+
+
+def test_book__store_unreachable_after_unknown_write__outcome_unknown_at_once(service):
+    event = service.create_event(name="Tea", capacity=1, strategy="lock_table")
+    strategy, unreachable = service.strategy("lock_table"), StoreUnavailable()
+    unreachable.unreachable = True
+
+    with mock.patch.object(strategy, "book", side_effect=StoreUnavailable()) as write, \
+            mock.patch.object(service.requests, "read", side_effect=unreachable):
+        with pytest.raises(OutcomeUnknown):
+            book(service, event)
+    assert write.call_count == 1  # no re-sends, no pauses, while the store is down

@@ -114,7 +114,11 @@ def translate(exc: Exception) -> Exception:
                 "The booking tables do not exist yet. Run `python manage.py create_tables`."
             )
         return exc
-    if isinstance(exc, (BotoConnectionError, BotoCoreError)):
+    if isinstance(exc, BotoConnectionError):  # no connection could be made at all
+        unreachable = errors.StoreUnavailable()
+        unreachable.unreachable = True
+        return unreachable
+    if isinstance(exc, BotoCoreError):
         return errors.StoreUnavailable()
     return exc
 

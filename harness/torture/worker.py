@@ -4,7 +4,7 @@
 A record is a plain dict (it crosses the process boundary): who sent what, when it was
 invoked and when it completed, and the outcome: ``ok`` (with the registration returned),
 ``fail`` (a definite refusal, with its code) or ``unknown`` (the request may or may not
-have taken effect: contention, an unavailable store, "still processing", any other error).
+have taken effect: contention, an unavailable store, an unresolved outcome, any other error).
 """
 import os
 import threading

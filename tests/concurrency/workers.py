@@ -4,6 +4,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+UNREACHABLE = ("error:StoreUnavailable", "error:OutcomeUnknown")
 OUTCOMES = {
     "EventFull": "full",
     "AlreadyRegistered": "already",
@@ -40,11 +41,14 @@ def strategy_booker(service, event_id):
 
 
 def book_people(env: dict, event_id: str, people: list[tuple[str, str]], threads: int,
-                start_at: float, direct: bool = False,
+                start_at: float, direct: bool = False, stop_when_unreachable: bool = False,
                 race_delay_ms: float = 0.0) -> list[tuple[str, str]]:
     """Book each (name, email) from ``threads`` threads at once; return (email, outcome).
 
     ``direct`` books through the strategy alone (e-mails must be normalized already).
+    ``stop_when_unreachable``: a thread stops after its first "unavailable" or "unknown"
+    answer (the crash test kills the store; each of those answers takes the service a few
+    seconds of resolving).
     The process's service is the test graph: the product's strategies and the unguarded
     control, with ``race_delay_ms`` between its read and its write.
     """
@@ -81,8 +85,44 @@ def book_people(env: dict, event_id: str, people: list[tuple[str, str]], threads
                 outcome = OUTCOMES.get(type(exc).__name__, f"error:{type(exc).__name__}")
             with lock:
                 results.append((email, outcome))
+            if stop_when_unreachable and outcome in UNREACHABLE:
+                return
 
     with ThreadPoolExecutor(threads) as pool:
         for future in [pool.submit(run) for _ in range(threads)]:
             future.result()
     return results
+
+
+def put_keys(url: str, table: str, keys: list[str], threads: int, start_at: float) -> list[str]:
+    """Put each key with ``attribute_not_exists`` from ``threads`` threads; return the
+    acknowledged keys (no retries: after the kill every write fails fast)."""
+    import boto3
+    from botocore.config import Config
+
+    client = boto3.client("dynamodb", endpoint_url=url, region_name="us-east-1",
+                          aws_access_key_id="local", aws_secret_access_key="local",
+                          config=Config(retries={"total_max_attempts": 1},
+                                        max_pool_connections=threads, connect_timeout=2,
+                                        read_timeout=5))
+    pending, acknowledged, lock = list(keys), [], threading.Lock()
+
+    def run():
+        time.sleep(max(0.0, start_at - time.time()))
+        while True:
+            with lock:
+                if not pending:
+                    return
+                key = pending.pop()
+            try:
+                client.put_item(TableName=table, Item={"pk": {"S": key}},
+                                ConditionExpression="attribute_not_exists(pk)")
+            except Exception:  # noqa: BLE001 - the store is gone, or busy: not acknowledged
+                continue
+            with lock:
+                acknowledged.append(key)
+
+    with ThreadPoolExecutor(threads) as pool:
+        for future in [pool.submit(run) for _ in range(threads)]:
+            future.result()
+    return acknowledged
