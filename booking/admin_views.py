@@ -17,7 +17,7 @@ from django.urls import reverse
 from . import admin_log, mail, times
 from .admin_forms import EventAddForm, EventChangeForm, strategy_label
 from .errors import BookingError, EventNotFound, InvalidBooking, NotRegistered, StaleEdit
-from .service import get_booking_service
+from .wiring import get_booking_service, mail_sender
 
 TEMPLATES = "admin/booking/dynamoevent/"
 CURSOR_SALT = "booking.admin.cursor"
@@ -87,7 +87,8 @@ def changelist(model_admin, request):
     events, next_key = service.events_page(
         start_key=start, limit=model_admin.list_per_page, search=search,
         when=show if show != "full" else "")
-    rows = [{"event": event, "seats": seats_or_none(service, event.id),
+    seats = service.availabilities(events)  # None: an event whose delete was interrupted
+    rows = [{"event": event, "seats": seats.get(event.id),
              "size": strategy_label(event.strategy),
              "size_short": strategy_label(event.strategy).split(":")[0]} for event in events]
     if show == "full":  # the count lives with each strategy's items: checked per row
@@ -261,7 +262,7 @@ def cancel_selected(service, request, event):
         try:
             removed = service.cancel(event.id, email=email)
             freed.append(removed.email)
-            mail.send_soon(mail.get_mail_sender(), mail.CANCELLATION, removed, event=event)
+            mail.send_soon(mail_sender(), mail.CANCELLATION, removed, event=event)
         except (NotRegistered, InvalidBooking):
             pass  # cancelled meanwhile, or not an e-mail: nothing to free
     if freed:

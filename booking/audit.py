@@ -7,7 +7,7 @@ checks shared by every strategy live here; each strategy adds its own.
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
-from .dynamo.store import ConditionFailed
+from .dynamo.access import ConditionFailed
 from .errors import InvalidBooking
 from .validation import normalize_email
 

@@ -25,7 +25,6 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor, wait
 
-from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -43,11 +42,19 @@ TEMPLATES = {"confirmation": "booking/email/confirmation", "cancellation":
 
 
 class MailSender:
-    """Claims and sends outbox messages; ``events`` is a callable event_id -> Event."""
+    """Claims and sends outbox messages; ``events`` is a callable event_id -> Event.
 
-    def __init__(self, *, events, outbox: Outbox | None = None):
+    ``retention_seconds``: how long history rows live; ``stale_seconds``: a send
+    ``started`` longer ago without an outcome is taken as crashed (``booking.wiring``
+    reads both from settings).
+    """
+
+    def __init__(self, *, events, outbox: Outbox | None = None,
+                 retention_seconds: float = 7 * 86400, stale_seconds: float = 30.0):
         self.events = events
         self.outbox = outbox or Outbox()
+        self.retention_seconds = retention_seconds
+        self.stale_seconds = stale_seconds
 
     def send(self, message: dict, *, event=None, retry_failed: bool = False) -> str:
         """Send one outbox message unless another sender has or is; return the outcome."""
@@ -56,14 +63,14 @@ class MailSender:
         fields = {"operation": message["kind"], "event_id": message["event_id"],
                   "email": message["email"], "registration_id": message["registration_id"],
                   "runner": runner}
-        row = history.start(key, 0, fields, now=now, ttl=_ttl(now))
+        row = history.start(key, 0, fields, now=now, ttl=self._ttl(now))
         if not _won(row, runner):
-            decided = _decide(key, now, retry_failed)
+            decided = _decide(key, now, retry_failed, self.stale_seconds)
             if isinstance(decided, str):
                 if decided == ALREADY_SENT:
                     self.outbox.done(key)  # its sender may have died before this
                 return decided
-            row = history.start(key, decided, fields, now=now, ttl=_ttl(now))
+            row = history.start(key, decided, fields, now=now, ttl=self._ttl(now))
             if not _won(row, runner):
                 return IN_PROGRESS
         outcome_seq = history.start_seq(history.generation_of(row["seq"])) + 1
@@ -71,12 +78,28 @@ class MailSender:
             self._deliver(message, event or self.events(message["event_id"]))
         except Exception as error:  # noqa: BLE001 - any backend failure: SMTP, timeouts
             logger.exception("Could not send the %s e-mail %s", message["kind"], key)
-            _record(key, outcome_seq, history.FAILED, {**fields, "reason_code": "mail_failed",
-                                                       "reason": type(error).__name__})
+            self._record(key, outcome_seq, history.FAILED,
+                         {**fields, "reason_code": "mail_failed", "reason": type(error).__name__})
             return FAILED
-        _record(key, outcome_seq, history.SUCCEEDED, fields)
+        self._record(key, outcome_seq, history.SUCCEEDED, fields)
         self.outbox.done(key)
         return SENT
+
+    def _ttl(self, now: float) -> int:
+        return int(now + self.retention_seconds)
+
+    def _record(self, key: str, seq: int, status: str, fields: dict) -> None:
+        """Write the outcome row, retrying a briefly unavailable store: once an e-mail went
+        out, only this row keeps a later sender from sending it again."""
+        for attempt in range(RECORD_ATTEMPTS):
+            now = time.time()
+            try:
+                history.record(key, seq, status, fields, now=now, ttl=self._ttl(now))
+                return
+            except (StoreUnavailable, BookingContention):
+                if attempt + 1 == RECORD_ATTEMPTS:
+                    raise
+                time.sleep(0.05 * 2**attempt)
 
     def _deliver(self, message: dict, event) -> None:
         registration = items.registration_from_item(message)
@@ -99,25 +122,11 @@ class MailSender:
         email.send()
 
 
-def _record(key: str, seq: int, status: str, fields: dict) -> None:
-    """Write the outcome row, retrying a briefly unavailable store: once an e-mail went
-    out, only this row keeps a later sender from sending it again."""
-    for attempt in range(RECORD_ATTEMPTS):
-        now = time.time()
-        try:
-            history.record(key, seq, status, fields, now=now, ttl=_ttl(now))
-            return
-        except (StoreUnavailable, BookingContention):
-            if attempt + 1 == RECORD_ATTEMPTS:
-                raise
-            time.sleep(0.05 * 2**attempt)
-
-
 def _won(row: dict, runner: str) -> bool:
     return row["atomic_counter"] == 1 or row.get("runner") == runner
 
 
-def _decide(key: str, now: float, retry_failed: bool):
+def _decide(key: str, now: float, retry_failed: bool, stale_seconds: float):
     """An outcome to report, or the generation this sender should try to start."""
     newest_seq = None
     for row in history.newest_first(key):
@@ -126,7 +135,7 @@ def _decide(key: str, now: float, retry_failed: bool):
             continue
         if row["exec_status"] == history.SUCCEEDED:
             return ALREADY_SENT
-        if row["exec_status"] == history.STARTED and row["created_at"] > now - _stale_seconds():
+        if row["exec_status"] == history.STARTED and row["created_at"] > now - stale_seconds:
             return IN_PROGRESS
         if row["exec_status"] == history.FAILED and not retry_failed:
             return FAILED
@@ -154,14 +163,6 @@ def message_for(kind: str, registration) -> dict:
     """The outbox row a booking (or cancellation) of ``registration`` wrote."""
     return {"message_id": message_id(kind, registration.registration_id), "kind": kind,
             **items.registration_item(registration)}
-
-
-def _ttl(now: float) -> int:
-    return int(now + settings.BOOKING_REQUEST_HISTORY_DAYS * 86400)
-
-
-def _stale_seconds() -> float:
-    return settings.BOOKING_REQUEST_STALE_SECONDS
 
 
 # --- right after the request: a small pool of background threads per process ----------
@@ -209,13 +210,7 @@ def flush(timeout: float = 30.0) -> None:
     wait(futures, timeout=timeout)
 
 
-def get_mail_sender() -> MailSender:
-    from .service import get_booking_service
-
-    return MailSender(events=get_booking_service().get_event)
-
-
-__all__ = ["CANCELLATION", "CONFIRMATION", "MailSender", "flush", "get_mail_sender", "send_soon"]
+__all__ = ["CANCELLATION", "CONFIRMATION", "MailSender", "flush", "send_soon"]
 
 
 def send_owed(sender: MailSender, *, min_age: float = 0.0, now: float | None = None) -> dict:

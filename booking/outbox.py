@@ -6,7 +6,7 @@ e-mail is owed exactly when the seat changed. The row is deleted once the e-mail
 out; sending it exactly once is the sender's job (``booking/mail.py``, seed 000).
 """
 from .dynamo import items
-from .dynamo.store import Table
+from .dynamo.access import Table
 from .dynamo.tables import OUTBOX
 from .models import Registration
 

@@ -11,8 +11,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
-from django.conf import settings
-
 from . import mail
 from .dynamo import history, leases
 from .errors import BookingError
@@ -34,7 +32,8 @@ class Replayed:
 
 
 def replay_failed(sender: mail.MailSender, *, since: float = 0.0, until: float | None = None,
-                  dry_run: bool = False, page_size: int = 100) -> list[Replayed]:
+                  dry_run: bool = False, page_size: int = 100,
+                  lease_seconds: float = 300.0) -> list[Replayed]:
     """Send again each e-mail whose newest row is ``failed`` (failed in [since, until]).
 
     Raises ``LeaseHeld`` while another (non-dry) replay runs.
@@ -43,7 +42,7 @@ def replay_failed(sender: mail.MailSender, *, since: float = 0.0, until: float |
     if dry_run:
         return [_entry(row, "dry_run") for row, _ in _candidates(sender, since, until,
                                                                   page_size)]
-    lease = leases.acquire(LEASE_ID, seconds=settings.BOOKING_REPLAY_LEASE_SECONDS)
+    lease = leases.acquire(LEASE_ID, seconds=lease_seconds)
     try:
         return [_entry(row, _resend(sender, message))
                 for row, message in _candidates(sender, since, until, page_size)]

@@ -12,18 +12,18 @@ from datetime import datetime
 from datetime import timezone as dt_timezone
 from collections.abc import Iterator
 
-from django.conf import settings
 from django.utils import timezone
 
 from . import validation
 from .dynamo import items
-from .dynamo.store import Table
+from .dynamo.access import Table
 from .dynamo.tables import EVENTS
 from .errors import (BookingClosed, BookingContention, BookingError, EventNotFound,
                      InvalidBooking, NotRegistered, OutcomeUnknown, StoreUnavailable)
 from .models import Availability, Event, Registration
-from .requests import Request, RequestLog
+from .request_log import Request, RequestLog
 from .strategies import GUARDED, STRATEGIES, Strategy
+from .strategies.base import WriteTokens
 from .service_audit import AuditOperations
 from .service_organizer import OrganizerOperations
 from .strategies.retry import RetryPolicy
@@ -43,18 +43,26 @@ class BookingService(OrganizerOperations, AuditOperations):
 
     Organizer operations (paging, edits, deletes) live in ``service_organizer.py`` and
     capacity audits in ``service_audit.py``; this class is the one facade over all of them.
+    Built from settings in one place, ``booking.wiring``; tests and harnesses build their
+    own (``harness.controls.control_service``).
+
+    ``extra_strategies`` (name -> strategy class or factory) adds strategies beside the
+    product's guarded ones: only tests and harnesses pass the unguarded control there.
+    ``repair_lease_seconds`` is the default lease of ``repair``.
     """
 
     def __init__(self, *, default_strategy: str, retry: RetryPolicy | None = None,
-                 requests: RequestLog | None = None, strategies: dict | None = None):
-        if default_strategy not in STRATEGIES:
-            raise ValueError(f"Unknown BOOKING_DEFAULT_STRATEGY {default_strategy!r}")
-        self.default_strategy = default_strategy
+                 requests: RequestLog | None = None, tokens: WriteTokens | None = None,
+                 extra_strategies: dict | None = None, repair_lease_seconds: float = 300.0):
         self.requests = requests or RequestLog()
         self.strategies: dict[str, Strategy] = {
-            name: cls(retry=retry, requests=self.requests)
-            for name, cls in {**STRATEGIES, **(strategies or {})}.items()
+            name: factory(retry=retry, requests=self.requests, tokens=tokens)
+            for name, factory in {**STRATEGIES, **(extra_strategies or {})}.items()
         }
+        if default_strategy not in self.strategies:
+            raise ValueError(f"Unknown default strategy {default_strategy!r}")
+        self.default_strategy = default_strategy
+        self.repair_lease_seconds = repair_lease_seconds
         self.events = Table(EVENTS)
         # An event's strategy never changes, so a booking need not re-read it.
         self._strategy_of: OrderedDict[str, str] = OrderedDict()
@@ -79,7 +87,7 @@ class BookingService(OrganizerOperations, AuditOperations):
         with nothing stored.
         """
         strategy_name = self.default_strategy if strategy in (None, "") else strategy
-        if strategy_name not in STRATEGIES:
+        if strategy_name not in self.strategies:
             choices = ", ".join(GUARDED)
             raise InvalidBooking(f"Unknown strategy. Choose one of: {choices}.", field="strategy")
         implementation = self.strategies[strategy_name]
@@ -144,7 +152,7 @@ class BookingService(OrganizerOperations, AuditOperations):
 
         ``request_id`` names the submission (the signup form's one-time token; generated
         when None). ``email`` is stored as its key (``validation.normalize_email``). The
-        request id travels inside the strategy's own write (``booking/requests.py``):
+        request id travels inside the strategy's own write (``booking/request_log.py``):
         a repeat of a submission that got its seat returns that same registration, at any
         later time, and touches no seat; a repeat of a refused one runs again.
 
@@ -258,6 +266,18 @@ class BookingService(OrganizerOperations, AuditOperations):
         event_id = validation.clean_event_id(event_id)
         return self._strategy_for(event_id).availability(event_id)
 
+    def availabilities(self, events: list[Event]) -> dict[str, Availability]:
+        """Availability of each of ``events`` by event id, read in one batch per strategy
+        (``slots`` counts each event's registrations); events deleted meanwhile are left
+        out. For lists: the home page, the admin's event list."""
+        by_strategy: dict[str, list[str]] = {}
+        for event in events:
+            by_strategy.setdefault(event.strategy, []).append(event.id)
+        found = {}
+        for name, event_ids in by_strategy.items():
+            found.update(self.strategies[name].availabilities(event_ids))
+        return found
+
     def registrations(self, event_id) -> list[Registration]:
         """The event's confirmed registrations, oldest first."""
         event_id = validation.clean_event_id(event_id)
@@ -294,38 +314,3 @@ def _contact(email: str) -> str | None:
     """The address as typed (trimmed), where it differs from its key: e-mails go there."""
     typed = validation.clean_typed_email(email)
     return None if typed == validation.normalize_email(email) else typed
-
-
-_services: dict[tuple, BookingService] = {}
-_services_lock = threading.Lock()
-
-
-def get_booking_service() -> BookingService:
-    """The service configured by the current settings (one per process and configuration)."""
-    key = (
-        settings.BOOKING_DEFAULT_STRATEGY,
-        settings.BOOKING_MAX_RETRIES,
-        settings.BOOKING_RETRY_BASE_DELAY,
-        settings.BOOKING_RETRY_MAX_DELAY,
-        settings.DYNAMODB_TABLE_PREFIX,
-        settings.DYNAMODB_ENDPOINT_URL,
-    )
-    with _services_lock:
-        service = _services.get(key)
-        if service is None:
-            service = BookingService(
-                default_strategy=settings.BOOKING_DEFAULT_STRATEGY,
-                retry=RetryPolicy(
-                    max_attempts=settings.BOOKING_MAX_RETRIES,
-                    base_delay=settings.BOOKING_RETRY_BASE_DELAY,
-                    max_delay=settings.BOOKING_RETRY_MAX_DELAY,
-                ),
-            )
-            _services[key] = service
-        return service
-
-
-def reset_services() -> None:
-    """Forget cached services (tests that switch stores)."""
-    with _services_lock:
-        _services.clear()

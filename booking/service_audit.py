@@ -1,11 +1,9 @@
 """Capacity audits and repairs of BookingService (used by ``check_capacity``).
 
 A mixin of ``BookingService`` (see ``booking/service.py``); it relies on the facade's
-``events`` table and ``strategies``.
+``events`` table, ``strategies`` and ``repair_lease_seconds``.
 """
 from collections.abc import Iterator
-
-from django.conf import settings
 
 from . import validation
 from .audit import RepairReport, Violation, fix_version, version_violation
@@ -37,7 +35,7 @@ class AuditOperations:
         ``EventNotFound``, or ``LeaseHeld`` while another repair of the event runs.
         """
         event, item = self._event_for_audit(event_id)
-        seconds = lease_seconds or settings.BOOKING_REPAIR_LEASE_SECONDS
+        seconds = lease_seconds or self.repair_lease_seconds
         lease = leases.acquire(f"repair:{event.id}", seconds=seconds)
         try:
             fixed = []

@@ -17,7 +17,7 @@ from .errors import (AlreadyRegistered, BookingClosed, BookingContention, Bookin
                      RateLimited, StaleEdit, StoreUnavailable)
 from .forms import SignupForm
 from .middleware import plain_forms_only
-from .service import get_booking_service
+from .wiring import get_booking_service, mail_sender
 
 STATUS_FOR_ERROR = {
     OutcomeUnknown: 202,
@@ -83,7 +83,9 @@ def bad_link(request):
 @renders_booking_errors
 def event_list(request):
     service = get_booking_service()
-    rows = [(event, service.availability(event.id)) for event in service.list_events()]
+    events = service.list_events()
+    seats = service.availabilities(events)
+    rows = [(event, seats[event.id]) for event in events if event.id in seats]
     return render(request, "booking/event_list.html", {"rows": rows})
 
 
@@ -141,7 +143,7 @@ def _signup(request, service, event):
         return _render_event(request, service, event, form, token, status_for(error))
     # A replayed submission returns the earlier booking, whose e-mail is already owed.
     if registration.registered_at >= started:
-        mail.send_soon(mail.get_mail_sender(), mail.CONFIRMATION, registration, event=event)
+        mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)
     confirmation = links.registration_token(registration, salt=links.CONFIRMATION_SALT)
     return see_other(reverse("booking:booked", args=[event.id, confirmation]))
 
@@ -168,7 +170,7 @@ def resend(request, event_id):
                       message=EMAIL_LIMITED)
     registration = service.find_registration(event.id, email=typed)
     if registration is not None:
-        mail.resend_soon(mail.get_mail_sender(), registration, event=event)
+        mail.resend_soon(mail_sender(), registration, event=event)
     return render(request, "booking/resent.html", {"event": event, "message": RESENT})
 
 
@@ -238,7 +240,7 @@ def cancel(request, token):
         except NotRegistered:
             pass  # cancelled meanwhile: the outcome the person asked for
         else:
-            mail.send_soon(mail.get_mail_sender(), mail.CANCELLATION, removed)
+            mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
         return see_other(reverse("booking:cancelled", args=[token]))
     try:
         ref, event, active = _read_cancel_link(service, token)

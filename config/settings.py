@@ -44,6 +44,8 @@ INSTALLED_APPS = [
     "booking",
     # manage.py dynamodb_local: AWS's DynamoDB Local for development and tests.
     "localdynamo",
+    # manage.py torture and bench_booking, and the controls tests build (never the product).
+    "harness",
 ]
 
 MIDDLEWARE = [
@@ -130,11 +132,8 @@ BOOKING_DEFAULT_STRATEGY = env("BOOKING_DEFAULT_STRATEGY", default="lock_table")
 BOOKING_MAX_RETRIES = env.int("BOOKING_MAX_RETRIES", default=10)
 BOOKING_RETRY_BASE_DELAY = env.float("BOOKING_RETRY_BASE_DELAY", default=0.01)
 BOOKING_RETRY_MAX_DELAY = env.float("BOOKING_RETRY_MAX_DELAY", default=0.5)
-# Test-only: widen the unguarded strategy's read-then-write window (milliseconds).
-BOOKING_UNGUARDED_RACE_DELAY_MS = env.float("BOOKING_UNGUARDED_RACE_DELAY_MS", default=0.0)
-# Test-only: switch off recognising one's own write after an ambiguous resend (the control
-# that proves the fault checks can see a false "already registered").
-BOOKING_DISABLE_AMBIGUITY_CHECKS = env.bool("BOOKING_DISABLE_AMBIGUITY_CHECKS", default=False)
+# Test controls (the unguarded strategy, no request rows, no ambiguity checks, a race
+# delay) are not settings: tests and harnesses build them (harness/controls.py).
 
 LOGGING = {
     "version": 1,

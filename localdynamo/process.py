@@ -16,7 +16,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from .store import die_with_parent
+from .launch import die_with_parent
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 START_TIMEOUT_SECONDS = 180  # the first start on a machine fetches DynamoDB Local

@@ -6,9 +6,11 @@ import pytest
 from django.test import Client
 from moto import mock_aws
 
+from booking import wiring
 from booking.dynamo.client import reset_clients
 from booking.dynamo.provision import ensure_tables
-from booking.service import get_booking_service, reset_services
+from booking.wiring import get_booking_service, reset_services
+from harness.controls import control_service
 from localdynamo import process as server_process
 from localdynamo.faults import FaultInjector, FaultSpec
 from localdynamo.proxy import FaultProxy
@@ -25,11 +27,19 @@ def dynamo(settings, monkeypatch):
     settings.DYNAMODB_TABLE_PREFIX = f"t{uuid.uuid4().hex[:8]}-"
     with mock_aws():
         reset_clients()
-        reset_services()
+        use_test_service()
         ensure_tables(wait=False)
         yield
     reset_clients()
     reset_services()
+
+
+def use_test_service(**controls):
+    """Make this process's service the test graph: the product's strategies plus the
+    unguarded control (``harness.controls.control_service``), built from the settings."""
+    service = control_service(**controls)
+    wiring.install(service)
+    return service
 
 
 @pytest.fixture
@@ -71,7 +81,7 @@ def server_store(local_server, settings):
     settings.DYNAMODB_ENDPOINT_URL = local_server.url
     settings.DYNAMODB_TABLE_PREFIX = f"c{uuid.uuid4().hex[:8]}-"
     reset_clients()
-    reset_services()
+    use_test_service()
     ensure_tables()
     yield local_server
     reset_clients()

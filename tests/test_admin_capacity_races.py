@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from booking.dynamo.store import Table
+from booking.dynamo.access import Table
 from booking.dynamo.tables import SLOTS
 from booking.errors import BookingContention, EventFull, InvalidBooking, StaleEdit
 
@@ -96,7 +96,7 @@ def run_race(service, strategy):
 
 @pytest.mark.parametrize("strategy", GUARDED)
 def test_capacity_edits__racing_bookings__never_overbook_or_drop(server_store, strategy):
-    from booking.service import get_booking_service
+    from booking.wiring import get_booking_service
 
     service = get_booking_service()
     event, race = run_race(service, strategy)
@@ -112,12 +112,15 @@ def test_capacity_edits__racing_bookings__never_overbook_or_drop(server_store, s
         assert sorted(s["holder"] for s in slots if "holder" in s) == sorted(registered)
 
 
-def test_capacity_edits__unguarded_control__caught_overbooking(server_store, settings):
+def test_capacity_edits__unguarded_control__caught_overbooking(server_store):
     """The same race and checks see the control strategy exceed its capacity."""
-    from booking.service import get_booking_service
+    from booking.wiring import get_booking_service
 
-    settings.BOOKING_UNGUARDED_RACE_DELAY_MS = 20
-    service = get_booking_service()
+    from booking import wiring
+    from harness.controls import control_service
+
+    service = control_service(race_delay_ms=20)
+    wiring.install(service)
     event, race = run_race(service, "unguarded")
 
     final = service.availability(event.id)

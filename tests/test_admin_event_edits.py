@@ -1,7 +1,7 @@
 """Service-level edits behind the admin: update_event, delete_event, paging helpers."""
 import pytest
 
-from booking.dynamo.store import Table
+from booking.dynamo.access import Table
 from booking.dynamo.tables import EVENT_LOCKS, REGISTRATIONS, SLOTS
 from booking.errors import EventNotFound, InvalidBooking, StaleEdit
 

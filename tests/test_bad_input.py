@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from booking import validation
-from booking.dynamo.store import Table
+from booking.dynamo.access import Table
 from booking.dynamo.tables import EVENTS
 from booking.errors import BookingClosed, InvalidBooking
 from booking.models import DynamoEvent, Registration

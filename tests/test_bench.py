@@ -122,8 +122,8 @@ def test_bench__endpoint_unreachable__says_how_to_start_it(settings):
 
 
 def test_bench_help__explains_every_column():
-    from booking.bench.report import COST_COLUMNS, HOT_COLUMNS
-    from booking.management.commands.bench_booking import Command
+    from harness.bench.report import COST_COLUMNS, HOT_COLUMNS
+    from harness.management.commands.bench_booking import Command
 
     text = Command().create_parser("manage.py", "bench_booking").format_help()
     for header, _ in (*HOT_COLUMNS, *COST_COLUMNS):
@@ -132,7 +132,7 @@ def test_bench_help__explains_every_column():
 
 
 def test_bench_quick__small_configuration_overrides_sizes():
-    from booking.management.commands.bench_booking import Command
+    from harness.management.commands.bench_booking import Command
 
     parser = Command().create_parser("manage.py", "bench_booking")
     options = vars(parser.parse_args(["--quick", "--attempts", "9999"]))

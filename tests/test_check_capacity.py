@@ -9,9 +9,9 @@ from django.core.management.base import CommandError
 
 from booking import audit
 from booking.dynamo import leases
-from booking.dynamo.store import Table
+from booking.dynamo.access import Table
 from booking.dynamo.tables import EVENT_LOCKS, EVENTS, REGISTRATIONS, SLOTS
-from booking.strategies import STRATEGIES
+from harness.controls import ALL_STRATEGIES as STRATEGIES
 
 
 def check(*args):

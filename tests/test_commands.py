@@ -72,3 +72,18 @@ def test_seed_demo__empty_store__creates_future_events_once(service):
     assert len(service.list_events()) == len(events)
     run("seed_demo", "--force")
     assert len(service.list_events()) == 2 * len(events)
+
+
+def test_create_event__product_service__unguarded_control_refused_nothing_stored(service):
+    # The product's registry offers only guarded strategies: the control is built by
+    # tests and harnesses alone (harness/controls.py), never reachable from a command.
+    from booking import wiring
+
+    wiring.reset_services()  # the service built from settings, as in production
+
+    with pytest.raises(CommandError, match="Unknown strategy") as failed:
+        run("create_event", "--name", "Talk", "--capacity", "3", "--strategy", "unguarded")
+
+    assert failed.value.returncode == 2
+    assert "unguarded" not in wiring.get_booking_service().strategies
+    assert service.list_events() == []

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from booking.dynamo.client import reset_clients
-from booking.service import reset_services
+from booking.wiring import reset_services
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ from io import StringIO
 from django.core.management import call_command
 
 from booking.dynamo.client import client_options
-from booking.dynamo.store import call
+from booking.dynamo.access import call
 from booking.dynamo.tables import ALL_TABLES, LEASES, SLOTS
 
 

@@ -12,12 +12,12 @@ import pytest
 
 from booking import service as service_module
 from booking.dynamo.metrics import RequestMeter
-from booking.dynamo.store import Table
+from booking.dynamo.access import Table
 from booking.dynamo.tables import REGISTRATIONS, REQUESTS
 from booking.errors import (AlreadyRegistered, EventFull, InvalidBooking, NotRegistered,
                             OutcomeUnknown, StoreUnavailable)
-from booking.strategies import STRATEGIES
-from booking.torture.controls import ForgetfulRequestLog
+from harness.controls import ALL_STRATEGIES as STRATEGIES
+from harness.controls import ForgetfulRequestLog
 from tests.conftest import GUARDED
 
 RID = "form-token-0001"
@@ -235,7 +235,7 @@ def test_book__forgetful_request_log_control__repeat_after_cancel_books_again(dy
 
 # --- the real embedded server ---------------------------------------------------------
 def test_same_request_from_many_threads__one_seat_one_answer(server_store):
-    from booking.service import get_booking_service
+    from booking.wiring import get_booking_service
 
     service = get_booking_service()
     event = service.create_event(name="Rush", capacity=5, strategy="lock_table")
@@ -266,7 +266,7 @@ def test_book__every_attempt_of_the_write_lost__resolved_before_answering(
     # All of botocore's 4 attempts apply-and-lose (or are refused): the service re-sends
     # the same write and answers the truth, never "try again" while a seat is held.
     from booking.dynamo.client import reset_clients
-    from booking.service import get_booking_service, reset_services
+    from booking.wiring import get_booking_service, reset_services
     from tests.conftest import start_fault_proxy
 
     proxy = start_fault_proxy(server_store)
@@ -288,7 +288,7 @@ def test_book__every_attempt_of_the_write_lost__resolved_before_answering(
 
 @pytest.mark.parametrize("strategy", ("aggregate", "lock_table"))
 def test_book__one_dynamodb_request_per_booking_and_per_rejection(server_store, strategy):
-    from booking.service import get_booking_service
+    from booking.wiring import get_booking_service
 
     service = get_booking_service()
     event = service.create_event(name="Tea", capacity=1, strategy=strategy)
@@ -333,7 +333,7 @@ def test_cancel_post__link_names_registration__one_request(client, server_store,
 
     from booking import links
     from booking import mail as booking_mail
-    from booking.service import get_booking_service
+    from booking.wiring import get_booking_service
 
     service = get_booking_service()
     event = service.create_event(name="Count", capacity=5, strategy=strategy)

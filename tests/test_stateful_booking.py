@@ -37,8 +37,8 @@ from booking.dynamo.provision import ensure_tables
 from booking.errors import (AlreadyRegistered, BookingContention, BookingError, EventFull,
                             InvalidBooking, NotRegistered, OutcomeUnknown, StoreUnavailable)
 from booking.models import Registration
-from booking.service import BookingService, get_booking_service, reset_services
-from booking.torture.controls import ForgetfulRequestLog
+from booking.wiring import reset_services
+from harness.controls import ForgetfulRequestLog, control_service
 from localdynamo.faults import LOST_RESPONSE, THROTTLE, FaultInjector
 from tests.conftest import GUARDED, start_fault_proxy
 
@@ -97,8 +97,9 @@ class BookingMachine(RuleBasedStateMachine):
 
     def __init__(self):
         super().__init__()
-        self.service = (get_booking_service() if self.request_log is None else BookingService(
-            default_strategy="lock_table", requests=self.request_log))
+        # The test graph: the product's strategies plus the unguarded control, and the
+        # control request log when the test asks for it.
+        self.service = control_service(requests=self.request_log)
         self.holders = {strategy: {} for strategy in GUARDED}
         self.links = {strategy: {email: [] for email in PEOPLE} for strategy in GUARDED}
         self.armed: tuple[str, int, str] | None = None  # (kind, count, write): next call

@@ -1,9 +1,9 @@
-"""The access layer turns botocore errors into domain errors (booking/dynamo/store.py)."""
+"""The access layer turns botocore errors into domain errors (booking/dynamo/access.py)."""
 import pytest
 from botocore.exceptions import ClientError
 
 from booking import errors
-from booking.dynamo.store import translate
+from booking.dynamo.access import translate
 
 
 def client_error(code, status):

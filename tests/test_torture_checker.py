@@ -1,7 +1,7 @@
 """The torture checker on hand-written histories: each anomaly is seen, true ones pass."""
 import pytest
 
-from booking.torture.checker import check
+from harness.torture.checker import check
 
 EVENT = "e" * 32
 CAPACITY = 2

@@ -17,6 +17,7 @@ from django.core.management import CommandError, call_command
 from booking import links
 from booking import mail as booking_mail
 from booking.dynamo import history, leases
+from booking.wiring import mail_sender
 from tests.test_views_signup import submit
 
 
@@ -28,7 +29,7 @@ class RefusingBackend(BaseEmailBackend):
 
 
 def owed():
-    return list(booking_mail.get_mail_sender().outbox.pending())
+    return list(mail_sender().outbox.pending())
 
 
 def statuses(message_id):
@@ -179,7 +180,7 @@ def test_booking_worker__bad_interval__usage_error(service):
 
 def test_two_senders_at_once__each_mail_sent_exactly_once(server_store, settings):
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-    from booking.service import get_booking_service
+    from booking.wiring import get_booking_service
 
     service = get_booking_service()
     event = service.create_event(name="Race", capacity=10, strategy="lock_table")
@@ -189,7 +190,7 @@ def test_two_senders_at_once__each_mail_sent_exactly_once(server_store, settings
 
     def sender():
         barrier.wait()
-        outcomes.append(booking_mail.send_owed(booking_mail.get_mail_sender()))
+        outcomes.append(booking_mail.send_owed(mail_sender()))
 
     threads = [threading.Thread(target=sender) for _ in range(4)]
     for thread in threads:

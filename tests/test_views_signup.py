@@ -268,7 +268,7 @@ def test_signup_post__lock_table__decided_in_one_request_whole_post_in_two(clien
     # abuse limits add two counter updates of their own (tests/test_rate_limits.py).
     settings.BOOKING_SIGNUP_RATE = settings.BOOKING_SIGNUP_EMAIL_RATE = "off"
     from booking.dynamo.metrics import RequestMeter
-    from booking.service import get_booking_service
+    from booking.wiring import get_booking_service
 
     event = get_booking_service().create_event(name="Count", capacity=5, strategy="lock_table")
     token = links.new_form_token(event.id)

@@ -17,7 +17,7 @@ from decimal import Decimal
 
 from booking.errors import StoreUnavailable
 
-from .store import ConditionFailed, Table
+from .access import ConditionFailed, Table
 from .tables import HISTORY
 
 STARTED, SUCCEEDED, FAILED = "started", "succeeded", "failed"

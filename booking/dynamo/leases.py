@@ -19,7 +19,7 @@ from decimal import Decimal
 
 from booking.errors import LeaseHeld
 
-from .store import ConditionFailed, Table
+from .access import ConditionFailed, Table
 from .tables import LEASES
 
 # How long after expiry DynamoDB's TTL may delete the item (clean-up only).

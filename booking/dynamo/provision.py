@@ -1,5 +1,5 @@
 """Create the tables that are missing, wait until they are active, enable TTL."""
-from .store import call
+from .access import call
 from .tables import ALL_TABLES
 
 

@@ -3,7 +3,7 @@ counter, applied to requests). ``hit`` is one UpdateItem (`ADD hits :one`), atom
 processes and hosts; ``hits`` is one consistent GetItem. The window start is part of the
 key, so a past window never counts again; its ``ttl`` lets DynamoDB delete it later
 (clean-up only: TTL deletion runs late)."""
-from .store import Table
+from .access import Table
 from .tables import RATE_LIMITS
 
 TTL_GRACE_SECONDS = 3600

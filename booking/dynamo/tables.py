@@ -100,7 +100,7 @@ HISTORY = TableSpec("request_history", hash_key=("request_id", "S"), range_key=(
                     ttl_attribute="ttl")
 
 # Request rows: one per booking or cancellation that took effect, keyed by its request id,
-# written inside the strategy's own transaction (booking/requests.py). TTL only cleans up.
+# written inside the strategy's own transaction (booking/request_log.py). TTL only cleans up.
 REQUESTS = TableSpec("requests", hash_key=("request_id", "S"), ttl_attribute="ttl")
 
 # Outbox: one row per e-mail owed (confirmation, cancellation), written in the same

@@ -1,14 +1,16 @@
-"""Strategy registry: name -> strategy class."""
+"""The product's strategy registry: name -> strategy class, guarded strategies only.
+
+Controls (the unguarded strategy) are not here: only tests and harnesses build them
+(``harness/controls.py``).
+"""
 from .aggregate import AggregateStrategy
 from .base import Strategy
 from .lock_table import LockTableStrategy
 from .slots import SlotsStrategy
-from .unguarded import UnguardedStrategy
 
 STRATEGIES: dict[str, type[Strategy]] = {
-    cls.name: cls
-    for cls in (AggregateStrategy, LockTableStrategy, SlotsStrategy, UnguardedStrategy)
+    cls.name: cls for cls in (AggregateStrategy, LockTableStrategy, SlotsStrategy)
 }
-GUARDED = tuple(name for name, cls in STRATEGIES.items() if cls.guarded)
+GUARDED = tuple(STRATEGIES)
 
 __all__ = ["GUARDED", "STRATEGIES", "Strategy"]

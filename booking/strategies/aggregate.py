@@ -12,7 +12,7 @@ states what it needs of the attendees.
 
 Idempotency: the update goes out in one TransactWriteItems with the request row (request
 id -> this registration, only if no live row holds the id) and the confirmation's outbox
-row (``booking/requests.py``). The attendee itself also carries its request id, but that
+row (``booking/request_log.py``). The attendee itself also carries its request id, but that
 is gone after a cancellation, so the request row is what answers a repeat of a request
 that booked, at any later time, with the registration it made; a reused id with other
 content is refused by the same row; a refused booking wrote nothing, so its repeat runs
@@ -26,15 +26,15 @@ after reading the attendee. The price: the item is capped at 400 KB, which bound
 transactional), so capacity units per booking grow with the number of attendees.
 """
 from booking.dynamo import items
-from booking.dynamo.store import (CONDITION_FAILED as CCF, ConditionFailed, Table,
+from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed, Table,
                                    TransactionCancelled, transact_write)
 from booking.dynamo.tables import EVENTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
-from booking.requests import Request
+from booking.request_log import Request
 
 from . import aggregate_audit, event_edits
-from .base import Strategy, client_token, is_mine
+from .base import Strategy
 
 
 ITEM_SIZE_LIMIT = 400 * 1024
@@ -77,7 +77,7 @@ class AggregateStrategy(Strategy):
             names={"#email": registration.email, "#capacity": "capacity"},
             values={":attendee": items.attendee_value(registration), ":one": 1, ":zero": 0}))]
         operations += self.requests.ops(request, registration)
-        token = client_token(registration.registration_id, "book")
+        token = self.tokens.client_token(registration.registration_id, "book")
         for _ in self.retry.attempts():
             try:
                 transact_write(operations, token=token)
@@ -89,7 +89,7 @@ class AggregateStrategy(Strategy):
                 if cancelled.code(0) == CCF:
                     old = cancelled.reasons[0].old_item
                     attendee = (old or {}).get("attendees", {}).get(registration.email)
-                    if is_mine(attendee, registration):
+                    if self.tokens.is_mine(attendee, registration):
                         return registration  # botocore resent an update whose answer was lost
                     raise self._booking_refusal(old, registration.email) from None
                 if not cancelled.conflict:
@@ -119,8 +119,8 @@ class AggregateStrategy(Strategy):
                     names={"#email": email},
                     values={":rid": stored.registration_id, ":one": 1, ":zero": 0})),
                     *self.requests.ops(request, stored)],
-                    token=client_token(f"{stored.registration_id}:{request.request_id}",
-                                       "cancel"))
+                    token=self.tokens.client_token(
+                        f"{stored.registration_id}:{request.request_id}", "cancel"))
                 return stored
             except TransactionCancelled as cancelled:
                 answered = self.requests.answer_refusal(request, cancelled, 1)
@@ -141,6 +141,14 @@ class AggregateStrategy(Strategy):
     def availability(self, event_id):
         item = self._get(event_id, "#capacity, confirmed_count", {"#capacity": "capacity"})
         return Availability(capacity=item["capacity"], confirmed=item["confirmed_count"])
+
+    def availabilities(self, event_ids):
+        found = self.events.batch_get([{"event_id": e} for e in event_ids],
+                                  projection="event_id, #capacity, confirmed_count",
+                                  names={"#capacity": "capacity"})
+        return {item["event_id"]: Availability(capacity=item["capacity"],
+                                               confirmed=item["confirmed_count"])
+                for item in found if item is not None}
 
     def registrations(self, event_id):
         attendees = self._get(event_id, "attendees")["attendees"]

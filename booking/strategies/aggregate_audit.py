@@ -6,7 +6,7 @@ writes only if ``booking_version`` (bumped by every booking and cancellation) is
 instead of overwriting the new count. Edits never write the count, so they need no check.
 """
 from booking import audit
-from booking.dynamo.store import ConditionFailed
+from booking.dynamo.access import ConditionFailed
 
 FIX_COUNT = ("SET confirmed_count = :count, "
              "booking_version = if_not_exists(booking_version, :zero) + :one")

@@ -20,7 +20,7 @@ Contract
     registration)`` (the request row and the confirmation's outbox row) go into the same
     conditional transaction, so a repeat of a request that booked answers with the
     registration it made (even after that was cancelled) and a reused id with other
-    content is ``InvalidBooking`` (``booking/requests.py``).
+    content is ``InvalidBooking`` (``booking/request_log.py``).
 ``cancel(event_id, email, registration_id=None, *, request, known=None) -> Registration``
     Remove the person's registration and free its seat in one atomic step, returning what
     was removed; with ``registration_id``, only if that is the registration stored (an old
@@ -35,6 +35,10 @@ Contract
 ``availability(event_id) -> Availability``
     Capacity and confirmed count from the strategy's own authoritative data, read
     consistently.
+``availabilities(event_ids) -> dict[str, Availability]``
+    The same for several events, events not found left out. The default asks
+    ``availability`` per event; a strategy whose counts live in items reads them in one
+    batch (``aggregate``, ``lock_table``).
 ``registrations(event_id) -> Iterator[Registration]``
     Every confirmed registration, read consistently, page by page.
 ``change_capacity(event_id, *, expected_version, capacity, changes)``
@@ -61,35 +65,33 @@ Under retries: botocore re-sends a write whose response was lost, so a
 write that did apply can come back refused. ``client_token`` names a transaction after the
 registration it writes (DynamoDB answers a repeat with success), and ``is_mine`` tells
 "this refusal found my own registration" from "someone else's" (docs/exactly-once-retries.md).
+Both come from ``self.tokens`` (``WriteTokens``), a collaborator: the product always builds
+the real one; only tests and harnesses build the blind control (``harness/controls.py``).
 """
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 
-from django.conf import settings
-
-from booking.errors import NotRegistered
+from booking.errors import EventNotFound, NotRegistered
 from booking.models import Availability, Event, Registration
-from booking.requests import Request, RequestLog
+from booking.request_log import Request, RequestLog
 
 from .retry import RetryPolicy
 
-def ambiguity_checks_on() -> bool:
-    """False only when a test switches them off to prove its checker sees the anomaly."""
-    return not settings.BOOKING_DISABLE_AMBIGUITY_CHECKS
-
-
-def client_token(registration_id: str, purpose: str) -> str | None:
+def client_token(registration_id: str, purpose: str) -> str:
     """A ClientRequestToken (36 chars) fixed by the registration and the write's purpose."""
-    if not ambiguity_checks_on():
-        return None
     return hashlib.sha256(f"{registration_id}:{purpose}".encode()).hexdigest()[:36]
 
 
-def is_mine(stored: dict | None, registration: Registration) -> bool:
-    """True when a refused write found this very registration: a resend of a write that applied."""
-    return (ambiguity_checks_on() and stored is not None
-            and stored.get("registration_id") == registration.registration_id)
+class WriteTokens:
+    """How a strategy recognises its own write when the answer to it was lost."""
+
+    def client_token(self, registration_id: str, purpose: str) -> str | None:
+        return client_token(registration_id, purpose)
+
+    def is_mine(self, stored: dict | None, registration: Registration) -> bool:
+        """True when a refused write found this very registration: a resend that applied."""
+        return stored is not None and stored.get("registration_id") == registration.registration_id
 
 
 class Strategy(ABC):
@@ -98,9 +100,11 @@ class Strategy(ABC):
     guarded: bool = True
     description: str = ""
 
-    def __init__(self, *, retry: RetryPolicy | None = None, requests: RequestLog | None = None):
+    def __init__(self, *, retry: RetryPolicy | None = None, requests: RequestLog | None = None,
+                 tokens: WriteTokens | None = None):
         self.retry = retry or RetryPolicy()
         self.requests = requests or RequestLog()
+        self.tokens = tokens or WriteTokens()
 
     def _not_registered(self, request: Request, require_event) -> Registration:
         """Nothing to cancel: an earlier run of this very request may have cancelled it."""
@@ -128,6 +132,17 @@ class Strategy(ABC):
 
     @abstractmethod
     def availability(self, event_id: str) -> Availability: ...
+
+    def availabilities(self, event_ids: list[str]) -> dict[str, Availability]:
+        """Availability of several events (missing ones left out); strategies whose counts
+        live in items override this with one batch read."""
+        found = {}
+        for event_id in event_ids:
+            try:
+                found[event_id] = self.availability(event_id)
+            except EventNotFound:
+                pass
+        return found
 
     @abstractmethod
     def registrations(self, event_id: str) -> Iterator[Registration]: ...

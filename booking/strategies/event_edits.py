@@ -58,16 +58,3 @@ def below_confirmed(confirmed: int) -> InvalidBooking:
         "than that. Cancel registrations first if you need fewer seats.",
         field="capacity",
     )
-
-
-def delete_all(table, event_id: str, *, chunk: int = 100) -> None:
-    """Delete every item under ``event_id`` in ``table`` (keys only, read page by page)."""
-    keys = []
-    for item in table.query(key_condition="event_id = :e", values={":e": event_id},
-                            projection="event_id, #range", names={"#range": table.spec.range_key[0]}):
-        keys.append(item)
-        if len(keys) >= chunk:
-            table.batch_delete(keys)
-            keys = []
-    if keys:
-        table.batch_delete(keys)

@@ -7,7 +7,7 @@ TransactWriteItems of writes that succeed or fail together:
 1. put the registration, only if (event, e-mail) does not exist yet;
 2. increment the lock item's count, only if the event exists and count < capacity;
 3. put the request row (request id -> this registration), only if no live row holds the
-   id, and the confirmation's outbox row (``booking/requests.py``).
+   id, and the confirmation's outbox row (``booking/request_log.py``).
 
 Two bookings for the last seat both write the same lock item, so DynamoDB's transaction
 serializes them and one condition fails: the phantom that write skew needs is now a real
@@ -30,28 +30,26 @@ whether this very request already did.
 One request per booking and per rejection; capacity is not bounded by item size.
 """
 from booking.dynamo import items
-from booking.dynamo.store import (CONDITION_FAILED as CCF, Table, TransactionCancelled,
+from booking.dynamo.access import (CONDITION_FAILED as CCF, Table, TransactionCancelled,
                                    transact_write)
-from booking.dynamo.tables import EVENT_LOCKS, EVENTS, REGISTRATIONS
+from booking.dynamo.tables import EVENT_LOCKS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
-from booking.requests import Request
+from booking.request_log import Request
 
 from . import event_edits, lock_table_audit
-from .base import Strategy, client_token, is_mine
+from .per_person import OneItemPerPerson
 
 
 
-class LockTableStrategy(Strategy):
+class LockTableStrategy(OneItemPerPerson):
     name = "lock_table"
     max_capacity = 100_000
     description = "Registrations in their own table; a lock item per event counts them; one transaction per booking."
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.events = Table(EVENTS)
         self.locks = Table(EVENT_LOCKS)
-        self.registrations_table = Table(REGISTRATIONS)
 
     def provision(self, event):
         lock = {"event_id": event.id, "capacity": event.capacity, "confirmed_count": 0, "version": 1}
@@ -73,7 +71,7 @@ class LockTableStrategy(Strategy):
         ]
         request = Request.booking(registration)
         operations += self.requests.ops(request, registration)
-        token = client_token(registration.registration_id, "book")
+        token = self.tokens.client_token(registration.registration_id, "book")
         for _ in self.retry.attempts():
             try:
                 transact_write(operations, token=token)
@@ -82,7 +80,8 @@ class LockTableStrategy(Strategy):
                 answered = self.requests.answer_refusal(request, cancelled, 2)
                 if answered is not None:
                     return answered  # this request already booked (or a resend of ours)
-                if cancelled.code(0) == CCF and is_mine(cancelled.reasons[0].old_item, registration):
+                if cancelled.code(0) == CCF and self.tokens.is_mine(
+                        cancelled.reasons[0].old_item, registration):
                     return registration  # a resend of our own transaction that had applied
                 if cancelled.code(1) == CCF and cancelled.reasons[1].old_item is None:
                     raise EventNotFound() from None
@@ -124,7 +123,8 @@ class LockTableStrategy(Strategy):
                 condition="attribute_exists(event_id)", values={":one": 1})),
             *self.requests.ops(request, registration),
         ]
-        token = client_token(f"{registration.registration_id}:{request.request_id}", "cancel")
+        token = self.tokens.client_token(
+            f"{registration.registration_id}:{request.request_id}", "cancel")
         for _ in self.retry.attempts():
             try:
                 transact_write(operations, token=token)
@@ -142,21 +142,17 @@ class LockTableStrategy(Strategy):
                 if not cancelled.conflict:
                     raise
 
-    def find(self, event_id, email):
-        item = self.registrations_table.get({"event_id": event_id, "email": email})
-        if item is None:
-            self._require_event(event_id)
-        return items.registration_or_none(item)
-
     def availability(self, event_id):
         lock = self._require_event(event_id)
         return Availability(capacity=lock["capacity"], confirmed=lock["confirmed_count"])
 
-    def registrations(self, event_id):
-        for item in self.registrations_table.query(
-            key_condition="event_id = :e", values={":e": event_id}
-        ):
-            yield items.registration_from_item(item)
+    def availabilities(self, event_ids):
+        found = self.locks.batch_get([{"event_id": e} for e in event_ids],
+                                  projection="event_id, #capacity, confirmed_count",
+                                  names={"#capacity": "capacity"})
+        return {item["event_id"]: Availability(capacity=item["capacity"],
+                                               confirmed=item["confirmed_count"])
+                for item in found if item is not None}
 
     def change_capacity(self, event_id, *, expected_version, capacity, changes):
         # The version check (event item) and the count check (lock item) in one transaction.
@@ -189,7 +185,7 @@ class LockTableStrategy(Strategy):
     def delete(self, event_id):
         # The lock item first: without it every booking fails, so nothing new arrives.
         self.locks.delete({"event_id": event_id})
-        event_edits.delete_all(self.registrations_table, event_id)
+        self.registrations_table.delete_partition(event_id)
         self.events.delete({"event_id": event_id})
 
     def audit(self, event):

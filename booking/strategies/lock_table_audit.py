@@ -6,7 +6,7 @@ the registrations page by page, and writes the count only if the version is unch
 if a booking landed while counting, the write is refused and the count is redone.
 """
 from booking import audit
-from booking.dynamo.store import (CONDITION_FAILED as CCF, ConditionFailed,
+from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed,
                                    TransactionCancelled, transact_write)
 
 CAPACITY = {"#capacity": "capacity"}

@@ -14,7 +14,7 @@ candidate is tried).
 
 Idempotency: the claim's transaction also puts the request row (request id -> this
 registration, only if no live row holds the id) and the confirmation's outbox row
-(``booking/requests.py``). A repeat of a request that booked is refused by that row, which
+(``booking/request_log.py``). A repeat of a request that booked is refused by that row, which
 answers with the registration it made, even after it was cancelled; when no slot is free
 the same row is read in the batch that tells "full" from "already registered". A reused
 id with other content is refused by the row; a refused booking wrote nothing, so its
@@ -27,30 +27,28 @@ an index query plus one transaction. Slots are freed, never deleted, by cancella
 import random
 
 from booking.dynamo import items
-from booking.dynamo.store import (CONDITION_FAILED as CCF, Table, TransactionCancelled,
+from booking.dynamo.access import (CONDITION_FAILED as CCF, Table, TransactionCancelled,
                                    batch_get, transact_write)
-from booking.dynamo.tables import EVENTS, REGISTRATIONS, SLOTS
+from booking.dynamo.tables import SLOTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.models import Availability
-from booking.requests import Request
+from booking.request_log import Request
 
 from . import slots_audit, slots_capacity
-from .base import Strategy, client_token, is_mine
+from .per_person import OneItemPerPerson
 
 SHUFFLE_RANGE = 2**31
 CANDIDATES_PER_LOOKUP = 8
 
 
-class SlotsStrategy(Strategy):
+class SlotsStrategy(OneItemPerPerson):
     name = "slots"
     max_capacity = 10_000
     description = "One pre-created item per seat; a booking claims a free slot in a transaction."
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.events = Table(EVENTS)
         self.slots = Table(SLOTS)
-        self.registrations_table = Table(REGISTRATIONS)
 
     def provision(self, event):
         # Slots first: the event becomes visible (bookable) only once all its seats exist.
@@ -73,7 +71,7 @@ class SlotsStrategy(Strategy):
                 return refusal  # this request's own earlier claim took a seat
             self.between_read_and_write()
             for slot in candidates:
-                token = client_token(registration.registration_id, f"slot-{slot}")
+                token = self.tokens.client_token(registration.registration_id, f"slot-{slot}")
                 operations = self._claim(event_id, slot, registration)
                 operations += self.requests.ops(request, registration)
                 try:
@@ -83,7 +81,7 @@ class SlotsStrategy(Strategy):
                     answered = self.requests.answer_refusal(request, cancelled, 2)
                     if answered is not None:
                         return answered
-                    if is_mine(cancelled.reasons[1].old_item if cancelled.code(1) == CCF
+                    if self.tokens.is_mine(cancelled.reasons[1].old_item if cancelled.code(1) == CCF
                                else None, registration):
                         return registration  # a resend of our own claim that had applied
                     if cancelled.code(1) == CCF:
@@ -104,7 +102,7 @@ class SlotsStrategy(Strategy):
             return answered
         if event is None:
             return EventNotFound()
-        if is_mine(mine, registration):
+        if self.tokens.is_mine(mine, registration):
             return registration
         if mine is not None:
             return AlreadyRegistered(existing=items.registration_from_item(mine))
@@ -152,7 +150,8 @@ class SlotsStrategy(Strategy):
                         "SET free_in = :e REMOVE holder", condition="holder = :email",
                         values={":e": event_id, ":email": email})),
                     *self.requests.ops(request, removed),
-                ], token=client_token(f"{removed.registration_id}:{request.request_id}", "cancel"))
+                ], token=self.tokens.client_token(
+                    f"{removed.registration_id}:{request.request_id}", "cancel"))
                 return removed
             except TransactionCancelled as cancelled:
                 answered = self.requests.answer_refusal(request, cancelled, 2)
@@ -161,23 +160,9 @@ class SlotsStrategy(Strategy):
                 if not (cancelled.conflict or cancelled.code(0) == CCF):
                     raise
 
-    def find(self, event_id, email):
-        item = self.registrations_table.get({"event_id": event_id, "email": email})
-        if item is None:
-            self._require_event(event_id)
-        return items.registration_or_none(item)
-
     def availability(self, event_id):
         event = self._require_event(event_id)
-        confirmed = self.registrations_table.count(
-            key_condition="event_id = :e", values={":e": event_id})
-        return Availability(capacity=event["capacity"], confirmed=confirmed)
-
-    def registrations(self, event_id):
-        for item in self.registrations_table.query(
-            key_condition="event_id = :e", values={":e": event_id}
-        ):
-            yield items.registration_from_item(item)
+        return Availability(capacity=event["capacity"], confirmed=self._stored_count(event_id))
 
     def change_capacity(self, event_id, *, expected_version, capacity, changes):
         slots_capacity.change_capacity(
@@ -193,9 +178,3 @@ class SlotsStrategy(Strategy):
     def repair(self, event):
         return slots_audit.repair_event(self, event)
 
-    def _require_event(self, event_id):
-        event = self.events.get({"event_id": event_id}, projection="event_id, #capacity",
-                               names={"#capacity": "capacity"})
-        if event is None:
-            raise EventNotFound()
-        return event

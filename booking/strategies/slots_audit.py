@@ -11,7 +11,7 @@ registration naming the slot, so a booking that lands meanwhile is never undone.
 import random
 
 from booking import audit
-from booking.dynamo.store import ConditionFailed, TransactionCancelled, transact_write
+from booking.dynamo.access import ConditionFailed, TransactionCancelled, transact_write
 
 from . import slots as slots_strategy  # (at call time: slots.py imports this module)
 

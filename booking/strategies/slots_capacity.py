@@ -14,7 +14,7 @@ A step moves at most ``STEP`` slots (a transaction holds at most 100 writes). La
 chain steps, each conditional on the version the previous step wrote; if another edit
 slips in between, the rest is refused as stale, and what was done stays consistent.
 """
-from booking.dynamo.store import CONDITION_FAILED as CCF, TransactionCancelled, transact_write
+from booking.dynamo.access import CONDITION_FAILED as CCF, TransactionCancelled, transact_write
 
 from . import event_edits
 
@@ -88,7 +88,7 @@ def _free_slot_deletes(strategy, event_id, count):
 
 def delete(strategy, event_id):
     # Slots first: with no slot left, no booking can succeed; then registrations, event.
-    event_edits.delete_all(strategy.slots, event_id)
-    event_edits.delete_all(strategy.registrations_table, event_id)
+    strategy.slots.delete_partition(event_id)
+    strategy.registrations_table.delete_partition(event_id)
     strategy.events.delete({"event_id": event_id})
 

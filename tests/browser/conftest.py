@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from booking.dynamo.client import reset_clients
-from booking.service import get_booking_service, reset_services
+from booking.wiring import get_booking_service, reset_services
 from localdynamo.process import terminate
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from botocore.config import Config
 import pytest
 from django.conf import settings
 
-from booking.service import get_booking_service
+from booking.wiring import get_booking_service
 
 pytestmark = pytest.mark.concurrency
 
@@ -20,11 +20,10 @@ CAPACITY = 50
 PEOPLE = 200
 
 
-def race(server, event_id, people, *, extra_env=None):
+def race(server, event_id, people, *, race_delay_ms=0.0):
     env = {
         "DYNAMODB_ENDPOINT_URL": server.url,
         "DYNAMODB_TABLE_PREFIX": settings.DYNAMODB_TABLE_PREFIX,
-        **(extra_env or {}),
     }
     from tests.concurrency.workers import book_people
 
@@ -32,7 +31,8 @@ def race(server, event_id, people, *, extra_env=None):
     start_at = time.time() + 3.0  # every process is set up by then
     context = multiprocessing.get_context("spawn")
     with context.Pool(PROCESSES) as pool:
-        runs = [pool.apply_async(book_people, (env, event_id, share, THREADS, start_at))
+        runs = [pool.apply_async(book_people, (env, event_id, share, THREADS, start_at),
+                                 {"race_delay_ms": race_delay_ms})
                 for share in shares]
         return [outcome for run in runs for outcome in run.get(timeout=240)]
 
@@ -75,11 +75,11 @@ def violations(event, outcomes, stored, counter):
     return found
 
 
-def run_distinct_race(server, strategy, extra_env=None):
+def run_distinct_race(server, strategy, race_delay_ms=0.0):
     service = get_booking_service()
     event = service.create_event(name=f"Race {strategy}", capacity=CAPACITY, strategy=strategy)
     people = [(f"Person {n}", f"person{n}@example.com") for n in range(PEOPLE)]
-    outcomes = race(server, event.id, people, extra_env=extra_env)
+    outcomes = race(server, event.id, people, race_delay_ms=race_delay_ms)
     stored = stored_registrations(server, event)
     counter = service.availability(event.id).confirmed
     return event, outcomes, stored, counter
@@ -113,7 +113,7 @@ def test_race__same_person_everywhere__exactly_one_confirmed(server_store, strat
 def test_race__unguarded_control__is_caught_overbooking(server_store):
     # A short sleep between its read and its write makes the write skew reliable.
     event, outcomes, stored, counter = run_distinct_race(
-        server_store, "unguarded", extra_env={"BOOKING_UNGUARDED_RACE_DELAY_MS": "20"})
+        server_store, "unguarded", race_delay_ms=20)
 
     found = violations(event, outcomes, stored, counter)
 

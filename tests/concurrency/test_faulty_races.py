@@ -8,7 +8,7 @@ across its resends, so the "already mine" reading is a second line here; on moto
 ignores tokens, tests/strategies/test_ambiguous_retries.py shows it off is caught.
 
 The workers book through the strategies directly, with registrations that name no
-request: the request row (booking/requests.py) and the service's read-back would
+request: the request row (booking/request_log.py) and the service's read-back would
 otherwise hide a false refusal, and this file tests the strategies' handling on its own.
 """
 import json
@@ -23,7 +23,7 @@ from django.conf import settings
 
 from booking.dynamo.client import reset_clients
 from booking.dynamo.provision import ensure_tables
-from booking.service import get_booking_service, reset_services
+from booking.wiring import get_booking_service, reset_services
 from tests.conftest import start_fault_proxy
 
 from .test_booking_races import PROCESSES, THREADS, stored_registrations

@@ -18,7 +18,8 @@ import pytest
 
 from booking.dynamo.client import reset_clients
 from booking.dynamo.provision import ensure_tables
-from booking.service import get_booking_service, reset_services
+from booking.wiring import reset_services
+from tests.conftest import use_test_service
 from tests.browser.conftest import free_port, wait_for_port
 
 pytestmark = pytest.mark.concurrency
@@ -31,20 +32,21 @@ WORKERS, THREADS = 3, 8
 
 @pytest.fixture(scope="module")
 def gunicorn_site(local_server, tmp_path_factory):
-    """The site under gunicorn, on its own tables; the unguarded control gets a 20 ms
-    window between its read and its write (the guarded strategies ignore it)."""
+    """The site under gunicorn, on its own tables, serving the test graph
+    (``tests/concurrency/control_wsgi.py``): the product's strategies and the unguarded
+    control, with a 20 ms window between its read and its write."""
     workdir = tmp_path_factory.mktemp("gunicorn")
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings",
            "DYNAMODB_ENDPOINT_URL": local_server.url,
            "DYNAMODB_TABLE_PREFIX": f"h{uuid.uuid4().hex[:8]}-",
            "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
-           "EMAIL_URL": "dummymail://", "BOOKING_UNGUARDED_RACE_DELAY_MS": "20",
+           "EMAIL_URL": "dummymail://",
            # 150 people submit from 127.0.0.1: the per-address signup limit is not under test.
            "BOOKING_SIGNUP_RATE": "off"}
     port, log = free_port(), workdir / "gunicorn.log"
     with log.open("w") as output:
         process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "config.wsgi:application",
+            [sys.executable, "-m", "gunicorn", "tests.concurrency.control_wsgi:application",
              "--bind", f"127.0.0.1:{port}", "--workers", str(WORKERS),
              "--threads", str(THREADS), "--backlog", "512", "--timeout", "120"],
             cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
@@ -61,9 +63,8 @@ def race_service(gunicorn_site, settings):
     settings.DYNAMODB_ENDPOINT_URL = env["DYNAMODB_ENDPOINT_URL"]
     settings.DYNAMODB_TABLE_PREFIX = env["DYNAMODB_TABLE_PREFIX"]
     reset_clients()
-    reset_services()
     ensure_tables()
-    yield get_booking_service()
+    yield use_test_service()
     reset_clients()
     reset_services()
 

@@ -23,7 +23,7 @@ def attempt_many(env: dict, bucket: str, start_at: float, read_then_write: bool)
     setup_django({**env, "BOOKING_SIGNUP_RATE": f"{LIMIT}/h"})
     from booking import rate_limits
     from booking.dynamo import rate_limits as counters
-    from booking.dynamo.store import Table
+    from booking.dynamo.access import Table
     from booking.dynamo.tables import RATE_LIMITS
     from booking.errors import RateLimited
 

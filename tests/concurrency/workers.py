@@ -28,7 +28,7 @@ def strategy_booker(service, event_id):
 
     from booking.models import Registration
 
-    from booking.torture.worker import patiently
+    from harness.torture.worker import patiently
 
     strategy = service.strategy(patiently(lambda: service.get_event(event_id)).strategy)
 
@@ -41,21 +41,25 @@ def strategy_booker(service, event_id):
 
 
 def book_people(env: dict, event_id: str, people: list[tuple[str, str]], threads: int,
-                start_at: float, direct: bool = False,
-                stop_when_unreachable: bool = False) -> list[tuple[str, str]]:
+                start_at: float, direct: bool = False, stop_when_unreachable: bool = False,
+                race_delay_ms: float = 0.0) -> list[tuple[str, str]]:
     """Book each (name, email) from ``threads`` threads at once; return (email, outcome).
 
     ``direct`` books through the strategy alone (e-mails must be normalized already).
     ``stop_when_unreachable``: a thread stops after its first "unavailable" or "unknown"
     answer (the crash test kills the store; each of those answers takes the service a few
     seconds of resolving).
+    The process's service is the test graph: the product's strategies and the unguarded
+    control, with ``race_delay_ms`` between its read and its write.
     """
     setup_django(env)
+    from booking import wiring
     from booking.errors import BookingError
-    from booking.service import get_booking_service
+    from harness.controls import control_service
 
-    service = get_booking_service()
-    from booking.torture.worker import patiently
+    service = control_service(race_delay_ms=race_delay_ms)
+    wiring.install(service)
+    from harness.torture.worker import patiently
 
     # Warm the client and the strategy cache before the race; a faulty server may need
     # more than botocore's attempts for this one read.

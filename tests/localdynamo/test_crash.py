@@ -22,7 +22,7 @@ import uuid
 import pytest
 
 from booking.dynamo.provision import ensure_tables
-from booking.service import get_booking_service
+from booking.wiring import get_booking_service
 from tests.concurrency.workers import book_people, put_keys
 
 from .conftest import create_simple_table, raw_client

@@ -5,7 +5,7 @@ import pytest
 
 from booking.dynamo.client import reset_clients
 from booking.dynamo.provision import ensure_tables
-from booking.service import get_booking_service, reset_services
+from booking.wiring import get_booking_service, reset_services
 
 from .conftest import create_simple_table, raw_client
 

@@ -1,6 +1,6 @@
 import pytest
 
-from booking.dynamo.store import Table
+from booking.dynamo.access import Table
 from booking.dynamo.tables import EVENTS
 from booking.errors import InvalidBooking
 from booking.strategies.aggregate import AggregateStrategy

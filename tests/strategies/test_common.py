@@ -8,7 +8,7 @@ from booking.errors import (
     InvalidBooking,
     NotRegistered,
 )
-from booking.strategies import STRATEGIES
+from harness.controls import ALL_STRATEGIES as STRATEGIES
 
 ALL = tuple(STRATEGIES)
 

@@ -2,7 +2,7 @@ from unittest import mock
 
 import pytest
 
-from booking.dynamo.store import CancellationReason, Table, TransactionCancelled
+from booking.dynamo.access import CancellationReason, Table, TransactionCancelled
 from booking.dynamo.tables import EVENT_LOCKS, REGISTRATIONS
 from booking.errors import BookingContention
 from booking.strategies import lock_table

@@ -2,10 +2,10 @@ import threading
 
 import pytest
 
-from booking.dynamo.store import Table
+from booking.dynamo.access import Table
 from booking.dynamo.tables import SLOTS
 from booking.errors import EventFull
-from booking.service import get_booking_service
+from booking.wiring import get_booking_service
 from tests.strategies.interleaving import book_from_two_threads
 
 

@@ -1,7 +1,7 @@
 """The control strategy overbooks when two callers read before either writes."""
 import threading
 
-from booking.service import get_booking_service
+from booking.wiring import get_booking_service
 from tests.strategies.interleaving import book_from_two_threads
 
 

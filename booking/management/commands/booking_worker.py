@@ -6,7 +6,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from booking.errors import BookingError
-from booking.mail import get_mail_sender, send_owed
+from booking.mail import send_owed
+from booking.wiring import mail_sender
 
 
 class Command(BaseCommand):
@@ -31,7 +32,7 @@ class Command(BaseCommand):
         if interval <= 0 or min_age < 0:
             raise CommandError("--interval must be positive and --min-age not negative.",
                                returncode=2)
-        sender = get_mail_sender()
+        sender = mail_sender()
         while True:
             try:
                 outcomes = send_owed(sender, min_age=min_age)

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from booking.errors import BookingError, EventNotFound, LeaseHeld
 from booking.management.output import progress, table
-from booking.service import get_booking_service
+from booking.wiring import get_booking_service
 
 EXIT_VIOLATED, EXIT_USAGE, EXIT_LEASE_HELD, EXIT_UNAVAILABLE = 1, 2, 3, 4
 

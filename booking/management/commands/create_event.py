@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from booking import times
 from booking.errors import BookingError
-from booking.service import get_booking_service
+from booking.wiring import get_booking_service
 from booking.strategies import GUARDED
 
 

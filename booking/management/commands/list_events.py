@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from booking.errors import BookingError
 from booking.management.output import table
-from booking.service import get_booking_service
+from booking.wiring import get_booking_service
 
 from .create_event import event_dict
 

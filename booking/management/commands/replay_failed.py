@@ -2,13 +2,14 @@
 import json
 from datetime import datetime
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from booking.errors import BookingError, LeaseHeld
 from booking.management.output import table
 from booking.replay import replay_failed
-from booking.mail import get_mail_sender
+from booking.wiring import mail_sender
 
 EXIT_LEASE_HELD = 3
 
@@ -29,7 +30,9 @@ class Command(BaseCommand):
     def handle(self, *args, since, until, dry_run: bool, as_json: bool, **options):
         window = {"since": _epoch(since, "--since", 0.0), "until": _epoch(until, "--until", None)}
         try:
-            replayed = replay_failed(get_mail_sender(), dry_run=dry_run, **window)
+            replayed = replay_failed(mail_sender(), dry_run=dry_run,
+                                     lease_seconds=settings.BOOKING_REPLAY_LEASE_SECONDS,
+                                     **window)
         except LeaseHeld as held:
             raise CommandError(held.message, returncode=EXIT_LEASE_HELD) from held
         except BookingError as exc:

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from booking.errors import BookingError
-from booking.service import get_booking_service
+from booking.wiring import get_booking_service
 
 # (name, capacity, strategy, days from now, hour)
 DEMO_EVENTS = (

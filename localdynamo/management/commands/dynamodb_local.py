@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from localdynamo import distribution, jvm, store
+from localdynamo import distribution, jvm, launch
 from localdynamo.faults import FaultInjector, FaultSpec, FaultSpecError
 from localdynamo.proxy import FaultProxy
 
@@ -102,8 +102,8 @@ class Command(BaseCommand):
         """The port to use (a free one for 0), checked to be free on ``host``."""
         try:
             if port == 0:
-                return store.free_port(host)
-            store.check_port_free(host, port)
+                return launch.free_port(host)
+            launch.check_port_free(host, port)
             return port
         except OSError as exc:
             raise CommandError(
@@ -114,12 +114,12 @@ class Command(BaseCommand):
 
     def lock(self, directory: Path) -> int:
         try:
-            descriptor = store.lock_data_dir(directory)
-        except store.DataDirInUse as exc:
+            descriptor = launch.lock_data_dir(directory)
+        except launch.DataDirInUse as exc:
             raise CommandError(str(exc)) from exc
         except OSError as exc:
             raise CommandError(f"Cannot use the data directory {directory}: {exc}") from exc
-        if store.earlier_format_files(directory):
+        if launch.earlier_format_files(directory):
             self.stderr.write(
                 f"{directory} also holds files of the earlier embedded server (wal-*.log, "
                 "snapshot-*.pickle), which DynamoDB Local does not read; they are left alone.")
@@ -134,12 +134,12 @@ class Command(BaseCommand):
 
     def serve_with_faults(self, java, release, host, port, data_dir, lock, spec) -> None:
         """DynamoDB Local as a child on a free port, the fault proxy on ``port``."""
-        inner = store.free_port("127.0.0.1")
+        inner = launch.free_port("127.0.0.1")
         argv = jvm.command(java, release, host="127.0.0.1", port=inner,
                            data_dir=Path(data_dir).resolve() if data_dir else None, log=self.say)
-        child = store.spawn(argv, lock)
+        child = launch.spawn(argv, lock)
         try:
-            store.wait_until_listening("127.0.0.1", inner, child)
+            launch.wait_until_listening("127.0.0.1", inner, child)
             proxy = FaultProxy(f"http://127.0.0.1:{inner}", FaultInjector(spec), host=host,
                                port=port).start()
         except BaseException as exc:

@@ -81,7 +81,7 @@ def run_in_process(env: dict, config: TortureConfig, event_ids: list[str], proce
     django.setup()
     from django.conf import settings
 
-    settings.EMAIL_BACKEND = "booking.torture.mailbox.CountingBackend"
+    settings.EMAIL_BACKEND = "harness.torture.mailbox.CountingBackend"
     service = _service(config)
     for event_id in event_ids:  # warm the client and the strategy cache
         patiently(lambda: service.get_event(event_id))
@@ -109,13 +109,13 @@ def send_mail_until(stop: threading.Event, claims: bool = True, every: float = 0
     """This process's e-mail sender: every process sends the same outbox at once, so each
     e-mail is claimed against the others (the mail is counted by ``mailbox``). Without
     ``claims``: the control that sends without the atomic counter."""
-    from booking.mail import get_mail_sender, send_owed
-    from booking.service import get_booking_service
+    from booking.mail import send_owed
+    from booking.wiring import get_booking_service, mail_sender
+    from harness.controls import CarelessMailSender
 
-    from .controls import CarelessMailSender
-
-    sender = (get_mail_sender() if claims
-              else CarelessMailSender(events=get_booking_service().get_event))
+    service = get_booking_service()
+    sender = (mail_sender(service) if claims
+              else CarelessMailSender(events=service.get_event, outbox=service.requests.outbox))
     while not stop.wait(every):
         try:
             send_owed(sender)
@@ -124,17 +124,16 @@ def send_mail_until(stop: threading.Event, claims: bool = True, every: float = 0
 
 
 def _service(config: TortureConfig):
-    """The process's service, or the request-row-less control the config asks for."""
-    from booking.service import BookingService, get_booking_service
+    """The process's service, with the controls the config asks for (the unguarded
+    strategy is always there; the request log and write tokens only when switched off)."""
+    from booking import wiring
+    from harness.controls import control_service
 
-    if config.request_history:
-        return get_booking_service()
-    from django.conf import settings
-
-    from .controls import ForgetfulRequestLog
-
-    return BookingService(default_strategy=settings.BOOKING_DEFAULT_STRATEGY,
-                          requests=ForgetfulRequestLog())
+    service = control_service(race_delay_ms=config.unguarded_race_delay_ms,
+                              request_history=config.request_history,
+                              ambiguity_checks=config.ambiguity_checks)
+    wiring.install(service)
+    return service
 
 
 def patiently(read, attempts: int = 20):

@@ -265,6 +265,36 @@ class Table:
             pending = [{"DeleteRequest": {"Key": serialize(k)}} for k in keys[start:start + 25]]
             self._batch_write(pending, max_attempts)
 
+    def batch_get(self, keys: list[dict], *, projection: str | None = None,
+                  names=None) -> list[dict | None]:
+        """Read items by key consistently, 100 keys per BatchGetItem; None where absent."""
+        results = []
+        for start in range(0, len(keys), 100):
+            chunk = keys[start:start + 100]
+            wanted = {"Keys": [serialize(k) for k in chunk], "ConsistentRead": True}
+            if projection:
+                wanted["ProjectionExpression"] = projection
+            if names:
+                wanted["ExpressionAttributeNames"] = names
+            found = _batch_get_all({self.name: wanted}).get(self.name, [])
+            results += [next((i for i in found if all(i.get(k) == v for k, v in key.items())),
+                             None) for key in chunk]
+        return results
+
+    def delete_partition(self, hash_value, *, chunk: int = 100) -> None:
+        """Delete every item under one partition key (keys only, read page by page)."""
+        hash_name, range_name = self.spec.hash_key[0], self.spec.range_key[0]
+        keys = []
+        for item in self.query(key_condition="#hash = :h", values={":h": hash_value},
+                               projection="#hash, #range",
+                               names={"#hash": hash_name, "#range": range_name}):
+            keys.append(item)
+            if len(keys) >= chunk:
+                self.batch_delete(keys)
+                keys = []
+        if keys:
+            self.batch_delete(keys)
+
     def _batch_write(self, pending: list, max_attempts: int) -> None:
         for attempt in range(max_attempts):
             response = call("batch_write_item", RequestItems={self.name: pending})
@@ -302,12 +332,8 @@ def transact_write(operations: list[tuple[str, dict]], *, token: str | None = No
     call("transact_write_items", **request)
 
 
-def batch_get(requests: list[tuple[Table, dict]]) -> list[dict | None]:
-    """Read several items (any tables) consistently in one BatchGetItem; None where absent."""
-    wanted = {}
-    for table, key in requests:
-        entry = wanted.setdefault(table.name, {"Keys": [], "ConsistentRead": True})
-        entry["Keys"].append(serialize(key))
+def _batch_get_all(wanted: dict) -> dict[str, list[dict]]:
+    """Run one BatchGetItem request, re-asking for unprocessed keys; items per table name."""
     found: dict[str, list[dict]] = {}
     for _ in range(12):
         response = call("batch_get_item", RequestItems=wanted)
@@ -315,10 +341,18 @@ def batch_get(requests: list[tuple[Table, dict]]) -> list[dict | None]:
             found.setdefault(name, []).extend(deserialize(i) for i in table_items)
         wanted = response.get("UnprocessedKeys") or {}
         if not wanted:
-            break
+            return found
         time.sleep(random.uniform(0, 0.05))
-    else:
-        raise errors.BookingContention()
+    raise errors.BookingContention()
+
+
+def batch_get(requests: list[tuple[Table, dict]]) -> list[dict | None]:
+    """Read several items (any tables) consistently in one BatchGetItem; None where absent."""
+    wanted = {}
+    for table, key in requests:
+        entry = wanted.setdefault(table.name, {"Keys": [], "ConsistentRead": True})
+        entry["Keys"].append(serialize(key))
+    found = _batch_get_all(wanted)
     results = []
     for table, key in requests:
         match = [i for i in found.get(table.name, []) if all(i.get(k) == v for k, v in key.items())]

@@ -2,43 +2,40 @@
 
 This is the write skew of seed 004 on purpose. Two bookings can both read "one seat
 left" and both write their (different) registration items, so the event overbooks. It
-exists only so that tests and the benchmark can prove they detect overbooking; no
-user-facing screen offers it. (It still refuses an exact duplicate, because the
+exists only so that tests and the harnesses can prove they detect overbooking: it is not
+in the product's strategy registry, and only tests and harnesses build it
+(``harness.controls.control_service``). (It still refuses an exact duplicate, because the
 registration's key is the e-mail: the put is conditional on the key being new.)
 
 Its booking carries its request like the guarded ones, so comparisons stay fair: the put
 goes out in one TransactWriteItems with the request row and the confirmation's outbox row
-(``booking/requests.py``), and a repeat of a request that booked answers with the
+(``booking/request_log.py``), and a repeat of a request that booked answers with the
 registration it made. Its cancellation is a plain DeleteItem with no request row: a
 second control, which answers "not registered" to a resend of a cancel that applied.
 """
 import time
 
-from django.conf import settings
-
 from booking import audit
 from booking.dynamo import items
-from booking.dynamo.store import (CONDITION_FAILED as CCF, ConditionFailed, Table,
+from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed,
                                    TransactionCancelled, transact_write)
-from booking.dynamo.tables import EVENTS, REGISTRATIONS
-from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
+from booking.errors import AlreadyRegistered, EventFull, NotRegistered
 from booking.models import Availability
-from booking.requests import Request
+from booking.request_log import Request
 
-from . import event_edits
-from .base import Strategy, client_token, is_mine
+from booking.strategies import event_edits
+from booking.strategies.per_person import OneItemPerPerson
 
 
-class UnguardedStrategy(Strategy):
+class UnguardedStrategy(OneItemPerPerson):
     name = "unguarded"
     max_capacity = 100_000
     guarded = False
     description = "Control: read the count, then write. Overbooks under concurrency."
 
-    def __init__(self, **kwargs):
+    def __init__(self, *, race_delay_ms: float = 0.0, **kwargs):
         super().__init__(**kwargs)
-        self.events = Table(EVENTS)
-        self.registrations_table = Table(REGISTRATIONS)
+        self.race_delay_ms = race_delay_ms  # widens the read-to-write window of the race
 
     def provision(self, event):
         self.events.put(items.event_item(event), condition="attribute_not_exists(event_id)")
@@ -56,12 +53,12 @@ class UnguardedStrategy(Strategy):
             items.registration_item(registration), condition="attribute_not_exists(email)"))]
         try:
             transact_write(operations + self.requests.ops(request, registration),
-                           token=client_token(registration.registration_id, "book"))
+                           token=self.tokens.client_token(registration.registration_id, "book"))
         except TransactionCancelled as cancelled:
             answered = self.requests.answer_refusal(request, cancelled, 1)
             if answered is not None:
                 return answered
-            if is_mine(cancelled.reasons[0].old_item, registration):
+            if self.tokens.is_mine(cancelled.reasons[0].old_item, registration):
                 return registration  # botocore resent a put whose answer was lost
             if cancelled.code(0) != CCF:
                 raise
@@ -70,9 +67,8 @@ class UnguardedStrategy(Strategy):
         return registration
 
     def between_read_and_write(self):
-        delay = settings.BOOKING_UNGUARDED_RACE_DELAY_MS
-        if delay:
-            time.sleep(delay / 1000)
+        if self.race_delay_ms:
+            time.sleep(self.race_delay_ms / 1000)
 
     def cancel(self, event_id, email, registration_id=None, *, request=None, known=None):
         condition = "registration_id = :rid" if registration_id else None
@@ -88,24 +84,9 @@ class UnguardedStrategy(Strategy):
             raise NotRegistered()
         return items.registration_from_item(old)
 
-    def find(self, event_id, email):
-        item = self.registrations_table.get({"event_id": event_id, "email": email})
-        return items.registration_or_none(item)
-
     def availability(self, event_id):
-        event = self.events.get({"event_id": event_id}, projection="event_id, #capacity",
-                               names={"#capacity": "capacity"})
-        if event is None:
-            raise EventNotFound()
-        confirmed = self.registrations_table.count(
-            key_condition="event_id = :e", values={":e": event_id})
-        return Availability(capacity=event["capacity"], confirmed=confirmed)
-
-    def registrations(self, event_id):
-        for item in self.registrations_table.query(
-            key_condition="event_id = :e", values={":e": event_id}
-        ):
-            yield items.registration_from_item(item)
+        event = self._require_event(event_id)
+        return Availability(capacity=event["capacity"], confirmed=self._stored_count(event_id))
 
     def change_capacity(self, event_id, *, expected_version, capacity, changes):
         # Control strategy: the count is read, then the version-checked write; not atomic.
@@ -121,7 +102,7 @@ class UnguardedStrategy(Strategy):
 
     def delete(self, event_id):
         self.events.delete({"event_id": event_id})  # bookings check the event item first
-        event_edits.delete_all(self.registrations_table, event_id)
+        self.registrations_table.delete_partition(event_id)
 
     def audit(self, event):
         # Nothing derived to drift: only what the registrations themselves must satisfy.

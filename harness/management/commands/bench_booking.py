@@ -5,12 +5,13 @@ import json
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 
-from booking.bench import report
-from booking.bench.runner import BenchConfig, run
+from harness.bench import report
+from harness.bench.runner import BenchConfig, run
 from booking.dynamo.provision import existing_table_names
 from booking.errors import BookingError
 from booking.management.output import progress
-from booking.strategies import GUARDED, STRATEGIES
+from booking.strategies import GUARDED
+from harness.controls import ALL_STRATEGIES as STRATEGIES
 
 
 def int_list(value: str) -> list[int]:

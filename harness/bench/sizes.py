@@ -9,7 +9,14 @@ cost twice that.
 import math
 from decimal import Decimal
 
+from booking.dynamo.access import Table
+from booking.dynamo.tables import EVENT_LOCKS, EVENTS, REGISTRATIONS, SLOTS
+
 KB = 1024
+# What the strategies stored, read by the tables' definitions through the access layer:
+# outside callers use a strategy's interface (its name) only, never its attributes.
+_events, _locks, _slots = Table(EVENTS), Table(EVENT_LOCKS), Table(SLOTS)
+_registrations_table = Table(REGISTRATIONS)
 
 
 def value_size(value) -> int:
@@ -58,12 +65,12 @@ ROWS_WCU = 2 * wcu(1, transactional=True)
 
 
 def _registrations(strategy, event_id):
-    return list(strategy.registrations_table.query(
+    return list(_registrations_table.query(
         key_condition="event_id = :e", values={":e": event_id}))
 
 
 def _aggregate(strategy, event_id, capacity):
-    item = strategy.events.get({"event_id": event_id})
+    item = _events.get({"event_id": event_id})
     attendees = item.pop("attendees", {})
     base = item_size({**item, "attendees": {}})
     entries = [1 + len(email.encode("utf-8")) + value_size(value)
@@ -92,11 +99,11 @@ def _per_registration(other_item):
 
 
 def _lock_item(strategy, registration):
-    return strategy.locks.get({"event_id": registration["event_id"]})
+    return _locks.get({"event_id": registration["event_id"]})
 
 
 def _slot_item(strategy, registration):
-    return strategy.slots.get({"event_id": registration["event_id"], "slot": registration["slot"]})
+    return _slots.get({"event_id": registration["event_id"], "slot": registration["slot"]})
 
 
 ESTIMATORS = {
@@ -109,13 +116,13 @@ ESTIMATORS = {
 
 def creation_wcu(strategy, event_id: str, capacity: int) -> int:
     """Estimated WCU to create the event (slots: one write per pre-created seat)."""
-    event_size = item_size(strategy.events.get({"event_id": event_id}))
+    event_size = item_size(_events.get({"event_id": event_id}))
     event = wcu(event_size)
     if strategy.name == "lock_table":
-        lock = strategy.locks.get({"event_id": event_id})
+        lock = _locks.get({"event_id": event_id})
         return wcu(event_size, transactional=True) + wcu(item_size(lock), transactional=True)
     if strategy.name == "slots" and capacity:
-        slot = next(iter(strategy.slots.query(key_condition="event_id = :e",
-                                              values={":e": event_id}, limit=1)))
+        slot = next(iter(_slots.query(key_condition="event_id = :e",
+                                     values={":e": event_id}, limit=1)))
         return event + capacity * wcu(item_size(slot))
     return event

@@ -3,10 +3,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from booking.torture import checker, report
-from booking.torture.plan import TortureConfig
-from booking.torture.runner import run
-from booking.strategies import STRATEGIES
+from harness.torture import checker, report
+from harness.torture.plan import TortureConfig
+from harness.torture.runner import run
+from harness.controls import ALL_STRATEGIES as STRATEGIES
 from localdynamo.faults import FaultSpec, FaultSpecError
 
 EXIT_ANOMALIES = 1

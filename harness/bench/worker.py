@@ -19,7 +19,7 @@ def book_attempts(event_id: str, indices: list[int], threads: int, start_at: flo
     """Book ``indices`` from ``threads`` threads; return records and the loop's wall clock."""
     from booking.dynamo.metrics import RequestMeter
     from booking.errors import BookingError
-    from booking.service import get_booking_service
+    from booking.wiring import get_booking_service
 
     service = get_booking_service()
     service.get_event(event_id)  # warm the client and the strategy cache
@@ -69,4 +69,8 @@ def run_in_process(env: dict, event_id: str, indices: list[int], threads: int,
     import django
 
     django.setup()
+    from booking import wiring
+    from harness.controls import control_service
+
+    wiring.install(control_service())
     return book_attempts(event_id, indices, threads, start_at)

@@ -16,9 +16,10 @@ from django.test.utils import override_settings
 
 from booking.dynamo.metrics import RequestMeter
 from booking.dynamo.provision import drop_tables, ensure_tables
-from booking.mail import get_mail_sender, send_owed
-from booking.service import get_booking_service
-from booking.strategies import STRATEGIES
+from booking import wiring
+from booking.mail import send_owed
+from booking.wiring import get_booking_service, mail_sender
+from harness.controls import ALL_STRATEGIES as STRATEGIES, control_service
 
 from . import sizes, stats
 from .worker import book_attempts, person, run_in_process
@@ -73,7 +74,7 @@ def _send_confirmations() -> int:
     try:
         with override_settings(EMAIL_BACKEND="django.core.mail.backends.dummy.EmailBackend"), \
                 meter.track() as tally:
-            send_owed(get_mail_sender())
+            send_owed(mail_sender())
     finally:
         meter.uninstall()
     return tally.requests
@@ -124,6 +125,11 @@ def capacity_cost(config: BenchConfig, strategy: str, capacity: int, meter: Requ
 
 def run(config: BenchConfig, step=lambda: None) -> dict:
     """The whole benchmark; ``step`` is called after each case (progress)."""
+    with wiring.use_service(control_service()):
+        return _run(config, step)
+
+
+def _run(config: BenchConfig, step) -> dict:
     hot = []
     for clients in config.clients:
         for strategy in config.strategies:

@@ -28,10 +28,9 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-from django.conf import settings
 
 from .dynamo import items
-from .dynamo.store import CONDITION_FAILED, Table, TransactionCancelled
+from .dynamo.access import CONDITION_FAILED, Table, TransactionCancelled
 from .dynamo.tables import REQUESTS
 from .errors import InvalidBooking
 from .models import Registration
@@ -69,9 +68,10 @@ class Request:
 class RequestLog:
     """Builds the request row a strategy writes, and reads answers out of such rows."""
 
-    def __init__(self, *, outbox: Outbox | None = None):
+    def __init__(self, *, outbox: Outbox | None = None, retention_seconds: float = 7 * 86400):
         self.table = Table(REQUESTS)
         self.outbox = outbox or Outbox()
+        self.retention_seconds = int(retention_seconds)
 
     def ops(self, request: Request, registration: Registration) -> list[tuple[str, dict]]:
         """The request row, then the outbox rows, to add to the strategy's transaction.
@@ -86,7 +86,7 @@ class RequestLog:
         row = {"request_id": request.request_id, "operation": request.operation,
                "fingerprint": request.fingerprint, **request.content,
                "registration": items.registration_item(registration),
-               "created_at": at, "ttl": at + _retention_seconds()}
+               "created_at": at, "ttl": at + self.retention_seconds}
         put = self.table.put_op(row, condition="attribute_not_exists(request_id) OR #ttl <= :at",
                                 names={"#ttl": "ttl"}, values={":at": at})
         return [("Put", put)] + self.outbox.ops(kind, registration, at=at)
@@ -117,6 +117,3 @@ class RequestLog:
         """(table, key) pairs to add to a batch read that should also recall the request."""
         return [(self.table, {"request_id": request.request_id})] if request.request_id else []
 
-
-def _retention_seconds() -> int:
-    return int(settings.BOOKING_REQUEST_HISTORY_DAYS * 86400)

@@ -13,12 +13,13 @@ from multiprocessing import get_context
 
 from django.test.utils import override_settings
 
+from booking import wiring
 from booking.dynamo.client import reset_clients
 from booking.dynamo.provision import ensure_tables
-from booking.service import get_booking_service, reset_services
+from booking.mail import send_owed
+from booking.wiring import get_booking_service, mail_sender, reset_services
+from harness.controls import control_service
 from localdynamo import process as server_process
-
-from booking.mail import get_mail_sender, send_owed
 
 from . import checker, mailbox
 from .worker import patiently, run_in_process
@@ -38,9 +39,9 @@ def run(config) -> dict:
     try:
         with override_settings(DYNAMODB_ENDPOINT_URL=server.url, DYNAMODB_TABLE_PREFIX=prefix,
                                DYNAMODB_MAX_ATTEMPTS=PATIENT_ATTEMPTS,
-                               EMAIL_BACKEND="booking.torture.mailbox.CountingBackend"):
+                               EMAIL_BACKEND="harness.torture.mailbox.CountingBackend"):
             reset_clients()
-            reset_services()
+            wiring.install(control_service(race_delay_ms=config.unguarded_race_delay_ms))
             ensure_tables()
             events = [_create_event(config, strategy) for strategy in config.strategies]
             watcher = Watcher([e["id"] for e in events]).start()
@@ -70,16 +71,15 @@ def _send_what_is_owed(passes: int = 10) -> list[str]:
     Every sender has stopped, so a ``started`` send without an outcome belongs to a sender
     that died or gave up: it may be claimed at once.
     """
-    sender = get_mail_sender()
-    with override_settings(BOOKING_REQUEST_STALE_SECONDS=0):
-        for _ in range(passes):
-            try:
-                send_owed(sender)
-                owed = [m["message_id"] for m in sender.outbox.pending()]
-            except Exception:  # noqa: BLE001 - an injected fault; pass again
-                continue
-            if not owed:
-                return []
+    sender = mail_sender(stale_seconds=0)
+    for _ in range(passes):
+        try:
+            send_owed(sender)
+            owed = [m["message_id"] for m in sender.outbox.pending()]
+        except Exception:  # noqa: BLE001 - an injected fault; pass again
+            continue
+        if not owed:
+            return []
     return patiently(lambda: [m["message_id"] for m in sender.outbox.pending()])
 
 
@@ -94,8 +94,6 @@ def _worker_env(config, url: str, prefix: str) -> dict:
     return {
         "DYNAMODB_ENDPOINT_URL": url,
         "DYNAMODB_TABLE_PREFIX": prefix,
-        "BOOKING_DISABLE_AMBIGUITY_CHECKS": "0" if config.ambiguity_checks else "1",
-        "BOOKING_UNGUARDED_RACE_DELAY_MS": str(config.unguarded_race_delay_ms),
         # Outcomes are judged from the history; a log line per injected fault is noise.
         "LOG_LEVEL": "CRITICAL",
     }

@@ -1,0 +1,80 @@
+"""Controls: collaborators built by tests and harnesses, never by the product or settings.
+
+Each one breaks one guard on purpose, so that a check shown to catch it is a check that
+can fail:
+
+- ``UnguardedStrategy`` (``harness/unguarded.py``): reads the count, then writes; overbooks.
+- ``ForgetfulRequestLog`` writes no request row and reads none, so bookings and
+  cancellations carry no record of their request: repeats run again and reused ids run
+  with their new content.
+- ``BlindWriteTokens`` sends no ClientRequestToken and never recognises its own write
+  after a lost answer, so a resend that applied is reported as a refusal.
+- ``CarelessMailSender`` sends e-mails without the atomic counter, so senders that see
+  the same outbox row at once both send it.
+
+``control_service`` builds a service with any of them, beside the product's strategies.
+"""
+from functools import partial
+
+from booking.mail import SENT, MailSender
+from booking.request_log import RequestLog
+from booking.strategies import STRATEGIES
+from booking.strategies.base import WriteTokens
+
+from .unguarded import UnguardedStrategy
+
+CONTROL_STRATEGIES = {UnguardedStrategy.name: UnguardedStrategy}
+# Every strategy a test or harness may name: the product's guarded ones and the controls.
+ALL_STRATEGIES = {**STRATEGIES, **CONTROL_STRATEGIES}
+
+
+class ForgetfulRequestLog(RequestLog):
+    def ops(self, request, registration):
+        kind = "confirmation" if request.operation == "book" else "cancellation"
+        return self.outbox.ops(kind, registration, at=int(request.at))
+
+    def answer(self, request, row):
+        return None
+
+    def answer_refusal(self, request, cancelled, index):
+        return None
+
+    def recall(self, request):
+        return None
+
+    def reads(self, request):
+        return []
+
+
+class BlindWriteTokens(WriteTokens):
+    """No request token, and a refusal that found one's own write is taken as a refusal."""
+
+    def client_token(self, registration_id, purpose):
+        return None
+
+    def is_mine(self, stored, registration):
+        return False
+
+
+class CarelessMailSender(MailSender):
+    """Sends every owed e-mail it sees, without claiming it with the atomic counter."""
+
+    def send(self, message, *, event=None, retry_failed=False):
+        self._deliver(message, event or self.events(message["event_id"]))
+        self.outbox.done(message["message_id"])
+        return SENT
+
+
+def control_service(*, race_delay_ms: float = 0.0, request_history: bool = True,
+                    ambiguity_checks: bool = True, requests: RequestLog | None = None,
+                    **options):
+    """The product's service from settings (``booking.wiring``), plus the unguarded control
+    strategy (``race_delay_ms`` between its read and its write) and, when switched off,
+    the request-row-less log and the blind write tokens (or the given ``requests`` log)."""
+    from booking import wiring
+
+    if requests is None and not request_history:
+        requests = ForgetfulRequestLog()
+    return wiring.service_from_settings(
+        extra_strategies={"unguarded": partial(UnguardedStrategy, race_delay_ms=race_delay_ms)},
+        requests=requests, tokens=None if ambiguity_checks else BlindWriteTokens(), **options)
