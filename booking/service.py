@@ -173,10 +173,15 @@ class BookingService(OrganizerOperations, AuditOperations):
             contact=_contact(email),
         )
         strategy = self._strategy_for(event_id)
+        request = Request.booking(registration)
         starts_at = self._starts_of.get(event_id)
         if starts_at is not None and starts_at <= registration.registered_at:
-            raise BookingClosed()
-        return self._settle(Request.booking(registration),
+            # A repeat of a submission that got its seat still answers that seat.
+            answered = self.requests.recall(request)
+            if answered is None:
+                raise BookingClosed()
+            return answered
+        return self._settle(request,
                             lambda: strategy.book(event_id, registration),
                             OutcomeUnknown.default_message)
 

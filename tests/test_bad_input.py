@@ -263,6 +263,18 @@ def test_book__start_moved_into_the_past__closed_after_the_event_is_read(service
         service.book(event.id, name="Ada", email="ada@example.com")
 
 
+def test_book__repeat_of_a_booked_request_after_the_start__same_registration(service, event):
+    booked = service.book(event.id, name="Ada", email="ada@example.com", request_id="a" * 32)
+    service.update_event(event.id, expected_version=1,
+                         starts_at=datetime.now(timezone.utc) - timedelta(seconds=1))
+
+    again = service.book(event.id, name="Ada", email="ada@example.com", request_id="a" * 32)
+
+    assert again.registration_id == booked.registration_id
+    with pytest.raises(BookingClosed):
+        service.book(event.id, name="Bo", email="bo@example.com", request_id="b" * 32)
+
+
 # --- admin: CSV and "view on site" ---------------------------------------------------
 def test_export__every_cell_quoted(admin_client, service, event):
     service.book(event.id, name="Lovelace; Ada", email="ada@example.com")
