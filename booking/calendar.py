@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 from django.urls import reverse
 from django.utils import timezone
 
-from . import links, times
+from . import page_tokens, times
 
 GOOGLE_TEMPLATE = "https://calendar.google.com/calendar/render"
 # Without an end, calendars show the event this long (RFC 5545 would make it zero).
@@ -44,7 +44,7 @@ def end_of(event) -> datetime:
 
 
 def details(event) -> str:
-    url = links.absolute_url(reverse("booking:event_detail", args=[event.id]))
+    url = page_tokens.absolute_url(reverse("booking:event_detail", args=[event.id]))
     parts = [event.description, f"{times.when(event)}", url]
     return "\n\n".join(part for part in parts if part)
 
@@ -58,14 +58,14 @@ def ics(event) -> str:
         f"DTEND:{_utc(end_of(event))}", f"SUMMARY:{_text(event.name)}",
         f"DESCRIPTION:{_text(details(event))}",
         *([f"LOCATION:{_text(event.venue)}"] if event.venue else []),
-        f"URL:{links.absolute_url(reverse('booking:event_detail', args=[event.id]))}",
+        f"URL:{page_tokens.absolute_url(reverse('booking:event_detail', args=[event.id]))}",
         "END:VEVENT", "END:VCALENDAR",
     ]
     return "".join(_fold(line) + "\r\n" for line in lines)
 
 
 def ics_url(event) -> str:
-    return links.absolute_url(reverse("booking:event_ics", args=[event.id]))
+    return page_tokens.absolute_url(reverse("booking:event_ics", args=[event.id]))
 
 
 def google_url(event) -> str:

@@ -29,7 +29,7 @@ from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from . import calendar, links
+from . import calendar, page_tokens
 from .dynamo import history, items
 from .errors import BookingContention, EventNotFound, StoreUnavailable
 from .outbox import CANCELLATION, CONFIRMATION, Outbox, message_id
@@ -151,12 +151,12 @@ def newest_live_row(key: str, *, now: float | None = None) -> dict | None:
 
 def cancel_url(registration) -> str:
     """The registration's cancellation link on SITE_URL (never a request's Host header)."""
-    token = links.registration_token(registration, salt=links.CANCEL_SALT)
-    return links.absolute_url(reverse("booking:cancel", args=[token]))
+    token = page_tokens.registration_token(registration, salt=page_tokens.CANCEL_SALT)
+    return page_tokens.absolute_url(reverse("booking:cancel", args=[token]))
 
 
 def event_url(event) -> str:
-    return links.absolute_url(reverse("booking:event_detail", args=[event.id]))
+    return page_tokens.absolute_url(reverse("booking:event_detail", args=[event.id]))
 
 
 def message_for(kind: str, registration) -> dict:

@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
-from . import calendar, links, mail, rate_limits, validation
+from . import calendar, page_tokens, mail, rate_limits, validation
 from .errors import (AlreadyRegistered, BookingClosed, BookingContention, BookingError,
                      EventFull, EventNotFound, InvalidBooking, NotRegistered, OutcomeUnknown,
                      RateLimited, StaleEdit, StoreUnavailable)
@@ -98,7 +98,7 @@ def event_detail(request, event_id):
     if request.method == "POST":
         return _signup(request, service, event)
     form = SignupForm()
-    return _render_event(request, service, event, form, links.new_form_token(event.id))
+    return _render_event(request, service, event, form, page_tokens.new_form_token(event.id))
 
 
 def _render_event(request, service, event, form, form_token, status=200, **extra):
@@ -113,11 +113,11 @@ def _signup(request, service, event):
     form = SignupForm(request.POST)
     token = request.POST.get("token", "")
     try:
-        request_id = links.request_id_from_form_token(token, event.id)
-    except links.BadLink:
+        request_id = page_tokens.request_id_from_form_token(token, event.id)
+    except page_tokens.BadLink:
         form.is_valid()
         form.add_error(None, FORM_EXPIRED)
-        return _render_event(request, service, event, form, links.new_form_token(event.id), 400)
+        return _render_event(request, service, event, form, page_tokens.new_form_token(event.id), 400)
     if not form.is_valid():
         return _render_event(request, service, event, form, token, 400)
     email_key = validation.normalize_email(form.cleaned_data["email"])
@@ -144,7 +144,7 @@ def _signup(request, service, event):
     # A replayed submission returns the earlier booking, whose e-mail is already owed.
     if registration.registered_at >= started:
         mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)
-    confirmation = links.registration_token(registration, salt=links.CONFIRMATION_SALT)
+    confirmation = page_tokens.registration_token(registration, salt=page_tokens.CONFIRMATION_SALT)
     return see_other(reverse("booking:booked", args=[event.id, confirmation]))
 
 
@@ -188,8 +188,8 @@ def event_ics(request, event_id):
 
 
 def _cancel_url(request, registration) -> str:
-    token = links.registration_token(registration, salt=links.CANCEL_SALT)
-    return links.absolute_url(reverse("booking:cancel", args=[token]))
+    token = page_tokens.registration_token(registration, salt=page_tokens.CANCEL_SALT)
+    return page_tokens.absolute_url(reverse("booking:cancel", args=[token]))
 
 
 @never_cache  # shows the e-mail and the cancellation link
@@ -197,8 +197,8 @@ def _cancel_url(request, registration) -> str:
 @renders_booking_errors
 def booked(request, event_id, token):
     try:
-        ref = links.read_registration_token(token, salt=links.CONFIRMATION_SALT)
-    except links.BadLink:
+        ref = page_tokens.read_registration_token(token, salt=page_tokens.CONFIRMATION_SALT)
+    except page_tokens.BadLink:
         return bad_link(request)
     if ref.event_id != event_id:
         return bad_link(request)
@@ -214,7 +214,7 @@ def booked(request, event_id, token):
 
 def _read_cancel_link(service, token):
     """(ref, event, whether the linked registration still holds its seat)."""
-    ref = links.read_registration_token(token, salt=links.CANCEL_SALT)
+    ref = page_tokens.read_registration_token(token, salt=page_tokens.CANCEL_SALT)
     event = service.get_event(ref.event_id)
     registration = service.find_registration(ref.event_id, email=ref.email)
     return ref, event, ref.matches(registration)
@@ -230,8 +230,8 @@ def cancel(request, token):
         rate_limits.check("BOOKING_CANCEL_RATE", rate_limits.client_address(request),
                           message=CANCELS_LIMITED)
         try:
-            ref = links.read_registration_token(token, salt=links.CANCEL_SALT)
-        except links.BadLink:
+            ref = page_tokens.read_registration_token(token, salt=page_tokens.CANCEL_SALT)
+        except page_tokens.BadLink:
             return bad_link(request)
         try:  # one conditional write: removes exactly the registration the link names
             removed = service.cancel(ref.event_id, email=ref.email,
@@ -244,7 +244,7 @@ def cancel(request, token):
         return see_other(reverse("booking:cancelled", args=[token]))
     try:
         ref, event, active = _read_cancel_link(service, token)
-    except links.BadLink:
+    except page_tokens.BadLink:
         return bad_link(request)
     template = "booking/cancel_confirm.html" if active else "booking/cancel_already.html"
     return render(request, template, {"event": event, "email": ref.email})
@@ -257,7 +257,7 @@ def cancelled(request, token):
     service = get_booking_service()
     try:
         ref, event, active = _read_cancel_link(service, token)
-    except links.BadLink:
+    except page_tokens.BadLink:
         return bad_link(request)
     if active:  # not cancelled yet: ask first
         return redirect("booking:cancel", token=token)

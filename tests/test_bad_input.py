@@ -239,9 +239,9 @@ def test_book__event_started__booking_closed_nothing_stored(service, started):
 
 
 def test_signup__event_started__409_closed_nothing_stored(client, service, started):
-    from booking import links
+    from booking import page_tokens
 
-    response = submit(client, started.id, token=links.new_form_token(started.id))
+    response = submit(client, started.id, token=page_tokens.new_form_token(started.id))
 
     assert response.status_code == 409
     assert "Bookings closed when this event started" in response.content.decode()

@@ -331,14 +331,14 @@ def test_cancel_post__link_names_registration__one_request(client, server_store,
     settings.BOOKING_CANCEL_RATE = "off"  # its counter update is counted in test_rate_limits
     from django.urls import reverse
 
-    from booking import links
+    from booking import page_tokens
     from booking import mail as booking_mail
     from booking.wiring import get_booking_service
 
     service = get_booking_service()
     event = service.create_event(name="Count", capacity=5, strategy=strategy)
     booked = book(service, event)
-    token = links.registration_token(booked, salt=links.CANCEL_SALT)
+    token = page_tokens.registration_token(booked, salt=page_tokens.CANCEL_SALT)
     meter = RequestMeter().install()
     try:
         with meter.track() as post:

@@ -1,5 +1,5 @@
 """Response headers and links: CSP with a per-response nonce, Permissions-Policy, no-store
-on pages with personal data, absolute links from SITE_URL, opaque registration links."""
+on pages with personal data, absolute links from SITE_URL, opaque registration page_tokens."""
 import base64
 import re
 
@@ -7,7 +7,7 @@ import pytest
 from django.core import mail, signing
 from django.urls import reverse
 
-from booking import links
+from booking import page_tokens
 from booking.errors import OutcomeUnknown
 from tests.test_views_signup import form_page, submit
 
@@ -92,7 +92,7 @@ def test_links__carry_no_readable_email(client, service, event):
 
 def test_links__earlier_signed_link__still_cancels(client, service, event):
     registration = service.book(event.id, name="Ada", email="ada@example.com")
-    legacy = signing.Signer(salt=links.CANCEL_SALT).sign_object(
+    legacy = signing.Signer(salt=page_tokens.CANCEL_SALT).sign_object(
         {"e": event.id, "m": "ada@example.com", "r": registration.registration_id})
 
     response = client.post(reverse("booking:cancel", args=[legacy]))

@@ -6,7 +6,7 @@ import pytest
 from django.core import signing
 from django.urls import reverse
 
-from booking import links
+from booking import page_tokens
 
 
 @pytest.fixture
@@ -21,11 +21,11 @@ def booked(service, event):
 
 def cancel_url(registration):
     return reverse("booking:cancel",
-                   args=[links.registration_token(registration, salt=links.CANCEL_SALT)])
+                   args=[page_tokens.registration_token(registration, salt=page_tokens.CANCEL_SALT)])
 
 
 def confirmation_url(registration):
-    token = links.registration_token(registration, salt=links.CONFIRMATION_SALT)
+    token = page_tokens.registration_token(registration, salt=page_tokens.CONFIRMATION_SALT)
     return reverse("booking:booked", args=[registration.event_id, token])
 
 
@@ -79,15 +79,15 @@ def test_cancel__old_link_after_rebooking__keeps_the_new_booking(client, service
                                     "other_email"])
 def test_cancel__tampered_or_foreign_token__400_cancels_nothing(
         client, service, event, booked, tamper):
-    token = links.registration_token(booked, salt=links.CANCEL_SALT)
+    token = page_tokens.registration_token(booked, salt=page_tokens.CANCEL_SALT)
     if tamper == "garbage":
         token = "not-a-token"
     elif tamper == "flip_signature":
         token = token[:-2] + ("AA" if not token.endswith("AA") else "BB")
     elif tamper == "confirmation_salt":
-        token = links.registration_token(booked, salt=links.CONFIRMATION_SALT)
+        token = page_tokens.registration_token(booked, salt=page_tokens.CONFIRMATION_SALT)
     elif tamper == "other_email":  # another person's payload under Ada's (earlier) signed link
-        legacy = signing.Signer(salt=links.CANCEL_SALT).sign_object(
+        legacy = signing.Signer(salt=page_tokens.CANCEL_SALT).sign_object(
             {"e": event.id, "m": "ada@example.com", "r": booked.registration_id})
         _, signature = legacy.split(":")
         payload = {"e": event.id, "m": "bo@example.com", "r": booked.registration_id}
@@ -103,7 +103,7 @@ def test_cancel__tampered_or_foreign_token__400_cancels_nothing(
 
 
 def test_cancelled_page__before_confirming__sends_back_to_the_question(client, booked):
-    token = links.registration_token(booked, salt=links.CANCEL_SALT)
+    token = page_tokens.registration_token(booked, salt=page_tokens.CANCEL_SALT)
 
     response = client.get(reverse("booking:cancelled", args=[token]))
 
@@ -131,12 +131,12 @@ def test_confirmation__after_cancel__410_no_cancel_link(client, service, event, 
 
 @pytest.mark.parametrize("tamper", ["garbage", "cancel_salt", "other_event"])
 def test_confirmation__tampered_link__400(client, service, booked, tamper):
-    token = links.registration_token(booked, salt=links.CONFIRMATION_SALT)
+    token = page_tokens.registration_token(booked, salt=page_tokens.CONFIRMATION_SALT)
     event_id = booked.event_id
     if tamper == "garbage":
         token = token[:-4] + "zzzz"
     elif tamper == "cancel_salt":
-        token = links.registration_token(booked, salt=links.CANCEL_SALT)
+        token = page_tokens.registration_token(booked, salt=page_tokens.CANCEL_SALT)
     else:
         event_id = service.create_event(name="Other", capacity=1).id
 

@@ -14,7 +14,7 @@ from django.core import mail
 from django.core.mail.backends.base import BaseEmailBackend
 from django.core.management import CommandError, call_command
 
-from booking import links
+from booking import page_tokens
 from booking import mail as booking_mail
 from booking.dynamo import history, leases
 from booking.wiring import mail_sender
@@ -105,7 +105,7 @@ def test_replay_failed__refused_booking__never_rerun(client, service):
     # A person told "full" is not booked later by anything but their own new request.
     event = service.create_event(name="Tiny", capacity=1)
     service.book(event.id, name="Bo", email="bo@example.com")
-    assert submit(client, event.id, token=links.new_form_token(event.id)).status_code == 409
+    assert submit(client, event.id, token=page_tokens.new_form_token(event.id)).status_code == 409
     service.cancel(event.id, email="bo@example.com")
 
     replay()
@@ -137,7 +137,7 @@ def test_signup__mail__names_event_and_person_with_working_cancel_link(client, s
 def test_signup__refused_booking__sends_no_mail(client, service):
     event = service.create_event(name="Tiny", capacity=0)
 
-    response = submit(client, event.id, token=links.new_form_token(event.id))
+    response = submit(client, event.id, token=page_tokens.new_form_token(event.id))
 
     assert response.status_code == 409 and mail.outbox == [] and owed() == []
 

@@ -6,7 +6,7 @@ import pytest
 from django.core import mail
 from django.urls import reverse
 
-from booking import links
+from booking import page_tokens
 from booking import mail as booking_mail
 from booking.errors import BookingContention, InvalidBooking, StoreUnavailable
 
@@ -201,9 +201,9 @@ def test_signup__service_rejects_field__400_error_at_that_field(
 @pytest.mark.parametrize("token", ["", "forged", "use-other-event"])
 def test_signup__bad_form_token__400_fresh_token_nothing_stored(client, service, event, token):
     if token == "use-other-event":
-        token = links.new_form_token(service.create_event(name="Other", capacity=5).id)
+        token = page_tokens.new_form_token(service.create_event(name="Other", capacity=5).id)
     elif token == "forged":
-        good = links.new_form_token(event.id)
+        good = page_tokens.new_form_token(event.id)
         token = good[:-3] + ("aaa" if not good.endswith("aaa") else "bbb")
 
     response = submit(client, event.id, token=token)
@@ -212,7 +212,7 @@ def test_signup__bad_form_token__400_fresh_token_nothing_stored(client, service,
     assert response.status_code == 400
     assert "form has expired" in html
     fresh = re.search(r'name="token" value="([^"]+)"', html).group(1)
-    assert links.request_id_from_form_token(fresh, event.id)
+    assert page_tokens.request_id_from_form_token(fresh, event.id)
     assert service.registrations(event.id) == []
 
 
@@ -245,7 +245,7 @@ def test_signup__without_csrf_token__403_nothing_stored(service, event):
     from tests.conftest import BrowserFormClient
 
     strict = BrowserFormClient(enforce_csrf_checks=True)
-    response = submit(strict, event.id, token=links.new_form_token(event.id))
+    response = submit(strict, event.id, token=page_tokens.new_form_token(event.id))
 
     assert response.status_code == 403
     assert service.registrations(event.id) == []
@@ -271,7 +271,7 @@ def test_signup_post__lock_table__decided_in_one_request_whole_post_in_two(clien
     from booking.wiring import get_booking_service
 
     event = get_booking_service().create_event(name="Count", capacity=5, strategy="lock_table")
-    token = links.new_form_token(event.id)
+    token = page_tokens.new_form_token(event.id)
     meter = RequestMeter().install()
     try:
         with meter.track() as post:

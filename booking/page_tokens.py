@@ -1,4 +1,4 @@
-"""Tokens for the public pages: the form's one-time token and registration links.
+"""Tokens for the public pages: the form's one-time token and registration page_tokens.
 
 The form token is a ``django.core.signing`` value. Registration links are opaque: the
 event id, e-mail key and registration id are encrypted and authenticated with AES-SIV
