@@ -31,6 +31,7 @@ from django.urls import reverse
 
 from . import calendar, page_tokens
 from .dynamo import history, items
+from .dynamo.history import RequestHistory
 from .errors import BookingContention, EventNotFound, StoreUnavailable
 from .outbox import CANCELLATION, CONFIRMATION, Outbox, message_id
 
@@ -49,10 +50,11 @@ class MailSender:
     reads both from settings).
     """
 
-    def __init__(self, *, events, outbox: Outbox | None = None,
+    def __init__(self, *, events, outbox: Outbox, history: RequestHistory,
                  retention_seconds: float = 7 * 86400, stale_seconds: float = 30.0):
         self.events = events
-        self.outbox = outbox or Outbox()
+        self.outbox = outbox
+        self.history = history
         self.retention_seconds = retention_seconds
         self.stale_seconds = stale_seconds
 
@@ -63,14 +65,14 @@ class MailSender:
         fields = {"operation": message["kind"], "event_id": message["event_id"],
                   "email": message["email"], "registration_id": message["registration_id"],
                   "runner": runner}
-        row = history.start(key, 0, fields, now=now, ttl=self._ttl(now))
+        row = self.history.start(key, 0, fields, now=now, ttl=self._ttl(now))
         if not _won(row, runner):
-            decided = _decide(key, now, retry_failed, self.stale_seconds)
+            decided = _decide(self.history, key, now, retry_failed, self.stale_seconds)
             if isinstance(decided, str):
                 if decided == ALREADY_SENT:
                     self.outbox.done(key)  # its sender may have died before this
                 return decided
-            row = history.start(key, decided, fields, now=now, ttl=self._ttl(now))
+            row = self.history.start(key, decided, fields, now=now, ttl=self._ttl(now))
             if not _won(row, runner):
                 return IN_PROGRESS
         outcome_seq = history.start_seq(history.generation_of(row["seq"])) + 1
@@ -94,7 +96,7 @@ class MailSender:
         for attempt in range(RECORD_ATTEMPTS):
             now = time.time()
             try:
-                history.record(key, seq, status, fields, now=now, ttl=self._ttl(now))
+                self.history.record(key, seq, status, fields, now=now, ttl=self._ttl(now))
                 return
             except (StoreUnavailable, BookingContention):
                 if attempt + 1 == RECORD_ATTEMPTS:
@@ -126,10 +128,11 @@ def _won(row: dict, runner: str) -> bool:
     return row["atomic_counter"] == 1 or row.get("runner") == runner
 
 
-def _decide(key: str, now: float, retry_failed: bool, stale_seconds: float):
+def _decide(rows: RequestHistory, key: str, now: float, retry_failed: bool,
+            stale_seconds: float):
     """An outcome to report, or the generation this sender should try to start."""
     newest_seq = None
-    for row in history.newest_first(key):
+    for row in rows.newest_first(key):
         newest_seq = row["seq"] if newest_seq is None else newest_seq
         if row["ttl"] <= now:
             continue
@@ -143,10 +146,11 @@ def _decide(key: str, now: float, retry_failed: bool, stale_seconds: float):
     return 0 if newest_seq is None else history.generation_of(newest_seq) + 1
 
 
-def newest_live_row(key: str, *, now: float | None = None) -> dict | None:
+def newest_live_row(rows: RequestHistory, key: str, *,
+                    now: float | None = None) -> dict | None:
     """The message's newest history row within retention, or None."""
     now = time.time() if now is None else now
-    return next((r for r in history.newest_first(key) if r["ttl"] > now), None)
+    return next((r for r in rows.newest_first(key) if r["ttl"] > now), None)
 
 
 def cancel_url(registration) -> str:

@@ -6,7 +6,7 @@ e-mail is owed exactly when the seat changed. The row is deleted once the e-mail
 out; sending it exactly once is the sender's job (``booking/mail.py``, seed 000).
 """
 from .dynamo import items
-from .dynamo.access import Table
+from .dynamo.access import Store
 from .dynamo.tables import OUTBOX
 from .models import Registration
 
@@ -19,8 +19,8 @@ def message_id(kind: str, registration_id: str) -> str:
 
 
 class Outbox:
-    def __init__(self):
-        self.table = Table(OUTBOX)
+    def __init__(self, store: Store):
+        self.table = store.table(OUTBOX)
 
     def ops(self, kind: str, registration: Registration, *, at: int) -> list[tuple[str, dict]]:
         row = {"message_id": message_id(kind, registration.registration_id), "kind": kind,

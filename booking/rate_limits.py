@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from .dynamo import rate_limits as counters
+from . import wiring
 from .errors import BookingError, RateLimited
 
 logger = logging.getLogger(__name__)
@@ -80,7 +80,7 @@ def check(setting: str, client: str, *, message: str | None = None, now=None) ->
         return
     start, retry_after = _window(rate, time.time() if now is None else now)
     try:
-        count = counters.hit(_bucket(setting, client), window_start=start,
+        count = wiring.rate_counters().hit(_bucket(setting, client), window_start=start,
                              window_seconds=rate.seconds)
     except BookingError:
         logger.warning("Rate limit %s not counted: the store is unavailable", setting,
@@ -106,7 +106,7 @@ def ensure_not_blocked(setting: str, client: str, *, message: str | None = None,
         return
     start, retry_after = _window(rate, time.time() if now is None else now)
     try:
-        used = counters.hits(_bucket(setting, client), window_start=start)
+        used = wiring.rate_counters().hits(_bucket(setting, client), window_start=start)
     except BookingError:
         logger.warning("Rate limit %s not checked: the store is unavailable", setting,
                        exc_info=True)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 from . import mail
-from .dynamo import history, leases
+from .dynamo.leases import Leases
 from .errors import BookingError
 
 LEASE_ID = "replay_failed"
@@ -31,8 +31,8 @@ class Replayed:
         return asdict(self)
 
 
-def replay_failed(sender: mail.MailSender, *, since: float = 0.0, until: float | None = None,
-                  dry_run: bool = False, page_size: int = 100,
+def replay_failed(sender: mail.MailSender, leases: Leases, *, since: float = 0.0,
+                  until: float | None = None, dry_run: bool = False, page_size: int = 100,
                   lease_seconds: float = 300.0) -> list[Replayed]:
     """Send again each e-mail whose newest row is ``failed`` (failed in [since, until]).
 
@@ -54,11 +54,11 @@ def _candidates(sender, since: float, until: float, page_size: int) -> Iterator[
     seen: set[str] = set()  # a re-send that fails again writes a newer failed row
     start_key = None
     while True:
-        rows, start_key = history.failed_page(since=since, until=until, start_key=start_key,
-                                              limit=page_size)
+        rows, start_key = sender.history.failed_page(since=since, until=until,
+                                                     start_key=start_key, limit=page_size)
         for row in rows:
             key = row["request_id"]
-            newest = mail.newest_live_row(key)
+            newest = mail.newest_live_row(sender.history, key)
             if key in seen or newest is None or newest["seq"] != row["seq"]:
                 continue
             message = sender.outbox.get(key)

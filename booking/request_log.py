@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 
 from .dynamo import items
-from .dynamo.access import CONDITION_FAILED, Table, TransactionCancelled
+from .dynamo.access import CONDITION_FAILED, Store, Table, TransactionCancelled
 from .dynamo.tables import REQUESTS
 from .errors import InvalidBooking
 from .models import Registration
@@ -68,9 +68,10 @@ class Request:
 class RequestLog:
     """Builds the request row a strategy writes, and reads answers out of such rows."""
 
-    def __init__(self, *, outbox: Outbox | None = None, retention_seconds: float = 7 * 86400):
-        self.table = Table(REQUESTS)
-        self.outbox = outbox or Outbox()
+    def __init__(self, store: Store, *, outbox: Outbox | None = None,
+                 retention_seconds: float = 7 * 86400):
+        self.table = store.table(REQUESTS)
+        self.outbox = outbox or Outbox(store)
         self.retention_seconds = int(retention_seconds)
 
     def ops(self, request: Request, registration: Registration) -> list[tuple[str, dict]]:

@@ -1,17 +1,24 @@
 """The composition root: settings become objects here, and only here.
 
-``service_from_settings`` reads the booking settings once and builds the graph: the
-retry policy, the request log (with its outbox), the guarded strategies (each given both)
-and the ``BookingService``; ``mail_sender`` builds the e-mail sender beside it. Nothing
-below reads ``django.conf.settings`` for booking behaviour. The process keeps one service
-(``get_booking_service``); tests and harnesses build their own graphs
-(``harness.controls.control_service``) and put them in place with ``use_service``.
+``store_from_settings`` builds the store (one DynamoDB client and the table prefix);
+``service_from_settings`` reads the booking settings once and builds the graph on it: the
+retry policy, the request log (with its outbox), the guarded strategies (each given the
+store and both) and the ``BookingService``; ``mail_sender`` builds the e-mail sender
+beside it. Nothing below reads ``django.conf.settings`` for booking behaviour. The process
+keeps one store and one service (``get_store``, ``get_booking_service``); tests and
+harnesses build their own graphs on stores of their own (``harness.controls``) and put
+them in place with ``use_service``.
 """
 import threading
 from contextlib import contextmanager
 
 from django.conf import settings
 
+from .dynamo.access import Store
+from .dynamo.client import ClientConfig, make_client
+from .dynamo.history import RequestHistory
+from .dynamo.leases import Leases
+from .dynamo.rate_limits import RateCounters
 from .mail import MailSender
 from .outbox import Outbox
 from .request_log import RequestLog
@@ -21,20 +28,50 @@ from .strategies.retry import RetryPolicy
 DAY = 86400
 
 _service: BookingService | None = None
-_lock = threading.Lock()
+_store: Store | None = None
+_lock = threading.RLock()
 
 
-def service_from_settings(*, extra_strategies: dict | None = None, requests=None, tokens=None,
+def client_config() -> ClientConfig:
+    """How to reach DynamoDB, from the settings."""
+    return ClientConfig(
+        endpoint_url=settings.DYNAMODB_ENDPOINT_URL, region=settings.AWS_REGION,
+        connect_timeout=settings.DYNAMODB_CONNECT_TIMEOUT,
+        read_timeout=settings.DYNAMODB_READ_TIMEOUT, retry_mode=settings.DYNAMODB_RETRY_MODE,
+        max_attempts=settings.DYNAMODB_MAX_ATTEMPTS,
+        max_pool_connections=settings.DYNAMODB_MAX_POOL_CONNECTIONS)
+
+
+def store_from_settings() -> Store:
+    """A new store: a client for the configured endpoint, the configured table prefix."""
+    return Store(make_client(client_config()), table_prefix=settings.DYNAMODB_TABLE_PREFIX)
+
+
+def get_store() -> Store:
+    """This process's store: the service's, or built from settings on first use."""
+    global _store
+    with _lock:
+        if _service is not None:
+            return _service.store
+        if _store is None:
+            _store = store_from_settings()
+        return _store
+
+
+def service_from_settings(*, store: Store | None = None, extra_strategies: dict | None = None,
+                          requests=None, tokens=None,
                           default_strategy: str | None = None) -> BookingService:
     """A new service built from the current settings; the keyword arguments replace parts
     of the graph (tests and harnesses only)."""
+    store = store or get_store()
     return BookingService(
+        store=store,
         default_strategy=default_strategy or settings.BOOKING_DEFAULT_STRATEGY,
         retry=RetryPolicy(max_attempts=settings.BOOKING_MAX_RETRIES,
                           base_delay=settings.BOOKING_RETRY_BASE_DELAY,
                           max_delay=settings.BOOKING_RETRY_MAX_DELAY),
         requests=requests or RequestLog(
-            outbox=Outbox(), retention_seconds=settings.BOOKING_REQUEST_HISTORY_DAYS * DAY),
+            store, outbox=Outbox(store), retention_seconds=settings.BOOKING_REQUEST_HISTORY_DAYS * DAY),
         tokens=tokens,
         extra_strategies=extra_strategies,
         repair_lease_seconds=settings.BOOKING_REPAIR_LEASE_SECONDS,
@@ -56,9 +93,20 @@ def mail_sender(service: BookingService | None = None, *,
     service = service or get_booking_service()
     return MailSender(
         events=service.get_event, outbox=service.requests.outbox,
+        history=RequestHistory(service.store),
         retention_seconds=settings.BOOKING_REQUEST_HISTORY_DAYS * DAY,
         stale_seconds=(settings.BOOKING_REQUEST_STALE_SECONDS if stale_seconds is None
                        else stale_seconds))
+
+
+def leases(service: BookingService | None = None) -> Leases:
+    """The maintenance leases on ``service``'s store (this process's by default)."""
+    return Leases((service or get_booking_service()).store)
+
+
+def rate_counters() -> RateCounters:
+    """The rate-limit counters on this process's store."""
+    return RateCounters(get_store())
 
 
 def install(service: BookingService | None) -> BookingService | None:
@@ -81,5 +129,9 @@ def use_service(service: BookingService):
 
 
 def reset_services() -> None:
-    """Forget this process's service; the next use builds it from the settings of then."""
+    """Forget this process's service and store; the next use builds them from the settings
+    of then."""
+    global _store
     install(None)
+    with _lock:
+        _store = None

@@ -12,10 +12,14 @@ can fail:
 - ``CarelessMailSender`` sends e-mails without the atomic counter, so senders that see
   the same outbox row at once both send it.
 
-``control_service`` builds a service with any of them, beside the product's strategies.
+``control_service`` builds a service with any of them, beside the product's strategies,
+on a store the caller builds (``local_store``: another endpoint, another table prefix).
 """
+from dataclasses import replace
 from functools import partial
 
+from booking.dynamo.access import Store
+from booking.dynamo.client import make_client
 from booking.mail import SENT, MailSender
 from booking.request_log import RequestLog
 from booking.strategies import STRATEGIES
@@ -65,16 +69,28 @@ class CarelessMailSender(MailSender):
         return SENT
 
 
-def control_service(*, race_delay_ms: float = 0.0, request_history: bool = True,
-                    ambiguity_checks: bool = True, requests: RequestLog | None = None,
-                    **options):
-    """The product's service from settings (``booking.wiring``), plus the unguarded control
-    strategy (``race_delay_ms`` between its read and its write) and, when switched off,
-    the request-row-less log and the blind write tokens (or the given ``requests`` log)."""
+def local_store(endpoint_url: str = "", *, table_prefix: str, **client_options) -> Store:
+    """A store of its own for a test or harness: a new client for ``endpoint_url`` (empty:
+    the default endpoint, which moto's mock answers) with the configured client options
+    (timeouts, retries) except those given, and its own table prefix."""
     from booking import wiring
 
+    config = replace(wiring.client_config(), endpoint_url=endpoint_url, **client_options)
+    return Store(make_client(config), table_prefix=table_prefix)
+
+
+def control_service(*, store: Store | None = None, race_delay_ms: float = 0.0,
+                    request_history: bool = True, ambiguity_checks: bool = True,
+                    requests: RequestLog | None = None, **options):
+    """The product's service (``booking.wiring``) on ``store`` (default: this process's),
+    plus the unguarded control strategy (``race_delay_ms`` between its read and its write)
+    and, when switched off, the request-row-less log and the blind write tokens (or the
+    given ``requests`` log)."""
+    from booking import wiring
+
+    store = store or wiring.get_store()
     if requests is None and not request_history:
-        requests = ForgetfulRequestLog()
+        requests = ForgetfulRequestLog(store)
     return wiring.service_from_settings(
-        extra_strategies={"unguarded": partial(UnguardedStrategy, race_delay_ms=race_delay_ms)},
+        store=store, extra_strategies={"unguarded": partial(UnguardedStrategy, race_delay_ms=race_delay_ms)},
         requests=requests, tokens=None if ambiguity_checks else BlindWriteTokens(), **options)

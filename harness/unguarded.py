@@ -18,7 +18,7 @@ import time
 from booking import audit
 from booking.dynamo import items
 from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed,
-                                   TransactionCancelled, transact_write)
+                                   TransactionCancelled)
 from booking.errors import AlreadyRegistered, EventFull, NotRegistered
 from booking.models import Availability
 from booking.request_log import Request
@@ -52,7 +52,7 @@ class UnguardedStrategy(OneItemPerPerson):
         operations = [("Put", self.registrations_table.put_op(
             items.registration_item(registration), condition="attribute_not_exists(email)"))]
         try:
-            transact_write(operations + self.requests.ops(request, registration),
+            self.store.transact_write(operations + self.requests.ops(request, registration),
                            token=self.tokens.client_token(registration.registration_id, "book"))
         except TransactionCancelled as cancelled:
             answered = self.requests.answer_refusal(request, cancelled, 1)

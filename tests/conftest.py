@@ -7,10 +7,9 @@ from django.test import Client
 from moto import mock_aws
 
 from booking import wiring
-from booking.dynamo.client import reset_clients
 from booking.dynamo.provision import ensure_tables
 from booking.wiring import get_booking_service, reset_services
-from harness.controls import control_service
+from harness.controls import control_service, local_store
 from localdynamo import process as server_process
 from localdynamo.faults import FaultInjector, FaultSpec
 from localdynamo.proxy import FaultProxy
@@ -19,27 +18,27 @@ GUARDED = ("aggregate", "lock_table", "slots")
 
 
 @pytest.fixture
-def dynamo(settings, monkeypatch):
-    """A fresh in-process moto DynamoDB with all tables created."""
+def dynamo(monkeypatch):
+    """A fresh in-process moto DynamoDB with all tables created; this process's service is
+    the test graph on it. Yields the store."""
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.setenv(name, "testing")
-    settings.DYNAMODB_ENDPOINT_URL = ""
-    settings.DYNAMODB_TABLE_PREFIX = f"t{uuid.uuid4().hex[:8]}-"
     with mock_aws():
-        reset_clients()
-        use_test_service()
-        ensure_tables(wait=False)
-        yield
-    reset_clients()
+        store = local_store(table_prefix=f"t{uuid.uuid4().hex[:8]}-")
+        use_test_service(store)
+        ensure_tables(store, wait=False)
+        yield store
     reset_services()
 
 
-def use_test_service(**controls):
+def use_test_service(store=None, **controls):
     """Make this process's service the test graph: the product's strategies plus the
-    unguarded control (``harness.controls.control_service``), built from the settings."""
-    service = control_service(**controls)
+    unguarded control (``harness.controls.control_service``) on ``store`` (default: the
+    current service's store)."""
+    service = control_service(store=store, **controls)
     wiring.install(service)
     return service
+
 
 
 @pytest.fixture
@@ -76,15 +75,13 @@ def local_server():
 
 
 @pytest.fixture
-def server_store(local_server, settings):
-    """Point this process at the running server with a fresh set of tables."""
-    settings.DYNAMODB_ENDPOINT_URL = local_server.url
-    settings.DYNAMODB_TABLE_PREFIX = f"c{uuid.uuid4().hex[:8]}-"
-    reset_clients()
-    use_test_service()
-    ensure_tables()
+def server_store(local_server):
+    """This process's service on the running server, with a fresh set of tables (its own
+    prefix: ``get_booking_service().store.table_prefix``). Yields the server."""
+    store = local_store(local_server.url, table_prefix=f"c{uuid.uuid4().hex[:8]}-")
+    use_test_service(store)
+    ensure_tables(store)
     yield local_server
-    reset_clients()
     reset_services()
 
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from booking.dynamo.access import Table
+from tests.helpers import table
 from booking.dynamo.tables import SLOTS
 from booking.errors import BookingContention, EventFull, InvalidBooking, StaleEdit
 
@@ -107,15 +107,13 @@ def test_capacity_edits__racing_bookings__never_overbook_or_drop(server_store, s
     assert final.confirmed <= final.capacity == service.get_event(event.id).capacity
     assert sorted(registered) == sorted(race.booked)  # no edit dropped a registration
     if strategy == "slots":
-        slots = list(Table(SLOTS).query(key_condition="event_id = :e", values={":e": event.id}))
+        slots = list(table(SLOTS).query(key_condition="event_id = :e", values={":e": event.id}))
         assert len(slots) == final.capacity
         assert sorted(s["holder"] for s in slots if "holder" in s) == sorted(registered)
 
 
 def test_capacity_edits__unguarded_control__caught_overbooking(server_store):
     """The same race and checks see the control strategy exceed its capacity."""
-    from booking.wiring import get_booking_service
-
     from booking import wiring
     from harness.controls import control_service
 

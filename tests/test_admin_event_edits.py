@@ -1,7 +1,7 @@
 """Service-level edits behind the admin: update_event, delete_event, paging helpers."""
 import pytest
 
-from booking.dynamo.access import Table
+from tests.helpers import table
 from booking.dynamo.tables import EVENT_LOCKS, REGISTRATIONS, SLOTS
 from booking.errors import EventNotFound, InvalidBooking, StaleEdit
 
@@ -14,7 +14,7 @@ def _book(service, event, count, start=0):
 
 
 def _items_under(table_spec, event_id):
-    return list(Table(table_spec).query(key_condition="event_id = :e", values={":e": event_id}))
+    return list(table(table_spec).query(key_condition="event_id = :e", values={":e": event_id}))
 
 
 @pytest.mark.parametrize("strategy", GUARDED)

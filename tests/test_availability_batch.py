@@ -23,7 +23,7 @@ def make_events(service, per_strategy, strategies=BATCHED):
 
 
 def counted(get):
-    meter = RequestMeter().install()
+    meter = RequestMeter().install(get_booking_service().store)
     try:
         with meter.track() as tally:
             response = get()

@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from booking import validation
-from booking.dynamo.access import Table
+from tests.helpers import table
 from booking.dynamo.tables import EVENTS
 from booking.errors import BookingClosed, InvalidBooking
 from booking.models import DynamoEvent, Registration
@@ -213,7 +213,7 @@ def test_admin_change__implausible_start__error_nothing_changed(admin_client, se
                                     "not a date"])
 def test_pages__odd_start_already_stored__never_500(client, admin_client, service, event,
                                                     stored):
-    Table(EVENTS).update({"event_id": event.id}, "SET starts_at = :odd",
+    table(EVENTS).update({"event_id": event.id}, "SET starts_at = :odd",
                          values={":odd": stored})
 
     pages = [client.get("/"), client.get(f"/events/{event.id}/"),

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from booking.dynamo.client import reset_clients
+from booking.wiring import get_store, reset_services
 from booking.dynamo.provision import existing_table_names
 
 GUARDED = ("aggregate", "lock_table", "slots")
@@ -20,16 +20,16 @@ def small_run(local_server, tmp_path_factory):
     chart = tmp_path_factory.mktemp("bench") / "bench.png"
     previous = settings.DYNAMODB_ENDPOINT_URL
     settings.DYNAMODB_ENDPOINT_URL = local_server.url
-    reset_clients()
+    reset_services()
     try:
         out = StringIO()
         call_command("bench_booking", "--clients", "1,4", "--capacity", "10", "--attempts", "20",
                      "--cost-capacities", "10", "--json", "--chart", str(chart),
                      stdout=out, stderr=StringIO())
-        leftover = [n for n in existing_table_names() if n.startswith("bench")]
+        leftover = [n for n in existing_table_names(get_store()) if n.startswith("bench")]
     finally:
         settings.DYNAMODB_ENDPOINT_URL = previous
-        reset_clients()
+        reset_services()
     return json.loads(out.getvalue()), chart, leftover
 
 
@@ -113,12 +113,12 @@ def test_bench__unknown_strategy__usage_error(settings):
 def test_bench__endpoint_unreachable__says_how_to_start_it(settings):
     settings.DYNAMODB_ENDPOINT_URL = "http://127.0.0.1:9"
     settings.DYNAMODB_MAX_ATTEMPTS = 1
-    reset_clients()
+    reset_services()
     try:
         with pytest.raises(CommandError, match="make dynamodb"):
             call_command("bench_booking", "--clients", "1", stdout=StringIO(), stderr=StringIO())
     finally:
-        reset_clients()
+        reset_services()
 
 
 def test_bench_help__explains_every_column():

@@ -8,8 +8,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from booking import audit
-from booking.dynamo import leases
-from booking.dynamo.access import Table
+from booking.wiring import leases as service_leases
+from tests.helpers import table
 from booking.dynamo.tables import EVENT_LOCKS, EVENTS, REGISTRATIONS, SLOTS
 from harness.controls import ALL_STRATEGIES as STRATEGIES
 
@@ -42,7 +42,7 @@ def booked(service, strategy, capacity=3, people=2):
 
 
 def put_registration(event_id, email, **extra):
-    Table(REGISTRATIONS).put({"event_id": event_id, "email": email, "name": "Ghost",
+    table(REGISTRATIONS).put({"event_id": event_id, "email": email, "name": "Ghost",
                               "registered_at": "2030-01-01T00:00:00+00:00",
                               "registration_id": "f" * 32, **extra})
 
@@ -70,7 +70,7 @@ def test_check_capacity__unknown_event__exit_2_with_message(service):
 
 def test_check_capacity__aggregate_counter_drift__exit_1_named_then_repaired(service):
     event = booked(service, "aggregate")
-    Table(EVENTS).update({"event_id": event.id}, "SET confirmed_count = :n", values={":n": 7})
+    table(EVENTS).update({"event_id": event.id}, "SET confirmed_count = :n", values={":n": 7})
 
     status, payload = check_json(event.id)
 
@@ -79,13 +79,13 @@ def test_check_capacity__aggregate_counter_drift__exit_1_named_then_repaired(ser
                                       "expected": 2, "found": 7,
                                       "detail": "confirmed_count vs attendees"}]
     assert check("--repair")[0] == 0
-    assert Table(EVENTS).get({"event_id": event.id})["confirmed_count"] == 2
+    assert table(EVENTS).get({"event_id": event.id})["confirmed_count"] == 2
     assert check()[0] == 0
 
 
 def test_check_capacity__lock_counter_and_capacity_drift__repaired(service):
     event = booked(service, "lock_table")
-    Table(EVENT_LOCKS).update({"event_id": event.id}, "SET confirmed_count = :n, #c = :c",
+    table(EVENT_LOCKS).update({"event_id": event.id}, "SET confirmed_count = :n, #c = :c",
                               names={"#c": "capacity"}, values={":n": 0, ":c": 9})
 
     status, payload = check_json()
@@ -94,13 +94,13 @@ def test_check_capacity__lock_counter_and_capacity_drift__repaired(service):
     assert invariants(payload) == [audit.COUNTER, audit.LOCK_CAPACITY]
     status, payload = check_json("--repair")
     assert status == 0 and payload["repairs"][0]["fixed"]
-    lock = Table(EVENT_LOCKS).get({"event_id": event.id})
+    lock = table(EVENT_LOCKS).get({"event_id": event.id})
     assert (lock["confirmed_count"], lock["capacity"]) == (2, 3)
 
 
 def test_check_capacity__lock_item_missing__recreated_from_registrations(service):
     event = booked(service, "lock_table")
-    Table(EVENT_LOCKS).delete({"event_id": event.id})
+    table(EVENT_LOCKS).delete({"event_id": event.id})
 
     assert invariants(check_json()[1]) == [audit.LOCK_PRESENT]
     assert check("--repair")[0] == 0
@@ -144,7 +144,7 @@ def test_check_capacity__same_person_under_two_keys__named(service, strategy):
 
 def test_check_capacity__slots_orphan_claim_and_lost_free_slot__repaired(service):
     event = booked(service, "slots", capacity=4, people=2)
-    slots = Table(SLOTS)
+    slots = table(SLOTS)
     free = sorted(s["slot"] for s in slots.query(key_condition="event_id = :e",
                                                  values={":e": event.id}) if "free_in" in s)
     slots.update({"event_id": event.id, "slot": free[0]}, "SET holder = :h REMOVE free_in",
@@ -163,7 +163,7 @@ def test_check_capacity__slots_orphan_claim_and_lost_free_slot__repaired(service
 
 def test_check_capacity__slots_registration_without_claim_and_missing_slot__repaired(service):
     event = booked(service, "slots", capacity=3, people=1)
-    slots = Table(SLOTS)
+    slots = table(SLOTS)
     mine = service.strategy("slots").registrations_table.get(
         {"event_id": event.id, "email": "p0@example.com"})["slot"]
     slots.update({"event_id": event.id, "slot": mine}, "SET free_in = :e REMOVE holder",
@@ -181,28 +181,28 @@ def test_check_capacity__slots_registration_without_claim_and_missing_slot__repa
 
 def test_check_capacity__version_missing__named_and_repaired(service):
     event = booked(service, "lock_table")
-    Table(EVENTS).update({"event_id": event.id}, "REMOVE version")
+    table(EVENTS).update({"event_id": event.id}, "REMOVE version")
 
     assert invariants(check_json()[1]) == [audit.VERSION_NUMERIC]
     assert check("--repair")[0] == 0
-    assert Table(EVENTS).get({"event_id": event.id})["version"] == 1
+    assert table(EVENTS).get({"event_id": event.id})["version"] == 1
 
 
 def test_check_capacity__repair_while_lease_held__exit_3_with_message(service):
     event = booked(service, "aggregate")
-    Table(EVENTS).update({"event_id": event.id}, "SET confirmed_count = :n", values={":n": 0})
-    leases.acquire(f"repair:{event.id}", seconds=60)
+    table(EVENTS).update({"event_id": event.id}, "SET confirmed_count = :n", values={":n": 0})
+    service_leases().acquire(f"repair:{event.id}", seconds=60)
 
     status, output = check("--repair")
 
     assert status == 3
     assert "holds the lease" in output
-    assert Table(EVENTS).get({"event_id": event.id})["confirmed_count"] == 0
+    assert table(EVENTS).get({"event_id": event.id})["confirmed_count"] == 0
 
 
 def test_repair__booking_lands_mid_repair__count_stays_right(service):
     event = booked(service, "lock_table", capacity=5)
-    Table(EVENT_LOCKS).update({"event_id": event.id}, "SET confirmed_count = :n", values={":n": 0})
+    table(EVENT_LOCKS).update({"event_id": event.id}, "SET confirmed_count = :n", values={":n": 0})
     strategy = service.strategy("lock_table")
     real = strategy.registrations_table.query
     landed = []
@@ -218,13 +218,13 @@ def test_repair__booking_lands_mid_repair__count_stays_right(service):
     finally:
         del strategy.registrations_table.query
 
-    assert Table(EVENT_LOCKS).get({"event_id": event.id})["confirmed_count"] == 3
+    assert table(EVENT_LOCKS).get({"event_id": event.id})["confirmed_count"] == 3
     assert service.audit(event.id) == []
 
 
 def test_repair__aggregate_booking_lands_mid_repair__count_stays_right(service):
     event = booked(service, "aggregate", capacity=5)
-    events = Table(EVENTS)
+    events = table(EVENTS)
     events.update({"event_id": event.id}, "SET confirmed_count = :n", values={":n": 0})
     strategy = service.strategy("aggregate")
     real_get, landed = strategy.events.get, []
@@ -246,7 +246,7 @@ def test_repair__aggregate_booking_lands_mid_repair__count_stays_right(service):
 
 def test_repair__two_concurrent_repairs__second_refused_by_lease(service):
     event = booked(service, "aggregate")
-    Table(EVENTS).update({"event_id": event.id}, "SET confirmed_count = :n", values={":n": 0})
+    table(EVENTS).update({"event_id": event.id}, "SET confirmed_count = :n", values={":n": 0})
     strategy = service.strategy("aggregate")
     inside, release = threading.Event(), threading.Event()
     real = strategy.repair
@@ -271,4 +271,4 @@ def test_repair__two_concurrent_repairs__second_refused_by_lease(service):
 
     assert second[0] == 3 and "holds the lease" in second[1]
     assert results == [(0, results[0][1])]
-    assert leases.current(f"repair:{event.id}") is None
+    assert service_leases().current(f"repair:{event.id}") is None

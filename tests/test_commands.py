@@ -85,5 +85,5 @@ def test_create_event__product_service__unguarded_control_refused_nothing_stored
         run("create_event", "--name", "Talk", "--capacity", "3", "--strategy", "unguarded")
 
     assert failed.value.returncode == 2
-    assert "unguarded" not in wiring.get_booking_service().strategies
+    assert "unguarded" not in wiring.get_booking_service().catalog.strategies
     assert service.list_events() == []

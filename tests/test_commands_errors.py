@@ -5,7 +5,6 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from booking.dynamo.client import reset_clients
 from booking.wiring import reset_services
 
 
@@ -16,10 +15,8 @@ def unreachable_store(settings):
         port = probe.getsockname()[1]
     settings.DYNAMODB_ENDPOINT_URL = f"http://127.0.0.1:{port}"
     settings.DYNAMODB_MAX_ATTEMPTS = 1
-    reset_clients()
     reset_services()
     yield
-    reset_clients()
     reset_services()
 
 

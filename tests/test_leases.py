@@ -3,57 +3,57 @@ import time
 
 import pytest
 
-from booking.dynamo import leases
+from booking.wiring import leases as service_leases
 from booking.errors import LeaseHeld
 
 
 def test_acquire__free__stores_token_expiry_and_ttl(dynamo):
-    lease = leases.acquire("job", seconds=30, now=1000.0)
+    lease = service_leases().acquire("job", seconds=30, now=1000.0)
 
-    stored = leases.current("job")
+    stored = service_leases().current("job")
     assert stored["token"] == lease.token and stored["expires_at"] == 1030
     assert stored["ttl"] >= stored["expires_at"]  # TTL only cleans up, later
 
 
 def test_acquire__held__raises_lease_held_naming_holder(dynamo):
-    first = leases.acquire("job", seconds=30, now=1000.0)
+    first = service_leases().acquire("job", seconds=30, now=1000.0)
 
     with pytest.raises(LeaseHeld) as refused:
-        leases.acquire("job", seconds=30, now=1029.0)
+        service_leases().acquire("job", seconds=30, now=1029.0)
 
     assert refused.value.holder == first.holder
     assert refused.value.expires_at == 1030
     assert "holds the lease 'job'" in refused.value.message
-    assert leases.current("job")["token"] == first.token
+    assert service_leases().current("job")["token"] == first.token
 
 
 def test_acquire__holder_crashed_and_lease_lapsed__taken_over(dynamo):
-    crashed = leases.acquire("job", seconds=30, now=1000.0)
+    crashed = service_leases().acquire("job", seconds=30, now=1000.0)
 
-    successor = leases.acquire("job", seconds=30, now=1030.5)
+    successor = service_leases().acquire("job", seconds=30, now=1030.5)
 
     assert successor.token != crashed.token
-    assert leases.current("job")["token"] == successor.token
+    assert service_leases().current("job")["token"] == successor.token
 
 
 def test_release__foreign_token__refused_and_lease_kept(dynamo):
-    crashed = leases.acquire("job", seconds=30, now=1000.0)
-    successor = leases.acquire("job", seconds=30, now=1031.0)
+    crashed = service_leases().acquire("job", seconds=30, now=1000.0)
+    successor = service_leases().acquire("job", seconds=30, now=1031.0)
 
-    assert leases.release(crashed) is False
-    assert leases.current("job")["token"] == successor.token
-    assert leases.release(successor) is True
-    assert leases.current("job") is None
+    assert service_leases().release(crashed) is False
+    assert service_leases().current("job")["token"] == successor.token
+    assert service_leases().release(successor) is True
+    assert service_leases().current("job") is None
 
 
 def test_acquire__released__free_again_at_once(dynamo):
-    leases.release(leases.acquire("job", seconds=300))
+    service_leases().release(service_leases().acquire("job", seconds=300))
 
-    assert leases.acquire("job", seconds=300)
+    assert service_leases().acquire("job", seconds=300)
 
 
 def test_acquire__real_clock_short_lease__lapses_after_duration(dynamo):
-    leases.acquire("job", seconds=0.05)
+    service_leases().acquire("job", seconds=0.05)
     time.sleep(0.1)
 
-    assert leases.acquire("job", seconds=30)
+    assert service_leases().acquire("job", seconds=30)

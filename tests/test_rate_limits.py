@@ -132,12 +132,12 @@ def test_limiter__next_window__allowed_again(service, settings):
 
 
 def test_limiter__store_down__lets_requests_through(service, settings, monkeypatch):
-    from booking.dynamo import rate_limits as counters
+    from booking.dynamo.rate_limits import RateCounters
     from booking.errors import StoreUnavailable
 
     def down(*args, **kwargs):
         raise StoreUnavailable()
-    monkeypatch.setattr(counters, "hit", down)
+    monkeypatch.setattr(RateCounters, "hit", down)
     settings.BOOKING_SIGNUP_RATE = "1/h"
 
     for _ in range(3):
@@ -187,9 +187,10 @@ def test_admin_login__few_failures__right_password_logs_in(client, service, orga
 
 def signup_operations(client, event, n) -> list[str]:
     from booking.dynamo.metrics import RequestMeter
+    from booking.wiring import get_booking_service
 
     token = form_page(client, event.id)[1]
-    meter = RequestMeter().install()
+    meter = RequestMeter().install(get_booking_service().store)
     try:
         with meter.track() as tally:
             response = client.post(reverse("booking:event_detail", args=[event.id]), {

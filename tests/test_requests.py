@@ -10,9 +10,10 @@ from unittest import mock
 
 import pytest
 
-from booking import service as service_module
+from booking import bookings as bookings_module
+from booking.service import BookingService
 from booking.dynamo.metrics import RequestMeter
-from booking.dynamo.access import Table
+from tests.helpers import table
 from booking.dynamo.tables import REGISTRATIONS, REQUESTS
 from booking.errors import (AlreadyRegistered, EventFull, InvalidBooking, NotRegistered,
                             OutcomeUnknown, StoreUnavailable)
@@ -30,7 +31,7 @@ def event(request, service):
 
 
 def request_row(request_id=RID):
-    return Table(REQUESTS).get({"request_id": request_id})
+    return table(REQUESTS).get({"request_id": request_id})
 
 
 def book(service, event, email="ada@example.com", request_id=RID, name="Ada"):
@@ -140,7 +141,7 @@ def test_book__answer_lost__read_back_answers_without_resending(service, event):
         raise StoreUnavailable()
 
     with mock.patch.object(strategy, "book", applied_then_lost), \
-            mock.patch.object(service_module, "RESEND_DELAYS", (0,)):
+            mock.patch.object(bookings_module, "RESEND_DELAYS", (0,)):
         booked = book(service, event)
 
     assert len(sent) == 1 and booked == sent[0]
@@ -166,7 +167,7 @@ def test_book__answer_lost_and_read_back_fails__resend_answered_by_its_request_r
 
     with mock.patch.object(strategy, "book", applied_then_lost), \
             mock.patch.object(service.requests, "read", side_effect=StoreUnavailable()), \
-            mock.patch.object(service_module, "RESEND_DELAYS", (0,)):
+            mock.patch.object(bookings_module, "RESEND_DELAYS", (0,)):
         booked = book(service, event)
 
     assert len(sent) == 2 and booked == sent[0]
@@ -185,7 +186,7 @@ def test_book__first_write_not_applied__row_absent_so_resent_and_booked(service)
         raise StoreUnavailable()
 
     with mock.patch.object(strategy, "book", refused_then_lost), \
-            mock.patch.object(service_module, "RESEND_DELAYS", (0, 0)):
+            mock.patch.object(bookings_module, "RESEND_DELAYS", (0, 0)):
         booked = book(service, event)
 
     assert len(sent) == 2 and booked.request_id == RID
@@ -198,7 +199,7 @@ def test_book__nothing_applied_and_store_down__store_unavailable_not_unknown(ser
     strategy = service.strategy("lock_table")
 
     with mock.patch.object(strategy, "book", side_effect=StoreUnavailable()), \
-            mock.patch.object(service_module, "RESEND_DELAYS", (0,)):
+            mock.patch.object(bookings_module, "RESEND_DELAYS", (0,)):
         with pytest.raises(StoreUnavailable):
             book(service, event)
     assert service.availability(event.id).confirmed == 0
@@ -210,7 +211,7 @@ def test_book__outcome_cannot_be_read_back__outcome_unknown(service):
 
     with mock.patch.object(strategy, "book", side_effect=StoreUnavailable()), \
             mock.patch.object(service.requests, "read", side_effect=StoreUnavailable()), \
-            mock.patch.object(service_module, "RESEND_DELAYS", (0,)):
+            mock.patch.object(bookings_module, "RESEND_DELAYS", (0,)):
         with pytest.raises(OutcomeUnknown) as unknown:
             book(service, event)
     assert not isinstance(unknown.value, StoreUnavailable)
@@ -221,8 +222,8 @@ def test_book__outcome_cannot_be_read_back__outcome_unknown(service):
 def test_book__forgetful_request_log_control__repeat_after_cancel_books_again(dynamo):
     # The control the torture run and the state machine use: without the request row a
     # repeat is a new booking.
-    control = service_module.BookingService(default_strategy="lock_table",
-                                            requests=ForgetfulRequestLog())
+    control = BookingService(store=dynamo, default_strategy="lock_table",
+                             requests=ForgetfulRequestLog(dynamo))
     event = control.create_event(name="Tea", capacity=1)
     book(control, event)
     control.cancel(event.id, email="ada@example.com")
@@ -255,7 +256,7 @@ def test_same_request_from_many_threads__one_seat_one_answer(server_store):
 
     assert len(answers) == 8 and len({a.registration_id for a in answers}) == 1
     assert service.availability(event.id).confirmed == 1
-    stored = list(Table(REGISTRATIONS).query(key_condition="event_id = :e",
+    stored = list(table(REGISTRATIONS).query(key_condition="event_id = :e",
                                              values={":e": event.id}))
     assert [s["request_id"] for s in stored] == [RID]
 
@@ -265,18 +266,16 @@ def test_book__every_attempt_of_the_write_lost__resolved_before_answering(
         server_store, settings, strategy):
     # All of botocore's 4 attempts apply-and-lose (or are refused): the service re-sends
     # the same write and answers the truth, never "try again" while a seat is held.
-    from booking.dynamo.client import reset_clients
-    from booking.wiring import get_booking_service, reset_services
-    from tests.conftest import start_fault_proxy
+    from booking.wiring import get_booking_service
+    from harness.controls import local_store
+    from tests.conftest import start_fault_proxy, use_test_service
 
     proxy = start_fault_proxy(server_store)
-    settings.DYNAMODB_ENDPOINT_URL = proxy.url
-    reset_clients()
-    reset_services()
-    service = get_booking_service()
+    prefix = get_booking_service().store.table_prefix
+    service = use_test_service(local_store(proxy.url, table_prefix=prefix))
     event = service.create_event(name="Lost", capacity=2, strategy=strategy)
     proxy.injector.script("lost_response", 4, only_mutating=True)
-    with mock.patch.object(service_module, "RESEND_DELAYS", (0.01,)):
+    with mock.patch.object(bookings_module, "RESEND_DELAYS", (0.01,)):
         booked = service.book(event.id, name="Ada", email="ada@example.com",
                               request_id=uuid.uuid4().hex)
 
@@ -292,7 +291,7 @@ def test_book__one_dynamodb_request_per_booking_and_per_rejection(server_store, 
 
     service = get_booking_service()
     event = service.create_event(name="Tea", capacity=1, strategy=strategy)
-    meter = RequestMeter().install()
+    meter = RequestMeter().install(get_booking_service().store)
     try:
         with meter.track() as booking:
             book(service, event)
@@ -339,7 +338,7 @@ def test_cancel_post__link_names_registration__one_request(client, server_store,
     event = service.create_event(name="Count", capacity=5, strategy=strategy)
     booked = book(service, event)
     token = page_tokens.registration_token(booked, salt=page_tokens.CANCEL_SALT)
-    meter = RequestMeter().install()
+    meter = RequestMeter().install(get_booking_service().store)
     try:
         with meter.track() as post:
             response = client.post(reverse("booking:cancel", args=[token]))

@@ -22,7 +22,7 @@ strategy denying a cancel that applied.
 """
 import os
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import botocore.retries.standard
 import hypothesis
@@ -32,12 +32,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import (Bundle, RuleBasedStateMachine, initialize, invariant,
                                  multiple, precondition, rule, run_state_machine_as_test)
 
-from booking.dynamo.client import reset_clients
+from booking import wiring
+from booking.dynamo.access import Store
+from booking.dynamo.client import ClientConfig, make_client
 from booking.dynamo.provision import ensure_tables
 from booking.errors import (AlreadyRegistered, BookingContention, BookingError, EventFull,
                             InvalidBooking, NotRegistered, OutcomeUnknown, StoreUnavailable)
 from booking.models import Registration
-from booking.wiring import reset_services
+from booking.wiring import get_booking_service, reset_services
 from harness.controls import ForgetfulRequestLog, control_service
 from localdynamo.faults import LOST_RESPONSE, THROTTLE, FaultInjector
 from tests.conftest import GUARDED, start_fault_proxy
@@ -93,6 +95,7 @@ class BookingMachine(RuleBasedStateMachine):
     injector: FaultInjector = None  # set by the test that runs the machine
     stand_ins: dict = {}  # a control runs another strategy under a guarded one's name
     request_log = None  # a control: the service's request log (None: the real one)
+    client_config: ClientConfig = None  # set by the test: how to make a fresh client
     requests = Bundle("requests")
 
     def __init__(self):
@@ -111,7 +114,7 @@ class BookingMachine(RuleBasedStateMachine):
     @initialize(target=requests, seated=st.integers(0, CAPACITY))
     def create_events(self, seated):
         """Three events, each with its first ``seated`` people booked (so cancels bite)."""
-        reset_clients()  # a fresh client: a fresh botocore retry quota per example
+        self._fresh_client()  # a fresh botocore retry quota per example
         self.events = {s: self.service.create_event(
             name=f"Stateful {s}", capacity=CAPACITY, strategy=self.stand_ins.get(s, s)).id
             for s in GUARDED}
@@ -266,8 +269,11 @@ class BookingMachine(RuleBasedStateMachine):
             # A call that spent all its attempts keeps the retry quota it took from the
             # client (up to 42 of 500); a fresh client keeps later calls from running out
             # of retries, which would turn a single fault into an "unknown".
-            reset_clients()
+            self._fresh_client()
         return answer, count
+
+    def _fresh_client(self):
+        self.service.store.client = make_client(self.client_config)
 
     def _settle(self, step, sent, answer, faults, options):
         """Check ``answer`` against ``options`` and apply its effect to the model."""
@@ -308,7 +314,7 @@ class BookingMachine(RuleBasedStateMachine):
 
 
 @pytest.fixture
-def faulty_store(local_server, settings, monkeypatch):
+def faulty_store(local_server, monkeypatch):
     """A fault proxy in this process with a scriptable injector, and fresh tables."""
     # botocore waits before resending (1 s and up after a throttle); the machine scripts
     # hundreds of faults, and only the number of attempts matters to what it checks.
@@ -316,14 +322,13 @@ def faulty_store(local_server, settings, monkeypatch):
                         lambda self, context: 0)
     server = start_fault_proxy(local_server)
     injector = server.injector
-    settings.DYNAMODB_ENDPOINT_URL = server.url
-    settings.DYNAMODB_TABLE_PREFIX = f"s{uuid.uuid4().hex[:8]}-"
-    settings.DYNAMODB_RETRY_MODE, settings.DYNAMODB_MAX_ATTEMPTS = "standard", MAX_ATTEMPTS
-    reset_clients()
-    reset_services()
-    ensure_tables()
+    config = replace(wiring.client_config(), endpoint_url=server.url, retry_mode="standard",
+                     max_attempts=MAX_ATTEMPTS)
+    monkeypatch.setattr(BookingMachine, "client_config", config)
+    store = Store(make_client(config), table_prefix=f"s{uuid.uuid4().hex[:8]}-")
+    wiring.install(control_service(store=store))
+    ensure_tables(store)
     yield injector
-    reset_clients()
     reset_services()
     server.stop()
 
@@ -378,7 +383,7 @@ def test_booking_machine__unguarded_control__caught_denying_a_cancel_that_applie
 def test_booking_machine__no_request_rows__caught_running_a_request_twice(faulty_store):
     # The control: without the request row a repeat or a reused id executes again.
     control = type("BookingMachine", (machine(faulty_store),),
-                   {"request_log": ForgetfulRequestLog()})
+                   {"request_log": ForgetfulRequestLog(get_booking_service().store)})
 
     with pytest.raises(AssertionError, match=r"(repeat|reuse) <.* answered (?!InvalidBooking)"):
         run_state_machine_as_test(control, settings=CONTROL_RUNS)

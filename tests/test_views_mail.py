@@ -16,7 +16,8 @@ from django.core.management import CommandError, call_command
 
 from booking import page_tokens
 from booking import mail as booking_mail
-from booking.dynamo import history, leases
+from booking.dynamo.history import RequestHistory
+from booking.wiring import get_booking_service, leases as service_leases
 from booking.wiring import mail_sender
 from tests.test_views_signup import submit
 
@@ -33,7 +34,7 @@ def owed():
 
 
 def statuses(message_id):
-    return [r["exec_status"] for r in reversed(list(history.newest_first(message_id)))]
+    return [r["exec_status"] for r in reversed(list(RequestHistory(get_booking_service().store).newest_first(message_id)))]
 
 
 def worker(*args):
@@ -89,7 +90,7 @@ def test_replay_failed__failed_send__sent_once_then_nothing_owed(failed_send):
 
 
 def test_replay_failed__another_run_holds_lease__refused_sends_nothing(failed_send):
-    leases.acquire("replay_failed", seconds=60)
+    service_leases().acquire("replay_failed", seconds=60)
 
     with pytest.raises(CommandError) as refused:
         replay()

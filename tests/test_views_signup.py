@@ -272,7 +272,7 @@ def test_signup_post__lock_table__decided_in_one_request_whole_post_in_two(clien
 
     event = get_booking_service().create_event(name="Count", capacity=5, strategy="lock_table")
     token = page_tokens.new_form_token(event.id)
-    meter = RequestMeter().install()
+    meter = RequestMeter().install(get_booking_service().store)
     try:
         with meter.track() as post:
             response = client.post(reverse("booking:event_detail", args=[event.id]),

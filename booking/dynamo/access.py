@@ -1,6 +1,9 @@
-"""Thin per-table helpers over the low-level client, and the mapping of DynamoDB errors.
+"""The store (one client and its table names), thin per-table helpers over it, and the
+mapping of DynamoDB errors.
 
-Items go in and come out as plain Python values (boto3's own TypeSerializer and
+``Store`` is what the rest of the product is given: ``store.table(EVENTS)`` is the events
+table under this deployment's prefix, ``store.transact_write`` and ``store.batch_get`` span
+tables. Items go in and come out as plain Python values (boto3's own TypeSerializer and
 TypeDeserializer); numbers come back as int where they are integral.
 """
 import random
@@ -13,7 +16,6 @@ from botocore.exceptions import BotoCoreError, ClientError, ConnectionError as B
 
 from booking import errors
 
-from .client import get_client
 from .tables import TableSpec
 
 _serializer = TypeSerializer()
@@ -123,12 +125,82 @@ def translate(exc: Exception) -> Exception:
     return exc
 
 
-def call(operation: str, **request):
-    """Run one client operation, translating its errors."""
-    try:
-        return getattr(get_client(), operation)(**request)
-    except (ClientError, BotoCoreError) as exc:
-        raise translate(exc) from exc
+class Store:
+    """One DynamoDB client and the prefix that names this deployment's tables.
+
+    ``booking.wiring`` builds the product's; tests and harnesses build their own (another
+    client, another prefix) instead of changing settings.
+    """
+
+    def __init__(self, client, *, table_prefix: str = ""):
+        self.client = client
+        self.table_prefix = table_prefix
+        self._tables: dict[str, Table] = {}
+
+    def name(self, spec: TableSpec) -> str:
+        return spec.name_with(self.table_prefix)
+
+    def table(self, spec: TableSpec) -> "Table":
+        table = self._tables.get(spec.suffix)
+        if table is None:
+            table = self._tables.setdefault(spec.suffix, Table(spec, self))
+        return table
+
+    def call(self, operation: str, **request):
+        """Run one client operation, translating its errors."""
+        try:
+            return getattr(self.client, operation)(**request)
+        except (ClientError, BotoCoreError) as exc:
+            raise translate(exc) from exc
+
+    def pages(self, operation: str, request: dict, page_size: int | None = None):
+        """The response pages of a paginated operation (boto3's paginator)."""
+        paginator = self.client.get_paginator(operation)
+        config = {"PageSize": page_size} if page_size else {}
+        try:
+            yield from paginator.paginate(**request, PaginationConfig=config)
+        except (ClientError, BotoCoreError) as exc:
+            raise translate(exc) from exc
+
+    def transact_write(self, operations: list[tuple[str, dict]], *, token: str | None = None,
+                       return_old_on_fail: bool = True) -> None:
+        """Run TransactWriteItems over ("Put"|"Update"|"Delete"|"ConditionCheck", body) pairs."""
+        items = []
+        for kind, body in operations:
+            if return_old_on_fail:
+                body = {**body, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
+            items.append({kind: body})
+        request = {"TransactItems": items}
+        if token:
+            request["ClientRequestToken"] = token
+        self.call("transact_write_items", **request)
+
+    def batch_get(self, requests: list[tuple["Table", dict]]) -> list[dict | None]:
+        """Read several items (any tables) consistently in one BatchGetItem; None where absent."""
+        wanted = {}
+        for table, key in requests:
+            entry = wanted.setdefault(table.name, {"Keys": [], "ConsistentRead": True})
+            entry["Keys"].append(serialize(key))
+        found = self.batch_get_all(wanted)
+        results = []
+        for table, key in requests:
+            match = [i for i in found.get(table.name, [])
+                     if all(i.get(k) == v for k, v in key.items())]
+            results.append(match[0] if match else None)
+        return results
+
+    def batch_get_all(self, wanted: dict) -> dict[str, list[dict]]:
+        """Run one BatchGetItem request, re-asking for unprocessed keys; items per table name."""
+        found: dict[str, list[dict]] = {}
+        for _ in range(12):
+            response = self.call("batch_get_item", RequestItems=wanted)
+            for name, table_items in response.get("Responses", {}).items():
+                found.setdefault(name, []).extend(deserialize(i) for i in table_items)
+            wanted = response.get("UnprocessedKeys") or {}
+            if not wanted:
+                return found
+            time.sleep(random.uniform(0, 0.05))
+        raise errors.BookingContention()
 
 
 def _expression(request: dict, condition, names, values) -> dict:
@@ -144,12 +216,10 @@ def _expression(request: dict, condition, names, values) -> dict:
 class Table:
     """One DynamoDB table: a method per operation, plain Python values in and out."""
 
-    def __init__(self, spec: TableSpec):
+    def __init__(self, spec: TableSpec, store: "Store"):
         self.spec = spec
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
+        self.store = store
+        self.name = store.name(spec)
 
     def get(self, key: dict, *, projection: str | None = None, names=None) -> dict | None:
         request = {"TableName": self.name, "Key": serialize(key), "ConsistentRead": True}
@@ -157,23 +227,23 @@ class Table:
             request["ProjectionExpression"] = projection
         if names:
             request["ExpressionAttributeNames"] = names
-        return deserialize(call("get_item", **request).get("Item"))
+        return deserialize(self.store.call("get_item", **request).get("Item"))
 
     def put(self, item: dict, *, condition=None, names=None, values=None) -> None:
-        call("put_item", **self.put_op(item, condition=condition, names=names, values=values),
+        self.store.call("put_item", **self.put_op(item, condition=condition, names=names, values=values),
              ReturnValuesOnConditionCheckFailure="ALL_OLD")
 
     def update(self, key: dict, expression: str, *, condition=None, names=None, values=None,
                return_values: str = "NONE") -> dict | None:
         request = self.update_op(key, expression, condition=condition, names=names, values=values)
-        response = call("update_item", **request, ReturnValues=return_values,
+        response = self.store.call("update_item", **request, ReturnValues=return_values,
                         ReturnValuesOnConditionCheckFailure="ALL_OLD")
         return deserialize(response.get("Attributes"))
 
     def delete(self, key: dict, *, condition=None, names=None, values=None,
                return_values: str = "NONE") -> dict | None:
         request = self.delete_op(key, condition=condition, names=names, values=values)
-        response = call("delete_item", **request, ReturnValues=return_values,
+        response = self.store.call("delete_item", **request, ReturnValues=return_values,
                         ReturnValuesOnConditionCheckFailure="ALL_OLD")
         return deserialize(response.get("Attributes"))
 
@@ -208,7 +278,7 @@ class Table:
             request["ProjectionExpression"] = projection
         if limit is not None:
             request["Limit"] = limit
-            yield from (deserialize(i) for i in call("query", **request).get("Items", []))
+            yield from (deserialize(i) for i in self.store.call("query", **request).get("Items", []))
             return
         yield from self._paginate("query", request, page_size)
 
@@ -250,7 +320,7 @@ class Table:
             request["ProjectionExpression"] = projection
         if names:
             request["ExpressionAttributeNames"] = names
-        response = call("scan", **request)
+        response = self.store.call("scan", **request)
         items = [deserialize(i) for i in response.get("Items", [])]
         return items, deserialize(response.get("LastEvaluatedKey"))
 
@@ -276,7 +346,7 @@ class Table:
                 wanted["ProjectionExpression"] = projection
             if names:
                 wanted["ExpressionAttributeNames"] = names
-            found = _batch_get_all({self.name: wanted}).get(self.name, [])
+            found = self.store.batch_get_all({self.name: wanted}).get(self.name, [])
             results += [next((i for i in found if all(i.get(k) == v for k, v in key.items())),
                              None) for key in chunk]
         return results
@@ -297,7 +367,7 @@ class Table:
 
     def _batch_write(self, pending: list, max_attempts: int) -> None:
         for attempt in range(max_attempts):
-            response = call("batch_write_item", RequestItems={self.name: pending})
+            response = self.store.call("batch_write_item", RequestItems={self.name: pending})
             pending = response.get("UnprocessedItems", {}).get(self.name, [])
             if not pending:
                 return
@@ -305,56 +375,9 @@ class Table:
         raise errors.BookingContention("The store is too busy to finish this change. Try again.")
 
     def _pages(self, operation: str, request: dict, page_size: int | None):
-        paginator = get_client().get_paginator(operation)
-        config = {"PageSize": page_size} if page_size else {}
-        try:
-            yield from paginator.paginate(**request, PaginationConfig=config)
-        except (ClientError, BotoCoreError) as exc:
-            raise translate(exc) from exc
+        return self.store.pages(operation, request, page_size)
 
     def _paginate(self, operation: str, request: dict, page_size: int | None):
         for page in self._pages(operation, request, page_size):
             for item in page.get("Items", []):
                 yield deserialize(item)
-
-
-def transact_write(operations: list[tuple[str, dict]], *, token: str | None = None,
-                   return_old_on_fail: bool = True) -> None:
-    """Run TransactWriteItems over ("Put"|"Update"|"Delete"|"ConditionCheck", body) pairs."""
-    items = []
-    for kind, body in operations:
-        if return_old_on_fail:
-            body = {**body, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
-        items.append({kind: body})
-    request = {"TransactItems": items}
-    if token:
-        request["ClientRequestToken"] = token
-    call("transact_write_items", **request)
-
-
-def _batch_get_all(wanted: dict) -> dict[str, list[dict]]:
-    """Run one BatchGetItem request, re-asking for unprocessed keys; items per table name."""
-    found: dict[str, list[dict]] = {}
-    for _ in range(12):
-        response = call("batch_get_item", RequestItems=wanted)
-        for name, table_items in response.get("Responses", {}).items():
-            found.setdefault(name, []).extend(deserialize(i) for i in table_items)
-        wanted = response.get("UnprocessedKeys") or {}
-        if not wanted:
-            return found
-        time.sleep(random.uniform(0, 0.05))
-    raise errors.BookingContention()
-
-
-def batch_get(requests: list[tuple[Table, dict]]) -> list[dict | None]:
-    """Read several items (any tables) consistently in one BatchGetItem; None where absent."""
-    wanted = {}
-    for table, key in requests:
-        entry = wanted.setdefault(table.name, {"Keys": [], "ConsistentRead": True})
-        entry["Keys"].append(serialize(key))
-    found = _batch_get_all(wanted)
-    results = []
-    for table, key in requests:
-        match = [i for i in found.get(table.name, []) if all(i.get(k) == v for k, v in key.items())]
-        results.append(match[0] if match else None)
-    return results

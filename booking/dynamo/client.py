@@ -1,61 +1,45 @@
-"""Build the boto3 DynamoDB client from settings, once per process and configuration."""
+"""Build a boto3 DynamoDB client from a ``ClientConfig`` (``booking.wiring`` makes the
+config from settings; nothing here reads them)."""
 import os
-import threading
+from dataclasses import dataclass
 
 import boto3
 from botocore.config import Config
-from django.conf import settings
 
-_clients = {}
-_lock = threading.Lock()
-
-# The embedded server accepts any key; these are not credentials.
+# The local store accepts any key; these are not credentials.
 _LOCAL_DUMMY_KEY = "local"
 
 
-def client_options() -> dict:
-    """Return the keyword arguments for boto3.client('dynamodb'), read from settings now."""
-    options = {
-        "region_name": settings.AWS_REGION,
-        "config": Config(
-            connect_timeout=settings.DYNAMODB_CONNECT_TIMEOUT,
-            read_timeout=settings.DYNAMODB_READ_TIMEOUT,
-            retries={
-                "mode": settings.DYNAMODB_RETRY_MODE,
-                "total_max_attempts": settings.DYNAMODB_MAX_ATTEMPTS,
-            },
-            max_pool_connections=settings.DYNAMODB_MAX_POOL_CONNECTIONS,
-        ),
-    }
-    endpoint = settings.DYNAMODB_ENDPOINT_URL
-    if endpoint:
-        options["endpoint_url"] = endpoint
-        if not os.environ.get("AWS_ACCESS_KEY_ID"):
-            options["aws_access_key_id"] = _LOCAL_DUMMY_KEY
-            options["aws_secret_access_key"] = _LOCAL_DUMMY_KEY
-    return options
+@dataclass(frozen=True)
+class ClientConfig:
+    """How to reach DynamoDB: ``endpoint_url`` empty means AWS itself."""
+    endpoint_url: str = ""
+    region: str = "us-east-1"
+    connect_timeout: float = 2.0
+    read_timeout: float = 5.0
+    retry_mode: str = "standard"
+    max_attempts: int = 4
+    max_pool_connections: int = 50
+
+    def options(self) -> dict:
+        """The keyword arguments for ``boto3.client('dynamodb')``."""
+        options = {
+            "region_name": self.region,
+            "config": Config(
+                connect_timeout=self.connect_timeout,
+                read_timeout=self.read_timeout,
+                retries={"mode": self.retry_mode, "total_max_attempts": self.max_attempts},
+                max_pool_connections=self.max_pool_connections,
+            ),
+        }
+        if self.endpoint_url:
+            options["endpoint_url"] = self.endpoint_url
+            if not os.environ.get("AWS_ACCESS_KEY_ID"):
+                options["aws_access_key_id"] = _LOCAL_DUMMY_KEY
+                options["aws_secret_access_key"] = _LOCAL_DUMMY_KEY
+        return options
 
 
-def get_client():
-    """Return this process's DynamoDB client for the current settings (thread-safe)."""
-    key = (
-        settings.DYNAMODB_ENDPOINT_URL,
-        settings.AWS_REGION,
-        settings.DYNAMODB_CONNECT_TIMEOUT,
-        settings.DYNAMODB_READ_TIMEOUT,
-        settings.DYNAMODB_RETRY_MODE,
-        settings.DYNAMODB_MAX_ATTEMPTS,
-        settings.DYNAMODB_MAX_POOL_CONNECTIONS,
-    )
-    with _lock:
-        client = _clients.get(key)
-        if client is None:
-            client = boto3.session.Session().client("dynamodb", **client_options())
-            _clients[key] = client
-        return client
-
-
-def reset_clients() -> None:
-    """Forget cached clients (tests start a new mock or server)."""
-    with _lock:
-        _clients.clear()
+def make_client(config: ClientConfig, service_name: str = "dynamodb"):
+    """A new client (thread-safe to share) in its own boto3 session."""
+    return boto3.session.Session().client(service_name, **config.options())

@@ -17,7 +17,7 @@ from decimal import Decimal
 
 from booking.errors import StoreUnavailable
 
-from .access import ConditionFailed, Table
+from .access import ConditionFailed, Store
 from .tables import HISTORY
 
 STARTED, SUCCEEDED, FAILED = "started", "succeeded", "failed"
@@ -31,57 +31,63 @@ def generation_of(seq: int) -> int:
     return (int(seq) - 1) // 2
 
 
-def start(request_id: str, generation: int, fields: dict, *, now: float, ttl: int) -> dict:
-    """Add 1 to the generation's start-row counter; return the row as it now stands.
+class RequestHistory:
+    """The request-history table of one store."""
 
-    ``fields`` (fingerprint, operation, content, the runner's id) are stored only by the
-    first starter, so a runner whose update was resent recognises its own row.
-    """
-    attributes = {"exec_status": STARTED, "created_at": _seconds(now), "ttl": ttl,
-                  **{k: v for k, v in fields.items() if v is not None}}
-    names, values, sets = {}, {":one": 1}, []
-    for index, (name, value) in enumerate(attributes.items()):
-        names[f"#a{index}"] = name
-        values[f":v{index}"] = value
-        sets.append(f"#a{index} = if_not_exists(#a{index}, :v{index})")
-    row = Table(HISTORY).update(
-        {"request_id": request_id, "seq": start_seq(generation)},
-        "ADD atomic_counter :one SET " + ", ".join(sets),
-        names=names, values=values, return_values="ALL_NEW",
-    )
-    if not row or "atomic_counter" not in row:
-        # An update with ALL_NEW always returns the item; without it we cannot know
-        # whether we are the first runner, so we must not run.
-        raise StoreUnavailable()
-    return row
+    def __init__(self, store: Store):
+        self.table = store.table(HISTORY)
 
+    def start(self, request_id: str, generation: int, fields: dict, *, now: float, ttl: int) -> dict:
+        """Add 1 to the generation's start-row counter; return the row as it now stands.
 
-def record(request_id: str, seq: int, status: str, fields: dict, *, now: float,
-           ttl: int) -> bool:
-    """Write an outcome row once; False if a live row already holds that key."""
-    item = {"request_id": request_id, "seq": seq, "exec_status": status, "atomic_counter": 1,
-            "created_at": _seconds(now), "ttl": ttl, **fields}
-    try:
-        Table(HISTORY).put(item, condition="attribute_not_exists(seq) OR #ttl <= :now",
-                           names={"#ttl": "ttl"}, values={":now": int(now)})
-    except ConditionFailed:
-        return False
-    return True
+        ``fields`` (fingerprint, operation, content, the runner's id) are stored only by the
+        first starter, so a runner whose update was resent recognises its own row.
+        """
+        attributes = {"exec_status": STARTED, "created_at": _seconds(now), "ttl": ttl,
+                      **{k: v for k, v in fields.items() if v is not None}}
+        names, values, sets = {}, {":one": 1}, []
+        for index, (name, value) in enumerate(attributes.items()):
+            names[f"#a{index}"] = name
+            values[f":v{index}"] = value
+            sets.append(f"#a{index} = if_not_exists(#a{index}, :v{index})")
+        row = self.table.update(
+            {"request_id": request_id, "seq": start_seq(generation)},
+            "ADD atomic_counter :one SET " + ", ".join(sets),
+            names=names, values=values, return_values="ALL_NEW",
+        )
+        if not row or "atomic_counter" not in row:
+            # An update with ALL_NEW always returns the item; without it we cannot know
+            # whether we are the first runner, so we must not run.
+            raise StoreUnavailable()
+        return row
 
 
-def newest_first(request_id: str) -> Iterator[dict]:
-    """The request's rows, newest first, read consistently page by page."""
-    return Table(HISTORY).query(key_condition="request_id = :id", values={":id": request_id},
-                                forward=False, page_size=10)
+    def record(self, request_id: str, seq: int, status: str, fields: dict, *, now: float,
+               ttl: int) -> bool:
+        """Write an outcome row once; False if a live row already holds that key."""
+        item = {"request_id": request_id, "seq": seq, "exec_status": status, "atomic_counter": 1,
+                "created_at": _seconds(now), "ttl": ttl, **fields}
+        try:
+            self.table.put(item, condition="attribute_not_exists(seq) OR #ttl <= :now",
+                               names={"#ttl": "ttl"}, values={":now": int(now)})
+        except ConditionFailed:
+            return False
+        return True
 
 
-def failed_page(*, since: float, until: float, start_key: dict | None = None,
-                limit: int = 100) -> tuple[list[dict], dict | None]:
-    """One scan page of ``failed`` rows created in [since, until], and where to go on."""
-    return Table(HISTORY).filtered_scan_page(
-        filter="exec_status = :failed AND created_at BETWEEN :since AND :until",
-        values={":failed": FAILED, ":since": _seconds(since), ":until": _seconds(until)},
-        start_key=start_key, limit=limit)
+    def newest_first(self, request_id: str) -> Iterator[dict]:
+        """The request's rows, newest first, read consistently page by page."""
+        return self.table.query(key_condition="request_id = :id", values={":id": request_id},
+                                    forward=False, page_size=10)
+
+
+    def failed_page(self, *, since: float, until: float, start_key: dict | None = None,
+                    limit: int = 100) -> tuple[list[dict], dict | None]:
+        """One scan page of ``failed`` rows created in [since, until], and where to go on."""
+        return self.table.filtered_scan_page(
+            filter="exec_status = :failed AND created_at BETWEEN :since AND :until",
+            values={":failed": FAILED, ":since": _seconds(since), ":until": _seconds(until)},
+            start_key=start_key, limit=limit)
 
 
 def _seconds(epoch: float) -> Decimal:

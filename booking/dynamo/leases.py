@@ -19,7 +19,7 @@ from decimal import Decimal
 
 from booking.errors import LeaseHeld
 
-from .access import ConditionFailed, Table
+from .access import ConditionFailed, Store
 from .tables import LEASES
 
 # How long after expiry DynamoDB's TTL may delete the item (clean-up only).
@@ -38,39 +38,45 @@ def _holder() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def acquire(lease_id: str, *, seconds: float, now: float | None = None) -> Lease:
-    """Take the lease for ``seconds``; raise ``LeaseHeld`` while someone else holds it."""
-    now = time.time() if now is None else now
-    lease = Lease(lease_id, uuid.uuid4().hex, _holder(), now + seconds)
-    item = {"lease_id": lease_id, "token": lease.token, "holder": lease.holder,
-            "acquired_at": _seconds(now), "expires_at": _seconds(lease.expires_at),
-            "ttl": int(lease.expires_at) + TTL_GRACE_SECONDS}
-    try:
-        Table(LEASES).put(item, condition="attribute_not_exists(lease_id) OR expires_at < :now",
-                          values={":now": _seconds(now)})
-    except ConditionFailed as refused:
-        held = refused.old_item or {}
-        until = held.get("expires_at")
-        raise LeaseHeld(
-            f"Another run ({held.get('holder', 'unknown')}) holds the lease '{lease_id}' until "
-            f"{_clock(until)}. Try again after it finishes; a crashed run's lease lapses then.",
-            holder=held.get("holder"), expires_at=until) from None
-    return lease
+class Leases:
+    """The leases table of one store."""
+
+    def __init__(self, store: Store):
+        self.table = store.table(LEASES)
+
+    def acquire(self, lease_id: str, *, seconds: float, now: float | None = None) -> Lease:
+        """Take the lease for ``seconds``; raise ``LeaseHeld`` while someone else holds it."""
+        now = time.time() if now is None else now
+        lease = Lease(lease_id, uuid.uuid4().hex, _holder(), now + seconds)
+        item = {"lease_id": lease_id, "token": lease.token, "holder": lease.holder,
+                "acquired_at": _seconds(now), "expires_at": _seconds(lease.expires_at),
+                "ttl": int(lease.expires_at) + TTL_GRACE_SECONDS}
+        try:
+            self.table.put(item, condition="attribute_not_exists(lease_id) OR expires_at < :now",
+                              values={":now": _seconds(now)})
+        except ConditionFailed as refused:
+            held = refused.old_item or {}
+            until = held.get("expires_at")
+            raise LeaseHeld(
+                f"Another run ({held.get('holder', 'unknown')}) holds the lease '{lease_id}' until "
+                f"{_clock(until)}. Try again after it finishes; a crashed run's lease lapses then.",
+                holder=held.get("holder"), expires_at=until) from None
+        return lease
 
 
-def release(lease: Lease) -> bool:
-    """Give the lease back; False if it was no longer ours (it lapsed and was taken)."""
-    try:
-        Table(LEASES).delete({"lease_id": lease.lease_id}, condition="#token = :token",
-                             names={"#token": "token"}, values={":token": lease.token})
-    except ConditionFailed:
-        return False
-    return True
+    def release(self, lease: Lease) -> bool:
+        """Give the lease back; False if it was no longer ours (it lapsed and was taken)."""
+        try:
+            self.table.delete({"lease_id": lease.lease_id}, condition="#token = :token",
+                                 names={"#token": "token"}, values={":token": lease.token})
+        except ConditionFailed:
+            return False
+        return True
 
 
-def current(lease_id: str) -> dict | None:
-    """The stored lease item (possibly expired), or None."""
-    return Table(LEASES).get({"lease_id": lease_id})
+    def current(self, lease_id: str) -> dict | None:
+        """The stored lease item (possibly expired), or None."""
+        return self.table.get({"lease_id": lease_id})
 
 
 def _seconds(epoch: float) -> Decimal:

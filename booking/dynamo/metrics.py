@@ -1,7 +1,7 @@
 """Count DynamoDB requests per unit of work with botocore's event hooks (benchmarks).
 
 ``RequestMeter.install()`` registers two handlers on this process's client
-(``get_client()``): ``before-send.dynamodb`` counts every HTTP request actually sent
+(``store.client``): ``before-send.dynamodb`` counts every HTTP request actually sent
 (botocore's own retries included) and ``after-call.dynamodb`` counts conditional-check
 failures in the parsed response. Each is attributed to the ``Tally`` that the calling
 thread opened with ``meter.track()``, so concurrent booking attempts on many threads are
@@ -11,7 +11,6 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from .client import get_client
 
 CCF = "ConditionalCheckFailed"
 WRITE_OPERATIONS = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems",
@@ -45,8 +44,8 @@ class RequestMeter:
         finally:
             self._local.tally = None
 
-    def install(self) -> "RequestMeter":
-        events, send, call = get_client().meta.events, f"send-{id(self)}", f"call-{id(self)}"
+    def install(self, store) -> "RequestMeter":
+        events, send, call = store.client.meta.events, f"send-{id(self)}", f"call-{id(self)}"
         events.register("before-send.dynamodb", self._before_send, unique_id=send)
         events.register("after-call.dynamodb", self._after_call, unique_id=call)
 

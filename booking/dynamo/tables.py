@@ -1,7 +1,7 @@
-"""The one place that defines table names, key schemas, indexes and TTL attributes."""
-from dataclasses import dataclass, field
+"""The one place that defines table names, key schemas, indexes and TTL attributes.
 
-from django.conf import settings
+A table's full name is the deployment's prefix (``Store.table_prefix``) and its suffix."""
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -20,9 +20,8 @@ class TableSpec:
     indexes: tuple[Index, ...] = field(default_factory=tuple)
     ttl_attribute: str | None = None
 
-    @property
-    def name(self) -> str:
-        return f"{settings.DYNAMODB_TABLE_PREFIX}{self.suffix}"
+    def name_with(self, prefix: str) -> str:
+        return f"{prefix}{self.suffix}"
 
     def key(self, hash_value, range_value=None) -> dict:
         key = {self.hash_key[0]: hash_value}
@@ -30,12 +29,12 @@ class TableSpec:
             key[self.range_key[0]] = range_value
         return key
 
-    def create_request(self) -> dict:
+    def create_request(self, name: str) -> dict:
         attributes = {self.hash_key, *(filter(None, [self.range_key]))}
         for index in self.indexes:
             attributes.update(filter(None, [index.hash_key, index.range_key]))
         request = {
-            "TableName": self.name,
+            "TableName": name,
             "KeySchema": _key_schema(self.hash_key, self.range_key),
             "AttributeDefinitions": [
                 {"AttributeName": n, "AttributeType": t} for n, t in sorted(attributes)

@@ -26,8 +26,8 @@ after reading the attendee. The price: the item is capped at 400 KB, which bound
 transactional), so capacity units per booking grow with the number of attendees.
 """
 from booking.dynamo import items
-from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed, Table,
-                                   TransactionCancelled, transact_write)
+from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed,
+                                   TransactionCancelled)
 from booking.dynamo.tables import EVENTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
@@ -64,7 +64,7 @@ class AggregateStrategy(Strategy):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.events = Table(EVENTS)
+        self.events = self.store.table(EVENTS)
 
     def provision(self, event):
         item = {**items.event_item(event), "attendees": {}, "confirmed_count": 0}
@@ -80,7 +80,7 @@ class AggregateStrategy(Strategy):
         token = self.tokens.client_token(registration.registration_id, "book")
         for _ in self.retry.attempts():
             try:
-                transact_write(operations, token=token)
+                self.store.transact_write(operations, token=token)
                 return registration
             except TransactionCancelled as cancelled:
                 answered = self.requests.answer_refusal(request, cancelled, 1)
@@ -113,7 +113,7 @@ class AggregateStrategy(Strategy):
             if stored is None or registration_id not in (None, stored.registration_id):
                 return self._not_registered(request, lambda: None)
             try:
-                transact_write([("Update", self.events.update_op(
+                self.store.transact_write([("Update", self.events.update_op(
                     {"event_id": event_id}, CANCEL,
                     condition="attendees.#email.registration_id = :rid",
                     names={"#email": email},

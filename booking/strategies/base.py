@@ -54,6 +54,9 @@ Contract
     unbookable first, so an interrupted delete never leaves a bookable event with missing
     pieces; running it again finishes the job.
 
+Every strategy is given the ``store`` (``booking.dynamo.access.Store``): its tables are
+``store.table(SPEC)``, its transactions ``store.transact_write``.
+
 Class attributes: ``name`` (the registry key), ``max_capacity`` (largest capacity the
 pattern supports), ``guarded`` (False only for the control strategy).
 
@@ -72,6 +75,7 @@ import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 
+from booking.dynamo.access import Store
 from booking.errors import EventNotFound, NotRegistered
 from booking.models import Availability, Event, Registration
 from booking.request_log import Request, RequestLog
@@ -100,10 +104,11 @@ class Strategy(ABC):
     guarded: bool = True
     description: str = ""
 
-    def __init__(self, *, retry: RetryPolicy | None = None, requests: RequestLog | None = None,
-                 tokens: WriteTokens | None = None):
+    def __init__(self, *, store: Store, retry: RetryPolicy | None = None,
+                 requests: RequestLog | None = None, tokens: WriteTokens | None = None):
+        self.store = store
         self.retry = retry or RetryPolicy()
-        self.requests = requests or RequestLog()
+        self.requests = requests or RequestLog(store)
         self.tokens = tokens or WriteTokens()
 
     def _not_registered(self, request: Request, require_event) -> Registration:

@@ -30,8 +30,7 @@ whether this very request already did.
 One request per booking and per rejection; capacity is not bounded by item size.
 """
 from booking.dynamo import items
-from booking.dynamo.access import (CONDITION_FAILED as CCF, Table, TransactionCancelled,
-                                   transact_write)
+from booking.dynamo.access import CONDITION_FAILED as CCF, TransactionCancelled
 from booking.dynamo.tables import EVENT_LOCKS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.models import Availability
@@ -49,12 +48,12 @@ class LockTableStrategy(OneItemPerPerson):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.locks = Table(EVENT_LOCKS)
+        self.locks = self.store.table(EVENT_LOCKS)
 
     def provision(self, event):
         lock = {"event_id": event.id, "capacity": event.capacity, "confirmed_count": 0, "version": 1}
         new = "attribute_not_exists(event_id)"
-        transact_write([
+        self.store.transact_write([
             ("Put", self.events.put_op(items.event_item(event), condition=new)),
             ("Put", self.locks.put_op(lock, condition=new)),
         ])
@@ -74,7 +73,7 @@ class LockTableStrategy(OneItemPerPerson):
         token = self.tokens.client_token(registration.registration_id, "book")
         for _ in self.retry.attempts():
             try:
-                transact_write(operations, token=token)
+                self.store.transact_write(operations, token=token)
                 return registration
             except TransactionCancelled as cancelled:
                 answered = self.requests.answer_refusal(request, cancelled, 2)
@@ -127,7 +126,7 @@ class LockTableStrategy(OneItemPerPerson):
             f"{registration.registration_id}:{request.request_id}", "cancel")
         for _ in self.retry.attempts():
             try:
-                transact_write(operations, token=token)
+                self.store.transact_write(operations, token=token)
                 return registration
             except TransactionCancelled as cancelled:
                 answered = self.requests.answer_refusal(request, cancelled, 2)
@@ -168,7 +167,7 @@ class LockTableStrategy(OneItemPerPerson):
         ]
         for _ in self.retry.attempts():
             try:
-                transact_write(operations)
+                self.store.transact_write(operations)
                 return
             except TransactionCancelled as cancelled:
                 if cancelled.code(0) == CCF:

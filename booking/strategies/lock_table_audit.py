@@ -7,7 +7,7 @@ if a booking landed while counting, the write is refused and the count is redone
 """
 from booking import audit
 from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed,
-                                   TransactionCancelled, transact_write)
+                                   TransactionCancelled)
 
 CAPACITY = {"#capacity": "capacity"}
 FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + :one"
@@ -53,7 +53,7 @@ def repair_event(strategy, event) -> list[str]:
         if lock.get("confirmed_count") == count and lock.get("capacity") == current["capacity"]:
             return []
         try:
-            transact_write(_fix_lock(strategy, key, version, count, current))
+            strategy.store.transact_write(_fix_lock(strategy, key, version, count, current))
         except TransactionCancelled as cancelled:
             if cancelled.conflict or CCF in (cancelled.code(0), cancelled.code(1)):
                 continue  # a booking, cancellation or edit landed while counting: again

@@ -4,7 +4,6 @@ registrations, written once."""
 from collections.abc import Iterator
 
 from booking.dynamo import items
-from booking.dynamo.access import Table
 from booking.dynamo.tables import EVENTS, REGISTRATIONS
 from booking.errors import EventNotFound
 from booking.models import Registration
@@ -18,8 +17,8 @@ class OneItemPerPerson(Strategy):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.events = Table(EVENTS)
-        self.registrations_table = Table(REGISTRATIONS)
+        self.events = self.store.table(EVENTS)
+        self.registrations_table = self.store.table(REGISTRATIONS)
 
     def find(self, event_id, email):
         item = self.registrations_table.get({"event_id": event_id, "email": email})

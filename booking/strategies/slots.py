@@ -27,8 +27,7 @@ an index query plus one transaction. Slots are freed, never deleted, by cancella
 import random
 
 from booking.dynamo import items
-from booking.dynamo.access import (CONDITION_FAILED as CCF, Table, TransactionCancelled,
-                                   batch_get, transact_write)
+from booking.dynamo.access import CONDITION_FAILED as CCF, TransactionCancelled
 from booking.dynamo.tables import SLOTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.models import Availability
@@ -48,7 +47,7 @@ class SlotsStrategy(OneItemPerPerson):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.slots = Table(SLOTS)
+        self.slots = self.store.table(SLOTS)
 
     def provision(self, event):
         # Slots first: the event becomes visible (bookable) only once all its seats exist.
@@ -75,7 +74,7 @@ class SlotsStrategy(OneItemPerPerson):
                 operations = self._claim(event_id, slot, registration)
                 operations += self.requests.ops(request, registration)
                 try:
-                    transact_write(operations, token=token)
+                    self.store.transact_write(operations, token=token)
                     return registration
                 except TransactionCancelled as cancelled:
                     answered = self.requests.answer_refusal(request, cancelled, 2)
@@ -92,7 +91,7 @@ class SlotsStrategy(OneItemPerPerson):
                     # Someone else took this slot (or collided with us): try the next one.
 
     def _no_free_slot(self, event_id, registration, request):
-        event, mine, *row = batch_get([
+        event, mine, *row = self.store.batch_get([
             (self.events, {"event_id": event_id}),
             (self.registrations_table, {"event_id": event_id, "email": registration.email}),
             *self.requests.reads(request),
@@ -141,7 +140,7 @@ class SlotsStrategy(OneItemPerPerson):
                 return self._not_registered(request, lambda: self._require_event(event_id))
             removed = items.registration_from_item(stored)
             try:
-                transact_write([
+                self.store.transact_write([
                     ("Delete", self.registrations_table.delete_op(
                         key, condition="registration_id = :rid",
                         values={":rid": stored["registration_id"]})),

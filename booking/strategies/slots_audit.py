@@ -11,7 +11,7 @@ registration naming the slot, so a booking that lands meanwhile is never undone.
 import random
 
 from booking import audit
-from booking.dynamo.access import ConditionFailed, TransactionCancelled, transact_write
+from booking.dynamo.access import ConditionFailed, TransactionCancelled
 
 from . import slots as slots_strategy  # (at call time: slots.py imports this module)
 
@@ -104,7 +104,7 @@ def _free_orphan(strategy, event_id, number, holder):
         {"event_id": event_id, "email": holder},
         condition="attribute_not_exists(email) OR #slot <> :n", names=SLOT_NAMES,
         values={":n": number})
-    return _attempt(lambda: transact_write([("Update", free), ("ConditionCheck", no_claim)]),
+    return _attempt(lambda: strategy.store.transact_write([("Update", free), ("ConditionCheck", no_claim)]),
                     f"freed slot {number} (claimed by {holder} without a registration)")
 
 
@@ -131,7 +131,7 @@ def _claim_for(strategy, event_id, number, email):
     still_names = _condition_check(strategy.registrations_table,
         {"event_id": event_id, "email": email}, condition="#slot = :n", names=SLOT_NAMES,
         values={":n": number})
-    return _attempt(lambda: transact_write([("Update", claim), ("ConditionCheck", still_names)]),
+    return _attempt(lambda: strategy.store.transact_write([("Update", claim), ("ConditionCheck", still_names)]),
                     f"slot {number} claimed for {email}'s registration")
 
 
@@ -164,5 +164,5 @@ def _match_slot_count(strategy, event, slots):
     fixed = []
     for start in range(0, len(writes), TRANSACTION_WRITES):
         chunk = writes[start:start + TRANSACTION_WRITES]
-        fixed += _attempt(lambda c=chunk: transact_write([unchanged, *c]), done.format(len(chunk)))
+        fixed += _attempt(lambda c=chunk: strategy.store.transact_write([unchanged, *c]), done.format(len(chunk)))
     return fixed

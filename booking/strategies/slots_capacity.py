@@ -14,7 +14,7 @@ A step moves at most ``STEP`` slots (a transaction holds at most 100 writes). La
 chain steps, each conditional on the version the previous step wrote; if another edit
 slips in between, the rest is refused as stale, and what was done stays consistent.
 """
-from booking.dynamo.access import CONDITION_FAILED as CCF, TransactionCancelled, transact_write
+from booking.dynamo.access import CONDITION_FAILED as CCF, TransactionCancelled
 
 from . import event_edits
 
@@ -54,7 +54,7 @@ def _apply_step(strategy, event_id, version, capacity, step, changes):
             _free_slot_deletes(strategy, event_id, -step)
         strategy.between_read_and_write()  # test hook: bookings may claim listed slots here
         try:
-            transact_write([event_write, *slot_writes])
+            strategy.store.transact_write([event_write, *slot_writes])
             return
         except TransactionCancelled as cancelled:
             if cancelled.code(0) == CCF:

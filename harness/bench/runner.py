@@ -14,11 +14,12 @@ from multiprocessing import get_context
 from django.conf import settings
 from django.test.utils import override_settings
 
+from booking.dynamo.access import Store
 from booking.dynamo.metrics import RequestMeter
 from booking.dynamo.provision import drop_tables, ensure_tables
 from booking import wiring
 from booking.mail import send_owed
-from booking.wiring import get_booking_service, mail_sender
+from booking.wiring import mail_sender
 from harness.controls import ALL_STRATEGIES as STRATEGIES, control_service
 
 from . import sizes, stats
@@ -40,41 +41,41 @@ class BenchConfig:
 
 @contextmanager
 def fresh_tables():
-    prefix = f"bench{uuid.uuid4().hex[:8]}-"
-    with override_settings(DYNAMODB_TABLE_PREFIX=prefix):
-        ensure_tables()
-        try:
-            yield prefix
-        finally:
-            drop_tables()
+    """The benchmark's service on fresh tables (the same client, another prefix)."""
+    store = Store(wiring.get_store().client, table_prefix=f"bench{uuid.uuid4().hex[:8]}-")
+    ensure_tables(store)
+    try:
+        with wiring.use_service(control_service(store=store)) as service:
+            yield service
+    finally:
+        drop_tables(store)
 
 
 def hot_event(config: BenchConfig, strategy: str, clients: int) -> dict:
     """Book ``attempts`` distinct people into one event from ``clients`` concurrent clients."""
     if config.capacity > STRATEGIES[strategy].max_capacity:
         return stats.unsupported(strategy, clients, config.capacity)
-    with fresh_tables() as prefix:
-        service = get_booking_service()
+    with fresh_tables() as service:
         event = service.create_event(name=f"Bench {strategy}", capacity=config.capacity,
                                      strategy=strategy)
-        runs = _book_everyone(config, event.id, clients, prefix)
+        runs = _book_everyone(config, event.id, clients, service.store.table_prefix)
         stored = len(list(service.strategy(strategy).registrations(event.id)))
         cost = sizes.booking_wcu(service.strategy(strategy), event.id)
-        mail_requests = _send_confirmations()
+        mail_requests = _send_confirmations(service)
     row = stats.summarize(strategy, clients, config.capacity, runs, stored, cost)
     row["mail_requests_per_booking"] = (round(mail_requests / row["booked"], 3)
                                         if row["booked"] else None)
     return row
 
 
-def _send_confirmations() -> int:
+def _send_confirmations(service) -> int:
     """Send every confirmation the bookings owe (one sender, a mail backend that drops
     them); return the DynamoDB requests that took: the e-mail work's own cost."""
-    meter = RequestMeter().install()
+    meter = RequestMeter().install(service.store)
     try:
         with override_settings(EMAIL_BACKEND="django.core.mail.backends.dummy.EmailBackend"), \
                 meter.track() as tally:
-            send_owed(mail_sender())
+            send_owed(mail_sender(service))
     finally:
         meter.uninstall()
     return tally.requests
@@ -99,8 +100,7 @@ def capacity_cost(config: BenchConfig, strategy: str, capacity: int, meter: Requ
     """Creation cost and per-booking cost of one event of ``capacity`` seats."""
     if capacity > STRATEGIES[strategy].max_capacity:
         return stats.unsupported(strategy, None, capacity)
-    with fresh_tables():
-        service = get_booking_service()
+    with fresh_tables() as service:
         with meter.track() as creation:
             started = time.perf_counter()
             event = service.create_event(name="Bench cost", capacity=capacity, strategy=strategy)
@@ -124,19 +124,15 @@ def capacity_cost(config: BenchConfig, strategy: str, capacity: int, meter: Requ
 
 
 def run(config: BenchConfig, step=lambda: None) -> dict:
-    """The whole benchmark; ``step`` is called after each case (progress)."""
-    with wiring.use_service(control_service()):
-        return _run(config, step)
-
-
-def _run(config: BenchConfig, step) -> dict:
+    """The whole benchmark; ``step`` is called after each case (progress). Every case runs
+    on fresh tables, through the same client (``fresh_tables``)."""
     hot = []
     for clients in config.clients:
         for strategy in config.strategies:
             hot.append(hot_event(config, strategy, clients))
             step()
     stats.add_ratios(hot)
-    cost, meter = [], RequestMeter().install()
+    cost, meter = [], RequestMeter().install(wiring.get_store())  # the cases' shared client
     try:
         for capacity in config.cost_capacities:
             for strategy in config.strategies:

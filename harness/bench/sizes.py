@@ -9,14 +9,11 @@ cost twice that.
 import math
 from decimal import Decimal
 
-from booking.dynamo.access import Table
 from booking.dynamo.tables import EVENT_LOCKS, EVENTS, REGISTRATIONS, SLOTS
 
 KB = 1024
-# What the strategies stored, read by the tables' definitions through the access layer:
-# outside callers use a strategy's interface (its name) only, never its attributes.
-_events, _locks, _slots = Table(EVENTS), Table(EVENT_LOCKS), Table(SLOTS)
-_registrations_table = Table(REGISTRATIONS)
+# What the strategies stored is read through the strategy's store by the tables'
+# definitions: outside callers use a strategy's interface (its name, its store) only.
 
 
 def value_size(value) -> int:
@@ -65,12 +62,12 @@ ROWS_WCU = 2 * wcu(1, transactional=True)
 
 
 def _registrations(strategy, event_id):
-    return list(_registrations_table.query(
+    return list(strategy.store.table(REGISTRATIONS).query(
         key_condition="event_id = :e", values={":e": event_id}))
 
 
 def _aggregate(strategy, event_id, capacity):
-    item = _events.get({"event_id": event_id})
+    item = strategy.store.table(EVENTS).get({"event_id": event_id})
     attendees = item.pop("attendees", {})
     base = item_size({**item, "attendees": {}})
     entries = [1 + len(email.encode("utf-8")) + value_size(value)
@@ -99,11 +96,11 @@ def _per_registration(other_item):
 
 
 def _lock_item(strategy, registration):
-    return _locks.get({"event_id": registration["event_id"]})
+    return strategy.store.table(EVENT_LOCKS).get({"event_id": registration["event_id"]})
 
 
 def _slot_item(strategy, registration):
-    return _slots.get({"event_id": registration["event_id"], "slot": registration["slot"]})
+    return strategy.store.table(SLOTS).get({"event_id": registration["event_id"], "slot": registration["slot"]})
 
 
 ESTIMATORS = {
@@ -116,13 +113,13 @@ ESTIMATORS = {
 
 def creation_wcu(strategy, event_id: str, capacity: int) -> int:
     """Estimated WCU to create the event (slots: one write per pre-created seat)."""
-    event_size = item_size(_events.get({"event_id": event_id}))
+    event_size = item_size(strategy.store.table(EVENTS).get({"event_id": event_id}))
     event = wcu(event_size)
     if strategy.name == "lock_table":
-        lock = _locks.get({"event_id": event_id})
+        lock = strategy.store.table(EVENT_LOCKS).get({"event_id": event_id})
         return wcu(event_size, transactional=True) + wcu(item_size(lock), transactional=True)
     if strategy.name == "slots" and capacity:
-        slot = next(iter(_slots.query(key_condition="event_id = :e",
-                                     values={":e": event_id}, limit=1)))
+        slot = next(iter(strategy.store.table(SLOTS).query(
+            key_condition="event_id = :e", values={":e": event_id}, limit=1)))
         return event + capacity * wcu(item_size(slot))
     return event

@@ -23,7 +23,7 @@ def book_attempts(event_id: str, indices: list[int], threads: int, start_at: flo
 
     service = get_booking_service()
     service.get_event(event_id)  # warm the client and the strategy cache
-    meter = RequestMeter().install()
+    meter = RequestMeter().install(service.store)
     unknown_before = dict(service.unknown_outcomes)
     time.sleep(max(0.0, start_at - time.time()))  # processes start together
     pending, records, lock = list(reversed(indices)), [], threading.Lock()

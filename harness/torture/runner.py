@@ -14,11 +14,10 @@ from multiprocessing import get_context
 from django.test.utils import override_settings
 
 from booking import wiring
-from booking.dynamo.client import reset_clients
 from booking.dynamo.provision import ensure_tables
 from booking.mail import send_owed
-from booking.wiring import get_booking_service, mail_sender, reset_services
-from harness.controls import control_service
+from booking.wiring import get_booking_service, mail_sender
+from harness.controls import control_service, local_store
 from localdynamo import process as server_process
 
 from . import checker, mailbox
@@ -37,12 +36,11 @@ def run(config) -> dict:
     mail_dir = tempfile.mkdtemp(prefix="torture-mail-")
     os.environ[mailbox.MAIL_DIR_ENV] = mail_dir
     try:
-        with override_settings(DYNAMODB_ENDPOINT_URL=server.url, DYNAMODB_TABLE_PREFIX=prefix,
-                               DYNAMODB_MAX_ATTEMPTS=PATIENT_ATTEMPTS,
-                               EMAIL_BACKEND="harness.torture.mailbox.CountingBackend"):
-            reset_clients()
-            wiring.install(control_service(race_delay_ms=config.unguarded_race_delay_ms))
-            ensure_tables()
+        store = local_store(server.url, table_prefix=prefix, max_attempts=PATIENT_ATTEMPTS)
+        with override_settings(EMAIL_BACKEND="harness.torture.mailbox.CountingBackend"), \
+                wiring.use_service(control_service(
+                    store=store, race_delay_ms=config.unguarded_race_delay_ms)):
+            ensure_tables(store)
             events = [_create_event(config, strategy) for strategy in config.strategies]
             watcher = Watcher([e["id"] for e in events]).start()
             started = time.time()
@@ -56,8 +54,6 @@ def run(config) -> dict:
         faults = server.fault_counts()
         mails = mailbox.sent_counts(mail_dir)
     finally:
-        reset_clients()
-        reset_services()
         server.stop()
     found = checker.check(records, events, final, watcher.peaks, mails=mails, owed=owed)
     return {"events": events, "records": records, "final": final, "faults": faults,

@@ -109,13 +109,15 @@ def send_mail_until(stop: threading.Event, claims: bool = True, every: float = 0
     """This process's e-mail sender: every process sends the same outbox at once, so each
     e-mail is claimed against the others (the mail is counted by ``mailbox``). Without
     ``claims``: the control that sends without the atomic counter."""
+    from booking.dynamo.history import RequestHistory
     from booking.mail import send_owed
     from booking.wiring import get_booking_service, mail_sender
     from harness.controls import CarelessMailSender
 
     service = get_booking_service()
     sender = (mail_sender(service) if claims
-              else CarelessMailSender(events=service.get_event, outbox=service.requests.outbox))
+              else CarelessMailSender(events=service.get_event, outbox=service.requests.outbox,
+                                      history=RequestHistory(service.store)))
     while not stop.wait(every):
         try:
             send_owed(sender)

@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from booking.dynamo.client import reset_clients
-from booking.wiring import get_booking_service, reset_services
+from booking import wiring
+from booking.wiring import reset_services
+from harness.controls import local_store
 from localdynamo.process import terminate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,14 +124,13 @@ def live_site(local_server, tmp_path_factory):
 
 
 @pytest.fixture
-def site_service(live_site, settings):
+def site_service(live_site):
     """The booking service of this test process, on the live site's tables."""
-    settings.DYNAMODB_ENDPOINT_URL = live_site.env["DYNAMODB_ENDPOINT_URL"]
-    settings.DYNAMODB_TABLE_PREFIX = live_site.env["DYNAMODB_TABLE_PREFIX"]
-    reset_clients()
-    reset_services()
-    yield get_booking_service()
-    reset_clients()
+    store = local_store(live_site.env["DYNAMODB_ENDPOINT_URL"],
+                        table_prefix=live_site.env["DYNAMODB_TABLE_PREFIX"])
+    service = wiring.service_from_settings(store=store)
+    wiring.install(service)
+    yield service
     reset_services()
 
 

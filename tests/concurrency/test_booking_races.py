@@ -23,7 +23,7 @@ PEOPLE = 200
 def race(server, event_id, people, *, race_delay_ms=0.0):
     env = {
         "DYNAMODB_ENDPOINT_URL": server.url,
-        "DYNAMODB_TABLE_PREFIX": settings.DYNAMODB_TABLE_PREFIX,
+        "DYNAMODB_TABLE_PREFIX": get_booking_service().store.table_prefix,
     }
     from tests.concurrency.workers import book_people
 
@@ -43,7 +43,7 @@ def stored_registrations(server, event):
     client = boto3.client("dynamodb", endpoint_url=server.url, region_name=settings.AWS_REGION,
                           aws_access_key_id="local", aws_secret_access_key="local",
                           config=Config(retries={"mode": "standard", "total_max_attempts": 12}))
-    prefix = settings.DYNAMODB_TABLE_PREFIX
+    prefix = get_booking_service().store.table_prefix
     if event.strategy == "aggregate":
         item = client.get_item(TableName=f"{prefix}events", Key={"event_id": {"S": event.id}},
                                ConsistentRead=True)["Item"]

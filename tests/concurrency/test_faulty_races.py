@@ -19,12 +19,11 @@ import uuid
 from collections import Counter
 
 import pytest
-from django.conf import settings
 
-from booking.dynamo.client import reset_clients
 from booking.dynamo.provision import ensure_tables
 from booking.wiring import get_booking_service, reset_services
-from tests.conftest import start_fault_proxy
+from harness.controls import local_store
+from tests.conftest import start_fault_proxy, use_test_service
 
 from .test_booking_races import PROCESSES, THREADS, stored_registrations
 
@@ -38,15 +37,12 @@ AMBIGUOUS = ("contention", "error:StoreUnavailable", "error:OutcomeUnknown")
 
 
 @pytest.fixture
-def faulty_server(request, settings, local_server):
+def faulty_server(request, local_server):
     server = start_fault_proxy(local_server, request.param)
-    settings.DYNAMODB_ENDPOINT_URL = server.url
-    settings.DYNAMODB_TABLE_PREFIX = f"f{uuid.uuid4().hex[:8]}-"
-    reset_clients()
-    reset_services()
-    ensure_tables()  # control plane: never faulted
+    store = local_store(server.url, table_prefix=f"f{uuid.uuid4().hex[:8]}-")
+    use_test_service(store)
+    ensure_tables(store)  # control plane: never faulted
     yield server
-    reset_clients()
     reset_services()
     server.stop()
 
@@ -95,7 +91,8 @@ def race(server, event_id, people, extra_env):
     from tests.concurrency.workers import book_people
 
     env = {"DYNAMODB_ENDPOINT_URL": server.url,
-           "DYNAMODB_TABLE_PREFIX": settings.DYNAMODB_TABLE_PREFIX, **(extra_env or {})}
+           "DYNAMODB_TABLE_PREFIX": get_booking_service().store.table_prefix,
+           **(extra_env or {})}
     start_at = time.time() + 3.0  # every process is set up by then
     with multiprocessing.get_context("spawn").Pool(PROCESSES) as pool:
         runs = [pool.apply_async(book_people, (env, event_id, people[i::PROCESSES], THREADS,

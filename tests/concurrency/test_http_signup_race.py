@@ -16,9 +16,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from booking.dynamo.client import reset_clients
 from booking.dynamo.provision import ensure_tables
 from booking.wiring import reset_services
+from harness.controls import local_store
 from tests.conftest import use_test_service
 from tests.browser.conftest import free_port, wait_for_port
 
@@ -57,15 +57,12 @@ def gunicorn_site(local_server, tmp_path_factory):
 
 
 @pytest.fixture
-def race_service(gunicorn_site, settings):
+def race_service(gunicorn_site):
     """This process's service on the same tables as the served site."""
     _, env = gunicorn_site
-    settings.DYNAMODB_ENDPOINT_URL = env["DYNAMODB_ENDPOINT_URL"]
-    settings.DYNAMODB_TABLE_PREFIX = env["DYNAMODB_TABLE_PREFIX"]
-    reset_clients()
-    ensure_tables()
-    yield use_test_service()
-    reset_clients()
+    store = local_store(env["DYNAMODB_ENDPOINT_URL"], table_prefix=env["DYNAMODB_TABLE_PREFIX"])
+    ensure_tables(store)
+    yield use_test_service(store)
     reset_services()
 
 

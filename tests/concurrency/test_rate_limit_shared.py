@@ -22,18 +22,16 @@ def attempt_many(env: dict, bucket: str, start_at: float, read_then_write: bool)
 
     setup_django({**env, "BOOKING_SIGNUP_RATE": f"{LIMIT}/h"})
     from booking import rate_limits
-    from booking.dynamo import rate_limits as counters
-    from booking.dynamo.access import Table
-    from booking.dynamo.tables import RATE_LIMITS
+    from booking.dynamo.rate_limits import RateCounters
     from booking.errors import RateLimited
 
     if read_then_write:  # the control: a lost update between the read and the write
-        def hit(bucket, *, window_start, window_seconds):
+        def hit(counters, bucket, *, window_start, window_seconds):
             count = counters.hits(bucket, window_start=window_start) + 1
             time.sleep(0.002)
-            Table(RATE_LIMITS).put({"bucket": f"{bucket}#{window_start}", "hits": count})
+            counters.table.put({"bucket": f"{bucket}#{window_start}", "hits": count})
             return count
-        counters.hit = hit
+        RateCounters.hit = hit
 
     allowed, lock = [0], threading.Lock()
 
@@ -56,9 +54,11 @@ def attempt_many(env: dict, bucket: str, start_at: float, read_then_write: bool)
 
 
 def race(server, *, read_then_write=False) -> int:
+    from booking.wiring import get_booking_service
+
     env = {"DJANGO_SETTINGS_MODULE": "config.test_settings",
            "DYNAMODB_ENDPOINT_URL": server.url,
-           "DYNAMODB_TABLE_PREFIX": settings.DYNAMODB_TABLE_PREFIX,
+           "DYNAMODB_TABLE_PREFIX": get_booking_service().store.table_prefix,
            "SECRET_KEY": settings.SECRET_KEY}
     bucket, start_at = uuid.uuid4().hex, time.time() + 3.0
     with multiprocessing.get_context("spawn").Pool(PROCESSES) as pool:

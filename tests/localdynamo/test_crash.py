@@ -84,8 +84,8 @@ def test_kill_9_during_booking_storm__no_booking_half_applied_or_doubled(
         servers, settings, record_property, seed):
     prefix = f"k{uuid.uuid4().hex[:8]}-"
     server = servers.start()
-    use_server(settings, server, prefix)
-    ensure_tables()
+    use_server(server, prefix)
+    ensure_tables(get_booking_service().store)
     service = get_booking_service()
     event = service.create_event(name=f"Storm {seed}", capacity=CAPACITY, strategy="lock_table")
     env = {"DYNAMODB_ENDPOINT_URL": server.url, "DYNAMODB_TABLE_PREFIX": prefix,
@@ -99,7 +99,7 @@ def test_kill_9_during_booking_storm__no_booking_half_applied_or_doubled(
         kill_when(servers, server, lambda: service.availability(event.id).confirmed,
                   random.Random(seed).randrange(20, 200), random.Random(seed))
         outcomes = [outcome for run in runs for outcome in run.get(timeout=120)]
-    use_server(settings, servers.start(), prefix)
+    use_server(servers.start(), prefix)
 
     service = get_booking_service()
     acknowledged = {email for email, outcome in outcomes if outcome == "ok"}

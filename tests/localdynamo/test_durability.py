@@ -3,32 +3,30 @@ import uuid
 
 import pytest
 
-from booking.dynamo.client import reset_clients
+from booking import wiring
 from booking.dynamo.provision import ensure_tables
 from booking.wiring import get_booking_service, reset_services
+from harness.controls import local_store
 
 from .conftest import create_simple_table, raw_client
 
 
-def use_server(settings, server, prefix):
-    """Point this process's booking service at ``server``."""
-    settings.DYNAMODB_ENDPOINT_URL = server.url
-    settings.DYNAMODB_TABLE_PREFIX = prefix
-    reset_clients()
-    reset_services()
+def use_server(server, prefix):
+    """Make this process's booking service one on ``server``'s tables under ``prefix``."""
+    store = local_store(server.url, table_prefix=prefix)
+    wiring.install(wiring.service_from_settings(store=store))
 
 
 @pytest.fixture(autouse=True)
 def forget_clients():
     yield
-    reset_clients()
     reset_services()
 
 
 def test_restart__tables_items_indexes_ttl_and_transactions__all_back(servers, settings):
     prefix = f"d{uuid.uuid4().hex[:8]}-"
-    use_server(settings, servers.start(), prefix)
-    ensure_tables()
+    use_server(servers.start(), prefix)
+    ensure_tables(get_booking_service().store)
     service = get_booking_service()
     event = service.create_event(name="Durable", capacity=5, strategy="lock_table")
     service.book(event.id, name="Ada", email="ada@example.com")  # TransactWriteItems
@@ -38,7 +36,7 @@ def test_restart__tables_items_indexes_ttl_and_transactions__all_back(servers, s
     servers.running[-1].process.wait(timeout=10)
 
     server = servers.start()
-    use_server(settings, server, prefix)
+    use_server(server, prefix)
     client = raw_client(server)
 
     names = set(client.list_tables()["TableNames"])

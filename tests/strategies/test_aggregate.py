@@ -1,6 +1,6 @@
 import pytest
 
-from booking.dynamo.access import Table
+from tests.helpers import table
 from booking.dynamo.tables import EVENTS
 from booking.errors import InvalidBooking
 from booking.strategies.aggregate import AggregateStrategy
@@ -28,7 +28,7 @@ def test_max_capacity__worst_case_attendees_fit_in_one_item():
 
 def test_book__bookings_bump_the_booking_version_never_the_edit_version(service):
     event = service.create_event(name="Talk", capacity=3, strategy="aggregate")
-    events = Table(EVENTS)
+    events = table(EVENTS)
 
     service.book(event.id, name="Ada", email="ada@example.com")
     after_book = events.get({"event_id": event.id})
@@ -51,10 +51,10 @@ def test_update__after_bookings__edit_at_the_version_read_is_accepted(service):
 def test_book__refused__leaves_item_unchanged(service):
     event = service.create_event(name="Talk", capacity=1, strategy="aggregate")
     service.book(event.id, name="Ada", email="ada@example.com")
-    before = Table(EVENTS).get({"event_id": event.id})
+    before = table(EVENTS).get({"event_id": event.id})
 
     for email in ("ada@example.com", "bob@example.com"):
         with pytest.raises(Exception):
             service.book(event.id, name="X", email=email)
 
-    assert Table(EVENTS).get({"event_id": event.id}) == before
+    assert table(EVENTS).get({"event_id": event.id}) == before

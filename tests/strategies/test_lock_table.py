@@ -2,10 +2,10 @@ from unittest import mock
 
 import pytest
 
-from booking.dynamo.access import CancellationReason, Table, TransactionCancelled
+from booking.dynamo.access import CancellationReason, TransactionCancelled
+from tests.helpers import table
 from booking.dynamo.tables import EVENT_LOCKS, REGISTRATIONS
 from booking.errors import BookingContention
-from booking.strategies import lock_table
 
 
 def test_book__lock_item_counts_and_versions(service):
@@ -15,7 +15,7 @@ def test_book__lock_item_counts_and_versions(service):
     service.book(event.id, name="Bob", email="bob@example.com")
     service.cancel(event.id, email="ada@example.com")
 
-    lock = Table(EVENT_LOCKS).get({"event_id": event.id})
+    lock = table(EVENT_LOCKS).get({"event_id": event.id})
     assert lock == {"event_id": event.id, "capacity": 2, "confirmed_count": 1, "version": 4}
 
 
@@ -23,7 +23,8 @@ def test_book__transaction_conflict__retried_then_succeeds(service):
     event = service.create_event(name="Talk", capacity=2, strategy="lock_table")
     conflict = TransactionCancelled(
         [CancellationReason("None", None), CancellationReason("TransactionConflict", None)])
-    real = lock_table.transact_write
+    store = service.store
+    real = store.transact_write
     calls = []
 
     def flaky(operations, **kwargs):
@@ -32,7 +33,7 @@ def test_book__transaction_conflict__retried_then_succeeds(service):
             raise conflict
         return real(operations, **kwargs)
 
-    with mock.patch.object(lock_table, "transact_write", flaky):
+    with mock.patch.object(store, "transact_write", flaky):
         service.book(event.id, name="Ada", email="ada@example.com")
 
     assert len(calls) == 3
@@ -43,10 +44,10 @@ def test_book__conflicts_never_end__raises_contention_and_stores_nothing(service
     event = service.create_event(name="Talk", capacity=2, strategy="lock_table")
     conflict = TransactionCancelled([CancellationReason("TransactionConflict", None)] * 2)
 
-    with mock.patch.object(lock_table, "transact_write", side_effect=conflict) as write:
+    with mock.patch.object(service.store, "transact_write", side_effect=conflict) as write:
         with pytest.raises(BookingContention):
             service.book(event.id, name="Ada", email="ada@example.com")
 
     assert write.call_count == service.strategy("lock_table").retry.max_attempts
-    assert list(Table(REGISTRATIONS).query(key_condition="event_id = :e",
+    assert list(table(REGISTRATIONS).query(key_condition="event_id = :e",
                                            values={":e": event.id})) == []

@@ -2,7 +2,7 @@ import threading
 
 import pytest
 
-from booking.dynamo.access import Table
+from tests.helpers import table
 from booking.dynamo.tables import SLOTS
 from booking.errors import EventFull
 from booking.wiring import get_booking_service
@@ -10,7 +10,7 @@ from tests.strategies.interleaving import book_from_two_threads
 
 
 def slots_of(event_id):
-    return list(Table(SLOTS).query(key_condition="event_id = :e", values={":e": event_id}))
+    return list(table(SLOTS).query(key_condition="event_id = :e", values={":e": event_id}))
 
 
 def test_create_event__one_free_slot_per_seat(service):

@@ -9,7 +9,7 @@ from django.utils import timezone
 from booking.errors import BookingError, LeaseHeld
 from booking.management.output import table
 from booking.replay import replay_failed
-from booking.wiring import mail_sender
+from booking.wiring import leases, mail_sender
 
 EXIT_LEASE_HELD = 3
 
@@ -30,7 +30,8 @@ class Command(BaseCommand):
     def handle(self, *args, since, until, dry_run: bool, as_json: bool, **options):
         window = {"since": _epoch(since, "--since", 0.0), "until": _epoch(until, "--until", None)}
         try:
-            replayed = replay_failed(mail_sender(), dry_run=dry_run,
+            sender = mail_sender()
+            replayed = replay_failed(sender, leases(), dry_run=dry_run,
                                      lease_seconds=settings.BOOKING_REPLAY_LEASE_SECONDS,
                                      **window)
         except LeaseHeld as held:

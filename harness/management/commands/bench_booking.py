@@ -11,6 +11,7 @@ from booking.dynamo.provision import existing_table_names
 from booking.errors import BookingError
 from booking.management.output import progress
 from booking.strategies import GUARDED
+from booking.wiring import get_store
 from harness.controls import ALL_STRATEGIES as STRATEGIES
 
 
@@ -118,7 +119,7 @@ class Command(BaseCommand):
 
     def _require_endpoint(self) -> None:
         try:
-            existing_table_names()
+            existing_table_names(get_store())
         except BookingError:
             endpoint = settings.DYNAMODB_ENDPOINT_URL or "AWS"
             raise CommandError(

@@ -1,18 +1,26 @@
-"""Capacity audits and repairs of BookingService (used by ``check_capacity``).
-
-A mixin of ``BookingService`` (see ``booking/service.py``); it relies on the facade's
-``events`` table, ``strategies`` and ``repair_lease_seconds``.
-"""
+"""Capacity audits and repairs (``check_capacity``): each event's stored data checked
+against the invariants by its strategy, derived data fixed under a time-limited lease."""
 from collections.abc import Iterator
 
 from . import validation
 from .audit import RepairReport, Violation, fix_version, version_violation
-from .dynamo import items, leases
+from .catalog import EventCatalog
+from .dynamo import items
+from .dynamo.leases import Leases
 from .errors import EventNotFound
 from .models import Event
 
 
-class AuditOperations:
+class Audits:
+    """``repair_lease_seconds`` is the default lease of ``repair``."""
+
+    def __init__(self, *, catalog: EventCatalog, leases: Leases,
+                 repair_lease_seconds: float = 300.0):
+        self.catalog = catalog
+        self.events = catalog.events
+        self.leases = leases
+        self.repair_lease_seconds = repair_lease_seconds
+
     def iter_event_ids(self, *, page_size: int = 100) -> Iterator[str]:
         """Yield every event id page by page (even for event items too damaged to load)."""
         for item in self.events.scan(projection="event_id", page_size=page_size):
@@ -25,7 +33,7 @@ class AuditOperations:
         """
         event, item = self._event_for_audit(event_id)
         found = version_violation(event.id, item)
-        return found + self.strategies[event.strategy].audit(event)
+        return found + self.catalog.strategies[event.strategy].audit(event)
 
     def repair(self, event_id, *, lease_seconds: float | None = None) -> RepairReport:
         """Fix the event's derived data under a time-limited lease, then audit it again.
@@ -36,15 +44,15 @@ class AuditOperations:
         """
         event, item = self._event_for_audit(event_id)
         seconds = lease_seconds or self.repair_lease_seconds
-        lease = leases.acquire(f"repair:{event.id}", seconds=seconds)
+        lease = self.leases.acquire(f"repair:{event.id}", seconds=seconds)
         try:
             fixed = []
             if version_violation(event.id, item):
                 if fix_version(self.events, {"event_id": event.id}, item):
                     fixed.append(f"event item version {item.get('version')!r} -> 1")
-            fixed += self.strategies[event.strategy].repair(event)
+            fixed += self.catalog.strategies[event.strategy].repair(event)
         finally:
-            leases.release(lease)
+            self.leases.release(lease)
         return RepairReport(event.id, fixed, self.audit(event.id))
 
     def _event_for_audit(self, event_id) -> tuple[Event, dict]:

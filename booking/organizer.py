@@ -1,9 +1,5 @@
-"""Organizer operations of BookingService: paging, edits with optimistic locking, deletes.
-
-A mixin of ``BookingService`` (see ``booking/service.py``), kept apart so each part of the
-facade can be read whole. It relies on the facade's ``events`` table, ``strategies``,
-``get_event``, ``_strategy_for`` and ``_forget``.
-"""
+"""Organizer edits: events and registrations page by page, edits with optimistic
+locking (seed 001), deletes. Everything it needs is the event catalog."""
 from collections.abc import Iterator
 from datetime import datetime
 from datetime import timezone as dt_timezone
@@ -11,6 +7,7 @@ from datetime import timezone as dt_timezone
 from django.utils import timezone
 
 from . import validation
+from .catalog import EventCatalog
 from .dynamo import items
 from .errors import InvalidBooking
 from .models import Event, Registration
@@ -25,7 +22,11 @@ def _by_start(event: Event):
     return (event.starts_at or _NO_DATE, event.name.casefold())
 
 
-class OrganizerOperations:
+class OrganizerEdits:
+    def __init__(self, catalog: EventCatalog):
+        self.catalog = catalog
+        self.events = catalog.events
+
     def events_page(self, *, start_key=None, limit=25, search="",
                     when="") -> tuple[list[Event], dict | None]:
         """One page of events, soonest first within the page, and the key that continues
@@ -88,7 +89,7 @@ class OrganizerOperations:
         ``EventNotFound``, ``StaleEdit`` (re-read, let the organizer re-apply), or
         ``BookingContention``.
         """
-        event = self.get_event(event_id)
+        event = self.catalog.get_event(event_id)
         if isinstance(expected_version, bool) or not isinstance(expected_version, int):
             raise InvalidBooking("This form is out of date. Reload the page.", field="version")
         changes = {}
@@ -110,17 +111,14 @@ class OrganizerOperations:
             changes["description"] = validation.clean_description(description)
         if venue is not None:
             changes["venue"] = validation.clean_venue(venue)
-        implementation = self.strategies[event.strategy]
         if capacity is not None:
-            capacity = validation.clean_capacity(
-                capacity, strategy_name=event.strategy, max_capacity=implementation.max_capacity,
-                suggestion=self._larger_strategy(implementation.max_capacity))
-        implementation.change_capacity(
+            capacity = self.catalog.clean_capacity(capacity, event.strategy)
+        self.catalog.strategies[event.strategy].change_capacity(
             event.id, expected_version=expected_version, changes=changes,
             # Unchanged capacity: the value read now is the one at expected_version, or the
             # version check refuses the write.
             capacity=event.capacity if capacity is None else capacity)
-        return self.get_event(event.id)
+        return self.catalog.get_event(event.id)
 
     def delete_event(self, event_id) -> None:
         """Delete the event with its registrations and the strategy's slots or lock item.
@@ -128,15 +126,15 @@ class OrganizerOperations:
         The event becomes unbookable first; repeating an interrupted delete finishes it.
         Raises ``EventNotFound``.
         """
-        event = self.get_event(event_id)
-        self.strategies[event.strategy].delete(event.id)
-        self._forget(event.id)
+        event = self.catalog.get_event(event_id)
+        self.catalog.strategies[event.strategy].delete(event.id)
+        self.catalog.forget(event.id)
 
     def iter_registrations(self, event_id, *, search="") -> Iterator[Registration]:
         """The event's registrations in e-mail order, read lazily; ``search`` matches name or e-mail."""
         event_id = validation.clean_event_id(event_id)
         needle = search.strip().casefold()
-        for registration in self._strategy_for(event_id).registrations(event_id):
+        for registration in self.catalog.strategy_for(event_id).registrations(event_id):
             if not needle or needle in registration.email or needle in registration.name.casefold():
                 yield registration
 
