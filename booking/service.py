@@ -26,6 +26,8 @@ from .strategies import GUARDED, STRATEGIES, Strategy
 from .strategies.base import WriteTokens
 from .service_audit import AuditOperations
 from .service_organizer import OrganizerOperations
+from .service_waitlist import WaitingListOperations
+from .waiting_list import WaitingList
 from .strategies.retry import RetryPolicy
 
 _STRATEGY_CACHE_SIZE = 10_000
@@ -38,7 +40,7 @@ CANCEL_UNKNOWN = ("We are confirming your cancellation. Please wait a moment: th
                   "checks again by itself.")
 
 
-class BookingService(OrganizerOperations, AuditOperations):
+class BookingService(WaitingListOperations, OrganizerOperations, AuditOperations):
     """Create events, book and cancel seats, and report availability.
 
     Organizer operations (paging, edits, deletes) live in ``service_organizer.py`` and
@@ -53,7 +55,8 @@ class BookingService(OrganizerOperations, AuditOperations):
 
     def __init__(self, *, default_strategy: str, retry: RetryPolicy | None = None,
                  requests: RequestLog | None = None, tokens: WriteTokens | None = None,
-                 extra_strategies: dict | None = None, repair_lease_seconds: float = 300.0):
+                 extra_strategies: dict | None = None, repair_lease_seconds: float = 300.0,
+                 waitlist_offer_seconds: float = 86400.0):
         self.requests = requests or RequestLog()
         self.strategies: dict[str, Strategy] = {
             name: factory(retry=retry, requests=self.requests, tokens=tokens)
@@ -73,6 +76,10 @@ class BookingService(OrganizerOperations, AuditOperations):
         # How often a write's first answer left its outcome unknown, and how that ended
         # ("resolved" by a re-send or the read-back, or "unresolved"): benchmark figures.
         self.unknown_outcomes: Counter = Counter()
+        # The waiting list (service_waitlist.py): offers hold a seat this many seconds.
+        self.waitlist = WaitingList(strategy_for=self._strategy_for, requests=self.requests,
+                                    retry=retry or RetryPolicy(),
+                                    offer_seconds=waitlist_offer_seconds)
 
     # --- events -------------------------------------------------------------------
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
@@ -264,8 +271,10 @@ class BookingService(OrganizerOperations, AuditOperations):
             registration.event_id, registration.email, registration.registration_id) == (
             event_id, email, registration_id) else None
         request = Request.cancellation(request_id, event_id, email, registration_id, time.time())
-        return self._settle(request, lambda: strategy.cancel(
+        removed = self._settle(request, lambda: strategy.cancel(
             event_id, email, registration_id, request=request, known=known), CANCEL_UNKNOWN)
+        self._offer_freed_seat(event_id)  # the first in line gets the seat at once
+        return removed
 
     def availability(self, event_id) -> Availability:
         event_id = validation.clean_event_id(event_id)

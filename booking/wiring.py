@@ -38,6 +38,7 @@ def service_from_settings(*, extra_strategies: dict | None = None, requests=None
         tokens=tokens,
         extra_strategies=extra_strategies,
         repair_lease_seconds=settings.BOOKING_REPAIR_LEASE_SECONDS,
+        waitlist_offer_seconds=settings.BOOKING_WAITLIST_OFFER_SECONDS,
     )
 
 

@@ -1,0 +1,126 @@
+"""Waiting-list operations of BookingService (``booking/waiting_list.py`` does the work).
+
+A mixin of ``BookingService``, placed before the other mixins so that its ``audit`` and
+``update_event`` extend theirs; it relies on the facade's ``waitlist``, ``strategies``,
+``requests``, ``get_event``, ``availability``, ``_strategy_for``, ``_settle`` and
+``_event_for_audit``.
+"""
+import logging
+import uuid
+
+from django.utils import timezone
+
+from . import validation, waiting_list_audit
+from .errors import (AlreadyWaiting, BookingClosed, BookingError, NotWaiting, OfferExpired,
+                     OutcomeUnknown, SeatsAvailable)
+from .models import BOOKED, EXPIRED, OFFERED, Registration, WaitingEntry
+from .request_log import Request
+from .waiting_list import accept_request_id
+
+logger = logging.getLogger(__name__)
+
+
+class WaitingListOperations:
+    def join_waiting_list(self, event_id, *, name, email, request_id=None) -> WaitingEntry:
+        """Put the person in line for a full event; return their entry.
+
+        One entry per person (normalized e-mail); ``request_id`` makes a repeat answer
+        like the first (as ``book``). Raises ``InvalidBooking`` (nothing stored),
+        ``EventNotFound``, ``BookingClosed``, ``SeatsAvailable`` (book instead),
+        ``AlreadyRegistered``, ``AlreadyWaiting`` or ``BookingContention``.
+        """
+        event_id = validation.clean_event_id(event_id)
+        name = validation.clean_person_name(name)
+        key = validation.normalize_email(email)
+        typed = validation.clean_typed_email(email)
+        request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
+        if self.get_event(event_id).has_started:
+            raise BookingClosed()
+        if not self.availability(event_id).is_full:
+            existing = self.waitlist.entry(event_id, key)
+            if existing is not None and existing.is_active:
+                raise AlreadyWaiting(existing=existing)
+            raise SeatsAvailable()
+        return self.waitlist.join(event_id, name=name, email=key,
+                                  contact=None if typed == key else typed, request_id=request_id)
+
+    def waiting_list(self, event_id) -> list[WaitingEntry]:
+        """The event's entries in join order (ended ones too, until TTL removes them)."""
+        return self.waitlist.entries(validation.clean_event_id(event_id))
+
+    def waiting_entry(self, event_id, *, email) -> WaitingEntry | None:
+        return self.waitlist.entry(validation.clean_event_id(event_id),
+                                   validation.email_lookup_key(email))
+
+    def accept_offer(self, event_id, *, email, request_id=None) -> Registration:
+        """Turn the person's offer into a registration, only while it is unexpired.
+
+        A repeat (the same ``request_id``; by default the offer's own) answers the same
+        registration. Raises ``NotWaiting``, ``OfferExpired``, ``EventNotFound``, or as
+        ``book``, ``OutcomeUnknown``.
+        """
+        event_id = validation.clean_event_id(event_id)
+        key = validation.email_lookup_key(email)
+        entry = self.waitlist.entry(event_id, key)
+        if entry is None or entry.offer_id is None:
+            raise NotWaiting()
+        request_id = validation.clean_request_id(request_id) or accept_request_id(entry.offer_id)
+        registration = Registration(
+            event_id=event_id, email=key, name=entry.name, registered_at=timezone.now(),
+            registration_id=uuid.uuid4().hex, request_id=request_id, contact=entry.contact)
+        request = Request.booking(registration)
+        if entry.status != OFFERED:
+            answered = self.requests.recall(request)  # a repeat of an accept that applied
+            if answered is not None:
+                return answered
+            raise OfferExpired() if entry.status in (EXPIRED, BOOKED) else NotWaiting()
+        if entry.offer_expires_at <= registration.registered_at:
+            raise OfferExpired()
+        return self._settle(request, lambda: self.waitlist.accept(
+            event_id, entry, registration, request), OutcomeUnknown.default_message)
+
+    def leave_waiting_list(self, event_id, *, email) -> WaitingEntry:
+        """Leave the line (or decline an offer: its seat goes to the next person).
+
+        Raises ``NotWaiting`` when the person has no open entry, ``EventNotFound``.
+        """
+        event_id = validation.clean_event_id(event_id)
+        key = validation.email_lookup_key(email)
+        self._strategy_for(event_id)  # EventNotFound first
+        return self.waitlist.leave(event_id, key)
+
+    def offer_seats(self, event_id) -> int:
+        """Offer every free seat to the people waiting, in join order; return how many."""
+        return self.waitlist.offer_all(validation.clean_event_id(event_id))
+
+    def waiting_list_pass(self) -> dict:
+        """The worker's pass: expire lapsed offers and offer freed seats, every event."""
+        outcomes = {"offers_expired": 0, "seats_offered": 0}
+        for event_id in sorted(self.waitlist.events_with_open_entries()):
+            try:
+                expired, offered = self.waitlist.expire(event_id)
+            except BookingError:
+                logger.exception("Waiting list of %s left to the next pass", event_id)
+                continue
+            outcomes["offers_expired"] += expired
+            outcomes["seats_offered"] += offered
+        return {k: v for k, v in outcomes.items() if v}
+
+    def _offer_freed_seat(self, event_id) -> None:
+        """Right after a seat frees: offer it at once (the worker is the safety net)."""
+        try:
+            self.waitlist.offer_all(event_id)
+        except (BookingError, NotImplementedError):
+            logger.exception("Offering %s's freed seat left to the booking worker", event_id)
+
+    # --- hooks on the facade's own operations (this mixin precedes theirs) ----------------
+    def update_event(self, event_id, **kwargs):
+        event = super().update_event(event_id, **kwargs)
+        if kwargs.get("capacity") is not None:
+            self._offer_freed_seat(event.id)
+        return event
+
+    def audit(self, event_id) -> list:
+        found = super().audit(event_id)
+        event, _ = self._event_for_audit(event_id)  # also reads damaged event items
+        return found + waiting_list_audit.audit_event(self, event)
