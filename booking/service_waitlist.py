@@ -74,8 +74,7 @@ class WaitingListOperations:
             if answered is not None:
                 return answered
             raise OfferExpired() if entry.status in (EXPIRED, BOOKED) else NotWaiting()
-        if entry.offer_expires_at <= registration.registered_at:
-            raise OfferExpired()
+        # No early "expired?" check: the write's own condition (hold unexpired) decides.
         return self._settle(request, lambda: self.waitlist.accept(
             event_id, entry, registration, request), OutcomeUnknown.default_message)
 
