@@ -33,7 +33,6 @@ from .strategies.base import now_ms  # holds, offers and entries keep epoch mill
 logger = logging.getLogger(__name__)
 COUNTER = "#counter"  # the counter item's sort key: never an e-mail key (no '@')
 OFFER = "offer"  # the outbox kind of an offer e-mail
-OFFER_SALT = "booking.waiting-list-offer"
 ENDED_RETENTION = 30 * 86400  # ended entries stay listed this long (TTL cleans up)
 
 
