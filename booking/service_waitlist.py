@@ -11,8 +11,8 @@ import uuid
 from django.utils import timezone
 
 from . import validation, waiting_list_audit
-from .errors import (AlreadyWaiting, BookingClosed, BookingError, NotWaiting, OfferExpired,
-                     OutcomeUnknown, SeatsAvailable)
+from .errors import (AlreadyWaiting, BookingClosed, BookingError, EventNotFound,
+                     InvalidBooking, NotWaiting, OfferExpired, OutcomeUnknown, SeatsAvailable)
 from .models import BOOKED, EXPIRED, OFFERED, Registration, WaitingEntry
 from .request_log import Request
 from .waiting_list import accept_request_id
@@ -34,8 +34,11 @@ class WaitingListOperations:
         key = validation.normalize_email(email)
         typed = validation.clean_typed_email(email)
         request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
-        if self.get_event(event_id).has_started:
+        event = self.get_event(event_id)
+        if event.has_started:
             raise BookingClosed()
+        if not self.strategies[event.strategy].holds_seats:
+            raise InvalidBooking("This event has no waiting list.")
         if not self.availability(event_id).is_full:
             existing = self.waitlist.entry(event_id, key)
             if existing is not None and existing.is_active:
@@ -98,6 +101,9 @@ class WaitingListOperations:
         for event_id in sorted(self.waitlist.events_with_open_entries()):
             try:
                 expired, offered = self.waitlist.expire(event_id)
+            except EventNotFound:  # deleted while people waited: nothing left to offer
+                self.waitlist.table.delete_partition(event_id)
+                continue
             except BookingError:
                 logger.exception("Waiting list of %s left to the next pass", event_id)
                 continue
@@ -107,9 +113,11 @@ class WaitingListOperations:
 
     def _offer_freed_seat(self, event_id) -> None:
         """Right after a seat frees: offer it at once (the worker is the safety net)."""
+        if not self._strategy_for(event_id).holds_seats:
+            return
         try:
             self.waitlist.offer_all(event_id)
-        except (BookingError, NotImplementedError):
+        except BookingError:
             logger.exception("Offering %s's freed seat left to the booking worker", event_id)
 
     # --- hooks on the facade's own operations (this mixin precedes theirs) ----------------
@@ -118,6 +126,10 @@ class WaitingListOperations:
         if kwargs.get("capacity") is not None:
             self._offer_freed_seat(event.id)
         return event
+
+    def delete_event(self, event_id) -> None:
+        super().delete_event(event_id)
+        self.waitlist.table.delete_partition(validation.clean_event_id(event_id))
 
     def audit(self, event_id) -> list:
         found = super().audit(event_id)

@@ -137,3 +137,22 @@ def test_capacity_raised__seats_offered_in_order(service, full_event):
 
     assert [s for _, s in statuses(service, full_event)] == [OFFERED, OFFERED, WAITING]
     assert service.audit(full_event.id) == []
+
+
+def test_delete_event__waiting_list_goes_with_it(service, full_event):
+    service.join_waiting_list(full_event.id, name="Bo", email="bo@example.com")
+
+    service.delete_event(full_event.id)
+
+    assert service.waitlist.entries(full_event.id) == []
+    assert service.waiting_list_pass() == {}
+
+
+def test_join__strategy_without_holds__clear_error_nothing_stored(service):
+    event = service.create_event(name="Control", capacity=1, strategy="unguarded")
+    service.book(event.id, name="Ada", email="ada@example.com")
+
+    with pytest.raises(InvalidBooking, match="no waiting list"):
+        service.join_waiting_list(event.id, name="Bo", email="bo@example.com")
+    service.cancel(event.id, email="ada@example.com")  # nothing to offer, no error
+    assert service.waitlist.entries(event.id) == []

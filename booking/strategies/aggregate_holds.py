@@ -35,6 +35,8 @@ def availability_of(item: dict, now: float) -> Availability:
 class AggregateHolds:
     """Mixed into ``AggregateStrategy`` (which provides ``events``)."""
 
+    holds_seats = True
+
     def _key(self, event_id):
         return {"event_id": event_id}
 

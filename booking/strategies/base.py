@@ -84,7 +84,9 @@ always come first in the transaction:
 when no other is free.
 
 Class attributes: ``name`` (the registry key), ``max_capacity`` (largest capacity the
-pattern supports), ``guarded`` (False only for the control strategy).
+pattern supports), ``guarded`` (False only for the control strategy), ``holds_seats``
+(True when it implements the waiting-list holds above; events of other strategies have
+no waiting list).
 
 ``between_read_and_write`` is a test hook: strategies that read before they write call it
 in between, so a test can force two callers to both read before either writes.
@@ -133,6 +135,7 @@ class Strategy(ABC):
     name: str = ""
     max_capacity: int = 0
     guarded: bool = True
+    holds_seats: bool = False
     description: str = ""
 
     def __init__(self, *, retry: RetryPolicy | None = None, requests: RequestLog | None = None,

@@ -29,6 +29,8 @@ def availability_of(lock: dict, now: float) -> Availability:
 class LockTableHolds:
     """Mixed into ``LockTableStrategy`` (which provides ``locks`` and ``registrations_table``)."""
 
+    holds_seats = True
+
     def hold_ops(self, event_id, email, *, until, now, refused=None):
         key = {"event_id": event_id}
         values = {":until": until, ":one": 1}

@@ -21,6 +21,8 @@ RELEASE = "SET free_in = :e, shuffle = :r REMOVE holder, held_until"
 class SlotsHolds:
     """Mixed into ``SlotsStrategy`` (which provides ``slots`` and ``registrations_table``)."""
 
+    holds_seats = True
+
     def hold_ops(self, event_id, email, *, until, now, refused=None):
         if refused is not None and refused.code(1) == CCF:
             raise AlreadyRegistered()
