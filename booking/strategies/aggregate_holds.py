@@ -69,9 +69,11 @@ class AggregateHolds:
         if holder is None:
             raise EventFull()
         expression, condition = _take_over(holder, email, "SET holds.#email = :until")
+        if holder != email:  # DynamoDB refuses names an expression does not use
+            names["#h"] = holder
         return [("Update", self.events.update_op(
             self._key(event_id), expression, condition=condition,
-            names={**names, "#h": holder}, values={**values, ":now": now}))], {}
+            names=names, values={**values, ":now": now}))], {}
 
     def book_over_expired(self, event_id, old, registration, now):
         """The booking's update taking the seat of an expired hold in ``old``, or None."""
