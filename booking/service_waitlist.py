@@ -10,7 +10,7 @@ import uuid
 
 from django.utils import timezone
 
-from . import validation, waiting_list_audit
+from . import validation, waiting_list, waiting_list_audit
 from .errors import (AlreadyWaiting, BookingClosed, BookingError, EventNotFound,
                      InvalidBooking, NotWaiting, OfferExpired, OutcomeUnknown, SeatsAvailable)
 from .models import BOOKED, EXPIRED, OFFERED, Registration, WaitingEntry
@@ -112,13 +112,11 @@ class WaitingListOperations:
         return {k: v for k, v in outcomes.items() if v}
 
     def _offer_freed_seat(self, event_id) -> None:
-        """Right after a seat frees: offer it at once (the worker is the safety net)."""
-        if not self._strategy_for(event_id).holds_seats:
-            return
-        try:
-            self.waitlist.offer_all(event_id)
-        except BookingError:
-            logger.exception("Offering %s's freed seat left to the booking worker", event_id)
+        """Right after a seat frees: offer it at once, on a background thread, so the
+        request that freed it still answers after its own one write (the worker is the
+        safety net; ``booking.waiting_list.flush`` waits for it)."""
+        if self._strategy_for(event_id).holds_seats:
+            waiting_list.offer_soon(self.waitlist, event_id)
 
     # --- hooks on the facade's own operations (this mixin precedes theirs) ----------------
     def update_event(self, event_id, **kwargs):

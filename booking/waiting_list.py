@@ -18,7 +18,9 @@ the confirmation's outbox row (``booking/request_log.py``): exactly once, like `
 """
 import hashlib
 import logging
+import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor, wait
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
@@ -290,3 +292,37 @@ class WaitingList:
                 if extra:
                     self.offer_all(event_id)
                 return self.entry(event_id, email)
+
+
+# --- right after a seat frees: a small pool of background threads per process ----------
+# The request that freed the seat answers after its own one write; the offer follows at
+# once on this pool (the booking worker is the safety net, as for e-mails).
+_pool: ThreadPoolExecutor | None = None
+_pending: set = set()
+_lock = threading.Lock()
+
+
+def offer_soon(waitlist: WaitingList, event_id: str) -> None:
+    """Offer the event's free seats to its line, off the calling thread."""
+    global _pool
+    with _lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="booking-offers")
+        future = _pool.submit(_offer_logged, waitlist, event_id)
+        _pending.add(future)
+    future.add_done_callback(_pending.discard)
+
+
+def _offer_logged(waitlist, event_id):
+    try:
+        return waitlist.offer_all(event_id)
+    except Exception:  # noqa: BLE001 - the booking worker offers it on its next pass
+        logger.exception("Offering %s's freed seat left to the booking worker", event_id)
+        return 0
+
+
+def flush(timeout: float = 30.0) -> None:
+    """Wait for the offers this process is making right now (tests, shutdown)."""
+    with _lock:
+        futures = list(_pending)
+    wait(futures, timeout=timeout)

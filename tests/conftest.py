@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 from moto import mock_aws
 
-from booking import wiring
+from booking import waiting_list, wiring
 from booking.dynamo.client import reset_clients
 from booking.dynamo.provision import ensure_tables
 from booking.wiring import get_booking_service, reset_services
@@ -30,6 +30,7 @@ def dynamo(settings, monkeypatch):
         use_test_service()
         ensure_tables(wait=False)
         yield
+        waiting_list.flush()  # offers made right after a cancellation, while the store exists
     reset_clients()
     reset_services()
 
@@ -84,6 +85,7 @@ def server_store(local_server, settings):
     use_test_service()
     ensure_tables()
     yield local_server
+    waiting_list.flush()
     reset_clients()
     reset_services()
 

@@ -2,6 +2,8 @@
 import pytest
 from django.urls import reverse
 
+from booking import waiting_list
+
 pytestmark = pytest.mark.django_db
 
 
@@ -17,6 +19,7 @@ def lined_up(service):
     for name in ("Bo", "Cy", "Di"):
         service.join_waiting_list(event.id, name=name, email=f"{name.lower()}@example.com")
     service.cancel(event.id, email="ada@example.com")
+    waiting_list.flush()  # the offer made right after
     return event
 
 

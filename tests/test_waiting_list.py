@@ -4,6 +4,7 @@ import time
 
 import pytest
 
+from booking import waiting_list
 from booking.errors import (AlreadyRegistered, AlreadyWaiting, EventFull, InvalidBooking,
                             NotWaiting, OfferExpired, SeatsAvailable)
 from booking.models import BOOKED, EXPIRED, LEFT, OFFERED, WAITING
@@ -16,6 +17,12 @@ def full_event(request, service):
     event = service.create_event(name="Small room", capacity=1, strategy=request.param)
     service.book(event.id, name="Ada", email="ada@example.com")
     return event
+
+
+def cancel(service, event_id, email="ada@example.com"):
+    """Cancel, and wait for the offer made right after it (a background thread)."""
+    service.cancel(event_id, email=email)
+    waiting_list.flush()
 
 
 def statuses(service, event):
@@ -52,7 +59,7 @@ def test_cancel__first_in_line_offered_at_once__seat_held_then_accepted(service,
     service.join_waiting_list(full_event.id, name="Bo", email="bo@example.com")
     service.join_waiting_list(full_event.id, name="Cy", email="cy@example.com")
 
-    service.cancel(full_event.id, email="ada@example.com")
+    cancel(service, full_event.id)
 
     assert statuses(service, full_event) == [("bo@example.com", OFFERED),
                                              ("cy@example.com", WAITING)]
@@ -79,7 +86,7 @@ def test_offer__not_accepted_in_time__expires_and_passes_to_the_next(service, fu
     service.waitlist.offer_seconds = 0.3
     service.join_waiting_list(full_event.id, name="Bo", email="bo@example.com")
     service.join_waiting_list(full_event.id, name="Cy", email="cy@example.com")
-    service.cancel(full_event.id, email="ada@example.com")
+    cancel(service, full_event.id)
     time.sleep(0.4)
 
     with pytest.raises(OfferExpired):
@@ -98,7 +105,7 @@ def test_offer__not_accepted_in_time__expires_and_passes_to_the_next(service, fu
 def test_offer__expired__anyone_may_book_the_seat_without_anyone_acting(service, full_event):
     service.waitlist.offer_seconds = 0.3
     service.join_waiting_list(full_event.id, name="Bo", email="bo@example.com")
-    service.cancel(full_event.id, email="ada@example.com")
+    cancel(service, full_event.id)
     time.sleep(0.4)
 
     service.book(full_event.id, name="Eve", email="eve@example.com")  # takes the lapsed hold
@@ -116,7 +123,7 @@ def test_offer__expired__anyone_may_book_the_seat_without_anyone_acting(service,
 def test_leave__declining_an_offer__releases_the_seat_to_the_next(service, full_event):
     service.join_waiting_list(full_event.id, name="Bo", email="bo@example.com")
     service.join_waiting_list(full_event.id, name="Cy", email="cy@example.com")
-    service.cancel(full_event.id, email="ada@example.com")
+    cancel(service, full_event.id)
 
     service.leave_waiting_list(full_event.id, email="bo@example.com")
 
@@ -134,6 +141,7 @@ def test_capacity_raised__seats_offered_in_order(service, full_event):
         service.join_waiting_list(full_event.id, name=f"P{n}", email=f"p{n}@example.com")
 
     service.update_event(full_event.id, expected_version=full_event.version, capacity=3)
+    waiting_list.flush()
 
     assert [s for _, s in statuses(service, full_event)] == [OFFERED, OFFERED, WAITING]
     assert service.audit(full_event.id) == []
@@ -154,5 +162,5 @@ def test_join__strategy_without_holds__clear_error_nothing_stored(service):
 
     with pytest.raises(InvalidBooking, match="no waiting list"):
         service.join_waiting_list(event.id, name="Bo", email="bo@example.com")
-    service.cancel(event.id, email="ada@example.com")  # nothing to offer, no error
+    cancel(service, event.id)  # nothing to offer, no error
     assert service.waitlist.entries(event.id) == []

@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 from django.conf import settings
 
-from booking import wiring
+from booking import waiting_list, wiring
 from harness.waitlist_controls import waitlist_control_service
 from tests.concurrency.test_booking_races import stored_registrations
 
@@ -57,6 +57,7 @@ def prepare(strategy, *, expiries):
     for email, expires_after_start in zip(BOOKED, expiries):
         service.waitlist.offer_seconds = start_at + expires_after_start - time.time()
         service.cancel(event.id, email=email)
+        waiting_list.flush()  # the offer made right after (its own time)
     offered = [e.email for e in service.waiting_list(event.id) if e.status == "offered"]
     assert offered == WAITING[:len(expiries)]
     service.waitlist.offer_seconds = 60

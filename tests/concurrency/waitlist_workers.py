@@ -16,7 +16,7 @@ def run_tasks(env: dict, event_id: str, phases: list[list[tuple[str, str]]], thr
     worker's waiting-list pass). The service includes the careless-accept control.
     """
     setup_django(env)
-    from booking import wiring
+    from booking import waiting_list, wiring
     from booking.errors import BookingError
     from harness.torture.worker import patiently
     from harness.waitlist_controls import waitlist_control_service
@@ -57,4 +57,5 @@ def run_tasks(env: dict, event_id: str, phases: list[list[tuple[str, str]]], thr
             for future in [pool.submit(run, pending, start_at + number * gap)
                            for _ in range(threads)]:
                 future.result()
+    waiting_list.flush()  # offers made right after this process's cancellations
     return results
