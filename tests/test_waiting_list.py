@@ -164,3 +164,23 @@ def test_join__strategy_without_holds__clear_error_nothing_stored(service):
         service.join_waiting_list(event.id, name="Bo", email="bo@example.com")
     cancel(service, event.id)  # nothing to offer, no error
     assert service.waitlist.entries(event.id) == []
+
+
+def test_costs__accept_two_requests__offer_with_nobody_waiting_one_query(service):
+    from booking.dynamo.metrics import RequestMeter
+
+    event = service.create_event(name="Costs", capacity=1, strategy="lock_table")
+    service.book(event.id, name="Ada", email="ada@example.com")
+    service.join_waiting_list(event.id, name="Bo", email="bo@example.com")
+    cancel(service, event.id)
+    meter = RequestMeter().install()
+    try:
+        with meter.track() as accept:
+            service.accept_offer(event.id, email="bo@example.com")
+        with meter.track() as nobody_waiting:
+            service.waitlist.offer_all(event.id)
+    finally:
+        meter.uninstall()
+
+    assert accept.operations == ["GetItem", "TransactWriteItems"]
+    assert nobody_waiting.operations == ["Query"]
