@@ -4,7 +4,7 @@ from functools import partial, update_wrapper
 from django.contrib import admin
 from django.urls import path
 
-from . import admin_views
+from . import admin_views, admin_waitlist
 from .models import DynamoEvent
 
 
@@ -28,4 +28,5 @@ class EventAdmin(admin.ModelAdmin):
             route("<str:event_id>/delete/", admin_views.delete, "delete"),
             route("<str:event_id>/registrations/", admin_views.registrations, "registrations"),
             route("<str:event_id>/registrations/export/", admin_views.export, "export"),
+            route("<str:event_id>/waiting-list/", admin_waitlist.waiting_list, "waiting_list"),
         ]

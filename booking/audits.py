@@ -12,14 +12,16 @@ from .models import Event
 
 
 class Audits:
-    """``repair_lease_seconds`` is the default lease of ``repair``."""
+    """``repair_lease_seconds`` is the default lease of ``repair``; ``checks`` are further
+    per-event audits (event -> violations) beside the strategy's own (the waiting list's)."""
 
     def __init__(self, *, catalog: EventCatalog, leases: Leases,
-                 repair_lease_seconds: float = 300.0):
+                 repair_lease_seconds: float = 300.0, checks=()):
         self.catalog = catalog
         self.events = catalog.events
         self.leases = leases
         self.repair_lease_seconds = repair_lease_seconds
+        self.checks = tuple(checks)
 
     def iter_event_ids(self, *, page_size: int = 100) -> Iterator[str]:
         """Yield every event id page by page (even for event items too damaged to load)."""
@@ -33,7 +35,10 @@ class Audits:
         """
         event, item = self._event_for_audit(event_id)
         found = version_violation(event.id, item)
-        return found + self.catalog.strategies[event.strategy].audit(event)
+        found += self.catalog.strategies[event.strategy].audit(event)
+        for check in self.checks:
+            found += check(event)
+        return found
 
     def repair(self, event_id, *, lease_seconds: float | None = None) -> RepairReport:
         """Fix the event's derived data under a time-limited lease, then audit it again.

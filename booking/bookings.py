@@ -2,7 +2,7 @@
 
 Every write goes through the event's strategy with its request row inside (exactly once,
 ``booking/request_log.py``); a write whose outcome is unknown is resolved before anyone
-is told anything (``_settle``).
+is told anything (``settle``).
 """
 import random
 import threading
@@ -73,11 +73,11 @@ class Bookings:
             if answered is None:
                 raise BookingClosed()
             return answered
-        return self._settle(request,
+        return self.settle(request,
                             lambda: strategy.book(event_id, registration),
                             OutcomeUnknown.default_message)
 
-    def _settle(self, request: Request, write, unknown_message: str) -> Registration:
+    def settle(self, request: Request, write, unknown_message: str) -> Registration:
         """Run ``write``; when its outcome is unknown, resolve it before answering.
 
         First read the request row back (one cheap consistent read): present, the write
@@ -156,7 +156,7 @@ class Bookings:
             registration.event_id, registration.email, registration.registration_id) == (
             event_id, email, registration_id) else None
         request = Request.cancellation(request_id, event_id, email, registration_id, time.time())
-        return self._settle(request, lambda: strategy.cancel(
+        return self.settle(request, lambda: strategy.cancel(
             event_id, email, registration_id, request=request, known=known), CANCEL_UNKNOWN)
 
     def availability(self, event_id) -> Availability:

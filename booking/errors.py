@@ -93,3 +93,29 @@ class RateLimited(BookingError):
     def __init__(self, message=None, *, retry_after: int = 60, **kwargs):
         super().__init__(message, **kwargs)
         self.retry_after = retry_after  # seconds until the current window ends
+
+
+# --- Waiting list (booking/waiting_list.py) --------------------------------------------
+class SeatsAvailable(BookingError):
+    code = "seats_available"
+    default_message = "This event still has free seats: book one instead of joining the waiting list."
+
+
+class AlreadyWaiting(BookingError):
+    code = "already_waiting"
+    default_message = "You are already on the waiting list for this event."
+
+    def __init__(self, message=None, *, existing=None, **kwargs):
+        super().__init__(message, **kwargs)
+        self.existing = existing  # the person's entry, when known
+
+
+class NotWaiting(BookingError):
+    code = "not_waiting"
+    default_message = "This e-mail address is not on the waiting list for this event."
+
+
+class OfferExpired(BookingError):
+    code = "offer_expired"
+    default_message = ("This offer has expired, and the seat has passed to the next person "
+                       "in line. You can join the waiting list again.")

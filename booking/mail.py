@@ -39,7 +39,7 @@ logger = logging.getLogger(__name__)
 SENT, ALREADY_SENT, IN_PROGRESS, FAILED = "sent", "already_sent", "in_progress", "failed"
 RECORD_ATTEMPTS = 3  # each is botocore's full set of attempts
 TEMPLATES = {"confirmation": "booking/email/confirmation", "cancellation":
-             "booking/email/cancellation"}
+             "booking/email/cancellation", "offer": "booking/email/offer"}
 
 
 class MailSender:
@@ -109,6 +109,10 @@ class MailSender:
                    "cancel_url": cancel_url(registration), "event_url": event_url(event),
                    "ics_url": calendar.ics_url(event) if event.starts_at else "",
                    "google_url": calendar.google_url(event) if event.starts_at else ""}
+        if message["kind"] == "offer":  # a waiting-list offer: its accept link and deadline
+            from .offer_links import mail_context
+
+            context.update(mail_context(message))
         template = TEMPLATES[message["kind"]]
         subject = render_to_string(f"{template}_subject.txt", context)
         # The header names the message, so a receiver (and the torture run) can tell a

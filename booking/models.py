@@ -45,14 +45,40 @@ class Registration:
 class Availability:
     capacity: int
     confirmed: int
+    # Seats held for waiting-list offers that have not expired (booking/waiting_list.py).
+    held: int = 0
 
     @property
     def remaining(self) -> int:
-        return max(self.capacity - self.confirmed, 0)
+        return max(self.capacity - self.confirmed - self.held, 0)
 
     @property
     def is_full(self) -> bool:
-        return self.confirmed >= self.capacity
+        return self.confirmed + self.held >= self.capacity
+
+
+WAITING, OFFERED, EXPIRED, BOOKED, LEFT = "waiting", "offered", "expired", "booked", "left"
+
+
+@dataclass(frozen=True)
+class WaitingEntry:
+    """One person's place on an event's waiting list (booking/waiting_list.py)."""
+
+    event_id: str
+    email: str
+    name: str
+    position: int  # join order: 1 for the first to join, never reused
+    status: str  # WAITING, OFFERED, EXPIRED, BOOKED or LEFT
+    joined_at: datetime
+    contact: str | None = field(default=None, compare=False)
+    offer_expires_at: datetime | None = None
+    offer_id: str | None = None  # names the current (or last) offer; the accept link's id
+    registration_id: str | None = None  # set once the offer was accepted
+    hold: dict = field(default_factory=dict, compare=False)  # where the strategy holds it
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (WAITING, OFFERED)
 
 
 # --- Django admin -------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """BookingService: the one entry point for the web form, the admin and the commands.
 
 It is the list of what the product does, each operation handed to the capability that
-does it: the event catalog (``catalog.py``), bookings (``bookings.py``), organizer edits
-(``organizer.py``) and audits (``audits.py``). Every operation validates and normalizes
+does it: the event catalog (``catalog.py``), bookings (``bookings.py``), waiting lists
+(``waitlist_service.py``), organizer edits (``organizer.py``) and audits (``audits.py``).
+A freed seat (a cancellation, a capacity raise) goes to the first in line at once. Every
+operation validates and normalizes
 its input and lets only domain errors (``booking.errors``) out.
 """
 from collections.abc import Iterator
@@ -13,12 +15,14 @@ from .catalog import EventCatalog
 from .dynamo.access import Store
 from .dynamo.leases import Leases
 from .dynamo.tables import EVENTS
-from .models import Availability, Event, Registration
+from .models import Availability, Event, Registration, WaitingEntry
 from .organizer import OrganizerEdits
 from .request_log import RequestLog
 from .strategies import GUARDED, STRATEGIES, Strategy
 from .strategies.base import WriteTokens
 from .strategies.retry import RetryPolicy
+from .waiting_list import WaitingList
+from .waitlist_service import WaitingListService
 
 
 class BookingService:
@@ -29,12 +33,14 @@ class BookingService:
 
     ``extra_strategies`` (name -> strategy class or factory) adds strategies beside the
     product's guarded ones: only tests and harnesses pass the unguarded control there.
-    ``repair_lease_seconds`` is the default lease of ``repair``.
+    ``repair_lease_seconds`` is the default lease of ``repair``; a waiting-list offer holds
+    its seat for ``waitlist_offer_seconds``.
     """
 
     def __init__(self, *, store: Store, default_strategy: str, retry: RetryPolicy | None = None,
                  requests: RequestLog | None = None, tokens: WriteTokens | None = None,
-                 extra_strategies: dict | None = None, repair_lease_seconds: float = 300.0):
+                 extra_strategies: dict | None = None, repair_lease_seconds: float = 300.0,
+                 waitlist_offer_seconds: float = 86400.0):
         self.store = store
         self.requests = requests or RequestLog(store)
         strategies = {
@@ -44,9 +50,15 @@ class BookingService:
         self.catalog = EventCatalog(events=store.table(EVENTS), strategies=strategies,
                                     default_strategy=default_strategy, offered=GUARDED)
         self.bookings = Bookings(catalog=self.catalog, requests=self.requests)
+        self.waitlists = WaitingListService(
+            catalog=self.catalog, bookings=self.bookings, requests=self.requests,
+            waitlist=WaitingList(store=store, strategy_for=self.catalog.strategy_for,
+                                 requests=self.requests, retry=retry or RetryPolicy(),
+                                 offer_seconds=waitlist_offer_seconds))
         self.organizer = OrganizerEdits(self.catalog)
         self.audits = Audits(catalog=self.catalog, leases=Leases(store),
-                             repair_lease_seconds=repair_lease_seconds)
+                             repair_lease_seconds=repair_lease_seconds,
+                             checks=[self.waitlists.audit])
         self.events = self.catalog.events
         self.default_strategy = default_strategy
 
@@ -75,8 +87,10 @@ class BookingService:
 
     def cancel(self, event_id, *, email, registration_id=None, request_id=None,
                registration: Registration | None = None) -> Registration:
-        return self.bookings.cancel(event_id, email=email, registration_id=registration_id,
-                                    request_id=request_id, registration=registration)
+        removed = self.bookings.cancel(event_id, email=email, registration_id=registration_id,
+                                       request_id=request_id, registration=registration)
+        self.waitlists.offer_freed_seat(removed.event_id)
+        return removed
 
     def find_registration(self, event_id, *, email) -> Registration | None:
         return self.bookings.find_registration(event_id, email=email)
@@ -94,6 +108,29 @@ class BookingService:
     def unknown_outcomes(self):
         return self.bookings.unknown_outcomes
 
+    # --- waiting lists (waitlist_service.py) ---------------------------------------
+    def join_waiting_list(self, event_id, *, name, email, request_id=None) -> WaitingEntry:
+        return self.waitlists.join_waiting_list(event_id, name=name, email=email,
+                                                request_id=request_id)
+
+    def waiting_list(self, event_id) -> list[WaitingEntry]:
+        return self.waitlists.waiting_list(event_id)
+
+    def waiting_entry(self, event_id, *, email) -> WaitingEntry | None:
+        return self.waitlists.waiting_entry(event_id, email=email)
+
+    def accept_offer(self, event_id, *, email, request_id=None) -> Registration:
+        return self.waitlists.accept_offer(event_id, email=email, request_id=request_id)
+
+    def leave_waiting_list(self, event_id, *, email) -> WaitingEntry:
+        return self.waitlists.leave_waiting_list(event_id, email=email)
+
+    def offer_seats(self, event_id) -> int:
+        return self.waitlists.offer_seats(event_id)
+
+    def waiting_list_pass(self) -> dict:
+        return self.waitlists.waiting_list_pass()
+
     # --- organizer edits (organizer.py) --------------------------------------------
     def events_page(self, *, start_key=None, limit=25, search="",
                     when="") -> tuple[list[Event], dict | None]:
@@ -103,13 +140,17 @@ class BookingService:
     def update_event(self, event_id, *, expected_version, name=None, capacity=None,
                      starts_at=None, ends_at=None, time_zone=None, description=None,
                      venue=None) -> Event:
-        return self.organizer.update_event(
+        event = self.organizer.update_event(
             event_id, expected_version=expected_version, name=name, capacity=capacity,
             starts_at=starts_at, ends_at=ends_at, time_zone=time_zone,
             description=description, venue=venue)
+        if capacity is not None:
+            self.waitlists.offer_freed_seat(event.id)
+        return event
 
     def delete_event(self, event_id) -> None:
         self.organizer.delete_event(event_id)
+        self.waitlists.forget_event(event_id)
 
     def iter_registrations(self, event_id, *, search="") -> Iterator[Registration]:
         return self.organizer.iter_registrations(event_id, search=search)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import views, views_waitlist
 
 app_name = "booking"
 
@@ -12,4 +12,7 @@ urlpatterns = [
     path("events/<str:event_id>/resend/", views.resend, name="resend"),
     path("cancel/<str:token>/", views.cancel, name="cancel"),
     path("cancel/<str:token>/done/", views.cancelled, name="cancelled"),
+    # The waiting list (booking/views_waitlist.py).
+    path("events/<str:event_id>/waiting-list/", views_waitlist.join, name="waitlist_join"),
+    path("offers/<str:token>/", views_waitlist.offer, name="offer"),
 ]

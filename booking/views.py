@@ -15,6 +15,7 @@ from . import calendar, page_tokens, mail, rate_limits, validation
 from .errors import (AlreadyRegistered, BookingClosed, BookingContention, BookingError,
                      EventFull, EventNotFound, InvalidBooking, NotRegistered, OutcomeUnknown,
                      RateLimited, StaleEdit, StoreUnavailable)
+from .errors import AlreadyWaiting, NotWaiting, OfferExpired, SeatsAvailable
 from .forms import SignupForm
 from .middleware import plain_forms_only
 from .wiring import get_booking_service, mail_sender
@@ -33,6 +34,9 @@ STATUS_FOR_ERROR = {
     StoreUnavailable: 503,
     BookingError: 503,
 }
+# The waiting list's errors (booking/views_waitlist.py).
+STATUS_FOR_ERROR.update({SeatsAvailable: 409, AlreadyWaiting: 409, NotWaiting: 404,
+                         OfferExpired: 410})
 FORM_EXPIRED = "This form has expired. Please check your details and submit it again."
 BAD_LINK = "This link is not valid. Please use the exact link from your confirmation e-mail."
 SIGNUPS_LIMITED = ("Too many signups from your network. Please wait a few minutes and try "
@@ -132,8 +136,9 @@ def _signup(request, service, event):
         context = {"event": event, "message": error.message, "form": form, "token": token}
         return render(request, "booking/in_progress.html", context, status=status_for(error))
     except EventFull as error:  # a definite answer: the event as full, never the form again
-        return _render_event(request, service, event, None, "", status_for(error),
-                             just_missed=True)
+        return _render_event(request, service, event, None, page_tokens.new_form_token(event.id),
+                             status_for(error), just_missed=True,
+                             waitlist_form=SignupForm(initial=form.cleaned_data))
     except AlreadyRegistered as error:  # offer the confirmation again, by e-mail only
         return _render_event(request, service, event, None, "", status_for(error),
                              already_email=form.cleaned_data["email"])

@@ -241,3 +241,7 @@ BOOKING_SIGNUP_EMAIL_RATE = env("BOOKING_SIGNUP_EMAIL_RATE", default="5/h")
 # Failed admin logins per client address and per user name; then even the right password
 # is refused until the period has passed.
 ADMIN_LOGIN_RATE = env("ADMIN_LOGIN_RATE", default="10/15m")
+
+# --- Waiting list (booking/waiting_list.py) ----------------------------------------------
+# Seconds a waiting-list offer holds its seat for the person offered it (then it passes on).
+BOOKING_WAITLIST_OFFER_SECONDS = env.float("BOOKING_WAITLIST_OFFER_SECONDS", default=86400.0)

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 from moto import mock_aws
 
-from booking import wiring
+from booking import waiting_list, wiring
 from booking.dynamo.provision import ensure_tables
 from booking.wiring import get_booking_service, reset_services
 from harness.controls import control_service, local_store
@@ -28,6 +28,7 @@ def dynamo(monkeypatch):
         use_test_service(store)
         ensure_tables(store, wait=False)
         yield store
+        waiting_list.flush()  # offers made right after a cancellation, while the store exists
     reset_services()
 
 
@@ -82,6 +83,7 @@ def server_store(local_server):
     use_test_service(store)
     ensure_tables(store)
     yield local_server
+    waiting_list.flush()
     reset_services()
 
 

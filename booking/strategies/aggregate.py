@@ -30,11 +30,11 @@ from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed,
                                    TransactionCancelled)
 from booking.dynamo.tables import EVENTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
-from booking.models import Availability
 from booking.request_log import Request
 
 from . import aggregate_audit, event_edits
-from .base import Strategy
+from .aggregate_holds import AggregateHolds, availability_of
+from .base import Strategy, now_ms
 
 
 ITEM_SIZE_LIMIT = 400 * 1024
@@ -57,7 +57,7 @@ CANCEL = ("REMOVE attendees.#email SET confirmed_count = confirmed_count - :one,
           "booking_version = if_not_exists(booking_version, :zero) + :one")
 
 
-class AggregateStrategy(Strategy):
+class AggregateStrategy(AggregateHolds, Strategy):
     name = "aggregate"
     max_capacity = (ITEM_SIZE_LIMIT - EVENT_ATTRIBUTES_RESERVE) // ATTENDEE_MAX_BYTES
     description = "One event item holds attendees, count and version; one conditional update per booking."
@@ -91,6 +91,11 @@ class AggregateStrategy(Strategy):
                     attendee = (old or {}).get("attendees", {}).get(registration.email)
                     if self.tokens.is_mine(attendee, registration):
                         return registration  # botocore resent an update whose answer was lost
+                    over = old and self.book_over_expired(event_id, old, registration, now_ms())
+                    if over:  # full, but a waiting-list hold has expired: take its seat
+                        operations[0] = over
+                        token = self.tokens.client_token(registration.registration_id, "book-over")
+                        continue
                     raise self._booking_refusal(old, registration.email) from None
                 if not cancelled.conflict:
                     raise
@@ -139,16 +144,15 @@ class AggregateStrategy(Strategy):
         return items.registration_from_attendee(event_id, email, value) if value else None
 
     def availability(self, event_id):
-        item = self._get(event_id, "#capacity, confirmed_count", {"#capacity": "capacity"})
-        return Availability(capacity=item["capacity"], confirmed=item["confirmed_count"])
+        item = self._get(event_id, "#capacity, confirmed_count, holds", {"#capacity": "capacity"})
+        return availability_of(item, now_ms())
 
     def availabilities(self, event_ids):
         found = self.events.batch_get([{"event_id": e} for e in event_ids],
-                                  projection="event_id, #capacity, confirmed_count",
+                                  projection="event_id, #capacity, confirmed_count, holds",
                                   names={"#capacity": "capacity"})
-        return {item["event_id"]: Availability(capacity=item["capacity"],
-                                               confirmed=item["confirmed_count"])
-                for item in found if item is not None}
+        now = now_ms()
+        return {item["event_id"]: availability_of(item, now) for item in found if item is not None}
 
     def registrations(self, event_id):
         attendees = self._get(event_id, "attendees")["attendees"]

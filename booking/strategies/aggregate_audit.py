@@ -17,10 +17,11 @@ def audit_event(strategy, event) -> list[audit.Violation]:
     if item is None:
         return []
     attendees = item.get("attendees") or {}
-    found = audit.capacity_violation(event.id, int(item["capacity"]), len(attendees))
-    if item.get("confirmed_count") != len(attendees):
-        found.append(audit.Violation(event.id, audit.COUNTER, len(attendees),
-                                     item.get("confirmed_count"), "confirmed_count vs attendees"))
+    taken = len(attendees) + len(item.get("holds") or {})  # waiting-list holds take seats
+    found = audit.capacity_violation(event.id, int(item["capacity"]), taken)
+    if item.get("confirmed_count") != taken:
+        found.append(audit.Violation(event.id, audit.COUNTER, taken, item.get("confirmed_count"),
+                                     "confirmed_count vs attendees"))
     return found + audit.person_violations(event.id, attendees)
 
 
@@ -30,7 +31,8 @@ def repair_event(strategy, event) -> list[str]:
         item = strategy.events.get(key)
         if item is None:
             return []
-        actual, stored = len(item.get("attendees") or {}), item.get("confirmed_count")
+        actual = len(item.get("attendees") or {}) + len(item.get("holds") or {})
+        stored = item.get("confirmed_count")
         if stored == actual:
             return []
         read = item.get("booking_version")

@@ -57,8 +57,39 @@ Contract
 Every strategy is given the ``store`` (``booking.dynamo.access.Store``): its tables are
 ``store.table(SPEC)``, its transactions ``store.transact_write``.
 
+Waiting-list holds (seed 003: a seat held for one person until a time)
+----------------------------------------------------------------------
+A waiting-list offer holds a seat in the strategy's own terms, so a concurrent ``book``
+cannot take it, and time releases it: every write that could take a held seat states in
+its condition that the hold's ``until`` (epoch milliseconds) has passed. Nobody has to act when
+an offer expires; clean-up (``release_expired``) only tidies. The waiting list
+(``booking/waiting_list.py``) runs the transactions; a strategy builds its members, which
+always come first in the transaction:
+
+``hold_ops(event_id, email, *, until, now, refused=None) -> (ops, ref)`` (times in epoch ms)
+    Members that take one free seat, or one whose hold has expired, for ``email`` until
+    ``until``, only if the person is not registered. ``refused`` is the previous
+    attempt's ``TransactionCancelled`` (its evidence chooses the next try). ``ref`` is
+    what the strategy needs later (the slot number), stored with the offer. Raises
+    ``EventFull`` (no seat), ``AlreadyRegistered`` or ``EventNotFound``.
+``accept_ops(event_id, registration, *, now, ref) -> ops``
+    Members that turn the person's hold into ``registration``, only while it is unexpired.
+``release_ops(event_id, email, *, until, ref) -> ops``
+    Members that free exactly the hold that lasts until ``until`` (a person leaving).
+``release_expired(event_id, *, now) -> int``
+    Free the seats of holds expired before ``now`` (each conditional on still being so).
+``holds(event_id) -> dict[str, float]``
+    Every stored hold: e-mail key -> until (expired ones included).
+``registration_absent_op(event_id, email)``
+    A ConditionCheck member: the person holds no registration for the event.
+
+``book`` counts unexpired holds as taken seats, and takes a seat whose hold has expired
+when no other is free.
+
 Class attributes: ``name`` (the registry key), ``max_capacity`` (largest capacity the
-pattern supports), ``guarded`` (False only for the control strategy).
+pattern supports), ``guarded`` (False only for the control strategy), ``holds_seats``
+(True when it implements the waiting-list holds above; events of other strategies have
+no waiting list).
 
 ``between_read_and_write`` is a test hook: strategies that read before they write call it
 in between, so a test can force two callers to both read before either writes.
@@ -72,6 +103,7 @@ Both come from ``self.tokens`` (``WriteTokens``), a collaborator: the product al
 the real one; only tests and harnesses build the blind control (``harness/controls.py``).
 """
 import hashlib
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 
@@ -81,6 +113,11 @@ from booking.models import Availability, Event, Registration
 from booking.request_log import Request, RequestLog
 
 from .retry import RetryPolicy
+
+def now_ms() -> int:
+    """Epoch milliseconds: waiting-list holds keep their times as integers."""
+    return int(time.time() * 1000)
+
 
 def client_token(registration_id: str, purpose: str) -> str:
     """A ClientRequestToken (36 chars) fixed by the registration and the write's purpose."""
@@ -102,6 +139,7 @@ class Strategy(ABC):
     name: str = ""
     max_capacity: int = 0
     guarded: bool = True
+    holds_seats: bool = False
     description: str = ""
 
     def __init__(self, *, store: Store, retry: RetryPolicy | None = None,
@@ -158,6 +196,27 @@ class Strategy(ABC):
 
     @abstractmethod
     def delete(self, event_id: str) -> None: ...
+
+    # --- waiting-list holds (see the module docstring) ----------------------------
+    def hold_ops(self, event_id: str, email: str, *, until: float, now: float,
+                 refused=None) -> tuple[list, dict]:
+        raise NotImplementedError(f"{self.name} cannot hold seats for a waiting list")
+
+    def accept_ops(self, event_id: str, registration: Registration, *, now: float,
+                   ref: dict) -> list:
+        raise NotImplementedError
+
+    def release_ops(self, event_id: str, email: str, *, until: float, ref: dict) -> list:
+        raise NotImplementedError
+
+    def release_expired(self, event_id: str, *, now: float) -> int:
+        return 0
+
+    def holds(self, event_id: str) -> dict[str, float]:
+        return {}
+
+    def registration_absent_op(self, event_id: str, email: str) -> tuple[str, dict]:
+        raise NotImplementedError
 
     def audit(self, event: Event) -> list:
         """Violations (``booking.audit.Violation``) of the invariants this strategy relies on.

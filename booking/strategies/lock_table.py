@@ -33,15 +33,16 @@ from booking.dynamo import items
 from booking.dynamo.access import CONDITION_FAILED as CCF, TransactionCancelled
 from booking.dynamo.tables import EVENT_LOCKS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
-from booking.models import Availability
 from booking.request_log import Request
 
 from . import event_edits, lock_table_audit
+from .base import now_ms
+from .lock_table_holds import LockTableHolds, availability_of
 from .per_person import OneItemPerPerson
 
 
 
-class LockTableStrategy(OneItemPerPerson):
+class LockTableStrategy(LockTableHolds, OneItemPerPerson):
     name = "lock_table"
     max_capacity = 100_000
     description = "Registrations in their own table; a lock item per event counts them; one transaction per booking."
@@ -88,6 +89,12 @@ class LockTableStrategy(OneItemPerPerson):
                     existing = items.registration_or_none(cancelled.reasons[0].old_item)
                     raise AlreadyRegistered(existing=existing) from None
                 if cancelled.code(1) == CCF:
+                    over = self.book_over_expired(event_id, cancelled.reasons[1].old_item,
+                                                  now_ms())
+                    if over:  # full, but a waiting-list hold has expired: take its seat
+                        operations[1] = over
+                        token = self.tokens.client_token(registration.registration_id, "book-over")
+                        continue
                     raise EventFull() from None
                 if not cancelled.conflict:
                     raise
@@ -142,16 +149,14 @@ class LockTableStrategy(OneItemPerPerson):
                     raise
 
     def availability(self, event_id):
-        lock = self._require_event(event_id)
-        return Availability(capacity=lock["capacity"], confirmed=lock["confirmed_count"])
+        return availability_of(self._require_event(event_id), now_ms())
 
     def availabilities(self, event_ids):
         found = self.locks.batch_get([{"event_id": e} for e in event_ids],
-                                  projection="event_id, #capacity, confirmed_count",
+                                  projection="event_id, #capacity, confirmed_count, holds",
                                   names={"#capacity": "capacity"})
-        return {item["event_id"]: Availability(capacity=item["capacity"],
-                                               confirmed=item["confirmed_count"])
-                for item in found if item is not None}
+        now = now_ms()
+        return {item["event_id"]: availability_of(item, now) for item in found if item is not None}
 
     def change_capacity(self, event_id, *, expected_version, capacity, changes):
         # The version check (event item) and the count check (lock item) in one transaction.

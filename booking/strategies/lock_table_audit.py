@@ -23,7 +23,8 @@ def stored_emails(strategy, event_id):
 def audit_event(strategy, event) -> list[audit.Violation]:
     lock = strategy.locks.get({"event_id": event.id})
     emails = list(stored_emails(strategy, event.id))
-    found = audit.capacity_violation(event.id, event.capacity, len(emails))
+    taken = len(emails) + len((lock or {}).get("holds") or {})  # waiting-list holds take seats
+    found = audit.capacity_violation(event.id, event.capacity, taken)
     if lock is None:
         found.append(audit.Violation(event.id, audit.LOCK_PRESENT, "present", "missing",
                                      "bookings and cancellations fail until it exists"))
@@ -32,8 +33,8 @@ def audit_event(strategy, event) -> list[audit.Violation]:
         if lock.get("capacity") != event.capacity:
             found.append(audit.Violation(event.id, audit.LOCK_CAPACITY, event.capacity,
                                          lock.get("capacity"), "lock item capacity"))
-        if lock.get("confirmed_count") != len(emails):
-            found.append(audit.Violation(event.id, audit.COUNTER, len(emails),
+        if lock.get("confirmed_count") != taken:
+            found.append(audit.Violation(event.id, audit.COUNTER, taken,
                                          lock.get("confirmed_count"), "lock item count"))
     return found + audit.person_violations(event.id, emails)
 
@@ -44,6 +45,7 @@ def repair_event(strategy, event) -> list[str]:
         lock = strategy.locks.get(key)  # read first: its version guards everything after
         current = strategy.events.get(key, projection="#capacity, version", names=CAPACITY)
         count = sum(1 for _ in stored_emails(strategy, event.id))
+        count += len((lock or {}).get("holds") or {})  # holds take seats too
         if lock is None or current is None:
             return _recreate_lock(strategy, current, event.id, count) if current else []
         version = lock.get("version")

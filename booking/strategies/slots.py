@@ -34,13 +34,15 @@ from booking.models import Availability
 from booking.request_log import Request
 
 from . import slots_audit, slots_capacity
+from .base import now_ms
 from .per_person import OneItemPerPerson
+from .slots_holds import SlotsHolds
 
 SHUFFLE_RANGE = 2**31
 CANDIDATES_PER_LOOKUP = 8
 
 
-class SlotsStrategy(OneItemPerPerson):
+class SlotsStrategy(SlotsHolds, OneItemPerPerson):
     name = "slots"
     max_capacity = 10_000
     description = "One pre-created item per seat; a booking claims a free slot in a transaction."
@@ -62,7 +64,10 @@ class SlotsStrategy(OneItemPerPerson):
     def book(self, event_id, registration):
         request = Request.booking(registration)
         for _ in self.retry.attempts():
-            candidates = self._free_candidates(event_id)
+            candidates, now = self._free_candidates(event_id), None
+            if not candidates:  # a waiting-list hold may have expired: its slot is free
+                now = now_ms()
+                candidates = self.expired_hold_slots(event_id, now)
             if not candidates:
                 refusal = self._no_free_slot(event_id, registration, request)
                 if isinstance(refusal, Exception):
@@ -70,8 +75,11 @@ class SlotsStrategy(OneItemPerPerson):
                 return refusal  # this request's own earlier claim took a seat
             self.between_read_and_write()
             for slot in candidates:
-                token = self.tokens.client_token(registration.registration_id, f"slot-{slot}")
+                token = self.tokens.client_token(registration.registration_id,
+                                                 f"slot-{slot}" if now is None else f"over-{slot}")
                 operations = self._claim(event_id, slot, registration)
+                if now is not None:
+                    operations[0] = self.book_over_expired_op(event_id, slot, registration, now)
                 operations += self.requests.ops(request, registration)
                 try:
                     self.store.transact_write(operations, token=token)
@@ -161,7 +169,8 @@ class SlotsStrategy(OneItemPerPerson):
 
     def availability(self, event_id):
         event = self._require_event(event_id)
-        return Availability(capacity=event["capacity"], confirmed=self._stored_count(event_id))
+        return Availability(capacity=event["capacity"], confirmed=self._stored_count(event_id),
+                            held=self.held_count(event_id, now_ms()))
 
     def change_capacity(self, event_id, *, expected_version, capacity, changes):
         slots_capacity.change_capacity(

@@ -35,7 +35,8 @@ def read_registrations(strategy, event_id) -> dict[str, int | None]:
 
 def audit_event(strategy, event) -> list[audit.Violation]:
     slots, registrations = read_slots(strategy, event.id), read_registrations(strategy, event.id)
-    found = audit.capacity_violation(event.id, event.capacity, len(registrations))
+    held = sum(1 for slot in slots.values() if "held_until" in slot)  # waiting-list holds
+    found = audit.capacity_violation(event.id, event.capacity, len(registrations) + held)
     if len(slots) != event.capacity:
         found.append(audit.Violation(event.id, audit.SLOT_COUNT, event.capacity, len(slots)))
     for number, slot in sorted(slots.items()):
@@ -44,7 +45,8 @@ def audit_event(strategy, event) -> list[audit.Violation]:
             state = "held and listed as free" if free else "neither held nor listed as free"
             found.append(audit.Violation(event.id, audit.SLOT_STATE, "free xor held", state,
                                          f"slot {number}"))
-        if holder is not None and registrations.get(holder, "none") != number:
+        if (holder is not None and registrations.get(holder, "none") != number
+                and "held_until" not in slot):  # a seat held for an offer has none yet
             found.append(audit.Violation(event.id, audit.CLAIM_HAS_REGISTRATION,
                                          f"registration of {holder} naming slot {number}",
                                          _registration_state(registrations, holder),
@@ -69,6 +71,8 @@ def repair_event(strategy, event) -> list[str]:
     fixed = []
     for number, slot in sorted(slots.items()):
         holder = slot.get("holder")
+        if "held_until" in slot:
+            continue  # held for a waiting-list offer: time releases it
         if holder is not None and registrations.get(holder, "none") != number:
             fixed += _free_orphan(strategy, event.id, number, holder)
         elif holder is not None and "free_in" in slot:
@@ -98,7 +102,7 @@ def _attempt(operation, done: str) -> list[str]:
 def _free_orphan(strategy, event_id, number, holder):
     free = strategy.slots.update_op(
         {"event_id": event_id, "slot": number}, "SET free_in = :e, shuffle = :r REMOVE holder",
-        condition="holder = :h",
+        condition="holder = :h AND attribute_not_exists(held_until)",
         values={":e": event_id, ":r": random.randrange(slots_strategy.SHUFFLE_RANGE), ":h": holder})
     no_claim = _condition_check(strategy.registrations_table,
         {"event_id": event_id, "email": holder},

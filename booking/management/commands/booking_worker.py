@@ -1,4 +1,5 @@
-"""manage.py booking_worker: the product's one background worker (the outbox's safety net)."""
+"""manage.py booking_worker: the product's one background worker (the outbox's safety net,
+and the waiting list's clock: lapsed offers pass to the next in line)."""
 import json
 import time
 
@@ -7,14 +8,16 @@ from django.core.management.base import BaseCommand, CommandError
 
 from booking.errors import BookingError
 from booking.mail import send_owed
-from booking.wiring import mail_sender
+from booking.wiring import get_booking_service, mail_sender
 
 
 class Command(BaseCommand):
     help = (
         "Send the confirmation and cancellation e-mails still owed in the outbox (what a "
         "crash or a restart left unsent), each exactly once even beside other senders. "
-        "Runs until stopped; --once makes one pass. Failed sends are left to replay_failed."
+        "Runs until stopped; --once makes one pass. Failed sends are left to replay_failed. "
+        "Each pass also expires lapsed waiting-list offers and offers freed seats to the next "
+        "in line."
     )
 
     def add_arguments(self, parser):
@@ -35,7 +38,8 @@ class Command(BaseCommand):
         sender = mail_sender()
         while True:
             try:
-                outcomes = send_owed(sender, min_age=min_age)
+                waiting = get_booking_service().waiting_list_pass()
+                outcomes = {**send_owed(sender, min_age=min_age), **waiting}
             except BookingError as exc:
                 if once:
                     raise CommandError(exc.message) from exc

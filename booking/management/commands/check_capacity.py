@@ -15,7 +15,9 @@ class Command(BaseCommand):
         "Check every event (or the named ones) against the invariants its strategy relies "
         "on. Exit 0: all hold; 1: violations (each named); 2: usage error or unknown event; "
         "3: --repair found another repair holding the lease. --repair fixes derived data "
-        "only (counters, lock items, slot claims), never registrations."
+        "only (counters, lock items, slot claims), never registrations. Waiting lists are "
+        "checked too: confirmed + held <= capacity, nobody both registered and waiting, "
+        "offers in join order, every held seat belongs to an open offer."
     )
 
     def add_arguments(self, parser):

@@ -1,0 +1,139 @@
+"""Waiting lists: join a full event's line, take or pass on an offered seat, the worker's
+pass (``booking/waiting_list.py`` does the work in DynamoDB).
+
+It needs the event catalog (events and their strategies), bookings (availability, and
+settling a write whose outcome is unknown) and the request log.
+"""
+import logging
+import uuid
+
+from django.utils import timezone
+
+from . import validation, waiting_list, waiting_list_audit
+from .bookings import Bookings
+from .catalog import EventCatalog
+from .errors import (AlreadyWaiting, BookingClosed, BookingError, EventNotFound,
+                     InvalidBooking, NotWaiting, OfferExpired, OutcomeUnknown, SeatsAvailable)
+from .models import BOOKED, EXPIRED, OFFERED, Registration, WaitingEntry
+from .request_log import Request, RequestLog
+from .waiting_list import WaitingList, accept_request_id
+
+logger = logging.getLogger(__name__)
+
+
+class WaitingListService:
+    """``waitlist`` is the waiting-list table's engine (offers hold a seat for its
+    ``offer_seconds``)."""
+
+    def __init__(self, *, catalog: EventCatalog, bookings: Bookings, requests: RequestLog,
+                 waitlist: WaitingList):
+        self.catalog = catalog
+        self.bookings = bookings
+        self.requests = requests
+        self.waitlist = waitlist
+        self.strategies = catalog.strategies
+
+    def join_waiting_list(self, event_id, *, name, email, request_id=None) -> WaitingEntry:
+        """Put the person in line for a full event; return their entry.
+
+        One entry per person (normalized e-mail); ``request_id`` makes a repeat answer
+        like the first (as ``book``). Raises ``InvalidBooking`` (nothing stored),
+        ``EventNotFound``, ``BookingClosed``, ``SeatsAvailable`` (book instead),
+        ``AlreadyRegistered``, ``AlreadyWaiting`` or ``BookingContention``.
+        """
+        event_id = validation.clean_event_id(event_id)
+        name = validation.clean_person_name(name)
+        key = validation.normalize_email(email)
+        typed = validation.clean_typed_email(email)
+        request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
+        event = self.catalog.get_event(event_id)
+        if event.has_started:
+            raise BookingClosed()
+        if not self.strategies[event.strategy].holds_seats:
+            raise InvalidBooking("This event has no waiting list.")
+        if not self.bookings.availability(event_id).is_full:
+            existing = self.waitlist.entry(event_id, key)
+            if existing is not None and existing.is_active:
+                raise AlreadyWaiting(existing=existing)
+            raise SeatsAvailable()
+        return self.waitlist.join(event_id, name=name, email=key,
+                                  contact=None if typed == key else typed, request_id=request_id)
+
+    def waiting_list(self, event_id) -> list[WaitingEntry]:
+        """The event's entries in join order (ended ones too, until TTL removes them)."""
+        return self.waitlist.entries(validation.clean_event_id(event_id))
+
+    def waiting_entry(self, event_id, *, email) -> WaitingEntry | None:
+        return self.waitlist.entry(validation.clean_event_id(event_id),
+                                   validation.email_lookup_key(email))
+
+    def accept_offer(self, event_id, *, email, request_id=None) -> Registration:
+        """Turn the person's offer into a registration, only while it is unexpired.
+
+        A repeat (the same ``request_id``; by default the offer's own) answers the same
+        registration. Raises ``NotWaiting``, ``OfferExpired``, ``EventNotFound``, or as
+        ``book``, ``OutcomeUnknown``.
+        """
+        event_id = validation.clean_event_id(event_id)
+        key = validation.email_lookup_key(email)
+        entry = self.waitlist.entry(event_id, key)
+        if entry is None or entry.offer_id is None:
+            raise NotWaiting()
+        request_id = validation.clean_request_id(request_id) or accept_request_id(entry.offer_id)
+        registration = Registration(
+            event_id=event_id, email=key, name=entry.name, registered_at=timezone.now(),
+            registration_id=uuid.uuid4().hex, request_id=request_id, contact=entry.contact)
+        request = Request.booking(registration)
+        if entry.status != OFFERED:
+            answered = self.requests.recall(request)  # a repeat of an accept that applied
+            if answered is not None:
+                return answered
+            raise OfferExpired() if entry.status in (EXPIRED, BOOKED) else NotWaiting()
+        # No early "expired?" check: the write's own condition (hold unexpired) decides.
+        return self.bookings.settle(request, lambda: self.waitlist.accept(
+            event_id, entry, registration, request), OutcomeUnknown.default_message)
+
+    def leave_waiting_list(self, event_id, *, email) -> WaitingEntry:
+        """Leave the line (or decline an offer: its seat goes to the next person).
+
+        Raises ``NotWaiting`` when the person has no open entry, ``EventNotFound``.
+        """
+        event_id = validation.clean_event_id(event_id)
+        key = validation.email_lookup_key(email)
+        self.catalog.strategy_for(event_id)  # EventNotFound first
+        return self.waitlist.leave(event_id, key)
+
+    def offer_seats(self, event_id) -> int:
+        """Offer every free seat to the people waiting, in join order; return how many."""
+        return self.waitlist.offer_all(validation.clean_event_id(event_id))
+
+    def waiting_list_pass(self) -> dict:
+        """The worker's pass: expire lapsed offers and offer freed seats, every event."""
+        outcomes = {"offers_expired": 0, "seats_offered": 0}
+        for event_id in sorted(self.waitlist.events_with_open_entries()):
+            try:
+                expired, offered = self.waitlist.expire(event_id)
+            except EventNotFound:  # deleted while people waited: nothing left to offer
+                self.waitlist.table.delete_partition(event_id)
+                continue
+            except BookingError:
+                logger.exception("Waiting list of %s left to the next pass", event_id)
+                continue
+            outcomes["offers_expired"] += expired
+            outcomes["seats_offered"] += offered
+        return {k: v for k, v in outcomes.items() if v}
+
+    def offer_freed_seat(self, event_id) -> None:
+        """Right after a seat frees: offer it at once, on a background thread, so the
+        request that freed it still answers after its own one write (the worker is the
+        safety net; ``booking.waiting_list.flush`` waits for it)."""
+        if self.catalog.strategy_for(event_id).holds_seats:
+            waiting_list.offer_soon(self.waitlist, event_id)
+
+    def forget_event(self, event_id) -> None:
+        """Remove a deleted event's waiting list."""
+        self.waitlist.table.delete_partition(validation.clean_event_id(event_id))
+
+    def audit(self, event) -> list:
+        """What ``check_capacity`` finds wrong with the event's waiting list."""
+        return waiting_list_audit.audit_event(self, event)

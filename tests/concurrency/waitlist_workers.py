@@ -1,0 +1,63 @@
+"""Code that runs inside the spawned OS processes of the waiting-list races."""
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from tests.concurrency.workers import setup_django
+
+
+def run_tasks(env: dict, phases: list[list[tuple[str, str, str]]], threads: int,
+              start_at: float, gap: float) -> list[tuple[str, str, str, str, str | None]]:
+    """Run each phase's (event id, kind, email) tasks from ``threads`` threads, in list
+    order, phase ``k`` starting at ``start_at + k * gap`` (in every process alike); return
+    (event id, kind, email, outcome, registration id or None) per task.
+
+    Kinds: ``book``, ``accept``, ``cancel``, ``join``, ``leave`` and ``pass`` (the
+    worker's waiting-list pass). The service includes the careless-accept control.
+    """
+    setup_django(env)
+    from booking import waiting_list, wiring
+    from booking.errors import BookingError
+    from harness.torture.worker import patiently
+    from harness.waitlist_controls import waitlist_control_service
+
+    service = waitlist_control_service()
+    wiring.install(service)
+    for event_id in {task[0] for phase in phases for task in phase}:
+        patiently(lambda e=event_id: service.get_event(e))
+    actions = {
+        "book": lambda event_id, email: service.book(event_id, name="Guest", email=email),
+        "accept": lambda event_id, email: service.accept_offer(event_id, email=email),
+        "cancel": lambda event_id, email: service.cancel(event_id, email=email),
+        "join": lambda event_id, email: service.join_waiting_list(event_id, name="Guest",
+                                                                  email=email),
+        "leave": lambda event_id, email: service.leave_waiting_list(event_id, email=email),
+        "pass": lambda event_id, email: service.waiting_list_pass(),
+    }
+    barrier, lock = threading.Barrier(threads), threading.Lock()
+    results = []
+
+    def run(pending, begin):
+        barrier.wait()
+        time.sleep(max(0.0, begin - time.time()))
+        while True:
+            with lock:
+                if not pending:
+                    return
+                event_id, kind, email = pending.pop(0)
+            try:
+                answer = actions[kind](event_id, email)
+                outcome, rid = "ok", getattr(answer, "registration_id", None)
+            except BookingError as exc:
+                outcome, rid = type(exc).__name__, None
+            with lock:
+                results.append((event_id, kind, email, outcome, rid))
+
+    with ThreadPoolExecutor(threads) as pool:
+        for number, tasks in enumerate(phases):
+            pending = list(tasks)
+            for future in [pool.submit(run, pending, start_at + number * gap)
+                           for _ in range(threads)]:
+                future.result()
+    waiting_list.flush()  # offers made right after this process's cancellations
+    return results

@@ -1,0 +1,82 @@
+"""Waiting-list holds at the strategy level (seed 003): a hold takes a seat until a time,
+nobody can take it before, anyone can take it after; accepting needs it unexpired."""
+import pytest
+from django.utils import timezone
+
+from booking.dynamo.access import TransactionCancelled
+from booking.errors import EventFull
+from booking.models import Registration
+
+GUARDED = ("aggregate", "lock_table", "slots")
+T = 1_000_000_000_000  # an epoch in milliseconds; holds never read the real clock here
+
+
+def hold(strategy, event_id, email, *, until, now):
+    """Take a hold the way the waiting list does: retry with the refusal's evidence."""
+    refused = None
+    for _ in range(5):
+        ops, ref = strategy.hold_ops(event_id, email, until=until, now=now, refused=refused)
+        try:
+            strategy.store.transact_write(ops)
+            return ref
+        except TransactionCancelled as cancelled:
+            refused = cancelled
+    raise AssertionError("no hold after 5 attempts")
+
+
+def registration(event_id, email):
+    return Registration(event_id=event_id, email=email, name="Guest",
+                        registered_at=timezone.now(), registration_id=email.split("@")[0] * 4)
+
+
+@pytest.fixture(params=GUARDED)
+def one_seat(request, service):
+    event = service.create_event(name="One seat", capacity=1, strategy=request.param)
+    return service.strategy(request.param), event.id
+
+
+def test_hold__seat_taken_until_expiry__then_anyone_may_take_it_over(one_seat):
+    strategy, event_id = one_seat
+    hold(strategy, event_id, "a@example.com", until=T + 100, now=T)
+
+    with pytest.raises(EventFull):
+        hold(strategy, event_id, "b@example.com", until=T + 300, now=T + 99)
+    hold(strategy, event_id, "b@example.com", until=T + 300, now=T + 100)  # a's has lapsed
+
+    assert strategy.holds(event_id) == {"b@example.com": T + 300}
+
+
+def test_hold__own_lapsed_hold__renewed(one_seat):
+    strategy, event_id = one_seat
+    hold(strategy, event_id, "a@example.com", until=T + 100, now=T)
+
+    ref = hold(strategy, event_id, "a@example.com", until=T + 500, now=T + 200)
+
+    assert strategy.holds(event_id) == {"a@example.com": T + 500}
+    strategy.store.transact_write(strategy.accept_ops(event_id, registration(event_id, "a@example.com"),
+                                       now=T + 499, ref=ref))
+    assert strategy.holds(event_id) == {}
+    assert strategy.find(event_id, "a@example.com") is not None
+
+
+def test_accept__hold_lapsed__refused_and_nothing_booked(one_seat):
+    strategy, event_id = one_seat
+    ref = hold(strategy, event_id, "a@example.com", until=T + 100, now=T)
+
+    with pytest.raises(TransactionCancelled):
+        strategy.store.transact_write(strategy.accept_ops(event_id, registration(event_id, "a@example.com"),
+                                           now=T + 100, ref=ref))
+
+    assert strategy.find(event_id, "a@example.com") is None
+
+
+def test_release__frees_exactly_that_hold(one_seat):
+    strategy, event_id = one_seat
+    ref = hold(strategy, event_id, "a@example.com", until=T + 100, now=T)
+
+    with pytest.raises(TransactionCancelled):  # another offer's time: not this hold
+        strategy.store.transact_write(strategy.release_ops(event_id, "a@example.com", until=T + 99, ref=ref))
+    strategy.store.transact_write(strategy.release_ops(event_id, "a@example.com", until=T + 100, ref=ref))
+
+    assert strategy.holds(event_id) == {}
+    hold(strategy, event_id, "b@example.com", until=T + 300, now=T)  # the seat is free
