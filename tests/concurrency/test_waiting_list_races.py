@@ -9,7 +9,6 @@ import time
 from collections import Counter
 
 import pytest
-from django.conf import settings
 
 from booking import waiting_list, wiring
 from harness.waitlist_controls import waitlist_control_service
@@ -29,8 +28,10 @@ JOINERS = [f"j{n}@example.com" for n in range(12)]
 
 
 def race(server, phases, start_at):
+    from booking.wiring import get_booking_service
+
     env = {"DYNAMODB_ENDPOINT_URL": server.url,
-           "DYNAMODB_TABLE_PREFIX": settings.DYNAMODB_TABLE_PREFIX,
+           "DYNAMODB_TABLE_PREFIX": get_booking_service().store.table_prefix,
            "BOOKING_WAITLIST_OFFER_SECONDS": "60"}
     from tests.concurrency.waitlist_workers import run_tasks
 
