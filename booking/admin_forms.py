@@ -16,6 +16,7 @@ STRATEGY_LABELS = {
     "lock_table": "Standard: up to {max:,} seats (recommended)",
     "aggregate": "Small event: up to {max:,} seats",
     "slots": "Rush sale: up to {max:,} seats",
+    "streams": "Queue: every request accepted at once, seats decided in arrival order",
 }
 TIME_HELP = "ISO 8601, e.g. 2026-12-12 19:30, in the event's time zone."
 

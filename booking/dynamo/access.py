@@ -212,7 +212,8 @@ class Table:
             return
         yield from self._paginate("query", request, page_size)
 
-    def count(self, *, key_condition: str, values: dict) -> int:
+    def count(self, *, key_condition: str, values: dict, filter: str | None = None,
+              names=None) -> int:
         request = {
             "TableName": self.name,
             "KeyConditionExpression": key_condition,
@@ -220,6 +221,10 @@ class Table:
             "ConsistentRead": True,
             "Select": "COUNT",
         }
+        if filter:
+            request["FilterExpression"] = filter
+        if names:
+            request["ExpressionAttributeNames"] = names
         return sum(page["Count"] for page in self._pages("query", request, None))
 
     def scan(self, *, projection: str | None = None, names=None, page_size: int | None = None):

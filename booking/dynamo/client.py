@@ -55,6 +55,19 @@ def get_client():
         return client
 
 
+def get_streams_client():
+    """Return this process's DynamoDB Streams client for the current settings (thread-safe)."""
+    key = ("dynamodbstreams", settings.DYNAMODB_ENDPOINT_URL, settings.AWS_REGION,
+           settings.DYNAMODB_CONNECT_TIMEOUT, settings.DYNAMODB_READ_TIMEOUT,
+           settings.DYNAMODB_RETRY_MODE, settings.DYNAMODB_MAX_ATTEMPTS)
+    with _lock:
+        client = _clients.get(key)
+        if client is None:
+            client = boto3.session.Session().client("dynamodbstreams", **client_options())
+            _clients[key] = client
+        return client
+
+
 def reset_clients() -> None:
     """Forget cached clients (tests start a new mock or server)."""
     with _lock:

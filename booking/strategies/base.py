@@ -55,7 +55,9 @@ Contract
     pieces; running it again finishes the job.
 
 Class attributes: ``name`` (the registry key), ``max_capacity`` (largest capacity the
-pattern supports), ``guarded`` (False only for the control strategy).
+pattern supports), ``guarded`` (False only for the control strategy), ``decides_at_once``
+(False for ``streams``: ``book`` returns a ``pending`` registration that a decider
+confirms or rejects later; ``registrations`` then yields every status).
 
 ``between_read_and_write`` is a test hook: strategies that read before they write call it
 in between, so a test can force two callers to both read before either writes.
@@ -98,6 +100,7 @@ class Strategy(ABC):
     name: str = ""
     max_capacity: int = 0
     guarded: bool = True
+    decides_at_once: bool = True
     description: str = ""
 
     def __init__(self, *, retry: RetryPolicy | None = None, requests: RequestLog | None = None,

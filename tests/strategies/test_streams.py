@@ -1,0 +1,177 @@
+"""The streams strategy and its decider, against DynamoDB Local (its stream is real)."""
+import pytest
+
+from booking.decider import Checkpoints, StreamDecider
+from booking.dynamo.access import Table
+from booking.dynamo.tables import OUTBOX, STREAM_CHECKPOINTS
+from booking.errors import AlreadyRegistered, NotRegistered
+from harness.controls import CarelessStreamsStrategy
+
+pytestmark = pytest.mark.usefixtures("server_store")
+
+
+@pytest.fixture
+def service():
+    from booking.wiring import get_booking_service
+
+    return get_booking_service()
+
+
+def decide_all(service, strategy=None):
+    decider = StreamDecider(strategy or service.strategy("streams"))
+    outcomes, caught_up = decider.run_pass()
+    assert caught_up
+    return outcomes
+
+
+def statuses(service, event):
+    return {r.email: r.status for r in service.registrations(event.id)}
+
+
+def forget_checkpoints():
+    table = Table(STREAM_CHECKPOINTS)
+    for row in list(table.scan()):
+        table.delete({"shard_id": row["shard_id"]})
+
+
+def test_book__pending_until_decided__then_confirmed_with_its_email_owed(service):
+    event = service.create_event(name="Queue", capacity=2, strategy="streams")
+
+    booked = service.book(event.id, name="Ann", email="Ann@Example.com")
+
+    assert booked.status == "pending"
+    assert service.find_registration(event.id, email="ann@example.com").status == "pending"
+    assert service.availability(event.id).pending == 1
+    assert decide_all(service) == {"confirmed": 1}
+    found = service.find_registration(event.id, email="ann@example.com")
+    assert found.status == "confirmed"
+    assert service.availability(event.id).confirmed == 1
+    assert Table(OUTBOX).get({"message_id": f"confirmation-{booked.registration_id}"})
+
+
+def test_decide__over_capacity__first_arrivals_confirmed_the_rest_rejected(service):
+    event = service.create_event(name="Queue", capacity=2, strategy="streams")
+    for n in range(5):
+        service.book(event.id, name=f"P{n}", email=f"p{n}@example.com")
+
+    assert decide_all(service) == {"confirmed": 2, "rejected": 3}
+    assert statuses(service, event) == {
+        "p0@example.com": "confirmed", "p1@example.com": "confirmed",
+        "p2@example.com": "rejected", "p3@example.com": "rejected",
+        "p4@example.com": "rejected"}
+    rejected = service.find_registration(event.id, email="p3@example.com")
+    assert Table(OUTBOX).get({"message_id": f"rejection-{rejected.registration_id}"})
+
+
+def test_decide__records_read_again_from_the_start__nothing_changes(service):
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    for n in range(3):
+        service.book(event.id, name=f"P{n}", email=f"p{n}@example.com")
+    decide_all(service)
+    before = statuses(service, event)
+    service.cancel(event.id, email="p0@example.com")
+
+    forget_checkpoints()  # as a decider killed before its first checkpoint
+    assert decide_all(service) == {"not_pending": 3}
+
+    assert statuses(service, event) == {k: v for k, v in before.items() if k != "p0@example.com"}
+    assert service.availability(event.id).confirmed == 0
+    assert service.audit(event.id) == []
+
+
+def test_control__decider_without_the_pending_condition__decides_twice(service):
+    event = service.create_event(name="Queue", capacity=2, strategy="streams")
+    for n in range(3):
+        service.book(event.id, name=f"P{n}", email=f"p{n}@example.com")
+    careless = CarelessStreamsStrategy()
+    decide_all(service, careless)
+
+    forget_checkpoints()
+    decide_all(service, careless)
+
+    assert [v.invariant for v in service.audit(event.id)] == ["counter_matches_registrations"]
+
+
+def test_book__second_request_while_pending__already_registered(service):
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    service.book(event.id, name="Ann", email="ann@example.com")
+
+    with pytest.raises(AlreadyRegistered):
+        service.book(event.id, name="Ann", email=" ANN@example.com")
+
+
+def test_book__after_a_rejection__asks_again_as_a_new_pending_request(service):
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    service.book(event.id, name="Ann", email="ann@example.com")
+    service.book(event.id, name="Bob", email="bob@example.com")
+    decide_all(service)
+    service.cancel(event.id, email="ann@example.com")
+
+    again = service.book(event.id, name="Bob", email="bob@example.com")
+
+    assert again.status == "pending"
+    assert decide_all(service) == {"confirmed": 1}
+    assert service.find_registration(event.id, email="bob@example.com").status == "confirmed"
+
+
+def test_cancel__confirmed_seat__goes_to_the_next_pending_in_order(service):
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    service.book(event.id, name="Ann", email="ann@example.com")
+    decide_all(service)
+    service.book(event.id, name="Bob", email="bob@example.com")
+    service.book(event.id, name="Cid", email="cid@example.com")
+
+    service.cancel(event.id, email="ann@example.com")
+    decide_all(service)
+
+    assert statuses(service, event) == {"bob@example.com": "confirmed",
+                                        "cid@example.com": "rejected"}
+
+
+def test_cancel__pending__withdrawn_and_never_decided(service):
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    service.book(event.id, name="Ann", email="ann@example.com")
+
+    withdrawn = service.cancel(event.id, email="ann@example.com")
+
+    assert withdrawn.status == "pending"
+    assert decide_all(service) == {"not_pending": 1}  # its record, read: nothing to decide
+    assert service.find_registration(event.id, email="ann@example.com") is None
+
+
+def test_cancel__rejected__not_registered(service):
+    event = service.create_event(name="Queue", capacity=0 + 1, strategy="streams")
+    service.book(event.id, name="Ann", email="ann@example.com")
+    service.book(event.id, name="Bob", email="bob@example.com")
+    decide_all(service)
+
+    with pytest.raises(NotRegistered):
+        service.cancel(event.id, email="bob@example.com")
+
+
+def test_book__repeat_of_the_same_request__same_registration_one_pending(service):
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    first = service.book(event.id, name="Ann", email="ann@example.com", request_id="r" * 32)
+
+    again = service.book(event.id, name="Ann", email="ann@example.com", request_id="r" * 32)
+
+    assert again.registration_id == first.registration_id
+    assert decide_all(service) == {"confirmed": 1}
+
+
+def test_place_in_line__counts_pending_arrivals_ahead(service):
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    people = [service.book(event.id, name=f"P{n}", email=f"p{n}@example.com")
+              for n in range(3)]
+
+    strategy = service.strategy("streams")
+    assert [strategy.place_in_line(p) for p in people] == [1, 2, 3]
+
+
+def test_checkpoints__advance_only_forward():
+    checkpoints = Checkpoints()
+    checkpoints.advance("shard-a", "200")
+    checkpoints.advance("shard-a", "1000")
+    checkpoints.advance("shard-a", "300")
+
+    assert checkpoints.get("shard-a")["sequence_number"] == "1000"
