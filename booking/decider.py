@@ -146,9 +146,13 @@ class StreamDecider:
     def run_pass(self, *, now: float | None = None) -> tuple[Counter, bool]:
         """Read every shard from its checkpoint to its current end; return the outcomes
         and whether every shard was read to its end."""
-        if self._arn is None:
-            self._arn = streams.stream_arn(STREAM_REGISTRATIONS)
         outcomes, caught_up, finished = Counter(), True, set()
+        if self._arn is None:
+            if not self.strategy.registrations_table.scan_page(limit=1)[0]:
+                # No registration stored, so nothing to decide (and no stream to open yet).
+                self._beat(True, time.time() if now is None else now)
+                return outcomes, True
+            self._arn = streams.stream_arn(STREAM_REGISTRATIONS)
         known = streams.shards(self._arn)
         ids = {s.shard_id for s in known}
         for shard in known:

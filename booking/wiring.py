@@ -83,3 +83,11 @@ def use_service(service: BookingService):
 def reset_services() -> None:
     """Forget this process's service; the next use builds it from the settings of then."""
     install(None)
+
+
+def stream_decider(service: BookingService | None = None, *, on_decided=None):
+    """The streams strategy's decider for ``service`` (this process's by default)."""
+    from .decider import StreamDecider
+
+    service = service or get_booking_service()
+    return StreamDecider(service.strategy("streams"), on_decided=on_decided)

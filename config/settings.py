@@ -241,3 +241,8 @@ BOOKING_SIGNUP_EMAIL_RATE = env("BOOKING_SIGNUP_EMAIL_RATE", default="5/h")
 # Failed admin logins per client address and per user name; then even the right password
 # is refused until the period has passed.
 ADMIN_LOGIN_RATE = env("ADMIN_LOGIN_RATE", default="10/15m")
+
+# --- Streams strategy: the stream decider inside booking_worker (booking/decider.py) ----
+# Seconds the decider waits, once it has read every shard to its end, before it looks for
+# new provisional bookings again (time to decision is about this plus one transaction).
+BOOKING_DECIDER_INTERVAL = env.float("BOOKING_DECIDER_INTERVAL", default=0.2)

@@ -135,7 +135,7 @@ def test_cancel__pending__withdrawn_and_never_decided(service):
     withdrawn = service.cancel(event.id, email="ann@example.com")
 
     assert withdrawn.status == "pending"
-    assert decide_all(service) == {"not_pending": 1}  # its record, read: nothing to decide
+    assert decide_all(service) == {}
     assert service.find_registration(event.id, email="ann@example.com") is None
 
 
