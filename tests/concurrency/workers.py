@@ -126,3 +126,20 @@ def put_keys(url: str, table: str, keys: list[str], threads: int, start_at: floa
         for future in [pool.submit(run) for _ in range(threads)]:
             future.result()
     return acknowledged
+
+
+def run_decider(env: dict, stop, careless: bool = False) -> None:
+    """A stream decider in its own OS process until ``stop`` is set (or it is killed).
+
+    ``careless`` runs the control that decides a registration whatever its state.
+    """
+    setup_django(env)
+    from booking.decider import StreamDecider
+    from booking.strategies.streams import StreamsStrategy
+    from harness.controls import CarelessStreamsStrategy
+
+    strategy = CarelessStreamsStrategy() if careless else StreamsStrategy()
+    decider = StreamDecider(strategy)
+    while not stop.is_set():
+        decider.run_pass()
+        stop.wait(0.05)
