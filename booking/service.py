@@ -289,6 +289,14 @@ class BookingService(OrganizerOperations, AuditOperations):
         found = self._strategy_for(event_id).registrations(event_id)
         return sorted(found, key=lambda r: (r.registered_at, r.email))
 
+    def place_in_line(self, registration: Registration) -> int | None:
+        """A pending registration's place among the event's pending ones (1: next to be
+        decided), by arrival time; None for strategies that decide at once."""
+        strategy = self._strategy_for(registration.event_id)
+        if strategy.decides_at_once or registration.status != "pending":
+            return None
+        return strategy.place_in_line(registration)
+
     def strategy(self, name: str) -> Strategy:
         return self.strategies[name]
 

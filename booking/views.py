@@ -142,7 +142,7 @@ def _signup(request, service, event):
         form.apply_error(error)
         return _render_event(request, service, event, form, token, status_for(error))
     # A replayed submission returns the earlier booking, whose e-mail is already owed.
-    if registration.registered_at >= started:
+    if registration.registered_at >= started and registration.is_confirmed:
         mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)
     confirmation = links.registration_token(registration, salt=links.CONFIRMATION_SALT)
     return see_other(reverse("booking:booked", args=[event.id, confirmation]))
@@ -169,7 +169,7 @@ def resend(request, event_id):
     rate_limits.check("BOOKING_SIGNUP_EMAIL_RATE", validation.normalize_email(typed),
                       message=EMAIL_LIMITED)
     registration = service.find_registration(event.id, email=typed)
-    if registration is not None:
+    if registration is not None and registration.is_confirmed:  # a decision mails itself
         mail.resend_soon(mail_sender(), registration, event=event)
     return render(request, "booking/resent.html", {"event": event, "message": RESENT})
 
@@ -209,7 +209,24 @@ def booked(request, event_id, token):
     if not ref.matches(registration):
         return render(request, "booking/booking_gone.html", context, status=410)
     context.update(registration=registration, cancel_url=_cancel_url(request, registration))
+    if not registration.is_confirmed:
+        return _provisional(request, service, context)
     return render(request, "booking/booked.html", context)
+
+
+PENDING_REFRESH_SECONDS = 3
+
+
+def _provisional(request, service, context):
+    """A streams booking before its decision (the page reloads itself until then), or
+    its rejection."""
+    registration = context["registration"]
+    if registration.status != "pending":
+        return render(request, "booking/rejected.html", context)
+    context["place"] = service.place_in_line(registration)
+    response = render(request, "booking/pending.html", context)
+    response["Refresh"] = str(PENDING_REFRESH_SECONDS)
+    return response
 
 
 def _read_cancel_link(service, token):

@@ -175,3 +175,24 @@ def test_checkpoints__advance_only_forward():
     checkpoints.advance("shard-a", "300")
 
     assert checkpoints.get("shard-a")["sequence_number"] == "1000"
+
+
+def test_booked_page__pending__number_in_line_and_refreshes_until_decided(service, client):
+    from django.urls import reverse
+
+    from booking import links
+
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    service.book(event.id, name="Ann", email="ann@example.com")
+    bob = service.book(event.id, name="Bob", email="bob@example.com")
+    url = reverse("booking:booked", args=[
+        event.id, links.registration_token(bob, salt=links.CONFIRMATION_SALT)])
+
+    waiting = client.get(url)
+    decide_all(service)
+    decided = client.get(url)
+
+    assert waiting.status_code == 200 and waiting["Refresh"] == "3"
+    assert "number 2" in waiting.content.decode()
+    assert decided.status_code == 200 and not decided.has_header("Refresh")
+    assert "No seat this time" in decided.content.decode()
