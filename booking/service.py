@@ -297,6 +297,13 @@ class BookingService(OrganizerOperations, AuditOperations):
             return None
         return strategy.place_in_line(registration)
 
+    def decider_lag(self) -> dict:
+        """The stream deciders' state: ``deciders`` reporting in the last minute, and
+        ``seconds_behind`` (since one last read every shard to its end; None: never)."""
+        from .decider import lag
+
+        return lag()
+
     def strategy(self, name: str) -> Strategy:
         return self.strategies[name]
 

@@ -196,3 +196,40 @@ def test_booked_page__pending__number_in_line_and_refreshes_until_decided(servic
     assert "number 2" in waiting.content.decode()
     assert decided.status_code == 200 and not decided.has_header("Refresh")
     assert "No seat this time" in decided.content.decode()
+
+
+@pytest.mark.django_db
+def test_admin_registrations__status_of_each_and_the_deciders_lag(service, admin_client):
+    from django.urls import reverse
+
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    service.book(event.id, name="Ann", email="ann@example.com")
+    service.book(event.id, name="Bob", email="bob@example.com")
+    url = reverse("admin:booking_dynamoevent_registrations", args=[event.id])
+    before = admin_client.get(url).content.decode()
+    decide_all(service)
+    service.book(event.id, name="Cid", email="cid@example.com")
+
+    after = admin_client.get(url).content.decode()
+
+    assert "has not run yet" in before and "2 requests waiting for a decision" in before
+    assert "1 running, last caught up" in after and "1 request waiting" in after
+    assert [s for s in ("confirmed", "rejected", "pending") if f'field-status">{s}<' in after] \
+        == ["confirmed", "rejected", "pending"]
+
+
+def test_audit__pending_too_long_while_a_decider_runs__reported(service):
+    import time
+
+    from booking.dynamo.tables import STREAM_REGISTRATIONS
+
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    Table(STREAM_REGISTRATIONS).put({
+        "event_id": event.id, "email": "old@example.com", "name": "Old", "status": "pending",
+        "registered_at": "2020-01-01T00:00:00+00:00", "registration_id": "e" * 32})
+    quiet = service.audit(event.id)
+
+    Checkpoints().beat("test", caught_up=True, decided=0, now=time.time())
+
+    assert quiet == []  # no decider runs: waiting is expected
+    assert [v.invariant for v in service.audit(event.id)] == ["pending_decided_in_time"]
