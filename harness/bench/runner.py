@@ -22,6 +22,7 @@ from booking.wiring import get_booking_service, mail_sender
 from harness.controls import ALL_STRATEGIES as STRATEGIES, control_service
 
 from . import sizes, stats
+from . import streams as streams_bench
 from .worker import book_attempts, person, run_in_process
 
 START_DELAY_SECONDS = 5.0  # spawned processes set up Django before the common start
@@ -65,6 +66,13 @@ def hot_event(config: BenchConfig, strategy: str, clients: int) -> dict:
     row["mail_requests_per_booking"] = (round(mail_requests / row["booked"], 3)
                                         if row["booked"] else None)
     return row
+
+
+def streams_hot_event(config: BenchConfig, clients: int) -> dict:
+    """The streams strategy's hot event (``harness/bench/streams.py``)."""
+    with fresh_tables() as prefix:
+        return streams_bench.hot_event(
+            config, clients, lambda event_id: _book_everyone(config, event_id, clients, prefix))
 
 
 def _send_confirmations() -> int:
@@ -130,12 +138,16 @@ def run(config: BenchConfig, step=lambda: None) -> dict:
 
 
 def _run(config: BenchConfig, step) -> dict:
-    hot = []
+    hot, queued = [], []
     for clients in config.clients:
         for strategy in config.strategies:
-            hot.append(hot_event(config, strategy, clients))
+            if strategy == "streams":  # its own columns: accepted now, decided later
+                queued.append(streams_hot_event(config, clients))
+            else:
+                hot.append(hot_event(config, strategy, clients))
             step()
     stats.add_ratios(hot)
+    streams_bench.add_acceptance_ratios(hot, queued)
     cost, meter = [], RequestMeter().install()
     try:
         for capacity in config.cost_capacities:
@@ -144,4 +156,4 @@ def _run(config: BenchConfig, step) -> dict:
                 step()
     finally:
         meter.uninstall()
-    return {"hot_event": hot, "capacity_cost": cost}
+    return {"hot_event": hot, "streams": queued, "capacity_cost": cost}
