@@ -19,7 +19,9 @@ registration it reads. ``decide`` is one transaction:
 
 When (2) refuses, the event is full: a second transaction moves the registration to
 ``rejected`` with the rejection's outbox row, only while it is pending and the event is
-still full (a cancellation meanwhile sends the decision back to (1)). The condition on
+still full (a cancellation meanwhile sends the decision back to (1)); once an event was
+found full, the decider tries the rejection first, so a rejection costs one request too.
+The condition on
 ``pending`` commits with the seat, so a record delivered twice, or read by two deciders
 at once, is decided once: the second attempt is refused and changes nothing. That is
 seed 000's guard (only the first runner proceeds) built into the write itself, as strong
@@ -68,6 +70,7 @@ class StreamsStrategy(Strategy):
         super().__init__(**kwargs)
         self.events = Table(EVENTS)
         self.registrations_table = Table(STREAM_REGISTRATIONS)
+        self._full: set[str] = set()  # events this decider last found full (a hint only)
 
     def provision(self, event):
         item = {**items.event_item(event), "confirmed_count": 0}
@@ -103,13 +106,22 @@ class StreamsStrategy(Strategy):
     def decide(self, registration, *, now: float | None = None) -> str:
         """Confirm or reject one pending registration (the decider's step); what happened."""
         now = time.time() if now is None else now
+        event_id = registration.event_id
         for _ in self.retry.attempts():
-            outcome = self._try(registration, CONFIRMED, now)
-            if outcome == _REFUSED:  # full: reject, while it still is
-                outcome = self._try(registration, REJECTED, now)
+            # Once an event was found full, try the rejection first: its condition
+            # ("still full") sends the decision to a confirmation if a seat was freed.
+            first, second = ((REJECTED, CONFIRMED) if event_id in self._full
+                             else (CONFIRMED, REJECTED))
+            outcome = self._try(registration, first, now)
+            if outcome == _REFUSED:
+                outcome = self._try(registration, second, now)
+            if outcome == REJECTED:
+                self._full.add(event_id)
+            elif outcome == CONFIRMED:
+                self._full.discard(event_id)
             if outcome not in (_REFUSED, _CONFLICT):
                 return outcome
-            # a conflict, or a seat freed between the two: decide again
+            # a conflict, or the count moved between the two: decide again
 
     def _try(self, registration, status, now) -> str:
         key = {"event_id": registration.event_id, "email": registration.email}

@@ -45,7 +45,8 @@ def invoke(service, request: Request) -> dict:
         record.update(registration_id=registration.registration_id,
                       returned_email=registration.email,
                       returned_event=registration.event_id,
-                      returned_request=registration.request_id)
+                      returned_request=registration.request_id,
+                      returned_status=registration.status)
     return record
 
 
@@ -144,3 +145,17 @@ def patiently(read, attempts: int = 20):
             if attempt == attempts - 1:
                 raise
             time.sleep(0.05)
+
+
+def decide_until(env: dict, halt) -> None:
+    """The stream decider in its own OS process until ``halt`` is set (or it is killed)."""
+    os.environ.update(env)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from booking.wiring import stream_decider
+
+    stop = threading.Event()
+    threading.Thread(target=lambda: (halt.wait(), stop.set()), daemon=True).start()
+    stream_decider().run(stop, interval=0.05)
