@@ -230,6 +230,11 @@ def handler(event, context):
     """
     global _lambda_decider
     if _lambda_decider is None:
+        import django
+        from django.apps import apps
+
+        if not apps.ready:  # a Lambda runtime imports this module without Django set up
+            django.setup()
         from .wiring import get_booking_service
 
         _lambda_decider = StreamDecider(get_booking_service().strategy("streams"))

@@ -233,3 +233,44 @@ def test_audit__pending_too_long_while_a_decider_runs__reported(service):
 
     assert quiet == []  # no decider runs: waiting is expected
     assert [v.invariant for v in service.audit(event.id)] == ["pending_decided_in_time"]
+
+
+def test_lineage_order__children_after_parents_trimmed_parents_count_as_read():
+    from booking.dynamo.streams import Shard, lineage_order
+
+    shards = [Shard("c2", "b", False), Shard("b", "a", True), Shard("a", "gone", True),
+              Shard("c1", "b", False), Shard("x", None, False)]
+
+    order = [s.shard_id for s in lineage_order(shards)]
+
+    assert order.index("a") < order.index("b") < order.index("c1")
+    assert order.index("b") < order.index("c2") and set(order) == {"a", "b", "c1", "c2", "x"}
+
+
+def test_lambda_handler__a_batch_of_stream_records__decided_in_order(service):
+    import boto3
+    from django.conf import settings
+
+    from booking import decider
+
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    for n in range(2):
+        service.book(event.id, name=f"P{n}", email=f"p{n}@example.com")
+    options = {"endpoint_url": settings.DYNAMODB_ENDPOINT_URL, "region_name": "us-east-1",
+               "aws_access_key_id": "local", "aws_secret_access_key": "local"}
+    arn = boto3.client("dynamodb", **options).describe_table(
+        TableName=f"{settings.DYNAMODB_TABLE_PREFIX}stream_registrations")["Table"][
+        "LatestStreamArn"]
+    streams = boto3.client("dynamodbstreams", **options)
+    shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]
+    position = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"],
+                                          ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+    records = streams.get_records(ShardIterator=position)["Records"]
+    decider._lambda_decider = None
+
+    answer = decider.handler({"Records": records}, None)
+    again = decider.handler({"Records": records}, None)  # a retried batch
+
+    assert answer == again == {"batchItemFailures": []}
+    assert statuses(service, event) == {"p0@example.com": "confirmed",
+                                        "p1@example.com": "rejected"}
