@@ -32,6 +32,9 @@ transaction: the next pending registration the decider reaches gets it. Rejected
 stay rejected (a definite answer). Cancelling a pending one withdraws it; the decider
 then finds nothing pending to decide. The event item holds capacity, confirmed count and
 version; an edit checks its version and ``confirmed_count <= capacity`` in one update.
+Every change of the count also adds 1 to ``count_changes``, so a repair that recounts the
+confirmed registrations writes its count only if no decision or cancellation landed while
+it counted.
 """
 import time
 from dataclasses import replace
@@ -152,7 +155,7 @@ class StreamsStrategy(Strategy):
                     ":rid": registration.registration_id}))]
         if status == CONFIRMED:
             decided.append(("Update", self.events.update_op(
-                event_key, "SET confirmed_count = confirmed_count + :one",
+                event_key, "SET confirmed_count = confirmed_count + :one ADD count_changes :one",
                 condition="attribute_exists(event_id) AND confirmed_count < #capacity",
                 names={"#capacity": "capacity"}, values={":one": 1})))
         else:  # a ConditionCheck body has a delete's shape: table, key, condition
@@ -185,7 +188,8 @@ class StreamsStrategy(Strategy):
             values={":rid": registration.registration_id, ":status": registration.status}))]
         if confirmed:
             operations.append(("Update", self.events.update_op(
-                {"event_id": key["event_id"]}, "SET confirmed_count = confirmed_count - :one",
+                {"event_id": key["event_id"]},
+                "SET confirmed_count = confirmed_count - :one ADD count_changes :one",
                 condition="attribute_exists(event_id)", values={":one": 1})))
         index = len(operations)
         operations += self.requests.ops(request, registration)
@@ -261,6 +265,9 @@ class StreamsStrategy(Strategy):
 
     def audit(self, event):
         return streams_audit.audit_event(self, event)
+
+    def repair(self, event):
+        return streams_audit.repair_event(self, event)
 
     def decider_running(self, now: float) -> bool:
         """Whether a decider reported a pass recently (its heartbeat rows)."""

@@ -274,3 +274,17 @@ def test_lambda_handler__a_batch_of_stream_records__decided_in_order(service):
     assert answer == again == {"batchItemFailures": []}
     assert statuses(service, event) == {"p0@example.com": "confirmed",
                                         "p1@example.com": "rejected"}
+
+
+def test_repair__counter_drift__recounted_from_the_confirmed(service):
+    from booking.dynamo.tables import EVENTS
+
+    event = service.create_event(name="Queue", capacity=2, strategy="streams")
+    for n in range(3):
+        service.book(event.id, name=f"P{n}", email=f"p{n}@example.com")
+    decide_all(service)
+    Table(EVENTS).update({"event_id": event.id}, "SET confirmed_count = :n", values={":n": 0})
+
+    report = service.repair(event.id)
+
+    assert report.fixed == ["confirmed_count 0 -> 2"] and report.remaining == []
