@@ -32,6 +32,7 @@ from .models import PENDING
 logger = logging.getLogger(__name__)
 HEARTBEAT_PREFIX = "decider#"
 HEARTBEAT_EVERY = 1.0  # seconds between heartbeat writes
+FAILED_PASS_PAUSE = 1.0  # seconds before a pass that failed is tried again
 
 
 def _decimal(seconds: float | None) -> Decimal | None:
@@ -127,6 +128,7 @@ class StreamDecider:
         self._arn = None
         self._iterators: dict[str, str] = {}
         self._beaten = 0.0
+        self._stop: threading.Event | None = None
         self.decided_total = 0
 
     def decide_records(self, records: list[dict]) -> Counter:
@@ -143,9 +145,12 @@ class StreamDecider:
         self.decided_total += outcomes["confirmed"] + outcomes["rejected"]
         return outcomes
 
-    def run_pass(self, *, now: float | None = None) -> tuple[Counter, bool]:
-        """Read every shard from its checkpoint to its current end; return the outcomes
-        and whether every shard was read to its end."""
+    def run_pass(self, *, now: float | None = None,
+                 stop: threading.Event | None = None) -> tuple[Counter, bool]:
+        """Read every shard from its checkpoint to its current end (or until ``stop`` is
+        set, between pages); return the outcomes and whether every shard was read to its
+        end."""
+        self._stop = stop
         outcomes, caught_up, finished = Counter(), True, set()
         if self._arn is None:
             if not self.strategy.registrations_table.scan_page(limit=1)[0]:
@@ -184,7 +189,7 @@ class StreamDecider:
                         self.checkpoints.advance(shard.shard_id,
                                                  records[-1]["dynamodb"]["SequenceNumber"])
                     position = next_position
-                    if not records:
+                    if not records or (self._stop is not None and self._stop.is_set()):
                         break
                 break
             except streams.IteratorLost:
@@ -207,10 +212,11 @@ class StreamDecider:
         each pass that decided something. A failing pass is logged and tried again."""
         while not stop.is_set():
             try:
-                outcomes, caught_up = self.run_pass()
+                outcomes, caught_up = self.run_pass(stop=stop)
             except Exception:  # noqa: BLE001 - the store may be briefly away; resume
                 logger.exception("Decider pass failed; resuming from the checkpoints")
-                outcomes, caught_up = Counter(), False
+                stop.wait(max(interval, FAILED_PASS_PAUSE))
+                continue
             if outcomes and report is not None:
                 report(outcomes, caught_up)
             if caught_up:

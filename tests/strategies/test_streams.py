@@ -288,3 +288,32 @@ def test_repair__counter_drift__recounted_from_the_confirmed(service):
     report = service.repair(event.id)
 
     assert report.fixed == ["confirmed_count 0 -> 2"] and report.remaining == []
+
+
+def test_booking_worker__sigterm__stops_cleanly_after_deciding(service, settings, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    service.book(event.id, name="Ann", email="ann@example.com")
+    env = {**os.environ, "DEBUG": "true", "DYNAMODB_ENDPOINT_URL": settings.DYNAMODB_ENDPOINT_URL,
+           "DYNAMODB_TABLE_PREFIX": settings.DYNAMODB_TABLE_PREFIX,
+           "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+           "EMAIL_URL": "dummymail://"}
+    worker = subprocess.Popen([sys.executable, "manage.py", "booking_worker"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while service.find_registration(event.id, email="ann@example.com").status == "pending":
+            assert time.monotonic() < deadline and worker.poll() is None, worker.stderr.read()
+            time.sleep(0.1)
+        worker.send_signal(signal.SIGTERM)
+        out, err = worker.communicate(timeout=20)
+    finally:
+        worker.kill()
+
+    assert worker.returncode == 0, err
+    assert "Decided 1 (1 confirmed, 0 rejected" in out
