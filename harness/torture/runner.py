@@ -181,7 +181,6 @@ class StreamDeciders:
         self.env = env
         self.event_ids = [e["id"] for e in events if e["strategy"] == "streams"]
         self.context = get_context("spawn")
-        self.halt = self.context.Event()
         self.process = None
         self.killer = None
         self.kills = 0
@@ -196,7 +195,7 @@ class StreamDeciders:
     def _spawn(self):
         from .worker import decide_until
 
-        process = self.context.Process(target=decide_until, args=(self.env, self.halt))
+        process = self.context.Process(target=decide_until, args=(self.env,))
         process.start()
         return process
 
@@ -211,8 +210,11 @@ class StreamDeciders:
             return
         self.killer.cancel()
         self.killer.join()
-        self.halt.set()
+        self.process.terminate()  # SIGTERM: it stops after its current page
         self.process.join(timeout=60)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
         self._drain()
 
     def _drain(self, passes: int = 200) -> None:

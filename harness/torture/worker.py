@@ -147,15 +147,20 @@ def patiently(read, attempts: int = 20):
             time.sleep(0.05)
 
 
-def decide_until(env: dict, halt) -> None:
-    """The stream decider in its own OS process until ``halt`` is set (or it is killed)."""
+def decide_until(env: dict) -> None:
+    """The stream decider in its own OS process until SIGTERM (or SIGKILL).
+
+    Stopped by a signal, not a shared ``multiprocessing.Event``: a process killed while
+    waiting on one leaves its condition waiting for a wake-up that never comes."""
     os.environ.update(env)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
     django.setup()
+    import signal
+
     from booking.wiring import stream_decider
 
     stop = threading.Event()
-    threading.Thread(target=lambda: (halt.wait(), stop.set()), daemon=True).start()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     stream_decider().run(stop, interval=0.05)
