@@ -317,3 +317,24 @@ def test_booking_worker__sigterm__stops_cleanly_after_deciding(service, settings
 
     assert worker.returncode == 0, err
     assert "Decided 1 (1 confirmed, 0 rejected" in out
+
+
+def test_decision_and_withdrawal_emails__say_what_happened(service):
+    from django.core import mail
+
+    from booking.mail import send_owed
+    from booking.wiring import mail_sender
+
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    for name in ("Ann", "Bob", "Cid"):
+        service.book(event.id, name=name, email=f"{name.lower()}@example.com")
+    decide_all(service)
+    service.book(event.id, name="Dee", email="dee@example.com")
+    service.cancel(event.id, email="dee@example.com")
+
+    send_owed(mail_sender())
+
+    assert sorted((m.to[0], m.subject) for m in mail.outbox) == [
+        ("ann@example.com", "Booked: Queue"), ("bob@example.com", "No seat: Queue"),
+        ("cid@example.com", "No seat: Queue"), ("dee@example.com", "Withdrawn: Queue")]
+    assert "/cancel/" in next(m.body for m in mail.outbox if m.to == ["ann@example.com"])
