@@ -230,11 +230,17 @@ def _provisional(request, service, context):
 
 
 def _read_cancel_link(service, token):
-    """(ref, event, whether the linked registration still holds its seat)."""
+    """(ref, event, the linked registration if it is still stored, else None)."""
     ref = links.read_registration_token(token, salt=links.CANCEL_SALT)
     event = service.get_event(ref.event_id)
     registration = service.find_registration(ref.event_id, email=ref.email)
-    return ref, event, ref.matches(registration)
+    return ref, event, registration if ref.matches(registration) else None
+
+
+def _no_seat(request, event, registration):
+    """A ``streams`` request decided "no seat": nothing to cancel, say so."""
+    return render(request, "booking/rejected.html",
+                  {"event": event, "registration": registration})
 
 
 @plain_forms_only
@@ -258,13 +264,18 @@ def cancel(request, token):
             pass  # cancelled meanwhile: the outcome the person asked for
         else:
             mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
+            if removed.status == "pending":  # a streams request left the line
+                return see_other(reverse("booking:cancelled", args=[token]) + "?withdrawn=1")
         return see_other(reverse("booking:cancelled", args=[token]))
     try:
         ref, event, active = _read_cancel_link(service, token)
     except links.BadLink:
         return bad_link(request)
+    if active is not None and active.status == "rejected":
+        return _no_seat(request, event, active)
     template = "booking/cancel_confirm.html" if active else "booking/cancel_already.html"
-    return render(request, template, {"event": event, "email": ref.email})
+    return render(request, template, {"event": event, "email": ref.email,
+                                      "pending": bool(active and active.status == "pending")})
 
 
 @never_cache
@@ -276,7 +287,10 @@ def cancelled(request, token):
         ref, event, active = _read_cancel_link(service, token)
     except links.BadLink:
         return bad_link(request)
+    if active is not None and active.status == "rejected":
+        return _no_seat(request, event, active)
     if active:  # not cancelled yet: ask first
         return redirect("booking:cancel", token=token)
-    context = {"event": event, "availability": service.availability(event.id)}
+    context = {"event": event, "availability": service.availability(event.id),
+               "withdrawn": request.GET.get("withdrawn") == "1"}
     return render(request, "booking/cancelled.html", context)

@@ -338,3 +338,28 @@ def test_decision_and_withdrawal_emails__say_what_happened(service):
         ("ann@example.com", "Booked: Queue"), ("bob@example.com", "No seat: Queue"),
         ("cid@example.com", "No seat: Queue"), ("dee@example.com", "Withdrawn: Queue")]
     assert "/cancel/" in next(m.body for m in mail.outbox if m.to == ["ann@example.com"])
+
+
+def test_cancel_link__pending_withdrawn__rejected_says_no_seat(service, client):
+    from django.urls import reverse
+
+    from booking import links
+
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    ann = service.book(event.id, name="Ann", email="ann@example.com")
+    bob = service.book(event.id, name="Bob", email="bob@example.com")
+    ann_url = reverse("booking:cancel", args=[links.registration_token(ann, salt=links.CANCEL_SALT)])
+    bob_url = reverse("booking:cancel", args=[links.registration_token(bob, salt=links.CANCEL_SALT)])
+
+    asked = client.get(ann_url).content.decode()
+    withdrawn = client.post(ann_url, follow=True).content.decode()
+    decide_all(service)  # Bob is now first in line: confirmed
+    service.book(event.id, name="Cid", email="cid@example.com")
+    decide_all(service)
+    cid = service.find_registration(event.id, email="cid@example.com")
+    cid_url = reverse("booking:cancel", args=[links.registration_token(cid, salt=links.CANCEL_SALT)])
+
+    assert "Withdraw your request?" in asked and "Your request is withdrawn" in withdrawn
+    assert "Cancel your booking?" in client.get(bob_url).content.decode()
+    assert "No seat this time" in client.get(cid_url).content.decode()
+    assert "No seat this time" in client.post(cid_url, follow=True).content.decode()
