@@ -136,7 +136,8 @@ def _signup(request, service, event):
                              just_missed=True)
     except AlreadyRegistered as error:  # offer the confirmation again, by e-mail only
         return _render_event(request, service, event, None, "", status_for(error),
-                             already_email=form.cleaned_data["email"])
+                             already_email=form.cleaned_data["email"],
+                             already_pending=getattr(error.existing, "status", "") == "pending")
     except BookingError as error:
         # Keep the token: resubmitting after a 503 must not book a second seat.
         form.apply_error(error)

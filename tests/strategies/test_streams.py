@@ -363,3 +363,19 @@ def test_cancel_link__pending_withdrawn__rejected_says_no_seat(service, client):
     assert "Cancel your booking?" in client.get(bob_url).content.decode()
     assert "No seat this time" in client.get(cid_url).content.decode()
     assert "No seat this time" in client.post(cid_url, follow=True).content.decode()
+
+
+def test_signup__second_request_while_pending__told_already_in_line(service, client):
+    from django.urls import reverse
+
+    from booking import links
+
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    service.book(event.id, name="Ann", email="ann@example.com")
+    url = reverse("booking:event_detail", args=[event.id])
+
+    answer = client.post(url, {"name": "Ann", "email": "ANN@example.com",
+                               "token": links.new_form_token(event.id)})
+
+    assert answer.status_code == 409
+    assert "You're already in line" in answer.content.decode()
