@@ -52,8 +52,7 @@ from . import event_edits, streams_audit
 from .base import Strategy
 
 REJECTION = "rejection"  # the outbox kind of a "no seat" decision
-# What ``decide`` reports.
-DECIDED_CONFIRMED, DECIDED_REJECTED = CONFIRMED, REJECTED
+# What ``decide`` reports besides CONFIRMED and REJECTED.
 NOT_PENDING, EVENT_GONE = "not_pending", "event_gone"
 _REFUSED, _CONFLICT = "refused", "conflict"  # internal: decide again
 
@@ -80,7 +79,7 @@ class StreamsStrategy(Strategy):
         self.events.put(item, condition="attribute_not_exists(event_id)")
 
     def book(self, event_id, registration):
-        registration = _with_status(registration, PENDING)
+        registration = replace(registration, status=PENDING)
         request = Request.booking(registration)
         operations = [
             ("Put", self.registrations_table.put_op(
@@ -283,6 +282,3 @@ class StreamsStrategy(Strategy):
             raise EventNotFound()
         return event
 
-
-def _with_status(registration, status):
-    return replace(registration, status=status)

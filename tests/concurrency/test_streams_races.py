@@ -4,7 +4,6 @@ restarted mid-run with the checkpoints gone (so every record is read again). Eve
 stream order are confirmed, the rest rejected, each decided exactly once. The control
 (a decider without the pending condition) is caught by the very same checks."""
 import multiprocessing
-import threading
 import time
 from collections import Counter
 
