@@ -134,13 +134,24 @@ class StreamsStrategy(Strategy):
             if cancelled.code(0) == CCF:
                 return NOT_PENDING  # decided before (a redelivery, another decider), withdrawn
             if cancelled.code(1) == CCF and cancelled.reasons[1].old_item is None:
-                self.registrations_table.delete(key)  # the event was deleted meanwhile
+                self._forget_orphan(key, registration)  # the event was deleted meanwhile
                 return EVENT_GONE
             if cancelled.code(1) == CCF:
                 return _REFUSED
             if cancelled.conflict:
                 return _CONFLICT
             raise
+
+    def _forget_orphan(self, key, registration) -> None:
+        """Remove a pending registration whose event is gone (written just as it was
+        deleted), only if it is still that pending registration."""
+        try:
+            self.registrations_table.delete(key, condition=self.decidable,
+                                            names={"#status": "status"},
+                                            values={":pending": PENDING,
+                                                    ":rid": registration.registration_id})
+        except ConditionFailed:
+            pass
 
     def _decision(self, key, registration, status, now):
         """The decision's transaction: the pending registration, the event's count (a

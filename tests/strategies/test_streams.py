@@ -379,3 +379,15 @@ def test_signup__second_request_while_pending__told_already_in_line(service, cli
 
     assert answer.status_code == 409
     assert "You're already in line" in answer.content.decode()
+
+
+def test_decide__request_written_as_its_event_was_deleted__removed_not_decided(service):
+    from booking.dynamo.tables import STREAM_REGISTRATIONS
+
+    gone = "a" * 32  # a booking that raced the event's delete
+    Table(STREAM_REGISTRATIONS).put({
+        "event_id": gone, "email": "ann@example.com", "name": "Ann", "status": "pending",
+        "registered_at": "2030-01-01T00:00:00+00:00", "registration_id": "e" * 32})
+
+    assert decide_all(service) == {"event_gone": 1}
+    assert Table(STREAM_REGISTRATIONS).get({"event_id": gone, "email": "ann@example.com"}) is None
