@@ -16,6 +16,7 @@ STRATEGY_LABELS = {
     "lock_table": "Standard: up to {max:,} seats (recommended)",
     "aggregate": "Small event: up to {max:,} seats",
     "slots": "Rush sale: up to {max:,} seats",
+    "streams": "Queue: every request accepted at once, seats decided in arrival order",
 }
 TIME_HELP = "ISO 8601, e.g. 2026-12-12 19:30, in the event's time zone."
 
@@ -67,8 +68,9 @@ class EventAddForm(EventForm):
         label="Size",
         help_text="Standard suits almost every event; Small event is the cheapest for a few "
                   "hundred seats; Rush sale spreads many simultaneous bookings over one "
-                  "record per seat. Sets the most seats the event can ever have; cannot be "
-                  "changed later.")
+                  "record per seat; Queue accepts every request at once and gives the seats "
+                  "to the first arrivals a moment later (for sales far beyond the seats). "
+                  "Sets the most seats the event can ever have; cannot be changed later.")
 
     field_order = ["name", "time_zone", "starts_at", "ends_at", "venue", "description",
                    "capacity", "strategy"]

@@ -175,6 +175,14 @@ class Bookings:
             found.update(self.catalog.strategies[name].availabilities(event_ids))
         return found
 
+    def place_in_line(self, registration: Registration) -> int | None:
+        """A pending registration's place among the event's pending ones (1: next to be
+        decided), by arrival time; None for strategies that decide at once."""
+        strategy = self.catalog.strategy_for(registration.event_id)
+        if strategy.decides_at_once or registration.status != "pending":
+            return None
+        return strategy.place_in_line(registration)
+
     def registrations(self, event_id) -> list[Registration]:
         """The event's confirmed registrations, oldest first."""
         event_id = validation.clean_event_id(event_id)

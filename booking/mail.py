@@ -39,7 +39,9 @@ logger = logging.getLogger(__name__)
 SENT, ALREADY_SENT, IN_PROGRESS, FAILED = "sent", "already_sent", "in_progress", "failed"
 RECORD_ATTEMPTS = 3  # each is botocore's full set of attempts
 TEMPLATES = {"confirmation": "booking/email/confirmation", "cancellation":
-             "booking/email/cancellation", "offer": "booking/email/offer"}
+             "booking/email/cancellation", "offer": "booking/email/offer",
+             # The streams strategy's decider: no seat for a provisional booking.
+             "rejection": "booking/email/rejection"}
 
 
 class MailSender:

@@ -39,6 +39,16 @@ class Registration:
     # The address as the person typed it, where it differs from the e-mail key: e-mails go
     # there. Not part of the registration's identity.
     contact: str | None = field(default=None, compare=False)
+    # "confirmed" for the synchronous strategies; the streams strategy's registrations are
+    # "pending" until its decider makes them "confirmed" or "rejected".
+    status: str = field(default="confirmed", compare=False)
+
+    @property
+    def is_confirmed(self) -> bool:
+        return self.status == CONFIRMED
+
+
+PENDING, CONFIRMED, REJECTED = "pending", "confirmed", "rejected"
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,8 @@ class Availability:
     confirmed: int
     # Seats held for waiting-list offers that have not expired (booking/waiting_list.py).
     held: int = 0
+    # Registrations waiting for a decision (the streams strategy; 0 elsewhere).
+    pending: int = 0
 
     @property
     def remaining(self) -> int:

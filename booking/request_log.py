@@ -80,17 +80,23 @@ class RequestLog:
         A strategy called directly with a registration that names no request (tests, the
         benchmark's strategy-only runs) writes no request row.
         """
-        at = int(request.at)
         kind = "confirmation" if request.operation == "book" else "cancellation"
+        return self.row_ops(request, registration) + self.outbox.ops(
+            kind, registration, at=int(request.at))
+
+    def row_ops(self, request: Request, registration: Registration) -> list[tuple[str, dict]]:
+        """The request row alone, for a write that owes no e-mail yet (a provisional
+        booking: its e-mail goes out with the decision). Empty without a request id."""
+        at = int(request.at)
         if not request.request_id:
-            return self.outbox.ops(kind, registration, at=at)
+            return []
         row = {"request_id": request.request_id, "operation": request.operation,
                "fingerprint": request.fingerprint, **request.content,
                "registration": items.registration_item(registration),
                "created_at": at, "ttl": at + self.retention_seconds}
         put = self.table.put_op(row, condition="attribute_not_exists(request_id) OR #ttl <= :at",
                                 names={"#ttl": "ttl"}, values={":at": at})
-        return [("Put", put)] + self.outbox.ops(kind, registration, at=at)
+        return [("Put", put)]
 
     def answer(self, request: Request, row: dict | None) -> Registration | None:
         """What a live row says to ``request``: its registration, or MISMATCH; None if absent."""

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from .audits import Audits
 from .bookings import Bookings
 from .catalog import EventCatalog
+from .decider import Checkpoints, lag
 from .dynamo.access import Store
 from .dynamo.leases import Leases
 from .dynamo.tables import EVENTS
@@ -103,6 +104,14 @@ class BookingService:
 
     def registrations(self, event_id) -> list[Registration]:
         return self.bookings.registrations(event_id)
+
+    def place_in_line(self, registration: Registration) -> int | None:
+        return self.bookings.place_in_line(registration)
+
+    def decider_lag(self) -> dict:
+        """The stream deciders' state: ``deciders`` reporting in the last minute, and
+        ``seconds_behind`` (since one last read every shard to its end; None: never)."""
+        return lag(Checkpoints(self.store))
 
     @property
     def unknown_outcomes(self):

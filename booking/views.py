@@ -141,13 +141,14 @@ def _signup(request, service, event):
                              waitlist_form=SignupForm(initial=form.cleaned_data))
     except AlreadyRegistered as error:  # offer the confirmation again, by e-mail only
         return _render_event(request, service, event, None, "", status_for(error),
-                             already_email=form.cleaned_data["email"])
+                             already_email=form.cleaned_data["email"],
+                             already_pending=getattr(error.existing, "status", "") == "pending")
     except BookingError as error:
         # Keep the token: resubmitting after a 503 must not book a second seat.
         form.apply_error(error)
         return _render_event(request, service, event, form, token, status_for(error))
     # A replayed submission returns the earlier booking, whose e-mail is already owed.
-    if registration.registered_at >= started:
+    if registration.registered_at >= started and registration.is_confirmed:
         mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)
     confirmation = page_tokens.registration_token(registration, salt=page_tokens.CONFIRMATION_SALT)
     return see_other(reverse("booking:booked", args=[event.id, confirmation]))
@@ -174,7 +175,7 @@ def resend(request, event_id):
     rate_limits.check("BOOKING_SIGNUP_EMAIL_RATE", validation.normalize_email(typed),
                       message=EMAIL_LIMITED)
     registration = service.find_registration(event.id, email=typed)
-    if registration is not None:
+    if registration is not None and registration.is_confirmed:  # a decision mails itself
         mail.resend_soon(mail_sender(), registration, event=event)
     return render(request, "booking/resent.html", {"event": event, "message": RESENT})
 
@@ -214,15 +215,38 @@ def booked(request, event_id, token):
     if not ref.matches(registration):
         return render(request, "booking/booking_gone.html", context, status=410)
     context.update(registration=registration, cancel_url=_cancel_url(request, registration))
+    if not registration.is_confirmed:
+        return _provisional(request, service, context)
     return render(request, "booking/booked.html", context)
 
 
+PENDING_REFRESH_SECONDS = 3
+
+
+def _provisional(request, service, context):
+    """A streams booking before its decision (the page reloads itself until then), or
+    its rejection."""
+    registration = context["registration"]
+    if registration.status != "pending":
+        return render(request, "booking/rejected.html", context)
+    context["place"] = service.place_in_line(registration)
+    response = render(request, "booking/pending.html", context)
+    response["Refresh"] = str(PENDING_REFRESH_SECONDS)
+    return response
+
+
 def _read_cancel_link(service, token):
-    """(ref, event, whether the linked registration still holds its seat)."""
+    """(ref, event, the linked registration if it is still stored, else None)."""
     ref = page_tokens.read_registration_token(token, salt=page_tokens.CANCEL_SALT)
     event = service.get_event(ref.event_id)
     registration = service.find_registration(ref.event_id, email=ref.email)
-    return ref, event, ref.matches(registration)
+    return ref, event, registration if ref.matches(registration) else None
+
+
+def _no_seat(request, event, registration):
+    """A ``streams`` request decided "no seat": nothing to cancel, say so."""
+    return render(request, "booking/rejected.html",
+                  {"event": event, "registration": registration})
 
 
 @plain_forms_only
@@ -246,13 +270,18 @@ def cancel(request, token):
             pass  # cancelled meanwhile: the outcome the person asked for
         else:
             mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
+            if removed.status == "pending":  # a streams request left the line
+                return see_other(reverse("booking:cancelled", args=[token]) + "?withdrawn=1")
         return see_other(reverse("booking:cancelled", args=[token]))
     try:
         ref, event, active = _read_cancel_link(service, token)
     except page_tokens.BadLink:
         return bad_link(request)
+    if active is not None and active.status == "rejected":
+        return _no_seat(request, event, active)
     template = "booking/cancel_confirm.html" if active else "booking/cancel_already.html"
-    return render(request, template, {"event": event, "email": ref.email})
+    return render(request, template, {"event": event, "email": ref.email,
+                                      "pending": bool(active and active.status == "pending")})
 
 
 @never_cache
@@ -264,7 +293,10 @@ def cancelled(request, token):
         ref, event, active = _read_cancel_link(service, token)
     except page_tokens.BadLink:
         return bad_link(request)
+    if active is not None and active.status == "rejected":
+        return _no_seat(request, event, active)
     if active:  # not cancelled yet: ask first
         return redirect("booking:cancel", token=token)
-    context = {"event": event, "availability": service.availability(event.id)}
+    context = {"event": event, "availability": service.availability(event.id),
+               "withdrawn": request.GET.get("withdrawn") == "1"}
     return render(request, "booking/cancelled.html", context)

@@ -44,7 +44,9 @@ def client_config() -> ClientConfig:
 
 def store_from_settings() -> Store:
     """A new store: a client for the configured endpoint, the configured table prefix."""
-    return Store(make_client(client_config()), table_prefix=settings.DYNAMODB_TABLE_PREFIX)
+    config = client_config()
+    return Store(make_client(config), table_prefix=settings.DYNAMODB_TABLE_PREFIX,
+                 streams_client=make_client(config, "dynamodbstreams"))
 
 
 def get_store() -> Store:
@@ -136,3 +138,11 @@ def reset_services() -> None:
     install(None)
     with _lock:
         _store = None
+
+
+def stream_decider(service: BookingService | None = None, *, on_decided=None):
+    """The streams strategy's decider for ``service`` (this process's by default)."""
+    from .decider import StreamDecider
+
+    service = service or get_booking_service()
+    return StreamDecider(service.strategy("streams"), on_decided=on_decided)

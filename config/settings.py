@@ -245,3 +245,8 @@ ADMIN_LOGIN_RATE = env("ADMIN_LOGIN_RATE", default="10/15m")
 # --- Waiting list (booking/waiting_list.py) ----------------------------------------------
 # Seconds a waiting-list offer holds its seat for the person offered it (then it passes on).
 BOOKING_WAITLIST_OFFER_SECONDS = env.float("BOOKING_WAITLIST_OFFER_SECONDS", default=86400.0)
+
+# --- Streams strategy: the stream decider inside booking_worker (booking/decider.py) ----
+# Seconds the decider waits, once it has read every shard to its end, before it looks for
+# new provisional bookings again (time to decision is about this plus one transaction).
+BOOKING_DECIDER_INTERVAL = env.float("BOOKING_DECIDER_INTERVAL", default=0.2)

@@ -11,6 +11,8 @@ can fail:
   after a lost answer, so a resend that applied is reported as a refusal.
 - ``CarelessMailSender`` sends e-mails without the atomic counter, so senders that see
   the same outbox row at once both send it.
+- ``CarelessStreamsStrategy`` decides a streams registration whatever its state, so a
+  stream record read twice (a restart, two deciders) is decided twice.
 
 ``control_service`` builds a service with any of them, beside the product's strategies,
 on a store the caller builds (``local_store``: another endpoint, another table prefix).
@@ -24,6 +26,7 @@ from booking.mail import SENT, MailSender
 from booking.request_log import RequestLog
 from booking.strategies import STRATEGIES
 from booking.strategies.base import WriteTokens
+from booking.strategies.streams import StreamsStrategy
 
 from .unguarded import UnguardedStrategy
 
@@ -76,7 +79,8 @@ def local_store(endpoint_url: str = "", *, table_prefix: str, **client_options) 
     from booking import wiring
 
     config = replace(wiring.client_config(), endpoint_url=endpoint_url, **client_options)
-    return Store(make_client(config), table_prefix=table_prefix)
+    return Store(make_client(config), table_prefix=table_prefix,
+                 streams_client=make_client(config, "dynamodbstreams"))
 
 
 def control_service(*, store: Store | None = None, race_delay_ms: float = 0.0,
@@ -94,3 +98,9 @@ def control_service(*, store: Store | None = None, race_delay_ms: float = 0.0,
     return wiring.service_from_settings(
         store=store, extra_strategies={"unguarded": partial(UnguardedStrategy, race_delay_ms=race_delay_ms)},
         requests=requests, tokens=None if ambiguity_checks else BlindWriteTokens(), **options)
+
+
+class CarelessStreamsStrategy(StreamsStrategy):
+    """Decides a registration whatever its state: a record read twice is decided twice."""
+
+    decidable = "registration_id = :rid AND (#status = :pending OR #status <> :pending)"

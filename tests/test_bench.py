@@ -40,8 +40,10 @@ def rows(results, key="hot_event"):
 def test_bench__json__has_documented_schema(small_run):
     results, _, _ = small_run
 
-    assert set(results) == {"hot_event", "capacity_cost", "config", "machine", "endpoint"}
-    assert len(results["hot_event"]) == 8 and len(results["capacity_cost"]) == 4
+    assert set(results) == {"hot_event", "streams", "capacity_cost", "config", "machine",
+                            "endpoint"}
+    assert len(results["hot_event"]) == 8 and len(results["capacity_cost"]) == 5
+    assert len(results["streams"]) == 2
     row = rows(results)[("aggregate", 4)]
     for key in ("bookings_per_second", "ratio_to_unguarded", "requests_per_booking",
                 "mail_requests_per_booking",
@@ -139,3 +141,14 @@ def test_bench_quick__small_configuration_overrides_sizes():
     config = Command()._config(options)
     assert (config.clients, config.capacity, config.attempts, config.cost_capacities) == (
         [1, 4], 10, 20, [20])
+
+
+@pytest.mark.parametrize("clients", [1, 4])
+def test_bench__streams__one_write_per_request_every_one_decided_once(small_run, clients):
+    row = rows(small_run[0], "streams")[("streams", clients)]
+
+    assert (row["booked"], row["confirmed"], row["rejected"], row["still_pending"]) == (
+        20, 10, 10, 0)
+    assert row["requests_per_booking"] == 1
+    assert (row["overbooked"], row["decided_twice"], row["decisions_changed"]) == (0, 0, 0)
+    assert row["decision_p50_ms"] is not None and row["decider_requests_per_decision"] > 0

@@ -132,10 +132,15 @@ class Store:
     client, another prefix) instead of changing settings.
     """
 
-    def __init__(self, client, *, table_prefix: str = ""):
+    def __init__(self, client, *, table_prefix: str = "", streams_client=None):
         self.client = client
         self.table_prefix = table_prefix
+        self.streams_client = streams_client  # DynamoDB Streams (the streams strategy)
         self._tables: dict[str, Table] = {}
+
+    def with_prefix(self, table_prefix: str) -> "Store":
+        """The same clients, another set of tables."""
+        return Store(self.client, table_prefix=table_prefix, streams_client=self.streams_client)
 
     def name(self, spec: TableSpec) -> str:
         return spec.name_with(self.table_prefix)
@@ -282,7 +287,8 @@ class Table:
             return
         yield from self._paginate("query", request, page_size)
 
-    def count(self, *, key_condition: str, values: dict) -> int:
+    def count(self, *, key_condition: str, values: dict, filter: str | None = None,
+              names=None) -> int:
         request = {
             "TableName": self.name,
             "KeyConditionExpression": key_condition,
@@ -290,6 +296,10 @@ class Table:
             "ConsistentRead": True,
             "Select": "COUNT",
         }
+        if filter:
+            request["FilterExpression"] = filter
+        if names:
+            request["ExpressionAttributeNames"] = names
         return sum(page["Count"] for page in self._pages("query", request, None))
 
     def scan(self, *, projection: str | None = None, names=None, page_size: int | None = None):

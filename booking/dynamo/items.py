@@ -74,6 +74,7 @@ def registration_item(registration: Registration, **extra) -> dict:
         "registration_id": registration.registration_id,
         "request_id": registration.request_id,
         **({"contact": registration.contact} if registration.contact else {}),
+        **({"status": registration.status} if registration.status != "confirmed" else {}),
         **extra,
     }
 
@@ -87,6 +88,7 @@ def registration_from_item(item: dict) -> Registration:
         registration_id=item["registration_id"],
         request_id=item.get("request_id"),
         contact=item.get("contact"),
+        status=item.get("status", "confirmed"),
     )
 
 

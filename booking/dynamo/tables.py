@@ -19,6 +19,8 @@ class TableSpec:
     range_key: tuple[str, str] | None = None
     indexes: tuple[Index, ...] = field(default_factory=tuple)
     ttl_attribute: str | None = None
+    # A DynamoDB Streams view type ("NEW_IMAGE", ...) for a table whose stream is read.
+    stream_view: str | None = None
 
     def name_with(self, prefix: str) -> str:
         return f"{prefix}{self.suffix}"
@@ -50,6 +52,9 @@ class TableSpec:
                 }
                 for index in self.indexes
             ]
+        if self.stream_view:
+            request["StreamSpecification"] = {"StreamEnabled": True,
+                                              "StreamViewType": self.stream_view}
         return request
 
 
@@ -123,3 +128,13 @@ ALL_TABLES = ALL_TABLES + (RATE_LIMITS,)
 WAITING_LIST = TableSpec("waiting_list", hash_key=("event_id", "S"), range_key=("email", "S"),
                          ttl_attribute="ttl")
 ALL_TABLES = ALL_TABLES + (WAITING_LIST,)
+
+# --- Streams strategy (booking/strategies/streams.py, booking/decider.py) --------------
+# Provisional registrations, one item per (event, e-mail key), status pending -> confirmed
+# or rejected. Its stream carries each one to the decider, in order per partition.
+STREAM_REGISTRATIONS = TableSpec("stream_registrations", hash_key=("event_id", "S"),
+                                 range_key=("email", "S"), stream_view="NEW_IMAGE")
+# The decider's position in each shard of that stream (shard id -> last sequence number
+# decided), and one heartbeat row per decider.
+STREAM_CHECKPOINTS = TableSpec("stream_checkpoints", hash_key=("shard_id", "S"))
+ALL_TABLES = ALL_TABLES + (STREAM_REGISTRATIONS, STREAM_CHECKPOINTS)

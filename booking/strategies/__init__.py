@@ -7,9 +7,11 @@ from .aggregate import AggregateStrategy
 from .base import Strategy
 from .lock_table import LockTableStrategy
 from .slots import SlotsStrategy
+from .streams import StreamsStrategy
 
 STRATEGIES: dict[str, type[Strategy]] = {
-    cls.name: cls for cls in (AggregateStrategy, LockTableStrategy, SlotsStrategy)
+    cls.name: cls for cls in (AggregateStrategy, LockTableStrategy, SlotsStrategy,
+                              StreamsStrategy)
 }
 GUARDED = tuple(STRATEGIES)
 

@@ -89,7 +89,9 @@ when no other is free.
 Class attributes: ``name`` (the registry key), ``max_capacity`` (largest capacity the
 pattern supports), ``guarded`` (False only for the control strategy), ``holds_seats``
 (True when it implements the waiting-list holds above; events of other strategies have
-no waiting list).
+no waiting list), ``decides_at_once`` (False for ``streams``: ``book`` returns a
+``pending`` registration that a decider confirms or rejects later; ``registrations`` then
+yields every status).
 
 ``between_read_and_write`` is a test hook: strategies that read before they write call it
 in between, so a test can force two callers to both read before either writes.
@@ -140,6 +142,7 @@ class Strategy(ABC):
     max_capacity: int = 0
     guarded: bool = True
     holds_seats: bool = False
+    decides_at_once: bool = True
     description: str = ""
 
     def __init__(self, *, store: Store, retry: RetryPolicy | None = None,

@@ -14,6 +14,15 @@ HOT_COLUMNS = (
     ("MAIL_REQ/BOOK", "mail_requests_per_booking"), ("UNKNOWN", "first_attempt_unknown"),
     ("UNRESOLVED", "unknown_unresolved"),
 )
+STREAMS_COLUMNS = (
+    ("STRATEGY", "strategy"), ("CLIENTS", "clients"), ("ACCEPTED", "booked"),
+    ("ACCEPT/S", "answers_per_second"), ("xLOCK_TABLE", "answers_ratio_to_lock_table"),
+    ("REQ/ACCEPT", "requests_per_booking"), ("CONFIRMED", "confirmed"),
+    ("REJECTED", "rejected"), ("PENDING", "still_pending"),
+    ("DECIDE_P50ms", "decision_p50_ms"), ("DECIDE_P99ms", "decision_p99_ms"),
+    ("DECISIONS/S", "decisions_per_second"), ("REQ/DECISION", "decider_requests_per_decision"),
+    ("OVERBOOKED", "overbooked"), ("TWICE", "decided_twice"), ("CHANGED", "decisions_changed"),
+)
 COST_COLUMNS = (
     ("STRATEGY", "strategy"), ("CAPACITY", "capacity"), ("CREATE_REQ", "create_requests"),
     ("CREATE_WCU", "create_wcu"), ("CREATE_S", "create_seconds"),
@@ -48,6 +57,11 @@ def text(results: dict) -> str:
                  for r in results["capacity_cost"]]
     parts = ["Hot event: " + _describe(results["config"]),
              table([h for h, _ in HOT_COLUMNS], hot)]
+    if results.get("streams"):
+        parts += ["", "Streams (accepted at once, decided in order by a stream decider "
+                      "restarted mid-run):",
+                  table([h for h, _ in STREAMS_COLUMNS],
+                        [[_cell(r, k) for _, k in STREAMS_COLUMNS] for r in results["streams"]])]
     if cost_rows:
         parts += ["", "Cost by capacity (one client; booking figures extrapolated to a "
                       "full event):",

@@ -14,7 +14,6 @@ from multiprocessing import get_context
 from django.conf import settings
 from django.test.utils import override_settings
 
-from booking.dynamo.access import Store
 from booking.dynamo.metrics import RequestMeter
 from booking.dynamo.provision import drop_tables, ensure_tables
 from booking import wiring
@@ -23,6 +22,7 @@ from booking.wiring import mail_sender
 from harness.controls import ALL_STRATEGIES as STRATEGIES, control_service
 
 from . import sizes, stats
+from . import streams as streams_bench
 from .worker import book_attempts, person, run_in_process
 
 START_DELAY_SECONDS = 5.0  # spawned processes set up Django before the common start
@@ -42,7 +42,7 @@ class BenchConfig:
 @contextmanager
 def fresh_tables():
     """The benchmark's service on fresh tables (the same client, another prefix)."""
-    store = Store(wiring.get_store().client, table_prefix=f"bench{uuid.uuid4().hex[:8]}-")
+    store = wiring.get_store().with_prefix(f"bench{uuid.uuid4().hex[:8]}-")
     ensure_tables(store)
     try:
         with wiring.use_service(control_service(store=store)) as service:
@@ -66,6 +66,14 @@ def hot_event(config: BenchConfig, strategy: str, clients: int) -> dict:
     row["mail_requests_per_booking"] = (round(mail_requests / row["booked"], 3)
                                         if row["booked"] else None)
     return row
+
+
+def streams_hot_event(config: BenchConfig, clients: int) -> dict:
+    """The streams strategy's hot event (``harness/bench/streams.py``)."""
+    with fresh_tables() as service:
+        prefix = service.store.table_prefix
+        return streams_bench.hot_event(
+            config, clients, lambda event_id: _book_everyone(config, event_id, clients, prefix))
 
 
 def _send_confirmations(service) -> int:
@@ -126,12 +134,16 @@ def capacity_cost(config: BenchConfig, strategy: str, capacity: int, meter: Requ
 def run(config: BenchConfig, step=lambda: None) -> dict:
     """The whole benchmark; ``step`` is called after each case (progress). Every case runs
     on fresh tables, through the same client (``fresh_tables``)."""
-    hot = []
+    hot, queued = [], []
     for clients in config.clients:
         for strategy in config.strategies:
-            hot.append(hot_event(config, strategy, clients))
+            if strategy == "streams":  # its own columns: accepted now, decided later
+                queued.append(streams_hot_event(config, clients))
+            else:
+                hot.append(hot_event(config, strategy, clients))
             step()
     stats.add_ratios(hot)
+    streams_bench.add_acceptance_ratios(hot, queued)
     cost, meter = [], RequestMeter().install(wiring.get_store())  # the cases' shared client
     try:
         for capacity in config.cost_capacities:
@@ -140,4 +152,4 @@ def run(config: BenchConfig, step=lambda: None) -> dict:
                 step()
     finally:
         meter.uninstall()
-    return {"hot_event": hot, "capacity_cost": cost}
+    return {"hot_event": hot, "streams": queued, "capacity_cost": cost}

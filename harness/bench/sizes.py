@@ -103,7 +103,20 @@ def _slot_item(strategy, registration):
     return strategy.store.table(SLOTS).get({"event_id": registration["event_id"], "slot": registration["slot"]})
 
 
+def _streams(strategy, event_id, capacity):
+    """The provisional registration and its request row: no outbox row at booking time
+    (the decision writes it), so one of ``ROWS_WCU``'s two rows is taken back."""
+    stored = list(strategy.registrations_table.query(key_condition="event_id = :e",
+                                                     values={":e": event_id}))
+    if not stored:
+        return {"mean": None, "last_seat": None}
+    costs = [wcu(item_size(r), transactional=True) - wcu(1, transactional=True)
+             for r in stored]
+    return {"mean": mean(costs), "last_seat": max(costs)}
+
+
 ESTIMATORS = {
+    "streams": _streams,
     "aggregate": _aggregate,
     "lock_table": _per_registration(_lock_item),
     "slots": _per_registration(_slot_item),

@@ -127,7 +127,13 @@ def describe(record: dict) -> str:
 
 def _check_event(result: CheckResult, event: dict, state: dict, peak: dict) -> None:
     event_id, capacity = event["id"], event["capacity"]
-    stored = state["registrations"]
+    everyone = state["registrations"]
+    # streams: pending and rejected registrations are stored but hold no seat.
+    stored = [s for s in everyone if s.get("status", "confirmed") == "confirmed"]
+    undecided = sum(s.get("status") == "pending" for s in everyone)
+    if undecided:
+        result.add("undecided", event_id, f"{undecided} still pending after the decider's "
+                   "last pass")
     if len(stored) > capacity:
         result.add("overbooked", event_id, f"{len(stored)} stored for {capacity} seats")
     if state["confirmed"] > capacity:
@@ -137,7 +143,7 @@ def _check_event(result: CheckResult, event: dict, state: dict, peak: dict) -> N
         result.add("overbooked", event_id,
                    f"{seen} confirmed seen during the run (at {peak['at']:.3f}) "
                    f"for {capacity} seats")
-    for email, count in Counter(s["email"] for s in stored).items():
+    for email, count in Counter(s["email"] for s in everyone).items():
         if count > 1:
             result.add("registered_twice", event_id, f"{count} registrations", email)
     if state["confirmed"] != len(stored):
@@ -269,7 +275,13 @@ def _check_mail(result: CheckResult, history: History, stored: dict, mails: dict
             result.add("mail_twice", "", f"{message_id} sent {count} times")
     made = {rid: event_id for regs in _made_by_request(history, stored).values()
             for rid, event_id in regs.items()}
-    expected = {f"confirmation-{rid}": event_id for rid, event_id in made.items()}
+    status = _statuses(history, stored)
+    _check_decisions(result, made, status, mails)
+    # A decision mails itself (streams): a confirmation, or a rejection; nothing for a
+    # request withdrawn while pending, or whose last state nobody saw.
+    kinds = {"confirmed": "confirmation", "rejected": "rejection"}
+    expected = {f"{kinds[status[rid]]}-{rid}": event_id for rid, event_id in made.items()
+                if status.get(rid) in kinds}
     expected.update({f"cancellation-{r['registration_id']}": r["event_id"]
                      for r in history.records if r["outcome"] == OK
                      and r["operation"] == "cancel"})
@@ -277,3 +289,27 @@ def _check_mail(result: CheckResult, history: History, stored: dict, mails: dict
         if not mails.get(message_id):
             state = "still owed" if message_id in owed else "never sent"
             result.add("mail_missing", event_id, f"{message_id} {state}")
+
+
+def _statuses(history: History, stored: dict) -> dict[str, str]:
+    """A registration's last known state: stored now, or as a cancellation removed it."""
+    known = {r["registration_id"]: r.get("returned_status", "confirmed")
+             for r in history.records if r["outcome"] == OK and r["operation"] == "cancel"}
+    known.update({rid: s.get("status", "confirmed") for rid, (_, s) in stored.items()})
+    for rid in history.booked:  # answered ok at once: confirmed unless a decider decides
+        if history.booked[rid].get("returned_status", "confirmed") == "confirmed":
+            known.setdefault(rid, "confirmed")
+    return known
+
+
+def _check_decisions(result: CheckResult, made: dict, status: dict, mails: dict) -> None:
+    """streams: one decision per registration, and the one that stands."""
+    for rid, event_id in made.items():
+        confirmed, rejected = mails.get(f"confirmation-{rid}"), mails.get(f"rejection-{rid}")
+        if confirmed and rejected:
+            result.add("decided_twice", event_id, f"registration {rid} was both confirmed "
+                       "and rejected")
+        elif (confirmed and status.get(rid) == "rejected") or (
+                rejected and status.get(rid) == "confirmed"):
+            result.add("decision_changed", event_id, f"registration {rid} is "
+                       f"{status.get(rid)}, but the other decision was mailed")

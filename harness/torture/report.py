@@ -39,6 +39,8 @@ def summary(config, result: dict) -> dict:
                  "messages": len(result.get("mails", {})),
                  "still_owed": len(result.get("owed", []))},
         "events": [_event_summary(e, result) for e in result["events"]],
+        # streams: the stream decider process was killed (SIGKILL) and restarted this often.
+        "decider_kills": result.get("decider_kills", 0),
         "anomaly_counts": found.counts(),
         "anomalies": anomalies,
     }
@@ -46,7 +48,9 @@ def summary(config, result: dict) -> dict:
 
 def _event_summary(event: dict, result: dict) -> dict:
     state, peak = result["final"][event["id"]], result["peaks"][event["id"]]
-    return {**event, "stored": len(state["registrations"]), "counter": state["confirmed"],
+    # Registrations holding a seat (streams also stores pending and rejected ones).
+    seated = [r for r in state["registrations"] if r.get("status", "confirmed") == "confirmed"]
+    return {**event, "stored": len(seated), "counter": state["confirmed"],
             "peak_seen": max(peak["confirmed"], peak["stored"]),
             "audit_violations": len(state["violations"])}
 
@@ -87,6 +91,8 @@ def text(report: dict) -> str:
         f"{_counts(report['unknown_resolved'])}",
         f"Faults injected: {_counts(report['faults']) or 'none'}",
         f"E-mails: {_counts(report['mail'])}",
+        *([f"Stream decider killed (SIGKILL) and restarted: {report['decider_kills']}"]
+          if report.get("decider_kills") else []),
         "Events:",
     ]
     for event in report["events"]:

@@ -43,11 +43,13 @@ def run(config) -> dict:
             ensure_tables(store)
             events = [_create_event(config, strategy) for strategy in config.strategies]
             watcher = Watcher([e["id"] for e in events]).start()
+            deciders = StreamDeciders(_worker_env(config, server.url, prefix), events).start()
             started = time.time()
             try:
                 records = _run_processes(config, server.url, prefix, events)
             finally:
                 watcher.stop()
+                deciders.stop()
             finished = time.time()
             final = {e["id"]: _final_state(e["id"]) for e in events}
             owed = _send_what_is_owed()
@@ -58,7 +60,7 @@ def run(config) -> dict:
     found = checker.check(records, events, final, watcher.peaks, mails=mails, owed=owed)
     return {"events": events, "records": records, "final": final, "faults": faults,
             "peaks": watcher.peaks, "seconds": finished - started, "check": found,
-            "mails": mails, "owed": owed}
+            "mails": mails, "owed": owed, "decider_kills": deciders.kills}
 
 
 def _send_what_is_owed(passes: int = 10) -> list[str]:
@@ -117,7 +119,8 @@ def _final_state(event_id: str) -> dict:
     registrations = patiently(lambda: list(service.registrations(event_id)))
     return {
         "registrations": [{"email": r.email, "registration_id": r.registration_id,
-                           "request_id": r.request_id} for r in registrations],
+                           "request_id": r.request_id, "status": r.status}
+                          for r in registrations],
         "confirmed": patiently(lambda: service.availability(event_id).confirmed),
         "violations": [f"{v.invariant}: expected {v.expected}, found {v.found}"
                        + (f" ({v.detail})" if v.detail else "")
@@ -153,10 +156,72 @@ class Watcher:
             for event_id in self.event_ids:
                 try:
                     confirmed = service.availability(event_id).confirmed
-                    stored = sum(1 for _ in service.registrations(event_id))
+                    stored = sum(r.is_confirmed for r in service.registrations(event_id))
                 except Exception:  # noqa: BLE001 - a faulted read; the next one will do
                     continue
                 peak = self.peaks[event_id]
                 if max(confirmed, stored) > max(peak["confirmed"], peak["stored"]):
                     peak.update(confirmed=confirmed, stored=stored, at=time.time())
                 self.samples += 1
+
+
+class StreamDeciders:
+    """The stream decider for the run's ``streams`` events, as in production: its own OS
+    process, killed (SIGKILL) once while clients book and started again; once they have
+    stopped, decided to the end in this process (what the restarted worker would do).
+    """
+
+    KILL_AFTER_SECONDS = START_DELAY_SECONDS + 2.0
+
+    def __init__(self, env: dict, events: list[dict]):
+        self.env = env
+        self.event_ids = [e["id"] for e in events if e["strategy"] == "streams"]
+        self.context = get_context("spawn")
+        self.process = None
+        self.killer = None
+        self.kills = 0
+
+    def start(self) -> "StreamDeciders":
+        if self.event_ids:
+            self.process = self._spawn()
+            self.killer = threading.Timer(self.KILL_AFTER_SECONDS, self._kill_and_restart)
+            self.killer.start()
+        return self
+
+    def _spawn(self):
+        from .worker import decide_until
+
+        process = self.context.Process(target=decide_until, args=(self.env,))
+        process.start()
+        return process
+
+    def _kill_and_restart(self) -> None:
+        self.process.kill()
+        self.process.join()
+        self.kills += 1
+        self.process = self._spawn()
+
+    def stop(self) -> None:
+        if not self.event_ids:
+            return
+        self.killer.cancel()
+        self.killer.join()
+        self.process.terminate()  # SIGTERM: it stops after its current page
+        self.process.join(timeout=60)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self._drain()
+
+    def _drain(self, passes: int = 200) -> None:
+        from booking.decider import StreamDecider
+
+        service = get_booking_service()
+        decider = StreamDecider(service.strategy("streams"))
+        for _ in range(passes):
+            try:
+                decider.run_pass()
+                if not any(service.availability(e).pending for e in self.event_ids):
+                    return
+            except Exception:  # noqa: BLE001 - an injected fault; pass again
+                continue

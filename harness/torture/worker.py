@@ -45,7 +45,8 @@ def invoke(service, request: Request) -> dict:
         record.update(registration_id=registration.registration_id,
                       returned_email=registration.email,
                       returned_event=registration.event_id,
-                      returned_request=registration.request_id)
+                      returned_request=registration.request_id,
+                      returned_status=registration.status)
     return record
 
 
@@ -146,3 +147,22 @@ def patiently(read, attempts: int = 20):
             if attempt == attempts - 1:
                 raise
             time.sleep(0.05)
+
+
+def decide_until(env: dict) -> None:
+    """The stream decider in its own OS process until SIGTERM (or SIGKILL).
+
+    Stopped by a signal, not a shared ``multiprocessing.Event``: a process killed while
+    waiting on one leaves its condition waiting for a wake-up that never comes."""
+    os.environ.update(env)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    import signal
+
+    from booking.wiring import stream_decider
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stream_decider().run(stop, interval=0.05)

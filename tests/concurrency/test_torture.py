@@ -27,7 +27,8 @@ def torture(*args) -> tuple[int, dict]:
 
 def test_torture__guarded_strategies_with_faults__no_anomaly():
     status, report = torture("--processes", "3", "--threads", "12", "--ops", "1500",
-                             "--seed", "20261123", "--strategies", "aggregate,lock_table,slots")
+                             "--seed", "20261123", "--strategies",
+                             "aggregate,lock_table,slots,streams")
 
     assert report["anomalies"] == [], report["anomaly_counts"]
     assert status == 0
@@ -42,6 +43,7 @@ def test_torture__guarded_strategies_with_faults__no_anomaly():
         assert event["stored"] == event["counter"] <= event["capacity"]
     assert report["mail"]["sent"] == report["mail"]["messages"] > 0
     assert report["mail"]["still_owed"] == 0
+    assert report["decider_kills"] == 1  # the streams event's decider, mid-run
 
 
 def test_torture__unguarded_control__overbooking_found_and_saved_run_rechecks(tmp_path):

@@ -126,3 +126,24 @@ def put_keys(url: str, table: str, keys: list[str], threads: int, start_at: floa
         for future in [pool.submit(run) for _ in range(threads)]:
             future.result()
     return acknowledged
+
+
+def run_decider(env: dict, careless: bool = False) -> None:
+    """A stream decider in its own OS process until SIGTERM (or SIGKILL).
+
+    ``careless`` runs the control that decides a registration whatever its state. Stopped
+    by a signal: a process killed while waiting on a shared ``multiprocessing.Event``
+    would leave it waiting for a wake-up that never comes.
+    """
+    import signal
+
+    setup_django(env)
+    from booking.decider import StreamDecider
+    from booking.strategies.streams import StreamsStrategy
+    from harness.controls import CarelessStreamsStrategy
+
+    strategy = CarelessStreamsStrategy() if careless else StreamsStrategy()
+    decider = StreamDecider(strategy)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    decider.run(stop, interval=0.05)

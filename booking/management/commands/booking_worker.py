@@ -1,14 +1,18 @@
 """manage.py booking_worker: the product's one background worker (the outbox's safety net,
-and the waiting list's clock: lapsed offers pass to the next in line)."""
+the waiting list's clock: lapsed offers pass to the next in line, and the streams
+strategy's decider on a thread beside it)."""
 import json
-import time
+import signal
+import threading
+from dataclasses import replace
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from booking import mail
 from booking.errors import BookingError
 from booking.mail import send_owed
-from booking.wiring import get_booking_service, mail_sender
+from booking.wiring import get_booking_service, mail_sender, stream_decider
 
 
 class Command(BaseCommand):
@@ -17,7 +21,9 @@ class Command(BaseCommand):
         "crash or a restart left unsent), each exactly once even beside other senders. "
         "Runs until stopped; --once makes one pass. Failed sends are left to replay_failed. "
         "Each pass also expires lapsed waiting-list offers and offers freed seats to the next "
-        "in line."
+        "in line. Beside it, the stream decider confirms or rejects the streams strategy's pending "
+        "bookings in arrival order (--no-decider leaves that to another worker or a Lambda). "
+        "SIGTERM stops it after the current step."
     )
 
     def add_arguments(self, parser):
@@ -29,14 +35,30 @@ class Command(BaseCommand):
                                  "process that is sending them (default 10).")
         parser.add_argument("--json", action="store_true", dest="as_json",
                             help="Print each pass's outcomes as JSON.")
+        parser.add_argument("--no-decider", action="store_false", dest="decider",
+                            help="Do not run the stream decider in this worker.")
 
-    def handle(self, *args, once: bool, interval, min_age: float, as_json: bool, **options):
+    def handle(self, *args, once: bool, interval, min_age: float, as_json: bool,
+               decider: bool = True, **options):
         interval = settings.BOOKING_WORKER_INTERVAL if interval is None else interval
         if interval <= 0 or min_age < 0:
             raise CommandError("--interval must be positive and --min-age not negative.",
                                returncode=2)
         sender = mail_sender()
-        while True:
+        stop = threading.Event()
+        deciding = self._start_decider(sender, stop, once, as_json) if decider else None
+        if not once:
+            self._stop_on_signals(stop)
+        try:
+            self._send_loop(sender, stop, once=once, interval=interval, min_age=min_age,
+                            as_json=as_json)
+        finally:
+            stop.set()
+            if deciding is not None:
+                deciding.join()
+
+    def _send_loop(self, sender, stop, *, once, interval, min_age, as_json):
+        while not stop.is_set():
             try:
                 waiting = get_booking_service().waiting_list_pass()
                 outcomes = {**send_owed(sender, min_age=min_age), **waiting}
@@ -49,7 +71,38 @@ class Command(BaseCommand):
                 self.stdout.write(json.dumps(outcomes) if as_json else _summary(outcomes))
             if once:
                 return
-            time.sleep(interval)
+            stop.wait(interval)
+
+    def _start_decider(self, sender, stop, once, as_json):
+        """Decide pending streams bookings: one pass now with --once, else a thread."""
+        decider = stream_decider(on_decided=lambda outcome, registration: mail.send_soon(
+            sender, mail.CONFIRMATION if outcome == "confirmed" else "rejection",
+            replace(registration, status=outcome)))
+
+        def report(outcomes, caught_up):
+            line = ({"decider": dict(outcomes), "caught_up": caught_up} if as_json
+                    else _decided(outcomes, caught_up, decider.decided_total))
+            self.stdout.write(json.dumps(line) if as_json else line)
+
+        if once:
+            try:
+                outcomes, caught_up = decider.run_pass()
+            except BookingError as exc:
+                raise CommandError(exc.message) from exc
+            if outcomes:
+                report(outcomes, caught_up)
+            return None
+        interval = settings.BOOKING_DECIDER_INTERVAL
+        thread = threading.Thread(target=decider.run, args=(stop,), name="stream-decider",
+                                  kwargs={"interval": interval, "report": report})
+        thread.start()
+        return thread
+
+    def _stop_on_signals(self, stop):
+        if threading.current_thread() is not threading.main_thread():
+            return  # signals reach the main thread only (tests call the command in threads)
+        for number in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(number, lambda *_: stop.set())
 
 
 def _summary(outcomes: dict) -> str:
@@ -57,3 +110,11 @@ def _summary(outcomes: dict) -> str:
         return "No e-mails owed."
     return ", ".join(f"{count} {outcome.replace('_', ' ')}" for outcome, count in
                      sorted(outcomes.items()))
+
+
+def _decided(outcomes, caught_up: bool, total: int) -> str:
+    confirmed, rejected = outcomes.get("confirmed", 0), outcomes.get("rejected", 0)
+    skipped = sum(outcomes.values()) - confirmed - rejected
+    state = "caught up" if caught_up else "still reading"
+    return (f"Decided {confirmed + rejected} ({confirmed} confirmed, {rejected} rejected, "
+            f"{skipped} already decided or withdrawn); {total} since start; {state}.")

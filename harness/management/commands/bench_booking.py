@@ -42,6 +42,15 @@ columns of the hot-event table (one row per strategy and client count):
   MAIL_REQ/BOOK   DynamoDB requests to send each confirmation e-mail exactly once
   UNKNOWN         first answers lost or unknown (resolved before answering)
   UNRESOLVED      unknown outcomes never resolved: should be 0
+columns of the streams table (--strategies ...,streams; accepted now, decided later):
+  ACCEPTED, ACCEPT/S  provisional bookings accepted, and attempts answered per second
+  xLOCK_TABLE         ACCEPT/S over lock_table's answered attempts per second, same run
+  REQ/ACCEPT          DynamoDB requests per accepted booking (its one write)
+  CONFIRMED, REJECTED, PENDING   decisions made, and requests left undecided (0)
+  DECIDE_P50ms, DECIDE_P99ms     time from a booking's arrival to its decision
+  DECISIONS/S, REQ/DECISION      decider throughput; its DynamoDB + Streams requests
+  OVERBOOKED, TWICE, CHANGED     confirmed beyond capacity, registrations decided twice,
+                                 decisions the stored status contradicts: all 0
 columns of the cost-by-capacity table (one client):
   CREATE_REQ, CREATE_WCU, CREATE_S   requests, write units and seconds to create the event
   BOOK_REQ, BOOK_ms                  requests and milliseconds for one booking
@@ -70,7 +79,8 @@ class Command(BaseCommand):
                             help="A run of seconds: clients 1,4, capacity 10, 20 attempts, "
                                  "cost at capacity 20 (overrides those options).")
         parser.add_argument("--strategies", default=",".join((*GUARDED, "unguarded")),
-                            help="Comma-separated (default: every guarded one and unguarded).")
+                            help="Comma-separated (default: every guarded one, streams "
+                                 "included, and unguarded).")
         parser.add_argument("--clients", default="1,8,64", help="Concurrent clients, e.g. 1,8,64.")
         parser.add_argument("--capacity", type=int, default=200, help="Seats of the hot event.")
         parser.add_argument("--attempts", type=int, default=400,
