@@ -51,7 +51,7 @@ class StreamsMachine(RuleBasedStateMachine):
         self.decider = self._new_decider()
 
     def _new_decider(self):
-        return StreamDecider(self.decider_strategy())
+        return StreamDecider(self.decider_strategy(store=self.service.store))
 
     @rule(email=st.sampled_from(PEOPLE))
     def book(self, email):

@@ -140,9 +140,10 @@ def run_decider(env: dict, careless: bool = False) -> None:
     setup_django(env)
     from booking.decider import StreamDecider
     from booking.strategies.streams import StreamsStrategy
+    from booking.wiring import get_store
     from harness.controls import CarelessStreamsStrategy
 
-    strategy = CarelessStreamsStrategy() if careless else StreamsStrategy()
+    strategy = (CarelessStreamsStrategy if careless else StreamsStrategy)(store=get_store())
     decider = StreamDecider(strategy)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -83,7 +83,7 @@ def test_control__decider_without_the_pending_condition__decides_twice(service):
     event = service.create_event(name="Queue", capacity=2, strategy="streams")
     for n in range(3):
         service.book(event.id, name=f"P{n}", email=f"p{n}@example.com")
-    careless = CarelessStreamsStrategy()
+    careless = CarelessStreamsStrategy(store=service.store)
     decide_all(service, careless)
 
     forget_checkpoints()
@@ -168,7 +168,7 @@ def test_place_in_line__counts_pending_arrivals_ahead(service):
     assert [strategy.place_in_line(p) for p in people] == [1, 2, 3]
 
 
-def test_checkpoints__advance_only_forward():
+def test_checkpoints__advance_only_forward(service):
     checkpoints = Checkpoints(service.store)
     checkpoints.advance("shard-a", "200")
     checkpoints.advance("shard-a", "1000")
