@@ -118,6 +118,9 @@ class BookingService:
         return self.bookings.unknown_outcomes
 
     # --- waiting lists (waitlist_service.py) ---------------------------------------
+    def has_waiting_list(self, event: Event) -> bool:
+        return self.waitlists.has_waiting_list(event)
+
     def join_waiting_list(self, event_id, *, name, email, request_id=None) -> WaitingEntry:
         return self.waitlists.join_waiting_list(event_id, name=name, email=email,
                                                 request_id=request_id)

@@ -107,7 +107,8 @@ def event_detail(request, event_id):
 
 def _render_event(request, service, event, form, form_token, status=200, **extra):
     context = {"event": event, "availability": service.availability(event.id), "form": form,
-               "form_token": form_token, **extra}
+               "form_token": form_token, "has_waiting_list": service.has_waiting_list(event),
+               **extra}
     return render(request, "booking/event_detail.html", context, status=status)
 
 

@@ -33,6 +33,11 @@ class WaitingListService:
         self.waitlist = waitlist
         self.strategies = catalog.strategies
 
+    def has_waiting_list(self, event) -> bool:
+        """Whether people can queue for the event when it is full (its strategy holds
+        seats for offers; a ``streams`` event answers every request in order instead)."""
+        return self.strategies[event.strategy].holds_seats
+
     def join_waiting_list(self, event_id, *, name, email, request_id=None) -> WaitingEntry:
         """Put the person in line for a full event; return their entry.
 
