@@ -105,7 +105,7 @@ def _decision_figures(event, strategy, decisions) -> dict:
              for i in decided]
     times = [i["decided_at"] for i in decided]
     # Each decision owes one e-mail: two rows for one registration is a second decision.
-    mails = Counter(row["registration_id"] for row in Outbox().pending()
+    mails = Counter(row["registration_id"] for row in Outbox(strategy.store).pending()
                     if row["event_id"] == event.id)
     made = Counter(rid for rid, _ in decisions.made)
     twice = len({rid for rid, n in mails.items() if n > 1}
