@@ -46,7 +46,7 @@ def store_from_settings() -> Store:
     """A new store: a client for the configured endpoint, the configured table prefix."""
     config = client_config()
     return Store(make_client(config), table_prefix=settings.DYNAMODB_TABLE_PREFIX,
-                 streams_client=make_client(config, "dynamodbstreams"))
+                 streams_client=lambda: make_client(config, "dynamodbstreams"))
 
 
 def get_store() -> Store:

@@ -17,8 +17,11 @@ can fail:
 ``control_service`` builds a service with any of them, beside the product's strategies,
 on a store the caller builds (``local_store``: another endpoint, another table prefix).
 """
+import threading
 from dataclasses import replace
 from functools import partial
+
+import boto3
 
 from booking.dynamo.access import Store
 from booking.dynamo.client import make_client
@@ -29,6 +32,9 @@ from booking.strategies.base import WriteTokens
 from booking.strategies.streams import StreamsStrategy
 
 from .unguarded import UnguardedStrategy
+
+_session = boto3.session.Session()
+_session_lock = threading.Lock()
 
 CONTROL_STRATEGIES = {UnguardedStrategy.name: UnguardedStrategy}
 # Every strategy a test or harness may name: the product's guarded ones and the controls.
@@ -79,8 +85,13 @@ def local_store(endpoint_url: str = "", *, table_prefix: str, **client_options) 
     from booking import wiring
 
     config = replace(wiring.client_config(), endpoint_url=endpoint_url, **client_options)
-    return Store(make_client(config), table_prefix=table_prefix,
-                 streams_client=make_client(config, "dynamodbstreams"))
+    with _session_lock:  # one session: its loaded models make each new client quick
+        client = make_client(config, session=_session)
+
+    def streams_client():
+        with _session_lock:
+            return make_client(config, "dynamodbstreams", session=_session)
+    return Store(client, table_prefix=table_prefix, streams_client=streams_client)
 
 
 def control_service(*, store: Store | None = None, race_delay_ms: float = 0.0,

@@ -1,10 +1,12 @@
 """Fixtures: an in-process moto store for unit tests, a real embedded server for races."""
+import threading
 import uuid
 from urllib.parse import urlencode
 
 import pytest
 from django.test import Client
 from moto import mock_aws
+from moto.core.botocore_stubber import BotocoreStubber
 
 from booking import waiting_list, wiring
 from booking.dynamo.provision import ensure_tables
@@ -23,6 +25,9 @@ def dynamo(monkeypatch):
     the test graph on it. Yields the store."""
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.setenv(name, "testing")
+    # moto's backend is not thread-safe (a transaction deep-copies the tables while the
+    # background e-mail or offer thread deletes a row): it answers one request at a time.
+    monkeypatch.setattr(BotocoreStubber, "__call__", _one_at_a_time(BotocoreStubber.__call__))
     with mock_aws():
         store = local_store(table_prefix=f"t{uuid.uuid4().hex[:8]}-")
         use_test_service(store)
@@ -30,6 +35,15 @@ def dynamo(monkeypatch):
         yield store
         waiting_list.flush()  # offers made right after a cancellation, while the store exists
     reset_services()
+
+
+def _one_at_a_time(handle):
+    lock = threading.RLock()
+
+    def serialized(self, event_name, request, **kwargs):
+        with lock:
+            return handle(self, event_name, request, **kwargs)
+    return serialized
 
 
 def use_test_service(store=None, **controls):

@@ -68,6 +68,20 @@ def test_check__acknowledged_booking_gone_without_cancel__lost():
     assert kinds(records, stored()) == {"lost": 1}
 
 
+@pytest.mark.parametrize(("mails", "lost"), [({"rejection-R1": 1}, 0), ({}, 1)])
+def test_check__streams_request_rejected_then_asked_again__replaced_not_lost(mails, lost):
+    # A rejected streams request is replaced by the person's next one (same item): not
+    # lost when its rejection e-mail went out; without it, the same history is a loss.
+    records = [rec(1, "book", "r-ada", "ada@x", registration="R1"),
+               rec(5, "book", "r-ada-2", "ada@x", registration="R2")]
+    events = [{"id": EVENT, "strategy": "streams", "capacity": CAPACITY}]
+    final = stored(("ada@x", "R2", "r-ada-2"))
+
+    found = check(records, events, final, {}, mails=mails).counts()
+
+    assert found.get("lost", 0) == lost
+
+
 def test_check__booking_gone_after_unknown_cancel__resolved_not_lost():
     records = [rec(1, "book", "r-ada", "ada@x", registration="R1"),
                rec(2, "cancel", "r-c", "ada@x", "unknown", "store_unavailable")]

@@ -7,6 +7,7 @@ tables. Items go in and come out as plain Python values (boto3's own TypeSeriali
 TypeDeserializer); numbers come back as int where they are integral.
 """
 import random
+import threading
 import time
 from dataclasses import dataclass
 from decimal import Decimal
@@ -133,10 +134,20 @@ class Store:
     """
 
     def __init__(self, client, *, table_prefix: str = "", streams_client=None):
+        """``streams_client``: the DynamoDB Streams client (the streams strategy's decider
+        reads through it), or a callable that makes it on first use."""
         self.client = client
         self.table_prefix = table_prefix
-        self.streams_client = streams_client  # DynamoDB Streams (the streams strategy)
+        self._streams_client = streams_client
         self._tables: dict[str, Table] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def streams_client(self):
+        with self._lock:
+            if callable(self._streams_client) and not hasattr(self._streams_client, "meta"):
+                self._streams_client = self._streams_client()
+            return self._streams_client
 
     def with_prefix(self, table_prefix: str) -> "Store":
         """The same clients, another set of tables."""

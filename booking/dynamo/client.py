@@ -40,6 +40,7 @@ class ClientConfig:
         return options
 
 
-def make_client(config: ClientConfig, service_name: str = "dynamodb"):
-    """A new client (thread-safe to share) in its own boto3 session."""
-    return boto3.session.Session().client(service_name, **config.options())
+def make_client(config: ClientConfig, service_name: str = "dynamodb", *, session=None):
+    """A new client (thread-safe to share), in its own boto3 session unless one is given
+    (a session that made one client makes the next much faster: its models are loaded)."""
+    return (session or boto3.session.Session()).client(service_name, **config.options())

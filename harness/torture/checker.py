@@ -12,7 +12,8 @@ Checks (each finding is an ``Anomaly`` of one kind):
 - ``counter_mismatch`` / ``audit``: the strategy's count or derived data disagree with the
   stored registrations (``BookingService.audit``);
 - ``lost``: a booking answered ok is gone, and no cancellation that answered ok with it,
-  nor one whose outcome is unknown, can have removed it;
+  nor one whose outcome is unknown, can have removed it (a ``streams`` request whose
+  rejection e-mail went out is replaced by the person's next request: that is not lost);
 - ``cancelled_but_stored``: a registration that a cancellation answered ok with is stored;
 - ``refused_but_made``: a registration (stored, or returned by a cancellation) whose
   request only ever got definite refusals (a false "full" / "already registered");
@@ -76,7 +77,7 @@ def check(records: list[dict], events: list[dict], final: dict, peaks: dict, *,
         _check_event(result, event, final[event["id"]], peaks.get(event["id"], {}))
     stored = {s["registration_id"]: (event_id, s) for event_id, state in final.items()
               for s in state["registrations"]}
-    _check_acknowledged(result, history, stored)
+    _check_acknowledged(result, history, stored, mails)
     _check_made(result, history, stored)
     _check_requests(result, history)
     _check_one_registration_per_request(result, history, stored)
@@ -153,7 +154,8 @@ def _check_event(result: CheckResult, event: dict, state: dict, peak: dict) -> N
         result.add("audit", event_id, violation)
 
 
-def _check_acknowledged(result: CheckResult, history: History, stored: dict) -> None:
+def _check_acknowledged(result: CheckResult, history: History, stored: dict,
+                        mails: dict | None = None) -> None:
     for registration_id, booked in history.booked.items():
         event_id, email = booked["event_id"], booked["email"]
         if registration_id in history.cancelled:
@@ -167,8 +169,22 @@ def _check_acknowledged(result: CheckResult, history: History, stored: dict) -> 
         if _unknown_cancel_could_remove(history, booked, registration_id):
             result.removals_by_unknown_cancel += 1
             continue
+        if _asked_again_after_rejection(history, booked, registration_id, mails):
+            continue
         result.add("lost", event_id, f"booking {registration_id} was answered ok and is gone, "
                    "and no cancellation can have removed it", email, booked["request_id"])
+
+
+def _asked_again_after_rejection(history: History, booked: dict, registration_id: str,
+                                 mails: dict | None) -> bool:
+    """A ``streams`` request decided ``rejected`` (its rejection e-mail went out) is
+    replaced when the same person asks again: a later booking of theirs that took effect."""
+    if not mails or not mails.get(f"rejection-{registration_id}"):
+        return False
+    return any(r["operation"] == "book" and r["outcome"] != FAIL
+               and r.get("registration_id") != registration_id
+               and r["invoked"] >= booked["invoked"]
+               for r in history.by_key[(booked["event_id"], booked["email"])])
 
 
 def _unknown_cancel_could_remove(history: History, booked: dict, registration_id: str) -> bool:
