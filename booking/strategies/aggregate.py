@@ -26,8 +26,7 @@ after reading the attendee. The price: the item is capped at 400 KB, which bound
 transactional), so capacity units per booking grow with the number of attendees.
 """
 from booking.dynamo import items
-from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed,
-                                   TransactionCancelled)
+from booking.dynamo.access import CONDITION_FAILED as CCF, TransactionCancelled
 from booking.dynamo.tables import EVENTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.request_log import Request
@@ -161,15 +160,8 @@ class AggregateStrategy(AggregateHolds, Strategy):
 
     def change_capacity(self, event_id, *, expected_version, capacity, changes):
         # One conditional update: the version check and "no fewer seats than attendees".
-        update = event_edits.event_update(
-            expected_version=expected_version, capacity=capacity, changes=changes,
-            extra_condition="confirmed_count <= :capacity")
-        try:
-            self.events.update({"event_id": event_id}, update.expression, **update.kwargs())
-        except ConditionFailed as refused:
-            old = refused.old_item
-            raise (event_edits.stale_or_missing(old, expected_version)
-                   or event_edits.below_confirmed(old["confirmed_count"])) from None
+        event_edits.change_counted_event(self.events, event_id, expected_version=expected_version,
+                                         capacity=capacity, changes=changes)
 
     def delete(self, event_id):
         self.events.delete({"event_id": event_id})  # the registrations live in this item

@@ -5,6 +5,7 @@ based on a stale read is refused the same way everywhere, and bumps ``version``.
 """
 from dataclasses import dataclass
 
+from booking.dynamo.access import ConditionFailed, Table
 from booking.errors import EventNotFound, InvalidBooking, StaleEdit
 
 
@@ -40,6 +41,21 @@ def event_update(*, expected_version: int, capacity: int, changes: dict,
     if extra_condition:
         condition += f" AND {extra_condition}"
     return EventUpdate(expression, condition, names, values)
+
+
+def change_counted_event(events: Table, event_id: str, *, expected_version: int, capacity: int,
+                         changes: dict) -> None:
+    """``change_capacity`` of a strategy whose event item also counts the confirmed seats
+    (``aggregate``, ``streams``): one conditional update, the version check and "no fewer
+    seats than confirmed" together."""
+    update = event_update(expected_version=expected_version, capacity=capacity,
+                          changes=changes, extra_condition="confirmed_count <= :capacity")
+    try:
+        events.update({"event_id": event_id}, update.expression, **update.kwargs())
+    except ConditionFailed as refused:
+        old = refused.old_item
+        raise (stale_or_missing(old, expected_version)
+               or below_confirmed(old["confirmed_count"])) from None
 
 
 def stale_or_missing(old_item: dict | None, expected_version: int):

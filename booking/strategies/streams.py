@@ -257,15 +257,8 @@ class StreamsStrategy(Strategy):
         return ahead + 1
 
     def change_capacity(self, event_id, *, expected_version, capacity, changes):
-        update = event_edits.event_update(
-            expected_version=expected_version, capacity=capacity, changes=changes,
-            extra_condition="confirmed_count <= :capacity")
-        try:
-            self.events.update({"event_id": event_id}, update.expression, **update.kwargs())
-        except ConditionFailed as refused:
-            old = refused.old_item
-            raise (event_edits.stale_or_missing(old, expected_version)
-                   or event_edits.below_confirmed(old["confirmed_count"])) from None
+        event_edits.change_counted_event(self.events, event_id, expected_version=expected_version,
+                                         capacity=capacity, changes=changes)
 
     def delete(self, event_id):
         # The event item first: without it nothing is confirmed any more.
