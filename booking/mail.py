@@ -25,7 +25,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor, wait
 
-from django.core.mail import EmailMultiAlternatives
+from django.core.mail import EmailMultiAlternatives, get_connection
 from django.template.loader import render_to_string
 from django.urls import reverse
 
@@ -48,15 +48,18 @@ class MailSender:
     """Claims and sends outbox messages; ``events`` is a callable event_id -> Event.
 
     ``retention_seconds``: how long history rows live; ``stale_seconds``: a send
-    ``started`` longer ago without an outcome is taken as crashed (``booking.wiring``
-    reads both from settings).
+    ``started`` longer ago without an outcome is taken as crashed; ``email_backend``: the
+    dotted path of the Django mail backend that sends (``booking.wiring`` reads all three
+    from settings; harnesses pass a backend of their own).
     """
 
     def __init__(self, *, events, outbox: Outbox, history: RequestHistory,
-                 retention_seconds: float = 7 * 86400, stale_seconds: float = 30.0):
+                 email_backend: str, retention_seconds: float = 7 * 86400,
+                 stale_seconds: float = 30.0):
         self.events = events
         self.outbox = outbox
         self.history = history
+        self.email_backend = email_backend
         self.retention_seconds = retention_seconds
         self.stale_seconds = stale_seconds
 
@@ -123,7 +126,8 @@ class MailSender:
         email = EmailMultiAlternatives(
             " ".join(subject.split()), render_to_string(f"{template}.txt", context), None,
             [registration.contact or registration.email],
-            headers={"X-Booking-Message": message["message_id"]})
+            headers={"X-Booking-Message": message["message_id"]},
+            connection=get_connection(self.email_backend))
         email.attach_alternative(render_to_string(f"{template}.html", context), "text/html")
         if message["kind"] == CONFIRMATION and event.starts_at:
             email.attach(f"event-{event.id}.ics", calendar.ics(event), "text/calendar")

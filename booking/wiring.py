@@ -90,13 +90,15 @@ def get_booking_service() -> BookingService:
         return _service
 
 
-def mail_sender(service: BookingService | None = None, *,
-                stale_seconds: float | None = None) -> MailSender:
-    """The e-mail sender for ``service`` (this process's by default), from settings."""
+def mail_sender(service: BookingService | None = None, *, stale_seconds: float | None = None,
+                email_backend: str | None = None, sender_class=MailSender) -> MailSender:
+    """The e-mail sender for ``service`` (this process's by default), from settings; the
+    keyword arguments replace parts of it (harnesses only)."""
     service = service or get_booking_service()
-    return MailSender(
+    return sender_class(
         events=service.get_event, outbox=service.requests.outbox,
         history=RequestHistory(service.store),
+        email_backend=email_backend or settings.EMAIL_BACKEND,
         retention_seconds=settings.BOOKING_REQUEST_HISTORY_DAYS * DAY,
         stale_seconds=(settings.BOOKING_REQUEST_STALE_SECONDS if stale_seconds is None
                        else stale_seconds))

@@ -10,6 +10,7 @@ import threading
 from django.core.mail.backends.base import BaseEmailBackend
 
 MAIL_DIR_ENV = "TORTURE_MAIL_DIR"
+COUNTING_BACKEND = "harness.torture.mailbox.CountingBackend"  # the run's senders are given it
 _lock = threading.Lock()
 
 

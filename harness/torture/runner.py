@@ -11,8 +11,6 @@ import time
 import uuid
 from multiprocessing import get_context
 
-from django.test.utils import override_settings
-
 from booking import wiring
 from booking.dynamo.provision import ensure_tables
 from booking.mail import send_owed
@@ -37,9 +35,8 @@ def run(config) -> dict:
     os.environ[mailbox.MAIL_DIR_ENV] = mail_dir
     try:
         store = local_store(server.url, table_prefix=prefix, max_attempts=PATIENT_ATTEMPTS)
-        with override_settings(EMAIL_BACKEND="harness.torture.mailbox.CountingBackend"), \
-                wiring.use_service(control_service(
-                    store=store, race_delay_ms=config.unguarded_race_delay_ms)):
+        with wiring.use_service(control_service(
+                store=store, race_delay_ms=config.unguarded_race_delay_ms)):
             ensure_tables(store)
             events = [_create_event(config, strategy) for strategy in config.strategies]
             watcher = Watcher([e["id"] for e in events]).start()
@@ -69,7 +66,7 @@ def _send_what_is_owed(passes: int = 10) -> list[str]:
     Every sender has stopped, so a ``started`` send without an outcome belongs to a sender
     that died or gave up: it may be claimed at once.
     """
-    sender = mail_sender(stale_seconds=0)
+    sender = mail_sender(stale_seconds=0, email_backend=mailbox.COUNTING_BACKEND)
     for _ in range(passes):
         try:
             send_owed(sender)

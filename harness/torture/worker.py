@@ -80,9 +80,6 @@ def run_in_process(env: dict, config: TortureConfig, event_ids: list[str], proce
     import django
 
     django.setup()
-    from django.conf import settings
-
-    settings.EMAIL_BACKEND = "harness.torture.mailbox.CountingBackend"
     service = _service(config)
     for event_id in event_ids:  # warm the client and the strategy cache
         patiently(lambda: service.get_event(event_id))
@@ -110,15 +107,14 @@ def send_mail_until(stop: threading.Event, claims: bool = True, every: float = 0
     """This process's e-mail sender: every process sends the same outbox at once, so each
     e-mail is claimed against the others (the mail is counted by ``mailbox``). Without
     ``claims``: the control that sends without the atomic counter."""
-    from booking.dynamo.history import RequestHistory
-    from booking.mail import send_owed
-    from booking.wiring import get_booking_service, mail_sender
+    from booking.mail import MailSender, send_owed
+    from booking.wiring import mail_sender
     from harness.controls import CarelessMailSender
 
-    service = get_booking_service()
-    sender = (mail_sender(service) if claims
-              else CarelessMailSender(events=service.get_event, outbox=service.requests.outbox,
-                                      history=RequestHistory(service.store)))
+    from .mailbox import COUNTING_BACKEND
+
+    sender = mail_sender(email_backend=COUNTING_BACKEND,
+                         sender_class=MailSender if claims else CarelessMailSender)
     while not stop.wait(every):
         try:
             send_owed(sender)
