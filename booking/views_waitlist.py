@@ -107,8 +107,10 @@ def _accept(request, service, event, entry):
 def _decline(request, service, event, entry):
     try:
         service.leave_waiting_list(event.id, email=entry.email)
-    except NotWaiting:
-        pass  # already ended: the outcome the person asked for
+    except NotWaiting:  # already ended: say how, never "passed on" for a seat they took
+        ended = service.waiting_entry(event.id, email=entry.email) or entry
+        if ended.status == BOOKED:
+            return _offer_page(request, event, ended, "booked")
     return _offer_page(request, event, entry, "declined")
 
 

@@ -109,6 +109,23 @@ def test_offer_page__pass_it_on__next_in_line_offered(client, service, full_even
     assert [e.status for e in service.waiting_list(full_event.id)] == ["left", "offered"]
 
 
+def test_offer_page__pass_it_on_after_taking_it__says_the_seat_is_booked(client, service,
+                                                                         full_event):
+    join(client, full_event.id)
+    service.cancel(full_event.id, email="ada@example.com")
+    waiting_list.flush()  # the offer made right after
+    entry = service.waiting_entry(full_event.id, email="bo@example.com")
+    link = reverse("booking:offer", args=[offer_token(full_event.id, entry.email, entry.offer_id)])
+    client.post(link, {"action": "accept"})
+
+    response = client.post(link, {"action": "decline"})  # a second tab, an older page
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "You took this seat" in html and "passed on" not in html
+    assert service.find_registration(full_event.id, email="bo@example.com") is not None
+
+
 def test_offer_page__expired__410_and_nothing_booked(client, service, full_event):
     service.waitlists.waitlist.offer_seconds = 0.2
     join(client, full_event.id)
