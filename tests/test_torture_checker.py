@@ -21,10 +21,13 @@ def rec(t, operation, request_id, email, outcome="ok", code=None, registration=N
 
 
 def stored(*registrations, confirmed=None, violations=()):
-    rows = [{"email": email, "registration_id": rid, "request_id": request}
-            for email, rid, request in registrations]
+    """``registrations``: (email, registration id, request id[, streams status])."""
+    rows = [{"email": email, "registration_id": rid, "request_id": request,
+             **({"status": status[0]} if status else {})}
+            for email, rid, request, *status in registrations]
+    seats = sum(row.get("status", "confirmed") == "confirmed" for row in rows)
     return {EVENT: {"registrations": rows, "violations": list(violations),
-                    "confirmed": len(rows) if confirmed is None else confirmed}}
+                    "confirmed": seats if confirmed is None else confirmed}}
 
 
 def kinds(records, final, peak=0):
@@ -191,3 +194,58 @@ def test_check__mail_sent_twice_or_never__found():
 
     assert mail_kinds(records, stored(("bob@x", "R2", "r-bob")), mails,
                       owed=["cancellation-R1"]) == {"mail_twice": 1, "mail_missing": 1}
+
+
+# --- streams: a request accepted as pending, then decided by the stream decider ---------
+
+def streams_kinds(records, final, mails=None, owed=()):
+    events = [{"id": EVENT, "strategy": "streams", "capacity": CAPACITY}]
+    return check(records, events, final, {}, mails=mails, owed=list(owed)).counts()
+
+
+def pending_book(t, request_id, email, registration):
+    """A streams booking: answered ok at once with a pending registration."""
+    return {**rec(t, "book", request_id, email, registration=registration),
+            "returned_status": "pending"}
+
+
+@pytest.mark.parametrize(("status", "found"), [("pending", {"undecided": 1}),
+                                               ("confirmed", {}), ("rejected", {})])
+def test_check__streams_request_left_pending_after_the_last_pass__undecided(status, found):
+    records = [pending_book(1, "r-ada", "ada@x", "R1")]
+
+    assert streams_kinds(records, stored(("ada@x", "R1", "r-ada", status))) == found
+
+
+def test_check__streams_request_decided_once_each_way__no_anomaly():
+    records = [pending_book(1, "r-ada", "ada@x", "R1"), pending_book(2, "r-bob", "bob@x", "R2")]
+    final = stored(("ada@x", "R1", "r-ada", "confirmed"), ("bob@x", "R2", "r-bob", "rejected"))
+    mails = {"confirmation-R1": 1, "rejection-R2": 1}
+
+    assert streams_kinds(records, final, mails) == {}
+
+
+@pytest.mark.parametrize("status", ["confirmed", "rejected"])
+def test_check__streams_redelivery_decided_again__both_decisions_mailed__decided_twice(status):
+    # A decider without the pending condition read the record twice: one registration
+    # was confirmed and rejected, and both e-mails went out, whichever status stands.
+    records = [pending_book(1, "r-ada", "ada@x", "R1")]
+    mails = {"confirmation-R1": 1, "rejection-R1": 1}
+
+    found = streams_kinds(records, stored(("ada@x", "R1", "r-ada", status)), mails)
+
+    assert found == {"decided_twice": 1}
+
+
+@pytest.mark.parametrize(("mailed", "stands"), [("rejection", "confirmed"),
+                                                ("confirmation", "rejected")])
+def test_check__streams_decision_mailed_then_overwritten__decision_changed(mailed, stands):
+    # One decision was mailed, then a second decision overwrote the stored status; its
+    # own e-mail is still owed, so the person was told the decision that no longer holds.
+    other = {"rejection": "confirmation", "confirmation": "rejection"}[mailed]
+    records = [pending_book(1, "r-ada", "ada@x", "R1")]
+
+    found = streams_kinds(records, stored(("ada@x", "R1", "r-ada", stands)),
+                          {f"{mailed}-R1": 1}, owed=[f"{other}-R1"])
+
+    assert found == {"decision_changed": 1, "mail_missing": 1}
