@@ -10,7 +10,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from . import mail, page_tokens, rate_limits, validation
-from .errors import (AlreadyWaiting, BookingError, NotWaiting, OfferExpired, SeatsAvailable)
+from .errors import (AlreadyWaiting, BookingClosed, BookingError, NotWaiting, OfferExpired,
+                     SeatsAvailable)
 from .forms import SignupForm
 from .middleware import plain_forms_only
 from .models import BOOKED, OFFERED, WAITING
@@ -87,7 +88,8 @@ def offer(request, token):
             return _decline(request, service, event, entry)
         return _accept(request, service, event, entry)
     if entry.status == OFFERED and entry.offer_expires_at > timezone.now():
-        return _offer_page(request, event, entry, "open")
+        return _offer_page(request, event, entry, "closed" if event.has_started else "open",
+                           409 if event.has_started else 200)
     return _offer_page(request, event, entry, "booked" if entry.status == BOOKED else "ended",
                        200 if entry.status == BOOKED else 410)
 
@@ -98,6 +100,8 @@ def _accept(request, service, event, entry):
         registration = service.accept_offer(event.id, email=entry.email)
     except (OfferExpired, NotWaiting) as error:
         return _offer_page(request, event, entry, "ended", status_for(error))
+    except BookingClosed as error:
+        return _offer_page(request, event, entry, "closed", status_for(error))
     if registration.registered_at >= started:  # a repeated click answers the first booking
         mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)
     confirmation = page_tokens.registration_token(registration, salt=page_tokens.CONFIRMATION_SALT)

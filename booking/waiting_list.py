@@ -222,12 +222,43 @@ class WaitingList:
         """Record lapsed offers as ``expired``, hand their seats on in join order, then
         free what nobody waits for; return (offers expired, seats offered)."""
         now, expired = self.clock(), 0
-        for entry in self.entries(event_id):
+        for entry in self._end_registered(event_id, self.entries(event_id)):
             if entry.status == OFFERED and _ms(entry.offer_expires_at) <= now:
                 expired += self._end(entry, EXPIRED, offered_until=entry.offer_expires_at)
         offered = self.offer_all(event_id)  # the next offers take over lapsed holds
         self.strategy_for(event_id).release_expired(event_id, now=now)
         return expired, offered
+
+    def _end_registered(self, event_id: str, entries: list) -> list:
+        """End the open entries of people who booked a seat directly meanwhile (``booked``;
+        an offer's live hold released, so its seat goes on); return the other entries."""
+        if not any(entry.is_active for entry in entries):
+            return entries
+        strategy, now = self.strategy_for(event_id), self.clock()
+        registered = {registration.email for registration in strategy.registrations(event_id)}
+        for entry in entries:
+            if entry.is_active and entry.email in registered:
+                live = entry.status == OFFERED and _ms(entry.offer_expires_at) > now
+                self._end(entry, BOOKED, extra=strategy.release_ops(
+                    event_id, entry.email, until=_ms(entry.offer_expires_at),
+                    ref=entry.hold) if live else ())
+        return [entry for entry in entries if entry.email not in registered]
+
+    def close(self, event_id: str) -> int:
+        """The event has started: end every open entry as ``expired`` (an offered seat's
+        hold released with it); return how many entries ended."""
+        ended, strategy = 0, self.strategy_for(event_id)
+        for entry in self.entries(event_id):
+            if entry.status == OFFERED:
+                release = strategy.release_ops(event_id, entry.email,
+                                               until=_ms(entry.offer_expires_at), ref=entry.hold)
+                ended += self._end(entry, EXPIRED, offered_until=entry.offer_expires_at,
+                                   extra=release if _ms(entry.offer_expires_at) > self.clock()
+                                   else ())
+            elif entry.status == WAITING:
+                ended += self._end(entry, EXPIRED)
+        strategy.release_expired(event_id, now=self.clock())
+        return ended
 
     def _end(self, entry, status, *, offered_until=None, extra=()) -> int:
         """Move ``entry`` from its current state to ``status`` (1), or 0 if it moved."""

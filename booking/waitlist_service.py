@@ -76,8 +76,8 @@ class WaitingListService:
         """Turn the person's offer into a registration, only while it is unexpired.
 
         A repeat (the same ``request_id``; by default the offer's own) answers the same
-        registration. Raises ``NotWaiting``, ``OfferExpired``, ``EventNotFound``, or as
-        ``book``, ``OutcomeUnknown``.
+        registration. Raises ``NotWaiting``, ``OfferExpired``, ``EventNotFound``,
+        ``BookingClosed`` (the event has started), or as ``book``, ``OutcomeUnknown``.
         """
         event_id = validation.clean_event_id(event_id)
         key = validation.email_lookup_key(email)
@@ -89,10 +89,13 @@ class WaitingListService:
             event_id=event_id, email=key, name=entry.name, registered_at=timezone.now(),
             registration_id=uuid.uuid4().hex, request_id=request_id, contact=entry.contact)
         request = Request.booking(registration)
-        if entry.status != OFFERED:
+        closed = self._has_started(event_id, registration.registered_at)
+        if entry.status != OFFERED or closed:
             answered = self.requests.recall(request)  # a repeat of an accept that applied
             if answered is not None:
                 return answered
+            if closed:
+                raise BookingClosed()
             raise OfferExpired() if entry.status in (EXPIRED, BOOKED) else NotWaiting()
         # No early "expired?" check: the write's own condition (hold unexpired) decides.
         return self.bookings.settle(request, lambda: self.waitlist.accept(
@@ -113,10 +116,14 @@ class WaitingListService:
         return self.waitlist.offer_all(validation.clean_event_id(event_id))
 
     def waiting_list_pass(self) -> dict:
-        """The worker's pass: expire lapsed offers and offer freed seats, every event."""
-        outcomes = {"offers_expired": 0, "seats_offered": 0}
+        """The worker's pass: expire lapsed offers and offer freed seats, every event; an
+        event that has started closes its line (its open entries end as ``expired``)."""
+        outcomes = {"offers_expired": 0, "seats_offered": 0, "entries_closed": 0}
         for event_id in sorted(self.waitlist.events_with_open_entries()):
             try:
+                if self._has_started(event_id):
+                    outcomes["entries_closed"] += self.waitlist.close(event_id)
+                    continue
                 expired, offered = self.waitlist.expire(event_id)
             except EventNotFound:  # deleted while people waited: nothing left to offer
                 self.waitlist.table.delete_partition(event_id)
@@ -132,8 +139,14 @@ class WaitingListService:
         """Right after a seat frees: offer it at once, on a background thread, so the
         request that freed it still answers after its own one write (the worker is the
         safety net; ``booking.waiting_list.flush`` waits for it)."""
-        if self.catalog.strategy_for(event_id).holds_seats:
+        if self.catalog.strategy_for(event_id).holds_seats and not self._has_started(event_id):
             waiting_list.offer_soon(self.waitlist, event_id)
+
+    def _has_started(self, event_id, now=None) -> bool:
+        """Whether the event has started (its start as the catalog last read it)."""
+        self.catalog.strategy_for(event_id)  # reads the event the first time (EventNotFound)
+        starts_at = self.catalog.starts_at(event_id)
+        return starts_at is not None and starts_at <= (now or timezone.now())
 
     def forget_event(self, event_id) -> None:
         """Remove a deleted event's waiting list."""

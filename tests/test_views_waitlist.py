@@ -143,6 +143,25 @@ def test_offer_page__expired__410_and_nothing_booked(client, service, full_event
     assert service.find_registration(full_event.id, email="bo@example.com") is None
 
 
+def test_offer_page__event_started__409_closed_and_nothing_booked(client, service, full_event):
+    from tests.test_waiting_list import start_now
+
+    join(client, full_event.id)
+    service.cancel(full_event.id, email="ada@example.com")
+    waiting_list.flush()  # the offer made right after
+    entry = service.waiting_entry(full_event.id, email="bo@example.com")
+    link = reverse("booking:offer", args=[offer_token(full_event.id, entry.email, entry.offer_id)])
+    start_now(service, full_event)
+
+    page = client.get(link)
+    response = client.post(link, {"action": "accept"})
+
+    assert page.status_code == 409 and "This event has started" in page.content.decode()
+    assert "Take the seat" not in page.content.decode()
+    assert response.status_code == 409 and "This event has started" in response.content.decode()
+    assert service.find_registration(full_event.id, email="bo@example.com") is None
+
+
 def test_offer_page__forged_link__400(client, full_event):
     response = client.get(reverse("booking:offer", args=["not-a-real-token"]))
 

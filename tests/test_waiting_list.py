@@ -1,12 +1,13 @@
 """The waiting list on every guarded strategy (moto, in process): joining, offers that hold
 a seat, accepting, leaving, and offers released by time."""
 import time
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from booking import waiting_list
-from booking.errors import (AlreadyRegistered, AlreadyWaiting, EventFull, InvalidBooking,
-                            NotWaiting, OfferExpired, SeatsAvailable)
+from booking.errors import (AlreadyRegistered, AlreadyWaiting, BookingClosed, EventFull,
+                            InvalidBooking, NotWaiting, OfferExpired, SeatsAvailable)
 from booking.models import BOOKED, EXPIRED, LEFT, OFFERED, WAITING
 
 GUARDED = ("aggregate", "lock_table", "slots")
@@ -156,6 +157,70 @@ def test_delete_event__waiting_list_goes_with_it(service, full_event):
 
     assert service.waitlists.waitlist.entries(full_event.id) == []
     assert service.waiting_list_pass() == {}
+
+
+def test_worker_pass__offered_person_booked_directly__entry_booked_held_seat_freed(service,
+                                                                                   full_event):
+    service.join_waiting_list(full_event.id, name="Bo", email="bo@example.com")
+    cancel(service, full_event.id)  # Bo is offered Ada's seat
+    service.update_event(full_event.id, expected_version=service.get_event(full_event.id).version,
+                         capacity=2)
+    waiting_list.flush()  # nobody else waits: the new seat stays free
+    service.book(full_event.id, name="Bo", email="bo@example.com")  # the form, not the offer
+    assert [v.invariant for v in service.audit(full_event.id)] == ["not_registered_and_waiting"]
+
+    outcomes = service.waiting_list_pass()
+
+    assert outcomes == {}
+    assert statuses(service, full_event) == [("bo@example.com", BOOKED)]
+    availability = service.availability(full_event.id)
+    assert (availability.confirmed, availability.held, availability.remaining) == (1, 0, 1)
+    assert service.audit(full_event.id) == []
+
+
+def start_now(service, event):
+    """The organizer moves the event's start to a moment ago: bookings close."""
+    service.update_event(event.id, expected_version=service.get_event(event.id).version,
+                         starts_at=datetime.now(timezone.utc) - timedelta(seconds=1))
+
+
+def test_accept__event_started_since_the_offer__booking_closed_nothing_booked(service,
+                                                                              full_event):
+    service.join_waiting_list(full_event.id, name="Bo", email="bo@example.com")
+    cancel(service, full_event.id)
+    start_now(service, full_event)
+
+    with pytest.raises(BookingClosed):
+        service.accept_offer(full_event.id, email="bo@example.com")
+
+    assert service.find_registration(full_event.id, email="bo@example.com") is None
+
+
+def test_cancel__after_the_start__no_offer_made(service, full_event):
+    service.join_waiting_list(full_event.id, name="Bo", email="bo@example.com")
+    start_now(service, full_event)
+
+    cancel(service, full_event.id)
+
+    assert statuses(service, full_event) == [("bo@example.com", WAITING)]
+    assert service.availability(full_event.id).held == 0
+
+
+def test_worker_pass__event_started__line_closed_holds_released_nothing_offered(service,
+                                                                                full_event):
+    service.join_waiting_list(full_event.id, name="Bo", email="bo@example.com")
+    service.join_waiting_list(full_event.id, name="Cy", email="cy@example.com")
+    cancel(service, full_event.id)  # Bo is offered Ada's seat
+    start_now(service, full_event)
+
+    outcomes = service.waiting_list_pass()
+
+    assert outcomes == {"entries_closed": 2}
+    assert statuses(service, full_event) == [("bo@example.com", EXPIRED),
+                                             ("cy@example.com", EXPIRED)]
+    assert service.availability(full_event.id).held == 0
+    assert service.audit(full_event.id) == []
+    assert service.waiting_list_pass() == {}  # nothing open is left to look at
 
 
 def test_join__strategy_without_holds__clear_error_nothing_stored(service):
