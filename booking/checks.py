@@ -1,4 +1,6 @@
 """System checks (`manage.py check`): configuration mistakes found before serving."""
+import math
+
 from django.conf import settings
 from django.core.checks import Error, register
 
@@ -37,4 +39,25 @@ def rate_settings_check(app_configs=None, **kwargs):
             parse_rate(getattr(settings, name))
         except ValueError as error:
             errors.append(Error(f"{name}: {error}.", id="booking.E002"))
+    return errors
+
+
+# Durations and counts that must be positive, finite numbers (0, a negative number, inf or
+# nan would hold seats for no time or forever, or spin the worker).
+POSITIVE_SETTINGS = ("BOOKING_WAITLIST_OFFER_SECONDS", "BOOKING_WORKER_INTERVAL",
+                     "BOOKING_DECIDER_INTERVAL", "BOOKING_REPAIR_LEASE_SECONDS",
+                     "BOOKING_REPLAY_LEASE_SECONDS", "BOOKING_REQUEST_STALE_SECONDS",
+                     "BOOKING_REQUEST_HISTORY_DAYS", "BOOKING_FORM_MAX_AGE",
+                     "BOOKING_MAX_RETRIES", "BOOKING_RETRY_MAX_DELAY")
+
+
+@register()
+def positive_settings_check(app_configs=None, **kwargs):
+    """Each of POSITIVE_SETTINGS is a number above 0 and finite."""
+    errors = []
+    for name in POSITIVE_SETTINGS:
+        value = getattr(settings, name)
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            errors.append(Error(f"{name} must be a positive number; it is {value!r}.",
+                                id="booking.E003"))
     return errors

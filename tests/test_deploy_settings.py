@@ -101,3 +101,11 @@ def test_check__default_strategy_control_or_unknown__fails(settings, name):
 
     with pytest.raises(SystemCheckError, match="booking.E001"):
         call_command("check")
+
+
+@pytest.mark.parametrize("value", [0, -5.0, float("inf"), float("nan")])
+def test_check__offer_seconds_not_a_positive_number__fails(settings, value):
+    settings.BOOKING_WAITLIST_OFFER_SECONDS = value
+
+    with pytest.raises(SystemCheckError, match="BOOKING_WAITLIST_OFFER_SECONDS"):
+        call_command("check")
