@@ -1,7 +1,7 @@
 """Waiting-list holds on the lock-table strategy's counter item (seed 003 on seed 004 2-2).
 
 The event's lock item carries the holds: a ``holds`` map, e-mail key -> until (epoch
-seconds), and ``confirmed_count`` counts registrations *and* holds, so ``book``'s
+milliseconds), and ``confirmed_count`` counts registrations *and* holds, so ``book``'s
 unchanged condition (``confirmed_count < capacity``) keeps a held seat from anyone else.
 Time releases a hold: a write may take it over only with ``holds.#h <= :now`` in its
 condition (a booking when no other seat is free, or the next offer), which swaps the
