@@ -152,3 +152,16 @@ def test_bench__streams__one_write_per_request_every_one_decided_once(small_run,
     assert row["requests_per_booking"] == 1
     assert (row["overbooked"], row["decided_twice"], row["decisions_changed"]) == (0, 0, 0)
     assert row["decision_p50_ms"] is not None and row["decider_requests_per_decision"] > 0
+
+
+@pytest.mark.parametrize("clients", [1, 4])
+def test_bench__streams__decider_process_sigkilled_while_clients_book_then_replaced(
+        small_run, clients):
+    row = rows(small_run[0], "streams")[("streams", clients)]
+
+    # One decider process SIGKILLed before the last client finished, its successor
+    # (started from the checkpoints) deciding the rest: nothing left, nothing twice.
+    assert (row["decider_processes"], row["decider_kills"]) == (2, 1)
+    assert row["decider_killed_mid_run"] is True
+    assert row["decided_before_kill"] >= 0 and row["decider_down_seconds"] > 0
+    assert row["still_pending"] == 0 and row["decided_twice"] == 0
