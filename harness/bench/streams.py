@@ -9,10 +9,10 @@ booking: once it has reported its first decision, or at the latest once
 from the checkpoints, as after a crash (it reads again the records decided after the
 last checkpoint, which their condition refuses to decide twice); once the clients have
 finished, it decides until nothing is pending and is stopped with SIGTERM. The row says
-how many deciders were killed, whether a kill came before the last client finished, how
-many decisions the killed one had reported and how long until its successor passed
-(``decider_kills``, ``decider_killed_mid_run``, ``decided_before_kill``,
-``decider_down_seconds``).
+how many deciders were killed, whether a kill came before the last client finished and
+how long after the clients started, how many decisions the killed one had reported and
+how long until its successor was ready (``decider_kills``, ``decider_killed_mid_run``,
+``decider_killed_after_seconds``, ``decided_before_kill``, ``decider_down_seconds``).
 
 Each decider process appends JSON lines to its own journal, each flushed at once: one
 when it is ready, one per decision, one after each pass that decided something and one
@@ -241,6 +241,7 @@ def _kill_figures(kills: list[float], runs: list[dict], journals: list[list[dict
         "decider_processes": len(journals),
         "decider_kills": len(kills),
         "decider_killed_mid_run": any(started <= at < finished for at in kills),
+        "decider_killed_after_seconds": round(kills[0] - started, 3) if kills else None,
         "decided_before_kill": sum("decided" in e for e in journals[0]) if kills else None,
         "decider_down_seconds": round(ready[1] - kills[0], 2) if replaced else None,
     }
