@@ -14,13 +14,12 @@ how long after the clients started, how many decisions the killed one had report
 how long until its successor was ready (``decider_kills``, ``decider_killed_mid_run``,
 ``decider_killed_after_seconds``, ``decided_before_kill``, ``decider_down_seconds``).
 
-Each decider process appends JSON lines to its own journal, each flushed at once: one
-when it is ready, one per decision, one after each pass that decided something and one
-when it stops, every line with the process's DynamoDB and Streams requests so far. A
-SIGKILLed decider loses what it did after its last line: the requests of the rest of its
-last pass and, if killed between a decision's commit and its line, that decision's
-report (the decision itself is stored, so it is counted, and a second decision would
-still show as a second e-mail row).
+Each decider process appends JSON lines to its own journal, each flushed at once, each
+with the process's DynamoDB and Streams requests so far: one when it is ready, one per
+request as it is sent, one per decision and one when SIGTERM stopped it. A SIGKILLed
+decider can lose only what comes after its last line: the report of a decision whose
+transaction committed just before the kill (the decision itself is stored, so it is
+counted, and a second decision would still show as a second e-mail row).
 
 Reported beside acceptance: time to decision (from the booking's arrival to its
 decision), decisions per second (over the span of the stored decisions, the successor's
@@ -138,7 +137,7 @@ class DeciderProcesses:
     def wait_ready(self) -> None:
         """Wait for the current decider's first line: Django is set up, it starts passing."""
         deadline = time.monotonic() + READY_SECONDS
-        while not read_journal(self.paths[-1]):
+        while not any(entry.get("ready") for entry in read_journal(self.paths[-1])):
             if not self.process.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("The benchmark's decider process did not start "
                                    f"(exit code {self.process.exitcode}).")
@@ -201,14 +200,14 @@ def decide_until_terminated(env: dict, journal_path: str) -> None:
         journal = Journal(file, service.store)
         decider = StreamDecider(service.strategy("streams"), on_decided=journal.decided)
         journal.write(ready=True)
-        decider.run(stop, interval=DECIDER_INTERVAL,
-                    report=lambda *_: journal.write(passed=True))
+        decider.run(stop, interval=DECIDER_INTERVAL)
         journal.write(stopped=True)
 
 
 class Journal:
     """A decider process's JSON lines, each flushed at once, each with the process's
-    requests so far (botocore's ``before-send`` hooks: its own retries included)."""
+    requests so far; a line per request as botocore sends it (``before-send``: its own
+    retries included), so a SIGKILL loses none."""
 
     def __init__(self, file, store):
         self.file = file
@@ -219,7 +218,8 @@ class Journal:
 
     def _counter(self, key):
         def count(**kwargs):
-            self.requests[key] += 1  # returning None lets botocore send the request
+            self.requests[key] += 1
+            self.write()  # returns None: botocore sends the request
         return count
 
     def decided(self, outcome, registration) -> None:
