@@ -50,7 +50,9 @@ esac
 
 "$PY" manage.py create_tables
 "$PY" manage.py seed_demo  # demo events only when the store has none
-# The one background worker: sends the e-mails a crash or restart left in the outbox.
+# The one background worker: sends the e-mails a crash or restart left in the outbox,
+# passes lapsed waiting-list offers (and freed seats) to the next in line, and runs the
+# stream decider that confirms or rejects the streams strategy's requests in arrival order.
 "$PY" manage.py booking_worker >var/booking_worker.log 2>&1 &
 worker_pid=$!
 trap 'kill "$worker_pid" 2>/dev/null || true; cleanup' EXIT INT TERM
