@@ -235,7 +235,8 @@ class WaitingList:
         if not any(entry.is_active for entry in entries):
             return entries
         strategy, now = self.strategy_for(event_id), self.clock()
-        registered = {registration.email for registration in strategy.registrations(event_id)}
+        registered = {registration.email for registration in strategy.registrations(event_id)
+                      if registration.is_confirmed}  # a pending request may yet be rejected
         for entry in entries:
             if entry.is_active and entry.email in registered:
                 live = entry.status == OFFERED and _ms(entry.offer_expires_at) > now

@@ -16,7 +16,7 @@ def audit_event(service, event, *, now: float | None = None) -> list[Violation]:
     if not entries:
         return []
     strategy = service.strategies[event.strategy]
-    registered = {r.email for r in strategy.registrations(event.id)}
+    registered = {r.email for r in strategy.registrations(event.id) if r.is_confirmed}
     found = [Violation(event.id, REGISTERED_AND_WAITING, "registered or waiting", "both",
                        entry.email)
              for entry in entries if entry.is_active and entry.email in registered]

@@ -35,7 +35,7 @@ class WaitingListService:
 
     def has_waiting_list(self, event) -> bool:
         """Whether people can queue for the event when it is full (its strategy holds
-        seats for offers; a ``streams`` event answers every request in order instead)."""
+        seats for offers: every product strategy does; the test-only control does not)."""
         return self.strategies[event.strategy].holds_seats
 
     def join_waiting_list(self, event_id, *, name, email, request_id=None) -> WaitingEntry:

@@ -15,7 +15,6 @@ from booking.models import Availability
 from booking.dynamo import items
 
 BUMP = "booking_version = if_not_exists(booking_version, :zero) + :one"
-RELEASE_EXPIRED = f"REMOVE holds.#h SET confirmed_count = confirmed_count - :one, {BUMP}"
 
 
 def expired_holder(item: dict | None, now: float, prefer: str | None = None) -> str | None:
@@ -33,9 +32,11 @@ def availability_of(item: dict, now: float) -> Availability:
 
 
 class AggregateHolds:
-    """Mixed into ``AggregateStrategy`` (which provides ``events``)."""
+    """Mixed into ``AggregateStrategy`` (which provides ``events``). ``bump`` is the SET
+    clause every hold write adds: the version a repair (and an organizer's edit) checks."""
 
     holds_seats = True
+    bump = BUMP
 
     def _key(self, event_id):
         return {"event_id": event_id}
@@ -55,7 +56,7 @@ class AggregateHolds:
                 self._ensure_holds_map(event_id)
             return [("Update", self.events.update_op(
                 self._key(event_id),
-                f"SET holds.#email = :until, confirmed_count = confirmed_count + :one, {BUMP}",
+                f"SET holds.#email = :until, confirmed_count = confirmed_count + :one, {self.bump}",
                 condition="attribute_exists(event_id) AND confirmed_count < #capacity AND "
                           "attribute_not_exists(attendees.#email) AND "
                           "attribute_not_exists(holds.#email)",
@@ -68,7 +69,8 @@ class AggregateHolds:
         holder = expired_holder(old, now, prefer=email)
         if holder is None:
             raise EventFull()
-        expression, condition = _take_over(holder, email, "SET holds.#email = :until")
+        expression, condition = _take_over(holder, email, "SET holds.#email = :until",
+                                           self.bump)
         if holder != email:  # DynamoDB refuses names an expression does not use
             names["#h"] = holder
         return [("Update", self.events.update_op(
@@ -81,7 +83,7 @@ class AggregateHolds:
         if holder is None or registration.email in (old.get("attendees") or {}):
             return None
         expression, condition = _take_over(holder, registration.email,
-                                           "SET attendees.#email = :attendee")
+                                           "SET attendees.#email = :attendee", self.bump)
         return ("Update", self.events.update_op(
             self._key(event_id), expression, condition=condition.replace(
                 " AND attribute_not_exists(holds.#email)", ""),
@@ -91,7 +93,8 @@ class AggregateHolds:
 
     def accept_ops(self, event_id, registration, *, now, ref):
         return [("Update", self.events.update_op(
-            self._key(event_id), f"REMOVE holds.#email SET attendees.#email = :attendee, {BUMP}",
+            self._key(event_id),
+            f"REMOVE holds.#email SET attendees.#email = :attendee, {self.bump}",
             condition="holds.#email > :now AND attribute_not_exists(attendees.#email)",
             names={"#email": registration.email},
             values={":attendee": items.attendee_value(registration), ":now": now, ":one": 1,
@@ -100,7 +103,7 @@ class AggregateHolds:
     def release_ops(self, event_id, email, *, until, ref):
         return [("Update", self.events.update_op(
             self._key(event_id),
-            f"REMOVE holds.#email SET confirmed_count = confirmed_count - :one, {BUMP}",
+            f"REMOVE holds.#email SET confirmed_count = confirmed_count - :one, {self.bump}",
             condition="holds.#email = :until", names={"#email": email},
             values={":until": until, ":one": 1, ":zero": 0}))]
 
@@ -110,7 +113,8 @@ class AggregateHolds:
             if until > now:
                 continue
             try:
-                self.events.update(self._key(event_id), RELEASE_EXPIRED,
+                self.events.update(self._key(event_id), "REMOVE holds.#h SET confirmed_count = "
+                                   f"confirmed_count - :one, {self.bump}",
                                    condition="holds.#h <= :now", names={"#h": email},
                                    values={":now": now, ":one": 1, ":zero": 0})
                 released += 1
@@ -131,11 +135,11 @@ class AggregateHolds:
             names={"#email": email}))
 
 
-def _take_over(holder, email, set_clause):
+def _take_over(holder, email, set_clause, bump):
     """(expression, condition) replacing ``holder``'s expired hold with ``set_clause``."""
     if holder == email and "holds.#email" in set_clause:
-        return (f"{set_clause}, {BUMP}",
+        return (f"{set_clause}, {bump}",
                 "holds.#email <= :now AND attribute_not_exists(attendees.#email)")
-    return (f"REMOVE holds.#h {set_clause}, {BUMP}",
+    return (f"REMOVE holds.#h {set_clause}, {bump}",
             "holds.#h <= :now AND attribute_not_exists(attendees.#email) AND "
             "attribute_not_exists(holds.#email)")

@@ -28,8 +28,10 @@ seed 000's guard (only the first runner proceeds) built into the write itself, a
 as the history counter and cheaper: no separate claim that can outlive a crash.
 
 Cancelling a confirmed registration deletes it and counts the seat back in one
-transaction: the next pending registration the decider reaches gets it. Rejected ones
-stay rejected (a definite answer). Cancelling a pending one withdraws it; the decider
+transaction: the next pending registration the decider reaches gets it, or the first
+person on the waiting list, whose offer holds it (``streams_holds.py``: a hold is counted
+in ``confirmed_count``, so the decider treats a held seat as taken), whichever writes
+first. Rejected ones stay rejected (a definite answer; their people may join the line). Cancelling a pending one withdraws it; the decider
 then finds nothing pending to decide. The event item holds capacity, confirmed count and
 version; an edit checks its version and ``confirmed_count <= capacity`` in one update.
 Every change of the count also adds 1 to ``count_changes``, so a repair that recounts the
@@ -44,19 +46,22 @@ from booking.dynamo import items
 from booking.dynamo.access import CONDITION_FAILED as CCF, ConditionFailed, TransactionCancelled
 from booking.dynamo.tables import EVENTS, STREAM_REGISTRATIONS
 from booking.errors import AlreadyRegistered, EventNotFound
-from booking.models import CONFIRMED, PENDING, REJECTED, Availability
+from booking.models import CONFIRMED, PENDING, REJECTED
 from booking.request_log import Request
 
 from . import event_edits, streams_audit
-from .base import Strategy
+from .aggregate_holds import availability_of
+from .base import Strategy, now_ms
+from .streams_holds import StreamsHolds
 
 REJECTION = "rejection"  # the outbox kind of a "no seat" decision
 # What ``decide`` reports besides CONFIRMED and REJECTED.
 NOT_PENDING, EVENT_GONE = "not_pending", "event_gone"
 _REFUSED, _CONFLICT = "refused", "conflict"  # internal: decide again
+EVENT_COUNTS = "event_id, #capacity, confirmed_count, holds"  # what availability reads
 
 
-class StreamsStrategy(Strategy):
+class StreamsStrategy(StreamsHolds, Strategy):
     name = "streams"
     max_capacity = 1_000_000
     decides_at_once = False
@@ -234,17 +239,15 @@ class StreamsStrategy(Strategy):
         pending = self.registrations_table.count(
             key_condition="event_id = :e", filter="#status = :pending",
             names={"#status": "status"}, values={":e": event_id, ":pending": PENDING})
-        return Availability(capacity=event["capacity"], confirmed=event["confirmed_count"],
-                            pending=pending)
+        return replace(availability_of(event, now_ms()), pending=pending)
 
     def availabilities(self, event_ids):
-        """Capacity and confirmed count in one batch (lists leave the line uncounted)."""
+        """Capacity, confirmed and held seats in one batch (lists leave the line uncounted)."""
         found = self.events.batch_get([{"event_id": e} for e in event_ids],
-                                      projection="event_id, #capacity, confirmed_count",
-                                      names={"#capacity": "capacity"})
-        return {item["event_id"]: Availability(capacity=item["capacity"],
-                                               confirmed=item["confirmed_count"])
-                for item in found if item is not None}
+                                      projection=EVENT_COUNTS, names={"#capacity": "capacity"})
+        now = now_ms()
+        return {item["event_id"]: availability_of(item, now) for item in found
+                if item is not None}
 
     def place_in_line(self, registration) -> int:
         """1 + the pending registrations of the event that arrived before this one."""
@@ -278,8 +281,7 @@ class StreamsStrategy(Strategy):
         return decider_seen(Checkpoints(self.store), now=now, within=self.stale_pending_seconds)
 
     def _require_event(self, event_id):
-        event = self.events.get({"event_id": event_id},
-                                projection="event_id, #capacity, confirmed_count",
+        event = self.events.get({"event_id": event_id}, projection=EVENT_COUNTS,
                                 names={"#capacity": "capacity"})
         if event is None:
             raise EventNotFound()

@@ -48,12 +48,14 @@ def stored_registrations(server, event):
         item = client.get_item(TableName=f"{prefix}events", Key={"event_id": {"S": event.id}},
                                ConsistentRead=True)["Item"]
         return list(item["attendees"]["M"])
-    emails = []
+    emails, streams = [], event.strategy == "streams"
     for page in client.get_paginator("query").paginate(
-        TableName=f"{prefix}registrations", ConsistentRead=True,
+        TableName=f"{prefix}{'stream_registrations' if streams else 'registrations'}",
+        ConsistentRead=True,
         KeyConditionExpression="event_id = :e", ExpressionAttributeValues={":e": {"S": event.id}},
     ):
-        emails += [item["email"]["S"] for item in page["Items"]]
+        emails += [item["email"]["S"] for item in page["Items"]
+                   if not streams or item["status"]["S"] == "confirmed"]
     return emails
 
 

@@ -1,7 +1,8 @@
 """Waiting-list races: 3 OS processes x 16 threads joining, cancelling, booking, leaving,
 accepting (twice each, as a double click does) and running the worker's pass at once,
 against the session's DynamoDB Local, while offers expire, on one event per guarded
-strategy in the same run. Every guarded strategy keeps the invariants; the
+strategy in the same run (for ``streams``, stream deciders run among them and a booking
+is a request that they decide). Every guarded strategy keeps the invariants; the
 careless-accept control (``harness/waitlist_controls.py``) is caught by the very same
 checks."""
 import multiprocessing
@@ -11,6 +12,7 @@ from collections import Counter
 import pytest
 
 from booking import waiting_list, wiring
+from booking.decider import StreamDecider
 from harness.waitlist_controls import waitlist_control_service
 from tests.concurrency.test_booking_races import stored_registrations
 
@@ -49,6 +51,7 @@ def prepare(service, strategy):
                                  strategy=strategy)
     for email in BOOKED:
         service.book(event.id, name="Booked", email=email)
+    decide_everything(service)
     for email in WAITING:
         service.join_waiting_list(event.id, name="Waiting", email=email)
     return event
@@ -66,6 +69,13 @@ def offer(service, event, start_at, expiries):
     service.waitlists.waitlist.offer_seconds = 60
 
 
+def decide_everything(service):
+    """Decide every pending streams request, as the worker's stream decider does."""
+    decider = StreamDecider(service.strategy("streams"))
+    while not decider.run_pass()[1]:
+        pass
+
+
 def interleave(*task_lists):
     """Tasks of several events alternating, so the events race at the same moments."""
     longest = max(len(tasks) for tasks in task_lists)
@@ -75,7 +85,8 @@ def interleave(*task_lists):
 def violations(server, service, event, outcomes):
     """Every invariant the race can break for ``event``, as strings (empty when all hold)."""
     outcomes = [o[1:] for o in outcomes if o[0] == event.id]
-    service.waiting_list_pass()  # what the worker does next; it must leave all in order
+    decide_everything(service)  # what the worker does next; it must leave all in order
+    service.waiting_list_pass()
     found = [f"{v.invariant}: {v.detail or v.found}" for v in service.audit(event.id)]
     stored = stored_registrations(server, event)
     availability = service.availability(event.id)
@@ -87,7 +98,11 @@ def violations(server, service, event, outcomes):
         found.append("registered twice")
     answered, cancelled = {}, set()
     for kind, email, outcome, rid in outcomes:
-        if kind in ("accept", "book") and outcome == "ok":
+        if (kind, outcome) == ("book", "ok") and event.strategy == "streams":
+            decided = service.find_registration(event.id, email=email)  # told by e-mail
+            if decided and decided.status == "confirmed":
+                answered.setdefault(email, set()).add(decided.registration_id)
+        elif kind in ("accept", "book") and outcome == "ok":
             answered.setdefault(email, set()).add(rid)
         if (kind, outcome) == ("cancel", "ok"):
             cancelled.add(email)
@@ -105,7 +120,8 @@ def violations(server, service, event, outcomes):
 def test_race__join_cancel_book_accept_at_once__invariants_hold(server_store):
     service = waitlist_control_service()
     wiring.install(service)
-    events = [prepare(service, strategy) for strategy in ("aggregate", "lock_table", "slots")]
+    events = [prepare(service, strategy)
+              for strategy in ("aggregate", "lock_table", "slots", "streams")]
     start_at = time.time() + START_DELAY
     for event in events:
         # Two of the four offers lapse 20 and 100 ms into the race (their accepts book or
@@ -117,12 +133,12 @@ def test_race__join_cancel_book_accept_at_once__invariants_hold(server_store):
                 [("join", x) for x in JOINERS[:6]] + [("accept", x) for x in WAITING[:4]] * 2
                 + [("book", x) for x in STRANGERS] + [("cancel", x) for x in BOOKED[4:]]
                 + [("accept", x) for x in WAITING[4:8]] + [("leave", x) for x in WAITING[8:10]]
-                + [("pass", "")]]
+                + [("pass", "")] + [("decide", "")] * 3]
 
     def again(e):  # people who booked cancel, others join, accept (again), the worker runs
         return [(e, k, m) for k, m in
                 [("cancel", x) for x in STRANGERS[:2]] + [("join", x) for x in JOINERS[6:]]
-                + [("accept", x) for x in WAITING[:8]] + [("pass", "")]]
+                + [("accept", x) for x in WAITING[:8]] + [("pass", "")] + [("decide", "")] * 2]
 
     outcomes = race(server_store, [interleave(*(everything(e.id) for e in events)),
                                    interleave(*(again(e.id) for e in events))], start_at)
@@ -136,19 +152,22 @@ def test_race__join_cancel_book_accept_at_once__invariants_hold(server_store):
         assert violations(server_store, service, event, outcomes) == [], event.strategy
 
 
-def test_race__careless_accept_control__is_caught_overbooking(server_store):
-    # Offers lapsed before the race: bookings take their seats, then the careless accepts
-    # (no "hold unexpired" condition) book seats that no longer exist.
+@pytest.mark.parametrize("control", ["careless_accept", "careless_streams_accept"])
+def test_race__careless_accept_control__is_caught_overbooking(server_store, control):
+    # Offers lapsed before the race: bookings (lock_table) and the next offers after the
+    # cancellations take their seats over, then the careless accepts (no "hold unexpired"
+    # condition) book seats that no longer exist.
     service = waitlist_control_service()
     wiring.install(service)
-    event = prepare(service, "careless_accept")
+    event = prepare(service, control)
     start_at = time.time() + START_DELAY
     offer(service, event, start_at, (-1.0,) * 4)
     first = [(event.id, k, m) for k, m in [("book", x) for x in STRANGERS]
              + [("cancel", x) for x in BOOKED[4:]] + [("join", x) for x in JOINERS]]
+    offers = [(event.id, "offer", "")] * 3  # lapsed holds taken over by the next in line
     then = [(event.id, "accept", x) for x in WAITING[:4]] * 2
 
-    outcomes = race(server_store, [first, then], start_at)
+    outcomes = race(server_store, [first, offers, then], start_at)
 
     found = violations(server_store, service, event, outcomes)
     assert any("overbooked" in v or "within_capacity" in v for v in found), found

@@ -12,11 +12,14 @@ def run_tasks(env: dict, phases: list[list[tuple[str, str, str]]], threads: int,
     order, phase ``k`` starting at ``start_at + k * gap`` (in every process alike); return
     (event id, kind, email, outcome, registration id or None) per task.
 
-    Kinds: ``book``, ``accept``, ``cancel``, ``join``, ``leave`` and ``pass`` (the
-    worker's waiting-list pass). The service includes the careless-accept control.
+    Kinds: ``book``, ``accept``, ``cancel``, ``join``, ``leave``, ``pass`` (the
+    worker's waiting-list pass), ``offer`` (offer the event's free seats, as right after a
+    cancellation) and ``decide`` (a stream decider's pass). The service
+    includes the careless-accept control.
     """
     setup_django(env)
     from booking import waiting_list, wiring
+    from booking.decider import StreamDecider
     from booking.errors import BookingError
     from harness.torture.worker import patiently
     from harness.waitlist_controls import waitlist_control_service
@@ -33,6 +36,9 @@ def run_tasks(env: dict, phases: list[list[tuple[str, str, str]]], threads: int,
                                                                   email=email),
         "leave": lambda event_id, email: service.leave_waiting_list(event_id, email=email),
         "pass": lambda event_id, email: service.waiting_list_pass(),
+        "offer": lambda event_id, email: service.offer_seats(event_id),
+        # A stream decider's pass (several at once, as deciders may run).
+        "decide": lambda event_id, email: StreamDecider(service.strategy("streams")).run_pass(),
     }
     barrier, lock = threading.Barrier(threads), threading.Lock()
     results = []

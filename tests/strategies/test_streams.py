@@ -381,8 +381,7 @@ def test_signup__second_request_while_pending__told_already_in_line(service, cli
     assert "You're already in line" in answer.content.decode()
 
 
-def test_event_page__full__no_waiting_list_offered(service, client):
-    # A streams event answers every request in order; it holds no seats for offers.
+def test_event_page__full__waiting_list_offered(service, client):
     from django.urls import reverse
 
     event = service.create_event(name="Queue", capacity=1, strategy="streams")
@@ -391,8 +390,7 @@ def test_event_page__full__no_waiting_list_offered(service, client):
 
     page = client.get(reverse("booking:event_detail", args=[event.id])).content.decode()
 
-    assert "This event is full" in page
-    assert "Join the waiting list" not in page and "waitlist" not in page
+    assert "This event is full" in page and "Join the waiting list" in page
 
 
 def test_decide__request_written_as_its_event_was_deleted__removed_not_decided(service):
