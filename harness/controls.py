@@ -111,6 +111,15 @@ def control_service(*, store: Store | None = None, race_delay_ms: float = 0.0,
         requests=requests, tokens=None if ambiguity_checks else BlindWriteTokens(), **options)
 
 
+class HastyRejectionStreamsStrategy(StreamsStrategy):
+    """Rejects without checking the event is still full: once it found an event full, a
+    seat freed by a cancellation meanwhile is refused to the next request all the same."""
+
+    def _decision(self, key, registration, status, now):
+        operations = super()._decision(key, registration, status, now)
+        return [op for op in operations if op[0] != "ConditionCheck"]
+
+
 class CarelessStreamsStrategy(StreamsStrategy):
     """Decides a registration whatever its state: a record read twice is decided twice."""
 

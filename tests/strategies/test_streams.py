@@ -128,6 +128,32 @@ def test_cancel__confirmed_seat__goes_to_the_next_pending_in_order(service):
                                         "cid@example.com": "rejected"}
 
 
+def rejection_first_after_a_cancellation(service, strategy):
+    """Capacity 1: Ann confirmed, Bo rejected (the decider now tries rejections first),
+    then Cy asks, and Ann cancels before Cy's turn; return Cy's decision."""
+    decider = StreamDecider(strategy)
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    for name in ("Ann", "Bo"):
+        service.book(event.id, name=name, email=f"{name.lower()}@example.com")
+    assert decider.run_pass() == ({"confirmed": 1, "rejected": 1}, True)
+    service.book(event.id, name="Cy", email="cy@example.com")
+    service.cancel(event.id, email="ann@example.com")
+    decider.run_pass()
+    return service.find_registration(event.id, email="cy@example.com").status
+
+
+def test_decide__seat_freed_after_the_event_was_found_full__confirmed_not_rejected(service):
+    assert rejection_first_after_a_cancellation(service, service.strategy("streams")) == "confirmed"
+
+
+def test_control__rejection_without_the_still_full_check__refuses_a_free_seat(service):
+    from harness.controls import HastyRejectionStreamsStrategy
+
+    hasty = HastyRejectionStreamsStrategy(store=service.store)
+
+    assert rejection_first_after_a_cancellation(service, hasty) == "rejected"
+
+
 def test_cancel__pending__withdrawn_and_never_decided(service):
     event = service.create_event(name="Queue", capacity=1, strategy="streams")
     service.book(event.id, name="Ann", email="ann@example.com")
