@@ -22,8 +22,9 @@ transaction committed just before the kill (the decision itself is stored, so it
 counted, and a second decision would still show as a second e-mail row).
 
 Reported beside acceptance: time to decision (from the booking's arrival to its
-decision), decisions per second (over the span of the stored decisions, the successor's
-start-up included), DynamoDB and Streams requests per decision, and the checks:
+decision), decisions per second (over the span of the stored decisions, the time from
+the kill to the successor's first decision included; ``successor_decisions_per_second``
+leaves it out), DynamoDB and Streams requests per decision, and the checks:
 overbooked, decided twice (a registration with two decision e-mails, or decided twice by
 the deciders), decisions changed (a decision reported that the stored status
 contradicts).
@@ -231,12 +232,15 @@ class Journal:
 
 
 def _kill_figures(kills: list[float], runs: list[dict], journals: list[list[dict]]) -> dict:
-    """How many deciders were killed, and whether a kill came while the clients booked.
+    """How many deciders were killed, whether a kill came while the clients booked, and
+    the last decider's own decision rate (from its first decision to its last).
     Decider ``n`` was killed at ``kills[n]`` and replaced by decider ``n + 1``."""
     started = min(r["started"] for r in runs)
     finished = max(r["finished"] for r in runs)
     ready = [next((e["at"] for e in entries if e.get("ready")), None) for entries in journals]
     replaced = bool(kills) and len(ready) > 1 and ready[1] is not None
+    last = [e["at"] for e in journals[-1] if "decided" in e]  # the last decider's decisions
+    span = last[-1] - last[0] if len(last) > 1 else None
     return {
         "decider_processes": len(journals),
         "decider_kills": len(kills),
@@ -244,6 +248,7 @@ def _kill_figures(kills: list[float], runs: list[dict], journals: list[list[dict
         "decider_killed_after_seconds": round(kills[0] - started, 3) if kills else None,
         "decided_before_kill": sum("decided" in e for e in journals[0]) if kills else None,
         "decider_down_seconds": round(ready[1] - kills[0], 2) if replaced else None,
+        "successor_decisions_per_second": round(len(last) / span, 1) if span else None,
     }
 
 
