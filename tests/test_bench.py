@@ -166,3 +166,4 @@ def test_bench__streams__decider_process_sigkilled_while_clients_book_then_repla
     assert row["decided_before_kill"] >= 0 and row["decider_down_seconds"] > 0
     assert row["successor_decisions_per_second"] > 0
     assert row["still_pending"] == 0 and row["decided_twice"] == 0
+    assert row["decisions_unreported"] <= row["decider_kills"]  # at most one per SIGKILL

@@ -19,7 +19,8 @@ with the process's DynamoDB and Streams requests so far: one when it is ready, o
 request as it is sent, one per decision and one when SIGTERM stopped it. A SIGKILLed
 decider can lose only what comes after its last line: the report of a decision whose
 transaction committed just before the kill (the decision itself is stored, so it is
-counted, and a second decision would still show as a second e-mail row).
+counted, a second decision would still show as a second e-mail row, and the row counts
+such decisions: ``decisions_unreported``).
 
 Reported beside acceptance: time to decision (from the booking's arrival to its
 decision), decisions per second (over the span of the stored decisions, the time from
@@ -283,6 +284,9 @@ def _decision_figures(event, strategy, journals) -> dict:
         "decider_requests_per_decision": round(requests / count, 3) if count else None,
         "decided_twice": twice,
         "decisions_changed": changed,
+        # Stored decisions no decider reported: committed just before a SIGKILL.
+        "decisions_unreported": len({i["registration_id"] for i in decided}
+                                    - set(times_decided)),
     }
 
 
