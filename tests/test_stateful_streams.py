@@ -4,14 +4,27 @@ crash before its first checkpoint), against a model that decides in arrival orde
 
 Hypothesis drives ``BookingService`` and a ``StreamDecider`` against the session's
 DynamoDB Local (its stream is real). After every step the stored statuses and the event's
-count must be the model's. The control: a decider without the pending condition
-(``CarelessStreamsStrategy``) is caught deciding a registration again after a restart.
+count must be the model's.
+
+Restarts happen only between passes: ``decide`` runs a whole pass (every record decided,
+the checkpoint moved past it), and ``restart_decider`` is a step of its own. So a decider
+is never stopped between a decision and its checkpoint; a restart with the checkpoints
+deleted stands in for that (decided records are read again). A kill at any point of a
+pass is left to ``tests/concurrency/test_streams_races.py`` (SIGKILL while deciding).
+
+The control: a decider without the pending condition (``CarelessStreamsStrategy``) is
+caught deciding a registration again after a restart, by a fixed walk. The search itself
+does not run with the control: it seldom reaches the needed book, decide, restart from
+nothing, decide (its fixed seed missed it in 30 examples of 14 steps, and in 200 of 6 to
+10 steps), and every restart from nothing re-reads every record of the table's stream,
+all earlier examples' too, which the control decides again: a longer search slows down
+as it goes.
 """
 import os
 
 import hypothesis
 import pytest
-from hypothesis import HealthCheck, Phase
+from hypothesis import HealthCheck
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, \
     run_state_machine_as_test
@@ -30,7 +43,6 @@ EXAMPLES = int(os.environ.get("BOOKING_STATEFUL_EXAMPLES", "12"))
 RUNS = hypothesis.settings(max_examples=EXAMPLES, stateful_step_count=14, deadline=None,
                            derandomize=True, database=None,
                            suppress_health_check=[HealthCheck.too_slow])
-CONTROL_RUNS = hypothesis.settings(RUNS, max_examples=30, phases=[Phase.generate])
 
 
 class StreamsMachine(RuleBasedStateMachine):
@@ -87,7 +99,7 @@ class StreamsMachine(RuleBasedStateMachine):
     @rule(from_nothing=st.booleans())
     def restart_decider(self, from_nothing):
         """A new decider process: from the checkpoints, or with none (killed before its
-        first checkpoint): every record is read again."""
+        first checkpoint): every record is read again. Only ever between passes."""
         if from_nothing:
             checkpoints = table(STREAM_CHECKPOINTS)
             for row in list(checkpoints.scan()):
