@@ -22,6 +22,7 @@ STREAMS_COLUMNS = (
     ("DECIDE_P50ms", "decision_p50_ms"), ("DECIDE_P99ms", "decision_p99_ms"),
     ("DECISIONS/S", "decisions_per_second"), ("REQ/DECISION", "decider_requests_per_decision"),
     ("OVERBOOKED", "overbooked"), ("TWICE", "decided_twice"), ("CHANGED", "decisions_changed"),
+    ("KILLED_MID_RUN", "decider_killed_mid_run"), ("KILLED_AT_s", "decider_killed_after_seconds"),
 )
 COST_COLUMNS = (
     ("STRATEGY", "strategy"), ("CAPACITY", "capacity"), ("CREATE_REQ", "create_requests"),
@@ -58,8 +59,8 @@ def text(results: dict) -> str:
     parts = ["Hot event: " + _describe(results["config"]),
              table([h for h, _ in HOT_COLUMNS], hot)]
     if results.get("streams"):
-        parts += ["", "Streams (accepted at once, decided in order by a stream decider "
-                      "restarted mid-run):",
+        parts += ["", "Streams (accepted at once, decided in order by a stream decider in "
+                      "its own process, SIGKILLed while the clients book and restarted):",
                   table([h for h, _ in STREAMS_COLUMNS],
                         [[_cell(r, k) for _, k in STREAMS_COLUMNS] for r in results["streams"]])]
     if cost_rows:

@@ -51,6 +51,8 @@ columns of the streams table (--strategies ...,streams; accepted now, decided la
   DECISIONS/S, REQ/DECISION      decider throughput; its DynamoDB + Streams requests
   OVERBOOKED, TWICE, CHANGED     confirmed beyond capacity, registrations decided twice,
                                  decisions the stored status contradicts: all 0
+  KILLED_MID_RUN, KILLED_AT_s    the decider process was SIGKILLed while clients still
+                                 booked (True), that many seconds into the booking
 columns of the cost-by-capacity table (one client):
   CREATE_REQ, CREATE_WCU, CREATE_S   requests, write units and seconds to create the event
   BOOK_REQ, BOOK_ms                  requests and milliseconds for one booking
