@@ -27,12 +27,13 @@ class EventCatalog:
     """``events`` is the events table; ``strategies`` maps each name to its strategy."""
 
     def __init__(self, *, events: Table, strategies: dict[str, Strategy], default_strategy: str,
-                 offered: tuple[str, ...]):
+                 offered: tuple[str, ...], default_time_zone: str = "UTC"):
         if default_strategy not in strategies:
             raise ValueError(f"Unknown default strategy {default_strategy!r}")
         self.events = events
         self.strategies = strategies
         self.default_strategy = default_strategy
+        self.default_time_zone = default_time_zone  # of an event created without one
         self.offered = offered  # the names a refusal suggests (the product's own strategies)
         self._strategy_of: OrderedDict[str, str] = OrderedDict()
         # Each event's start as last read here: bookings close when it has passed. The web
@@ -45,7 +46,7 @@ class EventCatalog:
         """Validate and create an event; return it (with its new ``id``).
 
         ``starts_at``/``ends_at`` without an offset are read in ``time_zone`` (an IANA
-        name, default ``TIME_ZONE``); both are stored in UTC.
+        name, default ``default_time_zone``: the site's ``TIME_ZONE``); both are stored in UTC.
 
         Raises ``InvalidBooking`` for a bad name, start, end, zone, description, venue,
         strategy or capacity (including a capacity beyond what the strategy supports),
@@ -56,7 +57,7 @@ class EventCatalog:
             choices = ", ".join(self.offered)
             raise InvalidBooking(f"Unknown strategy. Choose one of: {choices}.", field="strategy")
         implementation = self.strategies[strategy_name]
-        zone_name = validation.clean_time_zone(time_zone)
+        zone_name = validation.clean_time_zone(time_zone, default=self.default_time_zone)
         start = validation.clean_starts_at(starts_at, time_zone=zone_name)
         event = Event(
             id=uuid.uuid4().hex,

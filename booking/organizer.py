@@ -98,7 +98,8 @@ class OrganizerEdits:
             changes["name_folded"] = changes["name"].casefold()
         zone_name = event.time_zone
         if time_zone is not None:
-            zone_name = changes["time_zone"] = validation.clean_time_zone(time_zone)
+            zone_name = changes["time_zone"] = validation.clean_time_zone(
+                time_zone, default=self.catalog.default_time_zone)
         start = event.starts_at
         if starts_at is not None:
             start = validation.clean_starts_at(starts_at, time_zone=zone_name)

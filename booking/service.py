@@ -35,13 +35,14 @@ class BookingService:
     ``extra_strategies`` (name -> strategy class or factory) adds strategies beside the
     product's guarded ones: only tests and harnesses pass the unguarded control there.
     ``repair_lease_seconds`` is the default lease of ``repair``; a waiting-list offer holds
-    its seat for ``waitlist_offer_seconds``.
+    its seat for ``waitlist_offer_seconds``; an event created without a time zone gets
+    ``default_time_zone``.
     """
 
     def __init__(self, *, store: Store, default_strategy: str, retry: RetryPolicy | None = None,
                  requests: RequestLog | None = None, tokens: WriteTokens | None = None,
                  extra_strategies: dict | None = None, repair_lease_seconds: float = 300.0,
-                 waitlist_offer_seconds: float = 86400.0):
+                 waitlist_offer_seconds: float = 86400.0, default_time_zone: str = "UTC"):
         self.store = store
         self.requests = requests or RequestLog(store)
         strategies = {
@@ -49,7 +50,8 @@ class BookingService:
             for name, factory in {**STRATEGIES, **(extra_strategies or {})}.items()
         }
         self.catalog = EventCatalog(events=store.table(EVENTS), strategies=strategies,
-                                    default_strategy=default_strategy, offered=GUARDED)
+                                    default_strategy=default_strategy, offered=GUARDED,
+                                    default_time_zone=default_time_zone)
         self.bookings = Bookings(catalog=self.catalog, requests=self.requests)
         self.waitlists = WaitingListService(
             catalog=self.catalog, bookings=self.bookings, requests=self.requests,

@@ -178,14 +178,12 @@ def clean_venue(value) -> str:
     return clean_text(value, field="venue", label="Venue", max_length=VENUE_MAX_LENGTH)
 
 
-def clean_time_zone(value) -> str:
-    """An IANA zone name such as 'Europe/Berlin'; empty means the site's TIME_ZONE."""
-    from django.conf import settings
-
+def clean_time_zone(value, *, default: str) -> str:
+    """An IANA zone name such as 'Europe/Berlin'; empty means ``default`` (the site's)."""
     from .times import zone_names
 
     if value is None or value == "":
-        value = settings.TIME_ZONE
+        value = default
     if not isinstance(value, str) or value.strip() not in zone_names():
         raise InvalidBooking("Time zone must be an IANA time zone name, such as "
                              "Europe/Berlin or America/New_York.", field="time_zone")

@@ -33,6 +33,18 @@ def test_create__local_time__stored_in_utc_read_in_its_zone(service, berlin):
     assert stored.description == "Six wines.\nBring a friend."
 
 
+def test_create__no_zone_given__the_services_default_zone(dynamo):
+    from booking.service import BookingService
+
+    tokyo = BookingService(store=dynamo, default_strategy="lock_table",
+                           default_time_zone="Asia/Tokyo")
+
+    event = tokyo.create_event(name="Talk", capacity=5, starts_at="2031-12-12 19:30")
+
+    assert event.time_zone == "Asia/Tokyo"
+    assert event.starts_at == datetime(2031, 12, 12, 10, 30, tzinfo=timezone.utc)
+
+
 def test_create__offset_given__same_instant_whatever_the_zone(service):
     event = service.create_event(name="Talk", capacity=1, time_zone="America/New_York",
                                  starts_at="2030-12-12T19:30+01:00")
