@@ -121,7 +121,9 @@ class WaitingListService:
         outcomes = {"offers_expired": 0, "seats_offered": 0, "entries_closed": 0}
         for event_id in sorted(self.waitlist.events_with_open_entries()):
             try:
-                if self._has_started(event_id):
+                # Closing ends entries for good: decide it on the event as stored now, not
+                # on this process's memory of its start (an organizer may have moved it).
+                if self.catalog.get_event(event_id).has_started:
                     outcomes["entries_closed"] += self.waitlist.close(event_id)
                     continue
                 expired, offered = self.waitlist.expire(event_id)

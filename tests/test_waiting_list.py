@@ -223,6 +223,20 @@ def test_worker_pass__event_started__line_closed_holds_released_nothing_offered(
     assert service.waiting_list_pass() == {}  # nothing open is left to look at
 
 
+def test_worker_pass__start_moved_back_into_the_future__line_kept(service, full_event):
+    from harness.controls import control_service
+
+    service.join_waiting_list(full_event.id, name="Bo", email="bo@example.com")
+    start_now(service, full_event)
+    worker = control_service(store=service.store)  # another process: its own memory
+    worker.get_event(full_event.id)  # ... which read the event while it had started
+    service.update_event(full_event.id, expected_version=service.get_event(full_event.id).version,
+                         starts_at=datetime.now(timezone.utc) + timedelta(days=1))
+
+    assert worker.waiting_list_pass() == {}
+    assert statuses(service, full_event) == [("bo@example.com", WAITING)]
+
+
 def test_join__strategy_without_holds__clear_error_nothing_stored(service):
     event = service.create_event(name="Control", capacity=1, strategy="unguarded")
     service.book(event.id, name="Ada", email="ada@example.com")
