@@ -1,9 +1,9 @@
 """Waiting-list controls: collaborators built by tests, never by the product or settings.
 
-``CarelessAcceptStrategy`` (and ``CarelessStreamsAcceptStrategy``, the same for
-``streams``) is the lock-table strategy with an accept that ignores time:
-it turns the person's hold into a registration without the condition that the hold is
-theirs and unexpired. When a lapsed hold was already taken over by a booking, the
+``CarelessAcceptStrategy`` is the lock-table strategy with an accept that ignores time
+(``CarelessStreamsAcceptStrategy`` is the same for ``streams``): it turns the person's
+hold into a registration without the condition that the hold is theirs and unexpired.
+When a lapsed hold was already taken over by a booking, the
 careless accept books a seat that no longer exists, so the event overbooks: a race test
 that sees no violation with it is a test that cannot fail.
 """

@@ -31,8 +31,8 @@ Cancelling a confirmed registration deletes it and counts the seat back in one
 transaction: the next pending registration the decider reaches gets it, or the first
 person on the waiting list, whose offer holds it (``streams_holds.py``: a hold is counted
 in ``confirmed_count``, so the decider treats a held seat as taken), whichever writes
-first. Rejected ones stay rejected (a definite answer; their people may join the line). Cancelling a pending one withdraws it; the decider
-then finds nothing pending to decide. The event item holds capacity, confirmed count and
+first. Rejected ones stay rejected (a definite answer; their people may join the line).
+Cancelling a pending one withdraws it; the decider then finds nothing pending to decide. The event item holds capacity, confirmed count and
 version; an edit checks its version and ``confirmed_count <= capacity`` in one update.
 Every change of the count also adds 1 to ``count_changes``, so a repair that recounts the
 confirmed registrations writes its count only if no decision or cancellation landed while
@@ -46,12 +46,11 @@ from booking.dynamo import items
 from booking.dynamo.access import CONDITION_FAILED as CCF, ConditionFailed, TransactionCancelled
 from booking.dynamo.tables import EVENTS, STREAM_REGISTRATIONS
 from booking.errors import AlreadyRegistered, EventNotFound
-from booking.models import CONFIRMED, PENDING, REJECTED
+from booking.models import CONFIRMED, PENDING, REJECTED, Availability
 from booking.request_log import Request
 
 from . import event_edits, streams_audit
-from .aggregate_holds import availability_of
-from .base import Strategy, now_ms
+from .base import Strategy
 from .streams_holds import StreamsHolds
 
 REJECTION = "rejection"  # the outbox kind of a "no seat" decision
@@ -239,15 +238,13 @@ class StreamsStrategy(StreamsHolds, Strategy):
         pending = self.registrations_table.count(
             key_condition="event_id = :e", filter="#status = :pending",
             names={"#status": "status"}, values={":e": event_id, ":pending": PENDING})
-        return replace(availability_of(event, now_ms()), pending=pending)
+        return replace(_counts(event), pending=pending)
 
     def availabilities(self, event_ids):
         """Capacity, confirmed and held seats in one batch (lists leave the line uncounted)."""
         found = self.events.batch_get([{"event_id": e} for e in event_ids],
                                       projection=EVENT_COUNTS, names={"#capacity": "capacity"})
-        now = now_ms()
-        return {item["event_id"]: availability_of(item, now) for item in found
-                if item is not None}
+        return {item["event_id"]: _counts(item) for item in found if item is not None}
 
     def place_in_line(self, registration) -> int:
         """1 + the pending registrations of the event that arrived before this one."""
@@ -287,3 +284,11 @@ class StreamsStrategy(StreamsHolds, Strategy):
             raise EventNotFound()
         return event
 
+
+def _counts(item: dict) -> Availability:
+    """Capacity, confirmed and held seats of an event item. Every hold counts as held,
+    a lapsed one too: the decider never takes it over (the next offer does, or the
+    worker frees it), so until then its seat is not free to a new request."""
+    holds = item.get("holds") or {}
+    return Availability(capacity=item["capacity"],
+                        confirmed=item["confirmed_count"] - len(holds), held=len(holds))

@@ -58,6 +58,3 @@ class StreamsHolds(AggregateHolds):
         return ("ConditionCheck", self.registrations_table.delete_op(
             {"event_id": event_id, "email": email}, condition=NOT_CONFIRMED,
             names={"#status": "status"}, values={":confirmed": CONFIRMED}))
-
-    def book_over_expired(self, event_id, old, registration, now):
-        raise NotImplementedError("streams bookings take no seat: the decider does")

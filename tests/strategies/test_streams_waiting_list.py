@@ -1,6 +1,8 @@
 """The waiting list on a streams event (DynamoDB Local, its stream real): a held seat is
 taken for the decider too, accepting confirms without a decision, a lapsed hold goes to
 the next in line, and the audit and repair count holds."""
+import time
+
 import pytest
 
 from booking import waiting_list
@@ -84,6 +86,22 @@ def test_offer__lapsed__passes_to_the_next_in_line_and_cannot_be_accepted(servic
         service.accept_offer(full_event.id, email="bo@example.com")
     assert service.availability(full_event.id).held == 1
     assert service.audit(full_event.id) == []
+
+
+def test_availability__lapsed_hold__still_taken_until_passed_on(service, full_event):
+    # The decider never takes a lapsed hold over, so its seat is not offered to requests.
+    service.waitlists.waitlist.offer_seconds = 0.2
+    service.join_waiting_list(full_event.id, name="Bo", email="bo@example.com")
+    cancel_ann(service, full_event)
+    time.sleep(0.3)  # Bo's offer ran out; no worker pass yet
+
+    availability = service.availability(full_event.id)
+    [listed] = service.availabilities([service.get_event(full_event.id)]).values()
+    service.join_waiting_list(full_event.id, name="Cy", email="cy@example.com")
+
+    assert (availability.held, availability.remaining, availability.is_full) == (1, 0, True)
+    assert listed == availability.__class__(capacity=1, confirmed=0, held=1)
+    assert lines(service, full_event)[-1] == ("cy@example.com", WAITING)
 
 
 def test_leave__held_seat_freed__the_decider_gives_it_to_a_pending_request(service,
