@@ -82,3 +82,25 @@ def test_browser__offer_ran_out__ended_page_and_admin_list(live_site, site_servi
     page.reload()
     assert "expired" in page.content() and "offered" in page.content()
     screenshot(page, "admin-waitlist-2-passed-on")
+
+
+def test_browser__offer_after_the_event_started__closed_page(live_site, site_service, page,
+                                                              screenshot):
+    from datetime import datetime, timedelta, timezone
+
+    event = site_service.create_event(name=f"Evening talk {uuid.uuid4().hex[:6]}", capacity=1,
+                                      starts_at="2031-06-01T19:00:00+00:00")
+    site_service.book(event.id, name="Early Bird", email="early@example.com")
+    email = f"alan{uuid.uuid4().hex[:6]}@example.com"
+    site_service.join_waiting_list(event.id, name="Alan Turing", email=email)
+    site_service.cancel(event.id, email="early@example.com")
+    waiting_list.flush()
+    entry = site_service.waiting_entry(event.id, email=email)
+    site_service.update_event(event.id, expected_version=site_service.get_event(event.id).version,
+                              starts_at=datetime.now(timezone.utc) - timedelta(minutes=1))
+
+    page.goto(live_site.url + reverse("booking:offer",
+                                      args=[offer_token(event.id, entry.email, entry.offer_id)]))
+    expect(page.get_by_role("heading", name="This event has started")).to_be_visible()
+    assert page.get_by_role("button", name="Take the seat").count() == 0
+    screenshot(page, "waitlist-6-event-started")
