@@ -10,7 +10,8 @@ from urllib.parse import urlencode
 from django.urls import reverse
 from django.utils import timezone
 
-from . import page_tokens, times
+from booking import times
+from booking import links as page_tokens
 
 GOOGLE_TEMPLATE = "https://calendar.google.com/calendar/render"
 # Without an end, calendars show the event this long (RFC 5545 would make it zero).

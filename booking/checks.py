@@ -13,7 +13,7 @@ CONTROL_NAMES = ("unguarded",)
 def default_strategy_check(app_configs=None, **kwargs):
     """BOOKING_DEFAULT_STRATEGY must name a strategy of the product's registry (the
     guarded ones); a control such as 'unguarded' is built only by tests and harnesses."""
-    from .strategies import GUARDED
+    from booking.strategies import GUARDED
 
     name = settings.BOOKING_DEFAULT_STRATEGY
     if name in GUARDED:
@@ -31,7 +31,7 @@ RATE_SETTINGS = ("BOOKING_SIGNUP_RATE", "BOOKING_CANCEL_RATE", "BOOKING_SIGNUP_E
 @register()
 def rate_settings_check(app_configs=None, **kwargs):
     """Every rate limit reads like '10/10m' or 'off'."""
-    from .rate_limits import parse_rate
+    from booking.web.rate_limits import parse_rate
 
     errors = []
     for name in RATE_SETTINGS:

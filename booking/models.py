@@ -55,7 +55,7 @@ PENDING, CONFIRMED, REJECTED = "pending", "confirmed", "rejected"
 class Availability:
     capacity: int
     confirmed: int
-    # Seats held for waiting-list offers that have not expired (booking/waiting_list.py).
+    # Seats held for waiting-list offers that have not expired (booking/waitlist_engine.py).
     held: int = 0
     # Registrations waiting for a decision (the streams strategy; 0 elsewhere).
     pending: int = 0
@@ -73,8 +73,8 @@ WAITING, OFFERED, EXPIRED, BOOKED, LEFT = "waiting", "offered", "expired", "book
 
 
 @dataclass(frozen=True)
-class WaitingEntry:
-    """One person's place on an event's waiting list (booking/waiting_list.py)."""
+class WaitlistEntry:
+    """One person's place on an event's waiting list (booking/waitlist_engine.py)."""
 
     event_id: str
     email: str

@@ -14,16 +14,16 @@ from contextlib import contextmanager
 
 from django.conf import settings
 
-from .dynamo.access import Store
-from .dynamo.client import ClientConfig, make_client
-from .dynamo.history import RequestHistory
-from .dynamo.leases import Leases
-from .dynamo.rate_limits import RateCounters
-from .mail import MailSender
-from .outbox import Outbox
-from .request_log import RequestLog
-from .service import BookingService
-from .strategies.retry import RetryPolicy
+from booking.dynamo.access import Store
+from booking.dynamo.client import ClientConfig, make_client
+from booking.dynamo.history import RequestHistory
+from booking.dynamo.leases import Leases
+from booking.dynamo.rate_limits import RateCounters
+from booking.mail.sender import MailSender
+from booking.exactly_once.outbox import Outbox
+from booking.exactly_once.request_log import RequestLog
+from booking.service import BookingService
+from booking.strategies.retry import RetryPolicy
 
 DAY = 86400
 
@@ -145,7 +145,7 @@ def reset_services() -> None:
 
 def stream_decider(service: BookingService | None = None, *, on_decided=None):
     """The streams strategy's decider for ``service`` (this process's by default)."""
-    from .decider import StreamDecider
+    from booking.strategies.streams.decider import StreamDecider
 
     service = service or get_booking_service()
     return StreamDecider(service.strategy("streams"), on_decided=on_decided)

@@ -51,8 +51,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "booking.middleware.FormBodyMiddleware",
-    "booking.middleware.SecurityHeadersMiddleware",
+    "booking.web.middleware.FormBodyMiddleware",
+    "booking.web.middleware.SecurityHeadersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -73,8 +73,13 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "booking.middleware.csp_nonce",
+                "booking.web.middleware.csp_nonce",
             ],
+            # The web package's template tags (it is not an app of its own).
+            "libraries": {
+                "booking_calendar": "booking.web.templatetags.booking_calendar",
+                "booking_times": "booking.web.templatetags.booking_times",
+            },
         },
     },
 ]

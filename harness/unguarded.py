@@ -15,13 +15,13 @@ second control, which answers "not registered" to a resend of a cancel that appl
 """
 import time
 
-from booking import audit
+from booking.strategies import audit
 from booking.dynamo import items
 from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed,
                                    TransactionCancelled)
 from booking.errors import AlreadyRegistered, EventFull, NotRegistered
 from booking.models import Availability
-from booking.request_log import Request
+from booking.exactly_once.request_log import Request
 
 from booking.strategies import event_edits
 from booking.strategies.per_person import OneItemPerPerson

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from django.core import mail
 
-from booking import mail as booking_mail
+from booking.mail import sender as booking_mail
 from booking.admin import EventAdmin
 
 GUARDED = ("aggregate", "lock_table", "slots")

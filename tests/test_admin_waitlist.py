@@ -2,7 +2,7 @@
 import pytest
 from django.urls import reverse
 
-from booking import waiting_list
+from booking.waitlist import engine as waitlist_engine
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +19,7 @@ def lined_up(service):
     for name in ("Bo", "Cy", "Di"):
         service.join_waiting_list(event.id, name=name, email=f"{name.lower()}@example.com")
     service.cancel(event.id, email="ada@example.com")
-    waiting_list.flush()  # the offer made right after
+    waitlist_engine.flush()  # the offer made right after
     return event
 
 

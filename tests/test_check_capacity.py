@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from booking import audit
+from booking.strategies import audit
 from booking.wiring import leases as service_leases
 from tests.helpers import table
 from booking.dynamo.tables import EVENT_LOCKS, EVENTS, REGISTRATIONS, SLOTS

@@ -1,8 +1,8 @@
 """check_capacity on waiting lists: drift injected straight into the tables is named."""
 import pytest
 
-from booking import waiting_list
-from booking import waiting_list_audit as wl
+from booking.waitlist import engine as waitlist_engine
+from booking.waitlist import audit as wl
 from tests.helpers import table
 from booking.dynamo.tables import EVENT_LOCKS, WAITING_LIST
 from tests.test_check_capacity import check_json
@@ -17,7 +17,7 @@ def lined_up(service, strategy):
     for name in ("Bo", "Cy"):
         service.join_waiting_list(event.id, name=name, email=f"{name.lower()}@example.com")
     service.cancel(event.id, email="ada@example.com")
-    waiting_list.flush()  # the offer made right after
+    waitlist_engine.flush()  # the offer made right after
     return event
 
 

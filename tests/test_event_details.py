@@ -10,7 +10,7 @@ from django.core import mail
 from django.core.management import call_command
 from django.urls import reverse
 
-from booking import mail as booking_mail
+from booking.mail import sender as booking_mail
 from booking.errors import InvalidBooking
 
 pytestmark = pytest.mark.django_db

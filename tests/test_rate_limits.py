@@ -8,9 +8,9 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.urls import reverse
 
-from booking import rate_limits
+from booking.web import rate_limits
 from booking.errors import RateLimited
-from booking.rate_limits import Rate, parse_rate
+from booking.web.rate_limits import Rate, parse_rate
 from tests.test_views_signup import form_page, submit
 
 

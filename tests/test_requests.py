@@ -10,7 +10,7 @@ from unittest import mock
 
 import pytest
 
-from booking import bookings as bookings_module
+from booking.service import bookings as bookings_module
 from booking.service import BookingService
 from booking.dynamo.metrics import RequestMeter
 from tests.helpers import table
@@ -332,8 +332,8 @@ def test_cancel_post__link_names_registration__one_request(client, server_store,
     settings.BOOKING_CANCEL_RATE = "off"  # its counter update is counted in test_rate_limits
     from django.urls import reverse
 
-    from booking import page_tokens
-    from booking import mail as booking_mail
+    from booking import links as page_tokens
+    from booking.mail import sender as booking_mail
     from booking.wiring import get_booking_service
 
     service = get_booking_service()

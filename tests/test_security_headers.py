@@ -7,7 +7,7 @@ import pytest
 from django.core import mail, signing
 from django.urls import reverse
 
-from booking import page_tokens
+from booking import links as page_tokens
 from booking.errors import OutcomeUnknown
 from tests.test_views_signup import form_page, submit
 

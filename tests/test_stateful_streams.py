@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, \
     run_state_machine_as_test
 
-from booking.decider import StreamDecider
+from booking.strategies.streams.decider import StreamDecider
 from tests.helpers import table
 from booking.dynamo.tables import STREAM_CHECKPOINTS
 from booking.errors import AlreadyRegistered, BookingError, NotRegistered

@@ -6,7 +6,7 @@ import pytest
 from django.core import signing
 from django.urls import reverse
 
-from booking import page_tokens
+from booking import links as page_tokens
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from django.core import mail
 from django.core.mail.backends.base import BaseEmailBackend
 from django.core.management import CommandError, call_command
 
-from booking import page_tokens
-from booking import mail as booking_mail
+from booking import links as page_tokens
+from booking.mail import sender as booking_mail
 from booking.dynamo.history import RequestHistory
 from booking.wiring import get_booking_service, leases as service_leases
 from booking.wiring import mail_sender

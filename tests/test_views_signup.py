@@ -6,8 +6,8 @@ import pytest
 from django.core import mail
 from django.urls import reverse
 
-from booking import page_tokens
-from booking import mail as booking_mail
+from booking import links as page_tokens
+from booking.mail import sender as booking_mail
 from booking.errors import BookingContention, InvalidBooking, StoreUnavailable
 
 

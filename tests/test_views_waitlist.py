@@ -10,9 +10,9 @@ from django.core import mail
 from django.core.management import call_command
 from django.urls import reverse
 
-from booking import mail as booking_mail
-from booking import waiting_list
-from booking.offer_links import offer_token
+from booking.mail import sender as booking_mail
+from booking.waitlist import engine as waitlist_engine
+from booking.waitlist.links import offer_token
 from tests.test_views_signup import form_page
 
 
@@ -64,7 +64,7 @@ def test_join__bad_email__400_nothing_stored(client, service, full_event):
 def test_join__seat_free_again__back_to_the_event_page(client, service, full_event):
     token = form_page(client, full_event.id)[1]
     service.cancel(full_event.id, email="ada@example.com")
-    waiting_list.flush()  # the offer made right after
+    waitlist_engine.flush()  # the offer made right after
 
     response = client.post(reverse("booking:waitlist_join", args=[full_event.id]),
                            {"name": "Bo", "email": "bo@example.com", "token": token})
@@ -76,7 +76,7 @@ def test_join__seat_free_again__back_to_the_event_page(client, service, full_eve
 def test_offer_email__take_the_seat__booked_and_confirmed_once(client, service, full_event):
     join(client, full_event.id)
     service.cancel(full_event.id, email="ada@example.com")
-    waiting_list.flush()  # the offer made right after
+    waitlist_engine.flush()  # the offer made right after
 
     assert worker() == {"sent": 3}  # Ada's confirmation and cancellation, Bo's offer
     [offer] = [m for m in mail.outbox if m.extra_headers["X-Booking-Message"].startswith("offer-")]
@@ -99,7 +99,7 @@ def test_offer_page__pass_it_on__next_in_line_offered(client, service, full_even
     join(client, full_event.id)
     join(client, full_event.id, name="Cy", email="cy@example.com")
     service.cancel(full_event.id, email="ada@example.com")
-    waiting_list.flush()  # the offer made right after
+    waitlist_engine.flush()  # the offer made right after
     entry = service.waiting_entry(full_event.id, email="bo@example.com")
     link = reverse("booking:offer", args=[offer_token(full_event.id, entry.email, entry.offer_id)])
 
@@ -113,7 +113,7 @@ def test_offer_page__pass_it_on_after_taking_it__says_the_seat_is_booked(client,
                                                                          full_event):
     join(client, full_event.id)
     service.cancel(full_event.id, email="ada@example.com")
-    waiting_list.flush()  # the offer made right after
+    waitlist_engine.flush()  # the offer made right after
     entry = service.waiting_entry(full_event.id, email="bo@example.com")
     link = reverse("booking:offer", args=[offer_token(full_event.id, entry.email, entry.offer_id)])
     client.post(link, {"action": "accept"})
@@ -127,10 +127,10 @@ def test_offer_page__pass_it_on_after_taking_it__says_the_seat_is_booked(client,
 
 
 def test_offer_page__expired__410_and_nothing_booked(client, service, full_event):
-    service.waitlists.waitlist.offer_seconds = 0.2
+    service.waitlist.engine.offer_seconds = 0.2
     join(client, full_event.id)
     service.cancel(full_event.id, email="ada@example.com")
-    waiting_list.flush()  # the offer made right after
+    waitlist_engine.flush()  # the offer made right after
     entry = service.waiting_entry(full_event.id, email="bo@example.com")
     link = reverse("booking:offer", args=[offer_token(full_event.id, entry.email, entry.offer_id)])
     time.sleep(0.3)
@@ -148,7 +148,7 @@ def test_offer_page__event_started__409_closed_and_nothing_booked(client, servic
 
     join(client, full_event.id)
     service.cancel(full_event.id, email="ada@example.com")
-    waiting_list.flush()  # the offer made right after
+    waitlist_engine.flush()  # the offer made right after
     entry = service.waiting_entry(full_event.id, email="bo@example.com")
     link = reverse("booking:offer", args=[offer_token(full_event.id, entry.email, entry.offer_id)])
     start_now(service, full_event)

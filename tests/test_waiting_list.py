@@ -5,7 +5,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from booking import waiting_list
+from booking.waitlist import engine as waitlist_engine
 from booking.errors import (AlreadyRegistered, AlreadyWaiting, BookingClosed, EventFull,
                             InvalidBooking, NotWaiting, OfferExpired, SeatsAvailable)
 from booking.models import BOOKED, EXPIRED, LEFT, OFFERED, WAITING
@@ -23,7 +23,7 @@ def full_event(request, service):
 def cancel(service, event_id, email="ada@example.com"):
     """Cancel, and wait for the offer made right after it (a background thread)."""
     service.cancel(event_id, email=email)
-    waiting_list.flush()
+    waitlist_engine.flush()
 
 
 def statuses(service, event):
@@ -86,7 +86,7 @@ def test_cancel__first_in_line_offered_at_once__seat_held_then_accepted(service,
 def test_offer__not_accepted_in_time__expires_and_passes_to_the_next(service, full_event):
     # The waiting list's own clock, moved on by hand: a slow machine cannot let the
     # next offer lapse too before the pass looks.
-    waitlist, clock = service.waitlists.waitlist, [time.time() * 1000]
+    waitlist, clock = service.waitlist.engine, [time.time() * 1000]
     waitlist.clock, waitlist.offer_seconds = (lambda: round(clock[0])), 60
     service.join_waiting_list(full_event.id, name="Bo", email="bo@example.com")
     service.join_waiting_list(full_event.id, name="Cy", email="cy@example.com")
@@ -106,7 +106,7 @@ def test_offer__not_accepted_in_time__expires_and_passes_to_the_next(service, fu
 
 
 def test_offer__expired__anyone_may_book_the_seat_without_anyone_acting(service, full_event):
-    service.waitlists.waitlist.offer_seconds = 0.3
+    service.waitlist.engine.offer_seconds = 0.3
     service.join_waiting_list(full_event.id, name="Bo", email="bo@example.com")
     cancel(service, full_event.id)
     time.sleep(0.4)
@@ -144,7 +144,7 @@ def test_capacity_raised__seats_offered_in_order(service, full_event):
         service.join_waiting_list(full_event.id, name=f"P{n}", email=f"p{n}@example.com")
 
     service.update_event(full_event.id, expected_version=full_event.version, capacity=3)
-    waiting_list.flush()
+    waitlist_engine.flush()
 
     assert [s for _, s in statuses(service, full_event)] == [OFFERED, OFFERED, WAITING]
     assert service.audit(full_event.id) == []
@@ -155,7 +155,7 @@ def test_delete_event__waiting_list_goes_with_it(service, full_event):
 
     service.delete_event(full_event.id)
 
-    assert service.waitlists.waitlist.entries(full_event.id) == []
+    assert service.waitlist.engine.entries(full_event.id) == []
     assert service.waiting_list_pass() == {}
 
 
@@ -165,7 +165,7 @@ def test_worker_pass__offered_person_booked_directly__entry_booked_held_seat_fre
     cancel(service, full_event.id)  # Bo is offered Ada's seat
     service.update_event(full_event.id, expected_version=service.get_event(full_event.id).version,
                          capacity=2)
-    waiting_list.flush()  # nobody else waits: the new seat stays free
+    waitlist_engine.flush()  # nobody else waits: the new seat stays free
     service.book(full_event.id, name="Bo", email="bo@example.com")  # the form, not the offer
     assert [v.invariant for v in service.audit(full_event.id)] == ["not_registered_and_waiting"]
 
@@ -244,7 +244,7 @@ def test_join__strategy_without_holds__clear_error_nothing_stored(service):
     with pytest.raises(InvalidBooking, match="no waiting list"):
         service.join_waiting_list(event.id, name="Bo", email="bo@example.com")
     cancel(service, event.id)  # nothing to offer, no error
-    assert service.waitlists.waitlist.entries(event.id) == []
+    assert service.waitlist.engine.entries(event.id) == []
 
 
 def test_costs__accept_two_requests__offer_with_nobody_waiting_one_query(service):
@@ -259,7 +259,7 @@ def test_costs__accept_two_requests__offer_with_nobody_waiting_one_query(service
         with meter.track() as accept:
             service.accept_offer(event.id, email="bo@example.com")
         with meter.track() as nobody_waiting:
-            service.waitlists.waitlist.offer_all(event.id)
+            service.waitlist.engine.offer_all(event.id)
     finally:
         meter.uninstall()
 

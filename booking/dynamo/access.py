@@ -17,7 +17,7 @@ from botocore.exceptions import BotoCoreError, ClientError, ConnectionError as B
 
 from booking import errors
 
-from .tables import TableSpec
+from booking.dynamo.tables import TableSpec
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()

@@ -17,8 +17,8 @@ from decimal import Decimal
 
 from booking.errors import StoreUnavailable
 
-from .access import ConditionFailed, Store
-from .tables import HISTORY
+from booking.dynamo.access import ConditionFailed, Store
+from booking.dynamo.tables import HISTORY
 
 STARTED, SUCCEEDED, FAILED = "started", "succeeded", "failed"
 

@@ -19,8 +19,8 @@ from decimal import Decimal
 
 from booking.errors import LeaseHeld
 
-from .access import ConditionFailed, Store
-from .tables import LEASES
+from booking.dynamo.access import ConditionFailed, Store
+from booking.dynamo.tables import LEASES
 
 # How long after expiry DynamoDB's TTL may delete the item (clean-up only).
 TTL_GRACE_SECONDS = 24 * 3600

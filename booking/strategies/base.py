@@ -63,7 +63,7 @@ A waiting-list offer holds a seat in the strategy's own terms, so a concurrent `
 cannot take it, and time releases it: every write that could take a held seat states in
 its condition that the hold's ``until`` (epoch milliseconds) has passed. Nobody has to act when
 an offer expires; clean-up (``release_expired``) only tidies. The waiting list
-(``booking/waiting_list.py``) runs the transactions; a strategy builds its members, which
+(``booking/waitlist_engine.py``) runs the transactions; a strategy builds its members, which
 always come first in the transaction:
 
 ``hold_ops(event_id, email, *, until, now, refused=None) -> (ops, ref)`` (times in epoch ms)
@@ -112,9 +112,9 @@ from collections.abc import Iterator
 from booking.dynamo.access import Store
 from booking.errors import EventNotFound, NotRegistered
 from booking.models import Availability, Event, Registration
-from booking.request_log import Request, RequestLog
+from booking.exactly_once.request_log import Request, RequestLog
 
-from .retry import RetryPolicy
+from booking.strategies.retry import RetryPolicy
 
 def now_ms() -> int:
     """Epoch milliseconds: waiting-list holds keep their times as integers."""
@@ -222,7 +222,7 @@ class Strategy(ABC):
         raise NotImplementedError
 
     def audit(self, event: Event) -> list:
-        """Violations (``booking.audit.Violation``) of the invariants this strategy relies on.
+        """Violations (``booking.strategies.audit.Violation``) of the invariants this strategy relies on.
 
         Reads the event's data consistently, page by page. The event item's own version
         is checked by the service; a strategy checks what it stores and derives.

@@ -8,7 +8,7 @@ from booking.dynamo.tables import EVENTS, REGISTRATIONS
 from booking.errors import EventNotFound
 from booking.models import Registration
 
-from .base import Strategy
+from booking.strategies.base import Strategy
 
 
 class OneItemPerPerson(Strategy):

@@ -16,7 +16,7 @@ from django.conf import settings
 from booking.dynamo.metrics import RequestMeter
 from booking.dynamo.provision import drop_tables, ensure_tables
 from booking import wiring
-from booking.mail import send_owed
+from booking.mail.sender import send_owed
 from booking.wiring import mail_sender
 from harness.controls import ALL_STRATEGIES as STRATEGIES, control_service
 

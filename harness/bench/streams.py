@@ -191,7 +191,7 @@ def decide_until_terminated(env: dict, journal_path: str) -> None:
 
     django.setup()
     from booking import wiring
-    from booking.decider import StreamDecider
+    from booking.strategies.streams.decider import StreamDecider
     from harness.controls import control_service
 
     service = control_service()
@@ -254,7 +254,7 @@ def _kill_figures(kills: list[float], runs: list[dict], journals: list[list[dict
 
 
 def _decision_figures(event, strategy, journals) -> dict:
-    from booking.outbox import Outbox
+    from booking.exactly_once.outbox import Outbox
 
     items = list(strategy.registrations_table.query(key_condition="event_id = :e",
                                                     values={":e": event.id}))

@@ -11,8 +11,9 @@ from collections import Counter
 
 import pytest
 
-from booking import waiting_list, wiring
-from booking.decider import StreamDecider
+from booking import wiring
+from booking.waitlist import engine as waitlist_engine
+from booking.strategies.streams.decider import StreamDecider
 from harness.waitlist_controls import waitlist_control_service
 from tests.concurrency.test_booking_races import stored_registrations
 
@@ -61,12 +62,12 @@ def offer(service, event, start_at, expiries):
     """Cancel the first booked, so that the first in line are offered seats that lapse
     ``expiries[i]`` seconds after the race starts."""
     for email, expires_after_start in zip(BOOKED, expiries):
-        service.waitlists.waitlist.offer_seconds = start_at + expires_after_start - time.time()
+        service.waitlist.engine.offer_seconds = start_at + expires_after_start - time.time()
         service.cancel(event.id, email=email)
-        waiting_list.flush()  # the offer made right after (its own time)
+        waitlist_engine.flush()  # the offer made right after (its own time)
     offered = [e.email for e in service.waiting_list(event.id) if e.status == "offered"]
     assert offered == WAITING[:len(expiries)]
-    service.waitlists.waitlist.offer_seconds = 60
+    service.waitlist.engine.offer_seconds = 60
 
 
 def decide_everything(service):

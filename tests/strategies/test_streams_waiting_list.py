@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from booking import waiting_list
+from booking.waitlist import engine as waitlist_engine
 from booking.errors import AlreadyRegistered, OfferExpired
 from booking.models import BOOKED, EXPIRED, OFFERED, WAITING
 from tests.strategies.test_streams import decide_all, statuses
@@ -31,7 +31,7 @@ def full_event(service):
 
 def cancel_ann(service, event):
     service.cancel(event.id, email="ann@example.com")
-    waiting_list.flush()  # the offer made right after
+    waitlist_engine.flush()  # the offer made right after
 
 
 def lines(service, event):
@@ -69,7 +69,7 @@ def test_join__who_may_queue__rejected_yes_confirmed_no(service, full_event):
 
 
 def test_offer__lapsed__passes_to_the_next_in_line_and_cannot_be_accepted(service, full_event):
-    waitlist = service.waitlists.waitlist
+    waitlist = service.waitlist.engine
     service.join_waiting_list(full_event.id, name="Bo", email="bo@example.com")
     service.join_waiting_list(full_event.id, name="Cy", email="cy@example.com")
     cancel_ann(service, full_event)  # Bo is offered the seat
@@ -90,7 +90,7 @@ def test_offer__lapsed__passes_to_the_next_in_line_and_cannot_be_accepted(servic
 
 def test_availability__lapsed_hold__still_taken_until_passed_on(service, full_event):
     # The decider never takes a lapsed hold over, so its seat is not offered to requests.
-    service.waitlists.waitlist.offer_seconds = 0.2
+    service.waitlist.engine.offer_seconds = 0.2
     service.join_waiting_list(full_event.id, name="Bo", email="bo@example.com")
     cancel_ann(service, full_event)
     time.sleep(0.3)  # Bo's offer ran out; no worker pass yet

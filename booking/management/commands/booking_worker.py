@@ -9,9 +9,9 @@ from dataclasses import replace
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from booking import mail
+from booking.mail import sender as mail
 from booking.errors import BookingError
-from booking.mail import send_owed
+from booking.mail.sender import send_owed
 from booking.wiring import get_booking_service, mail_sender, stream_decider
 
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from booking.errors import BookingError, LeaseHeld
 from booking.management.output import table
-from booking.replay import replay_failed
+from booking.mail.replay import replay_failed
 from booking.wiring import leases, mail_sender
 
 EXIT_LEASE_HELD = 3

@@ -1,0 +1,181 @@
+"""Aggregate strategy (seed 004, pattern 2-1, with seed 001's version attribute).
+
+The event item itself is the lock target: it holds the attendees (a map keyed by the
+normalized e-mail), the confirmed count and a version. Instead of a read followed by a
+version-checked write, a booking is one UpdateItem whose ConditionExpression states the
+whole rule: the event exists, a seat is free, the person is not yet in the map. DynamoDB
+applies conditional writes to one item one at a time, so two bookings can never both see
+the last seat. Bookings and cancellations bump ``booking_version``, never ``version``:
+``version`` counts the organizer's edits only (seed 001), so a busy event's bookings never
+refuse an edit, and an edit's own condition (``confirmed_count <= :capacity``) already
+states what it needs of the attendees.
+
+Idempotency: the update goes out in one TransactWriteItems with the request row (request
+id -> this registration, only if no live row holds the id) and the confirmation's outbox
+row (``booking/request_log.py``). The attendee itself also carries its request id, but that
+is gone after a cancellation, so the request row is what answers a repeat of a request
+that booked, at any later time, with the registration it made; a reused id with other
+content is refused by the same row; a refused booking wrote nothing, so its repeat runs
+again. A resend of the applied transaction is answered by its ClientRequestToken.
+
+One request per booking and per rejection; a cancellation removes exactly one
+registration (by its id), with its request row and the notice's outbox row, in one
+transaction: its only request when a signed link names the whole registration, otherwise
+after reading the attendee. The price: the item is capped at 400 KB, which bounds the capacity
+(``max_capacity``), and every write rewrites the whole item (twice the units, being
+transactional), so capacity units per booking grow with the number of attendees.
+"""
+from booking.dynamo import items
+from booking.dynamo.access import CONDITION_FAILED as CCF, TransactionCancelled
+from booking.dynamo.tables import EVENTS
+from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
+from booking.exactly_once.request_log import Request
+
+from booking.strategies import event_edits
+from booking.strategies.aggregate import audit as aggregate_audit
+from booking.strategies.aggregate.holds import AggregateHolds, availability_of
+from booking.strategies.base import Strategy, now_ms
+
+
+ITEM_SIZE_LIMIT = 400 * 1024
+# Room for the event's own attributes: name (twice: as typed and case-folded), dates,
+# zone, venue, a 2,000-character description (8 KB in the worst case), counters, names.
+EVENT_ATTRIBUTES_RESERVE = 12 * 1024
+# Worst case for one attendee: a 254-byte e-mail key, a 100-character name (up to 400
+# bytes in UTF-8), the timestamp, the registration and request ids, and attribute names.
+ATTENDEE_MAX_BYTES = 900
+
+BOOK = (
+    "SET attendees.#email = :attendee, confirmed_count = confirmed_count + :one, "
+    "booking_version = if_not_exists(booking_version, :zero) + :one"
+)
+BOOK_CONDITION = (
+    "attribute_exists(event_id) AND confirmed_count < #capacity "
+    "AND attribute_not_exists(attendees.#email)"
+)
+CANCEL = ("REMOVE attendees.#email SET confirmed_count = confirmed_count - :one, "
+          "booking_version = if_not_exists(booking_version, :zero) + :one")
+
+
+class AggregateStrategy(AggregateHolds, Strategy):
+    name = "aggregate"
+    max_capacity = (ITEM_SIZE_LIMIT - EVENT_ATTRIBUTES_RESERVE) // ATTENDEE_MAX_BYTES
+    description = "One event item holds attendees, count and version; one conditional update per booking."
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.events = self.store.table(EVENTS)
+
+    def provision(self, event):
+        item = {**items.event_item(event), "attendees": {}, "confirmed_count": 0}
+        self.events.put(item, condition="attribute_not_exists(event_id)")
+
+    def book(self, event_id, registration):
+        request = Request.booking(registration)
+        operations = [("Update", self.events.update_op(
+            {"event_id": event_id}, BOOK, condition=BOOK_CONDITION,
+            names={"#email": registration.email, "#capacity": "capacity"},
+            values={":attendee": items.attendee_value(registration), ":one": 1, ":zero": 0}))]
+        operations += self.requests.ops(request, registration)
+        token = self.tokens.client_token(registration.registration_id, "book")
+        for _ in self.retry.attempts():
+            try:
+                self.store.transact_write(operations, token=token)
+                return registration
+            except TransactionCancelled as cancelled:
+                answered = self.requests.answer_refusal(request, cancelled, 1)
+                if answered is not None:
+                    return answered  # this request already booked (or a resend of ours)
+                if cancelled.code(0) == CCF:
+                    old = cancelled.reasons[0].old_item
+                    attendee = (old or {}).get("attendees", {}).get(registration.email)
+                    if self.tokens.is_mine(attendee, registration):
+                        return registration  # botocore resent an update whose answer was lost
+                    over = old and self.book_over_expired(event_id, old, registration, now_ms())
+                    if over:  # full, but a waiting-list hold has expired: take its seat
+                        operations[0] = over
+                        token = self.tokens.client_token(registration.registration_id, "book-over")
+                        continue
+                    raise self._booking_refusal(old, registration.email) from None
+                if not cancelled.conflict:
+                    raise
+
+    def _booking_refusal(self, event_item, email):
+        if event_item is None:
+            return EventNotFound()
+        attendees = event_item.get("attendees", {})
+        if email in attendees:
+            existing = items.registration_from_attendee(event_item["event_id"], email, attendees[email])
+            return AlreadyRegistered(existing=existing)
+        return EventFull()
+
+    def cancel(self, event_id, email, registration_id=None, *, request, known=None):
+        # Remove only the registration read (or named by a link, unread), in a transaction
+        # with the request row: its ClientRequestToken makes botocore's resend of an
+        # applied cancel answer success (a plain UpdateItem's resend would find it gone).
+        for _ in self.retry.attempts():
+            stored = known or self.find(event_id, email)
+            if stored is None or registration_id not in (None, stored.registration_id):
+                return self._not_registered(request, lambda: None)
+            try:
+                self.store.transact_write([("Update", self.events.update_op(
+                    {"event_id": event_id}, CANCEL,
+                    condition="attendees.#email.registration_id = :rid",
+                    names={"#email": email},
+                    values={":rid": stored.registration_id, ":one": 1, ":zero": 0})),
+                    *self.requests.ops(request, stored)],
+                    token=self.tokens.client_token(
+                        f"{stored.registration_id}:{request.request_id}", "cancel"))
+                return stored
+            except TransactionCancelled as cancelled:
+                answered = self.requests.answer_refusal(request, cancelled, 1)
+                if answered is not None:
+                    return answered
+                if known is not None and cancelled.code(0) == CCF:
+                    if cancelled.reasons[0].old_item is None:
+                        raise EventNotFound() from None
+                    raise NotRegistered() from None
+                if not (cancelled.conflict or cancelled.code(0) == CCF):
+                    raise
+
+    def find(self, event_id, email):
+        item = self._get(event_id, "attendees.#email", {"#email": email})
+        value = item.get("attendees", {}).get(email)
+        return items.registration_from_attendee(event_id, email, value) if value else None
+
+    def availability(self, event_id):
+        item = self._get(event_id, "#capacity, confirmed_count, holds", {"#capacity": "capacity"})
+        return availability_of(item, now_ms())
+
+    def availabilities(self, event_ids):
+        found = self.events.batch_get([{"event_id": e} for e in event_ids],
+                                  projection="event_id, #capacity, confirmed_count, holds",
+                                  names={"#capacity": "capacity"})
+        now = now_ms()
+        return {item["event_id"]: availability_of(item, now) for item in found if item is not None}
+
+    def registrations(self, event_id):
+        attendees = self._get(event_id, "attendees")["attendees"]
+        for email, value in sorted(attendees.items()):
+            yield items.registration_from_attendee(event_id, email, value)
+
+    def change_capacity(self, event_id, *, expected_version, capacity, changes):
+        # One conditional update: the version check and "no fewer seats than attendees".
+        event_edits.change_counted_event(self.events, event_id, expected_version=expected_version,
+                                         capacity=capacity, changes=changes)
+
+    def delete(self, event_id):
+        self.events.delete({"event_id": event_id})  # the registrations live in this item
+
+    def audit(self, event):
+        return aggregate_audit.audit_event(self, event)
+
+    def repair(self, event):
+        return aggregate_audit.repair_event(self, event)
+
+    def _get(self, event_id, projection, names=None):
+        item = self.events.get(
+            {"event_id": event_id}, projection=f"event_id, {projection}", names=names)
+        if item is None:
+            raise EventNotFound()
+        return item

@@ -1,0 +1,60 @@
+"""Waiting-list holds in the streams strategy's event item (seed 003 inside seed 004's
+first countermeasure).
+
+The streams event item counts its seats as the aggregate one does (``confirmed_count``,
+``capacity``), so its holds are the aggregate's (``aggregate_holds``): an entry of the
+item's ``holds`` map, e-mail key -> until (epoch milliseconds), counted in
+``confirmed_count``. So the decider's own conditions already respect a held seat: a
+confirmation needs ``confirmed_count < capacity``, a rejection needs the event still full,
+and a held seat counts as taken in both. A pending request arriving while the seats are
+held is rejected; a hold whose time ran out goes on to the next in line (the next offer
+takes it over), never to whichever request the decider reads next. Every hold write adds
+1 to ``count_changes``, the version the repair checks.
+
+Two things differ from ``aggregate``, because a streams registration lives in its own
+table: a hold, and joining the line, are conditional on the person holding no
+*confirmed* registration there (a pending request may still be rejected; a rejected one
+is nothing); accepting removes the hold (the count stays: the seat goes from held to
+confirmed) and puts the confirmed registration, in one transaction whose condition is
+``holds.#email > :now``. The decider never decides it (it is not pending); a pending
+request of the same person is replaced by it and so never decided either.
+"""
+from booking.dynamo import items
+from booking.dynamo.access import CONDITION_FAILED as CCF
+from booking.errors import AlreadyRegistered
+from booking.models import CONFIRMED
+
+from booking.strategies.aggregate.holds import AggregateHolds
+
+NOT_CONFIRMED = "attribute_not_exists(email) OR #status <> :confirmed"
+
+
+class StreamsHolds(AggregateHolds):
+    """Mixed into ``StreamsStrategy`` (which provides ``events`` and
+    ``registrations_table``)."""
+
+    bump = "count_changes = if_not_exists(count_changes, :zero) + :one"
+
+    def hold_ops(self, event_id, email, *, until, now, refused=None):
+        if refused is not None and refused.code(1) == CCF:
+            raise AlreadyRegistered()
+        held, ref = super().hold_ops(event_id, email, until=until, now=now, refused=refused)
+        return [*held, self.registration_absent_op(event_id, email)], ref
+
+    def accept_ops(self, event_id, registration, *, now, ref):
+        # The status is written out: a streams registration always says what it is.
+        confirmed = items.registration_item(registration, status=CONFIRMED)
+        return [
+            ("Update", self.events.update_op(
+                self._key(event_id), f"REMOVE holds.#email SET {self.bump}",
+                condition="holds.#email > :now", names={"#email": registration.email},
+                values={":now": now, ":one": 1, ":zero": 0})),
+            ("Put", self.registrations_table.put_op(
+                confirmed, condition=NOT_CONFIRMED,
+                names={"#status": "status"}, values={":confirmed": CONFIRMED})),
+        ]
+
+    def registration_absent_op(self, event_id, email):
+        return ("ConditionCheck", self.registrations_table.delete_op(
+            {"event_id": event_id, "email": email}, condition=NOT_CONFIRMED,
+            names={"#status": "status"}, values={":confirmed": CONFIRMED}))
