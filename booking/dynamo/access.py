@@ -1,5 +1,6 @@
 """The store (one client and its table names), thin per-table helpers over it, and the
-mapping of DynamoDB errors.
+mapping of DynamoDB errors to the access layer's own (the service turns the store's
+failures into domain errors: ``booking/service/store_errors.py``).
 
 ``Store`` is what the rest of the product is given: ``store.table(EVENTS)`` is the events
 table under this deployment's prefix, ``store.transact_write`` and ``store.batch_get`` span
@@ -14,8 +15,6 @@ from decimal import Decimal
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError, ConnectionError as BotoConnectionError
-
-from booking import errors
 
 from booking.dynamo.tables import TableSpec
 
@@ -68,6 +67,30 @@ class TransactionConflict(Exception):
     """A single-item write collided with a running transaction: safe to retry."""
 
 
+class StoreError(Exception):
+    """The store failed to answer (nothing refused the request): the service layer turns
+    each kind into its domain error, keeping this one as the cause."""
+
+
+class Unavailable(StoreError):
+    """The store answered with a server error, or could not be reached (``unreachable``)."""
+
+    def __init__(self, message: str | None = None, *, unreachable: bool = False):
+        super().__init__(message or "the store is unavailable")
+        self.message = message
+        self.unreachable = unreachable  # no connection could be made at all
+
+
+class Throttled(StoreError):
+    """The store kept refusing for throughput until the retries were spent.
+    ``maybe_applied``: an earlier attempt's answer may have been lost (botocore resent it)."""
+
+    def __init__(self, message: str | None = None, *, maybe_applied: bool = False):
+        super().__init__(message or "the store is throttling requests")
+        self.message = message
+        self.maybe_applied = maybe_applied
+
+
 def serialize(item: dict) -> dict:
     return {k: _serializer.serialize(v) for k, v in item.items() if v is not None}
 
@@ -91,7 +114,7 @@ def _plain(value):
 
 
 def translate(exc: Exception) -> Exception:
-    """Map a botocore error to an access-layer or domain error, keeping the cause."""
+    """Map a botocore error to an access-layer error (the caller keeps the cause)."""
     if isinstance(exc, ClientError):
         error = exc.response.get("Error", {})
         code = error.get("Code", "")
@@ -106,23 +129,19 @@ def translate(exc: Exception) -> Exception:
         if code == "TransactionConflictException":
             return TransactionConflict(error.get("Message", code))
         if code in THROTTLING_CODES:
-            throttled = errors.BookingContention()
-            throttled.maybe_applied = True  # an earlier attempt's answer may have been lost
-            return throttled
+            return Throttled(maybe_applied=True)  # an earlier attempt's answer may be lost
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
         if code in UNAVAILABLE_CODES or status >= 500:
-            return errors.StoreUnavailable()
+            return Unavailable()
         if code == "ResourceNotFoundException":
-            return errors.StoreUnavailable(
+            return Unavailable(
                 "The booking tables do not exist yet. Run `python manage.py create_tables`."
             )
         return exc
     if isinstance(exc, BotoConnectionError):  # no connection could be made at all
-        unreachable = errors.StoreUnavailable()
-        unreachable.unreachable = True
-        return unreachable
+        return Unavailable(unreachable=True)
     if isinstance(exc, BotoCoreError):
-        return errors.StoreUnavailable()
+        return Unavailable()
     return exc
 
 
@@ -216,7 +235,7 @@ class Store:
             if not wanted:
                 return found
             time.sleep(random.uniform(0, 0.05))
-        raise errors.BookingContention()
+        raise Throttled()
 
 
 def _expression(request: dict, condition, names, values) -> dict:
@@ -393,7 +412,7 @@ class Table:
             if not pending:
                 return
             time.sleep(random.uniform(0, min(1.0, 0.02 * 2**attempt)))
-        raise errors.BookingContention("The store is too busy to finish this change. Try again.")
+        raise Throttled("The store is too busy to finish this change. Try again.")
 
     def _pages(self, operation: str, request: dict, page_size: int | None):
         return self.store.pages(operation, request, page_size)
