@@ -3,7 +3,7 @@ import logging
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
-from booking.models import Event, Registration
+from booking.models import CONFIRMED, Event, Registration
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -74,7 +74,7 @@ def registration_item(registration: Registration, **extra) -> dict:
         "registration_id": registration.registration_id,
         "request_id": registration.request_id,
         **({"contact": registration.contact} if registration.contact else {}),
-        **({"status": registration.status} if registration.status != "confirmed" else {}),
+        **({"status": registration.status} if registration.status != CONFIRMED else {}),
         **extra,
     }
 
@@ -88,7 +88,7 @@ def registration_from_item(item: dict) -> Registration:
         registration_id=item["registration_id"],
         request_id=item.get("request_id"),
         contact=item.get("contact"),
-        status=item.get("status", "confirmed"),
+        status=item.get("status", CONFIRMED),
     )
 
 

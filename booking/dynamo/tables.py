@@ -120,7 +120,7 @@ ALL_TABLES = (EVENTS, REGISTRATIONS, EVENT_LOCKS, SLOTS, LEASES, HISTORY, REQUES
 RATE_LIMITS = TableSpec("rate_limits", hash_key=("bucket", "S"), ttl_attribute="ttl")
 ALL_TABLES = ALL_TABLES + (RATE_LIMITS,)
 
-# --- Waiting list (booking/waitlist_engine.py) -------------------------------------------
+# --- Waiting list (booking/waitlist/engine.py) -------------------------------------------
 # One entry per person and event, keyed by the e-mail key (so "one entry per person" is a
 # conditional put), with its place in line (``position``, from the event's counter item,
 # whose sort key "#counter" can never be an e-mail key). Entries that ended (left,

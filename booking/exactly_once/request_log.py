@@ -33,7 +33,7 @@ from booking.dynamo import items
 from booking.dynamo.access import CONDITION_FAILED, Store, Table, TransactionCancelled
 from booking.dynamo.tables import REQUESTS
 from booking.errors import InvalidBooking
-from booking.models import Registration
+from booking.models import CANCELLATION, CONFIRMATION, Registration
 from booking.exactly_once.outbox import Outbox
 
 MISMATCH = "This form was already used for a different booking."
@@ -80,7 +80,7 @@ class RequestLog:
         A strategy called directly with a registration that names no request (tests, the
         benchmark's strategy-only runs) writes no request row.
         """
-        kind = "confirmation" if request.operation == "book" else "cancellation"
+        kind = CONFIRMATION if request.operation == "book" else CANCELLATION
         return self.row_ops(request, registration) + self.outbox.ops(
             kind, registration, at=int(request.at))
 

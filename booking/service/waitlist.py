@@ -1,5 +1,5 @@
 """Waiting lists: join a full event's line, take or pass on an offered seat, the worker's
-pass (``booking/waitlist_engine.py`` does the work in DynamoDB).
+pass (``booking/waitlist/engine.py`` does the work in DynamoDB).
 
 It needs the event catalog (events and their strategies), bookings (availability, and
 settling a write whose outcome is unknown) and the request log.

@@ -63,7 +63,7 @@ A waiting-list offer holds a seat in the strategy's own terms, so a concurrent `
 cannot take it, and time releases it: every write that could take a held seat states in
 its condition that the hold's ``until`` (epoch milliseconds) has passed. Nobody has to act when
 an offer expires; clean-up (``release_expired``) only tidies. The waiting list
-(``booking/waitlist_engine.py``) runs the transactions; a strategy builds its members, which
+(``booking/waitlist/engine.py``) runs the transactions; a strategy builds its members, which
 always come first in the transaction:
 
 ``hold_ops(event_id, email, *, until, now, refused=None) -> (ops, ref)`` (times in epoch ms)
