@@ -4,7 +4,7 @@ import time
 import pytest
 
 from booking.wiring import leases as service_leases
-from booking.errors import LeaseHeld
+from booking.dynamo.leases import LeaseTaken
 
 
 def test_acquire__free__stores_token_expiry_and_ttl(dynamo):
@@ -15,10 +15,10 @@ def test_acquire__free__stores_token_expiry_and_ttl(dynamo):
     assert stored["ttl"] >= stored["expires_at"]  # TTL only cleans up, later
 
 
-def test_acquire__held__raises_lease_held_naming_holder(dynamo):
+def test_acquire__held__raises_lease_taken_naming_holder(dynamo):
     first = service_leases().acquire("job", seconds=30, now=1000.0)
 
-    with pytest.raises(LeaseHeld) as refused:
+    with pytest.raises(LeaseTaken) as refused:
         service_leases().acquire("job", seconds=30, now=1029.0)
 
     assert refused.value.holder == first.holder

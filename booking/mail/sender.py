@@ -33,7 +33,8 @@ from booking import calendar
 from booking import links as page_tokens
 from booking.dynamo import history, items
 from booking.dynamo.history import RequestHistory
-from booking.errors import BookingContention, EventNotFound, StoreUnavailable
+from booking.errors import EventNotFound
+from booking.service.store_errors import BUSY, UNAVAILABLE, translating
 from booking.exactly_once.outbox import CANCELLATION, CONFIRMATION, Outbox, message_id
 
 logger = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ TEMPLATES = {"confirmation": "booking/email/confirmation", "cancellation":
              "rejection": "booking/email/rejection"}
 
 
+@translating
 class MailSender:
     """Claims and sends outbox messages; ``events`` is a callable event_id -> Event.
 
@@ -104,7 +106,7 @@ class MailSender:
             try:
                 self.history.record(key, seq, status, fields, now=now, ttl=self._ttl(now))
                 return
-            except (StoreUnavailable, BookingContention):
+            except UNAVAILABLE + BUSY:
                 if attempt + 1 == RECORD_ATTEMPTS:
                     raise
                 time.sleep(0.05 * 2**attempt)

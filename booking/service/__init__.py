@@ -18,6 +18,7 @@ from booking.dynamo.leases import Leases
 from booking.dynamo.tables import EVENTS
 from booking.models import Availability, Event, Registration, WaitlistEntry
 from booking.service.organizer import OrganizerEdits
+from booking.service.store_errors import translating
 from booking.exactly_once.request_log import RequestLog
 from booking.strategies import GUARDED, STRATEGIES, Strategy
 from booking.strategies.base import WriteTokens
@@ -26,6 +27,7 @@ from booking.waitlist.engine import WaitlistEngine
 from booking.service.waitlist import WaitlistService
 
 
+@translating
 class BookingService:
     """Create events, book and cancel seats, report availability, edit and audit events.
 

@@ -14,8 +14,9 @@ from django.utils import timezone
 
 from booking import validation
 from booking.service.catalog import EventCatalog
-from booking.errors import (BookingClosed, BookingContention, BookingError, NotRegistered,
-                     OutcomeUnknown, StoreUnavailable)
+from booking.dynamo.access import StoreError
+from booking.errors import BookingClosed, BookingError, NotRegistered, OutcomeUnknown
+from booking.service.store_errors import BUSY, UNAVAILABLE
 from booking.models import PENDING, Availability, Event, Registration
 from booking.exactly_once.request_log import Request, RequestLog
 
@@ -92,13 +93,13 @@ class Bookings:
         for delay in (*RESEND_DELAYS, None):
             try:
                 answer = write()
-            except (StoreUnavailable, BookingContention) as unknown:
-                if not (isinstance(unknown, StoreUnavailable) or unknown.maybe_applied):
+            except UNAVAILABLE + BUSY as unknown:
+                if not (isinstance(unknown, UNAVAILABLE) or unknown.maybe_applied):
                     raise  # every attempt was cancelled by a conflict: nothing happened
                 self._count_unknown("first_attempt" if deadline is None else None)
                 deadline = deadline or time.monotonic() + RESOLVE_SECONDS
                 failure = unknown
-            except BookingError:
+            except (BookingError, StoreError):
                 self._count_unknown("resolved" if deadline is not None else None)
                 raise
             else:
@@ -106,7 +107,7 @@ class Bookings:
                 return answer
             try:
                 answered, readable = self.requests.recall(request), True
-            except BookingError as error:
+            except (BookingError, StoreError) as error:
                 answered, readable = None, False
                 if getattr(error, "unreachable", False):
                     break  # the store is down: say so now rather than hold the answer

@@ -10,6 +10,7 @@ import uuid
 from django.utils import timezone
 
 from booking import validation
+from booking.dynamo.access import StoreError
 from booking.waitlist import engine as waitlist_engine
 from booking.waitlist import audit as waitlist_audit
 from booking.service.bookings import Bookings
@@ -132,7 +133,7 @@ class WaitlistService:
             except EventNotFound:  # deleted while people waited: nothing left to offer
                 self.engine.table.delete_partition(event_id)
                 continue
-            except BookingError:
+            except (BookingError, StoreError):
                 logger.exception("Waiting list of %s left to the next pass", event_id)
                 continue
             outcomes["offers_expired"] += expired

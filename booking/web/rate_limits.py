@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from booking import wiring
+from booking.dynamo.access import StoreError
 from booking.errors import BookingError, RateLimited
 
 logger = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ def check(setting: str, client: str, *, message: str | None = None, now=None) ->
     try:
         count = wiring.rate_counters().hit(_bucket(setting, client), window_start=start,
                              window_seconds=rate.seconds)
-    except BookingError:
+    except (BookingError, StoreError):
         logger.warning("Rate limit %s not counted: the store is unavailable", setting,
                        exc_info=True)
         return
@@ -107,7 +108,7 @@ def ensure_not_blocked(setting: str, client: str, *, message: str | None = None,
     start, retry_after = _window(rate, time.time() if now is None else now)
     try:
         used = wiring.rate_counters().hits(_bucket(setting, client), window_start=start)
-    except BookingError:
+    except (BookingError, StoreError):
         logger.warning("Rate limit %s not checked: the store is unavailable", setting,
                        exc_info=True)
         return

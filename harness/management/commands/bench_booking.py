@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, DjangoHelpFor
 from harness.bench import report
 from harness.bench.runner import BenchConfig, run
 from booking.dynamo.provision import existing_table_names
+from booking.dynamo.access import StoreError
 from booking.errors import BookingError
 from booking.management.output import progress
 from booking.strategies import GUARDED
@@ -132,7 +133,7 @@ class Command(BaseCommand):
     def _require_endpoint(self) -> None:
         try:
             existing_table_names(get_store())
-        except BookingError:
+        except (BookingError, StoreError):
             endpoint = settings.DYNAMODB_ENDPOINT_URL or "AWS"
             raise CommandError(
                 f"Cannot reach DynamoDB at {endpoint}. Start the embedded server with "
