@@ -20,16 +20,15 @@ goes stale, and the e-mail may then go out twice: the one gap at-least-once deli
 an outside system cannot close (SMTP takes no idempotency key).
 """
 import logging
-import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor, wait
 
 from django.core.mail import EmailMultiAlternatives, get_connection
 from django.template.loader import render_to_string
 from django.urls import reverse
 
 from booking import calendar
+from booking.background import Background
 from booking import links as page_tokens
 from booking.dynamo import history, items
 from booking.dynamo.history import RequestHistory
@@ -181,9 +180,7 @@ def message_for(kind: str, registration) -> dict:
 
 
 # --- right after the request: a small pool of background threads per process ----------
-_pool: ThreadPoolExecutor | None = None
-_pending: set = set()
-_lock = threading.Lock()
+_mail = Background("booking-mail")
 
 
 def send_soon(sender: MailSender, kind: str, registration, *, event=None) -> None:
@@ -201,13 +198,7 @@ def resend_soon(sender: MailSender, registration, *, event=None) -> None:
 
 
 def _submit(sender, message, event) -> None:
-    global _pool
-    with _lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="booking-mail")
-        future = _pool.submit(_send_logged, sender, message, event)
-        _pending.add(future)
-    future.add_done_callback(_pending.discard)
+    _mail.submit(_send_logged, sender, message, event)
 
 
 def _send_logged(sender, message, event):
@@ -220,9 +211,7 @@ def _send_logged(sender, message, event):
 
 def flush(timeout: float = 30.0) -> None:
     """Wait for the e-mails this process is sending right now (tests, shutdown)."""
-    with _lock:
-        futures = list(_pending)
-    wait(futures, timeout=timeout)
+    _mail.flush(timeout)
 
 
 __all__ = ["CANCELLATION", "CONFIRMATION", "MailSender", "flush", "send_soon"]
