@@ -73,7 +73,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "booking.web.middleware.csp_nonce",
+                "booking.web.context_processors.page",
             ],
             # The web package's template tags (it is not an app of its own).
             "libraries": {
