@@ -28,7 +28,7 @@ def waiting_list(model_admin, request, event_id):
         place += entry.status == WAITING
         lapsed = entry.status == OFFERED and entry.offer_expires_at <= now
         rows.append((entry, place if entry.status == WAITING else None, lapsed))
-    return render(request, TEMPLATES + "waitlist_engine.html", page(
+    return render(request, TEMPLATES + "waiting_list.html", page(
         model_admin, request, f"Waiting list: {event.name}", event=event, rows=rows,
         can_change=can_change, seats=seats_or_none(service, event.id),
         waiting=sum(1 for e in entries if e.status == WAITING),
