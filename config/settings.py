@@ -44,9 +44,13 @@ INSTALLED_APPS = [
     "booking",
     # manage.py dynamodb_local: AWS's DynamoDB Local for development and tests.
     "localdynamo",
-    # manage.py torture and bench_booking, and the controls tests build (never the product).
-    "harness",
 ]
+# manage.py torture and bench_booking, and the controls tests build: tools of the project,
+# never the product. Installed for development (DEBUG) and tests, or when INSTALL_HARNESS
+# asks (e.g. a benchmark run against AWS with DEBUG off).
+INSTALL_HARNESS = env.bool("INSTALL_HARNESS", default=DEBUG)
+if INSTALL_HARNESS:
+    INSTALLED_APPS.append("harness")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
