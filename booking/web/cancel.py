@@ -1,5 +1,6 @@
 """Public cancellation pages: confirm, cancel through the link's one conditional write, and
 say it is done. Thin, like ``booking/web/views.py``."""
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
@@ -26,10 +27,17 @@ def _read_cancel_link(service, token):
     return ref, event, registration if ref.matches(registration) else None
 
 
-def _no_seat(request, event, registration):
-    """A ``streams`` request decided "no seat": nothing to cancel, say so."""
-    return render(request, "booking/rejected.html",
-                  {"event": event, "registration": registration})
+def _open_link(request, service, token):
+    """(ref, event, the linked registration or None), or the page to answer instead: a bad
+    link, or a ``streams`` request decided "no seat" (nothing to cancel, say so)."""
+    try:
+        ref, event, active = _read_cancel_link(service, token)
+    except links.BadLink:
+        return bad_link(request)
+    if active is not None and active.status == "rejected":
+        return render(request, "booking/rejected.html",
+                      {"event": event, "registration": active})
+    return ref, event, active
 
 
 @plain_forms_only
@@ -40,12 +48,10 @@ def cancel(request, token):
     service = get_booking_service()
     if request.method == "POST":
         return _cancel(request, service, token)
-    try:
-        ref, event, active = _read_cancel_link(service, token)
-    except links.BadLink:
-        return bad_link(request)
-    if active is not None and active.status == "rejected":
-        return _no_seat(request, event, active)
+    opened = _open_link(request, service, token)
+    if isinstance(opened, HttpResponse):
+        return opened
+    ref, event, active = opened
     template = "booking/cancel_confirm.html" if active else "booking/cancel_already.html"
     return render(request, template, {"event": event, "email": ref.email,
                                       "pending": bool(active and active.status == "pending")})
@@ -76,12 +82,10 @@ def _cancel(request, service, token):
 @renders_booking_errors
 def cancelled(request, token):
     service = get_booking_service()
-    try:
-        ref, event, active = _read_cancel_link(service, token)
-    except links.BadLink:
-        return bad_link(request)
-    if active is not None and active.status == "rejected":
-        return _no_seat(request, event, active)
+    opened = _open_link(request, service, token)
+    if isinstance(opened, HttpResponse):
+        return opened
+    ref, event, active = opened
     if active:  # not cancelled yet: ask first
         return redirect("booking:cancel", token=token)
     context = {"event": event, "availability": service.availability(event.id),
