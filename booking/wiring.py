@@ -6,15 +6,15 @@ retry policy, the request log (with its outbox), the guarded strategies (each gi
 store and both) and the ``BookingService``; ``mail_sender`` builds the e-mail sender
 beside it. ``web_settings`` and ``worker_settings`` give the public pages, the admin and
 the commands what they need, read afresh on each call (so ``override_settings`` holds).
-Nothing else reads ``django.conf.settings`` (but ``config/`` and ``booking/checks.py``). The process
-keeps one store and one service (``get_store``, ``get_booking_service``); tests and
+Nothing else reads ``django.conf.settings`` (but ``config/`` and ``booking/checks.py``).
+The process keeps one store and one service (``get_store``, ``get_booking_service``); tests and
 harnesses build their own graphs on stores of their own (``harness.controls``) and put
 them in place with ``use_service``.
 """
 import threading
-from pathlib import Path
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.conf import settings
 
