@@ -1,28 +1,28 @@
-"""Tokens for the public pages: the form's one-time token and registration page_tokens.
+"""The links a booking hands out: registration, cancellation and waiting-list offer links.
 
-The form token is a ``django.core.signing`` value. Registration links are opaque: the
-event id, e-mail key and registration id are encrypted and authenticated with AES-SIV
-(deterministic, so one booking has one link) under a key derived from SECRET_KEY, with
-the purpose as associated data, so one kind can never be used as another and nobody
-holding a link can read the address in it or forge one. Links sent before they were
-encrypted (signed, with a ':' in them) are still accepted.
+Links are opaque: the event id, e-mail key and registration (or offer) id are encrypted
+and authenticated with AES-SIV (deterministic, so one booking has one link) under a key
+derived from the secret key, with the purpose as associated data, so one kind can never
+be used as another and nobody holding a link can read the address in it or forge one.
+Links sent before they were encrypted (signed, with a ':' in them) are still accepted.
+Absolute URLs are built on the site's configured address (``site_url``, given by the
+wiring), never on a request's Host header.
 """
 import base64
 import json
-import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESSIV
-from django.conf import settings
 from django.core import signing
+from django.urls import reverse
 from django.utils.crypto import salted_hmac
 
-FORM_SALT = "booking.signup-form"
 CONFIRMATION_SALT = "booking.confirmation"
 CANCEL_SALT = "booking.cancel"
+OFFER_SALT = "booking.waiting-list-offer"
 
 
 class BadLink(Exception):
@@ -47,26 +47,47 @@ class RegistrationRef:
         return registration is not None and registration.registration_id == self.registration_id
 
 
-def new_form_token(event_id: str) -> str:
-    """A fresh signed one-time token for one signup form of one event."""
-    return signing.dumps({"e": event_id, "r": uuid.uuid4().hex}, salt=FORM_SALT)
+@dataclass(frozen=True)
+class OfferRef:
+    """What a waiting-list offer link names: one offer to one person at one event."""
+
+    event_id: str
+    email: str
+    registration_id: str  # the offer id (the name the link format gives it)
 
 
-def request_id_from_form_token(token: str, event_id: str) -> str:
-    """The submission's request id, or BadLink if the token is forged, expired or foreign."""
-    try:
-        data = signing.loads(token, salt=FORM_SALT, max_age=settings.BOOKING_FORM_MAX_AGE)
-    except signing.BadSignature:
-        raise BadLink() from None
-    if not isinstance(data, dict) or data.get("e") != event_id or not data.get("r"):
-        raise BadLink()
-    return data["r"]
-
-
-def absolute_url(path: str) -> str:
-    """``path`` on the configured SITE_URL's origin: never the request's Host header."""
-    site = urlsplit(settings.SITE_URL)
+def absolute_url(path: str, *, site_url: str) -> str:
+    """``path`` on ``site_url``'s origin: never the request's Host header."""
+    site = urlsplit(site_url)
     return f"{site.scheme}://{site.netloc}{path}"
+
+
+def event_url(event_id: str, *, site_url: str) -> str:
+    return absolute_url(reverse("booking:event_detail", args=[event_id]), site_url=site_url)
+
+
+def cancel_url(registration, *, site_url: str) -> str:
+    """The registration's cancellation link."""
+    token = registration_token(registration, salt=CANCEL_SALT)
+    return absolute_url(reverse("booking:cancel", args=[token]), site_url=site_url)
+
+
+def offer_token(event_id: str, email: str, offer_id: str) -> str:
+    """An offer's link token: a registration link under its own purpose, so it can be used
+    for nothing else, and an old offer's link never accepts a newer offer."""
+    return registration_token(OfferRef(event_id, email, offer_id), salt=OFFER_SALT)
+
+
+def read_offer_token(token: str) -> OfferRef:
+    """The offer a link names, or ``BadLink``."""
+    ref = read_registration_token(token, salt=OFFER_SALT)
+    return OfferRef(ref.event_id, ref.email, ref.registration_id)
+
+
+def offer_url(event_id: str, email: str, offer_id: str, *, site_url: str) -> str:
+    """The offer's page."""
+    return absolute_url(reverse("booking:offer", args=[offer_token(event_id, email, offer_id)]),
+                        site_url=site_url)
 
 
 def _cipher(secret: str) -> AESSIV:
@@ -76,7 +97,9 @@ def _cipher(secret: str) -> AESSIV:
 
 
 def _secrets() -> list[str]:
-    return [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
+    """The secret key, then the earlier ones still accepted (Django's own signer's)."""
+    signer = signing.Signer()
+    return [signer.key, *signer.fallback_keys]
 
 
 def registration_token(registration, *, salt: str) -> str:
@@ -90,7 +113,7 @@ def registration_token(registration, *, salt: str) -> str:
     if salt == CANCEL_SALT:
         payload.update(n=registration.name, t=registration.registered_at.isoformat(),
                        q=registration.request_id)
-    sealed = _cipher(settings.SECRET_KEY).encrypt(
+    sealed = _cipher(signing.Signer().key).encrypt(
         json.dumps(payload, separators=(",", ":")).encode(), [salt.encode()])
     return base64.urlsafe_b64encode(sealed).decode().rstrip("=")
 

@@ -21,7 +21,7 @@ SCANNED_FOR_SETTINGS = ("booking", "harness", "localdynamo")
 # Lowest first. A module may import its own layer and those below, never one above.
 # ``booking`` alone (the package's empty __init__) belongs to no layer.
 LAYERS = [
-    ("domain", ["booking.errors", "booking.models", "booking.times"]),
+    ("domain", ["booking.errors", "booking.models", "booking.times", "booking.background"]),
     ("input rules", ["booking.validation"]),
     ("access layer", ["booking.dynamo"]),
     ("exactly once", ["booking.exactly_once"]),

@@ -239,7 +239,7 @@ def test_book__event_started__booking_closed_nothing_stored(service, started):
 
 
 def test_signup__event_started__409_closed_nothing_stored(client, service, started):
-    from booking import links as page_tokens
+    from booking.web import tokens as page_tokens
 
     response = submit(client, started.id, token=page_tokens.new_form_token(started.id))
 

@@ -124,11 +124,11 @@ def test_cancel__rate__eleventh_from_one_address_429(client, service, settings):
 
 def test_limiter__next_window__allowed_again(service, settings):
     settings.BOOKING_SIGNUP_RATE = "1/m"
-    rate_limits.check("BOOKING_SIGNUP_RATE", "a", now=120.0)
+    rate_limits.check(rate_limits.SIGNUP, "a", now=120.0)
     with pytest.raises(RateLimited):
-        rate_limits.check("BOOKING_SIGNUP_RATE", "a", now=179.0)
+        rate_limits.check(rate_limits.SIGNUP, "a", now=179.0)
 
-    rate_limits.check("BOOKING_SIGNUP_RATE", "a", now=180.0)
+    rate_limits.check(rate_limits.SIGNUP, "a", now=180.0)
 
 
 def test_limiter__store_down__lets_requests_through(service, settings, monkeypatch):
@@ -141,7 +141,7 @@ def test_limiter__store_down__lets_requests_through(service, settings, monkeypat
     settings.BOOKING_SIGNUP_RATE = "1/h"
 
     for _ in range(3):
-        rate_limits.check("BOOKING_SIGNUP_RATE", "x")
+        rate_limits.check(rate_limits.SIGNUP, "x")
 
 
 # --- admin login -------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import pytest
 from django.core import mail
 from django.urls import reverse
 
-from booking import links as page_tokens
+from booking.web import tokens as page_tokens
 from booking.mail import sender as booking_mail
 from booking.errors import BookingContention, InvalidBooking, StoreUnavailable
 

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from booking.mail import sender as booking_mail
 from booking.waitlist import engine as waitlist_engine
-from booking.waitlist.links import offer_token
+from booking.links import offer_token
 from tests.test_views_signup import form_page
 
 

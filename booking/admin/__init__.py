@@ -4,6 +4,7 @@ from functools import partial, update_wrapper
 from django.contrib import admin
 from django.urls import path
 
+from booking.admin import registrations as admin_registrations
 from booking.admin import views as admin_views
 from booking.admin import waitlist as admin_waitlist
 from booking.models import DynamoEvent
@@ -27,7 +28,8 @@ class EventAdmin(admin.ModelAdmin):
             route("add/", admin_views.add, "add"),
             route("<str:event_id>/change/", admin_views.change, "change"),
             route("<str:event_id>/delete/", admin_views.delete, "delete"),
-            route("<str:event_id>/registrations/", admin_views.registrations, "registrations"),
-            route("<str:event_id>/registrations/export/", admin_views.export, "export"),
+            route("<str:event_id>/registrations/", admin_registrations.registrations,
+                  "registrations"),
+            route("<str:event_id>/registrations/export/", admin_registrations.export, "export"),
             route("<str:event_id>/waiting-list/", admin_waitlist.waiting_list, "waiting_list"),
         ]

@@ -4,12 +4,13 @@ Times are typed as ISO 8601 text (``2026-12-12 19:30``) in the event's own time 
 the input never depends on the browser's locale; the service reads them in that zone.
 """
 from django import forms
-from django.conf import settings
+from django.utils.timezone import get_default_timezone_name
 
 from booking import times
 from booking.errors import BookingError
 from booking.strategies import GUARDED, STRATEGIES
 from booking.validation import DESCRIPTION_MAX_LENGTH, EVENT_NAME_MAX_LENGTH, VENUE_MAX_LENGTH
+from booking.wiring import web_settings
 
 # Plain-language choices for organizers; the technical description stays in the docs.
 STRATEGY_LABELS = {
@@ -46,7 +47,7 @@ class EventForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["time_zone"].initial = settings.TIME_ZONE
+        self.fields["time_zone"].initial = get_default_timezone_name()
 
     def show_error(self, error: BookingError) -> None:
         """Put a domain error next to its field, or above the form."""
@@ -78,7 +79,7 @@ class EventAddForm(EventForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["strategy"].choices = [(name, strategy_label(name)) for name in GUARDED]
-        default = settings.BOOKING_DEFAULT_STRATEGY
+        default = web_settings().default_strategy
         self.fields["strategy"].initial = default if default in GUARDED else GUARDED[0]
 
 
@@ -88,7 +89,7 @@ class EventChangeForm(EventForm):
 
     @classmethod
     def for_event(cls, event):
-        zone_name = event.time_zone or settings.TIME_ZONE
+        zone_name = event.time_zone or get_default_timezone_name()
         return cls(initial={
             "name": event.name, "time_zone": zone_name,
             "starts_at": times.form_value(event.starts_at, zone_name),

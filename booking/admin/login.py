@@ -1,4 +1,4 @@
-"""The admin login, throttled by the shared rate limiter (booking/rate_limits.py).
+"""The admin login, throttled by the shared rate limiter (booking/web/rate_limits.py).
 
 Failed logins are counted per client address and per user name (ADMIN_LOGIN_RATE); once
 either is used up, every login attempt for it answers 429, the right password included,
@@ -8,10 +8,10 @@ and hosts.
 from django.contrib import admin
 from django.contrib.auth.signals import user_login_failed
 from django.dispatch import receiver
-from django.shortcuts import render
 
-from booking.web import rate_limits
 from booking.errors import RateLimited
+from booking.web import rate_limits
+from booking.web.errors import render_error
 
 LOGIN_LIMITED = ("Too many failed logins. Please wait before trying again; the wait ends "
                  "on its own.")
@@ -27,14 +27,10 @@ def throttled_login(request, extra_context=None):
     if request.method == "POST":
         try:
             for client in _clients(request, request.POST.get("username")):
-                rate_limits.ensure_not_blocked("ADMIN_LOGIN_RATE", client,
+                rate_limits.ensure_not_blocked(rate_limits.ADMIN_LOGIN, client,
                                                message=LOGIN_LIMITED)
         except RateLimited as error:
-            response = render(request, "booking/error.html", {
-                "message": error.message, "status": 429, "title": "Too many failed logins"},
-                status=429)
-            response["Retry-After"] = str(error.retry_after)
-            return response
+            return render_error(request, error, title="Too many failed logins")
     return admin.site.login(request, extra_context)
 
 
@@ -43,4 +39,4 @@ def count_failed_login(sender, credentials, request=None, **kwargs):
     if request is None:  # not a login through a web request
         return
     for client in _clients(request, credentials.get("username")):
-        rate_limits.count_failure("ADMIN_LOGIN_RATE", client)
+        rate_limits.count_failure(rate_limits.ADMIN_LOGIN, client)

@@ -1,25 +1,20 @@
 """Admin page for an event's waiting list: who is in line, in what order, with what offer;
 remove selected people (an offered seat passes to the next in line). Thin, like
-``booking/admin_views.py``, whose helpers it shares."""
+``booking/admin/views.py``, whose helpers it shares."""
 from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
 from booking.admin import log as admin_log
-from booking.admin.views import TEMPLATES, domain_errors, page, require, seats_or_none
+from booking.admin.views import TEMPLATES, domain_errors, event_page, page, seats_or_none
 from booking.errors import InvalidBooking, NotWaiting
 from booking.models import OFFERED, WAITING
-from booking.wiring import get_booking_service
 
 
 @domain_errors
 def waiting_list(model_admin, request, event_id):
-    require(model_admin.has_view_or_change_permission(request))
-    service = get_booking_service()
-    event = service.get_event(event_id)
-    can_change = model_admin.has_change_permission(request)
+    service, event, can_change = event_page(model_admin, request, event_id)
     if request.method == "POST":
-        require(can_change)
         remove_selected(service, request, event)
         return redirect(request.get_full_path())
     entries, place, now = service.waiting_list(event.id), 0, timezone.now()

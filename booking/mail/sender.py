@@ -20,17 +20,16 @@ goes stale, and the e-mail may then go out twice: the one gap at-least-once deli
 an outside system cannot close (SMTP takes no idempotency key).
 """
 import logging
-import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor, wait
+from datetime import datetime
+from datetime import timezone as dt_timezone
 
 from django.core.mail import EmailMultiAlternatives, get_connection
 from django.template.loader import render_to_string
-from django.urls import reverse
 
-from booking import calendar
-from booking import links as page_tokens
+from booking import calendar, links
+from booking.background import Background
 from booking.dynamo import history, items
 from booking.dynamo.history import RequestHistory
 from booking.errors import EventNotFound
@@ -52,14 +51,16 @@ class MailSender:
 
     ``retention_seconds``: how long history rows live; ``stale_seconds``: a send
     ``started`` longer ago without an outcome is taken as crashed; ``email_backend``: the
-    dotted path of the Django mail backend that sends (``booking.wiring`` reads all three
-    from settings; harnesses pass a backend of their own).
+    dotted path of the Django mail backend that sends; ``site_url``: the site's address,
+    on which every link in an e-mail is built (``booking.wiring`` reads them all from
+    settings; harnesses pass a backend of their own).
     """
 
     def __init__(self, *, events, outbox: Outbox, history: RequestHistory,
-                 email_backend: str, retention_seconds: float = 7 * 86400,
+                 email_backend: str, site_url: str, retention_seconds: float = 7 * 86400,
                  stale_seconds: float = 30.0):
         self.events = events
+        self.site_url = site_url
         self.outbox = outbox
         self.history = history
         self.email_backend = email_backend
@@ -111,16 +112,22 @@ class MailSender:
                     raise
                 time.sleep(0.05 * 2**attempt)
 
-    def _deliver(self, message: dict, event) -> None:
-        registration = items.registration_from_item(message)
+    def _context(self, message: dict, event) -> dict:
+        """What the e-mail's templates show: the registration and its links."""
+        registration, site_url = items.registration_from_item(message), self.site_url
+        dated = event.starts_at is not None
         context = {"event": event, "registration": registration,
-                   "cancel_url": cancel_url(registration), "event_url": event_url(event),
-                   "ics_url": calendar.ics_url(event) if event.starts_at else "",
-                   "google_url": calendar.google_url(event) if event.starts_at else ""}
+                   "cancel_url": links.cancel_url(registration, site_url=site_url),
+                   "event_url": links.event_url(event.id, site_url=site_url),
+                   "ics_url": calendar.ics_url(event, site_url=site_url) if dated else "",
+                   "google_url": calendar.google_url(event, site_url=site_url) if dated else ""}
         if message["kind"] == "offer":  # a waiting-list offer: its accept link and deadline
-            from booking.waitlist.links import mail_context
+            context.update(offer_context(message, site_url=site_url))
+        return context
 
-            context.update(mail_context(message))
+    def _deliver(self, message: dict, event) -> None:
+        context = self._context(message, event)
+        registration = context["registration"]
         template = TEMPLATES[message["kind"]]
         subject = render_to_string(f"{template}_subject.txt", context)
         # The header names the message, so a receiver (and the torture run) can tell a
@@ -133,7 +140,8 @@ class MailSender:
             connection=get_connection(self.email_backend))
         email.attach_alternative(render_to_string(f"{template}.html", context), "text/html")
         if message["kind"] == CONFIRMATION and event.starts_at:
-            email.attach(f"event-{event.id}.ics", calendar.ics(event), "text/calendar")
+            email.attach(f"event-{event.id}.ics", calendar.ics(event, site_url=self.site_url),
+                         "text/calendar")
         email.send()
 
 
@@ -166,14 +174,12 @@ def newest_live_row(rows: RequestHistory, key: str, *,
     return next((r for r in rows.newest_first(key) if r["ttl"] > now), None)
 
 
-def cancel_url(registration) -> str:
-    """The registration's cancellation link on SITE_URL (never a request's Host header)."""
-    token = page_tokens.registration_token(registration, salt=page_tokens.CANCEL_SALT)
-    return page_tokens.absolute_url(reverse("booking:cancel", args=[token]))
-
-
-def event_url(event) -> str:
-    return page_tokens.absolute_url(reverse("booking:event_detail", args=[event.id]))
+def offer_context(message: dict, *, site_url: str) -> dict:
+    """What the offer e-mail shows beyond the registration-shaped message."""
+    expires = datetime.fromtimestamp(message["offer_expires_at"] / 1000, dt_timezone.utc)
+    return {"offer_url": links.offer_url(message["event_id"], message["email"],
+                                         message["registration_id"], site_url=site_url),
+            "offer_expires_at": expires}
 
 
 def message_for(kind: str, registration) -> dict:
@@ -183,9 +189,7 @@ def message_for(kind: str, registration) -> dict:
 
 
 # --- right after the request: a small pool of background threads per process ----------
-_pool: ThreadPoolExecutor | None = None
-_pending: set = set()
-_lock = threading.Lock()
+_mail = Background("booking-mail")
 
 
 def send_soon(sender: MailSender, kind: str, registration, *, event=None) -> None:
@@ -203,13 +207,7 @@ def resend_soon(sender: MailSender, registration, *, event=None) -> None:
 
 
 def _submit(sender, message, event) -> None:
-    global _pool
-    with _lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="booking-mail")
-        future = _pool.submit(_send_logged, sender, message, event)
-        _pending.add(future)
-    future.add_done_callback(_pending.discard)
+    _mail.submit(_send_logged, sender, message, event)
 
 
 def _send_logged(sender, message, event):
@@ -222,9 +220,7 @@ def _send_logged(sender, message, event):
 
 def flush(timeout: float = 30.0) -> None:
     """Wait for the e-mails this process is sending right now (tests, shutdown)."""
-    with _lock:
-        futures = list(_pending)
-    wait(futures, timeout=timeout)
+    _mail.flush(timeout)
 
 
 __all__ = ["CANCELLATION", "CONFIRMATION", "MailSender", "flush", "send_soon"]

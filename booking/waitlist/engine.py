@@ -18,12 +18,11 @@ the confirmation's outbox row (``booking/request_log.py``): exactly once, like `
 """
 import hashlib
 import logging
-import threading
 import uuid
-from concurrent.futures import ThreadPoolExecutor, wait
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
+from booking.background import Background
 from booking.dynamo.access import CONDITION_FAILED as CCF, Store, TransactionCancelled
 from booking.dynamo.tables import WAITING_LIST
 from booking.errors import (AlreadyRegistered, AlreadyWaiting, EventFull, InvalidBooking, NotWaiting,
@@ -330,20 +329,12 @@ class WaitlistEngine:
 # --- right after a seat frees: a small pool of background threads per process ----------
 # The request that freed the seat answers after its own one write; the offer follows at
 # once on this pool (the booking worker is the safety net, as for e-mails).
-_pool: ThreadPoolExecutor | None = None
-_pending: set = set()
-_lock = threading.Lock()
+_offers = Background("booking-offers")
 
 
 def offer_soon(waitlist: WaitlistEngine, event_id: str) -> None:
     """Offer the event's free seats to its line, off the calling thread."""
-    global _pool
-    with _lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="booking-offers")
-        future = _pool.submit(_offer_logged, waitlist, event_id)
-        _pending.add(future)
-    future.add_done_callback(_pending.discard)
+    _offers.submit(_offer_logged, waitlist, event_id)
 
 
 def _offer_logged(waitlist, event_id):
@@ -356,6 +347,4 @@ def _offer_logged(waitlist, event_id):
 
 def flush(timeout: float = 30.0) -> None:
     """Wait for the offers this process is making right now (tests, shutdown)."""
-    with _lock:
-        futures = list(_pending)
-    wait(futures, timeout=timeout)
+    _offers.flush(timeout)

@@ -1,7 +1,7 @@
 """The public signup form: presence and length here; the rules themselves are the service's
 (booking.validation), checked here too so that every field's error shows at once.
 
-Its one-time token travels in a hidden input that the view signs and checks (booking.links).
+Its one-time token travels in a hidden input that the view signs and checks (booking/web/tokens.py).
 """
 from django import forms
 

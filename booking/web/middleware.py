@@ -2,17 +2,17 @@
 import codecs
 import secrets
 
-from django.conf import settings
-from django.shortcuts import render
 from django.utils.http import parse_header_parameters
+
+from booking.web.errors import error_page
+from booking.wiring import web_settings
 
 MULTIPART_REFUSED = "This site accepts only plain forms: file uploads are not accepted."
 CHARSET_REFUSED = "Please send forms encoded as UTF-8."
 
 
 def refusal(request, message: str, status: int):
-    context = {"message": message, "status": status, "title": "Request not accepted"}
-    return render(request, "booking/error.html", context, status=status)
+    return error_page(request, message, status, title="Request not accepted")
 
 
 def is_utf8(charset: str) -> bool:
@@ -59,7 +59,7 @@ class SecurityHeadersMiddleware:
 
     Each request gets a fresh nonce (``request.csp_nonce``, ``{{ csp_nonce }}`` in
     templates): an inline script runs only if it carries it, so injected markup cannot run
-    script. The policies are CONTENT_SECURITY_POLICY and PERMISSIONS_POLICY in settings.
+    script. The policies are the wiring's (CONTENT_SECURITY_POLICY and PERMISSIONS_POLICY).
     """
 
     def __init__(self, get_response):
@@ -68,14 +68,10 @@ class SecurityHeadersMiddleware:
     def __call__(self, request):
         request.csp_nonce = secrets.token_urlsafe(16)
         response = self.get_response(request)
-        policy = settings.CONTENT_SECURITY_POLICY
+        web = web_settings()
+        policy = web.content_security_policy
         if policy and "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = policy.replace("{nonce}", request.csp_nonce)
-        if settings.PERMISSIONS_POLICY and "Permissions-Policy" not in response:
-            response["Permissions-Policy"] = settings.PERMISSIONS_POLICY
+        if web.permissions_policy and "Permissions-Policy" not in response:
+            response["Permissions-Policy"] = web.permissions_policy
         return response
-
-
-def csp_nonce(request) -> dict:
-    """Template context processor: ``{{ csp_nonce }}`` for inline scripts."""
-    return {"csp_nonce": getattr(request, "csp_nonce", "")}

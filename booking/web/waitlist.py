@@ -1,7 +1,7 @@
 """Public waiting-list pages: join a full event's line; take (or pass on) an offered seat.
 
-Thin, like ``booking/views.py`` (whose error mapping they share): parse, call the service,
-render.
+Thin, like ``booking/web/views.py`` (whose signup form they share): parse, call the
+service, render.
 """
 from django.shortcuts import render
 from django.urls import reverse
@@ -9,18 +9,15 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from booking import validation
-from booking.mail import sender as mail
-from booking import links as page_tokens
-from booking.web import rate_limits
+from booking import links
 from booking.errors import (AlreadyWaiting, BookingClosed, BookingError, NotWaiting, OfferExpired,
-                     SeatsAvailable)
-from booking.web.forms import SignupForm
-from booking.web.middleware import plain_forms_only
+                            SeatsAvailable)
+from booking.mail import sender as mail
 from booking.models import BOOKED, OFFERED, WAITING
-from booking.waitlist.links import read_offer_token
-from booking.web.views import (EMAIL_LIMITED, FORM_EXPIRED, SIGNUPS_LIMITED, _render_event, bad_link,
-                    renders_booking_errors, see_other, status_for)
+from booking.web import rate_limits
+from booking.web.errors import bad_link, renders_booking_errors, status_for
+from booking.web.middleware import plain_forms_only
+from booking.web.views import booked_url, read_submission, render_event, see_other
 from booking.wiring import get_booking_service, mail_sender
 
 OFFER_LIMITED = "Too many attempts from your network. Please wait a few minutes and try again."
@@ -38,21 +35,9 @@ def place_in_line(service, entry) -> int:
 def join(request, event_id):
     service = get_booking_service()
     event = service.get_event(event_id)
-    rate_limits.check("BOOKING_SIGNUP_RATE", rate_limits.client_address(request),
-                      message=SIGNUPS_LIMITED)
-    form, token = SignupForm(request.POST), request.POST.get("token", "")
-    try:
-        request_id = page_tokens.request_id_from_form_token(token, event.id)
-    except page_tokens.BadLink:
-        form.is_valid()
-        form.add_error(None, FORM_EXPIRED)
-        return _render_event(request, service, event, None, page_tokens.new_form_token(event.id),
-                             400, waitlist_form=form)
-    if not form.is_valid():
-        return _render_event(request, service, event, None, token, 400, waitlist_form=form)
-    rate_limits.check("BOOKING_SIGNUP_EMAIL_RATE",
-                      validation.normalize_email(form.cleaned_data["email"]),
-                      message=EMAIL_LIMITED)
+    form, token, request_id = read_submission(request, event)
+    if request_id is None:
+        return render_event(request, service, event, None, token, 400, waitlist_form=form)
     already = False
     try:
         entry = service.join_waiting_list(event.id, name=form.cleaned_data["name"],
@@ -63,8 +48,8 @@ def join(request, event_id):
         entry, already = error.existing, True
     except BookingError as error:
         form.apply_error(error)
-        return _render_event(request, service, event, None, token, status_for(error),
-                             waitlist_form=form)
+        return render_event(request, service, event, None, token, status_for(error),
+                            waitlist_form=form)
     context = {"event": event, "entry": entry, "already": already,
                "place": place_in_line(service, entry) if entry.status == WAITING else None}
     return render(request, "booking/waitlist_joined.html", context)
@@ -76,8 +61,8 @@ def join(request, event_id):
 @renders_booking_errors
 def offer(request, token):
     try:
-        ref = read_offer_token(token)
-    except page_tokens.BadLink:
+        ref = links.read_offer_token(token)
+    except links.BadLink:
         return bad_link(request)
     service = get_booking_service()
     event = service.get_event(ref.event_id)
@@ -85,7 +70,7 @@ def offer(request, token):
     if entry is None or entry.offer_id != ref.registration_id:
         return _offer_page(request, event, entry, "gone", 410)
     if request.method == "POST":
-        rate_limits.check("BOOKING_CANCEL_RATE", rate_limits.client_address(request),
+        rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request),
                           message=OFFER_LIMITED)
         if request.POST.get("action") == "decline":
             return _decline(request, service, event, entry)
@@ -107,8 +92,7 @@ def _accept(request, service, event, entry):
         return _offer_page(request, event, entry, "closed", status_for(error))
     if registration.registered_at >= started:  # a repeated click answers the first booking
         mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)
-    confirmation = page_tokens.registration_token(registration, salt=page_tokens.CONFIRMATION_SALT)
-    return see_other(reverse("booking:booked", args=[event.id, confirmation]))
+    return see_other(booked_url(registration))
 
 
 def _decline(request, service, event, entry):

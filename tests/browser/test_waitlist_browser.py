@@ -8,7 +8,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from booking.waitlist import engine as waitlist_engine
-from booking.waitlist.links import offer_token
+from booking.links import offer_token
 
 
 def offer_link(live_site, email) -> str:

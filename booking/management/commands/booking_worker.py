@@ -6,13 +6,12 @@ import signal
 import threading
 from dataclasses import replace
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from booking.mail import sender as mail
 from booking.errors import BookingError
 from booking.mail.sender import send_owed
-from booking.wiring import get_booking_service, mail_sender, stream_decider
+from booking.wiring import get_booking_service, mail_sender, stream_decider, worker_settings
 
 
 class Command(BaseCommand):
@@ -40,7 +39,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, once: bool, interval, min_age: float, as_json: bool,
                decider: bool = True, **options):
-        interval = settings.BOOKING_WORKER_INTERVAL if interval is None else interval
+        interval = worker_settings().worker_interval if interval is None else interval
         if interval <= 0 or min_age < 0:
             raise CommandError("--interval must be positive and --min-age not negative.",
                                returncode=2)
@@ -92,7 +91,7 @@ class Command(BaseCommand):
             if outcomes:
                 report(outcomes, caught_up)
             return None
-        interval = settings.BOOKING_DECIDER_INTERVAL
+        interval = worker_settings().decider_interval
         thread = threading.Thread(target=decider.run, args=(stop,), name="stream-decider",
                                   kwargs={"interval": interval, "report": report})
         thread.start()
