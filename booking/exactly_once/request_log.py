@@ -22,7 +22,7 @@ A row is deterministic in its request (its times come from the request), so a re
 transaction is byte for byte the same and its ClientRequestToken answers it.
 
 The outbox rows of the e-mails a booking or cancellation owes ride in the same
-transaction (``booking/outbox.py``).
+transaction (``booking/exactly_once/outbox.py``).
 """
 import hashlib
 import json

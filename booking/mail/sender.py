@@ -1,6 +1,6 @@
 """Send the outbox's e-mails exactly once (seed 000: immutable history + atomic counter).
 
-An outbox row (``booking/outbox.py``) is written in the booking's or cancellation's own
+An outbox row (``booking/exactly_once/outbox.py``) is written in the booking's or cancellation's own
 transaction. Sending it is work delivered at least once: right after the request (a
 background thread of the web process, ``send_soon``), and by ``manage.py booking_worker``
 for whatever a crash left unsent, and by ``replay_failed`` after a failed send. Two

@@ -1,7 +1,7 @@
 """Bookings: book and cancel seats, find registrations, report availability.
 
 Every write goes through the event's strategy with its request row inside (exactly once,
-``booking/request_log.py``); a write whose outcome is unknown is resolved before anyone
+``booking/exactly_once/request_log.py``); a write whose outcome is unknown is resolved before anyone
 is told anything (``settle``).
 """
 import random
@@ -45,7 +45,7 @@ class Bookings:
 
         ``request_id`` names the submission (the signup form's one-time token; generated
         when None). ``email`` is stored as its key (``validation.normalize_email``). The
-        request id travels inside the strategy's own write (``booking/request_log.py``):
+        request id travels inside the strategy's own write (``booking/exactly_once/request_log.py``):
         a repeat of a submission that got its seat returns that same registration, at any
         later time, and touches no seat; a repeat of a refused one runs again.
 

@@ -14,7 +14,7 @@ An offer lapses by time alone: after ``offer_expires_at`` the hold no longer cou
 accept's condition refuses, and the next offer (or a booking) takes the seat over;
 ``expire`` only records it (``expired``) and hands the seat on. Accepting turns the hold
 into the registration in one transaction with the entry (``booked``), the request row and
-the confirmation's outbox row (``booking/request_log.py``): exactly once, like ``book``.
+the confirmation's outbox row (``booking/exactly_once/request_log.py``): exactly once, like ``book``.
 """
 import hashlib
 import logging
