@@ -12,7 +12,7 @@ HOLD_MATCHES_OFFER = "hold_matches_open_offer"
 
 def audit_event(service, event, *, now: float | None = None) -> list[Violation]:
     now = now_ms() if now is None else now
-    entries = service.waitlist.entries(event.id)
+    entries = service.engine.entries(event.id)
     if not entries:
         return []
     strategy = service.strategies[event.strategy]
