@@ -20,8 +20,8 @@ from booking.models import Availability, Event, Registration, WaitlistEntry
 from booking.service.organizer import OrganizerEdits
 from booking.exactly_once.request_log import RequestLog
 from booking.strategies import GUARDED, STRATEGIES, Strategy
-from booking.strategies.base import WriteTokens
-from booking.strategies.retry import RetryPolicy
+from booking.strategies.base import RetryPolicy, WriteTokens
+
 from booking.waitlist.engine import WaitlistEngine
 from booking.service.waitlist import WaitlistService
 
