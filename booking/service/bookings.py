@@ -16,7 +16,7 @@ from booking import validation
 from booking.service.catalog import EventCatalog
 from booking.errors import (BookingClosed, BookingContention, BookingError, NotRegistered,
                      OutcomeUnknown, StoreUnavailable)
-from booking.models import Availability, Event, Registration
+from booking.models import PENDING, Availability, Event, Registration
 from booking.exactly_once.request_log import Request, RequestLog
 
 # A write whose outcome is unknown (after botocore's own attempts) is read back by request
@@ -179,7 +179,7 @@ class Bookings:
         """A pending registration's place among the event's pending ones (1: next to be
         decided), by arrival time; None for strategies that decide at once."""
         strategy = self.catalog.strategy_for(registration.event_id)
-        if strategy.decides_at_once or registration.status != "pending":
+        if strategy.decides_at_once or registration.status != PENDING:
             return None
         return strategy.place_in_line(registration)
 

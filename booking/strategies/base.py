@@ -46,18 +46,15 @@ Contract (the abstract methods of ``Strategy``)
     Remove the event and everything stored for it; the event becomes unbookable first,
     so an interrupted delete never leaves a bookable event with missing pieces.
 
-Besides: ``audit(event)`` and ``repair(event)`` (derived data only); the test hook
-``between_read_and_write`` (strategies that read before they write call it in between);
-and the flags ``name``, ``max_capacity``, ``guarded`` (False only for controls),
-``holds_seats`` (True for ``SeatHolds``, ``booking/strategies/holds.py``: the waiting
-list's protocol), ``decides_at_once`` (False for ``streams``: ``book`` returns a
-``pending`` registration that its decider settles; see its own documented surface) and
-``description``.
+Besides: ``audit``/``repair`` (derived data only), the test hook ``between_read_and_write``
+(called between a read and the write that depends on it), and the flags ``name``,
+``max_capacity``, ``guarded`` (False only for controls), ``holds_seats`` (True for the
+waiting list's ``SeatHolds``, ``holds.py``), ``decides_at_once`` (False for ``streams``,
+whose ``book`` answers ``pending``: see its documented surface) and ``description``.
 
-Every strategy is given the ``store`` (``booking.dynamo.access.Store``): its tables are
-``store.table(SPEC)``. Its writes go through ``transact``: one TransactWriteItems,
-retried on conflicts (``RetryPolicy``), whose refusal is answered by the request row
-first and then decoded by the strategy into a result or a domain error.
+A strategy is given the ``store`` (tables: ``store.table(SPEC)``) and writes through
+``transact``: one TransactWriteItems, retried on conflicts (``RetryPolicy``), whose
+refusal the request row answers first, then the strategy's ``decode``.
 
 Exactly-once under retries: botocore re-sends a write whose response was lost, so a write
 that did apply can come back refused. ``client_token`` names a transaction after the
@@ -140,23 +137,8 @@ def expired_holder(item: dict | None, now: float, prefer: str | None = None) -> 
     return prefer if prefer in expired else (expired[0] if expired else None)
 
 
-def availability_of(item: dict, now: float | None) -> Availability:
-    """Seats of a counter item (``capacity``, ``confirmed_count`` counting attendees and
-    holds, ``holds`` map); with ``now`` None every hold counts as held, a lapsed one too."""
-    holds = item.get("holds") or {}
-    held = sum(1 for until in holds.values() if now is None or until > now)
-    return Availability(capacity=item["capacity"],
-                        confirmed=item["confirmed_count"] - len(holds), held=held)
-
-
-class Signal:
+class Signal(str):
     """A named answer of ``transact_once`` or a ``decode`` that is not a result."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
 
 
 AGAIN = Signal("AGAIN")  # write again: a conflict, or a refusal a new attempt can settle
@@ -273,6 +255,18 @@ class Strategy(ABC):
                 return AGAIN
             raise
 
+    def remove_as_read(self, read: Callable, remove: Callable, *, request: Request,
+                       require_event: Callable) -> Registration:
+        """The cancel loop: ``read()`` the registration (None: nothing to cancel), then
+        ``remove(stored)``, reading again while it answers ``AGAIN`` or ``READ_AGAIN``."""
+        for _ in self.retry.attempts():
+            stored = read()
+            if stored is None:
+                return self._not_registered(request, require_event)
+            removed = remove(stored)
+            if not isinstance(removed, Signal):
+                return removed
+
     def _not_registered(self, request: Request, require_event) -> Registration:
         """Nothing to cancel: an earlier run of this very request may have cancelled it."""
         answered = self.requests.recall(request)
@@ -283,11 +277,8 @@ class Strategy(ABC):
 
 
 class OneItemPerPerson(Strategy):
-    """A strategy whose registrations are items of a registrations table keyed by
-    (event id, e-mail key): ``lock_table``, ``slots``, ``streams`` and the control.
-
-    Declares ``events`` (the events table) and ``registrations_table`` (the table named
-    by ``registrations_spec``); ``_require_event`` reads what availability needs."""
+    """Registrations as items keyed by (event id, e-mail key) in ``registrations_table``
+    (``registrations_spec``), beside the ``events`` table: lock_table, slots, streams."""
 
     registrations_spec: TableSpec = REGISTRATIONS
 
@@ -306,6 +297,13 @@ class OneItemPerPerson(Strategy):
         for item in self.registrations_table.query(
                 key_condition="event_id = :e", values={":e": event_id}):
             yield items.registration_from_item(item)
+
+    def _stored(self, event_id, email, registration_id=None) -> dict | None:
+        """The person's registration item, if it is ``registration_id`` (when given)."""
+        item = self.registrations_table.get({"event_id": event_id, "email": email})
+        if item is None or registration_id not in (None, item["registration_id"]):
+            return None
+        return item
 
     def _stored_count(self, event_id) -> int:
         """How many registrations the event's partition holds (one consistent count)."""

@@ -13,9 +13,18 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 from booking.dynamo.access import CONDITION_FAILED, ConditionFailed, Table
-from booking.errors import EventFull, EventNotFound
-from booking.models import Registration
+from booking.errors import AlreadyRegistered, EventFull, EventNotFound
+from booking.models import Availability, Registration
 from booking.strategies.base import CAPACITY_NAMES, expired_holder
+
+
+def availability_of(item: dict, now: float | None) -> Availability:
+    """Seats of a counter item (``capacity``, ``confirmed_count`` counting attendees and
+    holds, ``holds`` map); with ``now`` None every hold counts as held, a lapsed one too."""
+    holds = item.get("holds") or {}
+    held = sum(1 for until in holds.values() if now is None or until > now)
+    return Availability(capacity=item["capacity"],
+                        confirmed=item["confirmed_count"] - len(holds), held=held)
 
 
 class SeatHolds(ABC):
@@ -149,9 +158,17 @@ class HoldsMap:
 
 class MapHolds(SeatHolds):
     """``SeatHolds`` kept in a ``HoldsMap``: ``held``, set by the strategy; the strategy's
-    own holds module adds ``hold_ops``, ``accept_ops`` and ``registration_absent_op``."""
+    own holds module adds ``accept_ops`` and ``registration_absent_op``."""
 
     held: HoldsMap
+
+    def hold_ops(self, event_id, email, *, until, now, refused=None):
+        """The hold, then (member 1) ``registration_absent_op``: registrations kept in a
+        table of their own (aggregate's, in the same item, override this)."""
+        if refused is not None and refused.code(1) == CONDITION_FAILED:
+            raise AlreadyRegistered()
+        hold = self.held.hold_op(event_id, email, until=until, now=now, refused=refused)
+        return [hold, self.registration_absent_op(event_id, email)], {}
 
     def release_ops(self, event_id, email, *, until, ref):
         return [self.held.release_op(event_id, email, until=until)]

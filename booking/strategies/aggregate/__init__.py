@@ -33,9 +33,8 @@ from booking.exactly_once.request_log import Request
 from booking.strategies import event_edits
 from booking.strategies.aggregate import audit as aggregate_audit
 from booking.strategies.aggregate.holds import BUMP, BUMP_VALUES, AggregateHolds
-from booking.strategies.base import (AGAIN, CAPACITY_NAMES, Rewrite, Strategy,
-                                     availability_of, now_ms, refused_at)
-from booking.strategies.holds import HoldsMap
+from booking.strategies.base import AGAIN, CAPACITY_NAMES, Rewrite, Strategy, now_ms, refused_at
+from booking.strategies.holds import HoldsMap, availability_of
 
 ITEM_SIZE_LIMIT = 400 * 1024
 # Room for the event's own attributes: name (twice: as typed and case-folded), dates,
@@ -113,22 +112,22 @@ class AggregateStrategy(AggregateHolds, Strategy):
                 raise NotRegistered() from None
             return AGAIN if refused_at(cancelled, 0) else None  # changed since read: again
 
-        for _ in self.retry.attempts():
+        def read():
             stored = known or self.find(event_id, email)
-            if stored is None or registration_id not in (None, stored.registration_id):
-                return self._not_registered(request, lambda: None)
-            removed = self.transact_once(
+            return stored if stored and registration_id in (None, stored.registration_id) else None
+
+        def remove(stored):
+            return self.transact_once(
                 [("Update", self.events.update_op(
                     {"event_id": event_id}, CANCEL,
-                    condition="attendees.#email.registration_id = :rid",
-                    names={"#email": email},
+                    condition="attendees.#email.registration_id = :rid", names={"#email": email},
                     values={":rid": stored.registration_id, **BUMP_VALUES})),
                  *self.requests.ops(request, stored)],
                 written=stored, decode=decode, request=request, request_at=1,
                 token=self.tokens.client_token(
                     f"{stored.registration_id}:{request.request_id}", "cancel"))
-            if removed is not AGAIN:
-                return removed
+
+        return self.remove_as_read(read, remove, request=request, require_event=lambda: None)
 
     def find(self, event_id, email):
         item = self._get(event_id, "attendees.#email", {"#email": email})

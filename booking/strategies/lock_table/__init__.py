@@ -36,8 +36,8 @@ from booking.exactly_once.request_log import Request
 
 from booking.strategies import event_edits
 from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, OneItemPerPerson, Rewrite,
-                                     availability_of, now_ms, old_item, refused_at)
-from booking.strategies.holds import HoldsMap
+                                     now_ms, old_item, refused_at)
+from booking.strategies.holds import HoldsMap, availability_of
 from booking.strategies.lock_table import audit as lock_table_audit
 from booking.strategies.lock_table.holds import BUMP, LockTableHolds
 
@@ -100,15 +100,11 @@ class LockTableStrategy(LockTableHolds, OneItemPerPerson):
     def cancel(self, event_id, email, registration_id=None, *, request, known=None):
         if known is not None:  # a link names the whole registration: one transaction
             return self._remove(event_id, known, request, read=False)
-        key = {"event_id": event_id, "email": email}
-        for _ in self.retry.attempts():
-            stored = self.registrations_table.get(key)
-            if stored is None or registration_id not in (None, stored["registration_id"]):
-                return self._not_registered(request, lambda: self._require_event(event_id))
-            removed = self._remove(event_id, items.registration_from_item(stored), request,
-                                   read=True)
-            if removed is not READ_AGAIN:
-                return removed
+        return self.remove_as_read(
+            lambda: self._stored(event_id, email, registration_id),
+            lambda stored: self._remove(event_id, items.registration_from_item(stored), request,
+                                        read=True),
+            request=request, require_event=lambda: self._require_event(event_id))
 
     def _remove(self, event_id, registration, request, *, read):
         """Delete exactly ``registration``, count its seat back, write the request row.

@@ -11,8 +11,7 @@ during an accept either books or refuses, never both. Every hold write bumps the
 item's ``version``, which the repair's count relies on.
 """
 from booking.dynamo import items
-from booking.dynamo.access import CONDITION_FAILED, Table
-from booking.errors import AlreadyRegistered
+from booking.dynamo.access import Table
 
 from booking.strategies.base import expired_holder
 from booking.strategies.holds import HoldsMap, MapHolds
@@ -28,12 +27,6 @@ class LockTableHolds(MapHolds):
     locks: Table
     registrations_table: Table
     held: HoldsMap
-
-    def hold_ops(self, event_id, email, *, until, now, refused=None):
-        if refused is not None and refused.code(1) == CONDITION_FAILED:
-            raise AlreadyRegistered()
-        hold = self.held.hold_op(event_id, email, until=until, now=now, refused=refused)
-        return [hold, self.registration_absent_op(event_id, email)], {}
 
     def book_over_expired(self, event_id, lock, now):
         """The booking's lock update taking the seat of an expired hold, or None."""

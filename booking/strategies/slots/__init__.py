@@ -133,16 +133,12 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
 
     def cancel(self, event_id, email, registration_id=None, *, request, known=None):
         # A link does not name the slot the registration holds: read it first.
-        key = {"event_id": event_id, "email": email}
-        for _ in self.retry.attempts():
-            stored = self.registrations_table.get(key)
-            if stored is None or registration_id not in (None, stored["registration_id"]):
-                return self._not_registered(request, lambda: self._require_event(event_id))
+        def remove(stored):
             removed = items.registration_from_item(stored)
-            outcome = self.transact_once([
+            return self.transact_once([
                 ("Delete", self.registrations_table.delete_op(
-                    key, condition="registration_id = :rid",
-                    values={":rid": stored["registration_id"]})),
+                    {"event_id": event_id, "email": email}, condition="registration_id = :rid",
+                    values={":rid": removed.registration_id})),
                 ("Update", self.slots.update_op(
                     {"event_id": event_id, "slot": stored["slot"]},
                     "SET free_in = :e REMOVE holder", condition="holder = :email",
@@ -152,8 +148,10 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
                 decode=lambda cancelled: AGAIN if refused_at(cancelled, 0) else None,
                 token=self.tokens.client_token(
                     f"{removed.registration_id}:{request.request_id}", "cancel"))
-            if outcome is not AGAIN:  # else it changed since read (or a conflict): again
-                return outcome
+
+        return self.remove_as_read(  # again when it changed since read (or a conflict)
+            lambda: self._stored(event_id, email, registration_id), remove, request=request,
+            require_event=lambda: self._require_event(event_id))
 
     def availability(self, event_id):
         event = self._require_event(event_id)

@@ -66,8 +66,8 @@ from booking.models import CONFIRMED, PENDING, REJECTED
 
 from booking.strategies import event_edits
 from booking.strategies.base import (AGAIN, CAPACITY_NAMES, READ_AGAIN, OneItemPerPerson,
-                                     availability_of, refused_at)
-from booking.strategies.holds import HoldsMap
+                                     refused_at)
+from booking.strategies.holds import HoldsMap, availability_of
 from booking.strategies.streams import audit as streams_audit
 from booking.strategies.streams.checkpoints import Checkpoints, decider_seen
 from booking.strategies.streams.holds import BUMP, BUMP_VALUES, StreamsHolds
@@ -195,16 +195,14 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
                                                   at=int(now))
 
     def cancel(self, event_id, email, registration_id=None, *, request, known=None):
-        key = {"event_id": event_id, "email": email}
-        for _ in self.retry.attempts():
-            stored = self.registrations_table.get(key)
-            if (stored is None or stored.get("status") == REJECTED
-                    or registration_id not in (None, stored["registration_id"])):
-                return self._not_registered(request, lambda: self._require_event(event_id))
-            registration = items.registration_from_item(stored)
-            removed = self._remove(key, registration, request)
-            if removed is not READ_AGAIN:
-                return removed
+        def read():
+            stored = self._stored(event_id, email, registration_id)
+            return None if stored is None or stored.get("status") == REJECTED else stored
+
+        return self.remove_as_read(
+            read, lambda stored: self._remove({"event_id": event_id, "email": email},
+                                              items.registration_from_item(stored), request),
+            request=request, require_event=lambda: self._require_event(event_id))
 
     def _remove(self, key, registration, request):
         """Delete exactly ``registration`` in its state as read (a confirmed one gives its

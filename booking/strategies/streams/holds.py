@@ -19,8 +19,7 @@ confirmed) and puts the confirmed registration, in one transaction whose conditi
 request of the same person is replaced by it and so never decided either.
 """
 from booking.dynamo import items
-from booking.dynamo.access import CONDITION_FAILED, Table
-from booking.errors import AlreadyRegistered
+from booking.dynamo.access import Table
 from booking.models import CONFIRMED
 from booking.strategies.holds import HoldsMap, MapHolds
 
@@ -36,12 +35,6 @@ class StreamsHolds(MapHolds):
 
     registrations_table: Table
     held: HoldsMap
-
-    def hold_ops(self, event_id, email, *, until, now, refused=None):
-        if refused is not None and refused.code(1) == CONDITION_FAILED:
-            raise AlreadyRegistered()
-        hold = self.held.hold_op(event_id, email, until=until, now=now, refused=refused)
-        return [hold, self.registration_absent_op(event_id, email)], {}
 
     def accept_ops(self, event_id, registration, *, now, ref):
         # The status is written out: a streams registration always says what it is.
