@@ -1,8 +1,7 @@
 """The narrow contract every write-skew guard strategy implements, and what they share.
 
-A strategy owns how one event's seats are guarded in DynamoDB. The service has already
-validated and normalized every argument (e-mails trimmed and case-folded, capacities in
-range) and knows the event's strategy, so a strategy never needs to re-check input.
+A strategy owns how one event's seats are guarded in DynamoDB. The service has validated
+and normalized every argument, so a strategy never re-checks input.
 
 Contract (the abstract methods of ``Strategy``)
 -----------------------------------------------
@@ -15,28 +14,21 @@ Contract (the abstract methods of ``Strategy``)
     person holds no registration for it. Raises ``EventNotFound``, ``EventFull``,
     ``AlreadyRegistered`` (with ``existing`` set to the stored registration when the
     refusal returned it), or ``BookingContention`` once bounded retries are spent.
-    Guarded strategies must keep invariants 1 and 2 under any interleaving. The write
-    carries the request: ``self.requests.ops(Request.booking(registration), registration)``
-    (the request row and the confirmation's outbox row) go into the same conditional
-    transaction, so a repeat of a request that booked answers with the registration it
-    made (even after that was cancelled) and a reused id with other content is
-    ``InvalidBooking`` (``booking/exactly_once/request_log.py``).
+    Guarded strategies keep invariants 1 and 2 under any interleaving. The request row
+    and the confirmation's outbox row (``self.requests.ops``) ride in the same transaction:
+    a repeat of a request that booked answers with the registration it made, a reused id
+    with other content is ``InvalidBooking`` (``booking/exactly_once/request_log.py``).
 ``cancel(event_id, email, registration_id=None, *, request, known=None) -> Registration``
     Remove the person's registration and free its seat in one atomic step, returning what
     was removed; with ``registration_id``, only if that is the registration stored (an old
-    cancellation link must not cancel a newer booking). The request row and the notice's
-    outbox row ride in the same transaction; a repeat of a cancellation that applied
-    answers with what it removed. ``known`` is the whole registration when a signed link
-    names it: a strategy whose write needs nothing else removes it without reading it
-    first. Raises ``EventNotFound`` or ``NotRegistered``.
-``find(event_id, email) -> Registration | None``
-    The person's registration, read consistently, or None. Raises ``EventNotFound``.
-``availability(event_id) -> Availability``
-    Capacity and confirmed count from the strategy's own authoritative data, read
-    consistently. ``availabilities(event_ids)`` does the same for several events (events
-    not found left out); strategies whose counts live in items read them in one batch.
-``registrations(event_id) -> Iterator[Registration]``
-    Every registration, read consistently, page by page.
+    cancellation link must not cancel a newer booking), with its request and notice rows;
+    a repeat answers with what it removed. ``known`` is the whole registration a signed
+    link names (no read needed). Raises ``EventNotFound`` or ``NotRegistered``.
+``find(event_id, email) -> Registration | None`` (``EventNotFound``),
+``registrations(event_id) -> Iterator[Registration]`` (page by page) and
+``availability(event_id) -> Availability`` (capacity and counts from the strategy's own
+authoritative data; ``availabilities(event_ids)`` for several, missing ones left out,
+in one batch where the counts live in items): all read consistently.
 ``change_capacity(event_id, *, expected_version, capacity, changes)``
     Set the capacity and the other event attributes in ``changes`` (name -> value, None
     removes it) and bump ``version``, only if the event item's version is still
@@ -56,17 +48,16 @@ A strategy is given the ``store`` (tables: ``store.table(SPEC)``) and writes thr
 ``transact``: one TransactWriteItems, retried on conflicts (``RetryPolicy``), whose
 refusal the request row answers first, then the strategy's ``decode``.
 
-Exactly-once under retries: botocore re-sends a write whose response was lost, so a write
-that did apply can come back refused. ``client_token`` names a transaction after the
-registration it writes (DynamoDB answers a repeat with success), and ``is_mine`` tells
-"this refusal found my own registration" from "someone else's"
-(docs/exactly-once-retries.md). Both come from ``self.tokens`` (``WriteTokens``): the
-product builds the real one; only tests and harnesses build the blind control.
+Exactly-once under retries (docs/exactly-once-retries.md): a write whose answer was lost
+is re-sent and can come back refused. ``self.tokens`` (``WriteTokens``; tests and
+harnesses build the blind control) names a transaction after its registration
+(``client_token``) and tells a refusal that found one's own write (``is_mine``).
 """
 import hashlib
 import random
 import time
 from abc import ABC, abstractmethod
+from contextlib import suppress
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -172,48 +163,38 @@ class Strategy(ABC):
 
     @abstractmethod
     def provision(self, event: Event) -> None: ...
-
     @abstractmethod
     def book(self, event_id: str, registration: Registration) -> Registration: ...
-
     @abstractmethod
     def cancel(self, event_id: str, email: str, registration_id: str | None = None, *,
                request: Request, known: Registration | None = None) -> Registration: ...
-
     @abstractmethod
     def find(self, event_id: str, email: str) -> Registration | None: ...
-
     @abstractmethod
     def availability(self, event_id: str) -> Availability: ...
+
+    @abstractmethod
+    def registrations(self, event_id: str) -> Iterator[Registration]: ...
+    @abstractmethod
+    def change_capacity(self, event_id: str, *, expected_version: int, capacity: int,
+                        changes: dict) -> None: ...
+    @abstractmethod
+    def delete(self, event_id: str) -> None: ...
 
     def availabilities(self, event_ids: list[str]) -> dict[str, Availability]:
         """Availability of several events (missing ones left out), one by one."""
         found = {}
         for event_id in event_ids:
-            try:
+            with suppress(EventNotFound):
                 found[event_id] = self.availability(event_id)
-            except EventNotFound:
-                pass
         return found
 
-    @abstractmethod
-    def registrations(self, event_id: str) -> Iterator[Registration]: ...
-
-    @abstractmethod
-    def change_capacity(self, event_id: str, *, expected_version: int, capacity: int,
-                        changes: dict) -> None: ...
-
-    @abstractmethod
-    def delete(self, event_id: str) -> None: ...
-
     def audit(self, event: Event) -> list:
-        """Violations (``booking.strategies.audit.Violation``) of what this strategy
-        stores and derives, read consistently page by page."""
+        """``audit.Violation`` records of what this strategy stores, read consistently."""
         return []
 
     def repair(self, event: Event) -> list[str]:
-        """Fix derived data (counters, lock items, slot claims); return what was changed.
-        Never deletes or invents a registration; every write is conditional on its read."""
+        """Fix derived data only, each write conditional on its read; what was changed."""
         return []
 
     def between_read_and_write(self) -> None:
