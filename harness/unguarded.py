@@ -9,7 +9,7 @@ registration's key is the e-mail: the put is conditional on the key being new.)
 
 Its booking carries its request like the guarded ones, so comparisons stay fair: the put
 goes out in one TransactWriteItems with the request row and the confirmation's outbox row
-(``booking/request_log.py``), and a repeat of a request that booked answers with the
+(``booking/exactly_once/request_log.py``), and a repeat of a request that booked answers with the
 registration it made. Its cancellation is a plain DeleteItem with no request row: a
 second control, which answers "not registered" to a resend of a cancel that applied.
 """

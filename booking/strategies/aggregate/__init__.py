@@ -12,7 +12,7 @@ states what it needs of the attendees.
 
 Idempotency: the update goes out in one TransactWriteItems with the request row (request
 id -> this registration, only if no live row holds the id) and the confirmation's outbox
-row (``booking/request_log.py``). The attendee itself also carries its request id, but that
+row (``booking/exactly_once/request_log.py``). The attendee itself also carries its request id, but that
 is gone after a cancellation, so the request row is what answers a repeat of a request
 that booked, at any later time, with the registration it made; a reused id with other
 content is refused by the same row; a refused booking wrote nothing, so its repeat runs

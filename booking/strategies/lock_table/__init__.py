@@ -7,7 +7,7 @@ TransactWriteItems of writes that succeed or fail together:
 1. put the registration, only if (event, e-mail) does not exist yet;
 2. increment the lock item's count, only if the event exists and count < capacity;
 3. put the request row (request id -> this registration), only if no live row holds the
-   id, and the confirmation's outbox row (``booking/request_log.py``).
+   id, and the confirmation's outbox row (``booking/exactly_once/request_log.py``).
 
 Two bookings for the last seat both write the same lock item, so DynamoDB's transaction
 serializes them and one condition fails: the phantom that write skew needs is now a real

@@ -14,7 +14,7 @@ candidate is tried).
 
 Idempotency: the claim's transaction also puts the request row (request id -> this
 registration, only if no live row holds the id) and the confirmation's outbox row
-(``booking/request_log.py``). A repeat of a request that booked is refused by that row, which
+(``booking/exactly_once/request_log.py``). A repeat of a request that booked is refused by that row, which
 answers with the registration it made, even after it was cancelled; when no slot is free
 the same row is read in the batch that tells "full" from "already registered". A reused
 id with other content is refused by the row; a refused booking wrote nothing, so its

@@ -6,7 +6,7 @@ of two puts:
 1. the provisional registration, status ``pending``, only if the person (e-mail key)
    holds nothing for the event, or only a ``rejected`` one (asking again after a
    refusal is a new request);
-2. the request row (``booking/request_log.py``); no e-mail is owed yet.
+2. the request row (``booking/exactly_once/request_log.py``); no e-mail is owed yet.
 
 The registrations table's stream carries every write, per partition (event) in commit
 order, to the decider (``decider.py``), which calls ``decide`` for each pending
