@@ -27,7 +27,7 @@ from booking.mail.sender import MailSender
 from booking.exactly_once.outbox import Outbox
 from booking.exactly_once.request_log import RequestLog
 from booking.service import BookingService
-from booking.strategies.retry import RetryPolicy
+from booking.strategies.base import RetryPolicy
 
 DAY = 86400
 # The abuse limits (booking/web/rate_limits.py) by name, and the setting that gives each rate.

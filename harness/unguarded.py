@@ -24,7 +24,7 @@ from booking.models import Availability
 from booking.exactly_once.request_log import Request
 
 from booking.strategies import event_edits
-from booking.strategies.per_person import OneItemPerPerson
+from booking.strategies.base import OneItemPerPerson
 
 
 class UnguardedStrategy(OneItemPerPerson):

@@ -21,8 +21,8 @@ from booking.service.organizer import OrganizerEdits
 from booking.service.store_errors import translating
 from booking.exactly_once.request_log import RequestLog
 from booking.strategies import GUARDED, STRATEGIES, Strategy
-from booking.strategies.base import WriteTokens
-from booking.strategies.retry import RetryPolicy
+from booking.strategies.base import RetryPolicy, WriteTokens
+
 from booking.waitlist.engine import WaitlistEngine
 from booking.service.waitlist import WaitlistService
 

@@ -12,7 +12,7 @@ states what it needs of the attendees.
 
 Idempotency: the update goes out in one TransactWriteItems with the request row (request
 id -> this registration, only if no live row holds the id) and the confirmation's outbox
-row (``booking/request_log.py``). The attendee itself also carries its request id, but that
+row (``booking/exactly_once/request_log.py``). The attendee itself also carries its request id, but that
 is gone after a cancellation, so the request row is what answers a repeat of a request
 that booked, at any later time, with the registration it made; a reused id with other
 content is refused by the same row; a refused booking wrote nothing, so its repeat runs
@@ -26,16 +26,15 @@ after reading the attendee. The price: the item is capped at 400 KB, which bound
 transactional), so capacity units per booking grow with the number of attendees.
 """
 from booking.dynamo import items
-from booking.dynamo.access import CONDITION_FAILED as CCF, TransactionCancelled
 from booking.dynamo.tables import EVENTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.exactly_once.request_log import Request
 
 from booking.strategies import event_edits
 from booking.strategies.aggregate import audit as aggregate_audit
-from booking.strategies.aggregate.holds import AggregateHolds, availability_of
-from booking.strategies.base import Strategy, now_ms
-
+from booking.strategies.aggregate.holds import BUMP, BUMP_VALUES, AggregateHolds
+from booking.strategies.base import AGAIN, CAPACITY_NAMES, Rewrite, Strategy, now_ms, refused_at
+from booking.strategies.holds import HoldsMap, availability_of
 
 ITEM_SIZE_LIMIT = 400 * 1024
 # Room for the event's own attributes: name (twice: as typed and case-folded), dates,
@@ -44,17 +43,14 @@ EVENT_ATTRIBUTES_RESERVE = 12 * 1024
 # Worst case for one attendee: a 254-byte e-mail key, a 100-character name (up to 400
 # bytes in UTF-8), the timestamp, the registration and request ids, and attribute names.
 ATTENDEE_MAX_BYTES = 900
+COUNTS = "#capacity, confirmed_count, holds"  # what availability reads
 
-BOOK = (
-    "SET attendees.#email = :attendee, confirmed_count = confirmed_count + :one, "
-    "booking_version = if_not_exists(booking_version, :zero) + :one"
-)
+BOOK = f"SET attendees.#email = :attendee, confirmed_count = confirmed_count + :one, {BUMP}"
 BOOK_CONDITION = (
     "attribute_exists(event_id) AND confirmed_count < #capacity "
     "AND attribute_not_exists(attendees.#email)"
 )
-CANCEL = ("REMOVE attendees.#email SET confirmed_count = confirmed_count - :one, "
-          "booking_version = if_not_exists(booking_version, :zero) + :one")
+CANCEL = f"REMOVE attendees.#email SET confirmed_count = confirmed_count - :one, {BUMP}"
 
 
 class AggregateStrategy(AggregateHolds, Strategy):
@@ -65,6 +61,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.events = self.store.table(EVENTS)
+        self.held = HoldsMap(self.events, BUMP, BUMP_VALUES)
 
     def provision(self, event):
         item = {**items.event_item(event), "attendees": {}, "confirmed_count": 0}
@@ -74,31 +71,26 @@ class AggregateStrategy(AggregateHolds, Strategy):
         request = Request.booking(registration)
         operations = [("Update", self.events.update_op(
             {"event_id": event_id}, BOOK, condition=BOOK_CONDITION,
-            names={"#email": registration.email, "#capacity": "capacity"},
-            values={":attendee": items.attendee_value(registration), ":one": 1, ":zero": 0}))]
-        operations += self.requests.ops(request, registration)
-        token = self.tokens.client_token(registration.registration_id, "book")
-        for _ in self.retry.attempts():
-            try:
-                self.store.transact_write(operations, token=token)
-                return registration
-            except TransactionCancelled as cancelled:
-                answered = self.requests.answer_refusal(request, cancelled, 1)
-                if answered is not None:
-                    return answered  # this request already booked (or a resend of ours)
-                if cancelled.code(0) == CCF:
-                    old = cancelled.reasons[0].old_item
-                    attendee = (old or {}).get("attendees", {}).get(registration.email)
-                    if self.tokens.is_mine(attendee, registration):
-                        return registration  # botocore resent an update whose answer was lost
-                    over = old and self.book_over_expired(event_id, old, registration, now_ms())
-                    if over:  # full, but a waiting-list hold has expired: take its seat
-                        operations[0] = over
-                        token = self.tokens.client_token(registration.registration_id, "book-over")
-                        continue
-                    raise self._booking_refusal(old, registration.email) from None
-                if not cancelled.conflict:
-                    raise
+            names={"#email": registration.email, **CAPACITY_NAMES},
+            values={":attendee": items.attendee_value(registration), **BUMP_VALUES})),
+            *self.requests.ops(request, registration)]
+
+        def decode(cancelled):
+            if not refused_at(cancelled, 0):
+                return None
+            old = cancelled.reasons[0].old_item
+            attendee = (old or {}).get("attendees", {}).get(registration.email)
+            if self.tokens.is_mine(attendee, registration):
+                return registration  # botocore resent an update whose answer was lost
+            over = old and self.book_over_expired(event_id, old, registration, now_ms())
+            if over:  # full, but a waiting-list hold has expired: take its seat
+                return Rewrite([over, *operations[1:]],
+                               self.tokens.client_token(registration.registration_id, "book-over"))
+            raise self._booking_refusal(old, registration.email) from None
+
+        return self.transact(operations, written=registration, decode=decode, request=request,
+                             request_at=1,
+                             token=self.tokens.client_token(registration.registration_id, "book"))
 
     def _booking_refusal(self, event_item, email):
         if event_item is None:
@@ -113,30 +105,29 @@ class AggregateStrategy(AggregateHolds, Strategy):
         # Remove only the registration read (or named by a link, unread), in a transaction
         # with the request row: its ClientRequestToken makes botocore's resend of an
         # applied cancel answer success (a plain UpdateItem's resend would find it gone).
-        for _ in self.retry.attempts():
+        def decode(cancelled):
+            if known is not None and refused_at(cancelled, 0):
+                if cancelled.reasons[0].old_item is None:
+                    raise EventNotFound() from None
+                raise NotRegistered() from None
+            return AGAIN if refused_at(cancelled, 0) else None  # changed since read: again
+
+        def read():
             stored = known or self.find(event_id, email)
-            if stored is None or registration_id not in (None, stored.registration_id):
-                return self._not_registered(request, lambda: None)
-            try:
-                self.store.transact_write([("Update", self.events.update_op(
+            return stored if stored and registration_id in (None, stored.registration_id) else None
+
+        def remove(stored):
+            return self.transact_once(
+                [("Update", self.events.update_op(
                     {"event_id": event_id}, CANCEL,
-                    condition="attendees.#email.registration_id = :rid",
-                    names={"#email": email},
-                    values={":rid": stored.registration_id, ":one": 1, ":zero": 0})),
-                    *self.requests.ops(request, stored)],
-                    token=self.tokens.client_token(
-                        f"{stored.registration_id}:{request.request_id}", "cancel"))
-                return stored
-            except TransactionCancelled as cancelled:
-                answered = self.requests.answer_refusal(request, cancelled, 1)
-                if answered is not None:
-                    return answered
-                if known is not None and cancelled.code(0) == CCF:
-                    if cancelled.reasons[0].old_item is None:
-                        raise EventNotFound() from None
-                    raise NotRegistered() from None
-                if not (cancelled.conflict or cancelled.code(0) == CCF):
-                    raise
+                    condition="attendees.#email.registration_id = :rid", names={"#email": email},
+                    values={":rid": stored.registration_id, **BUMP_VALUES})),
+                 *self.requests.ops(request, stored)],
+                written=stored, decode=decode, request=request, request_at=1,
+                token=self.tokens.client_token(
+                    f"{stored.registration_id}:{request.request_id}", "cancel"))
+
+        return self.remove_as_read(read, remove, request=request, require_event=lambda: None)
 
     def find(self, event_id, email):
         item = self._get(event_id, "attendees.#email", {"#email": email})
@@ -144,13 +135,11 @@ class AggregateStrategy(AggregateHolds, Strategy):
         return items.registration_from_attendee(event_id, email, value) if value else None
 
     def availability(self, event_id):
-        item = self._get(event_id, "#capacity, confirmed_count, holds", {"#capacity": "capacity"})
-        return availability_of(item, now_ms())
+        return availability_of(self._get(event_id, COUNTS, CAPACITY_NAMES), now_ms())
 
     def availabilities(self, event_ids):
         found = self.events.batch_get([{"event_id": e} for e in event_ids],
-                                  projection="event_id, #capacity, confirmed_count, holds",
-                                  names={"#capacity": "capacity"})
+                                      projection=f"event_id, {COUNTS}", names=CAPACITY_NAMES)
         now = now_ms()
         return {item["event_id"]: availability_of(item, now) for item in found if item is not None}
 

@@ -7,9 +7,9 @@ instead of overwriting the new count. Edits never write the count, so they need 
 """
 from booking.strategies import audit
 from booking.dynamo.access import ConditionFailed
+from booking.strategies.aggregate.holds import BUMP
 
-FIX_COUNT = ("SET confirmed_count = :count, "
-             "booking_version = if_not_exists(booking_version, :zero) + :one")
+FIX_COUNT = f"SET confirmed_count = :count, {BUMP}"
 
 
 def audit_event(strategy, event) -> list[audit.Violation]:

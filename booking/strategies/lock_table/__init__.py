@@ -7,7 +7,7 @@ TransactWriteItems of writes that succeed or fail together:
 1. put the registration, only if (event, e-mail) does not exist yet;
 2. increment the lock item's count, only if the event exists and count < capacity;
 3. put the request row (request id -> this registration), only if no live row holds the
-   id, and the confirmation's outbox row (``booking/request_log.py``).
+   id, and the confirmation's outbox row (``booking/exactly_once/request_log.py``).
 
 Two bookings for the last seat both write the same lock item, so DynamoDB's transaction
 serializes them and one condition fails: the phantom that write skew needs is now a real
@@ -30,17 +30,19 @@ whether this very request already did.
 One request per booking and per rejection; capacity is not bounded by item size.
 """
 from booking.dynamo import items
-from booking.dynamo.access import CONDITION_FAILED as CCF, TransactionCancelled
 from booking.dynamo.tables import EVENT_LOCKS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.exactly_once.request_log import Request
 
 from booking.strategies import event_edits
+from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, OneItemPerPerson, Rewrite,
+                                     now_ms, old_item, refused_at)
+from booking.strategies.holds import HoldsMap, availability_of
 from booking.strategies.lock_table import audit as lock_table_audit
-from booking.strategies.base import now_ms
-from booking.strategies.lock_table.holds import LockTableHolds, availability_of
-from booking.strategies.per_person import OneItemPerPerson
+from booking.strategies.lock_table.holds import BUMP, LockTableHolds
 
+COUNT_ONE_MORE = f"SET confirmed_count = confirmed_count + :one, {BUMP}"
+COUNT_ONE_LESS = f"SET confirmed_count = confirmed_count - :one, {BUMP}"
 
 
 class LockTableStrategy(LockTableHolds, OneItemPerPerson):
@@ -51,6 +53,7 @@ class LockTableStrategy(LockTableHolds, OneItemPerPerson):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.locks = self.store.table(EVENT_LOCKS)
+        self.held = HoldsMap(self.locks, BUMP)
 
     def provision(self, event):
         lock = {"event_id": event.id, "capacity": event.capacity, "confirmed_count": 0, "version": 1}
@@ -61,101 +64,85 @@ class LockTableStrategy(LockTableHolds, OneItemPerPerson):
         ])
 
     def book(self, event_id, registration):
+        request = Request.booking(registration)
         operations = [
             ("Put", self.registrations_table.put_op(
                 items.registration_item(registration), condition="attribute_not_exists(email)")),
             ("Update", self.locks.update_op(
-                {"event_id": event_id},
-                "SET confirmed_count = confirmed_count + :one, version = version + :one",
+                {"event_id": event_id}, COUNT_ONE_MORE,
                 condition="attribute_exists(event_id) AND confirmed_count < #capacity",
-                names={"#capacity": "capacity"}, values={":one": 1})),
+                names=CAPACITY_NAMES, values={":one": 1})),
+            *self.requests.ops(request, registration),
         ]
-        request = Request.booking(registration)
-        operations += self.requests.ops(request, registration)
-        token = self.tokens.client_token(registration.registration_id, "book")
-        for _ in self.retry.attempts():
-            try:
-                self.store.transact_write(operations, token=token)
-                return registration
-            except TransactionCancelled as cancelled:
-                answered = self.requests.answer_refusal(request, cancelled, 2)
-                if answered is not None:
-                    return answered  # this request already booked (or a resend of ours)
-                if cancelled.code(0) == CCF and self.tokens.is_mine(
-                        cancelled.reasons[0].old_item, registration):
-                    return registration  # a resend of our own transaction that had applied
-                if cancelled.code(1) == CCF and cancelled.reasons[1].old_item is None:
-                    raise EventNotFound() from None
-                if cancelled.code(0) == CCF:
-                    existing = items.registration_or_none(cancelled.reasons[0].old_item)
-                    raise AlreadyRegistered(existing=existing) from None
-                if cancelled.code(1) == CCF:
-                    over = self.book_over_expired(event_id, cancelled.reasons[1].old_item,
-                                                  now_ms())
-                    if over:  # full, but a waiting-list hold has expired: take its seat
-                        operations[1] = over
-                        token = self.tokens.client_token(registration.registration_id, "book-over")
-                        continue
-                    raise EventFull() from None
-                if not cancelled.conflict:
-                    raise
+
+        def decode(cancelled):
+            registered, lock = old_item(cancelled, 0), old_item(cancelled, 1)
+            if refused_at(cancelled, 0) and self.tokens.is_mine(registered, registration):
+                return registration  # a resend of our own transaction that had applied
+            if refused_at(cancelled, 1) and lock is None:
+                raise EventNotFound() from None
+            if refused_at(cancelled, 0):
+                existing = items.registration_or_none(registered)
+                raise AlreadyRegistered(existing=existing) from None
+            if refused_at(cancelled, 1):
+                over = self.book_over_expired(event_id, lock, now_ms())
+                if over:  # full, but a waiting-list hold has expired: take its seat
+                    return Rewrite([operations[0], over, *operations[2:]],
+                                   self.tokens.client_token(registration.registration_id,
+                                                            "book-over"))
+                raise EventFull() from None
+            return None
+
+        return self.transact(operations, written=registration, decode=decode, request=request,
+                             request_at=2,
+                             token=self.tokens.client_token(registration.registration_id, "book"))
 
     def cancel(self, event_id, email, registration_id=None, *, request, known=None):
         if known is not None:  # a link names the whole registration: one transaction
             return self._remove(event_id, known, request, read=False)
-        key = {"event_id": event_id, "email": email}
-        for _ in self.retry.attempts():
-            stored = self.registrations_table.get(key)
-            if stored is None or registration_id not in (None, stored["registration_id"]):
-                return self._not_registered(request, lambda: self._require_event(event_id))
-            removed = self._remove(event_id, items.registration_from_item(stored), request,
-                                   read=True)
-            if removed is not None:
-                return removed
+        return self.remove_as_read(
+            lambda: self._stored(event_id, email, registration_id),
+            lambda stored: self._remove(event_id, items.registration_from_item(stored), request,
+                                        read=True),
+            request=request, require_event=lambda: self._require_event(event_id))
 
     def _remove(self, event_id, registration, request, *, read):
         """Delete exactly ``registration``, count its seat back, write the request row.
 
-        None when it changed since it was ``read`` (read again); without a read, a
+        ``READ_AGAIN`` when it changed since it was ``read``; without a read, a
         registration that is not (or no longer) stored is ``NotRegistered``.
         """
-        key = {"event_id": event_id, "email": registration.email}
         operations = [
             ("Delete", self.registrations_table.delete_op(
-                key, condition="registration_id = :rid",
+                {"event_id": event_id, "email": registration.email},
+                condition="registration_id = :rid",
                 values={":rid": registration.registration_id})),
             ("Update", self.locks.update_op(
-                {"event_id": event_id},
-                "SET confirmed_count = confirmed_count - :one, version = version + :one",
+                {"event_id": event_id}, COUNT_ONE_LESS,
                 condition="attribute_exists(event_id)", values={":one": 1})),
             *self.requests.ops(request, registration),
         ]
-        token = self.tokens.client_token(
-            f"{registration.registration_id}:{request.request_id}", "cancel")
-        for _ in self.retry.attempts():
-            try:
-                self.store.transact_write(operations, token=token)
-                return registration
-            except TransactionCancelled as cancelled:
-                answered = self.requests.answer_refusal(request, cancelled, 2)
-                if answered is not None:
-                    return answered
-                if cancelled.code(1) == CCF:
-                    raise EventNotFound() from None
-                if cancelled.code(0) == CCF:
-                    if read:
-                        return None
-                    raise NotRegistered() from None
-                if not cancelled.conflict:
-                    raise
+
+        def decode(cancelled):
+            if refused_at(cancelled, 1):
+                raise EventNotFound() from None
+            if refused_at(cancelled, 0):
+                if read:
+                    return READ_AGAIN
+                raise NotRegistered() from None
+            return None
+
+        return self.transact(operations, written=registration, decode=decode, request=request,
+                             request_at=2, token=self.tokens.client_token(
+                                 f"{registration.registration_id}:{request.request_id}", "cancel"))
 
     def availability(self, event_id):
         return availability_of(self._require_event(event_id), now_ms())
 
     def availabilities(self, event_ids):
         found = self.locks.batch_get([{"event_id": e} for e in event_ids],
-                                  projection="event_id, #capacity, confirmed_count, holds",
-                                  names={"#capacity": "capacity"})
+                                     projection="event_id, #capacity, confirmed_count, holds",
+                                     names=CAPACITY_NAMES)
         now = now_ms()
         return {item["event_id"]: availability_of(item, now) for item in found if item is not None}
 
@@ -169,23 +156,21 @@ class LockTableStrategy(LockTableHolds, OneItemPerPerson):
             ("Update", self.locks.update_op(
                 key, "SET #capacity = :capacity",
                 condition="attribute_exists(event_id) AND confirmed_count <= :capacity",
-                names={"#capacity": "capacity"}, values={":capacity": capacity})),
+                names=CAPACITY_NAMES, values={":capacity": capacity})),
         ]
-        for _ in self.retry.attempts():
-            try:
-                self.store.transact_write(operations)
-                return
-            except TransactionCancelled as cancelled:
-                if cancelled.code(0) == CCF:
-                    old = cancelled.reasons[0].old_item
-                    raise event_edits.stale_or_missing(old, expected_version) from None
-                if cancelled.code(1) == CCF:
-                    lock = cancelled.reasons[1].old_item
-                    if lock is None:
-                        raise EventNotFound() from None
-                    raise event_edits.below_confirmed(lock["confirmed_count"]) from None
-                if not cancelled.conflict:
-                    raise
+
+        def decode(cancelled):
+            if refused_at(cancelled, 0):
+                old = cancelled.reasons[0].old_item
+                raise event_edits.stale_or_missing(old, expected_version) from None
+            if refused_at(cancelled, 1):
+                lock = cancelled.reasons[1].old_item
+                if lock is None:
+                    raise EventNotFound() from None
+                raise event_edits.below_confirmed(lock["confirmed_count"]) from None
+            return None
+
+        self.transact(operations, written=None, decode=decode)
 
     def delete(self, event_id):
         # The lock item first: without it every booking fails, so nothing new arrives.

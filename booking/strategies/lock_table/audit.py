@@ -8,8 +8,8 @@ if a booking landed while counting, the write is refused and the count is redone
 from booking.strategies import audit
 from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed,
                                    TransactionCancelled)
+from booking.strategies.base import CAPACITY_NAMES
 
-CAPACITY = {"#capacity": "capacity"}
 FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + :one"
 
 
@@ -43,7 +43,7 @@ def repair_event(strategy, event) -> list[str]:
     key = {"event_id": event.id}
     for _ in strategy.retry.attempts():
         lock = strategy.locks.get(key)  # read first: its version guards everything after
-        current = strategy.events.get(key, projection="#capacity, version", names=CAPACITY)
+        current = strategy.events.get(key, projection="#capacity, version", names=CAPACITY_NAMES)
         count = sum(1 for _ in stored_emails(strategy, event.id))
         count += len((lock or {}).get("holds") or {})  # holds take seats too
         if lock is None or current is None:
@@ -68,12 +68,12 @@ def _fix_lock(strategy, key, version, count, current):
     """The lock write, valid only if neither the lock nor the event changed since read."""
     return [
         ("Update", strategy.locks.update_op(
-            key, FIX, condition="version = :version", names=CAPACITY,
+            key, FIX, condition="version = :version", names=CAPACITY_NAMES,
             values={":count": count, ":capacity": current["capacity"], ":one": 1,
                     ":version": version})),
         # A ConditionCheck member has exactly the shape of a Delete member.
         ("ConditionCheck", strategy.events.delete_op(
-            key, condition="#capacity = :c AND version = :v", names=CAPACITY,
+            key, condition="#capacity = :c AND version = :v", names=CAPACITY_NAMES,
             values={":c": current["capacity"], ":v": current["version"]})),
     ]
 

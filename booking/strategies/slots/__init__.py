@@ -14,7 +14,7 @@ candidate is tried).
 
 Idempotency: the claim's transaction also puts the request row (request id -> this
 registration, only if no live row holds the id) and the confirmation's outbox row
-(``booking/request_log.py``). A repeat of a request that booked is refused by that row, which
+(``booking/exactly_once/request_log.py``). A repeat of a request that booked is refused by that row, which
 answers with the registration it made, even after it was cancelled; when no slot is free
 the same row is read in the batch that tells "full" from "already registered". A reused
 id with other content is refused by the row; a refused booking wrote nothing, so its
@@ -27,19 +27,17 @@ an index query plus one transaction. Slots are freed, never deleted, by cancella
 import random
 
 from booking.dynamo import items
-from booking.dynamo.access import CONDITION_FAILED as CCF, TransactionCancelled
 from booking.dynamo.tables import SLOTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
-from booking.models import Availability
 from booking.exactly_once.request_log import Request
+from booking.models import Availability
 
+from booking.strategies.base import AGAIN, OneItemPerPerson, now_ms, refused_at
 from booking.strategies.slots import audit as slots_audit
 from booking.strategies.slots import capacity as slots_capacity
-from booking.strategies.base import now_ms
-from booking.strategies.per_person import OneItemPerPerson
+from booking.strategies.slots.capacity import SHUFFLE_RANGE, free_slot
 from booking.strategies.slots.holds import SlotsHolds
 
-SHUFFLE_RANGE = 2**31
 CANDIDATES_PER_LOOKUP = 8
 
 
@@ -54,16 +52,21 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
 
     def provision(self, event):
         # Slots first: the event becomes visible (bookable) only once all its seats exist.
-        self.slots.batch_put([self._free_slot(event.id, n) for n in range(event.capacity)])
+        self.slots.batch_put([free_slot(event.id, n) for n in range(event.capacity)])
         self.events.put(items.event_item(event), condition="attribute_not_exists(event_id)")
-
-    @staticmethod
-    def _free_slot(event_id, number):
-        return {"event_id": event_id, "slot": number, "free_in": event_id,
-                "shuffle": random.randrange(SHUFFLE_RANGE)}
 
     def book(self, event_id, registration):
         request = Request.booking(registration)
+
+        def decode(cancelled):
+            registered = cancelled.reasons[1].old_item if refused_at(cancelled, 1) else None
+            if self.tokens.is_mine(registered, registration):
+                return registration  # a resend of our own claim that had applied
+            if refused_at(cancelled, 1):
+                raise AlreadyRegistered(existing=items.registration_or_none(registered)) from None
+            # Someone else took this slot (or collided with us): try the next one.
+            return AGAIN if refused_at(cancelled, 0) else None
+
         for _ in self.retry.attempts():
             candidates, now = self._free_candidates(event_id), None
             if not candidates:  # a waiting-list hold may have expired: its slot is free
@@ -81,23 +84,11 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
                 operations = self._claim(event_id, slot, registration)
                 if now is not None:
                     operations[0] = self.book_over_expired_op(event_id, slot, registration, now)
-                operations += self.requests.ops(request, registration)
-                try:
-                    self.store.transact_write(operations, token=token)
-                    return registration
-                except TransactionCancelled as cancelled:
-                    answered = self.requests.answer_refusal(request, cancelled, 2)
-                    if answered is not None:
-                        return answered
-                    if self.tokens.is_mine(cancelled.reasons[1].old_item if cancelled.code(1) == CCF
-                               else None, registration):
-                        return registration  # a resend of our own claim that had applied
-                    if cancelled.code(1) == CCF:
-                        existing = items.registration_or_none(cancelled.reasons[1].old_item)
-                        raise AlreadyRegistered(existing=existing) from None
-                    if not (cancelled.code(0) == CCF or cancelled.conflict):
-                        raise
-                    # Someone else took this slot (or collided with us): try the next one.
+                outcome = self.transact_once(
+                    operations + self.requests.ops(request, registration), written=registration,
+                    decode=decode, token=token, request=request, request_at=2)
+                if outcome is not AGAIN:
+                    return outcome
 
     def _no_free_slot(self, event_id, registration, request):
         event, mine, *row = self.store.batch_get([
@@ -142,31 +133,25 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
 
     def cancel(self, event_id, email, registration_id=None, *, request, known=None):
         # A link does not name the slot the registration holds: read it first.
-        key = {"event_id": event_id, "email": email}
-        for _ in self.retry.attempts():
-            stored = self.registrations_table.get(key)
-            if stored is None or registration_id not in (None, stored["registration_id"]):
-                return self._not_registered(request, lambda: self._require_event(event_id))
+        def remove(stored):
             removed = items.registration_from_item(stored)
-            try:
-                self.store.transact_write([
-                    ("Delete", self.registrations_table.delete_op(
-                        key, condition="registration_id = :rid",
-                        values={":rid": stored["registration_id"]})),
-                    ("Update", self.slots.update_op(
-                        {"event_id": event_id, "slot": stored["slot"]},
-                        "SET free_in = :e REMOVE holder", condition="holder = :email",
-                        values={":e": event_id, ":email": email})),
-                    *self.requests.ops(request, removed),
-                ], token=self.tokens.client_token(
+            return self.transact_once([
+                ("Delete", self.registrations_table.delete_op(
+                    {"event_id": event_id, "email": email}, condition="registration_id = :rid",
+                    values={":rid": removed.registration_id})),
+                ("Update", self.slots.update_op(
+                    {"event_id": event_id, "slot": stored["slot"]},
+                    "SET free_in = :e REMOVE holder", condition="holder = :email",
+                    values={":e": event_id, ":email": email})),
+                *self.requests.ops(request, removed),
+            ], written=removed, request=request, request_at=2,
+                decode=lambda cancelled: AGAIN if refused_at(cancelled, 0) else None,
+                token=self.tokens.client_token(
                     f"{removed.registration_id}:{request.request_id}", "cancel"))
-                return removed
-            except TransactionCancelled as cancelled:
-                answered = self.requests.answer_refusal(request, cancelled, 2)
-                if answered is not None:
-                    return answered
-                if not (cancelled.conflict or cancelled.code(0) == CCF):
-                    raise
+
+        return self.remove_as_read(  # again when it changed since read (or a conflict)
+            lambda: self._stored(event_id, email, registration_id), remove, request=request,
+            require_event=lambda: self._require_event(event_id))
 
     def availability(self, event_id):
         event = self._require_event(event_id)
@@ -186,4 +171,3 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
 
     def repair(self, event):
         return slots_audit.repair_event(self, event)
-

@@ -13,10 +13,10 @@ import random
 from booking.strategies import audit
 from booking.dynamo.access import ConditionFailed, TransactionCancelled
 
-from booking.strategies import slots as slots_strategy  # (at call time: slots.py imports this module)
+from booking.strategies.base import CAPACITY_NAMES
+from booking.strategies.slots.capacity import SHUFFLE_RANGE, free_slot
 
 SLOT_NAMES = {"#slot": "slot"}
-CAPACITY_NAMES = {"#capacity": "capacity"}
 TRANSACTION_WRITES = 99  # plus the ConditionCheck: DynamoDB allows 100 per transaction
 
 
@@ -103,7 +103,7 @@ def _free_orphan(strategy, event_id, number, holder):
     free = strategy.slots.update_op(
         {"event_id": event_id, "slot": number}, "SET free_in = :e, shuffle = :r REMOVE holder",
         condition="holder = :h AND attribute_not_exists(held_until)",
-        values={":e": event_id, ":r": random.randrange(slots_strategy.SHUFFLE_RANGE), ":h": holder})
+        values={":e": event_id, ":r": random.randrange(SHUFFLE_RANGE), ":h": holder})
     no_claim = _condition_check(strategy.registrations_table,
         {"event_id": event_id, "email": holder},
         condition="attribute_not_exists(email) OR #slot <> :n", names=SLOT_NAMES,
@@ -124,7 +124,7 @@ def _relist(strategy, event_id, number):
         {"event_id": event_id, "slot": number}, "SET free_in = :e, shuffle = :r",
         condition="attribute_exists(event_id) AND attribute_not_exists(holder) "
                   "AND attribute_not_exists(free_in)",
-        values={":e": event_id, ":r": random.randrange(slots_strategy.SHUFFLE_RANGE)}),
+        values={":e": event_id, ":r": random.randrange(SHUFFLE_RANGE)}),
         f"listed free slot {number} as free")
 
 
@@ -152,7 +152,7 @@ def _match_slot_count(strategy, event, slots):
     difference = current["capacity"] - len(slots)
     if difference > 0:
         start = max(slots, default=-1) + 1
-        writes = [("Put", strategy.slots.put_op(strategy._free_slot(event.id, n),
+        writes = [("Put", strategy.slots.put_op(free_slot(event.id, n),
                                                 condition="attribute_not_exists(event_id)"))
                   for n in range(start, start + difference)]
         done = "created {} missing free slot(s)"

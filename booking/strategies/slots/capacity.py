@@ -1,6 +1,8 @@
-"""Capacity edits and deletes for the slots strategy (seed 004 pattern 2-3, seed 001).
+"""The slots strategy's seats (seed 004 pattern 2-3): what a free slot item is, and
+capacity edits and deletes (seed 001).
 
-The seats are the slot items, so the event item's capacity must always equal the number
+A free slot has ``free_in`` set (the sparse free-slot index lists it only then) and a
+random ``shuffle`` key that spreads bookings over the index. The seats are the slot items, so the event item's capacity must always equal the number
 of slots. Each step of an edit is one TransactWriteItems that changes the capacity on the
 event item (only at the version the organizer read, bumping it) together with the slots:
 
@@ -14,16 +16,24 @@ A step moves at most ``STEP`` slots (a transaction holds at most 100 writes). La
 chain steps, each conditional on the version the previous step wrote; if another edit
 slips in between, the rest is refused as stale, and what was done stays consistent.
 """
-from booking.dynamo.access import CONDITION_FAILED as CCF, TransactionCancelled
+import random
 
 from booking.strategies import event_edits
+from booking.strategies.base import AGAIN, CAPACITY_NAMES, refused_at
 
 STEP = 25
+SHUFFLE_RANGE = 2**31
+
+
+def free_slot(event_id, number) -> dict:
+    """A new free slot item."""
+    return {"event_id": event_id, "slot": number, "free_in": event_id,
+            "shuffle": random.randrange(SHUFFLE_RANGE)}
 
 
 def change_capacity(strategy, event_id, *, expected_version, capacity, changes):
     event = strategy.events.get({"event_id": event_id}, projection="#capacity, version",
-                                names={"#capacity": "capacity"})
+                                names=CAPACITY_NAMES)
     refusal = event_edits.stale_or_missing(event, expected_version)
     if refusal:
         raise refusal
@@ -49,18 +59,20 @@ def _apply_step(strategy, event_id, version, capacity, step, changes):
     update = event_edits.event_update(expected_version=version, capacity=capacity, changes=changes)
     event_write = ("Update", strategy.events.update_op(
         {"event_id": event_id}, update.expression, **update.kwargs()))
+
+    def decode(cancelled):
+        if refused_at(cancelled, 0):
+            old = cancelled.reasons[0].old_item
+            raise event_edits.stale_or_missing(old, version) from None
+        return AGAIN  # a slot was claimed since we listed it (or a conflict): list again
+
     for _ in strategy.retry.attempts():
         slot_writes = _new_slots(strategy, event_id, step) if step >= 0 else \
             _free_slot_deletes(strategy, event_id, -step)
         strategy.between_read_and_write()  # test hook: bookings may claim listed slots here
-        try:
-            strategy.store.transact_write([event_write, *slot_writes])
+        if strategy.transact_once([event_write, *slot_writes], written=True,
+                                  decode=decode) is True:
             return
-        except TransactionCancelled as cancelled:
-            if cancelled.code(0) == CCF:
-                old = cancelled.reasons[0].old_item
-                raise event_edits.stale_or_missing(old, version) from None
-            # A slot was claimed since we listed it (or a transaction conflict): retry.
 
 
 def _new_slots(strategy, event_id, count):
@@ -69,7 +81,7 @@ def _new_slots(strategy, event_id, count):
         projection="#slot", names={"#slot": "slot"}))
     first = highest[0]["slot"] + 1 if highest else 0
     return [("Put", strategy.slots.put_op(
-        strategy._free_slot(event_id, number), condition="attribute_not_exists(event_id)"))
+        free_slot(event_id, number), condition="attribute_not_exists(event_id)"))
         for number in range(first, first + count)]
 
 

@@ -11,17 +11,21 @@ naming the slot in one transaction whose condition is ``holder = :email AND held
 import random
 
 from booking.dynamo import items
-from booking.dynamo.access import CONDITION_FAILED as CCF, ConditionFailed
+from booking.dynamo.access import CONDITION_FAILED as CCF, ConditionFailed, Table
 from booking.errors import AlreadyRegistered, EventFull
+from booking.strategies.holds import SeatHolds
+from booking.strategies.slots.capacity import SHUFFLE_RANGE
 
 NOT_REGISTERED = "attribute_not_exists(email)"
 RELEASE = "SET free_in = :e, shuffle = :r REMOVE holder, held_until"
 
 
-class SlotsHolds:
-    """Mixed into ``SlotsStrategy`` (which provides ``slots`` and ``registrations_table``)."""
+class SlotsHolds(SeatHolds):
+    """The seat-holds protocol on slot items: ``slots`` and ``registrations_table`` are the
+    strategy's tables; ``_free_candidates`` and ``_require_event`` its reads."""
 
-    holds_seats = True
+    slots: Table
+    registrations_table: Table
 
     def hold_ops(self, event_id, email, *, until, now, refused=None):
         if refused is not None and refused.code(1) == CCF:
@@ -81,7 +85,7 @@ class SlotsHolds:
             try:
                 self.slots.update({"event_id": event_id, "slot": slot}, RELEASE,
                                   condition="held_until <= :now",
-                                  values={":e": event_id, ":r": random.randrange(2**31), ":now": now})
+                                  values={":e": event_id, ":r": random.randrange(SHUFFLE_RANGE), ":now": now})
                 released += 1
             except ConditionFailed:
                 pass  # claimed or released meanwhile
@@ -90,7 +94,7 @@ class SlotsHolds:
     def _release(self, event_id, slot, condition, values):
         return self.slots.update_op(
             {"event_id": event_id, "slot": slot}, RELEASE, condition=condition,
-            values={":e": event_id, ":r": random.randrange(2**31), **values})
+            values={":e": event_id, ":r": random.randrange(SHUFFLE_RANGE), **values})
 
     def holds(self, event_id):
         return {item["holder"]: item["held_until"] for item in self.slots.query(

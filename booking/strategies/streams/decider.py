@@ -27,7 +27,7 @@ from booking.dynamo import items, streams
 from booking.dynamo.access import deserialize
 from booking.dynamo.tables import STREAM_REGISTRATIONS
 from booking.strategies.streams.checkpoints import Checkpoints, decider_seen, lag  # noqa: F401 (re-exported)
-from booking.models import PENDING
+from booking.models import CONFIRMED, PENDING, REJECTED
 
 logger = logging.getLogger(__name__)
 HEARTBEAT_EVERY = 1.0  # seconds between heartbeat writes
@@ -74,9 +74,9 @@ class StreamDecider:
                 continue
             outcome = self.strategy.decide(registration)
             outcomes[outcome] += 1
-            if self.on_decided is not None and outcome in ("confirmed", "rejected"):
+            if self.on_decided is not None and outcome in (CONFIRMED, REJECTED):
                 self.on_decided(outcome, registration)
-        self.decided_total += outcomes["confirmed"] + outcomes["rejected"]
+        self.decided_total += outcomes[CONFIRMED] + outcomes[REJECTED]
         return outcomes
 
     def run_pass(self, *, now: float | None = None,

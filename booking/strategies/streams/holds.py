@@ -2,7 +2,7 @@
 first countermeasure).
 
 The streams event item counts its seats as the aggregate one does (``confirmed_count``,
-``capacity``), so its holds are the aggregate's (``aggregate_holds``): an entry of the
+``capacity``), so its holds are the shared holds map (``HoldsMap``): an entry of the
 item's ``holds`` map, e-mail key -> until (epoch milliseconds), counted in
 ``confirmed_count``. So the decider's own conditions already respect a held seat: a
 confirmation needs ``confirmed_count < capacity``, a rejection needs the event still full,
@@ -11,8 +11,7 @@ held is rejected; a hold whose time ran out goes on to the next in line (the nex
 takes it over), never to whichever request the decider reads next. Every hold write adds
 1 to ``count_changes``, the version the repair checks.
 
-Two things differ from ``aggregate``, because a streams registration lives in its own
-table: a hold, and joining the line, are conditional on the person holding no
+Unlike ``aggregate``, a streams registration lives in its own table: a hold, and joining the line, are conditional on the person holding no
 *confirmed* registration there (a pending request may still be rejected; a rejected one
 is nothing); accepting removes the hold (the count stays: the seat goes from held to
 confirmed) and puts the confirmed registration, in one transaction whose condition is
@@ -20,35 +19,28 @@ confirmed) and puts the confirmed registration, in one transaction whose conditi
 request of the same person is replaced by it and so never decided either.
 """
 from booking.dynamo import items
-from booking.dynamo.access import CONDITION_FAILED as CCF
-from booking.errors import AlreadyRegistered
+from booking.dynamo.access import Table
 from booking.models import CONFIRMED
-
-from booking.strategies.aggregate.holds import AggregateHolds
+from booking.strategies.holds import HoldsMap, MapHolds
 
 NOT_CONFIRMED = "attribute_not_exists(email) OR #status <> :confirmed"
+# Every write that moves the event item's count adds 1: the version the repair checks.
+BUMP = "count_changes = if_not_exists(count_changes, :zero) + :one"
+BUMP_VALUES = {":one": 1, ":zero": 0}
 
 
-class StreamsHolds(AggregateHolds):
-    """Mixed into ``StreamsStrategy`` (which provides ``events`` and
-    ``registrations_table``)."""
+class StreamsHolds(MapHolds):
+    """The seat-holds protocol on the event item: ``registrations_table`` is the strategy's
+    registrations table, ``held`` the event item's holds map (set by the strategy)."""
 
-    bump = "count_changes = if_not_exists(count_changes, :zero) + :one"
-
-    def hold_ops(self, event_id, email, *, until, now, refused=None):
-        if refused is not None and refused.code(1) == CCF:
-            raise AlreadyRegistered()
-        held, ref = super().hold_ops(event_id, email, until=until, now=now, refused=refused)
-        return [*held, self.registration_absent_op(event_id, email)], ref
+    registrations_table: Table
+    held: HoldsMap
 
     def accept_ops(self, event_id, registration, *, now, ref):
         # The status is written out: a streams registration always says what it is.
         confirmed = items.registration_item(registration, status=CONFIRMED)
         return [
-            ("Update", self.events.update_op(
-                self._key(event_id), f"REMOVE holds.#email SET {self.bump}",
-                condition="holds.#email > :now", names={"#email": registration.email},
-                values={":now": now, ":one": 1, ":zero": 0})),
+            self.held.unhold_op(event_id, registration.email, now),
             ("Put", self.registrations_table.put_op(
                 confirmed, condition=NOT_CONFIRMED,
                 names={"#status": "status"}, values={":confirmed": CONFIRMED})),
