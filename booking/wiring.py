@@ -28,6 +28,7 @@ from booking.exactly_once.outbox import Outbox
 from booking.exactly_once.request_log import RequestLog
 from booking.service import BookingService
 from booking.strategies.base import RetryPolicy
+from booking.strategies.streams.decider import StreamDecider
 
 DAY = 86400
 # The abuse limits (booking/web/rate_limits.py) by name, and the setting that gives each rate.
@@ -197,7 +198,5 @@ def reset_services() -> None:
 
 def stream_decider(service: BookingService | None = None, *, on_decided=None):
     """The streams strategy's decider for ``service`` (this process's by default)."""
-    from booking.strategies.streams.decider import StreamDecider
-
     service = service or get_booking_service()
     return StreamDecider(service.strategy("streams"), on_decided=on_decided)

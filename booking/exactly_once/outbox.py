@@ -8,7 +8,7 @@ out; sending it exactly once is the sender's job (``booking/mail/sender.py``, se
 from booking.dynamo import items
 from booking.dynamo.access import Store
 from booking.dynamo.tables import OUTBOX
-from booking.models import CANCELLATION, CONFIRMATION, Registration  # noqa: F401 (kinds)
+from booking.models import Registration
 
 
 def message_id(kind: str, registration_id: str) -> str:

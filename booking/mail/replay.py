@@ -22,7 +22,7 @@ LEASE_ID = "replay_failed"
 @dataclass(frozen=True)
 class Replayed:
     message_id: str
-    kind: str  # "confirmation" or "cancellation"
+    kind: str  # an outbox kind (booking/models.py)
     event_id: str
     email: str
     failed_reason: str

@@ -34,15 +34,16 @@ from booking.dynamo import history, items
 from booking.dynamo.history import RequestHistory
 from booking.errors import EventNotFound
 from booking.service.store_errors import BUSY, UNAVAILABLE, translating
-from booking.exactly_once.outbox import CANCELLATION, CONFIRMATION, Outbox, message_id
+from booking.exactly_once.outbox import Outbox, message_id
+from booking.models import CANCELLATION, CONFIRMATION, OFFER, REJECTION
 
 logger = logging.getLogger(__name__)
 SENT, ALREADY_SENT, IN_PROGRESS, FAILED = "sent", "already_sent", "in_progress", "failed"
 RECORD_ATTEMPTS = 3  # each is botocore's full set of attempts
-TEMPLATES = {"confirmation": "booking/email/confirmation", "cancellation":
-             "booking/email/cancellation", "offer": "booking/email/offer",
+TEMPLATES = {CONFIRMATION: "booking/email/confirmation", CANCELLATION:
+             "booking/email/cancellation", OFFER: "booking/email/offer",
              # The streams strategy's decider: no seat for a provisional booking.
-             "rejection": "booking/email/rejection"}
+             REJECTION: "booking/email/rejection"}
 
 
 @translating
@@ -121,7 +122,7 @@ class MailSender:
                    "event_url": links.event_url(event.id, site_url=site_url),
                    "ics_url": calendar.ics_url(event, site_url=site_url) if dated else "",
                    "google_url": calendar.google_url(event, site_url=site_url) if dated else ""}
-        if message["kind"] == "offer":  # a waiting-list offer: its accept link and deadline
+        if message["kind"] == OFFER:  # a waiting-list offer: its accept link and deadline
             context.update(offer_context(message, site_url=site_url))
         return context
 

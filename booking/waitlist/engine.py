@@ -27,13 +27,13 @@ from booking.dynamo.access import CONDITION_FAILED as CCF, Store, TransactionCan
 from booking.dynamo.tables import WAITING_LIST
 from booking.errors import (AlreadyRegistered, AlreadyWaiting, EventFull, InvalidBooking, NotWaiting,
                      OfferExpired)
-from booking.models import BOOKED, EXPIRED, LEFT, OFFERED, WAITING, Registration, WaitlistEntry
+from booking.models import (BOOKED, EXPIRED, LEFT, OFFER, OFFERED, WAITING, Registration,
+                            WaitlistEntry)
 from booking.exactly_once.request_log import MISMATCH, Request, RequestLog
 from booking.strategies.base import now_ms  # holds, offers and entries keep epoch milliseconds
 
 logger = logging.getLogger(__name__)
 COUNTER = "#counter"  # the counter item's sort key: never an e-mail key (no '@')
-OFFER = "offer"  # the outbox kind of an offer e-mail
 ENDED_RETENTION = 30 * 86400  # ended entries stay listed this long (TTL cleans up)
 
 

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 from booking import links
 from booking.errors import NotRegistered
 from booking.mail import sender as mail
+from booking.models import PENDING, REJECTED
 from booking.web import rate_limits
 from booking.web.errors import bad_link, renders_booking_errors
 from booking.web.middleware import plain_forms_only
@@ -34,7 +35,7 @@ def _open_link(request, service, token):
         ref, event, active = _read_cancel_link(service, token)
     except links.BadLink:
         return bad_link(request)
-    if active is not None and active.status == "rejected":
+    if active is not None and active.status == REJECTED:
         return render(request, "booking/rejected.html",
                       {"event": event, "registration": active})
     return ref, event, active
@@ -54,7 +55,7 @@ def cancel(request, token):
     ref, event, active = opened
     template = "booking/cancel_confirm.html" if active else "booking/cancel_already.html"
     return render(request, template, {"event": event, "email": ref.email,
-                                      "pending": bool(active and active.status == "pending")})
+                                      "pending": bool(active and active.status == PENDING)})
 
 
 def _cancel(request, service, token):
@@ -72,7 +73,7 @@ def _cancel(request, service, token):
         pass  # cancelled meanwhile: the outcome the person asked for
     else:
         mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
-        if removed.status == "pending":  # a streams request left the line
+        if removed.status == PENDING:  # a streams request left the line
             return see_other(reverse("booking:cancelled", args=[token]) + "?withdrawn=1")
     return see_other(reverse("booking:cancelled", args=[token]))
 

@@ -13,6 +13,7 @@ from booking import calendar, links, validation
 from booking.errors import (AlreadyRegistered, BookingError, EventFull, EventNotFound,
                             InvalidBooking, OutcomeUnknown)
 from booking.mail import sender as mail
+from booking.models import PENDING
 from booking.web import rate_limits, tokens
 from booking.web.errors import bad_link, render_error, renders_booking_errors, status_for
 from booking.web.forms import SignupForm
@@ -114,7 +115,7 @@ def _signup(request, service, event):
     except AlreadyRegistered as error:  # offer the confirmation again, by e-mail only
         return render_event(request, service, event, None, "", status_for(error),
                             already_email=form.cleaned_data["email"],
-                            already_pending=getattr(error.existing, "status", "") == "pending")
+                            already_pending=getattr(error.existing, "status", "") == PENDING)
     except BookingError as error:
         # Keep the token: resubmitting after a 503 must not book a second seat.
         form.apply_error(error)
@@ -188,7 +189,7 @@ def _provisional(request, service, context):
     """A streams booking before its decision (the page reloads itself until then), or
     its rejection."""
     registration = context["registration"]
-    if registration.status != "pending":
+    if registration.status != PENDING:
         return render(request, "booking/rejected.html", context)
     context["place"] = service.place_in_line(registration)
     response = render(request, "booking/pending.html", context)

@@ -9,6 +9,7 @@ from dataclasses import replace
 from django.core.management.base import BaseCommand, CommandError
 
 from booking.mail import sender as mail
+from booking.models import CONFIRMATION, CONFIRMED, REJECTED, REJECTION
 from booking.errors import BookingError
 from booking.mail.sender import send_owed
 from booking.wiring import get_booking_service, mail_sender, stream_decider, worker_settings
@@ -75,7 +76,7 @@ class Command(BaseCommand):
     def _start_decider(self, sender, stop, once, as_json):
         """Decide pending streams bookings: one pass now with --once, else a thread."""
         decider = stream_decider(on_decided=lambda outcome, registration: mail.send_soon(
-            sender, mail.CONFIRMATION if outcome == "confirmed" else "rejection",
+            sender, CONFIRMATION if outcome == CONFIRMED else REJECTION,
             replace(registration, status=outcome)))
 
         def report(outcomes, caught_up):
@@ -112,7 +113,7 @@ def _summary(outcomes: dict) -> str:
 
 
 def _decided(outcomes, caught_up: bool, total: int) -> str:
-    confirmed, rejected = outcomes.get("confirmed", 0), outcomes.get("rejected", 0)
+    confirmed, rejected = outcomes.get(CONFIRMED, 0), outcomes.get(REJECTED, 0)
     skipped = sum(outcomes.values()) - confirmed - rejected
     state = "caught up" if caught_up else "still reading"
     return (f"Decided {confirmed + rejected} ({confirmed} confirmed, {rejected} rejected, "

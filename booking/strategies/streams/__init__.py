@@ -62,7 +62,7 @@ from booking.dynamo.access import ConditionFailed
 from booking.dynamo.tables import STREAM_REGISTRATIONS
 from booking.errors import AlreadyRegistered, EventNotFound
 from booking.exactly_once.request_log import Request
-from booking.models import CONFIRMED, PENDING, REJECTED
+from booking.models import CONFIRMATION, CONFIRMED, PENDING, REJECTED, REJECTION
 
 from booking.strategies import event_edits
 from booking.strategies.base import (AGAIN, CAPACITY_NAMES, READ_AGAIN, OneItemPerPerson,
@@ -72,7 +72,6 @@ from booking.strategies.streams import audit as streams_audit
 from booking.strategies.streams.checkpoints import Checkpoints, decider_seen
 from booking.strategies.streams.holds import BUMP, BUMP_VALUES, StreamsHolds
 
-REJECTION = "rejection"  # the outbox kind of a "no seat" decision
 # What ``decide`` reports besides CONFIRMED and REJECTED.
 NOT_PENDING, EVENT_GONE = "not_pending", "event_gone"
 _REFUSED, _CONFLICT = "refused", "conflict"  # internal: decide again
@@ -190,7 +189,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
             decided.append(("ConditionCheck", self.events.delete_op(
                 event_key, condition="attribute_exists(event_id) AND confirmed_count >= #capacity",
                 names=CAPACITY_NAMES)))
-        kind = "confirmation" if status == CONFIRMED else REJECTION
+        kind = CONFIRMATION if status == CONFIRMED else REJECTION
         return decided + self.requests.outbox.ops(kind, replace(registration, status=status),
                                                   at=int(now))
 

@@ -26,7 +26,7 @@ from collections import Counter
 from booking.dynamo import items, streams
 from booking.dynamo.access import deserialize
 from booking.dynamo.tables import STREAM_REGISTRATIONS
-from booking.strategies.streams.checkpoints import Checkpoints, decider_seen, lag  # noqa: F401 (re-exported)
+from booking.strategies.streams.checkpoints import Checkpoints
 from booking.models import CONFIRMED, PENDING, REJECTED
 
 logger = logging.getLogger(__name__)
