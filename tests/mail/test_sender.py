@@ -19,7 +19,7 @@ from booking.mail import sender as booking_mail
 from booking.dynamo.history import RequestHistory
 from booking.wiring import get_booking_service, leases as service_leases
 from booking.wiring import mail_sender
-from tests.test_views_signup import submit
+from tests.web.test_signup import submit
 
 
 class RefusingBackend(BaseEmailBackend):
@@ -52,7 +52,7 @@ def replay(*args):
 @pytest.fixture
 def failed_send(client, service, settings):
     """A booking whose confirmation could not be sent (the mail server was down)."""
-    settings.EMAIL_BACKEND = "tests.test_views_mail.RefusingBackend"
+    settings.EMAIL_BACKEND = "tests.mail.test_sender.RefusingBackend"
     event = service.create_event(name="Mail outage", capacity=5, strategy="aggregate")
     response = submit(client, event.id)
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"

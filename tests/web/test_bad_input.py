@@ -15,7 +15,7 @@ from tests.helpers import table
 from booking.dynamo.tables import EVENTS
 from booking.errors import BookingClosed, InvalidBooking
 from booking.models import DynamoEvent, Registration
-from tests.test_views_signup import form_page, submit
+from tests.web.test_signup import form_page, submit
 
 FAR_FUTURE = "9999-12-31T23:59-05:00"
 YEAR_ONE = "0001-01-01T00:00+05:00"

@@ -11,7 +11,7 @@ from django.urls import reverse
 from booking.web import rate_limits
 from booking.errors import RateLimited
 from booking.web.rate_limits import Rate, parse_rate
-from tests.test_views_signup import form_page, submit
+from tests.web.test_signup import form_page, submit
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from booking.waitlist import engine as waitlist_engine
 from booking.waitlist import audit as wl
 from tests.helpers import table
 from booking.dynamo.tables import EVENT_LOCKS, WAITING_LIST
-from tests.test_check_capacity import check_json
+from tests.management.test_check_capacity import check_json
 
 GUARDED = ("aggregate", "lock_table", "slots")
 

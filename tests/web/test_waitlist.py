@@ -13,7 +13,7 @@ from django.urls import reverse
 from booking.mail import sender as booking_mail
 from booking.waitlist import engine as waitlist_engine
 from booking.links import offer_token
-from tests.test_views_signup import form_page
+from tests.web.test_signup import form_page
 
 
 @pytest.fixture
@@ -144,7 +144,7 @@ def test_offer_page__expired__410_and_nothing_booked(client, service, full_event
 
 
 def test_offer_page__event_started__409_closed_and_nothing_booked(client, service, full_event):
-    from tests.test_waiting_list import start_now
+    from tests.waitlist.test_waitlist import start_now
 
     join(client, full_event.id)
     service.cancel(full_event.id, email="ada@example.com")

@@ -16,7 +16,7 @@ from config.test_settings import TEST_ENVIRONMENT
 from localdynamo.process import terminate
 from tests.browser.conftest import free_port, wait_for_port
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SECRET = "p9Lm2-vQ7xR4tY8uW1zA6sD3fG0hJ5kN2bV7cX4mQ9wE1rT6yU"
 HTTPS = {"X-Forwarded-Proto": "https"}
 

@@ -267,7 +267,7 @@ def test_signup_post__lock_table__decided_in_one_request_whole_post_in_two(clien
     # Counted on the wire (botocore's before-send hook): the event page's read, then the
     # booking's one transaction with its request row and outbox row. The e-mail goes out
     # on its own thread after the answer (counted in the benchmark's MAIL REQ/BOOK). The
-    # abuse limits add two counter updates of their own (tests/test_rate_limits.py).
+    # abuse limits add two counter updates of their own (tests/web/test_rate_limits.py).
     settings.BOOKING_SIGNUP_RATE = settings.BOOKING_SIGNUP_EMAIL_RATE = "off"
     from booking.dynamo.metrics import RequestMeter
     from booking.wiring import get_booking_service

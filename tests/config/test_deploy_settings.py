@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STRONG_KEY = "k3Jv9-pQ2xZ7mN4wR8tY1uI6oP0aS5dF3gH7jK2lL9zX4cV8bN"
 PRODUCTION = {"DEBUG": "False", "SECRET_KEY": STRONG_KEY, "ALLOWED_HOSTS": "events.example.com"}
 

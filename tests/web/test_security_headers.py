@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from booking import links as page_tokens
 from booking.errors import OutcomeUnknown
-from tests.test_views_signup import form_page, submit
+from tests.web.test_signup import form_page, submit
 
 
 @pytest.fixture
