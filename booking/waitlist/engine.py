@@ -1,5 +1,9 @@
 """The waiting list: queue for a full event, get a freed seat held for you for a while.
 
+(Over 300 lines on purpose: join, offer, expire, close, accept and leave are the
+transitions of one entry item, each conditional on the others' results; they read
+together.)
+
 Entries (``WAITING_LIST`` table) are keyed by (event, e-mail key), so one entry per person
 is a conditional put. Join order is a ``position`` taken from the event's counter item in
 the same transaction as the entry (``next_position = :read``, seed 001), so positions are
@@ -23,6 +27,7 @@ from datetime import datetime
 from datetime import timezone as dt_timezone
 
 from booking.background import Background
+from booking.dynamo import items
 from booking.dynamo.access import CONDITION_FAILED as CCF, Store, TransactionCancelled
 from booking.dynamo.tables import WAITING_LIST
 from booking.errors import (AlreadyRegistered, AlreadyWaiting, EventFull, InvalidBooking, NotWaiting,
@@ -35,21 +40,6 @@ from booking.strategies.base import now_ms  # holds, offers and entries keep epo
 logger = logging.getLogger(__name__)
 COUNTER = "#counter"  # the counter item's sort key: never an e-mail key (no '@')
 ENDED_RETENTION = 30 * 86400  # ended entries stay listed this long (TTL cleans up)
-
-
-def _time(ms) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, dt_timezone.utc)
-
-
-def entry_from_item(item: dict) -> WaitlistEntry:
-    expires = item.get("offer_expires_at")
-    return WaitlistEntry(
-        event_id=item["event_id"], email=item["email"], name=item["name"],
-        position=int(item["position"]), status=item["status"],
-        joined_at=_time(item["joined_at"]),
-        contact=item.get("contact"), offer_id=item.get("offer_id"),
-        offer_expires_at=_time(expires) if expires else None,
-        registration_id=item.get("registration_id"), hold=item.get("hold") or {})
 
 
 def _ms(moment: datetime) -> int:
@@ -81,13 +71,13 @@ class WaitlistEngine:
     # --- reads ------------------------------------------------------------------------
     def entries(self, event_id: str) -> list[WaitlistEntry]:
         """Every entry of the event (ended ones too), in join order."""
-        found = [entry_from_item(item) for item in self.table.query(
+        found = [items.waitlist_entry_from_item(item) for item in self.table.query(
             key_condition="event_id = :e", values={":e": event_id}) if item["email"] != COUNTER]
         return sorted(found, key=lambda e: e.position)
 
     def entry(self, event_id: str, email: str) -> WaitlistEntry | None:
         item = self.table.get({"event_id": event_id, "email": email})
-        return entry_from_item(item) if item and email != COUNTER else None
+        return items.waitlist_entry_from_item(item) if item and email != COUNTER else None
 
     def events_with_open_entries(self) -> set[str]:
         """Events with someone waiting or offered (one scan; ended entries expire by TTL)."""
@@ -127,13 +117,13 @@ class WaitlistEngine:
             ]
             try:
                 self.store.transact_write(operations)
-                return entry_from_item(entry)
+                return items.waitlist_entry_from_item(entry)
             except TransactionCancelled as cancelled:
                 answered = self._answer(request, cancelled, 3)
                 if answered is not None:
                     return answered
                 if cancelled.code(1) == CCF:
-                    raise AlreadyWaiting(existing=entry_from_item(
+                    raise AlreadyWaiting(existing=items.waitlist_entry_from_item(
                         cancelled.reasons[1].old_item)) from None
                 if cancelled.code(2) == CCF:
                     raise AlreadyRegistered() from None
@@ -156,7 +146,7 @@ class WaitlistEngine:
         if row.get("fingerprint") != request.fingerprint:
             raise InvalidBooking(MISMATCH, field="request_id")
         current = self.entry(row["event_id"], row["email"])
-        return current or entry_from_item(row["entry"])
+        return current or items.waitlist_entry_from_item(row["entry"])
 
     # --- offering ---------------------------------------------------------------------
     def offer_next(self, event_id: str) -> WaitlistEntry | None:
@@ -211,7 +201,7 @@ class WaitlistEngine:
     def _offer_message(self, entry, offer_id, until, now):
         row = {"message_id": f"offer-{offer_id}", "kind": OFFER, "event_id": entry.event_id,
                "email": entry.email, "name": entry.name, "registration_id": offer_id,
-               "registered_at": _time(now).isoformat(),
+               "registered_at": datetime.fromtimestamp(now / 1000, dt_timezone.utc).isoformat(),
                "offer_expires_at": until, "created_at": now // 1000,
                **({"contact": entry.contact} if entry.contact else {})}
         return ("Put", self.requests.outbox.table.put_op(row))
