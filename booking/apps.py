@@ -6,4 +6,5 @@ class BookingConfig(AppConfig):
     verbose_name = "Event booking"
 
     def ready(self):
-        from . import admin_login, checks  # noqa: F401  (register checks and signal receivers)
+        from booking import checks  # noqa: F401  (register the system checks)
+        from booking.admin import login  # noqa: F401  (its signal receivers)

@@ -2,6 +2,7 @@
 
 Times go out in UTC (``...Z``), which every calendar application shows in its user's zone;
 the event's own zone is named in the description so nobody wonders which 19:30 it is.
+Links are absolute on ``site_url``, the site's address (given by the wiring).
 """
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
@@ -10,7 +11,8 @@ from urllib.parse import urlencode
 from django.urls import reverse
 from django.utils import timezone
 
-from . import page_tokens, times
+from booking import times
+from booking import links
 
 GOOGLE_TEMPLATE = "https://calendar.google.com/calendar/render"
 # Without an end, calendars show the event this long (RFC 5545 would make it zero).
@@ -43,34 +45,34 @@ def end_of(event) -> datetime:
     return event.ends_at or event.starts_at + DEFAULT_LENGTH
 
 
-def details(event) -> str:
-    url = page_tokens.absolute_url(reverse("booking:event_detail", args=[event.id]))
-    parts = [event.description, f"{times.when(event)}", url]
+def details(event, *, site_url: str) -> str:
+    parts = [event.description, f"{times.when(event)}",
+             links.event_url(event.id, site_url=site_url)]
     return "\n\n".join(part for part in parts if part)
 
 
-def ics(event) -> str:
+def ics(event, *, site_url: str) -> str:
     """The event as one VEVENT; its UID is stable, so importing it twice updates it."""
     lines = [
         "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Event booking//EN", "CALSCALE:GREGORIAN",
         "METHOD:PUBLISH", "BEGIN:VEVENT", f"UID:{event.id}@event-booking",
         f"DTSTAMP:{_utc(timezone.now())}", f"DTSTART:{_utc(event.starts_at)}",
         f"DTEND:{_utc(end_of(event))}", f"SUMMARY:{_text(event.name)}",
-        f"DESCRIPTION:{_text(details(event))}",
+        f"DESCRIPTION:{_text(details(event, site_url=site_url))}",
         *([f"LOCATION:{_text(event.venue)}"] if event.venue else []),
-        f"URL:{page_tokens.absolute_url(reverse('booking:event_detail', args=[event.id]))}",
+        f"URL:{links.event_url(event.id, site_url=site_url)}",
         "END:VEVENT", "END:VCALENDAR",
     ]
     return "".join(_fold(line) + "\r\n" for line in lines)
 
 
-def ics_url(event) -> str:
-    return page_tokens.absolute_url(reverse("booking:event_ics", args=[event.id]))
+def ics_url(event, *, site_url: str) -> str:
+    return links.absolute_url(reverse("booking:event_ics", args=[event.id]), site_url=site_url)
 
 
-def google_url(event) -> str:
+def google_url(event, *, site_url: str) -> str:
     """Google Calendar's documented 'render?action=TEMPLATE' link, prefilled."""
     query = {"action": "TEMPLATE", "text": event.name,
              "dates": f"{_utc(event.starts_at)}/{_utc(end_of(event))}",
-             "details": details(event), "location": event.venue}
+             "details": details(event, site_url=site_url), "location": event.venue}
     return GOOGLE_TEMPLATE + "?" + urlencode({k: v for k, v in query.items() if v})

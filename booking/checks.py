@@ -13,7 +13,7 @@ CONTROL_NAMES = ("unguarded",)
 def default_strategy_check(app_configs=None, **kwargs):
     """BOOKING_DEFAULT_STRATEGY must name a strategy of the product's registry (the
     guarded ones); a control such as 'unguarded' is built only by tests and harnesses."""
-    from .strategies import GUARDED
+    from booking.strategies import GUARDED
 
     name = settings.BOOKING_DEFAULT_STRATEGY
     if name in GUARDED:
@@ -24,17 +24,16 @@ def default_strategy_check(app_configs=None, **kwargs):
                   hint=f"Choose one of: {', '.join(GUARDED)}.", id="booking.E001")]
 
 
-RATE_SETTINGS = ("BOOKING_SIGNUP_RATE", "BOOKING_CANCEL_RATE", "BOOKING_SIGNUP_EMAIL_RATE",
-                 "ADMIN_LOGIN_RATE")
 
 
 @register()
 def rate_settings_check(app_configs=None, **kwargs):
     """Every rate limit reads like '10/10m' or 'off'."""
-    from .rate_limits import parse_rate
+    from booking.web.rate_limits import parse_rate
+    from booking.wiring import RATE_SETTINGS
 
     errors = []
-    for name in RATE_SETTINGS:
+    for name in RATE_SETTINGS.values():
         try:
             parse_rate(getattr(settings, name))
         except ValueError as error:

@@ -95,7 +95,7 @@ class RateLimited(BookingError):
         self.retry_after = retry_after  # seconds until the current window ends
 
 
-# --- Waiting list (booking/waiting_list.py) --------------------------------------------
+# --- Waiting list (booking/waitlist/engine.py) --------------------------------------------
 class SeatsAvailable(BookingError):
     code = "seats_available"
     default_message = "This event still has free seats: book one instead of joining the waiting list."

@@ -2,6 +2,14 @@
 from dataclasses import dataclass, field
 from datetime import datetime
 
+# A registration's status: "confirmed" for the synchronous strategies; the streams
+# strategy's registrations are "pending" until its decider makes them "confirmed" or
+# "rejected".
+PENDING, CONFIRMED, REJECTED = "pending", "confirmed", "rejected"
+
+# Outbox kinds: which e-mail an outbox row owes (booking/exactly_once/outbox.py).
+CONFIRMATION, CANCELLATION, REJECTION, OFFER = "confirmation", "cancellation", "rejection", "offer"
+
 
 @dataclass(frozen=True)
 class Event:
@@ -39,23 +47,18 @@ class Registration:
     # The address as the person typed it, where it differs from the e-mail key: e-mails go
     # there. Not part of the registration's identity.
     contact: str | None = field(default=None, compare=False)
-    # "confirmed" for the synchronous strategies; the streams strategy's registrations are
-    # "pending" until its decider makes them "confirmed" or "rejected".
-    status: str = field(default="confirmed", compare=False)
+    status: str = field(default=CONFIRMED, compare=False)  # PENDING, CONFIRMED or REJECTED
 
     @property
     def is_confirmed(self) -> bool:
         return self.status == CONFIRMED
 
 
-PENDING, CONFIRMED, REJECTED = "pending", "confirmed", "rejected"
-
-
 @dataclass(frozen=True)
 class Availability:
     capacity: int
     confirmed: int
-    # Seats held for waiting-list offers that have not expired (booking/waiting_list.py).
+    # Seats held for waiting-list offers that have not expired (booking/waitlist/engine.py).
     held: int = 0
     # Registrations waiting for a decision (the streams strategy; 0 elsewhere).
     pending: int = 0
@@ -73,8 +76,8 @@ WAITING, OFFERED, EXPIRED, BOOKED, LEFT = "waiting", "offered", "expired", "book
 
 
 @dataclass(frozen=True)
-class WaitingEntry:
-    """One person's place on an event's waiting list (booking/waiting_list.py)."""
+class WaitlistEntry:
+    """One person's place on an event's waiting list (booking/waitlist/engine.py)."""
 
     event_id: str
     email: str

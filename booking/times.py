@@ -5,7 +5,7 @@ from datetime import datetime
 from functools import lru_cache
 from zoneinfo import ZoneInfo, available_timezones
 
-from django.conf import settings
+from django.utils.timezone import get_default_timezone_name
 
 ISO_MINUTES = "%Y-%m-%d %H:%M"
 
@@ -18,7 +18,7 @@ def zone_names() -> frozenset:
 
 def zone(name: str | None) -> ZoneInfo:
     """The event's zone; ``TIME_ZONE`` for events stored before zones were a field."""
-    return ZoneInfo(name or settings.TIME_ZONE)
+    return ZoneInfo(name or get_default_timezone_name())
 
 
 def local(value: datetime, zone_name: str | None) -> datetime:

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.utils import timezone
 
-from .errors import EventNotFound, InvalidBooking
+from booking.errors import EventNotFound, InvalidBooking
 
 NAME_MAX_LENGTH = 100
 EVENT_NAME_MAX_LENGTH = 200
@@ -180,7 +180,7 @@ def clean_venue(value) -> str:
 
 def clean_time_zone(value, *, default: str) -> str:
     """An IANA zone name such as 'Europe/Berlin'; empty means ``default`` (the site's)."""
-    from .times import zone_names
+    from booking.times import zone_names
 
     if value is None or value == "":
         value = default
@@ -216,7 +216,7 @@ def clean_starts_at(value, *, time_zone=None, field="starts_at",
     if not isinstance(value, datetime):
         raise InvalidBooking(f"{label} must be a date and time.", field=field)
     if timezone.is_naive(value):
-        from .times import zone
+        from booking.times import zone
 
         value = timezone.make_aware(value, zone(time_zone))
     latest = timezone.now() + timedelta(days=365 * LATEST_START_YEARS)

@@ -4,32 +4,80 @@
 ``service_from_settings`` reads the booking settings once and builds the graph on it: the
 retry policy, the request log (with its outbox), the guarded strategies (each given the
 store and both) and the ``BookingService``; ``mail_sender`` builds the e-mail sender
-beside it. Nothing below reads ``django.conf.settings`` for booking behaviour. The process
-keeps one store and one service (``get_store``, ``get_booking_service``); tests and
+beside it. ``web_settings`` and ``worker_settings`` give the public pages, the admin and
+the commands what they need, read afresh on each call (so ``override_settings`` holds).
+Nothing else reads ``django.conf.settings`` (but ``config/`` and ``booking/checks.py``).
+The process keeps one store and one service (``get_store``, ``get_booking_service``); tests and
 harnesses build their own graphs on stores of their own (``harness.controls``) and put
 them in place with ``use_service``.
 """
 import threading
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 
 from django.conf import settings
 
-from .dynamo.access import Store
-from .dynamo.client import ClientConfig, make_client
-from .dynamo.history import RequestHistory
-from .dynamo.leases import Leases
-from .dynamo.rate_limits import RateCounters
-from .mail import MailSender
-from .outbox import Outbox
-from .request_log import RequestLog
-from .service import BookingService
-from .strategies.retry import RetryPolicy
+from booking.dynamo.access import Store
+from booking.dynamo.client import ClientConfig, make_client
+from booking.dynamo.history import RequestHistory
+from booking.dynamo.leases import Leases
+from booking.dynamo.rate_limits import RateCounters
+from booking.mail.sender import MailSender
+from booking.exactly_once.outbox import Outbox
+from booking.exactly_once.request_log import RequestLog
+from booking.service import BookingService
+from booking.strategies.base import RetryPolicy
+from booking.strategies.streams.decider import StreamDecider
 
 DAY = 86400
+# The abuse limits (booking/web/rate_limits.py) by name, and the setting that gives each rate.
+RATE_SETTINGS = {"signup": "BOOKING_SIGNUP_RATE", "cancel": "BOOKING_CANCEL_RATE",
+                 "signup_email": "BOOKING_SIGNUP_EMAIL_RATE", "admin_login": "ADMIN_LOGIN_RATE"}
 
 _service: BookingService | None = None
 _store: Store | None = None
 _lock = threading.RLock()
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    """What the public pages and the admin need from the settings."""
+
+    site_url: str  # every absolute link is built on it, never on a request's Host
+    form_max_age: int  # seconds a signup form's one-time token stays valid
+    content_security_policy: str  # with {nonce} for the response's nonce; "" for none
+    permissions_policy: str
+    trusted_proxy_count: int  # proxies whose X-Forwarded-For entry is believed
+    rates: dict  # abuse limit name -> its rate text ("10/10m" or "off")
+    default_strategy: str  # the admin's preselected size
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """What the booking worker and the replay command need from the settings."""
+
+    worker_interval: float  # seconds between looks at the outbox
+    decider_interval: float  # seconds the streams decider rests at the shards' ends
+    replay_lease_seconds: float  # how long a replay_failed run's lease lasts
+
+
+def web_settings() -> WebSettings:
+    """The web's settings as they are now."""
+    return WebSettings(
+        site_url=settings.SITE_URL, form_max_age=settings.BOOKING_FORM_MAX_AGE,
+        content_security_policy=settings.CONTENT_SECURITY_POLICY,
+        permissions_policy=settings.PERMISSIONS_POLICY,
+        trusted_proxy_count=settings.TRUSTED_PROXY_COUNT,
+        rates={name: getattr(settings, setting) for name, setting in RATE_SETTINGS.items()},
+        default_strategy=settings.BOOKING_DEFAULT_STRATEGY)
+
+
+def worker_settings() -> WorkerSettings:
+    """The worker's settings as they are now."""
+    return WorkerSettings(worker_interval=settings.BOOKING_WORKER_INTERVAL,
+                          decider_interval=settings.BOOKING_DECIDER_INTERVAL,
+                          replay_lease_seconds=settings.BOOKING_REPLAY_LEASE_SECONDS)
 
 
 def client_config() -> ClientConfig:
@@ -40,6 +88,11 @@ def client_config() -> ClientConfig:
         read_timeout=settings.DYNAMODB_READ_TIMEOUT, retry_mode=settings.DYNAMODB_RETRY_MODE,
         max_attempts=settings.DYNAMODB_MAX_ATTEMPTS,
         max_pool_connections=settings.DYNAMODB_MAX_POOL_CONNECTIONS)
+
+
+def project_dir() -> Path:
+    """The project's directory (BASE_DIR): where relative data paths start."""
+    return Path(settings.BASE_DIR)
 
 
 def store_from_settings() -> Store:
@@ -99,7 +152,7 @@ def mail_sender(service: BookingService | None = None, *, stale_seconds: float |
     return sender_class(
         events=service.get_event, outbox=service.requests.outbox,
         history=RequestHistory(service.store),
-        email_backend=email_backend or settings.EMAIL_BACKEND,
+        email_backend=email_backend or settings.EMAIL_BACKEND, site_url=settings.SITE_URL,
         retention_seconds=settings.BOOKING_REQUEST_HISTORY_DAYS * DAY,
         stale_seconds=(settings.BOOKING_REQUEST_STALE_SECONDS if stale_seconds is None
                        else stale_seconds))
@@ -145,7 +198,5 @@ def reset_services() -> None:
 
 def stream_decider(service: BookingService | None = None, *, on_decided=None):
     """The streams strategy's decider for ``service`` (this process's by default)."""
-    from .decider import StreamDecider
-
     service = service or get_booking_service()
     return StreamDecider(service.strategy("streams"), on_decided=on_decided)

@@ -44,15 +44,19 @@ INSTALLED_APPS = [
     "booking",
     # manage.py dynamodb_local: AWS's DynamoDB Local for development and tests.
     "localdynamo",
-    # manage.py torture and bench_booking, and the controls tests build (never the product).
-    "harness",
 ]
+# manage.py torture and bench_booking, and the controls tests build: tools of the project,
+# never the product. Installed for development (DEBUG) and tests, or when INSTALL_HARNESS
+# asks (e.g. a benchmark run against AWS with DEBUG off).
+INSTALL_HARNESS = env.bool("INSTALL_HARNESS", default=DEBUG)
+if INSTALL_HARNESS:
+    INSTALLED_APPS.append("harness")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "booking.middleware.FormBodyMiddleware",
-    "booking.middleware.SecurityHeadersMiddleware",
+    "booking.web.middleware.FormBodyMiddleware",
+    "booking.web.middleware.SecurityHeadersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -73,8 +77,13 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "booking.middleware.csp_nonce",
+                "booking.web.context_processors.page",
             ],
+            # The web package's template tags (it is not an app of its own).
+            "libraries": {
+                "booking_calendar": "booking.web.templatetags.booking_calendar",
+                "booking_times": "booking.web.templatetags.booking_times",
+            },
         },
     },
 ]
@@ -143,7 +152,7 @@ LOGGING = {
     "loggers": {"botocore": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
 }
 
-# --- Web signup: e-mail and signed links (booking/views.py, booking/links.py) ---------
+# --- Web signup: e-mail and signed links (booking/web/, booking/links.py) -------------
 # EMAIL_URL picks the backend: consolemail:// (default: printed to the server's output),
 # filemail:////abs/dir (4 slashes), smtp://host:25, smtp+tls://user:pass@host:587,
 # smtp+ssl://user:pass@host:465.
@@ -190,7 +199,7 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 # Scripts, styles and images only from this site; an inline script needs the response's
-# nonce ({nonce}, see booking/middleware.py). No plugins, no framing, forms post here only.
+# nonce ({nonce}, see booking/web/middleware.py). No plugins, no framing, forms post here only.
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self' 'nonce-{nonce}'; style-src 'self'; "
     "img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; "
@@ -231,7 +240,7 @@ if _site.scheme not in ("http", "https") or not _site.hostname:
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS",
                                 default=[f"{_site.scheme}://{_site.netloc}"])
 
-# --- Abuse limits (booking/rate_limits.py) ----------------------------------------------
+# --- Abuse limits (booking/web/rate_limits.py) ------------------------------------------
 # "N/period" (10/10m, 5/h, 100/d) or "off". Counted in DynamoDB, shared by every process
 # and host. Signups and cancellations per client address (see TRUSTED_PROXY_COUNT):
 BOOKING_SIGNUP_RATE = env("BOOKING_SIGNUP_RATE", default="10/10m")
@@ -242,11 +251,11 @@ BOOKING_SIGNUP_EMAIL_RATE = env("BOOKING_SIGNUP_EMAIL_RATE", default="5/h")
 # is refused until the period has passed.
 ADMIN_LOGIN_RATE = env("ADMIN_LOGIN_RATE", default="10/15m")
 
-# --- Waiting list (booking/waiting_list.py) ----------------------------------------------
+# --- Waiting list (booking/waitlist/) ---------------------------------------------------
 # Seconds a waiting-list offer holds its seat for the person offered it (then it passes on).
 BOOKING_WAITLIST_OFFER_SECONDS = env.float("BOOKING_WAITLIST_OFFER_SECONDS", default=86400.0)
 
-# --- Streams strategy: the stream decider inside booking_worker (booking/decider.py) ----
+# --- Streams strategy: the stream decider inside booking_worker (booking/strategies/streams/decider.py)
 # Seconds the decider waits, once it has read every shard to its end, before it looks for
 # new provisional bookings again (time to decision is about this plus one transaction).
 BOOKING_DECIDER_INTERVAL = env.float("BOOKING_DECIDER_INTERVAL", default=0.2)

@@ -2,7 +2,7 @@
 
 Tests speak plain HTTP to 127.0.0.1 (Django's test client, runserver, gunicorn), so the
 HTTPS-only defaults are switched off here, a random key signs, and static files need no
-`collectstatic`. The values go into the environment, so every server a test starts
+`collectstatic`, and the harness app (torture, bench_booking) is installed. The values go into the environment, so every server a test starts
 (runserver, gunicorn, the embedded DynamoDB) runs with them too. Tests of the production
 defaults start `manage.py` with an environment of their own (tests/test_deploy_settings.py).
 """
@@ -24,8 +24,13 @@ TEST_ENVIRONMENT = {
     "STATICFILES_BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage",
     "STATIC_ROOT": str(_STATIC_ROOT),
     "WHITENOISE_USE_FINDERS": "true",
+    "INSTALL_HARNESS": "true",
 }
 for _name, _value in TEST_ENVIRONMENT.items():
     os.environ.setdefault(_name, _value)
 
 from .settings import *  # noqa: E402,F401,F403
+from .settings import INSTALLED_APPS  # noqa: E402
+
+if "harness" not in INSTALLED_APPS:  # always, whatever the environment says
+    INSTALLED_APPS = [*INSTALLED_APPS, "harness"]

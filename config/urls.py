@@ -1,7 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from booking import admin_login, admin_views
+from booking.admin import login as admin_login
+from booking.admin import views as admin_views
 
 urlpatterns = [
     # Before the admin's own: events live in DynamoDB, not in a SQL table.
@@ -9,5 +10,5 @@ urlpatterns = [
          admin.site.admin_view(admin_views.view_on_site), name="view_on_site"),
     path("admin/login/", admin_login.throttled_login),
     path("admin/", admin.site.urls),
-    path("", include("booking.urls")),
+    path("", include("booking.web.urls")),
 ]

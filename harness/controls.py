@@ -25,8 +25,8 @@ import boto3
 
 from booking.dynamo.access import Store
 from booking.dynamo.client import make_client
-from booking.mail import SENT, MailSender
-from booking.request_log import RequestLog
+from booking.mail.sender import SENT, MailSender
+from booking.exactly_once.request_log import RequestLog
 from booking.strategies import STRATEGIES
 from booking.strategies.base import WriteTokens
 from booking.strategies.streams import StreamsStrategy

@@ -9,22 +9,22 @@ registration's key is the e-mail: the put is conditional on the key being new.)
 
 Its booking carries its request like the guarded ones, so comparisons stay fair: the put
 goes out in one TransactWriteItems with the request row and the confirmation's outbox row
-(``booking/request_log.py``), and a repeat of a request that booked answers with the
+(``booking/exactly_once/request_log.py``), and a repeat of a request that booked answers with the
 registration it made. Its cancellation is a plain DeleteItem with no request row: a
 second control, which answers "not registered" to a resend of a cancel that applied.
 """
 import time
 
-from booking import audit
+from booking.strategies import audit
 from booking.dynamo import items
 from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed,
                                    TransactionCancelled)
 from booking.errors import AlreadyRegistered, EventFull, NotRegistered
 from booking.models import Availability
-from booking.request_log import Request
+from booking.exactly_once.request_log import Request
 
 from booking.strategies import event_edits
-from booking.strategies.per_person import OneItemPerPerson
+from booking.strategies.base import OneItemPerPerson
 
 
 class UnguardedStrategy(OneItemPerPerson):

@@ -8,6 +8,7 @@ careless accept books a seat that no longer exists, so the event overbooks: a ra
 that sees no violation with it is a test that cannot fail.
 """
 from booking.dynamo import items
+from booking.models import CONFIRMED
 from booking.strategies.lock_table import LockTableStrategy
 from booking.strategies.streams import StreamsStrategy
 
@@ -41,7 +42,7 @@ class CarelessStreamsAcceptStrategy(StreamsStrategy):
                 {"event_id": event_id}, "REMOVE holds.#email",
                 condition="attribute_exists(event_id)", names={"#email": registration.email})),
             ("Put", self.registrations_table.put_op(
-                items.registration_item(registration, status="confirmed"))),
+                items.registration_item(registration, status=CONFIRMED))),
         ]
 
 

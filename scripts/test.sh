@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# make test: the whole suite. Tests start their own DynamoDB Local and web servers;
+# make test: the layout check, then the whole suite. Tests start their own DynamoDB Local and web servers;
 # DynamoDB Local needs Java 17+ and the browser tests Debian's chromium, both installed
 # here when missing (as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
+"$PY" scripts/check_layout.py  # import cycles, layers, settings reads (README "Layout")
 bash scripts/ensure_java.sh
 "$PY" -m localdynamo  # fetches DynamoDB Local once per user, checks Java
 bash scripts/ensure_chromium.sh || echo "Could not install chromium; browser tests will be skipped." >&2

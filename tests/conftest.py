@@ -8,7 +8,8 @@ from django.test import Client
 from moto import mock_aws
 from moto.core.botocore_stubber import BotocoreStubber
 
-from booking import waiting_list, wiring
+from booking import wiring
+from booking.waitlist import engine as waitlist_engine
 from booking.dynamo.provision import ensure_tables
 from booking.wiring import get_booking_service, reset_services
 from harness.controls import control_service, local_store
@@ -33,7 +34,7 @@ def dynamo(monkeypatch):
         use_test_service(store)
         ensure_tables(store, wait=False)
         yield store
-        waiting_list.flush()  # offers made right after a cancellation, while the store exists
+        waitlist_engine.flush()  # offers made right after a cancellation, while the store exists
     reset_services()
 
 
@@ -97,7 +98,7 @@ def server_store(local_server):
     use_test_service(store)
     ensure_tables(store)
     yield local_server
-    waiting_list.flush()
+    waitlist_engine.flush()
     reset_services()
 
 
@@ -123,6 +124,6 @@ def client():
 def mail_sent_before_teardown():
     """E-mails go out on a background thread: let them finish before the store goes away."""
     yield
-    from booking import mail
+    from booking.mail import sender as mail
 
     mail.flush()

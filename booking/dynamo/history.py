@@ -15,10 +15,9 @@ whose ``ttl`` has passed as absent; outcome writes may overwrite such a row.
 from collections.abc import Iterator
 from decimal import Decimal
 
-from booking.errors import StoreUnavailable
 
-from .access import ConditionFailed, Store
-from .tables import HISTORY
+from booking.dynamo.access import ConditionFailed, Store, Unavailable
+from booking.dynamo.tables import HISTORY
 
 STARTED, SUCCEEDED, FAILED = "started", "succeeded", "failed"
 
@@ -58,7 +57,7 @@ class RequestHistory:
         if not row or "atomic_counter" not in row:
             # An update with ALL_NEW always returns the item; without it we cannot know
             # whether we are the first runner, so we must not run.
-            raise StoreUnavailable()
+            raise Unavailable()
         return row
 
 

@@ -3,7 +3,7 @@ import logging
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
-from booking.models import Event, Registration
+from booking.models import CONFIRMED, Event, Registration, WaitlistEntry
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -74,7 +74,7 @@ def registration_item(registration: Registration, **extra) -> dict:
         "registration_id": registration.registration_id,
         "request_id": registration.request_id,
         **({"contact": registration.contact} if registration.contact else {}),
-        **({"status": registration.status} if registration.status != "confirmed" else {}),
+        **({"status": registration.status} if registration.status != CONFIRMED else {}),
         **extra,
     }
 
@@ -88,7 +88,7 @@ def registration_from_item(item: dict) -> Registration:
         registration_id=item["registration_id"],
         request_id=item.get("request_id"),
         contact=item.get("contact"),
-        status=item.get("status", "confirmed"),
+        status=item.get("status", CONFIRMED),
     )
 
 
@@ -109,3 +109,19 @@ def registration_from_attendee(event_id: str, email: str, value: dict) -> Regist
 
 def registration_or_none(item: dict | None) -> Registration | None:
     return registration_from_item(item) if item else None
+
+
+def _from_ms(ms) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, dt_timezone.utc)
+
+
+def waitlist_entry_from_item(item: dict) -> WaitlistEntry:
+    """A waiting-list entry; its times are stored as epoch milliseconds."""
+    expires = item.get("offer_expires_at")
+    return WaitlistEntry(
+        event_id=item["event_id"], email=item["email"], name=item["name"],
+        position=int(item["position"]), status=item["status"],
+        joined_at=_from_ms(item["joined_at"]),
+        contact=item.get("contact"), offer_id=item.get("offer_id"),
+        offer_expires_at=_from_ms(expires) if expires else None,
+        registration_id=item.get("registration_id"), hold=item.get("hold") or {})

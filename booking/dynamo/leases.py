@@ -17,10 +17,18 @@ import uuid
 from dataclasses import dataclass
 from decimal import Decimal
 
-from booking.errors import LeaseHeld
+from booking.dynamo.access import ConditionFailed, Store, StoreError
+from booking.dynamo.tables import LEASES
 
-from .access import ConditionFailed, Store
-from .tables import LEASES
+class LeaseTaken(StoreError):
+    """Someone else holds the lease (``holder``) until ``expires_at`` (epoch seconds)."""
+
+    def __init__(self, message: str, *, holder=None, expires_at=None):
+        super().__init__(message)
+        self.message = message
+        self.holder = holder
+        self.expires_at = expires_at
+
 
 # How long after expiry DynamoDB's TTL may delete the item (clean-up only).
 TTL_GRACE_SECONDS = 24 * 3600
@@ -45,7 +53,7 @@ class Leases:
         self.table = store.table(LEASES)
 
     def acquire(self, lease_id: str, *, seconds: float, now: float | None = None) -> Lease:
-        """Take the lease for ``seconds``; raise ``LeaseHeld`` while someone else holds it."""
+        """Take the lease for ``seconds``; raise ``LeaseTaken`` while someone else holds it."""
         now = time.time() if now is None else now
         lease = Lease(lease_id, uuid.uuid4().hex, _holder(), now + seconds)
         item = {"lease_id": lease_id, "token": lease.token, "holder": lease.holder,
@@ -57,7 +65,7 @@ class Leases:
         except ConditionFailed as refused:
             held = refused.old_item or {}
             until = held.get("expires_at")
-            raise LeaseHeld(
+            raise LeaseTaken(
                 f"Another run ({held.get('holder', 'unknown')}) holds the lease '{lease_id}' until "
                 f"{_clock(until)}. Try again after it finishes; a crashed run's lease lapses then.",
                 holder=held.get("holder"), expires_at=until) from None

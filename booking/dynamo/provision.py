@@ -1,6 +1,6 @@
 """Create the tables that are missing, wait until they are active, enable TTL."""
-from .access import Store
-from .tables import ALL_TABLES
+from booking.dynamo.access import Store
+from booking.dynamo.tables import ALL_TABLES
 
 
 def existing_table_names(store: Store) -> set[str]:

@@ -3,8 +3,8 @@ counter, applied to requests). ``hit`` is one UpdateItem (`ADD hits :one`), atom
 processes and hosts; ``hits`` is one consistent GetItem. The window start is part of the
 key, so a past window never counts again; its ``ttl`` lets DynamoDB delete it later
 (clean-up only: TTL deletion runs late)."""
-from .access import Store
-from .tables import RATE_LIMITS
+from booking.dynamo.access import Store
+from booking.dynamo.tables import RATE_LIMITS
 
 TTL_GRACE_SECONDS = 3600
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from .access import Store, translate
-from .tables import TableSpec
+from booking.dynamo.access import Store, translate
+from booking.dynamo.tables import TableSpec
 
 # Iterators are valid 15 minutes and a trimmed position cannot be read: start again.
 RESTART_CODES = {"ExpiredIteratorException", "TrimmedDataAccessException"}

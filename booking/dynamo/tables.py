@@ -104,23 +104,23 @@ HISTORY = TableSpec("request_history", hash_key=("request_id", "S"), range_key=(
                     ttl_attribute="ttl")
 
 # Request rows: one per booking or cancellation that took effect, keyed by its request id,
-# written inside the strategy's own transaction (booking/request_log.py). TTL only cleans up.
+# written inside the strategy's own transaction (booking/exactly_once/request_log.py). TTL only cleans up.
 REQUESTS = TableSpec("requests", hash_key=("request_id", "S"), ttl_attribute="ttl")
 
 # Outbox: one row per e-mail owed (confirmation, cancellation), written in the same
-# transaction as the booking or cancellation; deleted once sent (booking/outbox.py).
+# transaction as the booking or cancellation; deleted once sent (booking/exactly_once/outbox.py).
 OUTBOX = TableSpec("outbox", hash_key=("message_id", "S"))
 
 ALL_TABLES = (EVENTS, REGISTRATIONS, EVENT_LOCKS, SLOTS, LEASES, HISTORY, REQUESTS, OUTBOX)
 
-# --- Rate limits (booking/rate_limits.py) ---------------------------------------------
+# --- Rate limits (booking/web/rate_limits.py) ---------------------------------------------
 # One counter item per (limit, client, time window): `ADD hits :one` is atomic across every
 # process and host. The window is part of the key, so an old item never counts again; TTL
 # only cleans up.
 RATE_LIMITS = TableSpec("rate_limits", hash_key=("bucket", "S"), ttl_attribute="ttl")
 ALL_TABLES = ALL_TABLES + (RATE_LIMITS,)
 
-# --- Waiting list (booking/waiting_list.py) -------------------------------------------
+# --- Waiting list (booking/waitlist/engine.py) -------------------------------------------
 # One entry per person and event, keyed by the e-mail key (so "one entry per person" is a
 # conditional put), with its place in line (``position``, from the event's counter item,
 # whose sort key "#counter" can never be an e-mail key). Entries that ended (left,
@@ -129,7 +129,7 @@ WAITING_LIST = TableSpec("waiting_list", hash_key=("event_id", "S"), range_key=(
                          ttl_attribute="ttl")
 ALL_TABLES = ALL_TABLES + (WAITING_LIST,)
 
-# --- Streams strategy (booking/strategies/streams.py, booking/decider.py) --------------
+# --- Streams strategy (booking/strategies/streams/__init__.py, booking/strategies/streams/decider.py) --------------
 # Provisional registrations, one item per (event, e-mail key), status pending -> confirmed
 # or rejected. Its stream carries each one to the decider, in order per partition.
 STREAM_REGISTRATIONS = TableSpec("stream_registrations", hash_key=("event_id", "S"),

@@ -3,11 +3,11 @@
 Controls (the unguarded strategy) are not here: only tests and harnesses build them
 (``harness/controls.py``).
 """
-from .aggregate import AggregateStrategy
-from .base import Strategy
-from .lock_table import LockTableStrategy
-from .slots import SlotsStrategy
-from .streams import StreamsStrategy
+from booking.strategies.aggregate import AggregateStrategy
+from booking.strategies.base import Strategy
+from booking.strategies.lock_table import LockTableStrategy
+from booking.strategies.slots import SlotsStrategy
+from booking.strategies.streams import StreamsStrategy
 
 STRATEGIES: dict[str, type[Strategy]] = {
     cls.name: cls for cls in (AggregateStrategy, LockTableStrategy, SlotsStrategy,

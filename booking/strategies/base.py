@@ -1,11 +1,10 @@
-"""The one interface every write-skew guard strategy implements.
+"""The narrow contract every write-skew guard strategy implements, and what they share.
 
-A strategy owns how one event's seats are guarded in DynamoDB. The service has already
-validated and normalized every argument (e-mails trimmed and case-folded, capacities in
-range) and knows the event's strategy, so a strategy never needs to re-check input.
+A strategy owns how one event's seats are guarded in DynamoDB. The service has validated
+and normalized every argument, so a strategy never re-checks input.
 
-Contract
---------
+Contract (the abstract methods of ``Strategy``)
+-----------------------------------------------
 ``provision(event)``
     Write everything the event needs (its item in the events table, plus counters, slots
     or lock items) so that afterwards the event is bookable. Must not leave a bookable
@@ -15,106 +14,63 @@ Contract
     person holds no registration for it. Raises ``EventNotFound``, ``EventFull``,
     ``AlreadyRegistered`` (with ``existing`` set to the stored registration when the
     refusal returned it), or ``BookingContention`` once bounded retries are spent.
-    Guarded strategies must keep invariants 1 and 2 under any interleaving.
-    The write carries the request: ``self.requests.ops(Request.booking(registration),
-    registration)`` (the request row and the confirmation's outbox row) go into the same
-    conditional transaction, so a repeat of a request that booked answers with the
-    registration it made (even after that was cancelled) and a reused id with other
-    content is ``InvalidBooking`` (``booking/request_log.py``).
+    Guarded strategies keep invariants 1 and 2 under any interleaving. The request row
+    and the confirmation's outbox row (``self.requests.ops``) ride in the same transaction:
+    a repeat of a request that booked answers with the registration it made, a reused id
+    with other content is ``InvalidBooking`` (``booking/exactly_once/request_log.py``).
 ``cancel(event_id, email, registration_id=None, *, request, known=None) -> Registration``
     Remove the person's registration and free its seat in one atomic step, returning what
     was removed; with ``registration_id``, only if that is the registration stored (an old
-    cancellation link must not cancel a newer booking). The request row and the
-    cancellation notice's outbox row ride in the same transaction; a repeat of a
-    cancellation that applied answers with what it removed. ``known`` is the whole
-    registration when a signed link names it: a strategy whose write needs nothing else
-    removes it in that one write, without reading it first. Raises ``EventNotFound`` or
-    ``NotRegistered``.
-``find(event_id, email) -> Registration | None``
-    The person's registration, read consistently, or None. Raises ``EventNotFound``.
-``availability(event_id) -> Availability``
-    Capacity and confirmed count from the strategy's own authoritative data, read
-    consistently.
-``availabilities(event_ids) -> dict[str, Availability]``
-    The same for several events, events not found left out. The default asks
-    ``availability`` per event; a strategy whose counts live in items reads them in one
-    batch (``aggregate``, ``lock_table``).
-``registrations(event_id) -> Iterator[Registration]``
-    Every confirmed registration, read consistently, page by page.
+    cancellation link must not cancel a newer booking), with its request and notice rows;
+    a repeat answers with what it removed. ``known`` is the whole registration a signed
+    link names (no read needed). Raises ``EventNotFound`` or ``NotRegistered``.
+``find(event_id, email) -> Registration | None`` (``EventNotFound``),
+``registrations(event_id) -> Iterator[Registration]`` (page by page) and
+``availability(event_id) -> Availability`` (capacity and counts from the strategy's own
+authoritative data; ``availabilities(event_ids)`` for several, missing ones left out,
+in one batch where the counts live in items): all read consistently.
 ``change_capacity(event_id, *, expected_version, capacity, changes)``
-    Set the event's capacity and the other event attributes in ``changes`` (attribute
-    name -> value, None removes it) and bump its version, in one step that happens only
-    if the event item's version is still ``expected_version`` (seed 001). Raises
-    ``StaleEdit`` when the version moved, ``EventNotFound``, or
+    Set the capacity and the other event attributes in ``changes`` (name -> value, None
+    removes it) and bump ``version``, only if the event item's version is still
+    ``expected_version`` (seed 001). Raises ``StaleEdit``, ``EventNotFound``, or
     ``InvalidBooking(field="capacity")`` when more people hold seats than ``capacity``.
-    Never drops a registration; guarded strategies keep confirmed <= capacity while
-    bookings run.
 ``delete(event_id)``
-    Remove the event and everything the strategy stored for it. The event becomes
-    unbookable first, so an interrupted delete never leaves a bookable event with missing
-    pieces; running it again finishes the job.
+    Remove the event and everything stored for it; the event becomes unbookable first,
+    so an interrupted delete never leaves a bookable event with missing pieces.
 
-Every strategy is given the ``store`` (``booking.dynamo.access.Store``): its tables are
-``store.table(SPEC)``, its transactions ``store.transact_write``.
+Besides: ``audit``/``repair`` (derived data only), the test hook ``between_read_and_write``
+(called between a read and the write that depends on it), and the flags ``name``,
+``max_capacity``, ``guarded`` (False only for controls), ``holds_seats`` (True for the
+waiting list's ``SeatHolds``, ``holds.py``), ``decides_at_once`` (False for ``streams``,
+whose ``book`` answers ``pending``: see its documented surface) and ``description``.
 
-Waiting-list holds (seed 003: a seat held for one person until a time)
-----------------------------------------------------------------------
-A waiting-list offer holds a seat in the strategy's own terms, so a concurrent ``book``
-cannot take it, and time releases it: every write that could take a held seat states in
-its condition that the hold's ``until`` (epoch milliseconds) has passed. Nobody has to act when
-an offer expires; clean-up (``release_expired``) only tidies. The waiting list
-(``booking/waiting_list.py``) runs the transactions; a strategy builds its members, which
-always come first in the transaction:
+A strategy is given the ``store`` (tables: ``store.table(SPEC)``) and writes through
+``transact``: one TransactWriteItems, retried on conflicts (``RetryPolicy``), whose
+refusal the request row answers first, then the strategy's ``decode``.
 
-``hold_ops(event_id, email, *, until, now, refused=None) -> (ops, ref)`` (times in epoch ms)
-    Members that take one free seat, or one whose hold has expired, for ``email`` until
-    ``until``, only if the person is not registered. ``refused`` is the previous
-    attempt's ``TransactionCancelled`` (its evidence chooses the next try). ``ref`` is
-    what the strategy needs later (the slot number), stored with the offer. Raises
-    ``EventFull`` (no seat), ``AlreadyRegistered`` or ``EventNotFound``.
-``accept_ops(event_id, registration, *, now, ref) -> ops``
-    Members that turn the person's hold into ``registration``, only while it is unexpired.
-``release_ops(event_id, email, *, until, ref) -> ops``
-    Members that free exactly the hold that lasts until ``until`` (a person leaving).
-``release_expired(event_id, *, now) -> int``
-    Free the seats of holds expired before ``now`` (each conditional on still being so).
-``holds(event_id) -> dict[str, float]``
-    Every stored hold: e-mail key -> until (expired ones included).
-``registration_absent_op(event_id, email)``
-    A ConditionCheck member: the person holds no registration for the event.
-
-``book`` counts unexpired holds as taken seats, and takes a seat whose hold has expired
-when no other is free.
-
-Class attributes: ``name`` (the registry key), ``max_capacity`` (largest capacity the
-pattern supports), ``guarded`` (False only for the control strategy), ``holds_seats``
-(True when it implements the waiting-list holds above; events of other strategies have
-no waiting list), ``decides_at_once`` (False for ``streams``: ``book`` returns a
-``pending`` registration that a decider confirms or rejects later; ``registrations`` then
-yields every status).
-
-``between_read_and_write`` is a test hook: strategies that read before they write call it
-in between, so a test can force two callers to both read before either writes.
-
-Exactly-once: the request row is written by the strategy's own write, never beside it.
-Under retries: botocore re-sends a write whose response was lost, so a
-write that did apply can come back refused. ``client_token`` names a transaction after the
-registration it writes (DynamoDB answers a repeat with success), and ``is_mine`` tells
-"this refusal found my own registration" from "someone else's" (docs/exactly-once-retries.md).
-Both come from ``self.tokens`` (``WriteTokens``), a collaborator: the product always builds
-the real one; only tests and harnesses build the blind control (``harness/controls.py``).
+Exactly-once under retries (docs/exactly-once-retries.md): a write whose answer was lost
+is re-sent and can come back refused. ``self.tokens`` (``WriteTokens``; tests and
+harnesses build the blind control) names a transaction after its registration
+(``client_token``) and tells a refusal that found one's own write (``is_mine``).
 """
 import hashlib
+import random
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from contextlib import suppress
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
-from booking.dynamo.access import Store
-from booking.errors import EventNotFound, NotRegistered
+from booking.dynamo import items
+from booking.dynamo.access import CONDITION_FAILED, Store, TransactionCancelled
+from booking.dynamo.tables import EVENTS, REGISTRATIONS, TableSpec
+from booking.errors import BookingContention, EventNotFound, NotRegistered
+from booking.exactly_once.request_log import Request, RequestLog
 from booking.models import Availability, Event, Registration
-from booking.request_log import Request, RequestLog
 
-from .retry import RetryPolicy
+# ``capacity`` is a DynamoDB reserved word: every expression names it through this.
+CAPACITY_NAMES = {"#capacity": "capacity"}
+
 
 def now_ms() -> int:
     """Epoch milliseconds: waiting-list holds keep their times as integers."""
@@ -137,7 +93,60 @@ class WriteTokens:
         return stored is not None and stored.get("registration_id") == registration.registration_id
 
 
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded retries with exponential backoff and full jitter."""
+
+    max_attempts: int = 10
+    base_delay: float = 0.01
+    max_delay: float = 0.5
+
+    def attempts(self):
+        """Yield attempt numbers, sleeping before each retry; raise when all are spent."""
+        for attempt in range(self.max_attempts):
+            if attempt:
+                time.sleep(random.uniform(0, min(self.max_delay, self.base_delay * 2**attempt)))
+            yield attempt
+        raise BookingContention()
+
+
+def refused_at(cancelled: TransactionCancelled, index: int) -> bool:
+    """Whether member ``index``'s condition refused the transaction."""
+    return cancelled.code(index) == CONDITION_FAILED
+
+
+def old_item(cancelled: TransactionCancelled, index: int) -> dict | None:
+    """What member ``index`` found when its condition refused it (None: no such item)."""
+    return cancelled.reasons[index].old_item if refused_at(cancelled, index) else None
+
+
+def expired_holder(item: dict | None, now: float, prefer: str | None = None) -> str | None:
+    """An e-mail whose hold in ``item``'s ``holds`` map has expired (``prefer``'s own
+    first), or None: the seat a write may take over with ``holds.#h <= :now``."""
+    holds = (item or {}).get("holds") or {}
+    expired = [email for email, until in sorted(holds.items()) if until <= now]
+    return prefer if prefer in expired else (expired[0] if expired else None)
+
+
+class Signal(str):
+    """A named answer of ``transact_once`` or a ``decode`` that is not a result."""
+
+
+AGAIN = Signal("AGAIN")  # write again: a conflict, or a refusal a new attempt can settle
+READ_AGAIN = Signal("READ_AGAIN")  # what the write relied on changed since it was read
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """``decode``'s answer to write other members instead (take an expired hold's seat)."""
+
+    operations: list
+    token: str | None = None
+
+
 class Strategy(ABC):
+    """The contract (see the module docstring) and the transaction loop it shares."""
+
     name: str = ""
     max_capacity: int = 0
     guarded: bool = True
@@ -152,6 +161,93 @@ class Strategy(ABC):
         self.requests = requests or RequestLog(store)
         self.tokens = tokens or WriteTokens()
 
+    @abstractmethod
+    def provision(self, event: Event) -> None: ...
+    @abstractmethod
+    def book(self, event_id: str, registration: Registration) -> Registration: ...
+    @abstractmethod
+    def cancel(self, event_id: str, email: str, registration_id: str | None = None, *,
+               request: Request, known: Registration | None = None) -> Registration: ...
+    @abstractmethod
+    def find(self, event_id: str, email: str) -> Registration | None: ...
+    @abstractmethod
+    def availability(self, event_id: str) -> Availability: ...
+
+    @abstractmethod
+    def registrations(self, event_id: str) -> Iterator[Registration]: ...
+    @abstractmethod
+    def change_capacity(self, event_id: str, *, expected_version: int, capacity: int,
+                        changes: dict) -> None: ...
+    @abstractmethod
+    def delete(self, event_id: str) -> None: ...
+
+    def availabilities(self, event_ids: list[str]) -> dict[str, Availability]:
+        """Availability of several events (missing ones left out), one by one."""
+        found = {}
+        for event_id in event_ids:
+            with suppress(EventNotFound):
+                found[event_id] = self.availability(event_id)
+        return found
+
+    def audit(self, event: Event) -> list:
+        """``audit.Violation`` records of what this strategy stores, read consistently."""
+        return []
+
+    def repair(self, event: Event) -> list[str]:
+        """Fix derived data only, each write conditional on its read; what was changed."""
+        return []
+
+    def between_read_and_write(self) -> None:
+        """Hook between a read and the write that depends on it (tests replace it)."""
+
+    # --- the shared "transaction, retry, decode the refusal" loop -----------------
+    def transact(self, operations: list, *, written, decode: Callable, token: str | None = None,
+                 request: Request | None = None, request_at: int = 0):
+        """Write ``operations`` in one transaction and return ``written``, retrying
+        conflicts with ``self.retry`` (``BookingContention`` once spent). A refusal is
+        answered by ``transact_once``; a ``Rewrite`` replaces the members and token."""
+        for _ in self.retry.attempts():
+            outcome = self.transact_once(operations, written=written, decode=decode,
+                                         token=token, request=request, request_at=request_at)
+            if isinstance(outcome, Rewrite):
+                operations, token = outcome.operations, outcome.token
+            elif outcome is not AGAIN:
+                return outcome
+
+    def transact_once(self, operations: list, *, written, decode: Callable,
+                      token: str | None = None, request: Request | None = None,
+                      request_at: int = 0):
+        """One attempt: ``written``, or for a refusal, in order: the request row's answer
+        (``request``'s rows start at member ``request_at``), else ``decode(cancelled)``
+        (a result, ``AGAIN``, a ``Rewrite``, or it raises the domain error), else ``AGAIN``
+        for a conflict; anything else is raised as it came."""
+        try:
+            self.store.transact_write(operations, token=token)
+            return written
+        except TransactionCancelled as cancelled:
+            if request is not None:
+                answered = self.requests.answer_refusal(request, cancelled, request_at)
+                if answered is not None:
+                    return answered  # this request already wrote (or a resend of ours)
+            outcome = decode(cancelled)
+            if outcome is not None:
+                return outcome
+            if cancelled.conflict:
+                return AGAIN
+            raise
+
+    def remove_as_read(self, read: Callable, remove: Callable, *, request: Request,
+                       require_event: Callable) -> Registration:
+        """The cancel loop: ``read()`` the registration (None: nothing to cancel), then
+        ``remove(stored)``, reading again while it answers ``AGAIN`` or ``READ_AGAIN``."""
+        for _ in self.retry.attempts():
+            stored = read()
+            if stored is None:
+                return self._not_registered(request, require_event)
+            removed = remove(stored)
+            if not isinstance(removed, Signal):
+                return removed
+
     def _not_registered(self, request: Request, require_event) -> Registration:
         """Nothing to cancel: an earlier run of this very request may have cancelled it."""
         answered = self.requests.recall(request)
@@ -160,79 +256,45 @@ class Strategy(ABC):
         require_event()
         raise NotRegistered()
 
-    def between_read_and_write(self) -> None:
-        """Hook between a read and the write that depends on it (tests replace it)."""
 
-    @abstractmethod
-    def provision(self, event: Event) -> None: ...
+class OneItemPerPerson(Strategy):
+    """Registrations as items keyed by (event id, e-mail key) in ``registrations_table``
+    (``registrations_spec``), beside the ``events`` table: lock_table, slots, streams."""
 
-    @abstractmethod
-    def book(self, event_id: str, registration: Registration) -> Registration: ...
+    registrations_spec: TableSpec = REGISTRATIONS
 
-    @abstractmethod
-    def cancel(self, event_id: str, email: str, registration_id: str | None = None, *,
-               request: Request, known: Registration | None = None) -> Registration: ...
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.events = self.store.table(EVENTS)
+        self.registrations_table = self.store.table(self.registrations_spec)
 
-    @abstractmethod
-    def find(self, event_id: str, email: str) -> Registration | None: ...
+    def find(self, event_id, email):
+        item = self.registrations_table.get({"event_id": event_id, "email": email})
+        if item is None:
+            self._require_event(event_id)
+        return items.registration_or_none(item)
 
-    @abstractmethod
-    def availability(self, event_id: str) -> Availability: ...
+    def registrations(self, event_id) -> Iterator[Registration]:
+        for item in self.registrations_table.query(
+                key_condition="event_id = :e", values={":e": event_id}):
+            yield items.registration_from_item(item)
 
-    def availabilities(self, event_ids: list[str]) -> dict[str, Availability]:
-        """Availability of several events (missing ones left out); strategies whose counts
-        live in items override this with one batch read."""
-        found = {}
-        for event_id in event_ids:
-            try:
-                found[event_id] = self.availability(event_id)
-            except EventNotFound:
-                pass
-        return found
+    def _stored(self, event_id, email, registration_id=None) -> dict | None:
+        """The person's registration item, if it is ``registration_id`` (when given)."""
+        item = self.registrations_table.get({"event_id": event_id, "email": email})
+        if item is None or registration_id not in (None, item["registration_id"]):
+            return None
+        return item
 
-    @abstractmethod
-    def registrations(self, event_id: str) -> Iterator[Registration]: ...
+    def _stored_count(self, event_id) -> int:
+        """How many registrations the event's partition holds (one consistent count)."""
+        return self.registrations_table.count(key_condition="event_id = :e",
+                                              values={":e": event_id})
 
-    @abstractmethod
-    def change_capacity(self, event_id: str, *, expected_version: int, capacity: int,
-                        changes: dict) -> None: ...
-
-    @abstractmethod
-    def delete(self, event_id: str) -> None: ...
-
-    # --- waiting-list holds (see the module docstring) ----------------------------
-    def hold_ops(self, event_id: str, email: str, *, until: float, now: float,
-                 refused=None) -> tuple[list, dict]:
-        raise NotImplementedError(f"{self.name} cannot hold seats for a waiting list")
-
-    def accept_ops(self, event_id: str, registration: Registration, *, now: float,
-                   ref: dict) -> list:
-        raise NotImplementedError
-
-    def release_ops(self, event_id: str, email: str, *, until: float, ref: dict) -> list:
-        raise NotImplementedError
-
-    def release_expired(self, event_id: str, *, now: float) -> int:
-        return 0
-
-    def holds(self, event_id: str) -> dict[str, float]:
-        return {}
-
-    def registration_absent_op(self, event_id: str, email: str) -> tuple[str, dict]:
-        raise NotImplementedError
-
-    def audit(self, event: Event) -> list:
-        """Violations (``booking.audit.Violation``) of the invariants this strategy relies on.
-
-        Reads the event's data consistently, page by page. The event item's own version
-        is checked by the service; a strategy checks what it stores and derives.
-        """
-        return []
-
-    def repair(self, event: Event) -> list[str]:
-        """Fix derived data (counters, lock items, slot claims); return what was changed.
-
-        Never deletes or invents a registration. Every write is conditional on what was
-        read, so a booking that lands meanwhile is never undone or miscounted.
-        """
-        return []
+    def _require_event(self, event_id) -> dict:
+        """The event item's capacity, or ``EventNotFound``."""
+        event = self.events.get({"event_id": event_id}, projection="event_id, #capacity",
+                                names=CAPACITY_NAMES)
+        if event is None:
+            raise EventNotFound()
+        return event

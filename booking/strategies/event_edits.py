@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from booking.dynamo.access import ConditionFailed, Table
 from booking.errors import EventNotFound, InvalidBooking, StaleEdit
+from booking.strategies.base import CAPACITY_NAMES
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ class EventUpdate:
 def event_update(*, expected_version: int, capacity: int, changes: dict,
                  extra_condition: str = "") -> EventUpdate:
     """Build the write; ``changes`` maps attribute names to values (None removes one)."""
-    names = {"#capacity": "capacity"}
+    names = dict(CAPACITY_NAMES)
     values = {":capacity": capacity, ":expected": expected_version, ":one": 1}
     sets = ["#capacity = :capacity", "version = version + :one"]
     removes = []

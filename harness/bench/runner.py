@@ -11,12 +11,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 
-from django.conf import settings
 
 from booking.dynamo.metrics import RequestMeter
 from booking.dynamo.provision import drop_tables, ensure_tables
 from booking import wiring
-from booking.mail import send_owed
+from booking.mail.sender import send_owed
 from booking.wiring import mail_sender
 from harness.controls import ALL_STRATEGIES as STRATEGIES, control_service
 
@@ -94,7 +93,7 @@ def _book_everyone(config, event_id, clients, prefix) -> list[dict]:
     if processes == 1:
         return [book_attempts(event_id, indices, clients)]
     env = {"DJANGO_SETTINGS_MODULE": "config.settings", "DYNAMODB_TABLE_PREFIX": prefix,
-           "DYNAMODB_ENDPOINT_URL": settings.DYNAMODB_ENDPOINT_URL}
+           "DYNAMODB_ENDPOINT_URL": wiring.client_config().endpoint_url}
     threads = math.ceil(clients / processes)
     start_at = time.time() + START_DELAY_SECONDS
     with ProcessPoolExecutor(processes, mp_context=get_context("spawn")) as pool:

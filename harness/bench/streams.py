@@ -41,8 +41,6 @@ from collections import Counter
 from datetime import datetime
 from multiprocessing import get_context
 
-from django.conf import settings
-
 from . import sizes, stats
 
 DECIDER_INTERVAL = 0.05
@@ -79,8 +77,10 @@ def hot_event(config, clients, book_everyone) -> dict:
 
 def _decider_env(store) -> dict:
     """The bench's store for a spawned decider: the same endpoint and table prefix."""
+    from booking import wiring
+
     return {"DYNAMODB_TABLE_PREFIX": store.table_prefix,
-            "DYNAMODB_ENDPOINT_URL": settings.DYNAMODB_ENDPOINT_URL}
+            "DYNAMODB_ENDPOINT_URL": wiring.client_config().endpoint_url}
 
 
 def _book_and_kill(deciders, strategy, event_id, attempts, book_everyone) -> list[dict]:
@@ -191,7 +191,7 @@ def decide_until_terminated(env: dict, journal_path: str) -> None:
 
     django.setup()
     from booking import wiring
-    from booking.decider import StreamDecider
+    from booking.strategies.streams.decider import StreamDecider
     from harness.controls import control_service
 
     service = control_service()
@@ -254,7 +254,7 @@ def _kill_figures(kills: list[float], runs: list[dict], journals: list[list[dict
 
 
 def _decision_figures(event, strategy, journals) -> dict:
-    from booking.outbox import Outbox
+    from booking.exactly_once.outbox import Outbox
 
     items = list(strategy.registrations_table.query(key_condition="event_id = :e",
                                                     values={":e": event.id}))

@@ -13,7 +13,7 @@ from multiprocessing import get_context
 
 from booking import wiring
 from booking.dynamo.provision import ensure_tables
-from booking.mail import send_owed
+from booking.mail.sender import send_owed
 from booking.wiring import get_booking_service, mail_sender
 from harness.controls import control_service, local_store
 from localdynamo import process as server_process
@@ -211,7 +211,7 @@ class StreamDeciders:
         self._drain()
 
     def _drain(self, passes: int = 200) -> None:
-        from booking.decider import StreamDecider
+        from booking.strategies.streams.decider import StreamDecider
 
         service = get_booking_service()
         decider = StreamDecider(service.strategy("streams"))

@@ -107,7 +107,7 @@ def send_mail_until(stop: threading.Event, claims: bool = True, every: float = 0
     """This process's e-mail sender: every process sends the same outbox at once, so each
     e-mail is claimed against the others (the mail is counted by ``mailbox``). Without
     ``claims``: the control that sends without the atomic counter."""
-    from booking.mail import MailSender, send_owed
+    from booking.mail.sender import MailSender, send_owed
     from booking.wiring import mail_sender
     from harness.controls import CarelessMailSender
 

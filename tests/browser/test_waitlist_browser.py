@@ -7,8 +7,8 @@ import uuid
 from django.urls import reverse
 from playwright.sync_api import expect
 
-from booking import waiting_list
-from booking.offer_links import offer_token
+from booking.waitlist import engine as waitlist_engine
+from booking.links import offer_token
 
 
 def offer_link(live_site, email) -> str:
@@ -34,7 +34,7 @@ def test_browser__join_full_event__offered_seat_taken(live_site, site_service, p
 
     early = site_service.registrations(event.id)[0]
     site_service.cancel(event.id, email=early.email)  # the seat is held for Grace at once
-    waiting_list.flush()
+    waitlist_engine.flush()
     live_site.manage("booking_worker", "--once", "--min-age", "0")
     page.goto(offer_link(live_site, email))
     expect(page.get_by_role("heading", name="A seat is yours if you want it")).to_be_visible()
@@ -55,9 +55,9 @@ def test_browser__offer_ran_out__ended_page_and_admin_list(live_site, site_servi
     site_service.join_waiting_list(event.id, name="Ada Lovelace", email=email)
     for n in range(2):
         site_service.join_waiting_list(event.id, name=f"Guest {n}", email=f"guest{n}@example.com")
-    site_service.waitlists.waitlist.offer_seconds = 0.5
+    site_service.waitlist.engine.offer_seconds = 0.5
     site_service.cancel(event.id, email="early@example.com")
-    waiting_list.flush()
+    waitlist_engine.flush()
     entry = site_service.waiting_entry(event.id, email=email)
     link = live_site.url + reverse("booking:offer",
                                    args=[offer_token(event.id, entry.email, entry.offer_id)])
@@ -94,7 +94,7 @@ def test_browser__offer_after_the_event_started__closed_page(live_site, site_ser
     email = f"alan{uuid.uuid4().hex[:6]}@example.com"
     site_service.join_waiting_list(event.id, name="Alan Turing", email=email)
     site_service.cancel(event.id, email="early@example.com")
-    waiting_list.flush()
+    waitlist_engine.flush()
     entry = site_service.waiting_entry(event.id, email=email)
     site_service.update_event(event.id, expected_version=site_service.get_event(event.id).version,
                               starts_at=datetime.now(timezone.utc) - timedelta(minutes=1))

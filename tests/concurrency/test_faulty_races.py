@@ -8,7 +8,7 @@ across its resends, so the "already mine" reading is a second line here; on moto
 ignores tokens, tests/strategies/test_ambiguous_retries.py shows it off is caught.
 
 The workers book through the strategies directly, with registrations that name no
-request: the request row (booking/request_log.py) and the service's read-back would
+request: the request row (booking/exactly_once/request_log.py) and the service's read-back would
 otherwise hide a false refusal, and this file tests the strategies' handling on its own.
 """
 import json

@@ -21,7 +21,7 @@ def attempt_many(env: dict, bucket: str, start_at: float, read_then_write: bool)
     from tests.concurrency.workers import setup_django
 
     setup_django({**env, "BOOKING_SIGNUP_RATE": f"{LIMIT}/h"})
-    from booking import rate_limits
+    from booking.web import rate_limits
     from booking.dynamo.rate_limits import RateCounters
     from booking.errors import RateLimited
 
@@ -38,7 +38,7 @@ def attempt_many(env: dict, bucket: str, start_at: float, read_then_write: bool)
     def run():
         for _ in range(ATTEMPTS):
             try:
-                rate_limits.check("BOOKING_SIGNUP_RATE", bucket)
+                rate_limits.check(rate_limits.SIGNUP, bucket)
             except RateLimited:
                 continue
             with lock:

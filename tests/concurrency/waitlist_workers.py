@@ -18,8 +18,9 @@ def run_tasks(env: dict, phases: list[list[tuple[str, str, str]]], threads: int,
     includes the careless-accept control.
     """
     setup_django(env)
-    from booking import waiting_list, wiring
-    from booking.decider import StreamDecider
+    from booking import wiring
+    from booking.waitlist import engine as waitlist_engine
+    from booking.strategies.streams.decider import StreamDecider
     from booking.errors import BookingError
     from harness.torture.worker import patiently
     from harness.waitlist_controls import waitlist_control_service
@@ -65,5 +66,5 @@ def run_tasks(env: dict, phases: list[list[tuple[str, str, str]]], threads: int,
             for future in [pool.submit(run, pending, start_at + number * gap)
                            for _ in range(threads)]:
                 future.result()
-    waiting_list.flush()  # offers made right after this process's cancellations
+    waitlist_engine.flush()  # offers made right after this process's cancellations
     return results

@@ -138,7 +138,7 @@ def run_decider(env: dict, careless: bool = False) -> None:
     import signal
 
     setup_django(env)
-    from booking.decider import StreamDecider
+    from booking.strategies.streams.decider import StreamDecider
     from booking.strategies.streams import StreamsStrategy
     from booking.wiring import get_store
     from harness.controls import CarelessStreamsStrategy

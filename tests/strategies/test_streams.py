@@ -1,7 +1,7 @@
 """The streams strategy and its decider, against DynamoDB Local (its stream is real)."""
 import pytest
 
-from booking.decider import Checkpoints, StreamDecider
+from booking.strategies.streams.decider import Checkpoints, StreamDecider
 from tests.helpers import table
 from booking.dynamo.tables import OUTBOX, STREAM_CHECKPOINTS
 from booking.errors import AlreadyRegistered, NotRegistered
@@ -206,7 +206,7 @@ def test_checkpoints__advance_only_forward(service):
 def test_booked_page__pending__number_in_line_and_refreshes_until_decided(service, client):
     from django.urls import reverse
 
-    from booking import page_tokens
+    from booking import links as page_tokens
 
     event = service.create_event(name="Queue", capacity=1, strategy="streams")
     service.book(event.id, name="Ann", email="ann@example.com")
@@ -276,7 +276,7 @@ def test_lineage_order__children_after_parents_trimmed_parents_count_as_read():
 def test_lambda_handler__a_batch_of_stream_records__decided_in_order(service):
     import boto3
 
-    from booking import decider
+    from booking import lambda_handler
 
     event = service.create_event(name="Queue", capacity=1, strategy="streams")
     for n in range(2):
@@ -291,10 +291,10 @@ def test_lambda_handler__a_batch_of_stream_records__decided_in_order(service):
     position = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"],
                                           ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
     records = streams.get_records(ShardIterator=position)["Records"]
-    decider._lambda_decider = None
+    lambda_handler._lambda_decider = None
 
-    answer = decider.handler({"Records": records}, None)
-    again = decider.handler({"Records": records}, None)  # a retried batch
+    answer = lambda_handler.handler({"Records": records}, None)
+    again = lambda_handler.handler({"Records": records}, None)  # a retried batch
 
     assert answer == again == {"batchItemFailures": []}
     assert statuses(service, event) == {"p0@example.com": "confirmed",
@@ -348,7 +348,7 @@ def test_booking_worker__sigterm__stops_cleanly_after_deciding(service, settings
 def test_decision_and_withdrawal_emails__say_what_happened(service):
     from django.core import mail
 
-    from booking.mail import send_owed
+    from booking.mail.sender import send_owed
     from booking.wiring import mail_sender
 
     event = service.create_event(name="Queue", capacity=1, strategy="streams")
@@ -369,7 +369,7 @@ def test_decision_and_withdrawal_emails__say_what_happened(service):
 def test_cancel_link__pending_withdrawn__rejected_says_no_seat(service, client):
     from django.urls import reverse
 
-    from booking import page_tokens
+    from booking import links as page_tokens
 
     event = service.create_event(name="Queue", capacity=1, strategy="streams")
     ann = service.book(event.id, name="Ann", email="ann@example.com")
@@ -394,7 +394,7 @@ def test_cancel_link__pending_withdrawn__rejected_says_no_seat(service, client):
 def test_signup__second_request_while_pending__told_already_in_line(service, client):
     from django.urls import reverse
 
-    from booking import page_tokens
+    from booking.web import tokens as page_tokens
 
     event = service.create_event(name="Queue", capacity=1, strategy="streams")
     service.book(event.id, name="Ann", email="ann@example.com")

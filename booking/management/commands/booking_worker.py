@@ -6,13 +6,13 @@ import signal
 import threading
 from dataclasses import replace
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from booking import mail
+from booking.mail import sender as mail
+from booking.models import CONFIRMATION, CONFIRMED, REJECTED, REJECTION
 from booking.errors import BookingError
-from booking.mail import send_owed
-from booking.wiring import get_booking_service, mail_sender, stream_decider
+from booking.mail.sender import send_owed
+from booking.wiring import get_booking_service, mail_sender, stream_decider, worker_settings
 
 
 class Command(BaseCommand):
@@ -40,7 +40,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, once: bool, interval, min_age: float, as_json: bool,
                decider: bool = True, **options):
-        interval = settings.BOOKING_WORKER_INTERVAL if interval is None else interval
+        interval = worker_settings().worker_interval if interval is None else interval
         if interval <= 0 or min_age < 0:
             raise CommandError("--interval must be positive and --min-age not negative.",
                                returncode=2)
@@ -76,7 +76,7 @@ class Command(BaseCommand):
     def _start_decider(self, sender, stop, once, as_json):
         """Decide pending streams bookings: one pass now with --once, else a thread."""
         decider = stream_decider(on_decided=lambda outcome, registration: mail.send_soon(
-            sender, mail.CONFIRMATION if outcome == "confirmed" else "rejection",
+            sender, CONFIRMATION if outcome == CONFIRMED else REJECTION,
             replace(registration, status=outcome)))
 
         def report(outcomes, caught_up):
@@ -92,7 +92,7 @@ class Command(BaseCommand):
             if outcomes:
                 report(outcomes, caught_up)
             return None
-        interval = settings.BOOKING_DECIDER_INTERVAL
+        interval = worker_settings().decider_interval
         thread = threading.Thread(target=decider.run, args=(stop,), name="stream-decider",
                                   kwargs={"interval": interval, "report": report})
         thread.start()
@@ -113,7 +113,7 @@ def _summary(outcomes: dict) -> str:
 
 
 def _decided(outcomes, caught_up: bool, total: int) -> str:
-    confirmed, rejected = outcomes.get("confirmed", 0), outcomes.get("rejected", 0)
+    confirmed, rejected = outcomes.get(CONFIRMED, 0), outcomes.get(REJECTED, 0)
     skipped = sum(outcomes.values()) - confirmed - rejected
     state = "caught up" if caught_up else "still reading"
     return (f"Decided {confirmed + rejected} ({confirmed} confirmed, {rejected} rejected, "

@@ -7,7 +7,7 @@ from booking.errors import BookingError
 from booking.management.output import table
 from booking.wiring import get_booking_service
 
-from .create_event import event_dict
+from booking.management.commands.create_event import event_dict
 
 
 class Command(BaseCommand):

@@ -2,14 +2,13 @@
 import json
 from datetime import datetime
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from booking.errors import BookingError, LeaseHeld
 from booking.management.output import table
-from booking.replay import replay_failed
-from booking.wiring import leases, mail_sender
+from booking.mail.replay import replay_failed
+from booking.wiring import leases, mail_sender, worker_settings
 
 EXIT_LEASE_HELD = 3
 
@@ -32,7 +31,7 @@ class Command(BaseCommand):
         try:
             sender = mail_sender()
             replayed = replay_failed(sender, leases(), dry_run=dry_run,
-                                     lease_seconds=settings.BOOKING_REPLAY_LEASE_SECONDS,
+                                     lease_seconds=worker_settings().replay_lease_seconds,
                                      **window)
         except LeaseHeld as held:
             raise CommandError(held.message, returncode=EXIT_LEASE_HELD) from held

@@ -2,16 +2,16 @@
 import argparse
 import json
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 
 from harness.bench import report
 from harness.bench.runner import BenchConfig, run
 from booking.dynamo.provision import existing_table_names
+from booking.dynamo.access import StoreError
 from booking.errors import BookingError
 from booking.management.output import progress
 from booking.strategies import GUARDED
-from booking.wiring import get_store
+from booking.wiring import client_config, get_store
 from harness.controls import ALL_STRATEGIES as STRATEGIES
 
 
@@ -106,7 +106,7 @@ class Command(BaseCommand):
         finally:
             bar.close()
         results.update(config=vars(config), machine=report.machine(),
-                       endpoint=settings.DYNAMODB_ENDPOINT_URL or "AWS")
+                       endpoint=client_config().endpoint_url or "AWS")
         if chart:
             report.chart(results, chart)
         self.stdout.write(json.dumps(results, indent=2) if as_json else report.text(results))
@@ -132,8 +132,8 @@ class Command(BaseCommand):
     def _require_endpoint(self) -> None:
         try:
             existing_table_names(get_store())
-        except BookingError:
-            endpoint = settings.DYNAMODB_ENDPOINT_URL or "AWS"
+        except (BookingError, StoreError):
+            endpoint = client_config().endpoint_url or "AWS"
             raise CommandError(
                 f"Cannot reach DynamoDB at {endpoint}. Start the embedded server with "
                 "`make dynamodb` (or `make run`), or set DYNAMODB_ENDPOINT_URL.") from None

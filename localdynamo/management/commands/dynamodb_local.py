@@ -4,9 +4,9 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from booking.wiring import client_config, project_dir
 from localdynamo import distribution, jvm, launch
 from localdynamo.faults import FaultInjector, FaultSpec, FaultSpecError
 from localdynamo.proxy import FaultProxy
@@ -14,7 +14,7 @@ from localdynamo.proxy import FaultProxy
 
 def default_address() -> tuple[str, int]:
     """Host and port of DYNAMODB_ENDPOINT_URL when it is local, else 127.0.0.1:8001."""
-    parts = urlsplit(settings.DYNAMODB_ENDPOINT_URL or "")
+    parts = urlsplit(client_config().endpoint_url or "")
     if parts.hostname in ("127.0.0.1", "localhost") and parts.port:
         return parts.hostname, parts.port
     return "127.0.0.1", 8001
@@ -26,7 +26,7 @@ def default_data_dir() -> str:
     A relative path is taken from the project directory, wherever the command runs.
     """
     value = os.environ.get("LOCAL_DYNAMODB_DATA_DIR", "var/dynamodb")
-    return str(Path(settings.BASE_DIR) / value) if value else ""
+    return str(project_dir() / value) if value else ""
 
 
 def fault_spec(text: str | None) -> FaultSpec | None:

@@ -1,0 +1,218 @@
+"""Admin pages for events stored in DynamoDB. Thin: check permissions, call the service, render.
+
+Every view takes the ModelAdmin first (``EventAdmin.get_urls`` binds it), so the admin's
+own permission methods, page size and site context apply.
+"""
+from functools import wraps
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.core import signing
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from booking import times
+from booking.admin import log as admin_log
+from booking.admin.forms import EventAddForm, EventChangeForm, strategy_label
+from booking.errors import BookingError, EventNotFound, InvalidBooking, StaleEdit
+from booking.wiring import get_booking_service
+
+TEMPLATES = "admin/booking/dynamoevent/"
+CURSOR_SALT = "booking.admin.cursor"
+
+
+def url(name, *args):
+    return reverse(f"admin:booking_dynamoevent_{name}", args=args)
+
+
+def domain_errors(view):
+    """Render a missing event as a message on the list, and other domain errors as a page."""
+    @wraps(view)
+    def wrapper(model_admin, request, *args, **kwargs):
+        try:
+            return view(model_admin, request, *args, **kwargs)
+        except EventNotFound as missing:
+            messages.warning(request, f"{missing.message} Perhaps it was deleted.")
+            return redirect(url("changelist"))
+        except BookingError as error:
+            context = page(model_admin, request, "Event booking unavailable", error=error)
+            return render(request, TEMPLATES + "error.html", context, status=503)
+    return wrapper
+
+
+def require(allowed: bool) -> None:
+    if not allowed:
+        raise PermissionDenied
+
+
+def event_page(model_admin, request, event_id):
+    """(service, event, can_change) for a page of one event the user may view; posting to
+    it needs the change permission."""
+    require(model_admin.has_view_or_change_permission(request))
+    service = get_booking_service()
+    event = service.get_event(event_id)
+    can_change = model_admin.has_change_permission(request)
+    if request.method == "POST":
+        require(can_change)
+    return service, event, can_change
+
+
+def page(model_admin, request, title, **context):
+    """The context every admin page needs (site header, sidebar, user links)."""
+    return {**model_admin.admin_site.each_context(request), "opts": model_admin.opts,
+            "title": title, **context}
+
+
+def sign(cursor) -> str:
+    return signing.dumps(cursor, salt=CURSOR_SALT, compress=True)
+
+
+def unsign(request, token):
+    """The cursor a page link carries; None (first page) when absent or tampered with."""
+    if not token:
+        return None
+    try:
+        return signing.loads(token, salt=CURSOR_SALT)
+    except signing.BadSignature:
+        messages.warning(request, "That page link is not valid. Showing the first page.")
+        return None
+
+
+def link(**params) -> str:
+    return "?" + urlencode({k: v for k, v in params.items() if v})
+
+
+FILTERS = (("", "All"), ("upcoming", "Upcoming"), ("past", "Past"), ("full", "Full"))
+
+
+@domain_errors
+def changelist(model_admin, request):
+    require(model_admin.has_view_or_change_permission(request))
+    service = get_booking_service()
+    search = request.GET.get("q", "").strip()
+    show = request.GET.get("show", "")
+    show = show if show in dict(FILTERS) else ""
+    start = unsign(request, request.GET.get("page"))
+    events, next_key = service.events_page(
+        start_key=start, limit=model_admin.list_per_page, search=search,
+        when=show if show != "full" else "")
+    seats = service.availabilities(events)  # None: an event whose delete was interrupted
+    rows = [{"event": event, "seats": seats.get(event.id),
+             "size": strategy_label(event.strategy),
+             "size_short": strategy_label(event.strategy).split(":")[0]} for event in events]
+    if show == "full":  # the count lives with each strategy's items: checked per row
+        rows = [row for row in rows if row["seats"] is not None and row["seats"].is_full]
+    return render(request, TEMPLATES + "change_list.html", page(
+        model_admin, request, "Events", rows=rows, search=search, show=show,
+        filters=[(label, link(q=search, show=value), value == show) for value, label in FILTERS],
+        can_add=model_admin.has_add_permission(request),
+        next_url=link(q=search, show=show, page=sign(next_key)) if next_key else "",
+        first_url=link(q=search, show=show) if start else ""))
+
+
+def seats_or_none(service, event_id):
+    """Availability, or None for an event whose delete was interrupted."""
+    try:
+        return service.availability(event_id)
+    except EventNotFound:
+        return None
+
+
+@domain_errors
+def add(model_admin, request):
+    require(model_admin.has_add_permission(request))
+    form = EventAddForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            event = get_booking_service().create_event(**form.cleaned_data)
+        except InvalidBooking as error:
+            form.show_error(error)
+        else:
+            admin_log.record(request, event, admin_log.ADDITION,
+                             f"Added with capacity {event.capacity}, strategy {event.strategy}.")
+            messages.success(request, f"The event “{event.name}” was added.")
+            return redirect(url("add") if "_addanother" in request.POST else url("changelist"))
+    return render(request, TEMPLATES + "change_form.html", page(
+        model_admin, request, "Add event", form=form, can_save=True, can_add_another=True,
+        time_zones=sorted(times.zone_names())))
+
+
+@domain_errors
+def change(model_admin, request, event_id):
+    service, event, can_change = event_page(model_admin, request, event_id)
+    form, conflict = EventChangeForm.for_event(event), None
+    if request.method == "POST":
+        form = EventChangeForm(request.POST)
+        if form.is_valid():
+            before = event
+            try:
+                event = save(service, event.id, form.cleaned_data)
+            except StaleEdit as error:
+                event = conflict = service.get_event(event.id)
+                form = reapply_form(request.POST, conflict, error)
+            except InvalidBooking as error:
+                form.show_error(error)
+            else:
+                admin_log.record(request, event, admin_log.CHANGE,
+                                 admin_log.describe_changes(before, event))
+                messages.success(request, f"The event “{event.name}” was changed.")
+                return redirect(url("changelist"))
+    if not can_change:
+        form.disable()
+    return render(request, TEMPLATES + "change_form.html", page(
+        model_admin, request, f"{'Change' if can_change else 'View'} event", form=form,
+        event=event, conflict=conflict, seats=seats_or_none(service, event.id),
+        strategy_label=strategy_label(event.strategy), time_zones=sorted(times.zone_names()),
+        can_save=can_change, can_delete=model_admin.has_delete_permission(request)))
+
+
+def save(service, event_id, data):
+    return service.update_event(
+        event_id, expected_version=data["version"], name=data["name"],
+        capacity=data["capacity"], time_zone=data["time_zone"], starts_at=data["starts_at"],
+        ends_at=data["ends_at"], venue=data["venue"], description=data["description"])
+
+
+def reapply_form(posted, current, error):
+    """The organizer's values again, now based on the current version, with the conflict."""
+    form = EventChangeForm({**posted.dict(), "version": current.version})
+    form.is_valid()
+    form.add_error(None, f"{error.message} Its current values are shown above. Check them; "
+                         "saving this form again applies your values on top of them.")
+    return form
+
+
+@domain_errors
+def delete(model_admin, request, event_id):
+    require(model_admin.has_delete_permission(request))
+    service = get_booking_service()
+    event = service.get_event(event_id)
+    if request.method == "POST":
+        service.delete_event(event.id)
+        admin_log.record(request, event, admin_log.DELETION,
+                         "Deleted with its registrations.")
+        messages.success(request, f"The event “{event.name}” was deleted.")
+        return redirect(url("changelist"))
+    seats = seats_or_none(service, event.id)
+    return render(request, TEMPLATES + "delete_confirmation.html", page(
+        model_admin, request, "Delete event", event=event,
+        registrations=seats.confirmed if seats else 0))
+
+
+def view_on_site(request, content_type_id, object_id):
+    """The admin's "view on site" link (/admin/r/<ct>/<id>/): events have no SQL row, so
+    theirs goes to the public event page; every other model gets Django's own view."""
+    from django.contrib.contenttypes.models import ContentType
+    from django.contrib.contenttypes.views import shortcut
+    from django.http import Http404
+
+    from booking.models import DynamoEvent
+
+    if content_type_id != ContentType.objects.get_for_model(DynamoEvent).id:
+        return shortcut(request, content_type_id, object_id)
+    try:
+        event = get_booking_service().get_event(object_id)
+    except EventNotFound:
+        raise Http404("No such event.") from None
+    return redirect("booking:event_detail", event_id=event.id)

@@ -1,0 +1,113 @@
+"""The access layer's own errors, and the mapping of botocore's errors to them.
+
+A refusal carries its evidence (``ConditionFailed.old_item``, each
+``TransactionCancelled`` reason's item); a ``StoreError`` says the store could not answer.
+The service layer turns store errors into domain errors (``booking/service/store_errors.py``);
+nothing here knows the domain's errors.
+"""
+from dataclasses import dataclass
+
+from botocore.exceptions import BotoCoreError, ClientError, ConnectionError as BotoConnectionError
+
+from booking.dynamo.codec import deserialize
+
+THROTTLING_CODES = {
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "LimitExceededException",
+}
+# Server-side failures that botocore retried until its attempts were spent.
+UNAVAILABLE_CODES = {"InternalServerError", "ServiceUnavailable", "InternalFailure"}
+
+
+class ConditionFailed(Exception):
+    """A conditional write was refused; ``old_item`` is the item as it stood (or None)."""
+
+    def __init__(self, old_item):
+        self.old_item = old_item
+        super().__init__("conditional check failed")
+
+
+@dataclass(frozen=True)
+class CancellationReason:
+    code: str  # "None", "ConditionalCheckFailed", "TransactionConflict", ...
+    old_item: dict | None
+
+
+CONDITION_FAILED = "ConditionalCheckFailed"  # a cancellation reason's code
+
+
+class TransactionCancelled(Exception):
+    """A TransactWriteItems was cancelled; ``reasons`` lines up with the request's items."""
+
+    def __init__(self, reasons: list[CancellationReason]):
+        self.reasons = reasons
+        super().__init__("transaction cancelled: " + ", ".join(r.code for r in reasons))
+
+    def code(self, index: int) -> str:
+        return self.reasons[index].code if index < len(self.reasons) else "None"
+
+    @property
+    def conflict(self) -> bool:
+        return any(r.code == "TransactionConflict" for r in self.reasons)
+
+
+class TransactionConflict(Exception):
+    """A single-item write collided with a running transaction: safe to retry."""
+
+
+class StoreError(Exception):
+    """The store failed to answer (nothing refused the request): the service layer turns
+    each kind into its domain error, keeping this one as the cause."""
+
+
+class Unavailable(StoreError):
+    """The store answered with a server error, or could not be reached (``unreachable``)."""
+
+    def __init__(self, message: str | None = None, *, unreachable: bool = False):
+        super().__init__(message or "the store is unavailable")
+        self.message = message
+        self.unreachable = unreachable  # no connection could be made at all
+
+
+class Throttled(StoreError):
+    """The store kept refusing for throughput until the retries were spent.
+    ``maybe_applied``: an earlier attempt's answer may have been lost (botocore resent it)."""
+
+    def __init__(self, message: str | None = None, *, maybe_applied: bool = False):
+        super().__init__(message or "the store is throttling requests")
+        self.message = message
+        self.maybe_applied = maybe_applied
+
+
+def translate(exc: Exception) -> Exception:
+    """Map a botocore error to an access-layer error (the caller keeps the cause)."""
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        code = error.get("Code", "")
+        if code == "ConditionalCheckFailedException":
+            return ConditionFailed(deserialize(exc.response.get("Item")))
+        if code == "TransactionCanceledException":
+            reasons = [
+                CancellationReason(r.get("Code", "None"), deserialize(r.get("Item")))
+                for r in exc.response.get("CancellationReasons", [])
+            ]
+            return TransactionCancelled(reasons)
+        if code == "TransactionConflictException":
+            return TransactionConflict(error.get("Message", code))
+        if code in THROTTLING_CODES:
+            return Throttled(maybe_applied=True)  # an earlier attempt's answer may be lost
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+        if code in UNAVAILABLE_CODES or status >= 500:
+            return Unavailable()
+        if code == "ResourceNotFoundException":
+            return Unavailable(
+                "The booking tables do not exist yet. Run `python manage.py create_tables`."
+            )
+        return exc
+    if isinstance(exc, BotoConnectionError):  # no connection could be made at all
+        return Unavailable(unreachable=True)
+    if isinstance(exc, BotoCoreError):
+        return Unavailable()
+    return exc

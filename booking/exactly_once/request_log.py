@@ -1,0 +1,126 @@
+"""Request rows: the booking's own write is the record of the request (docs/exactly-once.md).
+
+Every booking and cancellation carries a request id (the signup form's one-time token, or
+``request_id=`` on the service). The strategy's own transaction puts, beside the seat, one
+*request row* keyed by that id, only if no live row holds it:
+
+    Put requests[request_id] = {operation, fingerprint, content, registration}
+        if attribute_not_exists(request_id) OR ttl <= :at
+
+So "this request booked (or cancelled) this registration" commits atomically with the
+seat, in the same one request. What follows for a request id:
+
+- the write applied: the row exists. A repeat (any time within retention, also after the
+  registration was cancelled) is refused by the row's condition, and the refusal carries
+  the row, which answers with the same registration; no seat is touched;
+- the write was refused (full, already registered, not registered): nothing was written,
+  so a repeat simply runs again (the person asked again). Nothing else re-runs it;
+- a live row with other content (another event, person, or operation): ``InvalidBooking``
+  ("This form was already used for a different booking."), nothing stored.
+
+A row is deterministic in its request (its times come from the request), so a resent
+transaction is byte for byte the same and its ClientRequestToken answers it.
+
+The outbox rows of the e-mails a booking or cancellation owes ride in the same
+transaction (``booking/exactly_once/outbox.py``).
+"""
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+
+from booking.dynamo import items
+from booking.dynamo.access import CONDITION_FAILED, Store, Table, TransactionCancelled
+from booking.dynamo.tables import REQUESTS
+from booking.errors import InvalidBooking
+from booking.models import CANCELLATION, CONFIRMATION, Registration
+from booking.exactly_once.outbox import Outbox
+
+MISMATCH = "This form was already used for a different booking."
+
+
+@dataclass(frozen=True)
+class Request:
+    request_id: str
+    operation: str  # "book" or "cancel"
+    content: dict = field(hash=False)  # normalized: event_id, email, name or registration_id
+    at: float = 0.0  # epoch seconds when the service received it
+
+    @classmethod
+    def booking(cls, registration: Registration) -> "Request":
+        content = {"event_id": registration.event_id, "email": registration.email,
+                   "name": registration.name}
+        return cls(registration.request_id, "book", content,
+                   registration.registered_at.timestamp())
+
+    @classmethod
+    def cancellation(cls, request_id: str, event_id: str, email: str,
+                     registration_id: str | None, at: float) -> "Request":
+        content = {"event_id": event_id, "email": email, "registration_id": registration_id}
+        return cls(request_id, "cancel", content, at)
+
+    @property
+    def fingerprint(self) -> str:
+        payload = json.dumps([self.operation, self.content], sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class RequestLog:
+    """Builds the request row a strategy writes, and reads answers out of such rows."""
+
+    def __init__(self, store: Store, *, outbox: Outbox | None = None,
+                 retention_seconds: float = 7 * 86400):
+        self.table = store.table(REQUESTS)
+        self.outbox = outbox or Outbox(store)
+        self.retention_seconds = int(retention_seconds)
+
+    def ops(self, request: Request, registration: Registration) -> list[tuple[str, dict]]:
+        """The request row, then the outbox rows, to add to the strategy's transaction.
+
+        A strategy called directly with a registration that names no request (tests, the
+        benchmark's strategy-only runs) writes no request row.
+        """
+        kind = CONFIRMATION if request.operation == "book" else CANCELLATION
+        return self.row_ops(request, registration) + self.outbox.ops(
+            kind, registration, at=int(request.at))
+
+    def row_ops(self, request: Request, registration: Registration) -> list[tuple[str, dict]]:
+        """The request row alone, for a write that owes no e-mail yet (a provisional
+        booking: its e-mail goes out with the decision). Empty without a request id."""
+        at = int(request.at)
+        if not request.request_id:
+            return []
+        row = {"request_id": request.request_id, "operation": request.operation,
+               "fingerprint": request.fingerprint, **request.content,
+               "registration": items.registration_item(registration),
+               "created_at": at, "ttl": at + self.retention_seconds}
+        put = self.table.put_op(row, condition="attribute_not_exists(request_id) OR #ttl <= :at",
+                                names={"#ttl": "ttl"}, values={":at": at})
+        return [("Put", put)]
+
+    def answer(self, request: Request, row: dict | None) -> Registration | None:
+        """What a live row says to ``request``: its registration, or MISMATCH; None if absent."""
+        if row is None or not request.request_id or row.get("ttl", 0) <= request.at:
+            return None
+        if row.get("fingerprint") != request.fingerprint:
+            raise InvalidBooking(MISMATCH, field="request_id")
+        return items.registration_from_item(row["registration"])
+
+    def answer_refusal(self, request: Request, cancelled: TransactionCancelled,
+                       index: int) -> Registration | None:
+        """The answer when the transaction's request row (at ``index``) was refused."""
+        if cancelled.code(index) != CONDITION_FAILED:
+            return None
+        return self.answer(request, cancelled.reasons[index].old_item)
+
+    def read(self, request_id: str) -> dict | None:
+        return self.table.get({"request_id": request_id})
+
+    def recall(self, request: Request) -> Registration | None:
+        """Read back what the request did (a consistent read), or None."""
+        return self.answer(request, self.read(request.request_id))
+
+    def reads(self, request: Request) -> list[tuple[Table, dict]]:
+        """(table, key) pairs to add to a batch read that should also recall the request."""
+        return [(self.table, {"request_id": request.request_id})] if request.request_id else []
+

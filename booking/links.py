@@ -1,0 +1,152 @@
+"""The links a booking hands out: registration, cancellation and waiting-list offer links.
+
+Links are opaque: the event id, e-mail key and registration (or offer) id are encrypted
+and authenticated with AES-SIV (deterministic, so one booking has one link) under a key
+derived from the secret key, with the purpose as associated data, so one kind can never
+be used as another and nobody holding a link can read the address in it or forge one.
+Links sent before they were encrypted (signed, with a ':' in them) are still accepted.
+Absolute URLs are built on the site's configured address (``site_url``, given by the
+wiring), never on a request's Host header.
+"""
+import base64
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from urllib.parse import urlsplit
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESSIV
+from django.core import signing
+from django.urls import reverse
+from django.utils.crypto import salted_hmac
+
+CONFIRMATION_SALT = "booking.confirmation"
+CANCEL_SALT = "booking.cancel"
+OFFER_SALT = "booking.waiting-list-offer"
+
+
+class BadLink(Exception):
+    """A token that is tampered with, expired, or meant for something else."""
+
+
+@dataclass(frozen=True)
+class RegistrationRef:
+    """What a registration link names: one registration of one person at one event.
+
+    A cancellation link also carries the registration's name, time and request id, so a
+    cancellation can remove it in one conditional write without reading it first
+    (``registration``; None for links made before they carried them).
+    """
+
+    event_id: str
+    email: str
+    registration_id: str
+    registration: object = None
+
+    def matches(self, registration) -> bool:
+        return registration is not None and registration.registration_id == self.registration_id
+
+
+@dataclass(frozen=True)
+class OfferRef:
+    """What a waiting-list offer link names: one offer to one person at one event."""
+
+    event_id: str
+    email: str
+    registration_id: str  # the offer id (the name the link format gives it)
+
+
+def absolute_url(path: str, *, site_url: str) -> str:
+    """``path`` on ``site_url``'s origin: never the request's Host header."""
+    site = urlsplit(site_url)
+    return f"{site.scheme}://{site.netloc}{path}"
+
+
+def event_url(event_id: str, *, site_url: str) -> str:
+    return absolute_url(reverse("booking:event_detail", args=[event_id]), site_url=site_url)
+
+
+def cancel_url(registration, *, site_url: str) -> str:
+    """The registration's cancellation link."""
+    token = registration_token(registration, salt=CANCEL_SALT)
+    return absolute_url(reverse("booking:cancel", args=[token]), site_url=site_url)
+
+
+def offer_token(event_id: str, email: str, offer_id: str) -> str:
+    """An offer's link token: a registration link under its own purpose, so it can be used
+    for nothing else, and an old offer's link never accepts a newer offer."""
+    return registration_token(OfferRef(event_id, email, offer_id), salt=OFFER_SALT)
+
+
+def read_offer_token(token: str) -> OfferRef:
+    """The offer a link names, or ``BadLink``."""
+    ref = read_registration_token(token, salt=OFFER_SALT)
+    return OfferRef(ref.event_id, ref.email, ref.registration_id)
+
+
+def offer_url(event_id: str, email: str, offer_id: str, *, site_url: str) -> str:
+    """The offer's page."""
+    return absolute_url(reverse("booking:offer", args=[offer_token(event_id, email, offer_id)]),
+                        site_url=site_url)
+
+
+def _cipher(secret: str) -> AESSIV:
+    # 64 bytes: AES-256-SIV. Derived, so the link key is never the signing key itself.
+    return AESSIV(salted_hmac("booking.links.key", "aes-siv", secret=secret,
+                              algorithm="sha512").digest())
+
+
+def _secrets() -> list[str]:
+    """The secret key, then the earlier ones still accepted (Django's own signer's)."""
+    signer = signing.Signer()
+    return [signer.key, *signer.fallback_keys]
+
+
+def registration_token(registration, *, salt: str) -> str:
+    """An opaque link token for the registration (the same for one booking every time).
+
+    A cancellation link also carries the registration's name, time and request id, so the
+    cancellation can name the whole registration in one write.
+    """
+    payload = {"e": registration.event_id, "m": registration.email,
+               "r": registration.registration_id}
+    if salt == CANCEL_SALT:
+        payload.update(n=registration.name, t=registration.registered_at.isoformat(),
+                       q=registration.request_id)
+    sealed = _cipher(signing.Signer().key).encrypt(
+        json.dumps(payload, separators=(",", ":")).encode(), [salt.encode()])
+    return base64.urlsafe_b64encode(sealed).decode().rstrip("=")
+
+
+def _open(token: str, salt: str) -> dict:
+    sealed = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    for secret in _secrets():
+        try:
+            return json.loads(_cipher(secret).decrypt(sealed, [salt.encode()]))
+        except InvalidTag:
+            continue
+    raise BadLink()
+
+
+def read_registration_token(token: str, *, salt: str) -> RegistrationRef:
+    """Decode a registration link, or raise BadLink."""
+    try:
+        if ":" in token:  # a signed link sent before links were encrypted
+            data = signing.Signer(salt=salt).unsign_object(token)
+        else:
+            data = _open(token, salt)
+        return RegistrationRef(event_id=data["e"], email=data["m"], registration_id=data["r"],
+                               registration=_registration(data))
+    except (signing.BadSignature, KeyError, TypeError, ValueError):
+        raise BadLink() from None
+
+
+def _registration(data: dict):
+    """The whole registration a cancellation link names, or None (an older link)."""
+    if "n" not in data:
+        return None
+    from booking.models import Registration
+
+    return Registration(event_id=data["e"], email=data["m"], name=data["n"],
+                        registered_at=datetime.fromisoformat(data["t"]),
+                        registration_id=data["r"], request_id=data.get("q"))

@@ -1,0 +1,255 @@
+"""Send the outbox's e-mails exactly once (seed 000: immutable history + atomic counter).
+
+An outbox row (``booking/exactly_once/outbox.py``) is written in the booking's or cancellation's own
+transaction. Sending it is work delivered at least once: right after the request (a
+background thread of the web process, ``send_soon``), and by ``manage.py booking_worker``
+for whatever a crash left unsent, and by ``replay_failed`` after a failed send. Two
+senders may see the same row at the same instant, so each send is guarded by the request
+history table (``booking/dynamo/history.py``), keyed by the message id:
+
+1. ``ADD atomic_counter 1`` on the message's start row: only the sender reading 1 (or
+   its own resent update) sends. Another sender reads the rows: ``succeeded`` means sent
+   (done), a fresh ``started`` means someone is sending (leave it), ``failed`` is left to
+   ``replay_failed``, a stale ``started`` (its sender crashed) is claimed in the next
+   generation by the same counter.
+2. Send through Django's mail backend; record ``succeeded`` or ``failed`` (immutable
+   rows); on success delete the outbox row.
+
+A sender that crashes after sending and before recording leaves a ``started`` row that
+goes stale, and the e-mail may then go out twice: the one gap at-least-once delivery to
+an outside system cannot close (SMTP takes no idempotency key).
+"""
+import logging
+import time
+import uuid
+from datetime import datetime
+from datetime import timezone as dt_timezone
+
+from django.core.mail import EmailMultiAlternatives, get_connection
+from django.template.loader import render_to_string
+
+from booking import calendar, links
+from booking.background import Background
+from booking.dynamo import history, items
+from booking.dynamo.history import RequestHistory
+from booking.errors import EventNotFound
+from booking.service.store_errors import BUSY, UNAVAILABLE, translating
+from booking.exactly_once.outbox import Outbox, message_id
+from booking.models import CANCELLATION, CONFIRMATION, OFFER, REJECTION
+
+logger = logging.getLogger(__name__)
+SENT, ALREADY_SENT, IN_PROGRESS, FAILED = "sent", "already_sent", "in_progress", "failed"
+RECORD_ATTEMPTS = 3  # each is botocore's full set of attempts
+TEMPLATES = {CONFIRMATION: "booking/email/confirmation", CANCELLATION:
+             "booking/email/cancellation", OFFER: "booking/email/offer",
+             # The streams strategy's decider: no seat for a provisional booking.
+             REJECTION: "booking/email/rejection"}
+
+
+@translating
+class MailSender:
+    """Claims and sends outbox messages; ``events`` is a callable event_id -> Event.
+
+    ``retention_seconds``: how long history rows live; ``stale_seconds``: a send
+    ``started`` longer ago without an outcome is taken as crashed; ``email_backend``: the
+    dotted path of the Django mail backend that sends; ``site_url``: the site's address,
+    on which every link in an e-mail is built (``booking.wiring`` reads them all from
+    settings; harnesses pass a backend of their own).
+    """
+
+    def __init__(self, *, events, outbox: Outbox, history: RequestHistory,
+                 email_backend: str, site_url: str, retention_seconds: float = 7 * 86400,
+                 stale_seconds: float = 30.0):
+        self.events = events
+        self.site_url = site_url
+        self.outbox = outbox
+        self.history = history
+        self.email_backend = email_backend
+        self.retention_seconds = retention_seconds
+        self.stale_seconds = stale_seconds
+
+    def send(self, message: dict, *, event=None, retry_failed: bool = False) -> str:
+        """Send one outbox message unless another sender has or is; return the outcome."""
+        now, runner = time.time(), uuid.uuid4().hex
+        key = message["message_id"]
+        fields = {"operation": message["kind"], "event_id": message["event_id"],
+                  "email": message["email"], "registration_id": message["registration_id"],
+                  "runner": runner}
+        row = self.history.start(key, 0, fields, now=now, ttl=self._ttl(now))
+        if not _won(row, runner):
+            decided = _decide(self.history, key, now, retry_failed, self.stale_seconds)
+            if isinstance(decided, str):
+                if decided == ALREADY_SENT:
+                    self.outbox.done(key)  # its sender may have died before this
+                return decided
+            row = self.history.start(key, decided, fields, now=now, ttl=self._ttl(now))
+            if not _won(row, runner):
+                return IN_PROGRESS
+        outcome_seq = history.start_seq(history.generation_of(row["seq"])) + 1
+        try:
+            self._deliver(message, event or self.events(message["event_id"]))
+        except Exception as error:  # noqa: BLE001 - any backend failure: SMTP, timeouts
+            logger.exception("Could not send the %s e-mail %s", message["kind"], key)
+            self._record(key, outcome_seq, history.FAILED,
+                         {**fields, "reason_code": "mail_failed", "reason": type(error).__name__})
+            return FAILED
+        self._record(key, outcome_seq, history.SUCCEEDED, fields)
+        self.outbox.done(key)
+        return SENT
+
+    def _ttl(self, now: float) -> int:
+        return int(now + self.retention_seconds)
+
+    def _record(self, key: str, seq: int, status: str, fields: dict) -> None:
+        """Write the outcome row, retrying a briefly unavailable store: once an e-mail went
+        out, only this row keeps a later sender from sending it again."""
+        for attempt in range(RECORD_ATTEMPTS):
+            now = time.time()
+            try:
+                self.history.record(key, seq, status, fields, now=now, ttl=self._ttl(now))
+                return
+            except UNAVAILABLE + BUSY:
+                if attempt + 1 == RECORD_ATTEMPTS:
+                    raise
+                time.sleep(0.05 * 2**attempt)
+
+    def _context(self, message: dict, event) -> dict:
+        """What the e-mail's templates show: the registration and its links."""
+        registration, site_url = items.registration_from_item(message), self.site_url
+        dated = event.starts_at is not None
+        context = {"event": event, "registration": registration,
+                   "cancel_url": links.cancel_url(registration, site_url=site_url),
+                   "event_url": links.event_url(event.id, site_url=site_url),
+                   "ics_url": calendar.ics_url(event, site_url=site_url) if dated else "",
+                   "google_url": calendar.google_url(event, site_url=site_url) if dated else ""}
+        if message["kind"] == OFFER:  # a waiting-list offer: its accept link and deadline
+            context.update(offer_context(message, site_url=site_url))
+        return context
+
+    def _deliver(self, message: dict, event) -> None:
+        context = self._context(message, event)
+        registration = context["registration"]
+        template = TEMPLATES[message["kind"]]
+        subject = render_to_string(f"{template}_subject.txt", context)
+        # The header names the message, so a receiver (and the torture run) can tell a
+        # duplicate from a second e-mail.
+        # To the address as the person typed it; the e-mail key is what identifies them.
+        email = EmailMultiAlternatives(
+            " ".join(subject.split()), render_to_string(f"{template}.txt", context), None,
+            [registration.contact or registration.email],
+            headers={"X-Booking-Message": message["message_id"]},
+            connection=get_connection(self.email_backend))
+        email.attach_alternative(render_to_string(f"{template}.html", context), "text/html")
+        if message["kind"] == CONFIRMATION and event.starts_at:
+            email.attach(f"event-{event.id}.ics", calendar.ics(event, site_url=self.site_url),
+                         "text/calendar")
+        email.send()
+
+
+def _won(row: dict, runner: str) -> bool:
+    return row["atomic_counter"] == 1 or row.get("runner") == runner
+
+
+def _decide(rows: RequestHistory, key: str, now: float, retry_failed: bool,
+            stale_seconds: float):
+    """An outcome to report, or the generation this sender should try to start."""
+    newest_seq = None
+    for row in rows.newest_first(key):
+        newest_seq = row["seq"] if newest_seq is None else newest_seq
+        if row["ttl"] <= now:
+            continue
+        if row["exec_status"] == history.SUCCEEDED:
+            return ALREADY_SENT
+        if row["exec_status"] == history.STARTED and row["created_at"] > now - stale_seconds:
+            return IN_PROGRESS
+        if row["exec_status"] == history.FAILED and not retry_failed:
+            return FAILED
+        break
+    return 0 if newest_seq is None else history.generation_of(newest_seq) + 1
+
+
+def newest_live_row(rows: RequestHistory, key: str, *,
+                    now: float | None = None) -> dict | None:
+    """The message's newest history row within retention, or None."""
+    now = time.time() if now is None else now
+    return next((r for r in rows.newest_first(key) if r["ttl"] > now), None)
+
+
+def offer_context(message: dict, *, site_url: str) -> dict:
+    """What the offer e-mail shows beyond the registration-shaped message."""
+    expires = datetime.fromtimestamp(message["offer_expires_at"] / 1000, dt_timezone.utc)
+    return {"offer_url": links.offer_url(message["event_id"], message["email"],
+                                         message["registration_id"], site_url=site_url),
+            "offer_expires_at": expires}
+
+
+def message_for(kind: str, registration) -> dict:
+    """The outbox row a booking (or cancellation) of ``registration`` wrote."""
+    return {"message_id": message_id(kind, registration.registration_id), "kind": kind,
+            **items.registration_item(registration)}
+
+
+# --- right after the request: a small pool of background threads per process ----------
+_mail = Background("booking-mail")
+
+
+def send_soon(sender: MailSender, kind: str, registration, *, event=None) -> None:
+    """Send the e-mail a request just made owed, off the request's thread (the worker is
+    the safety net)."""
+    _submit(sender, message_for(kind, registration), event)
+
+
+def resend_soon(sender: MailSender, registration, *, event=None) -> None:
+    """Send the confirmation again, asked for by its owner: a new message, so the
+    history of the first one (sent once) is untouched."""
+    message = {**message_for(CONFIRMATION, registration),
+               "message_id": f"resend-{registration.registration_id}-{uuid.uuid4().hex}"}
+    _submit(sender, message, event)
+
+
+def _submit(sender, message, event) -> None:
+    _mail.submit(_send_logged, sender, message, event)
+
+
+def _send_logged(sender, message, event):
+    try:
+        return sender.send(message, event=event)
+    except Exception:  # noqa: BLE001 - the worker sends it later
+        logger.exception("Sending %s left to the booking worker", message["message_id"])
+        return FAILED
+
+
+def flush(timeout: float = 30.0) -> None:
+    """Wait for the e-mails this process is sending right now (tests, shutdown)."""
+    _mail.flush(timeout)
+
+
+__all__ = ["CANCELLATION", "CONFIRMATION", "MailSender", "flush", "send_soon"]
+
+
+def send_owed(sender: MailSender, *, min_age: float = 0.0, now: float | None = None) -> dict:
+    """One pass over the outbox: send every message owed for ``min_age`` seconds or more.
+
+    Younger rows are most likely being sent right after their request. Returns the count
+    of each outcome. Failed sends are left to ``replay_failed``.
+    """
+    now = time.time() if now is None else now
+    outcomes: dict[str, int] = {}
+    events: dict = {}  # one read per event and pass, not per e-mail
+    for message in sender.outbox.pending():
+        if message.get("created_at", 0) > now - min_age:
+            continue
+        try:
+            event_id = message["event_id"]
+            if event_id not in events:
+                events[event_id] = sender.events(event_id)
+            outcome = sender.send(message, event=events[event_id])
+        except EventNotFound:  # deleted with everything stored for it: nothing to tell
+            sender.outbox.done(message["message_id"])
+            outcome = "event_deleted"
+        except Exception:  # noqa: BLE001 - the next pass tries again
+            logger.exception("Could not send %s; the next pass tries again",
+                             message["message_id"])
+            outcome = "error"
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    return outcomes

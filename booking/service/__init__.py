@@ -1,0 +1,187 @@
+"""BookingService: the one entry point for the web form, the admin and the commands.
+
+It is the list of what the product does, each operation handed to the capability that
+does it: the event catalog (``catalog.py``), bookings (``bookings.py``), waiting lists
+(``waitlist_service.py``), organizer edits (``organizer.py``) and audits (``audits.py``).
+A freed seat (a cancellation, a capacity raise) goes to the first in line at once. Every
+operation validates and normalizes
+its input and lets only domain errors (``booking.errors``) out.
+"""
+from collections.abc import Iterator
+
+from booking.service.audits import Audits
+from booking.service.bookings import Bookings
+from booking.service.catalog import EventCatalog
+from booking.strategies.streams.checkpoints import Checkpoints, lag
+from booking.dynamo.access import Store
+from booking.dynamo.leases import Leases
+from booking.dynamo.tables import EVENTS
+from booking.models import Availability, Event, Registration, WaitlistEntry
+from booking.service.organizer import OrganizerEdits
+from booking.service.store_errors import translating
+from booking.exactly_once.request_log import RequestLog
+from booking.strategies import GUARDED, STRATEGIES, Strategy
+from booking.strategies.base import RetryPolicy, WriteTokens
+
+from booking.waitlist.engine import WaitlistEngine
+from booking.service.waitlist import WaitlistService
+
+
+@translating
+class BookingService:
+    """Create events, book and cancel seats, report availability, edit and audit events.
+
+    Built from settings in one place, ``booking.wiring``; tests and harnesses build their
+    own (``harness.controls.control_service``) on a store of their own.
+
+    ``extra_strategies`` (name -> strategy class or factory) adds strategies beside the
+    product's guarded ones: only tests and harnesses pass the unguarded control there.
+    ``repair_lease_seconds`` is the default lease of ``repair``; a waiting-list offer holds
+    its seat for ``waitlist_offer_seconds``; an event created without a time zone gets
+    ``default_time_zone``.
+    """
+
+    def __init__(self, *, store: Store, default_strategy: str, retry: RetryPolicy | None = None,
+                 requests: RequestLog | None = None, tokens: WriteTokens | None = None,
+                 extra_strategies: dict | None = None, repair_lease_seconds: float = 300.0,
+                 waitlist_offer_seconds: float = 86400.0, default_time_zone: str = "UTC"):
+        self.store = store
+        self.requests = requests or RequestLog(store)
+        strategies = {
+            name: factory(store=store, retry=retry, requests=self.requests, tokens=tokens)
+            for name, factory in {**STRATEGIES, **(extra_strategies or {})}.items()
+        }
+        self.catalog = EventCatalog(events=store.table(EVENTS), strategies=strategies,
+                                    default_strategy=default_strategy, offered=GUARDED,
+                                    default_time_zone=default_time_zone)
+        self.bookings = Bookings(catalog=self.catalog, requests=self.requests)
+        self.waitlist = WaitlistService(
+            catalog=self.catalog, bookings=self.bookings, requests=self.requests,
+            engine=WaitlistEngine(store=store, strategy_for=self.catalog.strategy_for,
+                                 requests=self.requests, retry=retry or RetryPolicy(),
+                                 offer_seconds=waitlist_offer_seconds))
+        self.organizer = OrganizerEdits(self.catalog)
+        self.audits = Audits(catalog=self.catalog, leases=Leases(store),
+                             repair_lease_seconds=repair_lease_seconds,
+                             checks=[self.waitlist.audit])
+        self.events = self.catalog.events
+        self.default_strategy = default_strategy
+
+    # --- events (catalog.py) -------------------------------------------------------
+    def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
+                     time_zone=None, description="", venue="") -> Event:
+        return self.catalog.create_event(
+            name=name, capacity=capacity, strategy=strategy, starts_at=starts_at,
+            ends_at=ends_at, time_zone=time_zone, description=description, venue=venue)
+
+    def get_event(self, event_id) -> Event:
+        return self.catalog.get_event(event_id)
+
+    def iter_events(self, *, page_size: int = 100) -> Iterator[Event]:
+        return self.catalog.iter_events(page_size=page_size)
+
+    def list_events(self) -> list[Event]:
+        return self.catalog.list_events()
+
+    def strategy(self, name: str) -> Strategy:
+        return self.catalog.strategies[name]
+
+    # --- bookings (bookings.py) ----------------------------------------------------
+    def book(self, event_id, *, name, email, request_id=None) -> Registration:
+        return self.bookings.book(event_id, name=name, email=email, request_id=request_id)
+
+    def cancel(self, event_id, *, email, registration_id=None, request_id=None,
+               registration: Registration | None = None) -> Registration:
+        removed = self.bookings.cancel(event_id, email=email, registration_id=registration_id,
+                                       request_id=request_id, registration=registration)
+        self.waitlist.offer_freed_seat(removed.event_id)
+        return removed
+
+    def find_registration(self, event_id, *, email) -> Registration | None:
+        return self.bookings.find_registration(event_id, email=email)
+
+    def availability(self, event_id) -> Availability:
+        return self.bookings.availability(event_id)
+
+    def availabilities(self, events: list[Event]) -> dict[str, Availability]:
+        return self.bookings.availabilities(events)
+
+    def registrations(self, event_id) -> list[Registration]:
+        return self.bookings.registrations(event_id)
+
+    def place_in_line(self, registration: Registration) -> int | None:
+        return self.bookings.place_in_line(registration)
+
+    def decider_lag(self) -> dict:
+        """The stream deciders' state: ``deciders`` reporting in the last minute, and
+        ``seconds_behind`` (since one last read every shard to its end; None: never)."""
+        return lag(Checkpoints(self.store))
+
+    @property
+    def unknown_outcomes(self):
+        return self.bookings.unknown_outcomes
+
+    # --- waiting lists (waitlist_service.py) ---------------------------------------
+    def has_waiting_list(self, event: Event) -> bool:
+        return self.waitlist.has_waiting_list(event)
+
+    def join_waiting_list(self, event_id, *, name, email, request_id=None) -> WaitlistEntry:
+        return self.waitlist.join_waiting_list(event_id, name=name, email=email,
+                                                request_id=request_id)
+
+    def waiting_list(self, event_id) -> list[WaitlistEntry]:
+        return self.waitlist.waiting_list(event_id)
+
+    def waiting_entry(self, event_id, *, email) -> WaitlistEntry | None:
+        return self.waitlist.waiting_entry(event_id, email=email)
+
+    def accept_offer(self, event_id, *, email, request_id=None) -> Registration:
+        return self.waitlist.accept_offer(event_id, email=email, request_id=request_id)
+
+    def leave_waiting_list(self, event_id, *, email) -> WaitlistEntry:
+        return self.waitlist.leave_waiting_list(event_id, email=email)
+
+    def offer_seats(self, event_id) -> int:
+        return self.waitlist.offer_seats(event_id)
+
+    def waiting_list_pass(self) -> dict:
+        return self.waitlist.waiting_list_pass()
+
+    # --- organizer edits (organizer.py) --------------------------------------------
+    def events_page(self, *, start_key=None, limit=25, search="",
+                    when="") -> tuple[list[Event], dict | None]:
+        return self.organizer.events_page(start_key=start_key, limit=limit, search=search,
+                                          when=when)
+
+    def update_event(self, event_id, *, expected_version, name=None, capacity=None,
+                     starts_at=None, ends_at=None, time_zone=None, description=None,
+                     venue=None) -> Event:
+        event = self.organizer.update_event(
+            event_id, expected_version=expected_version, name=name, capacity=capacity,
+            starts_at=starts_at, ends_at=ends_at, time_zone=time_zone,
+            description=description, venue=venue)
+        if capacity is not None:
+            self.waitlist.offer_freed_seat(event.id)
+        return event
+
+    def delete_event(self, event_id) -> None:
+        self.organizer.delete_event(event_id)
+        self.waitlist.forget_event(event_id)
+
+    def iter_registrations(self, event_id, *, search="") -> Iterator[Registration]:
+        return self.organizer.iter_registrations(event_id, search=search)
+
+    def registrations_page(self, event_id, *, after=None, limit=50, search="",
+                           order="email") -> tuple[list[Registration], object]:
+        return self.organizer.registrations_page(event_id, after=after, limit=limit,
+                                                 search=search, order=order)
+
+    # --- audits (audits.py) --------------------------------------------------------
+    def iter_event_ids(self, *, page_size: int = 100) -> Iterator[str]:
+        return self.audits.iter_event_ids(page_size=page_size)
+
+    def audit(self, event_id):
+        return self.audits.audit(event_id)
+
+    def repair(self, event_id, *, lease_seconds: float | None = None):
+        return self.audits.repair(event_id, lease_seconds=lease_seconds)

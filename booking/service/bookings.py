@@ -1,0 +1,197 @@
+"""Bookings: book and cancel seats, find registrations, report availability.
+
+Every write goes through the event's strategy with its request row inside (exactly once,
+``booking/exactly_once/request_log.py``); a write whose outcome is unknown is resolved before anyone
+is told anything (``settle``).
+"""
+import random
+import threading
+import time
+import uuid
+from collections import Counter
+
+from django.utils import timezone
+
+from booking import validation
+from booking.service.catalog import EventCatalog
+from booking.dynamo.access import StoreError
+from booking.errors import BookingClosed, BookingError, NotRegistered, OutcomeUnknown
+from booking.service.store_errors import BUSY, UNAVAILABLE
+from booking.models import PENDING, Availability, Event, Registration
+from booking.exactly_once.request_log import Request, RequestLog
+
+# A write whose outcome is unknown (after botocore's own attempts) is read back by request
+# id and, if absent, re-sent after each of these pauses (with jitter), within
+# RESOLVE_SECONDS of the first unknown answer.
+RESEND_DELAYS = (0.2, 1.0, 3.0)
+RESOLVE_SECONDS = 20.0
+CANCEL_UNKNOWN = ("We are confirming your cancellation. Please wait a moment: this page "
+                  "checks again by itself.")
+
+
+class Bookings:
+    """Seats of the catalog's events, each written with its request row in ``requests``."""
+
+    def __init__(self, *, catalog: EventCatalog, requests: RequestLog):
+        self.catalog = catalog
+        self.requests = requests
+        self._lock = threading.Lock()
+        # How often a write's first answer left its outcome unknown, and how that ended
+        # ("resolved" by a re-send or the read-back, or "unresolved"): benchmark figures.
+        self.unknown_outcomes: Counter = Counter()
+
+    def book(self, event_id, *, name, email, request_id=None) -> Registration:
+        """Confirm a seat for (name, e-mail) or raise why not.
+
+        ``request_id`` names the submission (the signup form's one-time token; generated
+        when None). ``email`` is stored as its key (``validation.normalize_email``). The
+        request id travels inside the strategy's own write (``booking/exactly_once/request_log.py``):
+        a repeat of a submission that got its seat returns that same registration, at any
+        later time, and touches no seat; a repeat of a refused one runs again.
+
+        Raises ``InvalidBooking`` (nothing stored; also for a ``request_id`` already used
+        for different content), ``EventNotFound``, ``EventFull``, ``AlreadyRegistered`` (the
+        same normalized e-mail holds a seat), ``BookingClosed`` (the event has started),
+        ``BookingContention`` or ``StoreUnavailable`` (nothing happened), or
+        ``OutcomeUnknown`` when a lost answer could not be resolved (ask again with the
+        same ``request_id``).
+        """
+        registration = Registration(
+            event_id=validation.clean_event_id(event_id),
+            name=validation.clean_person_name(name),
+            email=validation.normalize_email(email),
+            registered_at=timezone.now(),
+            registration_id=uuid.uuid4().hex,
+            request_id=validation.clean_request_id(request_id) or uuid.uuid4().hex,
+            contact=_contact(email),
+        )
+        strategy = self.catalog.strategy_for(event_id)
+        request = Request.booking(registration)
+        starts_at = self.catalog.starts_at(event_id)
+        if starts_at is not None and starts_at <= registration.registered_at:
+            # A repeat of a submission that got its seat still answers that seat.
+            answered = self.requests.recall(request)
+            if answered is None:
+                raise BookingClosed()
+            return answered
+        return self.settle(request,
+                            lambda: strategy.book(event_id, registration),
+                            OutcomeUnknown.default_message)
+
+    def settle(self, request: Request, write, unknown_message: str) -> Registration:
+        """Run ``write``; when its outcome is unknown, resolve it before answering.
+
+        First read the request row back (one cheap consistent read): present, the write
+        applied, answer it. Absent, re-send the same write (the same token, the same
+        request row), which applies it now or answers what it did; pause between rounds
+        (``RESEND_DELAYS``, with jitter, so an overloaded store is not hammered). Absent
+        after the last round: nothing happened (the row commits with the seat), re-raise.
+        Unreadable after the last round, past ``RESOLVE_SECONDS``, or at once when the
+        store cannot be reached at all: ``OutcomeUnknown``.
+        """
+        deadline = None
+        for delay in (*RESEND_DELAYS, None):
+            try:
+                answer = write()
+            except UNAVAILABLE + BUSY as unknown:
+                if not (isinstance(unknown, UNAVAILABLE) or unknown.maybe_applied):
+                    raise  # every attempt was cancelled by a conflict: nothing happened
+                self._count_unknown("first_attempt" if deadline is None else None)
+                deadline = deadline or time.monotonic() + RESOLVE_SECONDS
+                failure = unknown
+            except (BookingError, StoreError):
+                self._count_unknown("resolved" if deadline is not None else None)
+                raise
+            else:
+                self._count_unknown("resolved" if deadline is not None else None)
+                return answer
+            try:
+                answered, readable = self.requests.recall(request), True
+            except (BookingError, StoreError) as error:
+                answered, readable = None, False
+                if getattr(error, "unreachable", False):
+                    break  # the store is down: say so now rather than hold the answer
+            if answered is not None:
+                self._count_unknown("resolved")
+                return answered
+            if delay is None or time.monotonic() + delay > deadline:
+                break
+            time.sleep(random.uniform(delay / 2, delay))
+        if readable:
+            self._count_unknown("resolved")
+            raise failure
+        self._count_unknown("unresolved")
+        raise OutcomeUnknown(unknown_message) from failure
+
+    def _count_unknown(self, what: str | None) -> None:
+        if what is not None:
+            with self._lock:
+                self.unknown_outcomes[what] += 1
+
+    def find_registration(self, event_id, *, email) -> Registration | None:
+        """The person's registration for the event, or None."""
+        event_id = validation.clean_event_id(event_id)
+        email = validation.email_lookup_key(email)
+        return self.catalog.strategy_for(event_id).find(event_id, email)
+
+    def cancel(self, event_id, *, email, registration_id=None, request_id=None,
+               registration: Registration | None = None) -> Registration:
+        """Free the person's seat; return the removed registration.
+
+        With ``registration_id`` (as carried by a cancellation link) only that registration
+        is cancelled: if the person has since cancelled and booked again, ``NotRegistered``.
+        ``registration`` is the whole registration a signed link names (trusted, it comes
+        from our signature): strategies that can then cancel in one write without reading.
+        ``request_id`` makes a repeated cancellation answer like the first (as ``book``).
+        Raises ``EventNotFound``, ``NotRegistered``, ``InvalidBooking`` for a malformed
+        e-mail, or, as ``book``, ``OutcomeUnknown``.
+        """
+        event_id = validation.clean_event_id(event_id)
+        email = validation.email_lookup_key(email)
+        if registration_id is not None and not validation.REGISTRATION_ID_PATTERN.match(
+                str(registration_id)):
+            raise NotRegistered()
+        request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
+        strategy = self.catalog.strategy_for(event_id)
+        known = registration if registration is not None and (
+            registration.event_id, registration.email, registration.registration_id) == (
+            event_id, email, registration_id) else None
+        request = Request.cancellation(request_id, event_id, email, registration_id, time.time())
+        return self.settle(request, lambda: strategy.cancel(
+            event_id, email, registration_id, request=request, known=known), CANCEL_UNKNOWN)
+
+    def availability(self, event_id) -> Availability:
+        event_id = validation.clean_event_id(event_id)
+        return self.catalog.strategy_for(event_id).availability(event_id)
+
+    def availabilities(self, events: list[Event]) -> dict[str, Availability]:
+        """Availability of each of ``events`` by event id, read in one batch per strategy
+        (``slots`` counts each event's registrations); events deleted meanwhile are left
+        out. For lists: the home page, the admin's event list."""
+        by_strategy: dict[str, list[str]] = {}
+        for event in events:
+            by_strategy.setdefault(event.strategy, []).append(event.id)
+        found = {}
+        for name, event_ids in by_strategy.items():
+            found.update(self.catalog.strategies[name].availabilities(event_ids))
+        return found
+
+    def place_in_line(self, registration: Registration) -> int | None:
+        """A pending registration's place among the event's pending ones (1: next to be
+        decided), by arrival time; None for strategies that decide at once."""
+        strategy = self.catalog.strategy_for(registration.event_id)
+        if strategy.decides_at_once or registration.status != PENDING:
+            return None
+        return strategy.place_in_line(registration)
+
+    def registrations(self, event_id) -> list[Registration]:
+        """The event's confirmed registrations, oldest first."""
+        event_id = validation.clean_event_id(event_id)
+        found = self.catalog.strategy_for(event_id).registrations(event_id)
+        return sorted(found, key=lambda r: (r.registered_at, r.email))
+
+
+def _contact(email: str) -> str | None:
+    """The address as typed (trimmed), where it differs from its key: e-mails go there."""
+    typed = validation.clean_typed_email(email)
+    return None if typed == validation.normalize_email(email) else typed

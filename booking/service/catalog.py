@@ -1,0 +1,139 @@
+"""The events and the strategy that guards each: create, read and list events.
+
+Every other capability (bookings, organizer edits, audits) finds an event's strategy
+here. An event's strategy never changes, so it is remembered (with the event's start,
+which closes bookings) for the events used most recently.
+"""
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterator
+from datetime import datetime
+from datetime import timezone as dt_timezone
+
+from django.utils import timezone
+
+from booking import validation
+from booking.dynamo import items
+from booking.dynamo.access import Table
+from booking.errors import EventNotFound, InvalidBooking
+from booking.models import Event
+from booking.strategies import Strategy
+
+_REMEMBERED_EVENTS = 10_000
+
+
+class EventCatalog:
+    """``events`` is the events table; ``strategies`` maps each name to its strategy."""
+
+    def __init__(self, *, events: Table, strategies: dict[str, Strategy], default_strategy: str,
+                 offered: tuple[str, ...], default_time_zone: str = "UTC"):
+        if default_strategy not in strategies:
+            raise ValueError(f"Unknown default strategy {default_strategy!r}")
+        self.events = events
+        self.strategies = strategies
+        self.default_strategy = default_strategy
+        self.default_time_zone = default_time_zone  # of an event created without one
+        self.offered = offered  # the names a refusal suggests (the product's own strategies)
+        self._strategy_of: OrderedDict[str, str] = OrderedDict()
+        # Each event's start as last read here: bookings close when it has passed. The web
+        # form reads the event before every booking, so its value is always fresh there.
+        self._starts_of: dict[str, datetime | None] = {}
+        self._lock = threading.Lock()
+
+    def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
+                     time_zone=None, description="", venue="") -> Event:
+        """Validate and create an event; return it (with its new ``id``).
+
+        ``starts_at``/``ends_at`` without an offset are read in ``time_zone`` (an IANA
+        name, default ``default_time_zone``: the site's ``TIME_ZONE``); both are stored in UTC.
+
+        Raises ``InvalidBooking`` for a bad name, start, end, zone, description, venue,
+        strategy or capacity (including a capacity beyond what the strategy supports),
+        with nothing stored.
+        """
+        strategy_name = self.default_strategy if strategy in (None, "") else strategy
+        if strategy_name not in self.strategies:
+            choices = ", ".join(self.offered)
+            raise InvalidBooking(f"Unknown strategy. Choose one of: {choices}.", field="strategy")
+        implementation = self.strategies[strategy_name]
+        zone_name = validation.clean_time_zone(time_zone, default=self.default_time_zone)
+        start = validation.clean_starts_at(starts_at, time_zone=zone_name)
+        event = Event(
+            id=uuid.uuid4().hex,
+            name=validation.clean_event_name(name),
+            capacity=self.clean_capacity(capacity, strategy_name),
+            strategy=strategy_name,
+            starts_at=start,
+            created_at=timezone.now(),
+            version=1,
+            ends_at=validation.clean_ends_at(ends_at, starts_at=start, time_zone=zone_name),
+            time_zone=zone_name,
+            description=validation.clean_description(description),
+            venue=validation.clean_venue(venue),
+        )
+        implementation.provision(event)
+        self.remember(event.id, strategy_name, starts_at=event.starts_at)
+        return event
+
+    def clean_capacity(self, capacity, strategy_name: str) -> int:
+        """``capacity`` checked against what the strategy supports (``InvalidBooking``
+        names the strategies that support more)."""
+        limit = self.strategies[strategy_name].max_capacity
+        larger = [n for n in self.offered if self.strategies[n].max_capacity > limit]
+        return validation.clean_capacity(capacity, strategy_name=strategy_name,
+                                         max_capacity=limit,
+                                         suggestion=" or ".join(f"'{n}'" for n in larger))
+
+    def get_event(self, event_id) -> Event:
+        event_id = validation.clean_event_id(event_id)
+        item = self.events.get(
+            {"event_id": event_id},
+            projection=items.EVENT_PROJECTION,
+            names=items.EVENT_PROJECTION_NAMES,
+        )
+        if item is None:
+            raise EventNotFound()
+        event = items.event_from_item(item)
+        self.remember(event_id, event.strategy, starts_at=event.starts_at)
+        return event
+
+    def iter_events(self, *, page_size: int = 100) -> Iterator[Event]:
+        """Yield every event, reading the table page by page."""
+        for item in self.events.scan(
+            projection=items.EVENT_PROJECTION,
+            names=items.EVENT_PROJECTION_NAMES,
+            page_size=page_size,
+        ):
+            yield items.event_from_item(item)
+
+    def list_events(self) -> list[Event]:
+        """Every event, soonest first (events without a start last)."""
+        far = datetime.max.replace(tzinfo=dt_timezone.utc)
+        return sorted(self.iter_events(), key=lambda e: (e.starts_at or far, e.name))
+
+    def strategy_for(self, event_id: str) -> Strategy:
+        """The event's strategy (one read of the event the first time; ``EventNotFound``)."""
+        with self._lock:
+            name = self._strategy_of.get(event_id)
+        if name is None:
+            name = self.get_event(event_id).strategy
+        return self.strategies[name]
+
+    def starts_at(self, event_id: str) -> datetime | None:
+        """The event's start as last read here (None: no start, or not read yet)."""
+        return self._starts_of.get(event_id)
+
+    def forget(self, event_id: str) -> None:
+        with self._lock:
+            self._strategy_of.pop(event_id, None)
+            self._starts_of.pop(event_id, None)
+
+    def remember(self, event_id: str, strategy_name: str, *, starts_at=None) -> None:
+        with self._lock:
+            self._strategy_of[event_id] = strategy_name
+            self._strategy_of.move_to_end(event_id)
+            self._starts_of[event_id] = starts_at
+            while len(self._strategy_of) > _REMEMBERED_EVENTS:
+                forgotten, _ = self._strategy_of.popitem(last=False)
+                self._starts_of.pop(forgotten, None)

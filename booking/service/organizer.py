@@ -1,0 +1,163 @@
+"""Organizer edits: events and registrations page by page, edits with optimistic
+locking (seed 001), deletes. Everything it needs is the event catalog."""
+from collections.abc import Iterator
+from datetime import datetime
+from datetime import timezone as dt_timezone
+
+from django.utils import timezone
+
+from booking import validation
+from booking.service.catalog import EventCatalog
+from booking.dynamo import items
+from booking.errors import InvalidBooking
+from booking.models import Event, Registration
+
+# A name search reads at most this many scan pages per page of results.
+_SEARCH_READS = 10
+_NO_DATE = datetime.max.replace(tzinfo=dt_timezone.utc)
+
+
+def _by_start(event: Event):
+    """Soonest first; events without a date last."""
+    return (event.starts_at or _NO_DATE, event.name.casefold())
+
+
+class OrganizerEdits:
+    def __init__(self, catalog: EventCatalog):
+        self.catalog = catalog
+        self.events = catalog.events
+
+    def events_page(self, *, start_key=None, limit=25, search="",
+                    when="") -> tuple[list[Event], dict | None]:
+        """One page of events, soonest first within the page, and the key that continues
+        after it (or None).
+
+        A Scan with Limit and ExclusiveStartKey: never the whole table (DynamoDB keeps no
+        order across a table's partitions, so only an index could sort all events; within
+        a page they are sorted by start). ``search`` keeps names containing it, ignoring
+        case (``contains`` on the stored case-folded name; events stored before that
+        attribute existed match on the name as written); ``when`` is ``upcoming`` (or no
+        date yet) or ``past``. A filtered page reads at most ``_SEARCH_READS`` scan pages
+        per call, so it may hold fewer events.
+        """
+        clauses, values = [], {}
+        if search:
+            clauses.append("contains(name_folded, :folded) OR "
+                           "(attribute_not_exists(name_folded) AND contains(#name, :search))")
+            values.update({":folded": search.casefold(), ":search": search})
+        if when in ("upcoming", "past"):
+            values[":now"] = timezone.now().astimezone(dt_timezone.utc).isoformat()
+            clauses.append("starts_at >= :now OR attribute_type(starts_at, :null) OR "
+                           "attribute_not_exists(starts_at)" if when == "upcoming"
+                           else "starts_at < :now")
+            if when == "upcoming":
+                values[":null"] = "NULL"
+        found, key = [], start_key
+        for _ in range(_SEARCH_READS if clauses else 1):
+            options = {"start_key": key, "limit": limit, "projection": items.EVENT_PROJECTION,
+                       "names": items.EVENT_PROJECTION_NAMES}
+            if clauses:
+                page, key = self.events.filtered_scan_page(
+                    filter=clauses[0] if len(clauses) == 1 else
+                    " AND ".join(f"({c})" for c in clauses), values=values, **options)
+            else:
+                page, key = self.events.scan_page(**options)
+            found.extend(page)
+            if len(found) >= limit or key is None:
+                break
+        if len(found) > limit:
+            found = found[:limit]
+            key = {"event_id": found[-1]["event_id"]}  # any item's key can continue a scan
+        events = [items.event_from_item(item) for item in found]
+        return sorted(events, key=_by_start), key
+
+    def update_event(self, event_id, *, expected_version, name=None, capacity=None,
+                     starts_at=None, ends_at=None, time_zone=None, description=None,
+                     venue=None) -> Event:
+        """Apply an organizer's edit of the event as read at ``expected_version``; return it.
+
+        Only the given fields change (``starts_at=""`` clears the start, ``ends_at=""``
+        the end). Times without an offset are read in the event's zone (the new one, if
+        ``time_zone`` is given); the end is checked against the start it will have. The write happens
+        only if the event is still at ``expected_version`` and bumps it (seed 001), so an
+        edit based on a stale read never overwrites a newer change. A capacity change goes
+        through the event's strategy, atomically with that check; it never drops a
+        registration.
+
+        Raises ``InvalidBooking`` (nothing stored; ``field`` names the input, including a
+        capacity below the confirmed count or beyond the strategy's limit),
+        ``EventNotFound``, ``StaleEdit`` (re-read, let the organizer re-apply), or
+        ``BookingContention``.
+        """
+        event = self.catalog.get_event(event_id)
+        if isinstance(expected_version, bool) or not isinstance(expected_version, int):
+            raise InvalidBooking("This form is out of date. Reload the page.", field="version")
+        changes = {}
+        if name is not None:
+            changes["name"] = validation.clean_event_name(name)
+            changes["name_folded"] = changes["name"].casefold()
+        zone_name = event.time_zone
+        if time_zone is not None:
+            zone_name = changes["time_zone"] = validation.clean_time_zone(
+                time_zone, default=self.catalog.default_time_zone)
+        start = event.starts_at
+        if starts_at is not None:
+            start = validation.clean_starts_at(starts_at, time_zone=zone_name)
+            changes["starts_at"] = start.isoformat() if start else None
+        if ends_at is not None or (starts_at is not None and event.ends_at is not None):
+            end = validation.clean_ends_at(event.ends_at if ends_at is None else ends_at,
+                                           starts_at=start, time_zone=zone_name)
+            changes["ends_at"] = end.isoformat() if end else None
+        if description is not None:
+            changes["description"] = validation.clean_description(description)
+        if venue is not None:
+            changes["venue"] = validation.clean_venue(venue)
+        if capacity is not None:
+            capacity = self.catalog.clean_capacity(capacity, event.strategy)
+        self.catalog.strategies[event.strategy].change_capacity(
+            event.id, expected_version=expected_version, changes=changes,
+            # Unchanged capacity: the value read now is the one at expected_version, or the
+            # version check refuses the write.
+            capacity=event.capacity if capacity is None else capacity)
+        return self.catalog.get_event(event.id)
+
+    def delete_event(self, event_id) -> None:
+        """Delete the event with its registrations and the strategy's slots or lock item.
+
+        The event becomes unbookable first; repeating an interrupted delete finishes it.
+        Raises ``EventNotFound``.
+        """
+        event = self.catalog.get_event(event_id)
+        self.catalog.strategies[event.strategy].delete(event.id)
+        self.catalog.forget(event.id)
+
+    def iter_registrations(self, event_id, *, search="") -> Iterator[Registration]:
+        """The event's registrations in e-mail order, read lazily; ``search`` matches name or e-mail."""
+        event_id = validation.clean_event_id(event_id)
+        needle = search.strip().casefold()
+        for registration in self.catalog.strategy_for(event_id).registrations(event_id):
+            if not needle or needle in registration.email or needle in registration.name.casefold():
+                yield registration
+
+    def registrations_page(self, event_id, *, after=None, limit=50, search="",
+                           order="email") -> tuple[list[Registration], object]:
+        """Up to ``limit`` registrations and the next page's cursor (None on the last page).
+
+        ``order="email"``: after the e-mail ``after``. ``order="time"`` (oldest first) or
+        ``"-time"`` (newest first): the event's registrations are read (one query of the
+        event's own items, never a table scan), sorted, and ``after`` is an offset.
+        """
+        if order in ("time", "-time"):
+            found = sorted(self.iter_registrations(event_id, search=search),
+                           key=lambda r: (r.registered_at, r.email), reverse=order == "-time")
+            offset = after if isinstance(after, int) and after > 0 else 0
+            page = found[offset:offset + limit]
+            return page, offset + limit if offset + limit < len(found) else None
+        page = []
+        for registration in self.iter_registrations(event_id, search=search):
+            if after is not None and registration.email <= after:
+                continue
+            if len(page) == limit:
+                return page, page[-1].email
+            page.append(registration)
+        return page, None

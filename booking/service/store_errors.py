@@ -1,0 +1,70 @@
+"""The store's failures as domain errors: the one place they are translated.
+
+The access layer raises its own errors (``booking.dynamo.access.StoreError``: the store
+could not answer; ``booking.dynamo.leases.LeaseTaken``). Everything the product shows a
+person or a command prints is a ``booking.errors.BookingError``, so each entry point over
+the store translates on the way out: ``BookingService`` and ``MailSender`` by
+``translating`` every public method, other callers with ``translated()``. The store's
+error stays the domain error's ``__cause__``.
+"""
+import functools
+import inspect
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from booking.dynamo.access import StoreError, Throttled, Unavailable
+from booking.dynamo.leases import LeaseTaken
+from booking.errors import BookingContention, BookingError, LeaseHeld, StoreUnavailable
+
+# What a caller inside the service catches when a write's outcome may be unknown: the
+# store's own failures (raised below the facade) and their domain forms (raised above it).
+UNAVAILABLE = (Unavailable, StoreUnavailable)
+BUSY = (Throttled, BookingContention)
+
+
+def domain_error(error: StoreError) -> BookingError:
+    """The domain error for a store failure, carrying what the failure knew."""
+    if isinstance(error, Throttled):
+        translated = BookingContention(error.message)
+        translated.maybe_applied = error.maybe_applied
+    elif isinstance(error, LeaseTaken):
+        translated = LeaseHeld(error.message, holder=error.holder, expires_at=error.expires_at)
+    else:
+        translated = StoreUnavailable(getattr(error, "message", None))
+        translated.unreachable = getattr(error, "unreachable", False)
+    translated.__cause__ = error
+    return translated
+
+
+@contextmanager
+def translated():
+    """Inside the block, a store failure leaves as its domain error."""
+    try:
+        yield
+    except StoreError as error:
+        raise domain_error(error) from error
+
+
+def _translated_iterator(iterator):
+    with translated():
+        yield from iterator
+
+
+def _translating_method(method):
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        with translated():
+            result = method(*args, **kwargs)
+        if inspect.isgenerator(result) or (isinstance(result, Iterator)
+                                           and not isinstance(result, (str, bytes, dict))):
+            return _translated_iterator(result)  # the reads happen as it is iterated
+        return result
+    return wrapper
+
+
+def translating(cls):
+    """Class decorator: every public method of ``cls`` translates store failures."""
+    for name, member in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.isfunction(member):
+            setattr(cls, name, _translating_method(member))
+    return cls

@@ -1,0 +1,162 @@
+"""Waiting lists: join a full event's line, take or pass on an offered seat, the worker's
+pass (``booking/waitlist/engine.py`` does the work in DynamoDB).
+
+It needs the event catalog (events and their strategies), bookings (availability, and
+settling a write whose outcome is unknown) and the request log.
+"""
+import logging
+import uuid
+
+from django.utils import timezone
+
+from booking import validation
+from booking.dynamo.access import StoreError
+from booking.waitlist import engine as waitlist_engine
+from booking.waitlist import audit as waitlist_audit
+from booking.service.bookings import Bookings
+from booking.service.catalog import EventCatalog
+from booking.errors import (AlreadyWaiting, BookingClosed, BookingError, EventNotFound,
+                     InvalidBooking, NotWaiting, OfferExpired, OutcomeUnknown, SeatsAvailable)
+from booking.models import BOOKED, EXPIRED, OFFERED, Registration, WaitlistEntry
+from booking.exactly_once.request_log import Request, RequestLog
+from booking.waitlist.engine import WaitlistEngine, accept_request_id
+
+logger = logging.getLogger(__name__)
+
+
+class WaitlistService:
+    """``engine`` is the waiting-list table's engine (offers hold a seat for its
+    ``offer_seconds``)."""
+
+    def __init__(self, *, catalog: EventCatalog, bookings: Bookings, requests: RequestLog,
+                 engine: WaitlistEngine):
+        self.catalog = catalog
+        self.bookings = bookings
+        self.requests = requests
+        self.engine = engine
+        self.strategies = catalog.strategies
+
+    def has_waiting_list(self, event) -> bool:
+        """Whether people can queue for the event when it is full (its strategy holds
+        seats for offers: every product strategy does; the test-only control does not)."""
+        return self.strategies[event.strategy].holds_seats
+
+    def join_waiting_list(self, event_id, *, name, email, request_id=None) -> WaitlistEntry:
+        """Put the person in line for a full event; return their entry.
+
+        One entry per person (normalized e-mail); ``request_id`` makes a repeat answer
+        like the first (as ``book``). Raises ``InvalidBooking`` (nothing stored),
+        ``EventNotFound``, ``BookingClosed``, ``SeatsAvailable`` (book instead),
+        ``AlreadyRegistered``, ``AlreadyWaiting`` or ``BookingContention``.
+        """
+        event_id = validation.clean_event_id(event_id)
+        name = validation.clean_person_name(name)
+        key = validation.normalize_email(email)
+        typed = validation.clean_typed_email(email)
+        request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
+        event = self.catalog.get_event(event_id)
+        if event.has_started:
+            raise BookingClosed()
+        if not self.strategies[event.strategy].holds_seats:
+            raise InvalidBooking("This event has no waiting list.")
+        if not self.bookings.availability(event_id).is_full:
+            existing = self.engine.entry(event_id, key)
+            if existing is not None and existing.is_active:
+                raise AlreadyWaiting(existing=existing)
+            raise SeatsAvailable()
+        return self.engine.join(event_id, name=name, email=key,
+                                  contact=None if typed == key else typed, request_id=request_id)
+
+    def waiting_list(self, event_id) -> list[WaitlistEntry]:
+        """The event's entries in join order (ended ones too, until TTL removes them)."""
+        return self.engine.entries(validation.clean_event_id(event_id))
+
+    def waiting_entry(self, event_id, *, email) -> WaitlistEntry | None:
+        return self.engine.entry(validation.clean_event_id(event_id),
+                                   validation.email_lookup_key(email))
+
+    def accept_offer(self, event_id, *, email, request_id=None) -> Registration:
+        """Turn the person's offer into a registration, only while it is unexpired.
+
+        A repeat (the same ``request_id``; by default the offer's own) answers the same
+        registration. Raises ``NotWaiting``, ``OfferExpired``, ``EventNotFound``,
+        ``BookingClosed`` (the event has started), or as ``book``, ``OutcomeUnknown``.
+        """
+        event_id = validation.clean_event_id(event_id)
+        key = validation.email_lookup_key(email)
+        entry = self.engine.entry(event_id, key)
+        if entry is None or entry.offer_id is None:
+            raise NotWaiting()
+        request_id = validation.clean_request_id(request_id) or accept_request_id(entry.offer_id)
+        registration = Registration(
+            event_id=event_id, email=key, name=entry.name, registered_at=timezone.now(),
+            registration_id=uuid.uuid4().hex, request_id=request_id, contact=entry.contact)
+        request = Request.booking(registration)
+        closed = self._has_started(event_id, registration.registered_at)
+        if entry.status != OFFERED or closed:
+            answered = self.requests.recall(request)  # a repeat of an accept that applied
+            if answered is not None:
+                return answered
+            if closed:
+                raise BookingClosed()
+            raise OfferExpired() if entry.status in (EXPIRED, BOOKED) else NotWaiting()
+        # No early "expired?" check: the write's own condition (hold unexpired) decides.
+        return self.bookings.settle(request, lambda: self.engine.accept(
+            event_id, entry, registration, request), OutcomeUnknown.default_message)
+
+    def leave_waiting_list(self, event_id, *, email) -> WaitlistEntry:
+        """Leave the line (or decline an offer: its seat goes to the next person).
+
+        Raises ``NotWaiting`` when the person has no open entry, ``EventNotFound``.
+        """
+        event_id = validation.clean_event_id(event_id)
+        key = validation.email_lookup_key(email)
+        self.catalog.strategy_for(event_id)  # EventNotFound first
+        return self.engine.leave(event_id, key)
+
+    def offer_seats(self, event_id) -> int:
+        """Offer every free seat to the people waiting, in join order; return how many."""
+        return self.engine.offer_all(validation.clean_event_id(event_id))
+
+    def waiting_list_pass(self) -> dict:
+        """The worker's pass: expire lapsed offers and offer freed seats, every event; an
+        event that has started closes its line (its open entries end as ``expired``)."""
+        outcomes = {"offers_expired": 0, "seats_offered": 0, "entries_closed": 0}
+        for event_id in sorted(self.engine.events_with_open_entries()):
+            try:
+                # Closing ends entries for good: decide it on the event as stored now, not
+                # on this process's memory of its start (an organizer may have moved it).
+                if self.catalog.get_event(event_id).has_started:
+                    outcomes["entries_closed"] += self.engine.close(event_id)
+                    continue
+                expired, offered = self.engine.expire(event_id)
+            except EventNotFound:  # deleted while people waited: nothing left to offer
+                self.engine.table.delete_partition(event_id)
+                continue
+            except (BookingError, StoreError):
+                logger.exception("Waiting list of %s left to the next pass", event_id)
+                continue
+            outcomes["offers_expired"] += expired
+            outcomes["seats_offered"] += offered
+        return {k: v for k, v in outcomes.items() if v}
+
+    def offer_freed_seat(self, event_id) -> None:
+        """Right after a seat frees: offer it at once, on a background thread, so the
+        request that freed it still answers after its own one write (the worker is the
+        safety net; ``booking.waitlist.engine.flush`` waits for it)."""
+        if self.catalog.strategy_for(event_id).holds_seats and not self._has_started(event_id):
+            waitlist_engine.offer_soon(self.engine, event_id)
+
+    def _has_started(self, event_id, now=None) -> bool:
+        """Whether the event has started (its start as the catalog last read it)."""
+        self.catalog.strategy_for(event_id)  # reads the event the first time (EventNotFound)
+        starts_at = self.catalog.starts_at(event_id)
+        return starts_at is not None and starts_at <= (now or timezone.now())
+
+    def forget_event(self, event_id) -> None:
+        """Remove a deleted event's waiting list."""
+        self.engine.table.delete_partition(validation.clean_event_id(event_id))
+
+    def audit(self, event) -> list:
+        """What ``check_capacity`` finds wrong with the event's waiting list."""
+        return waitlist_audit.audit_event(self, event)

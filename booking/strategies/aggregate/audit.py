@@ -1,0 +1,46 @@
+"""Audit and repair for the aggregate strategy: the event item's count must match its map.
+
+Repair recomputes ``confirmed_count`` from the same item read it writes back to, and
+writes only if ``booking_version`` (bumped by every booking and cancellation) is unchanged
+(seed 001), so a booking that lands mid-repair makes the write fail and the repair re-reads
+instead of overwriting the new count. Edits never write the count, so they need no check.
+"""
+from booking.strategies import audit
+from booking.dynamo.access import ConditionFailed
+from booking.strategies.aggregate.holds import BUMP
+
+FIX_COUNT = f"SET confirmed_count = :count, {BUMP}"
+
+
+def audit_event(strategy, event) -> list[audit.Violation]:
+    item = strategy.events.get({"event_id": event.id})
+    if item is None:
+        return []
+    attendees = item.get("attendees") or {}
+    taken = len(attendees) + len(item.get("holds") or {})  # waiting-list holds take seats
+    found = audit.capacity_violation(event.id, int(item["capacity"]), taken)
+    if item.get("confirmed_count") != taken:
+        found.append(audit.Violation(event.id, audit.COUNTER, taken, item.get("confirmed_count"),
+                                     "confirmed_count vs attendees"))
+    return found + audit.person_violations(event.id, attendees)
+
+
+def repair_event(strategy, event) -> list[str]:
+    key = {"event_id": event.id}
+    for _ in strategy.retry.attempts():
+        item = strategy.events.get(key)
+        if item is None:
+            return []
+        actual = len(item.get("attendees") or {}) + len(item.get("holds") or {})
+        stored = item.get("confirmed_count")
+        if stored == actual:
+            return []
+        read = item.get("booking_version")
+        condition, values = (("attribute_not_exists(booking_version)", {}) if read is None
+                             else ("booking_version = :read", {":read": read}))
+        try:
+            strategy.events.update(key, FIX_COUNT, condition=condition,
+                                   values={":count": actual, ":one": 1, ":zero": 0, **values})
+        except ConditionFailed:
+            continue  # a booking or edit landed since the read: recount from a fresh read
+        return [f"confirmed_count {stored} -> {actual}"]

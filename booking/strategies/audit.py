@@ -1,0 +1,99 @@
+"""Capacity audits: what a strategy's stored data must satisfy, and what a repair did.
+
+A strategy's ``audit(event)`` returns ``Violation`` records; ``repair(event)`` fixes
+derived data only (counters, lock items, slot claims) and returns what it changed. The
+checks shared by every strategy live here; each strategy adds its own.
+"""
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+
+from booking.dynamo.access import ConditionFailed
+from booking.errors import InvalidBooking
+from booking.validation import normalize_email
+
+# Invariant names (stable: they appear in check_capacity's output and JSON).
+WITHIN_CAPACITY = "confirmed_within_capacity"
+COUNTER = "counter_matches_registrations"
+LOCK_PRESENT = "lock_item_present"
+LOCK_CAPACITY = "lock_capacity_matches_event"
+EMAIL_NORMALIZED = "email_normalized"
+ONE_PER_PERSON = "one_registration_per_person"
+VERSION_NUMERIC = "version_numeric"
+SLOT_COUNT = "slot_count_matches_capacity"
+CLAIM_HAS_REGISTRATION = "claimed_slot_has_registration"
+REGISTRATION_HOLDS_SLOT = "registration_holds_its_slot"
+SLOT_STATE = "slot_free_xor_held"
+
+
+@dataclass(frozen=True)
+class Violation:
+    event_id: str
+    invariant: str
+    expected: object
+    found: object
+    detail: str = ""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class RepairReport:
+    event_id: str
+    fixed: list[str] = field(default_factory=list)
+    remaining: list[Violation] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"event_id": self.event_id, "fixed": list(self.fixed),
+                "remaining": [v.as_dict() for v in self.remaining]}
+
+
+def canonical_email(email: str) -> str:
+    """The normalized form the service stores (or a best effort for an invalid one)."""
+    try:
+        return normalize_email(email)
+    except InvalidBooking:
+        return email.strip().casefold() if isinstance(email, str) else str(email)
+
+
+def person_violations(event_id: str, emails: Iterable[str]) -> list[Violation]:
+    """Stored e-mails must be normalized, and one person must hold one registration."""
+    found, seen = [], {}
+    for email in emails:
+        canonical = canonical_email(email)
+        if canonical != email:
+            found.append(Violation(event_id, EMAIL_NORMALIZED, canonical, email))
+        seen.setdefault(canonical, []).append(email)
+    for canonical, keys in seen.items():
+        if len(keys) > 1:
+            found.append(Violation(event_id, ONE_PER_PERSON, 1, len(keys),
+                                   f"{canonical} is stored as {', '.join(sorted(keys))}"))
+    return found
+
+
+def version_violation(event_id: str, item: dict, what: str = "event item") -> list[Violation]:
+    version = item.get("version")
+    if isinstance(version, int) and not isinstance(version, bool):
+        return []
+    return [Violation(event_id, VERSION_NUMERIC, "a number", repr(version), what)]
+
+
+def capacity_violation(event_id: str, capacity: int, confirmed: int) -> list[Violation]:
+    if confirmed <= capacity:
+        return []
+    return [Violation(event_id, WITHIN_CAPACITY, f"<= {capacity}", confirmed,
+                      "overbooked: a person must decide whom to move; repair leaves them")]
+
+
+def fix_version(table, key: dict, item: dict) -> bool:
+    """Make a missing or non-numeric version 1, unless the item changed since ``item``."""
+    missing = "version" not in item
+    condition = "attribute_not_exists(version)" if missing else "version = :old"
+    values = {":one": 1} if missing else {":one": 1, ":old": item["version"]}
+    exists = f"attribute_exists({next(iter(key))})"
+    try:
+        table.update(key, "SET version = :one", condition=f"{exists} AND {condition}",
+                     values=values)
+    except ConditionFailed:
+        return False
+    return True

@@ -1,0 +1,89 @@
+"""Audit and repair for the lock-table strategy: the lock item must count what is stored.
+
+Every booking and cancellation bumps the lock item's ``version`` in the same transaction
+as the registration write. Repair therefore reads the lock item (and its version), counts
+the registrations page by page, and writes the count only if the version is unchanged:
+if a booking landed while counting, the write is refused and the count is redone.
+"""
+from booking.strategies import audit
+from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed,
+                                   TransactionCancelled)
+from booking.strategies.base import CAPACITY_NAMES
+
+FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + :one"
+
+
+def stored_emails(strategy, event_id):
+    """Yield the e-mail key of every stored registration, one page at a time."""
+    for item in strategy.registrations_table.query(
+            key_condition="event_id = :e", values={":e": event_id}, projection="email"):
+        yield item["email"]
+
+
+def audit_event(strategy, event) -> list[audit.Violation]:
+    lock = strategy.locks.get({"event_id": event.id})
+    emails = list(stored_emails(strategy, event.id))
+    taken = len(emails) + len((lock or {}).get("holds") or {})  # waiting-list holds take seats
+    found = audit.capacity_violation(event.id, event.capacity, taken)
+    if lock is None:
+        found.append(audit.Violation(event.id, audit.LOCK_PRESENT, "present", "missing",
+                                     "bookings and cancellations fail until it exists"))
+    else:
+        found += audit.version_violation(event.id, lock, "lock item")
+        if lock.get("capacity") != event.capacity:
+            found.append(audit.Violation(event.id, audit.LOCK_CAPACITY, event.capacity,
+                                         lock.get("capacity"), "lock item capacity"))
+        if lock.get("confirmed_count") != taken:
+            found.append(audit.Violation(event.id, audit.COUNTER, taken,
+                                         lock.get("confirmed_count"), "lock item count"))
+    return found + audit.person_violations(event.id, emails)
+
+
+def repair_event(strategy, event) -> list[str]:
+    key = {"event_id": event.id}
+    for _ in strategy.retry.attempts():
+        lock = strategy.locks.get(key)  # read first: its version guards everything after
+        current = strategy.events.get(key, projection="#capacity, version", names=CAPACITY_NAMES)
+        count = sum(1 for _ in stored_emails(strategy, event.id))
+        count += len((lock or {}).get("holds") or {})  # holds take seats too
+        if lock is None or current is None:
+            return _recreate_lock(strategy, current, event.id, count) if current else []
+        version = lock.get("version")
+        if not isinstance(version, int) or isinstance(version, bool):
+            audit.fix_version(strategy.locks, key, lock)
+            continue
+        if lock.get("confirmed_count") == count and lock.get("capacity") == current["capacity"]:
+            return []
+        try:
+            strategy.store.transact_write(_fix_lock(strategy, key, version, count, current))
+        except TransactionCancelled as cancelled:
+            if cancelled.conflict or CCF in (cancelled.code(0), cancelled.code(1)):
+                continue  # a booking, cancellation or edit landed while counting: again
+            raise
+        return [f"lock item confirmed_count {lock.get('confirmed_count')} -> {count}, "
+                f"capacity {lock.get('capacity')} -> {current['capacity']}"]
+
+
+def _fix_lock(strategy, key, version, count, current):
+    """The lock write, valid only if neither the lock nor the event changed since read."""
+    return [
+        ("Update", strategy.locks.update_op(
+            key, FIX, condition="version = :version", names=CAPACITY_NAMES,
+            values={":count": count, ":capacity": current["capacity"], ":one": 1,
+                    ":version": version})),
+        # A ConditionCheck member has exactly the shape of a Delete member.
+        ("ConditionCheck", strategy.events.delete_op(
+            key, condition="#capacity = :c AND version = :v", names=CAPACITY_NAMES,
+            values={":c": current["capacity"], ":v": current["version"]})),
+    ]
+
+
+def _recreate_lock(strategy, current, event_id, count) -> list[str]:
+    # Without a lock item every booking and cancellation fails, so the count cannot move.
+    lock = {"event_id": event_id, "capacity": current["capacity"], "confirmed_count": count,
+            "version": 1}
+    try:
+        strategy.locks.put(lock, condition="attribute_not_exists(event_id)")
+    except ConditionFailed:
+        return []
+    return [f"lock item recreated with confirmed_count {count}"]

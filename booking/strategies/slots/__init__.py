@@ -1,0 +1,173 @@
+"""Slots strategy (seed 004, pattern 2-3).
+
+Creating the event creates one item per seat. A booking claims a free slot with a
+conditional update (``attribute_exists(free_in)``: still free) and, in the same
+TransactWriteItems, puts the registration only if (event, e-mail) does not exist yet. A
+seat can be claimed once, so there can never be more confirmed registrations than slots.
+
+Spreading contention: free slots sit in a sparse index (``free_in`` is set only while a
+slot is free) sorted by a random ``shuffle`` key. Each booking looks up a few free slots
+from a random point of that order and tries them in random order, so concurrent clients
+rarely fight over the same slot. The index is eventually consistent on real DynamoDB: a
+slot it lists may already be taken, which the claim's condition catches (then the next
+candidate is tried).
+
+Idempotency: the claim's transaction also puts the request row (request id -> this
+registration, only if no live row holds the id) and the confirmation's outbox row
+(``booking/exactly_once/request_log.py``). A repeat of a request that booked is refused by that row, which
+answers with the registration it made, even after it was cancelled; when no slot is free
+the same row is read in the batch that tells "full" from "already registered". A reused
+id with other content is refused by the row; a refused booking wrote nothing, so its
+repeat runs again. A resend of an applied claim is answered by its ClientRequestToken, or
+(after a new lookup) by the request row.
+
+Costs: creating an event writes ``capacity`` items (batched, 25 per request); a booking is
+an index query plus one transaction. Slots are freed, never deleted, by cancellations.
+"""
+import random
+
+from booking.dynamo import items
+from booking.dynamo.tables import SLOTS
+from booking.errors import AlreadyRegistered, EventFull, EventNotFound
+from booking.exactly_once.request_log import Request
+from booking.models import Availability
+
+from booking.strategies.base import AGAIN, OneItemPerPerson, now_ms, refused_at
+from booking.strategies.slots import audit as slots_audit
+from booking.strategies.slots import capacity as slots_capacity
+from booking.strategies.slots.capacity import SHUFFLE_RANGE, free_slot
+from booking.strategies.slots.holds import SlotsHolds
+
+CANDIDATES_PER_LOOKUP = 8
+
+
+class SlotsStrategy(SlotsHolds, OneItemPerPerson):
+    name = "slots"
+    max_capacity = 10_000
+    description = "One pre-created item per seat; a booking claims a free slot in a transaction."
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.slots = self.store.table(SLOTS)
+
+    def provision(self, event):
+        # Slots first: the event becomes visible (bookable) only once all its seats exist.
+        self.slots.batch_put([free_slot(event.id, n) for n in range(event.capacity)])
+        self.events.put(items.event_item(event), condition="attribute_not_exists(event_id)")
+
+    def book(self, event_id, registration):
+        request = Request.booking(registration)
+
+        def decode(cancelled):
+            registered = cancelled.reasons[1].old_item if refused_at(cancelled, 1) else None
+            if self.tokens.is_mine(registered, registration):
+                return registration  # a resend of our own claim that had applied
+            if refused_at(cancelled, 1):
+                raise AlreadyRegistered(existing=items.registration_or_none(registered)) from None
+            # Someone else took this slot (or collided with us): try the next one.
+            return AGAIN if refused_at(cancelled, 0) else None
+
+        for _ in self.retry.attempts():
+            candidates, now = self._free_candidates(event_id), None
+            if not candidates:  # a waiting-list hold may have expired: its slot is free
+                now = now_ms()
+                candidates = self.expired_hold_slots(event_id, now)
+            if not candidates:
+                refusal = self._no_free_slot(event_id, registration, request)
+                if isinstance(refusal, Exception):
+                    raise refusal
+                return refusal  # this request's own earlier claim took a seat
+            self.between_read_and_write()
+            for slot in candidates:
+                token = self.tokens.client_token(registration.registration_id,
+                                                 f"slot-{slot}" if now is None else f"over-{slot}")
+                operations = self._claim(event_id, slot, registration)
+                if now is not None:
+                    operations[0] = self.book_over_expired_op(event_id, slot, registration, now)
+                outcome = self.transact_once(
+                    operations + self.requests.ops(request, registration), written=registration,
+                    decode=decode, token=token, request=request, request_at=2)
+                if outcome is not AGAIN:
+                    return outcome
+
+    def _no_free_slot(self, event_id, registration, request):
+        event, mine, *row = self.store.batch_get([
+            (self.events, {"event_id": event_id}),
+            (self.registrations_table, {"event_id": event_id, "email": registration.email}),
+            *self.requests.reads(request),
+        ])
+        answered = self.requests.answer(request, row[0]) if row else None
+        if answered is not None:
+            return answered
+        if event is None:
+            return EventNotFound()
+        if self.tokens.is_mine(mine, registration):
+            return registration
+        if mine is not None:
+            return AlreadyRegistered(existing=items.registration_from_item(mine))
+        return EventFull()
+
+    def _free_candidates(self, event_id):
+        start = random.randrange(SHUFFLE_RANGE)
+        found = self._lookup(event_id, "free_in = :e AND shuffle >= :start", {":start": start})
+        if not found:
+            found = self._lookup(event_id, "free_in = :e", {})
+        random.shuffle(found)
+        return found
+
+    def _lookup(self, event_id, condition, values):
+        return [item["slot"] for item in self.slots.query(
+            index="free_slots", key_condition=condition, values={":e": event_id, **values},
+            limit=CANDIDATES_PER_LOOKUP)]
+
+    def _claim(self, event_id, slot, registration):
+        return [
+            ("Update", self.slots.update_op(
+                {"event_id": event_id, "slot": slot},
+                "SET holder = :email REMOVE free_in",
+                condition="attribute_exists(free_in)", values={":email": registration.email})),
+            ("Put", self.registrations_table.put_op(
+                items.registration_item(registration, slot=slot),
+                condition="attribute_not_exists(email)")),
+        ]
+
+    def cancel(self, event_id, email, registration_id=None, *, request, known=None):
+        # A link does not name the slot the registration holds: read it first.
+        def remove(stored):
+            removed = items.registration_from_item(stored)
+            return self.transact_once([
+                ("Delete", self.registrations_table.delete_op(
+                    {"event_id": event_id, "email": email}, condition="registration_id = :rid",
+                    values={":rid": removed.registration_id})),
+                ("Update", self.slots.update_op(
+                    {"event_id": event_id, "slot": stored["slot"]},
+                    "SET free_in = :e REMOVE holder", condition="holder = :email",
+                    values={":e": event_id, ":email": email})),
+                *self.requests.ops(request, removed),
+            ], written=removed, request=request, request_at=2,
+                decode=lambda cancelled: AGAIN if refused_at(cancelled, 0) else None,
+                token=self.tokens.client_token(
+                    f"{removed.registration_id}:{request.request_id}", "cancel"))
+
+        return self.remove_as_read(  # again when it changed since read (or a conflict)
+            lambda: self._stored(event_id, email, registration_id), remove, request=request,
+            require_event=lambda: self._require_event(event_id))
+
+    def availability(self, event_id):
+        event = self._require_event(event_id)
+        return Availability(capacity=event["capacity"], confirmed=self._stored_count(event_id),
+                            held=self.held_count(event_id, now_ms()))
+
+    def change_capacity(self, event_id, *, expected_version, capacity, changes):
+        slots_capacity.change_capacity(
+            self, event_id, expected_version=expected_version, capacity=capacity,
+            changes=changes)
+
+    def delete(self, event_id):
+        slots_capacity.delete(self, event_id)
+
+    def audit(self, event):
+        return slots_audit.audit_event(self, event)
+
+    def repair(self, event):
+        return slots_audit.repair_event(self, event)

@@ -1,0 +1,172 @@
+"""Audit and repair for the slots strategy: slot holders and registrations agree 1:1.
+
+Every claimed slot names a holder whose registration names that slot; every registration's
+slot is claimed by its e-mail; a slot is either free (``free_in`` set, so the free-slot
+index lists it) or held, never both or neither; there are ``capacity`` slots.
+
+Repairs are conditional writes that re-check, atomically, what the audit saw: an orphaned
+claim is freed in a transaction with a ConditionCheck that the holder still has no
+registration naming the slot, so a booking that lands meanwhile is never undone.
+"""
+import random
+
+from booking.strategies import audit
+from booking.dynamo.access import ConditionFailed, TransactionCancelled
+
+from booking.strategies.base import CAPACITY_NAMES
+from booking.strategies.slots.capacity import SHUFFLE_RANGE, free_slot
+
+SLOT_NAMES = {"#slot": "slot"}
+TRANSACTION_WRITES = 99  # plus the ConditionCheck: DynamoDB allows 100 per transaction
+
+
+def read_slots(strategy, event_id) -> dict[int, dict]:
+    """The event's slots by number (at most ``max_capacity`` of them), read page by page."""
+    return {item["slot"]: item for item in strategy.slots.query(
+        key_condition="event_id = :e", values={":e": event_id})}
+
+
+def read_registrations(strategy, event_id) -> dict[str, int | None]:
+    """E-mail -> slot number of every stored registration, read page by page."""
+    return {item["email"]: item.get("slot") for item in strategy.registrations_table.query(
+        key_condition="event_id = :e", values={":e": event_id},
+        projection="email, #slot", names=SLOT_NAMES)}
+
+
+def audit_event(strategy, event) -> list[audit.Violation]:
+    slots, registrations = read_slots(strategy, event.id), read_registrations(strategy, event.id)
+    held = sum(1 for slot in slots.values() if "held_until" in slot)  # waiting-list holds
+    found = audit.capacity_violation(event.id, event.capacity, len(registrations) + held)
+    if len(slots) != event.capacity:
+        found.append(audit.Violation(event.id, audit.SLOT_COUNT, event.capacity, len(slots)))
+    for number, slot in sorted(slots.items()):
+        holder, free = slot.get("holder"), "free_in" in slot
+        if (holder is None) == (not free):
+            state = "held and listed as free" if free else "neither held nor listed as free"
+            found.append(audit.Violation(event.id, audit.SLOT_STATE, "free xor held", state,
+                                         f"slot {number}"))
+        if (holder is not None and registrations.get(holder, "none") != number
+                and "held_until" not in slot):  # a seat held for an offer has none yet
+            found.append(audit.Violation(event.id, audit.CLAIM_HAS_REGISTRATION,
+                                         f"registration of {holder} naming slot {number}",
+                                         _registration_state(registrations, holder),
+                                         f"slot {number}"))
+    for email, number in sorted(registrations.items(), key=lambda kv: kv[0]):
+        holder = slots.get(number, {}).get("holder")
+        if holder != email:
+            found.append(audit.Violation(event.id, audit.REGISTRATION_HOLDS_SLOT,
+                                         f"slot {number} held by {email}", f"held by {holder}",
+                                         email))
+    return found + audit.person_violations(event.id, registrations)
+
+
+def _registration_state(registrations, holder):
+    if holder not in registrations:
+        return "no registration"
+    return f"registration names slot {registrations[holder]}"
+
+
+def repair_event(strategy, event) -> list[str]:
+    slots, registrations = read_slots(strategy, event.id), read_registrations(strategy, event.id)
+    fixed = []
+    for number, slot in sorted(slots.items()):
+        holder = slot.get("holder")
+        if "held_until" in slot:
+            continue  # held for a waiting-list offer: time releases it
+        if holder is not None and registrations.get(holder, "none") != number:
+            fixed += _free_orphan(strategy, event.id, number, holder)
+        elif holder is not None and "free_in" in slot:
+            fixed += _unlist(strategy, event.id, number, holder)
+        elif holder is None and "free_in" not in slot:
+            fixed += _relist(strategy, event.id, number)
+    slots = read_slots(strategy, event.id)
+    for email, number in sorted(registrations.items()):
+        if number in slots and "holder" not in slots[number]:
+            fixed += _claim_for(strategy, event.id, number, email)
+    return fixed + _match_slot_count(strategy, event, read_slots(strategy, event.id))
+
+
+def _condition_check(table, key, **expression) -> dict:
+    # A ConditionCheck member has exactly the shape of a Delete member: table, key, condition.
+    return table.delete_op(key, **expression)
+
+
+def _attempt(operation, done: str) -> list[str]:
+    try:
+        operation()
+    except (ConditionFailed, TransactionCancelled):
+        return []  # the data moved since the audit read it: leave it to the next check
+    return [done]
+
+
+def _free_orphan(strategy, event_id, number, holder):
+    free = strategy.slots.update_op(
+        {"event_id": event_id, "slot": number}, "SET free_in = :e, shuffle = :r REMOVE holder",
+        condition="holder = :h AND attribute_not_exists(held_until)",
+        values={":e": event_id, ":r": random.randrange(SHUFFLE_RANGE), ":h": holder})
+    no_claim = _condition_check(strategy.registrations_table,
+        {"event_id": event_id, "email": holder},
+        condition="attribute_not_exists(email) OR #slot <> :n", names=SLOT_NAMES,
+        values={":n": number})
+    return _attempt(lambda: strategy.store.transact_write([("Update", free), ("ConditionCheck", no_claim)]),
+                    f"freed slot {number} (claimed by {holder} without a registration)")
+
+
+def _unlist(strategy, event_id, number, holder):
+    return _attempt(lambda: strategy.slots.update(
+        {"event_id": event_id, "slot": number}, "REMOVE free_in",
+        condition="holder = :h", values={":h": holder}),
+        f"removed held slot {number} from the free list")
+
+
+def _relist(strategy, event_id, number):
+    return _attempt(lambda: strategy.slots.update(
+        {"event_id": event_id, "slot": number}, "SET free_in = :e, shuffle = :r",
+        condition="attribute_exists(event_id) AND attribute_not_exists(holder) "
+                  "AND attribute_not_exists(free_in)",
+        values={":e": event_id, ":r": random.randrange(SHUFFLE_RANGE)}),
+        f"listed free slot {number} as free")
+
+
+def _claim_for(strategy, event_id, number, email):
+    claim = strategy.slots.update_op(
+        {"event_id": event_id, "slot": number}, "SET holder = :h REMOVE free_in",
+        condition="attribute_not_exists(holder)", values={":h": email})
+    still_names = _condition_check(strategy.registrations_table,
+        {"event_id": event_id, "email": email}, condition="#slot = :n", names=SLOT_NAMES,
+        values={":n": number})
+    return _attempt(lambda: strategy.store.transact_write([("Update", claim), ("ConditionCheck", still_names)]),
+                    f"slot {number} claimed for {email}'s registration")
+
+
+def _match_slot_count(strategy, event, slots):
+    """Create missing slots; delete surplus free ones (held ones stay, and are reported).
+
+    Each write rides in a transaction with a check that the event item's capacity and
+    version are what this repair read, so a concurrent capacity edit is never undone.
+    """
+    key = {"event_id": event.id}
+    current = strategy.events.get(key, projection="#capacity, version", names=CAPACITY_NAMES)
+    if current is None:
+        return []
+    difference = current["capacity"] - len(slots)
+    if difference > 0:
+        start = max(slots, default=-1) + 1
+        writes = [("Put", strategy.slots.put_op(free_slot(event.id, n),
+                                                condition="attribute_not_exists(event_id)"))
+                  for n in range(start, start + difference)]
+        done = "created {} missing free slot(s)"
+    else:
+        free = sorted((n for n, s in slots.items() if "holder" not in s), reverse=True)
+        writes = [("Delete", strategy.slots.delete_op(
+            {"event_id": event.id, "slot": n}, condition="attribute_exists(free_in)"))
+            for n in free[:-difference]]
+        done = "deleted {} surplus free slot(s)"
+    unchanged = ("ConditionCheck", _condition_check(
+        strategy.events, key, condition="#capacity = :c AND version = :v", names=CAPACITY_NAMES,
+        values={":c": current["capacity"], ":v": current["version"]}))
+    fixed = []
+    for start in range(0, len(writes), TRANSACTION_WRITES):
+        chunk = writes[start:start + TRANSACTION_WRITES]
+        fixed += _attempt(lambda c=chunk: strategy.store.transact_write([unchanged, *c]), done.format(len(chunk)))
+    return fixed

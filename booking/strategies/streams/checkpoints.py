@@ -1,0 +1,82 @@
+"""The stream decider's checkpoints: per shard, the sequence number of the last record
+whose page was fully decided (it only moves forward, so two deciders never move it back),
+and per decider a heartbeat row (when it last passed, when it last caught up) for the
+admin's lag line and ``check_capacity``'s stale-pending check.
+
+Its own module so that the strategy (which asks whether a decider runs) and the service
+(which reports the lag) read it without importing the decider.
+"""
+import time
+from decimal import Decimal
+
+from booking.dynamo.access import ConditionFailed, Store
+from booking.dynamo.tables import STREAM_CHECKPOINTS
+
+HEARTBEAT_PREFIX = "decider#"
+
+
+def _decimal(seconds: float | None) -> Decimal | None:
+    """Epoch seconds to the millisecond, as DynamoDB numbers are written."""
+    return None if seconds is None else Decimal(f"{seconds:.3f}")
+
+
+def _position(sequence_number: str) -> str:
+    """A sequence number as a string that compares like the number (DynamoDB's are
+    decimal strings of up to 40 digits)."""
+    return sequence_number.zfill(40)
+
+
+class Checkpoints:
+    """Per-shard positions and per-decider heartbeats in one small table."""
+
+    def __init__(self, store: Store):
+        self.table = store.table(STREAM_CHECKPOINTS)
+
+    def get(self, shard_id: str) -> dict:
+        return self.table.get({"shard_id": shard_id}) or {"shard_id": shard_id}
+
+    def advance(self, shard_id: str, sequence_number: str) -> None:
+        """Record that everything up to ``sequence_number`` is decided (never backwards)."""
+        try:
+            self.table.update(
+                {"shard_id": shard_id}, "SET sequence_number = :seq, #pos = :pos, at_ = :now",
+                condition="attribute_not_exists(#pos) OR #pos < :pos",
+                names={"#pos": "position"},
+                values={":seq": sequence_number, ":pos": _position(sequence_number),
+                        ":now": _decimal(time.time())})
+        except ConditionFailed:
+            pass  # another decider is further along
+
+    def finish(self, shard_id: str) -> None:
+        """The shard is closed and read to its end: its children may be read."""
+        self.table.update({"shard_id": shard_id}, "SET finished = :yes",
+                          values={":yes": True})
+
+    def beat(self, decider_id: str, *, caught_up: bool, decided: int, now: float) -> None:
+        row = {"shard_id": HEARTBEAT_PREFIX + decider_id, "seen_at": _decimal(now),
+               "decided": decided}
+        previous = self.table.get({"shard_id": row["shard_id"]}) or {}
+        row["caught_up_at"] = _decimal(now) if caught_up else _decimal(previous.get("caught_up_at"))
+        self.table.put(row)
+
+    def heartbeats(self) -> list[dict]:
+        return [row for row in self.table.scan()
+                if row["shard_id"].startswith(HEARTBEAT_PREFIX)]
+
+
+def decider_seen(checkpoints: Checkpoints, *, now: float | None = None,
+                 within: float = 300.0) -> bool:
+    """Whether any decider reported a pass in the last ``within`` seconds."""
+    now = time.time() if now is None else now
+    return any(row.get("seen_at", 0) > now - within for row in checkpoints.heartbeats())
+
+
+def lag(checkpoints: Checkpoints, *, now: float | None = None) -> dict:
+    """The deciders' state for the admin: how many report, and how long since one last
+    read every shard to its current end (None: never)."""
+    now = time.time() if now is None else now
+    rows = checkpoints.heartbeats()
+    live = [r for r in rows if r.get("seen_at", 0) > now - 60]
+    caught = [r["caught_up_at"] for r in rows if r.get("caught_up_at")]
+    return {"deciders": len(live), "seconds_behind": now - max(caught) if caught else None,
+            "last_seen": max((r.get("seen_at", 0) for r in rows), default=None)}

@@ -1,0 +1,158 @@
+"""The stream decider: reads the streams strategy's registrations stream in order and
+decides each pending registration (``StreamsStrategy.decide``).
+
+Delivery is at least once. A record may be read twice (a restart from the last
+checkpoint after ``kill -9``, two deciders on one stream, a Lambda retry); each decision
+is one transaction conditional on the registration still being pending, so a second
+reading changes nothing. Order is the stream's: per event (partition) in commit order,
+shard by shard, a child shard only after its parent is read to its end.
+
+Checkpoints (``STREAM_CHECKPOINTS``): per shard, the sequence number of the last record
+whose page was fully decided; it only moves forward (two deciders never move it back).
+A decider killed at any moment restarts from it: records after it are read again, those
+already decided are skipped by their condition, none is skipped unread. Each decider also
+writes a heartbeat row (when it last passed, when it last caught up) for the admin's lag
+and ``check_capacity``.
+
+Run it in ``manage.py booking_worker`` (``run``), or as an AWS Lambda on the table's
+stream with ``booking.lambda_handler.handler`` (docs/streams.md).
+"""
+import logging
+import threading
+import time
+import uuid
+from collections import Counter
+
+from booking.dynamo import items, streams
+from booking.dynamo.access import deserialize
+from booking.dynamo.tables import STREAM_REGISTRATIONS
+from booking.strategies.streams.checkpoints import Checkpoints
+from booking.models import CONFIRMED, PENDING, REJECTED
+
+logger = logging.getLogger(__name__)
+HEARTBEAT_EVERY = 1.0  # seconds between heartbeat writes
+FAILED_PASS_PAUSE = 1.0  # seconds before a pass that failed is tried again
+
+
+def registration_of(record: dict):
+    """The pending registration a stream record carries, or None (decisions, deletes)."""
+    if record.get("eventName") not in ("INSERT", "MODIFY"):
+        return None
+    image = deserialize(record.get("dynamodb", {}).get("NewImage"))
+    if not image or image.get("status") != PENDING:
+        return None
+    return items.registration_from_item(image)
+
+
+class StreamDecider:
+    """Decides the registrations stream's pending registrations with ``strategy``.
+
+    ``on_decided(outcome, registration)`` runs after each decision that this decider
+    made (the worker sends its e-mail right away; the outbox keeps it owed regardless).
+    """
+
+    def __init__(self, strategy, *, checkpoints: Checkpoints | None = None, on_decided=None,
+                 page_size: int = 100, decider_id: str | None = None):
+        self.strategy = strategy
+        self.checkpoints = checkpoints or Checkpoints(strategy.store)
+        self.streams = streams.StreamReader(strategy.store)
+        self.on_decided = on_decided
+        self.page_size = page_size
+        self.decider_id = decider_id or uuid.uuid4().hex[:12]
+        self._arn = None
+        self._iterators: dict[str, str] = {}
+        self._beaten = 0.0
+        self._stop: threading.Event | None = None
+        self.decided_total = 0
+
+    def decide_records(self, records: list[dict]) -> Counter:
+        """Decide the pending registrations among ``records``, in order."""
+        outcomes = Counter()
+        for record in records:
+            registration = registration_of(record)
+            if registration is None:
+                continue
+            outcome = self.strategy.decide(registration)
+            outcomes[outcome] += 1
+            if self.on_decided is not None and outcome in (CONFIRMED, REJECTED):
+                self.on_decided(outcome, registration)
+        self.decided_total += outcomes[CONFIRMED] + outcomes[REJECTED]
+        return outcomes
+
+    def run_pass(self, *, now: float | None = None,
+                 stop: threading.Event | None = None) -> tuple[Counter, bool]:
+        """Read every shard from its checkpoint to its current end (or until ``stop`` is
+        set, between pages); return the outcomes and whether every shard was read to its
+        end."""
+        self._stop = stop
+        outcomes, caught_up, finished = Counter(), True, set()
+        if self._arn is None:
+            if not self.strategy.registrations_table.scan_page(limit=1)[0]:
+                # No registration stored, so nothing to decide (and no stream to open yet).
+                self._beat(True, time.time() if now is None else now)
+                return outcomes, True
+            self._arn = self.streams.stream_arn(STREAM_REGISTRATIONS)
+        known = self.streams.shards(self._arn)
+        ids = {s.shard_id for s in known}
+        for shard in known:
+            row = self.checkpoints.get(shard.shard_id)
+            if row.get("finished"):
+                finished.add(shard.shard_id)
+                continue
+            if shard.parent_id in ids and shard.parent_id not in finished:
+                caught_up = False  # its parent is not read to its end yet
+                continue
+            done = self._read_shard(shard, row, outcomes)
+            if done:
+                finished.add(shard.shard_id)
+        self._beat(caught_up, time.time() if now is None else now)
+        return outcomes, caught_up
+
+    def _read_shard(self, shard, row, outcomes: Counter) -> bool:
+        """Decide the shard's records up to its current end; True once it is closed and
+        read completely."""
+        position = self._iterators.pop(shard.shard_id, None)
+        for _ in range(2):  # a lost iterator is taken again from the checkpoint once
+            try:
+                position = position or self.streams.iterator(
+                    self._arn, shard.shard_id, row.get("sequence_number"))
+                while position:
+                    records, next_position = self.streams.records(position,
+                                                                  limit=self.page_size)
+                    outcomes.update(self.decide_records(records))
+                    if records:
+                        self.checkpoints.advance(shard.shard_id,
+                                                 records[-1]["dynamodb"]["SequenceNumber"])
+                    position = next_position
+                    if not records or (self._stop is not None and self._stop.is_set()):
+                        break
+                break
+            except streams.IteratorLost:
+                position, row = None, self.checkpoints.get(shard.shard_id)
+        if position is None and shard.closed:
+            self.checkpoints.finish(shard.shard_id)
+            return True
+        if position:
+            self._iterators[shard.shard_id] = position
+        return False
+
+    def _beat(self, caught_up: bool, now: float) -> None:
+        if now - self._beaten >= HEARTBEAT_EVERY or not caught_up:
+            self.checkpoints.beat(self.decider_id, caught_up=caught_up,
+                                  decided=self.decided_total, now=now)
+            self._beaten = now
+
+    def run(self, stop: threading.Event, *, interval: float = 0.2, report=None) -> None:
+        """Pass after pass until ``stop`` is set; ``report(outcomes, caught_up)`` after
+        each pass that decided something. A failing pass is logged and tried again."""
+        while not stop.is_set():
+            try:
+                outcomes, caught_up = self.run_pass(stop=stop)
+            except Exception:  # noqa: BLE001 - the store may be briefly away; resume
+                logger.exception("Decider pass failed; resuming from the checkpoints")
+                stop.wait(max(interval, FAILED_PASS_PAUSE))
+                continue
+            if outcomes and report is not None:
+                report(outcomes, caught_up)
+            if caught_up:
+                stop.wait(interval)

@@ -1,0 +1,340 @@
+"""The waiting list: queue for a full event, get a freed seat held for you for a while.
+
+(Over 300 lines on purpose: join, offer, expire, close, accept and leave are the
+transitions of one entry item, each conditional on the others' results; they read
+together.)
+
+Entries (``WAITING_LIST`` table) are keyed by (event, e-mail key), so one entry per person
+is a conditional put. Join order is a ``position`` taken from the event's counter item in
+the same transaction as the entry (``next_position = :read``, seed 001), so positions are
+gap-free and an entry is visible only after every entry before it: offering "the first
+``waiting`` entry by position" is offering in join order.
+
+When a seat frees, ``offer_next`` holds it for the first waiting person (the strategy's
+own time-released hold, seed 003) in one transaction with the entry's change from
+``waiting`` to ``offered`` (conditional on it) and the offer e-mail's outbox row. Two
+workers offering at once cannot both offer one entry, nor hold more seats than are free.
+An offer lapses by time alone: after ``offer_expires_at`` the hold no longer counts, the
+accept's condition refuses, and the next offer (or a booking) takes the seat over;
+``expire`` only records it (``expired``) and hands the seat on. Accepting turns the hold
+into the registration in one transaction with the entry (``booked``), the request row and
+the confirmation's outbox row (``booking/exactly_once/request_log.py``): exactly once, like ``book``.
+"""
+import hashlib
+import logging
+import uuid
+from datetime import datetime
+from datetime import timezone as dt_timezone
+
+from booking.background import Background
+from booking.dynamo import items
+from booking.dynamo.access import CONDITION_FAILED as CCF, Store, TransactionCancelled
+from booking.dynamo.tables import WAITING_LIST
+from booking.errors import (AlreadyRegistered, AlreadyWaiting, EventFull, InvalidBooking, NotWaiting,
+                     OfferExpired)
+from booking.models import (BOOKED, EXPIRED, LEFT, OFFER, OFFERED, WAITING, Registration,
+                            WaitlistEntry)
+from booking.exactly_once.request_log import MISMATCH, Request, RequestLog
+from booking.strategies.base import now_ms  # holds, offers and entries keep epoch milliseconds
+
+logger = logging.getLogger(__name__)
+COUNTER = "#counter"  # the counter item's sort key: never an e-mail key (no '@')
+ENDED_RETENTION = 30 * 86400  # ended entries stay listed this long (TTL cleans up)
+
+
+def _ms(moment: datetime) -> int:
+    return round(moment.timestamp() * 1000)
+
+
+def accept_request_id(offer_id: str) -> str:
+    """The request id of accepting one offer: a repeated accept is the same request."""
+    return f"accept-{offer_id}"
+
+
+class WaitlistEngine:
+    """Waiting-list operations over the service's strategies (``strategy_for(event_id)``).
+
+    ``offer_seconds``: how long an offer holds its seat (``BOOKING_WAITLIST_OFFER_SECONDS``,
+    read by ``booking.wiring``). Times are epoch milliseconds (``clock``).
+    """
+
+    def __init__(self, *, store: Store, strategy_for, requests: RequestLog, retry,
+                 offer_seconds: float, clock=now_ms):
+        self.store = store
+        self.table = store.table(WAITING_LIST)
+        self.strategy_for = strategy_for
+        self.requests = requests
+        self.retry = retry
+        self.offer_seconds = offer_seconds
+        self.clock = clock
+
+    # --- reads ------------------------------------------------------------------------
+    def entries(self, event_id: str) -> list[WaitlistEntry]:
+        """Every entry of the event (ended ones too), in join order."""
+        found = [items.waitlist_entry_from_item(item) for item in self.table.query(
+            key_condition="event_id = :e", values={":e": event_id}) if item["email"] != COUNTER]
+        return sorted(found, key=lambda e: e.position)
+
+    def entry(self, event_id: str, email: str) -> WaitlistEntry | None:
+        item = self.table.get({"event_id": event_id, "email": email})
+        return items.waitlist_entry_from_item(item) if item and email != COUNTER else None
+
+    def events_with_open_entries(self) -> set[str]:
+        """Events with someone waiting or offered (one scan; ended entries expire by TTL)."""
+        found, key = set(), None
+        while True:
+            page, key = self.table.filtered_scan_page(
+                filter="#status IN (:w, :o)", values={":w": WAITING, ":o": OFFERED},
+                names={"#status": "status"}, projection="event_id", start_key=key, limit=500)
+            found.update(item["event_id"] for item in page)
+            if key is None:
+                return found
+
+    # --- joining ----------------------------------------------------------------------
+    def join(self, event_id: str, *, name: str, email: str, contact: str | None,
+             request_id: str) -> WaitlistEntry:
+        now = self.clock()
+        request = Request(request_id, "join", {"event_id": event_id, "email": email,
+                                               "name": name}, now / 1000)
+        strategy = self.strategy_for(event_id)
+        for _ in self.retry.attempts():
+            counter = self.table.get({"event_id": event_id, "email": COUNTER}) or {}
+            read = counter.get("next_position", 0)
+            entry = {"event_id": event_id, "email": email, "name": name, "position": read + 1,
+                     "status": WAITING, "joined_at": now, "request_id": request_id,
+                     **({"contact": contact} if contact else {})}
+            operations = [
+                ("Update", self.table.update_op(
+                    {"event_id": event_id, "email": COUNTER}, "SET next_position = :next",
+                    condition="attribute_not_exists(next_position)" if not read else
+                    "next_position = :read", values={":next": read + 1,
+                                                     **({":read": read} if read else {})})),
+                ("Put", self.table.put_op(
+                    entry, condition="attribute_not_exists(email) OR #status IN (:l, :x, :b)",
+                    names={"#status": "status"}, values={":l": LEFT, ":x": EXPIRED, ":b": BOOKED})),
+                strategy.registration_absent_op(event_id, email),
+                self._request_row(request, entry),
+            ]
+            try:
+                self.store.transact_write(operations)
+                return items.waitlist_entry_from_item(entry)
+            except TransactionCancelled as cancelled:
+                answered = self._answer(request, cancelled, 3)
+                if answered is not None:
+                    return answered
+                if cancelled.code(1) == CCF:
+                    raise AlreadyWaiting(existing=items.waitlist_entry_from_item(
+                        cancelled.reasons[1].old_item)) from None
+                if cancelled.code(2) == CCF:
+                    raise AlreadyRegistered() from None
+                if not (cancelled.conflict or cancelled.code(0) == CCF):
+                    raise  # the counter moved (someone else joined) or a conflict: again
+
+    def _request_row(self, request: Request, entry: dict) -> tuple[str, dict]:
+        at = int(request.at)
+        row = {"request_id": request.request_id, "operation": request.operation,
+               "fingerprint": request.fingerprint, **request.content, "entry": entry,
+               "created_at": at, "ttl": at + self.requests.retention_seconds}
+        return ("Put", self.requests.table.put_op(
+            row, condition="attribute_not_exists(request_id) OR #ttl <= :at",
+            names={"#ttl": "ttl"}, values={":at": at}))
+
+    def _answer(self, request, cancelled, index) -> WaitlistEntry | None:
+        row = cancelled.reasons[index].old_item if cancelled.code(index) == CCF else None
+        if row is None or row.get("ttl", 0) <= request.at:
+            return None
+        if row.get("fingerprint") != request.fingerprint:
+            raise InvalidBooking(MISMATCH, field="request_id")
+        current = self.entry(row["event_id"], row["email"])
+        return current or items.waitlist_entry_from_item(row["entry"])
+
+    # --- offering ---------------------------------------------------------------------
+    def offer_next(self, event_id: str) -> WaitlistEntry | None:
+        """Hold a free seat for the first waiting person; None when no seat or nobody."""
+        strategy = self.strategy_for(event_id)
+        refused, first = None, None
+        for _ in self.retry.attempts():
+            if refused is None or first is None:
+                first = next((e for e in self.entries(event_id) if e.status == WAITING), None)
+            if first is None:
+                return None
+            now = self.clock()
+            until = now + int(self.offer_seconds * 1000)
+            try:
+                hold, ref = strategy.hold_ops(event_id, first.email, until=until, now=now,
+                                              refused=refused)
+            except EventFull:
+                return None
+            except AlreadyRegistered:  # booked a free seat meanwhile: no longer waiting
+                self._end(first, BOOKED)
+                refused, first = None, None
+                continue
+            offer_id = uuid.uuid4().hex
+            operations = [*hold, self._mark_offered(first, offer_id, until, ref, now),
+                          self._offer_message(first, offer_id, until, now)]
+            try:
+                self.store.transact_write(operations)
+                return self.entry(event_id, first.email)
+            except TransactionCancelled as cancelled:
+                if cancelled.code(len(hold)) == CCF:
+                    refused, first = None, None  # offered or left meanwhile: read again
+                else:
+                    refused = cancelled
+
+    def offer_all(self, event_id: str) -> int:
+        """Offer every free seat to the people waiting, in order; return how many."""
+        offered = 0
+        while self.offer_next(event_id) is not None:
+            offered += 1
+        return offered
+
+    def _mark_offered(self, entry, offer_id, until, ref, now):
+        return ("Update", self.table.update_op(
+            {"event_id": entry.event_id, "email": entry.email},
+            "SET #status = :offered, offer_id = :oid, offer_expires_at = :until, "
+            "offered_at = :now, #hold = :ref",
+            condition="#status = :waiting AND #position = :position",
+            names={"#status": "status", "#hold": "hold", "#position": "position"},
+            values={":offered": OFFERED, ":oid": offer_id, ":until": until, ":now": now,
+                    ":ref": ref, ":waiting": WAITING, ":position": entry.position}))
+
+    def _offer_message(self, entry, offer_id, until, now):
+        row = {"message_id": f"offer-{offer_id}", "kind": OFFER, "event_id": entry.event_id,
+               "email": entry.email, "name": entry.name, "registration_id": offer_id,
+               "registered_at": datetime.fromtimestamp(now / 1000, dt_timezone.utc).isoformat(),
+               "offer_expires_at": until, "created_at": now // 1000,
+               **({"contact": entry.contact} if entry.contact else {})}
+        return ("Put", self.requests.outbox.table.put_op(row))
+
+    # --- expiry -----------------------------------------------------------------------
+    def expire(self, event_id: str) -> tuple[int, int]:
+        """Record lapsed offers as ``expired``, hand their seats on in join order, then
+        free what nobody waits for; return (offers expired, seats offered)."""
+        now, expired = self.clock(), 0
+        for entry in self._end_registered(event_id, self.entries(event_id)):
+            if entry.status == OFFERED and _ms(entry.offer_expires_at) <= now:
+                expired += self._end(entry, EXPIRED, offered_until=entry.offer_expires_at)
+        offered = self.offer_all(event_id)  # the next offers take over lapsed holds
+        self.strategy_for(event_id).release_expired(event_id, now=now)
+        return expired, offered
+
+    def _end_registered(self, event_id: str, entries: list) -> list:
+        """End the open entries of people who booked a seat directly meanwhile (``booked``;
+        an offer's live hold released, so its seat goes on); return the other entries."""
+        if not any(entry.is_active for entry in entries):
+            return entries
+        strategy, now = self.strategy_for(event_id), self.clock()
+        registered = {registration.email for registration in strategy.registrations(event_id)
+                      if registration.is_confirmed}  # a pending request may yet be rejected
+        for entry in entries:
+            if entry.is_active and entry.email in registered:
+                live = entry.status == OFFERED and _ms(entry.offer_expires_at) > now
+                self._end(entry, BOOKED, extra=strategy.release_ops(
+                    event_id, entry.email, until=_ms(entry.offer_expires_at),
+                    ref=entry.hold) if live else ())
+        return [entry for entry in entries if entry.email not in registered]
+
+    def close(self, event_id: str) -> int:
+        """The event has started: end every open entry as ``expired`` (an offered seat's
+        hold released with it); return how many entries ended."""
+        ended, strategy = 0, self.strategy_for(event_id)
+        for entry in self.entries(event_id):
+            if entry.status == OFFERED:
+                release = strategy.release_ops(event_id, entry.email,
+                                               until=_ms(entry.offer_expires_at), ref=entry.hold)
+                ended += self._end(entry, EXPIRED, offered_until=entry.offer_expires_at,
+                                   extra=release if _ms(entry.offer_expires_at) > self.clock()
+                                   else ())
+            elif entry.status == WAITING:
+                ended += self._end(entry, EXPIRED)
+        strategy.release_expired(event_id, now=self.clock())
+        return ended
+
+    def _end(self, entry, status, *, offered_until=None, extra=()) -> int:
+        """Move ``entry`` from its current state to ``status`` (1), or 0 if it moved."""
+        condition, values = "#status = :was", {":was": entry.status}
+        if offered_until is not None:
+            condition += " AND offer_expires_at = :until"
+            values[":until"] = _ms(offered_until)
+        update = ("Update", self.table.update_op(
+            {"event_id": entry.event_id, "email": entry.email},
+            "SET #status = :status, #ttl = :ttl, ended_at = :now", condition=condition,
+            names={"#status": "status", "#ttl": "ttl"},
+            values={**values, ":status": status, ":now": self.clock(),
+                    ":ttl": self.clock() // 1000 + ENDED_RETENTION}))
+        try:
+            self.store.transact_write([*extra, update])
+        except TransactionCancelled as cancelled:
+            if cancelled.conflict or any(r.code == CCF for r in cancelled.reasons):
+                return 0  # the entry (or the hold to release) moved meanwhile
+            raise
+        return 1
+
+    # --- accepting and leaving ----------------------------------------------------------
+    def accept(self, event_id: str, entry: WaitlistEntry, registration: Registration,
+               request: Request) -> Registration:
+        """Turn ``entry``'s held seat into ``registration`` (one transaction)."""
+        now = self.clock()
+        strategy = self.strategy_for(event_id)
+        hold = strategy.accept_ops(event_id, registration, now=now, ref=entry.hold)
+        mark = ("Update", self.table.update_op(
+            {"event_id": event_id, "email": entry.email},
+            "SET #status = :booked, registration_id = :rid, #ttl = :ttl, ended_at = :now",
+            condition="#status = :offered AND offer_id = :oid",
+            names={"#status": "status", "#ttl": "ttl"},
+            values={":booked": BOOKED, ":rid": registration.registration_id, ":now": now,
+                    ":ttl": now // 1000 + ENDED_RETENTION, ":offered": OFFERED,
+                    ":oid": entry.offer_id}))
+        operations = [*hold, mark, *self.requests.ops(request, registration)]
+        for _ in self.retry.attempts():
+            try:
+                self.store.transact_write(operations, token=hashlib.sha256(
+                    f"{registration.registration_id}:accept".encode()).hexdigest()[:36])
+                return registration
+            except TransactionCancelled as cancelled:
+                answered = self.requests.answer_refusal(request, cancelled, len(hold) + 1)
+                if answered is not None:
+                    return answered
+                if any(cancelled.code(i) == CCF for i in range(len(hold) + 1)):
+                    raise OfferExpired() from None
+                if not cancelled.conflict:
+                    raise
+
+    def leave(self, event_id: str, email: str) -> WaitlistEntry:
+        """End the person's place in line (releasing a held seat, then offering it on)."""
+        for _ in self.retry.attempts():
+            entry = self.entry(event_id, email)
+            if entry is None or not entry.is_active:
+                raise NotWaiting()
+            extra = ()
+            if entry.status == OFFERED and _ms(entry.offer_expires_at) > self.clock():
+                extra = self.strategy_for(event_id).release_ops(
+                    event_id, email, until=_ms(entry.offer_expires_at), ref=entry.hold)
+            if self._end(entry, LEFT, extra=extra):
+                if extra:
+                    self.offer_all(event_id)
+                return self.entry(event_id, email)
+
+
+# --- right after a seat frees: a small pool of background threads per process ----------
+# The request that freed the seat answers after its own one write; the offer follows at
+# once on this pool (the booking worker is the safety net, as for e-mails).
+_offers = Background("booking-offers")
+
+
+def offer_soon(waitlist: WaitlistEngine, event_id: str) -> None:
+    """Offer the event's free seats to its line, off the calling thread."""
+    _offers.submit(_offer_logged, waitlist, event_id)
+
+
+def _offer_logged(waitlist, event_id):
+    try:
+        return waitlist.offer_all(event_id)
+    except Exception:  # noqa: BLE001 - the booking worker offers it on its next pass
+        logger.exception("Offering %s's freed seat left to the booking worker", event_id)
+        return 0
+
+
+def flush(timeout: float = 30.0) -> None:
+    """Wait for the offers this process is making right now (tests, shutdown)."""
+    _offers.flush(timeout)

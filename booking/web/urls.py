@@ -1,0 +1,19 @@
+from django.urls import path
+
+from booking.web import cancel, views
+from booking.web import waitlist as views_waitlist
+
+app_name = "booking"
+
+urlpatterns = [
+    path("", views.event_list, name="event_list"),
+    path("events/<str:event_id>/", views.event_detail, name="event_detail"),
+    path("events/<str:event_id>/booked/<str:token>/", views.booked, name="booked"),
+    path("events/<str:event_id>/calendar.ics", views.event_ics, name="event_ics"),
+    path("events/<str:event_id>/resend/", views.resend, name="resend"),
+    path("cancel/<str:token>/", cancel.cancel, name="cancel"),
+    path("cancel/<str:token>/done/", cancel.cancelled, name="cancelled"),
+    # The waiting list (booking/web/waitlist.py).
+    path("events/<str:event_id>/waiting-list/", views_waitlist.join, name="waitlist_join"),
+    path("offers/<str:token>/", views_waitlist.offer, name="offer"),
+]

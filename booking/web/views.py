@@ -1,0 +1,197 @@
+"""Public pages of an event: the list, the event with its signup form, the booking's page,
+the calendar file. Thin: parse input, call the service, render the result or the domain
+error (``booking/web/errors.py`` maps errors to statuses).
+"""
+from django.http import HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_safe
+
+from booking import calendar, links, validation
+from booking.errors import (AlreadyRegistered, BookingError, EventFull, EventNotFound,
+                            InvalidBooking, OutcomeUnknown)
+from booking.mail import sender as mail
+from booking.models import PENDING
+from booking.web import rate_limits, tokens
+from booking.web.errors import bad_link, render_error, renders_booking_errors, status_for
+from booking.web.forms import SignupForm
+from booking.web.middleware import plain_forms_only
+from booking.wiring import get_booking_service, mail_sender, web_settings
+
+FORM_EXPIRED = "This form has expired. Please check your details and submit it again."
+SIGNUPS_LIMITED = ("Too many signups from your network. Please wait a few minutes and try "
+                   "again.")
+EMAIL_LIMITED = ("Too many signups for this e-mail address. Please wait a while and try "
+                 "again.")
+RESENT = ("If this address is registered for the event, its confirmation with the "
+          "cancellation link is on its way to that inbox.")
+PENDING_REFRESH_SECONDS = 3
+
+
+def see_other(url: str) -> HttpResponseRedirect:
+    """A 303 redirect: the browser fetches the next page with GET (post/redirect/get)."""
+    response = HttpResponseRedirect(url)
+    response.status_code = 303
+    return response
+
+
+def booked_url(registration) -> str:
+    """The booking's own page (its confirmation link)."""
+    token = links.registration_token(registration, salt=links.CONFIRMATION_SALT)
+    return reverse("booking:booked", args=[registration.event_id, token])
+
+
+@require_safe
+@renders_booking_errors
+def event_list(request):
+    service = get_booking_service()
+    events = service.list_events()
+    seats = service.availabilities(events)
+    rows = [(event, seats[event.id]) for event in events if event.id in seats]
+    return render(request, "booking/event_list.html", {"rows": rows})
+
+
+@plain_forms_only
+@require_http_methods(["GET", "HEAD", "POST"])
+@renders_booking_errors
+def event_detail(request, event_id):
+    service = get_booking_service()
+    event = service.get_event(event_id)
+    if request.method == "POST":
+        return _signup(request, service, event)
+    return render_event(request, service, event, SignupForm(), tokens.new_form_token(event.id))
+
+
+def render_event(request, service, event, form, form_token, status=200, **extra):
+    """The event's page: its seats, and the signup (or waiting-list) form."""
+    context = {"event": event, "availability": service.availability(event.id), "form": form,
+               "form_token": form_token, "has_waiting_list": service.has_waiting_list(event),
+               **extra}
+    return render(request, "booking/event_detail.html", context, status=status)
+
+
+def read_submission(request, event):
+    """A posted signup form, within the abuse limits: (form, token, request id).
+
+    An expired or foreign token gives the form with that error, a fresh token and no
+    request id; an invalid form gives the form, its own token and no request id.
+    """
+    rate_limits.check(rate_limits.SIGNUP, rate_limits.client_address(request),
+                      message=SIGNUPS_LIMITED)
+    form, token = SignupForm(request.POST), request.POST.get("token", "")
+    try:
+        request_id = tokens.request_id_from_form_token(token, event.id)
+    except links.BadLink:
+        form.is_valid()
+        form.add_error(None, FORM_EXPIRED)
+        return form, tokens.new_form_token(event.id), None
+    if not form.is_valid():
+        return form, token, None
+    rate_limits.check(rate_limits.SIGNUP_EMAIL,
+                      validation.normalize_email(form.cleaned_data["email"]),
+                      message=EMAIL_LIMITED)
+    return form, token, request_id
+
+
+def _signup(request, service, event):
+    form, token, request_id = read_submission(request, event)
+    if request_id is None:
+        return render_event(request, service, event, form, token, 400)
+    started = timezone.now()
+    try:
+        registration = service.book(event.id, name=form.cleaned_data["name"],
+                                    email=form.cleaned_data["email"], request_id=request_id)
+    except EventNotFound:
+        raise
+    except OutcomeUnknown as error:  # a seat may be held: ask again with the same token
+        context = {"event": event, "message": error.message, "form": form, "token": token}
+        return render(request, "booking/in_progress.html", context, status=status_for(error))
+    except EventFull as error:  # a definite answer: the event as full, never the form again
+        return render_event(request, service, event, None, tokens.new_form_token(event.id),
+                            status_for(error), just_missed=True,
+                            waitlist_form=SignupForm(initial=form.cleaned_data))
+    except AlreadyRegistered as error:  # offer the confirmation again, by e-mail only
+        return render_event(request, service, event, None, "", status_for(error),
+                            already_email=form.cleaned_data["email"],
+                            already_pending=getattr(error.existing, "status", "") == PENDING)
+    except BookingError as error:
+        # Keep the token: resubmitting after a 503 must not book a second seat.
+        form.apply_error(error)
+        return render_event(request, service, event, form, token, status_for(error))
+    # A replayed submission returns the earlier booking, whose e-mail is already owed.
+    if registration.registered_at >= started and registration.is_confirmed:
+        mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)
+    return see_other(booked_url(registration))
+
+
+@plain_forms_only
+@require_http_methods(["POST"])
+@renders_booking_errors
+def resend(request, event_id):
+    """E-mail the confirmation again to a registered address (never shown on screen);
+    limited like signups, per network and per address."""
+    service = get_booking_service()
+    event = service.get_event(event_id)
+    rate_limits.check(rate_limits.SIGNUP, rate_limits.client_address(request),
+                      message=SIGNUPS_LIMITED)
+    try:
+        typed = validation.clean_typed_email(request.POST.get("email", ""))
+    except InvalidBooking as error:
+        return render_error(request, error)
+    rate_limits.check(rate_limits.SIGNUP_EMAIL, validation.normalize_email(typed),
+                      message=EMAIL_LIMITED)
+    registration = service.find_registration(event.id, email=typed)
+    if registration is not None and registration.is_confirmed:  # a decision mails itself
+        mail.resend_soon(mail_sender(), registration, event=event)
+    return render(request, "booking/resent.html", {"event": event, "message": RESENT})
+
+
+@require_safe
+@renders_booking_errors
+def event_ics(request, event_id):
+    """The event as an iCalendar file (RFC 5545) for any calendar application."""
+    event = get_booking_service().get_event(event_id)
+    if event.starts_at is None:
+        raise EventNotFound("This event has no date yet, so there is nothing to add to a "
+                            "calendar.")
+    response = HttpResponse(calendar.ics(event, site_url=web_settings().site_url),
+                            content_type="text/calendar; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="event-{event.id}.ics"'
+    return response
+
+
+@never_cache  # shows the e-mail and the cancellation link
+@require_safe
+@renders_booking_errors
+def booked(request, event_id, token):
+    try:
+        ref = links.read_registration_token(token, salt=links.CONFIRMATION_SALT)
+    except links.BadLink:
+        return bad_link(request)
+    if ref.event_id != event_id:
+        return bad_link(request)
+    service = get_booking_service()
+    event = service.get_event(event_id)
+    registration = service.find_registration(event_id, email=ref.email)
+    context = {"event": event, "availability": service.availability(event_id)}
+    if not ref.matches(registration):
+        return render(request, "booking/booking_gone.html", context, status=410)
+    context.update(registration=registration,
+                   cancel_url=links.cancel_url(registration, site_url=web_settings().site_url))
+    if not registration.is_confirmed:
+        return _provisional(request, service, context)
+    return render(request, "booking/booked.html", context)
+
+
+def _provisional(request, service, context):
+    """A streams booking before its decision (the page reloads itself until then), or
+    its rejection."""
+    registration = context["registration"]
+    if registration.status != PENDING:
+        return render(request, "booking/rejected.html", context)
+    context["place"] = service.place_in_line(registration)
+    response = render(request, "booking/pending.html", context)
+    response["Refresh"] = str(PENDING_REFRESH_SECONDS)
+    return response

@@ -1,0 +1,110 @@
+"""Public waiting-list pages: join a full event's line; take (or pass on) an offered seat.
+
+Thin, like ``booking/web/views.py`` (whose signup form they share): parse, call the
+service, render.
+"""
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods
+
+from booking import links
+from booking.errors import (AlreadyWaiting, BookingClosed, BookingError, NotWaiting, OfferExpired,
+                            SeatsAvailable)
+from booking.mail import sender as mail
+from booking.models import BOOKED, OFFERED, WAITING
+from booking.web import rate_limits
+from booking.web.errors import bad_link, renders_booking_errors, status_for
+from booking.web.middleware import plain_forms_only
+from booking.web.views import booked_url, read_submission, render_event, see_other
+from booking.wiring import get_booking_service, mail_sender
+
+OFFER_LIMITED = "Too many attempts from your network. Please wait a few minutes and try again."
+
+
+def place_in_line(service, entry) -> int:
+    """1 for the first person still waiting, and so on."""
+    return 1 + sum(1 for e in service.waiting_list(entry.event_id)
+                   if e.status == WAITING and e.position < entry.position)
+
+
+@plain_forms_only
+@require_http_methods(["POST"])
+@renders_booking_errors
+def join(request, event_id):
+    service = get_booking_service()
+    event = service.get_event(event_id)
+    form, token, request_id = read_submission(request, event)
+    if request_id is None:
+        return render_event(request, service, event, None, token, 400, waitlist_form=form)
+    already = False
+    try:
+        entry = service.join_waiting_list(event.id, name=form.cleaned_data["name"],
+                                          email=form.cleaned_data["email"], request_id=request_id)
+    except SeatsAvailable:  # a seat freed meanwhile: the signup form is back on the page
+        return see_other(reverse("booking:event_detail", args=[event.id]))
+    except AlreadyWaiting as error:
+        entry, already = error.existing, True
+    except BookingError as error:
+        form.apply_error(error)
+        return render_event(request, service, event, None, token, status_for(error),
+                            waitlist_form=form)
+    context = {"event": event, "entry": entry, "already": already,
+               "place": place_in_line(service, entry) if entry.status == WAITING else None}
+    return render(request, "booking/waitlist_joined.html", context)
+
+
+@plain_forms_only
+@never_cache  # names the person's offer
+@require_http_methods(["GET", "HEAD", "POST"])
+@renders_booking_errors
+def offer(request, token):
+    try:
+        ref = links.read_offer_token(token)
+    except links.BadLink:
+        return bad_link(request)
+    service = get_booking_service()
+    event = service.get_event(ref.event_id)
+    entry = service.waiting_entry(event.id, email=ref.email)
+    if entry is None or entry.offer_id != ref.registration_id:
+        return _offer_page(request, event, entry, "gone", 410)
+    if request.method == "POST":
+        rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request),
+                          message=OFFER_LIMITED)
+        if request.POST.get("action") == "decline":
+            return _decline(request, service, event, entry)
+        return _accept(request, service, event, entry)
+    if entry.status == OFFERED and entry.offer_expires_at > timezone.now():
+        return _offer_page(request, event, entry, "closed" if event.has_started else "open",
+                           409 if event.has_started else 200)
+    return _offer_page(request, event, entry, "booked" if entry.status == BOOKED else "ended",
+                       200 if entry.status == BOOKED else 410)
+
+
+def _accept(request, service, event, entry):
+    started = timezone.now()
+    try:
+        registration = service.accept_offer(event.id, email=entry.email)
+    except (OfferExpired, NotWaiting) as error:
+        return _offer_page(request, event, entry, "ended", status_for(error))
+    except BookingClosed as error:
+        return _offer_page(request, event, entry, "closed", status_for(error))
+    if registration.registered_at >= started:  # a repeated click answers the first booking
+        mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)
+    return see_other(booked_url(registration))
+
+
+def _decline(request, service, event, entry):
+    try:
+        service.leave_waiting_list(event.id, email=entry.email)
+    except NotWaiting:  # already ended: say how, never "passed on" for a seat they took
+        ended = service.waiting_entry(event.id, email=entry.email) or entry
+        if ended.status == BOOKED:
+            return _offer_page(request, event, ended, "booked")
+    return _offer_page(request, event, entry, "declined")
+
+
+def _offer_page(request, event, entry, state, status=200):
+    return render(request, "booking/waitlist_offer.html",
+                  {"event": event, "entry": entry, "state": state}, status=status)

@@ -1,0 +1,61 @@
+"""The admin's waiting-list page: order, places and offers; removing people."""
+import pytest
+from django.urls import reverse
+
+from booking.waitlist import engine as waitlist_engine
+
+pytestmark = pytest.mark.django_db
+
+
+def admin_url(name, *args):
+    return reverse(f"admin:booking_dynamoevent_{name}", args=args)
+
+
+@pytest.fixture
+def lined_up(service):
+    """A full one-seat event, three people waiting, the seat freed and offered to the first."""
+    event = service.create_event(name="Talk", capacity=1, strategy="slots")
+    service.book(event.id, name="Ada", email="ada@example.com")
+    for name in ("Bo", "Cy", "Di"):
+        service.join_waiting_list(event.id, name=name, email=f"{name.lower()}@example.com")
+    service.cancel(event.id, email="ada@example.com")
+    waitlist_engine.flush()  # the offer made right after
+    return event
+
+
+def test_waiting_list__shows_order_places_and_offer(admin_client, lined_up):
+    response = admin_client.get(admin_url("waiting_list", lined_up.id))
+
+    html = response.content.decode()
+    rows = [(entry.email, place, entry.status) for entry, place, _ in response.context["rows"]]
+    assert response.status_code == 200
+    assert rows == [("bo@example.com", None, "offered"), ("cy@example.com", 1, "waiting"),
+                    ("di@example.com", 2, "waiting")]
+    assert "0 confirmed and 1 held for offers, of 1 seats" in html and "2 waiting" in html
+
+
+def test_waiting_list__remove_offered_person__seat_offered_to_next(admin_client, service,
+                                                                    lined_up):
+    response = admin_client.post(admin_url("waiting_list", lined_up.id),
+                                 {"action": "remove_selected", "selected": ["bo@example.com"]})
+
+    assert response.status_code == 302
+    assert [(e.email, e.status) for e in service.waiting_list(lined_up.id)] == [
+        ("bo@example.com", "left"), ("cy@example.com", "offered"), ("di@example.com", "waiting")]
+
+
+def test_waiting_list__view_only_staff__cannot_remove(client, django_user_model, service,
+                                                     lined_up):
+    from django.contrib.auth.models import Permission
+
+    user = django_user_model.objects.create_user("viewer", password="pw", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_dynamoevent"))
+    client.force_login(user)
+
+    page = client.get(admin_url("waiting_list", lined_up.id))
+    refused = client.post(admin_url("waiting_list", lined_up.id),
+                          {"action": "remove_selected", "selected": ["cy@example.com"]})
+
+    assert page.status_code == 200 and "remove_selected" not in page.content.decode()
+    assert refused.status_code == 403
+    assert service.waiting_entry(lined_up.id, email="cy@example.com").status == "waiting"

@@ -1,0 +1,174 @@
+"""Waiting-list races: 3 OS processes x 16 threads joining, cancelling, booking, leaving,
+accepting (twice each, as a double click does) and running the worker's pass at once,
+against the session's DynamoDB Local, while offers expire, on one event per guarded
+strategy in the same run (for ``streams``, stream deciders run among them and a booking
+is a request that they decide). Every guarded strategy keeps the invariants; the
+careless-accept control (``harness/waitlist_controls.py``) is caught by the very same
+checks."""
+import multiprocessing
+import time
+from collections import Counter
+
+import pytest
+
+from booking import wiring
+from booking.waitlist import engine as waitlist_engine
+from booking.strategies.streams.decider import StreamDecider
+from harness.waitlist_controls import waitlist_control_service
+from tests.concurrency.test_booking_races import stored_registrations
+
+pytestmark = pytest.mark.concurrency
+
+PROCESSES = 3
+THREADS = 16
+CAPACITY = 8
+START_DELAY = 5.0  # the offers are made and every process is set up by then
+PHASE_GAP = 2.0
+BOOKED = [f"b{n}@example.com" for n in range(CAPACITY)]
+WAITING = [f"w{n}@example.com" for n in range(12)]
+STRANGERS = [f"s{n}@example.com" for n in range(4)]
+JOINERS = [f"j{n}@example.com" for n in range(12)]
+
+
+def race(server, phases, start_at):
+    from booking.wiring import get_booking_service
+
+    env = {"DYNAMODB_ENDPOINT_URL": server.url,
+           "DYNAMODB_TABLE_PREFIX": get_booking_service().store.table_prefix,
+           "BOOKING_WAITLIST_OFFER_SECONDS": "60"}
+    from tests.concurrency.waitlist_workers import run_tasks
+
+    shares = [[phase[i::PROCESSES] for phase in phases] for i in range(PROCESSES)]
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(PROCESSES) as pool:
+        runs = [pool.apply_async(run_tasks, (env, share, THREADS, start_at, PHASE_GAP))
+                for share in shares]
+        return [outcome for run in runs for outcome in run.get(timeout=240)]
+
+
+def prepare(service, strategy):
+    """A full event: 8 booked, 12 people waiting."""
+    event = service.create_event(name=f"Waiting {strategy}", capacity=CAPACITY,
+                                 strategy=strategy)
+    for email in BOOKED:
+        service.book(event.id, name="Booked", email=email)
+    decide_everything(service)
+    for email in WAITING:
+        service.join_waiting_list(event.id, name="Waiting", email=email)
+    return event
+
+
+def offer(service, event, start_at, expiries):
+    """Cancel the first booked, so that the first in line are offered seats that lapse
+    ``expiries[i]`` seconds after the race starts."""
+    for email, expires_after_start in zip(BOOKED, expiries):
+        service.waitlist.engine.offer_seconds = start_at + expires_after_start - time.time()
+        service.cancel(event.id, email=email)
+        waitlist_engine.flush()  # the offer made right after (its own time)
+    offered = [e.email for e in service.waiting_list(event.id) if e.status == "offered"]
+    assert offered == WAITING[:len(expiries)]
+    service.waitlist.engine.offer_seconds = 60
+
+
+def decide_everything(service):
+    """Decide every pending streams request, as the worker's stream decider does."""
+    decider = StreamDecider(service.strategy("streams"))
+    while not decider.run_pass()[1]:
+        pass
+
+
+def interleave(*task_lists):
+    """Tasks of several events alternating, so the events race at the same moments."""
+    longest = max(len(tasks) for tasks in task_lists)
+    return [tasks[i] for i in range(longest) for tasks in task_lists if i < len(tasks)]
+
+
+def violations(server, service, event, outcomes):
+    """Every invariant the race can break for ``event``, as strings (empty when all hold)."""
+    outcomes = [o[1:] for o in outcomes if o[0] == event.id]
+    decide_everything(service)  # what the worker does next; it must leave all in order
+    service.waiting_list_pass()
+    found = [f"{v.invariant}: {v.detail or v.found}" for v in service.audit(event.id)]
+    stored = stored_registrations(server, event)
+    availability = service.availability(event.id)
+    if len(stored) > event.capacity:
+        found.append(f"overbooked: {len(stored)} stored for {event.capacity} seats")
+    if availability.confirmed + availability.held > event.capacity:
+        found.append(f"overbooked: {availability}")
+    if [e for e, n in Counter(stored).items() if n > 1]:
+        found.append("registered twice")
+    answered, cancelled = {}, set()
+    for kind, email, outcome, rid in outcomes:
+        if (kind, outcome) == ("book", "ok") and event.strategy == "streams":
+            decided = service.find_registration(event.id, email=email)  # told by e-mail
+            if decided and decided.status == "confirmed":
+                answered.setdefault(email, set()).add(decided.registration_id)
+        elif kind in ("accept", "book") and outcome == "ok":
+            answered.setdefault(email, set()).add(rid)
+        if (kind, outcome) == ("cancel", "ok"):
+            cancelled.add(email)
+    for email, rids in answered.items():
+        if email in cancelled:  # booked, then cancelled in the second phase
+            continue
+        stored_one = service.find_registration(event.id, email=email)
+        if len(rids) > 1 or stored_one is None or stored_one.registration_id not in rids:
+            found.append(f"told {email} 'booked' ({rids}) but stored {stored_one}")
+    for email in set(stored) - set(answered) - set(BOOKED):
+        found.append(f"{email} registered without being told so")
+    return found
+
+
+def test_race__join_cancel_book_accept_at_once__invariants_hold(server_store):
+    service = waitlist_control_service()
+    wiring.install(service)
+    events = [prepare(service, strategy)
+              for strategy in ("aggregate", "lock_table", "slots", "streams")]
+    start_at = time.time() + START_DELAY
+    for event in events:
+        # Two of the four offers lapse 20 and 100 ms into the race (their accepts book or
+        # refuse, never both; bookings may take their seats after), two last.
+        offer(service, event, start_at, (0.02, 0.1, 30, 30))
+
+    def everything(e):
+        return [(e, k, m) for k, m in
+                [("join", x) for x in JOINERS[:6]] + [("accept", x) for x in WAITING[:4]] * 2
+                + [("book", x) for x in STRANGERS] + [("cancel", x) for x in BOOKED[4:]]
+                + [("accept", x) for x in WAITING[4:8]] + [("leave", x) for x in WAITING[8:10]]
+                + [("pass", "")] + [("decide", "")] * 3]
+
+    def again(e):  # people who booked cancel, others join, accept (again), the worker runs
+        return [(e, k, m) for k, m in
+                [("cancel", x) for x in STRANGERS[:2]] + [("join", x) for x in JOINERS[6:]]
+                + [("accept", x) for x in WAITING[:8]] + [("pass", "")] + [("decide", "")] * 2]
+
+    outcomes = race(server_store, [interleave(*(everything(e.id) for e in events)),
+                                   interleave(*(again(e.id) for e in events))], start_at)
+
+    assert len(outcomes) == sum(len(everything(e.id)) + len(again(e.id)) for e in events)
+    for event in events:
+        mine = [o[1:] for o in outcomes if o[0] == event.id]
+        joins = Counter(outcome for kind, _, outcome, _ in mine if kind == "join")
+        assert joins["ok"] + joins["SeatsAvailable"] == len(JOINERS), (event.strategy, joins)
+        assert [o for k, e, o, _ in mine if k == "cancel" and e in BOOKED] == ["ok"] * 4
+        assert violations(server_store, service, event, outcomes) == [], event.strategy
+
+
+@pytest.mark.parametrize("control", ["careless_accept", "careless_streams_accept"])
+def test_race__careless_accept_control__is_caught_overbooking(server_store, control):
+    # Offers lapsed before the race: bookings (lock_table) and the next offers after the
+    # cancellations take their seats over, then the careless accepts (no "hold unexpired"
+    # condition) book seats that no longer exist.
+    service = waitlist_control_service()
+    wiring.install(service)
+    event = prepare(service, control)
+    start_at = time.time() + START_DELAY
+    offer(service, event, start_at, (-1.0,) * 4)
+    first = [(event.id, k, m) for k, m in [("book", x) for x in STRANGERS]
+             + [("cancel", x) for x in BOOKED[4:]] + [("join", x) for x in JOINERS]]
+    offers = [(event.id, "offer", "")] * 3  # lapsed holds taken over by the next in line
+    then = [(event.id, "accept", x) for x in WAITING[:4]] * 2
+
+    outcomes = race(server_store, [first, offers, then], start_at)
+
+    found = violations(server_store, service, event, outcomes)
+    assert any("overbooked" in v or "within_capacity" in v for v in found), found

@@ -1,0 +1,168 @@
+"""The waiting list's public pages and e-mails: joining from the full event page, the
+offer e-mail's link, taking or passing on the seat, and offers that ended."""
+import json
+import re
+import time
+from io import StringIO
+
+import pytest
+from django.core import mail
+from django.core.management import call_command
+from django.urls import reverse
+
+from booking.mail import sender as booking_mail
+from booking.waitlist import engine as waitlist_engine
+from booking.links import offer_token
+from tests.web.test_signup import form_page
+
+
+@pytest.fixture
+def full_event(service):
+    event = service.create_event(name="Small room", capacity=1, strategy="lock_table")
+    service.book(event.id, name="Ada", email="ada@example.com")
+    booking_mail.flush()
+    mail.outbox.clear()
+    return event
+
+
+def join(client, event_id, *, name="Bo Peep", email="Bo@Example.com"):
+    token = form_page(client, event_id)[1]
+    return client.post(reverse("booking:waitlist_join", args=[event_id]),
+                       {"name": name, "email": email, "token": token})
+
+
+def worker():
+    out = StringIO()
+    call_command("booking_worker", "--once", "--min-age", "0", "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+def offer_link(message) -> str:
+    return re.search(r"http://[^/\s]+(/offers/[^/\s]+/)", message.body).group(1)
+
+
+def test_full_event_page__join__place_in_line_shown_and_stored(client, service, full_event):
+    join(client, full_event.id, name="Cy", email="cy@example.com")
+
+    response = join(client, full_event.id)
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "on the waiting list" in html and "number 2" in html
+    assert [(e.email, e.status) for e in service.waiting_list(full_event.id)] == [
+        ("cy@example.com", "waiting"), ("bo@example.com", "waiting")]
+
+
+def test_join__bad_email__400_nothing_stored(client, service, full_event):
+    response = join(client, full_event.id, email="not-an-address")
+
+    assert response.status_code == 400
+    assert "Join the waiting list" in response.content.decode()
+    assert service.waiting_list(full_event.id) == []
+
+
+def test_join__seat_free_again__back_to_the_event_page(client, service, full_event):
+    token = form_page(client, full_event.id)[1]
+    service.cancel(full_event.id, email="ada@example.com")
+    waitlist_engine.flush()  # the offer made right after
+
+    response = client.post(reverse("booking:waitlist_join", args=[full_event.id]),
+                           {"name": "Bo", "email": "bo@example.com", "token": token})
+
+    assert response.status_code == 303
+    assert service.waiting_list(full_event.id) == []
+
+
+def test_offer_email__take_the_seat__booked_and_confirmed_once(client, service, full_event):
+    join(client, full_event.id)
+    service.cancel(full_event.id, email="ada@example.com")
+    waitlist_engine.flush()  # the offer made right after
+
+    assert worker() == {"sent": 3}  # Ada's confirmation and cancellation, Bo's offer
+    [offer] = [m for m in mail.outbox if m.extra_headers["X-Booking-Message"].startswith("offer-")]
+    mail.outbox.clear()
+    page = client.get(offer_link(offer))
+    accepted = client.post(offer_link(offer), {"action": "accept"})
+    again = client.post(offer_link(offer), {"action": "accept"})
+    booking_mail.flush()
+
+    assert offer.to == ["Bo@Example.com"] and "holding it for you" in offer.body
+    assert page.status_code == 200 and "Take the seat" in page.content.decode()
+    assert accepted.status_code == 303 and again.status_code == 303
+    assert accepted["Location"] == again["Location"]
+    assert service.find_registration(full_event.id, email="bo@example.com") is not None
+    assert [m.subject for m in mail.outbox] == ["Booked: Small room"]
+    assert "You took this seat" in client.get(offer_link(offer)).content.decode()
+
+
+def test_offer_page__pass_it_on__next_in_line_offered(client, service, full_event):
+    join(client, full_event.id)
+    join(client, full_event.id, name="Cy", email="cy@example.com")
+    service.cancel(full_event.id, email="ada@example.com")
+    waitlist_engine.flush()  # the offer made right after
+    entry = service.waiting_entry(full_event.id, email="bo@example.com")
+    link = reverse("booking:offer", args=[offer_token(full_event.id, entry.email, entry.offer_id)])
+
+    response = client.post(link, {"action": "decline"})
+
+    assert response.status_code == 200 and "Seat passed on" in response.content.decode()
+    assert [e.status for e in service.waiting_list(full_event.id)] == ["left", "offered"]
+
+
+def test_offer_page__pass_it_on_after_taking_it__says_the_seat_is_booked(client, service,
+                                                                         full_event):
+    join(client, full_event.id)
+    service.cancel(full_event.id, email="ada@example.com")
+    waitlist_engine.flush()  # the offer made right after
+    entry = service.waiting_entry(full_event.id, email="bo@example.com")
+    link = reverse("booking:offer", args=[offer_token(full_event.id, entry.email, entry.offer_id)])
+    client.post(link, {"action": "accept"})
+
+    response = client.post(link, {"action": "decline"})  # a second tab, an older page
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "You took this seat" in html and "passed on" not in html
+    assert service.find_registration(full_event.id, email="bo@example.com") is not None
+
+
+def test_offer_page__expired__410_and_nothing_booked(client, service, full_event):
+    service.waitlist.engine.offer_seconds = 0.2
+    join(client, full_event.id)
+    service.cancel(full_event.id, email="ada@example.com")
+    waitlist_engine.flush()  # the offer made right after
+    entry = service.waiting_entry(full_event.id, email="bo@example.com")
+    link = reverse("booking:offer", args=[offer_token(full_event.id, entry.email, entry.offer_id)])
+    time.sleep(0.3)
+
+    page = client.get(link)
+    response = client.post(link, {"action": "accept"})
+
+    assert page.status_code == 410 and "has ended" in page.content.decode()
+    assert response.status_code == 410
+    assert service.find_registration(full_event.id, email="bo@example.com") is None
+
+
+def test_offer_page__event_started__409_closed_and_nothing_booked(client, service, full_event):
+    from tests.waitlist.test_waitlist import start_now
+
+    join(client, full_event.id)
+    service.cancel(full_event.id, email="ada@example.com")
+    waitlist_engine.flush()  # the offer made right after
+    entry = service.waiting_entry(full_event.id, email="bo@example.com")
+    link = reverse("booking:offer", args=[offer_token(full_event.id, entry.email, entry.offer_id)])
+    start_now(service, full_event)
+
+    page = client.get(link)
+    response = client.post(link, {"action": "accept"})
+
+    assert page.status_code == 409 and "This event has started" in page.content.decode()
+    assert "Take the seat" not in page.content.decode()
+    assert response.status_code == 409 and "This event has started" in response.content.decode()
+    assert service.find_registration(full_event.id, email="bo@example.com") is None
+
+
+def test_offer_page__forged_link__400(client, full_event):
+    response = client.get(reverse("booking:offer", args=["not-a-real-token"]))
+
+    assert response.status_code == 400
