@@ -31,7 +31,7 @@ def test_waiting_list__shows_order_places_and_offer(admin_client, lined_up):
     assert response.status_code == 200
     assert rows == [("bo@example.com", None, "offered"), ("cy@example.com", 1, "waiting"),
                     ("di@example.com", 2, "waiting")]
-    assert "0 confirmed and 1 held for offers, of 1 seats" in html and "2 waiting" in html
+    assert "0 confirmed and 1 held for offers, of 1 seat." in html and "2 waiting" in html
 
 
 def test_waiting_list__remove_offered_person__seat_offered_to_next(admin_client, service,
