@@ -210,8 +210,8 @@ def test_cancel__registration_stored_under_earlier_key__still_found_and_cancelle
 # --- request bodies --------------------------------------------------------------------
 def test_signup__multipart_with_file__415_nothing_stored(service, event, tmp_path):
     multipart = Client()  # Django's own client posts multipart/form-data
-    upload = tmp_path / "big.bin"
-    upload.write_bytes(b"x" * (2 * 1024 * 1024))
+    upload = tmp_path / "small.bin"  # within the body limit: larger ones answer 413
+    upload.write_bytes(b"x" * (16 * 1024))
     token = form_page(multipart, event.id)[1]
     with upload.open("rb") as part:
         response = multipart.post(reverse("booking:event_detail", args=[event.id]), {
@@ -283,6 +283,56 @@ def test_create_event__start_with_offset__stored_in_utc(service):
 
     stored = service.get_event(event.id).starts_at
     assert stored.isoformat() == "2030-05-01T16:00:00+00:00"
+
+
+class CountingInput:
+    """A WSGI body that records how much of it anyone read."""
+
+    def __init__(self, body: bytes):
+        self.body, self.read_bytes = body, 0
+
+    def read(self, size=-1):
+        chunk = self.body[self.read_bytes:] if size is None or size < 0 else \
+            self.body[self.read_bytes:self.read_bytes + size]
+        self.read_bytes += len(chunk)
+        return chunk
+
+    def readline(self, size=-1):
+        return self.read(size)
+
+
+def wsgi_post(path: str, body: bytes, content_type: str):
+    """POST ``body`` through the whole WSGI stack; (status, bytes of the body read)."""
+    from django.core.handlers.wsgi import WSGIHandler
+    from django.test import RequestFactory
+
+    environ = dict(RequestFactory().generic("POST", path, b"", content_type=content_type).environ)
+    environ["CONTENT_LENGTH"], stream = str(len(body)), CountingInput(body)
+    environ["wsgi.input"] = stream
+    statuses = []
+    WSGIHandler()(environ, lambda status, headers, *exc: statuses.append(status))
+    return int(statuses[0].split()[0]), stream.read_bytes
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/admin/login/", "/admin/password_change/", "/",
+                                  "/events/" + "0" * 32 + "/"])
+@pytest.mark.parametrize("megabytes", [20, 100])
+def test_request__body_over_the_limit__413_before_anything_reads_it(path, megabytes):
+    body = b"--x\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a\"\r\n\r\n"
+    body += b"\0" * (megabytes * 1024 * 1024)
+
+    status, read = wsgi_post(path, body, "multipart/form-data; boundary=x")
+
+    assert (status, read) == (413, 0)
+
+
+@pytest.mark.django_db
+def test_request__body_within_the_limit__goes_on_to_the_usual_checks(service, event):
+    status, _ = wsgi_post(f"/events/{event.id}/", b"name=Ada&email=ada%40example.com",
+                          "application/x-www-form-urlencoded")
+
+    assert status == 403  # no CSRF cookie: refused by the next check, not by its size
 
 
 @pytest.mark.parametrize("starts_at", [FAR_FUTURE, YEAR_ONE, "9999-12-31T23:59"])
