@@ -44,6 +44,18 @@ def test_waiting_list__remove_offered_person__seat_offered_to_next(admin_client,
         ("bo@example.com", "left"), ("cy@example.com", "offered"), ("di@example.com", "waiting")]
 
 
+def test_waiting_list__remove_someone_no_longer_waiting__says_nobody_was_removed(
+        admin_client, service, lined_up):
+    service.leave_waiting_list(lined_up.id, email="di@example.com")
+
+    response = admin_client.post(admin_url("waiting_list", lined_up.id),
+                                 {"action": "remove_selected", "selected": ["di@example.com"]},
+                                 follow=True)
+
+    page = response.content.decode()
+    assert "Nobody was removed" in page and "Removed 0" not in page
+
+
 def test_waiting_list__view_only_staff__cannot_remove(client, django_user_model, service,
                                                      lined_up):
     from django.contrib.auth.models import Permission
