@@ -22,6 +22,22 @@ REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 _ALLOWED_FORMAT_CHARACTERS = {"\u200c", "\u200d"}
 # Letters that render as nothing (Hangul fillers): they do not make a name visible.
 _INVISIBLE_LETTERS = {"\u115f", "\u1160", "\u3164", "\uffa0"}
+# Unicode's default-ignorable code points (DerivedCoreProperties.txt) that are not already
+# control or format characters: they render as nothing. Plus the braille blank, which
+# renders as a blank.
+_INVISIBLE_RANGES = (
+    (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
+    (0x2800, 0x2800), (0x3164, 0x3164), (0xFFA0, 0xFFA0), (0x1D173, 0x1D17A),
+    (0xE0000, 0xE00FF), (0xE01F0, 0xE0FFF),
+)
+_JOINERS = {"\u200c", "\u200d"}
+# Scripts whose shaping uses zero-width (non-)joiners between letters (names of Unicode
+# characters start with their script).
+_JOINING_SCRIPTS = ("ARABIC", "SYRIAC", "NKO", "MONGOLIAN", "DEVANAGARI", "BENGALI",
+                    "GURMUKHI", "GUJARATI", "ORIYA", "TAMIL", "TELUGU", "KANNADA",
+                    "MALAYALAM", "SINHALA", "KHMER", "MYANMAR", "TIBETAN", "THAANA")
+# More combining marks than this on one letter is a flood (no script stacks more).
+MAX_MARKS_PER_LETTER = 4
 # Event starts outside this range are typing mistakes (and the far ends of the calendar
 # cannot be shown in every time zone).
 EARLIEST_START = datetime(2000, 1, 1, tzinfo=dt_timezone.utc)
@@ -50,6 +66,60 @@ def has_letter_or_digit(value: str) -> bool:
                for char in value)
 
 
+def _script(char: str) -> str:
+    return unicodedata.name(char, "").split(" ", 1)[0]
+
+
+def _joiner_in_place(value: str, index: int) -> bool:
+    """A joiner between two characters of a script that shapes with it, or (ZWJ) between
+    two emoji of a sequence such as a family."""
+    if index == 0 or index == len(value) - 1:
+        return False
+    before, after = value[index - 1], value[index + 1]
+    if value[index] == "\u200d" and unicodedata.category(before) == "So" == unicodedata.category(
+            after.replace("\ufe0f", "")[:1] or "x"):
+        return True
+    return any(_script(c) in _JOINING_SCRIPTS for c in (before, after)) and not (
+        {before, after} & _JOINERS or before.isspace() or after.isspace())
+
+
+def _selector_in_place(value: str, index: int) -> bool:
+    """A variation selector right after the symbol or ideograph it chooses a form of."""
+    if index == 0:
+        return False
+    before = value[index - 1]
+    return unicodedata.category(before) in ("So", "Sm") or _script(before) == "CJK"
+
+
+def invisible_character(value: str) -> str | None:
+    """The first character that renders as nothing or as a blank where it stands (fillers,
+    default-ignorables, a joiner or selector out of place, a flood of combining marks), or
+    None."""
+    marks = 0
+    for index, char in enumerate(value):
+        code = ord(char)
+        if char in _JOINERS:
+            if not _joiner_in_place(value, index):
+                return char
+            continue
+        if 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF:
+            if not _selector_in_place(value, index):
+                return char
+            continue
+        if any(low <= code <= high for low, high in _INVISIBLE_RANGES):
+            return char
+        marks = marks + 1 if unicodedata.category(char) in ("Mn", "Me") else 0
+        if marks > MAX_MARKS_PER_LETTER:
+            return char
+    return None
+
+
+def has_visible_character(value: str) -> bool:
+    """A letter, digit, punctuation mark or symbol that is not a filler."""
+    return any(unicodedata.category(char)[0] in "LNPS" and char not in _INVISIBLE_LETTERS
+               for char in value)
+
+
 def clean_text(value, *, field: str, label: str, max_length: int) -> str:
     if not isinstance(value, str):
         raise InvalidBooking(f"{label} must be text.", field=field)
@@ -61,6 +131,14 @@ def clean_text(value, *, field: str, label: str, max_length: int) -> str:
     if has_control_characters(value):
         raise InvalidBooking(f"{label} must not contain control characters or line breaks.",
                              field=field)
+    hidden = invisible_character(value)
+    if hidden is not None:
+        raise InvalidBooking(
+            f"{label} contains a character that does not show (U+{ord(hidden):04X}, "
+            f"{unicodedata.name(hidden, 'unnamed').lower()}). Please type it without.",
+            field=field)
+    if not has_visible_character(value):
+        raise InvalidBooking(f"{label} must contain letters, digits or symbols.", field=field)
     return unicodedata.normalize("NFC", value)
 
 
@@ -79,6 +157,13 @@ def clean_event_name(value) -> str:
 # one key never names two mailboxes.
 _IDNA_DEVIATIONS = {"\u00df", "\u03c2", "\u200c", "\u200d"}
 INVALID_EMAIL = "Enter a valid e-mail address."
+PLAIN_EMAIL = ("Please type the address itself, such as name@example.com (no quotes, "
+               "encoded words or bracketed domains).")
+# An RFC 2047 encoded word (=?charset?B?...?=): mail software decodes it to another
+# mailbox, so the same person could book again under a new spelling.
+_ENCODED_WORD = re.compile(r"=\?[^?\s]*\?[bBqQ]\?[^?\s]*\?=")
+# A dot-atom local part (RFC 5322): what a quoted local part may unquote to.
+_DOT_ATOM = re.compile(r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$")
 NON_ASCII_LOCAL_PART = ("Please use an address whose part before the @ has no accents or "
                         "non-Latin letters: we cannot deliver to those yet.")
 
@@ -95,9 +180,22 @@ def clean_typed_email(value) -> str:
             f"E-mail must be at most {EMAIL_MAX_LENGTH} characters.", field="email")
     if has_control_characters(email):
         raise InvalidBooking("E-mail must not contain control characters.", field="email")
+    if _ENCODED_WORD.search(email):
+        raise InvalidBooking(PLAIN_EMAIL, field="email")
     local, at, domain = email.rpartition("@")
     if not at or not local:
         raise InvalidBooking(INVALID_EMAIL, field="email")
+    if domain.startswith("["):  # an address literal: nobody types one for themselves
+        raise InvalidBooking(PLAIN_EMAIL, field="email")
+    if len(local) >= 2 and local[0] == local[-1] == '"':
+        # "carol"@example.com is carol@example.com; a local part that needs its quotes is
+        # not an address a person would type.
+        if not _DOT_ATOM.match(local[1:-1]):
+            raise InvalidBooking(PLAIN_EMAIL, field="email")
+        local = local[1:-1]
+        email = f"{local}@{domain}"
+    elif '"' in local:
+        raise InvalidBooking(PLAIN_EMAIL, field="email")
     if not local.isascii():
         # SMTPUTF8 is not supported end to end; refusing beats mailing a mangled address.
         raise InvalidBooking(NON_ASCII_LOCAL_PART, field="email")
@@ -218,7 +316,7 @@ def clean_starts_at(value, *, time_zone=None, field="starts_at",
     if timezone.is_naive(value):
         from booking.times import zone
 
-        value = timezone.make_aware(value, zone(time_zone))
+        value = _existing_wall_time(value, zone(time_zone), field=field, label=label)
     latest = timezone.now() + timedelta(days=365 * LATEST_START_YEARS)
     try:
         value = value.astimezone(dt_timezone.utc)  # stored in UTC
@@ -228,6 +326,44 @@ def clean_starts_at(value, *, time_zone=None, field="starts_at",
         raise InvalidBooking(
             f"{label} must be between {EARLIEST_START:%Y} and {latest:%Y}.", field=field)
     return value
+
+
+def _exists(naive: datetime, tz) -> bool:
+    aware = naive.replace(tzinfo=tz)
+    return aware.astimezone(dt_timezone.utc).astimezone(tz).replace(tzinfo=None) == naive
+
+
+def _offset(moment: datetime) -> str:
+    """'+01:00', as ISO 8601 writes an offset."""
+    text = moment.strftime("%z")
+    return f"{text[:3]}:{text[3:]}"
+
+
+def _existing_wall_time(naive: datetime, tz, *, field: str, label: str) -> datetime:
+    """``naive`` read in ``tz``; refused inside a daylight-saving gap (it never happens)
+    or overlap (it happens twice), naming the valid times nearby."""
+    first, second = naive.replace(tzinfo=tz, fold=0), naive.replace(tzinfo=tz, fold=1)
+    try:
+        if first.utcoffset() == second.utcoffset():
+            return first
+    except OverflowError:
+        return first  # the range check that follows refuses it
+    shown = f"{naive:%Y-%m-%d %H:%M}"
+    if _exists(naive, tz):  # an overlap: the clocks go back past this time
+        raise InvalidBooking(
+            f"{label} {shown} happens twice in {tz.key} (the clocks go back that night). "
+            f"Write it with its offset: {shown}{_offset(first)} for the first time or "
+            f"{shown}{_offset(second)} for the second.", field=field)
+    minute = timedelta(minutes=1)
+    before, after = naive - minute, naive + minute
+    while not _exists(before, tz):
+        before -= minute
+    while not _exists(after, tz):
+        after += minute
+    raise InvalidBooking(
+        f"{label} {shown} does not exist in {tz.key}: the clocks go forward that night, "
+        f"from {before + minute:%H:%M} straight to {after:%H:%M}. Choose {before:%H:%M} or "
+        f"{after:%H:%M}.", field=field)
 
 
 def clean_request_id(value) -> str | None:

@@ -51,6 +51,7 @@ class WebSettings:
     trusted_proxy_count: int  # proxies whose X-Forwarded-For entry is believed
     rates: dict  # abuse limit name -> its rate text ("10/10m" or "off")
     default_strategy: str  # the admin's preselected size
+    max_body_bytes: int  # a request body over this answers 413 before anything reads it
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,8 @@ def web_settings() -> WebSettings:
         permissions_policy=settings.PERMISSIONS_POLICY,
         trusted_proxy_count=settings.TRUSTED_PROXY_COUNT,
         rates={name: getattr(settings, setting) for name, setting in RATE_SETTINGS.items()},
-        default_strategy=settings.BOOKING_DEFAULT_STRATEGY)
+        default_strategy=settings.BOOKING_DEFAULT_STRATEGY,
+        max_body_bytes=settings.REQUEST_BODY_MAX_BYTES)
 
 
 def worker_settings() -> WorkerSettings:

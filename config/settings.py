@@ -123,6 +123,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Bounded request size: the signup form is small.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=64 * 1024)
+# Any request body larger than this (by its Content-Length) answers 413 before a view, the
+# CSRF check or a form reads it, on every path, the admin's included. The site takes no
+# uploads, so the form limit above and a margin for multipart framing are plenty.
+REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=128 * 1024)
 
 # --- DynamoDB -----------------------------------------------------------------
 # Empty DYNAMODB_ENDPOINT_URL means "AWS's own endpoint for AWS_REGION".

@@ -44,5 +44,9 @@ def remove_selected(service, request, event):
     if removed:
         admin_log.record(request, event, admin_log.CHANGE,
                          f"Removed {len(removed)} from the waiting list: {', '.join(removed)}.")
+    if not removed:
+        messages.warning(request, "Nobody was removed: they had left the list, booked or "
+                                  "their offer had ended meanwhile.")
+        return
     messages.success(request, f"Removed {len(removed)} from the waiting list; any seat held "
                               "for them was offered to the next in line.")

@@ -2,7 +2,7 @@
 against the invariants by its strategy, derived data fixed under a time-limited lease."""
 from collections.abc import Iterator
 
-from booking import validation
+from booking import times, validation
 from booking.strategies.audit import RepairReport, Violation, fix_version, version_violation
 from booking.service.catalog import EventCatalog
 from booking.dynamo import items
@@ -34,7 +34,7 @@ class Audits:
         Raises ``EventNotFound``.
         """
         event, item = self._event_for_audit(event_id)
-        found = version_violation(event.id, item)
+        found = version_violation(event.id, item) + time_violation(event)
         found += self.catalog.strategies[event.strategy].audit(event)
         for check in self.checks:
             found += check(event)
@@ -69,3 +69,18 @@ class Audits:
         version = item.get("version")
         usable = version if isinstance(version, int) else 0  # reported, not trusted
         return items.event_from_item({**item, "version": usable}), item
+
+
+TIME_SHOWABLE = "event_time_showable"
+
+
+def time_violation(event: Event) -> list[Violation]:
+    """A stored zone nobody knows, or a start or end that cannot be shown in its zone: the
+    pages say "date to be announced" until an organizer sets the time again."""
+    bad = [moment for moment in (event.starts_at, event.ends_at)
+           if moment is not None and not times.showable(moment, event.time_zone)]
+    if not bad:
+        return []
+    return [Violation(event.id, TIME_SHOWABLE, "a time shown in a known zone",
+                      f"{bad[0].isoformat()} in {event.time_zone!r}",
+                      "set the event's time zone and start again in the admin")]

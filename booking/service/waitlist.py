@@ -37,9 +37,10 @@ class WaitlistService:
         self.strategies = catalog.strategies
 
     def has_waiting_list(self, event) -> bool:
-        """Whether people can queue for the event when it is full (its strategy holds
-        seats for offers: every product strategy does; the test-only control does not)."""
-        return self.strategies[event.strategy].holds_seats
+        """Whether people can queue for the event when it is full: its strategy holds seats
+        for offers (every product strategy does; the test-only control does not) and it
+        offers seats at all (capacity 0 means closed: no seat will ever free)."""
+        return self.strategies[event.strategy].holds_seats and event.capacity > 0
 
     def join_waiting_list(self, event_id, *, name, email, request_id=None) -> WaitlistEntry:
         """Put the person in line for a full event; return their entry.
@@ -57,7 +58,7 @@ class WaitlistService:
         event = self.catalog.get_event(event_id)
         if event.has_started:
             raise BookingClosed()
-        if not self.strategies[event.strategy].holds_seats:
+        if not self.has_waiting_list(event):
             raise InvalidBooking("This event has no waiting list.")
         if not self.bookings.availability(event_id).is_full:
             existing = self.engine.entry(event_id, key)

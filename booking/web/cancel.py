@@ -90,5 +90,6 @@ def cancelled(request, token):
     if active:  # not cancelled yet: ask first
         return redirect("booking:cancel", token=token)
     context = {"event": event, "availability": service.availability(event.id),
-               "withdrawn": request.GET.get("withdrawn") == "1"}
+               "withdrawn": request.GET.get("withdrawn") == "1",
+               "has_waiting_list": service.has_waiting_list(event)}
     return render(request, "booking/cancelled.html", context)

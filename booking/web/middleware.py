@@ -9,6 +9,7 @@ from booking.wiring import web_settings
 
 MULTIPART_REFUSED = "This site accepts only plain forms: file uploads are not accepted."
 CHARSET_REFUSED = "Please send forms encoded as UTF-8."
+TOO_LARGE = "This request is larger than this site accepts."
 
 
 def refusal(request, message: str, status: int):
@@ -28,8 +29,19 @@ def plain_forms_only(view):
     return view
 
 
+def _declared_length(request) -> int:
+    """The body's Content-Length (WSGI reads no more than that; 0 when absent)."""
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0
+
+
 class FormBodyMiddleware:
     """Refuse bodies a page does not accept, before the CSRF check or a form parses them.
+
+    A body longer than ``REQUEST_BODY_MAX_BYTES`` answers 413 on every path, the admin's
+    included, before anything reads it.
 
     A body in any charset but UTF-8 answers 400 instead of being decoded wrongly. Views
     marked ``plain_forms_only`` (signup, cancellation) answer a multipart body with 415:
@@ -40,6 +52,8 @@ class FormBodyMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        if _declared_length(request) > web_settings().max_body_bytes:
+            return refusal(request, TOO_LARGE, 413)  # nothing of the body was read
         _, params = parse_header_parameters(request.META.get("CONTENT_TYPE", ""))
         charset = params.get("charset")
         if charset is not None and not is_utf8(charset):

@@ -43,6 +43,9 @@ def booked_url(registration) -> str:
     return reverse("booking:booked", args=[registration.event_id, token])
 
 
+PAST_SHOWN = 10  # started events listed below the upcoming ones
+
+
 @require_safe
 @renders_booking_errors
 def event_list(request):
@@ -50,7 +53,10 @@ def event_list(request):
     events = service.list_events()
     seats = service.availabilities(events)
     rows = [(event, seats[event.id]) for event in events if event.id in seats]
-    return render(request, "booking/event_list.html", {"rows": rows})
+    # Soonest first; events that have started (and so closed) go below, latest first.
+    upcoming = [row for row in rows if not row[0].has_started]
+    past = [row for row in reversed(rows) if row[0].has_started][:PAST_SHOWN]
+    return render(request, "booking/event_list.html", {"rows": upcoming, "past": past})
 
 
 @plain_forms_only

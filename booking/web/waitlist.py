@@ -75,11 +75,13 @@ def offer(request, token):
         if request.POST.get("action") == "decline":
             return _decline(request, service, event, entry)
         return _accept(request, service, event, entry)
+    if entry.status == BOOKED:
+        return _offer_page(request, event, entry, "booked")
+    if event.has_started:  # nobody gets a seat any more: never "gone to the next person"
+        return _offer_page(request, event, entry, "closed", 409)
     if entry.status == OFFERED and entry.offer_expires_at > timezone.now():
-        return _offer_page(request, event, entry, "closed" if event.has_started else "open",
-                           409 if event.has_started else 200)
-    return _offer_page(request, event, entry, "booked" if entry.status == BOOKED else "ended",
-                       200 if entry.status == BOOKED else 410)
+        return _offer_page(request, event, entry, "open")
+    return _offer_page(request, event, entry, "ended", 410)
 
 
 def _accept(request, service, event, entry):

@@ -31,7 +31,7 @@ def test_waiting_list__shows_order_places_and_offer(admin_client, lined_up):
     assert response.status_code == 200
     assert rows == [("bo@example.com", None, "offered"), ("cy@example.com", 1, "waiting"),
                     ("di@example.com", 2, "waiting")]
-    assert "0 confirmed and 1 held for offers, of 1 seats" in html and "2 waiting" in html
+    assert "0 confirmed and 1 held for offers, of 1 seat." in html and "2 waiting" in html
 
 
 def test_waiting_list__remove_offered_person__seat_offered_to_next(admin_client, service,
@@ -42,6 +42,18 @@ def test_waiting_list__remove_offered_person__seat_offered_to_next(admin_client,
     assert response.status_code == 302
     assert [(e.email, e.status) for e in service.waiting_list(lined_up.id)] == [
         ("bo@example.com", "left"), ("cy@example.com", "offered"), ("di@example.com", "waiting")]
+
+
+def test_waiting_list__remove_someone_no_longer_waiting__says_nobody_was_removed(
+        admin_client, service, lined_up):
+    service.leave_waiting_list(lined_up.id, email="di@example.com")
+
+    response = admin_client.post(admin_url("waiting_list", lined_up.id),
+                                 {"action": "remove_selected", "selected": ["di@example.com"]},
+                                 follow=True)
+
+    page = response.content.decode()
+    assert "Nobody was removed" in page and "Removed 0" not in page
 
 
 def test_waiting_list__view_only_staff__cannot_remove(client, django_user_model, service,

@@ -14,7 +14,7 @@ def test_browser__streams_request__number_in_line_then_decided_by_the_worker(
     email = f"ada{uuid.uuid4().hex[:6]}@example.com"
 
     page.goto(live_site.url + f"/events/{event.id}/")
-    assert "1 request waiting for a decision" in page.locator("#seats-left").inner_text()
+    assert "1 earlier request is waiting for a decision" in page.locator("#seats-left").inner_text()
     page.get_by_label("Your name").fill("Ada Lovelace")
     page.get_by_label("E-mail").fill(email)
     page.get_by_role("button", name="Book my seat").click()

@@ -187,3 +187,47 @@ def test_list_events__start_with_offset_and_zone(service, berlin):
     call_command("list_events", "--json", stdout=out)
     [row] = json.loads(out.getvalue())
     assert row["starts_at"] == "2030-12-12T19:30:00+01:00" and row["time_zone"] == "Europe/Berlin"
+
+
+# --- local times that do not exist, or exist twice ------------------------------------
+@pytest.mark.parametrize(("starts_at", "zone", "named"), [
+    ("2030-03-31 02:30", "Europe/Berlin", ["02:00", "03:00", "01:59"]),   # clocks go forward
+    ("2030-03-10 02:15", "America/New_York", ["02:00", "03:00", "01:59"]),
+])
+def test_create__start_in_a_daylight_saving_gap__refused_naming_valid_times(
+        service, starts_at, zone, named):
+    with pytest.raises(InvalidBooking) as refused:
+        service.create_event(name="Night run", capacity=5, time_zone=zone, starts_at=starts_at)
+
+    assert refused.value.field == "starts_at" and "does not exist" in refused.value.message
+    assert all(time in refused.value.message for time in named)
+    assert service.list_events() == []
+
+
+def test_create__start_in_a_daylight_saving_overlap__refused_naming_both_offsets(service):
+    with pytest.raises(InvalidBooking) as refused:
+        service.create_event(name="Night run", capacity=5, time_zone="Europe/Berlin",
+                             starts_at="2030-10-27 02:30")
+
+    assert "happens twice" in refused.value.message
+    assert "2030-10-27 02:30+02:00" in refused.value.message
+    assert "2030-10-27 02:30+01:00" in refused.value.message
+    assert service.list_events() == []
+
+
+def test_create__overlap_time_with_its_offset__stored_as_that_instant(service):
+    event = service.create_event(name="Night run", capacity=5, time_zone="Europe/Berlin",
+                                 starts_at="2030-10-27 02:30+01:00")
+
+    assert event.starts_at == datetime(2030, 10, 27, 1, 30, tzinfo=timezone.utc)
+
+
+def test_admin_change__end_in_a_gap__error_at_field_nothing_changed(admin_client, service,
+                                                                     berlin):
+    response = admin_client.post(reverse("admin:booking_dynamoevent_change", args=[berlin.id]), {
+        "name": berlin.name, "capacity": "1200", "time_zone": "Europe/Berlin",
+        "starts_at": "2031-03-30 01:00", "ends_at": "2031-03-30 02:30", "version": "1"})
+
+    assert response.status_code == 200
+    assert "does not exist in Europe/Berlin" in response.content.decode()
+    assert service.get_event(berlin.id) == berlin

@@ -39,8 +39,16 @@ def nothing_stored(service, event):
     ("Ada \ufffd", "control characters"),
     ("Ada\ufdd0", "control characters"),               # noncharacters
     ("Ada\uffff", "control characters"),
-    ("\u200d\u200c\u200d", "letter or digit"),          # invisible joiners only
-    ("\u3164\u3164", "letter or digit"),                # Hangul fillers render as nothing
+    ("\u200d\u200c\u200d", "does not show"),            # invisible joiners only
+    ("\u3164\u3164", "does not show"),                  # Hangul fillers render as nothing
+    ("Ada\u3164", "does not show"),                     # ... also beside a letter
+    ("\u2800\u2800", "does not show"),                  # braille blank pattern
+    ("Ada\u2800Lovelace", "does not show"),
+    ("Ada\u200dLovelace", "does not show"),              # a joiner Latin never needs
+    ("A\ufe0fda", "does not show"),                     # a variation selector on a letter
+    ("Ada\u034f", "does not show"),                     # combining grapheme joiner
+    ("Ada\u115f\u1160", "does not show"),               # choseong/jungseong fillers
+    ("Za" + "\u0301\u0302\u0303\u0304\u0305\u0306" + "lgo", "does not show"),  # a flood
     ("...", "letter or digit"),
     ("🎉", "letter or digit"),
 ])
@@ -52,13 +60,101 @@ def test_signup__unusable_name__400_nothing_stored(client, service, event, name,
     assert nothing_stored(service, event)
 
 
-@pytest.mark.parametrize("name", ["Zoë O'Brien-Łukasiewicz", "李小龍", "R2D2", "Ada 🎉",
-                                  "محمد", "Nguyễn\u200dVăn"])
-def test_person_name__real_names__accepted(name):
+REAL_NAMES = [
+    "Zoë O'Brien-Łukasiewicz", "李小龍", "R2D2", "Ada 🎉", "محمد", "Nguyễn Thị Minh Khai",
+    "Þórunn Ásdís", "山田 太郎", "김민준", "Ελένη Παπαδοπούλου", "Юлия Смирнова",
+    "שָׁלוֹם כֹּהֵן",            # Hebrew with points (up to three marks on a letter)
+    "علی\u200cرضا",            # Persian: a non-joiner inside a name
+    "लक्ष्मी", "क्\u200dष",      # Devanagari, with a joiner where shaping needs it
+    "தமிழ்செல்வி", "สมชาย ใจดี", "ဇော်ဇော်", "ⵜⴰⵎⴰⵣⵉⵖⵜ",
+    "葛\U000E0100飾",            # an ideographic variation selector after its ideograph
+    "I \u2764\ufe0f Django",     # an emoji presentation selector
+    "👨\u200d👩\u200d👧 Picnic",  # an emoji family sequence
+]
+
+
+@pytest.mark.parametrize("name", REAL_NAMES)
+def test_person_name__real_names_in_many_scripts__accepted(name):
     assert validation.clean_person_name(name)
 
 
+@pytest.mark.parametrize("name", ["Sophie Müller", "محمد علی\u200cرضا", "山田 太郎"])
+def test_signup__real_name__booked_and_stored_as_typed(client, service, event, name):
+    response = submit(client, event.id, name=name)
+
+    assert response.status_code == 303  # to the confirmation page
+    assert [r.name for r in service.registrations(event.id)] == [name]
+
+
+@pytest.mark.parametrize("name", ["\u3164", "\u2800\u2800", "\u200b", "\u115f\u1160 \u3164",
+                                  "A\u200d\u200dB\u3164"])
+def test_create_event__invisible_name__refused_nothing_stored(service, name):
+    with pytest.raises(InvalidBooking) as refused:
+        service.create_event(name=name, capacity=3)
+
+    assert refused.value.field == "name"
+    assert service.list_events() == []
+
+
+def test_admin_add__invisible_event_name__error_at_field_nothing_stored(admin_client, service):
+    response = admin_client.post(reverse("admin:booking_dynamoevent_add"), {
+        "name": "\u3164\u2800", "capacity": "3", "strategy": "lock_table"})
+
+    assert response.status_code == 200
+    assert "does not show" in response.content.decode()
+    assert service.list_events() == []
+
+
+def test_create_event__invisible_venue__refused_nothing_stored(service):
+    with pytest.raises(InvalidBooking) as refused:
+        service.create_event(name="Talk", capacity=3, venue="Room\u2800")
+
+    assert refused.value.field == "venue" and service.list_events() == []
+
+
 # --- e-mail addresses ------------------------------------------------------------------
+@pytest.mark.parametrize("email", [
+    "=?utf-8?b?YWRh?=@example.com",          # "ada" as an RFC 2047 encoded word
+    "=?utf-8?q?ada?=@example.com", "=?UTF-8?B?YWRh?=@example.com",
+    '"a da"@example.com', '"ada\\"@example.com', 'a"da@example.com',  # quotes that matter
+    "ada@[127.0.0.1]", "ada@[IPv6:::1]",      # address literals
+])
+def test_signup__not_a_plain_address__400_explained_nothing_stored(client, service, event,
+                                                                    email):
+    response = submit(client, event.id, email=email)
+
+    assert response.status_code == 400
+    assert "Please type the address itself" in response.content.decode()
+    assert nothing_stored(service, event)
+
+
+@pytest.mark.parametrize("spelling", ['"ada"@example.com', '"Ada"@EXAMPLE.com',
+                                      "ADA@example.com", '"ada"@Example.Com'])
+def test_book__another_spelling_of_one_mailbox__already_registered(service, event, spelling):
+    from booking.errors import AlreadyRegistered
+
+    service.book(event.id, name="Ada", email="ada@example.com")
+
+    with pytest.raises(AlreadyRegistered):
+        service.book(event.id, name="Ada", email=spelling)
+    assert len(service.registrations(event.id)) == 1
+
+
+@pytest.mark.parametrize("other", ["ada+talks@example.com", "a.da@example.com"])
+def test_book__plus_address_or_dots__distinct_people(service, event, other):
+    service.book(event.id, name="Ada", email="ada@example.com")
+    service.book(event.id, name="Ada", email=other)
+
+    assert len(service.registrations(event.id)) == 2
+
+
+def test_book__quoted_local_part__mailed_unquoted(service, event):
+    registration = service.book(event.id, name="Carol", email='"carol"@example.com')
+
+    assert registration.email == "carol@example.com"
+    assert registration.contact in (None, "carol@example.com")
+
+
 @pytest.mark.parametrize("email", ["ızmir@example.com", "straße@example.com",
                                    "josé@example.com"])
 def test_signup__non_ascii_local_part__400_explained_nothing_stored(client, service, event,
@@ -114,8 +210,8 @@ def test_cancel__registration_stored_under_earlier_key__still_found_and_cancelle
 # --- request bodies --------------------------------------------------------------------
 def test_signup__multipart_with_file__415_nothing_stored(service, event, tmp_path):
     multipart = Client()  # Django's own client posts multipart/form-data
-    upload = tmp_path / "big.bin"
-    upload.write_bytes(b"x" * (2 * 1024 * 1024))
+    upload = tmp_path / "small.bin"  # within the body limit: larger ones answer 413
+    upload.write_bytes(b"x" * (16 * 1024))
     token = form_page(multipart, event.id)[1]
     with upload.open("rb") as part:
         response = multipart.post(reverse("booking:event_detail", args=[event.id]), {
@@ -189,6 +285,56 @@ def test_create_event__start_with_offset__stored_in_utc(service):
     assert stored.isoformat() == "2030-05-01T16:00:00+00:00"
 
 
+class CountingInput:
+    """A WSGI body that records how much of it anyone read."""
+
+    def __init__(self, body: bytes):
+        self.body, self.read_bytes = body, 0
+
+    def read(self, size=-1):
+        chunk = self.body[self.read_bytes:] if size is None or size < 0 else \
+            self.body[self.read_bytes:self.read_bytes + size]
+        self.read_bytes += len(chunk)
+        return chunk
+
+    def readline(self, size=-1):
+        return self.read(size)
+
+
+def wsgi_post(path: str, body: bytes, content_type: str):
+    """POST ``body`` through the whole WSGI stack; (status, bytes of the body read)."""
+    from django.core.handlers.wsgi import WSGIHandler
+    from django.test import RequestFactory
+
+    environ = dict(RequestFactory().generic("POST", path, b"", content_type=content_type).environ)
+    environ["CONTENT_LENGTH"], stream = str(len(body)), CountingInput(body)
+    environ["wsgi.input"] = stream
+    statuses = []
+    WSGIHandler()(environ, lambda status, headers, *exc: statuses.append(status))
+    return int(statuses[0].split()[0]), stream.read_bytes
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/admin/login/", "/admin/password_change/", "/",
+                                  "/events/" + "0" * 32 + "/"])
+@pytest.mark.parametrize("megabytes", [20, 100])
+def test_request__body_over_the_limit__413_before_anything_reads_it(path, megabytes):
+    body = b"--x\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a\"\r\n\r\n"
+    body += b"\0" * (megabytes * 1024 * 1024)
+
+    status, read = wsgi_post(path, body, "multipart/form-data; boundary=x")
+
+    assert (status, read) == (413, 0)
+
+
+@pytest.mark.django_db
+def test_request__body_within_the_limit__goes_on_to_the_usual_checks(service, event):
+    status, _ = wsgi_post(f"/events/{event.id}/", b"name=Ada&email=ada%40example.com",
+                          "application/x-www-form-urlencoded")
+
+    assert status == 403  # no CSRF cookie: refused by the next check, not by its size
+
+
 @pytest.mark.parametrize("starts_at", [FAR_FUTURE, YEAR_ONE, "9999-12-31T23:59"])
 def test_admin_add__implausible_start__error_at_field_nothing_stored(admin_client, service,
                                                                     starts_at):
@@ -222,6 +368,37 @@ def test_pages__odd_start_already_stored__never_500(client, admin_client, servic
 
     assert [page.status_code for page in pages] == [200, 200, 200, 200]
     assert "Date to be announced" in pages[1].content.decode()
+
+
+@pytest.mark.parametrize(("stored_start", "zone"), [
+    ("9999-12-31T20:00:00+00:00", "Pacific/Kiritimati"),  # overflows once in its zone (+14)
+    ("2031-05-04T18:30:00+00:00", "Mars/Olympus_Mons"),   # a zone nobody knows
+])
+def test_pages__start_unshowable_in_its_stored_zone__date_to_be_announced(
+        client, admin_client, service, event, stored_start, zone):
+    table(EVENTS).update({"event_id": event.id}, "SET starts_at = :start, time_zone = :zone",
+                         values={":start": stored_start, ":zone": zone})
+    healthy = service.create_event(name="Healthy talk", capacity=3)
+
+    pages = [client.get("/"), client.get(f"/events/{event.id}/"),
+             admin_client.get(reverse("admin:booking_dynamoevent_changelist")),
+             admin_client.get(reverse("admin:booking_dynamoevent_change", args=[event.id]))]
+
+    assert [page.status_code for page in pages] == [200, 200, 200, 200]
+    assert "Date to be announced" in pages[1].content.decode()
+    assert healthy.name in pages[0].content.decode()  # one bad item never hides the list
+
+
+def test_check_capacity__start_unshowable_in_its_stored_zone__named(service, event):
+    from tests.management.test_check_capacity import check_json
+
+    table(EVENTS).update({"event_id": event.id}, "SET time_zone = :zone",
+                         values={":zone": "Mars/Olympus_Mons"})
+
+    status, found = check_json(event.id)
+
+    assert status == 1
+    assert "event_time_showable" in str(found)
 
 
 # --- bookings close when the event starts -------------------------------------------

@@ -143,6 +143,30 @@ def test_offer_page__expired__410_and_nothing_booked(client, service, full_event
     assert service.find_registration(full_event.id, email="bo@example.com") is None
 
 
+def test_offer_page__line_closed_at_the_start__409_started_never_gone_to_the_next(
+        client, service, full_event):
+    from tests.waitlist.test_waitlist import start_now
+
+    join(client, full_event.id)
+    service.cancel(full_event.id, email="ada@example.com")
+    waitlist_engine.flush()
+    entry = service.waiting_entry(full_event.id, email="bo@example.com")
+    link = reverse("booking:offer", args=[offer_token(full_event.id, entry.email, entry.offer_id)])
+    start_now(service, full_event)
+    service.waiting_list_pass()  # the worker closes the line: the offer ends
+
+    page = client.get(link).content.decode()
+
+    assert "This event has started" in page and "next person" not in page
+
+
+def test_join_form__says_what_the_address_is_for(client, service, full_event):
+    page = client.get(reverse("booking:event_detail", args=[full_event.id])).content.decode()
+
+    assert "We e-mail you here when a seat is offered to you" in page
+    assert "confirmation and cancellation link" not in page
+
+
 def test_offer_page__event_started__409_closed_and_nothing_booked(client, service, full_event):
     from tests.waitlist.test_waitlist import start_now
 
