@@ -161,6 +161,7 @@ class Charge:
     partition: str  # "index/value[/value]" names the bucket within the table
     kind: str       # WRITE or READ
     units: float
+    on_index: bool = False  # an index entry's write: not made when the write is refused
 
 
 class Bucket:
@@ -224,7 +225,8 @@ class CapacityModel:
             return None
 
     def settle(self, charges: list[Charge]) -> None:
-        """Charge what an admitted read turned out to cost beyond its least charge."""
+        """Charge (or refund) what an admitted request turned out to cost beyond its
+        admitted charge."""
         with self.lock:
             now = self.clock()
             for charge in charges:
@@ -378,7 +380,8 @@ class Meter:
                 if names.get(name, name) == hash_key and placeholder in values:
                     entries.add(self.partition(table, {**(old or body["Key"]),
                                                        hash_key: values[placeholder]}, index))
-            charges += [Charge(table, entry, WRITE, write_units(size)) for entry in entries]
+            charges += [Charge(table, entry, WRITE, write_units(size), on_index=True)
+                        for entry in entries]
         return charges
 
     def read(self, table, key, consistent, transactional=False) -> Charge:
@@ -400,6 +403,11 @@ class Meter:
 
     def settlement(self, operation: str, request: dict, answer: dict,
                    admitted: list[tuple[int, Charge]]) -> list[Charge]:
+        """What an answer shows beyond the charges admitted: a refused write (a failed
+        condition, a cancelled transaction) made no index entry; a read its size."""
+        if "__type" in answer:
+            return [Charge(c.table, c.partition, c.kind, -c.units)
+                    for _, c in admitted if c.on_index]
         sizes = self.read_sizes(operation, request, answer)
         if sizes is None:
             return []

@@ -114,7 +114,7 @@ class FaultProxyHandler(BaseHTTPRequestHandler):
             return
 
         def settle(status, payload):
-            if status == 200 and charges:
+            if status in (200, 400) and charges:
                 try:
                     extra = meter.settlement(operation, request, json.loads(payload), charges)
                 except (LookupError, ValueError, OSError):
