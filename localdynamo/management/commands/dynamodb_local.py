@@ -8,8 +8,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from booking.wiring import client_config, project_dir
 from localdynamo import distribution, jvm, launch
-from localdynamo.capacity import CapacityModel, CapacitySpec, CapacitySpecError
-from localdynamo.faults import FaultInjector, FaultSpec, FaultSpecError
+from localdynamo.capacity import CapacityModel, CapacitySpec
+from localdynamo.faults import FaultInjector, FaultSpec
 from localdynamo.proxy import FaultProxy
 
 
@@ -30,31 +30,19 @@ def default_data_dir() -> str:
     return str(project_dir() / value) if value else ""
 
 
-def fault_spec(text: str | None) -> FaultSpec | None:
-    """--faults when given, else LOCAL_DYNAMODB_FAULTS; None (no proxy) when both are empty.
+def proxy_spec(text: str | None, variable: str, parse, label: str):
+    """The option when given, else the environment ``variable``; None when both are empty.
 
-    Any spec starts the proxy, one of all-zero chances too (``seed=1``): its faults can
-    then be scripted over HTTP.
+    Any fault or capacity spec starts the proxy, one of all-zero fault chances too
+    (``seed=1``): its faults can then be scripted over HTTP.
     """
-    text = os.environ.get("LOCAL_DYNAMODB_FAULTS", "") if text is None else text
+    text = os.environ.get(variable, "") if text is None else text
     if not text.strip():
         return None
     try:
-        return FaultSpec.parse(text)
-    except FaultSpecError as exc:
-        raise CommandError(f"Bad fault spec {text!r}: {exc}") from exc
-
-
-def capacity_spec(text: str | None) -> CapacitySpec | None:
-    """--capacity when given, else LOCAL_DYNAMODB_CAPACITY; None (no model) when both are
-    empty. Any spec starts the proxy."""
-    text = os.environ.get("LOCAL_DYNAMODB_CAPACITY", "") if text is None else text
-    if not text.strip():
-        return None
-    try:
-        return CapacitySpec.parse(text)
-    except CapacitySpecError as exc:
-        raise CommandError(f"Bad capacity spec {text!r}: {exc}") from exc
+        return parse(text)
+    except ValueError as exc:  # FaultSpecError and CapacitySpecError are ValueErrors
+        raise CommandError(f"Bad {label} spec {text!r}: {exc}") from exc
 
 
 def stop_on_sigterm(signum, frame):
@@ -95,7 +83,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, host, port, data_dir, in_memory, faults, capacity, **options):
-        spec, limits = fault_spec(faults), capacity_spec(capacity)
+        spec = proxy_spec(faults, "LOCAL_DYNAMODB_FAULTS", FaultSpec.parse, "fault")
+        limits = proxy_spec(capacity, "LOCAL_DYNAMODB_CAPACITY", CapacitySpec.parse,
+                            "capacity")
         data_dir = "" if in_memory else default_data_dir() if data_dir is None else data_dir
         try:
             release = distribution.locate(log=self.say)
