@@ -36,6 +36,11 @@ class ServerProcess:
         with urllib.request.urlopen(f"{self.url}/_localdynamo/faults", timeout=30) as answer:
             return json.loads(answer.read())
 
+    def capacity(self) -> dict:
+        """The capacity model's accounting (GET /_localdynamo/capacity)."""
+        with urllib.request.urlopen(f"{self.url}/_localdynamo/capacity", timeout=30) as answer:
+            return json.loads(answer.read())
+
     def stop(self) -> None:
         terminate(self.process)
 
@@ -69,7 +74,7 @@ def start(*extra_args: str) -> ServerProcess:
         if url is None and "listening on" in output:
             url = output.split("listening on ", 1)[1].split()[0]
         if url and accepts_connections(url):
-            return ServerProcess(process, url, log_path, proxied="--faults" in extra_args)
+            return ServerProcess(process, url, log_path, proxied=bool({"--faults", "--capacity"} & set(extra_args)))
         time.sleep(0.05)
     process.kill()
     raise RuntimeError(f"dynamodb_local did not start:\n{log_path.read_text()}")

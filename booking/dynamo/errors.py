@@ -50,7 +50,9 @@ class TransactionCancelled(Exception):
 
     @property
     def conflict(self) -> bool:
-        return any(r.code == "TransactionConflict" for r in self.reasons)
+        """Nothing was applied and trying again may succeed: another transaction held an
+        item, or a partition was over its capacity (``ThrottlingError``)."""
+        return any(r.code in ("TransactionConflict", "ThrottlingError") for r in self.reasons)
 
 
 class TransactionConflict(Exception):

@@ -4,7 +4,9 @@ Item size = sum over attributes of (name length in UTF-8 + value size). Strings:
 length; numbers: about 1 byte per two significant digits plus 1; booleans and nulls: 1;
 maps and lists: 3 bytes plus 1 per element plus their contents. A standard write costs
 1 WCU per started KB of the larger of the item before and after; transactional writes
-cost twice that.
+cost twice that. Each index entry a write adds or removes costs a standard write on the
+index (a registration's ``by_email`` entry; a claimed slot's ``free_slots`` entry), as the
+local store's capacity model charges it (localdynamo/capacity.py).
 """
 import math
 from decimal import Decimal
@@ -82,15 +84,18 @@ def _aggregate(strategy, event_id, capacity):
     return {"mean": mean(costs), "last_seat": costs[-1] if costs else None}
 
 
-def _per_registration(other_item):
-    """Each booking writes its registration in a transaction, with ``other_item`` if any."""
+def _per_registration(other_item, other_index_entries=0):
+    """Each booking writes its registration (and its ``by_email`` index entry) in a
+    transaction, with ``other_item`` if any (and its index entries, each under 1 KB)."""
     def estimate(strategy, event_id, capacity):
         stored = _registrations(strategy, event_id)
         if not stored:
             return {"mean": None, "last_seat": None}
         extra = wcu(item_size(other_item(strategy, stored[0])), transactional=True) \
             if other_item else 0
-        costs = [wcu(item_size(r), transactional=True) + extra for r in stored]
+        extra += other_index_entries * wcu(1)
+        costs = [wcu(item_size(r), transactional=True) + wcu(item_size(r)) + extra
+                 for r in stored]
         return {"mean": mean(costs), "last_seat": max(costs)}
     return estimate
 
@@ -119,7 +124,7 @@ ESTIMATORS = {
     "streams": _streams,
     "aggregate": _aggregate,
     "lock_table": _per_registration(_lock_item),
-    "slots": _per_registration(_slot_item),
+    "slots": _per_registration(_slot_item, other_index_entries=1),
     "unguarded": _per_registration(None),
 }
 

@@ -85,3 +85,15 @@ def test_translating__public_methods_and_their_iterators__translate():
         list(reader.pages())
     with pytest.raises(Unavailable):  # private methods run inside a public one
         reader._inner()
+
+
+def test_translate__transaction_throttled__cancelled_and_worth_retrying():
+    # A partition over its capacity cancels a transaction with a ThrottlingError reason
+    # (the capacity proxy answers so, as DynamoDB does): nothing applied, so the
+    # strategies' loop retries it like a conflict instead of raising it.
+    exc = ClientError({"Error": {"Code": "TransactionCanceledException", "Message": "x"},
+                       "CancellationReasons": [{"Code": "None"}, {"Code": "ThrottlingError"}],
+                       "ResponseMetadata": {"HTTPStatusCode": 400}}, "TransactWriteItems")
+    cancelled = translate(exc)
+
+    assert cancelled.code(1) == "ThrottlingError" and cancelled.conflict

@@ -167,3 +167,32 @@ def test_bench__streams__decider_process_sigkilled_while_clients_book_then_repla
     assert row["successor_decisions_per_second"] > 0
     assert row["still_pending"] == 0 and row["decided_twice"] == 0
     assert row["decisions_unreported"] <= row["decider_kills"]  # at most one per SIGKILL
+
+
+@pytest.fixture(scope="module")
+def small_drop():
+    """A small ticket drop (40 people, 4 seats, 4 s) on its own store behind the capacity
+    proxy: counts only."""
+    out = StringIO()
+    call_command("bench_booking", "--drop", "2000:200:4", "--scale", "0.02", "--strategies",
+                 "lock_table,slots", "--patience", "20", "--json", stdout=out, stderr=StringIO())
+    return json.loads(out.getvalue())
+
+
+@pytest.mark.parametrize("strategy", ["lock_table", "slots"])
+def test_drop__every_person_a_definite_answer_never_overbooked(small_drop, strategy):
+    row = {r["strategy"]: r for r in small_drop["drop"]}[strategy]
+
+    assert (row["people"], row["seats"]) == (40, 4)
+    assert row["sold"] == 4 and row["booked"] + row["full"] == 40 and row["other"] == {}
+    assert row["overbooked"] == 0 and row["unknown_outcomes"] == 0
+    assert len(row["timeline"]) == 4 and row["sold_out_s"] is not None
+    # Units come from the proxy's accounting, and agree with sizes.py's estimate.
+    assert row["wcu_per_booking_alone"] == pytest.approx(row["wcu_per_booking_estimate"],
+                                                         rel=0.1)
+    assert row["hottest"]["limit_per_second"] in (20, 60)
+
+
+def test_drop__bad_spec__usage_error():
+    with pytest.raises(CommandError, match="Bad --drop"):
+        call_command("bench_booking", "--drop", "100:10", stdout=StringIO(), stderr=StringIO())

@@ -4,7 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 
-from harness.bench import report
+from harness.bench import drop, report
 from harness.bench.runner import BenchConfig, run
 from booking.dynamo.provision import existing_table_names
 from booking.dynamo.access import StoreError
@@ -80,9 +80,10 @@ class Command(BaseCommand):
         parser.add_argument("--quick", action="store_true",
                             help="A run of seconds: clients 1,4, capacity 10, 20 attempts, "
                                  "cost at capacity 20 (overrides those options).")
-        parser.add_argument("--strategies", default=",".join((*GUARDED, "unguarded")),
+        parser.add_argument("--strategies", default=None,
                             help="Comma-separated (default: every guarded one, streams "
-                                 "included, and unguarded).")
+                                 "included, and unguarded; with --drop: aggregate, "
+                                 "lock_table, slots).")
         parser.add_argument("--clients", default="1,8,64", help="Concurrent clients, e.g. 1,8,64.")
         parser.add_argument("--capacity", type=int, default=200, help="Seats of the hot event.")
         parser.add_argument("--attempts", type=int, default=400,
@@ -93,8 +94,23 @@ class Command(BaseCommand):
                             help="Capacities for the cost-by-capacity table ('none' skips it).")
         parser.add_argument("--json", action="store_true", dest="as_json", help="Print JSON.")
         parser.add_argument("--chart", metavar="FILE.png", help="Also write a PNG chart.")
+        parser.add_argument(
+            "--drop", metavar="PEOPLE:SEATS:SECONDS", nargs="?", const="100000:10000:60",
+            help="Instead: a ticket drop (default 100000:10000:60) per strategy, open-loop "
+                 "arrivals of careful clients, on a DynamoDB Local of its own behind the "
+                 "capacity proxy (DynamoDB's per-partition limits, scaled by --scale).")
+        parser.add_argument("--scale", type=float, default=0.02,
+                            help="--drop: people, seats and partition capacity scaled together "
+                                 "(default 0.02).")
+        parser.add_argument("--patience", type=float, default=30.0,
+                            help="--drop: seconds a person keeps asking (default 30).")
+        parser.add_argument("--threads", type=int, default=64,
+                            help="--drop: people in flight at once at most (default 64).")
 
     def handle(self, *args, as_json, chart, **options):
+        if options.get("drop"):
+            self._drop(options, as_json, chart)
+            return
         config = self._config(options)
         self._require_endpoint()
         cases = (len(config.clients) + len(config.cost_capacities)) * len(config.strategies)
@@ -111,9 +127,33 @@ class Command(BaseCommand):
             report.chart(results, chart)
         self.stdout.write(json.dumps(results, indent=2) if as_json else report.text(results))
 
+    def _drop(self, options, as_json, chart) -> None:
+        strategies = options["strategies"]
+        chosen = (tuple(s.strip() for s in strategies.split(",") if s.strip())
+                  if strategies else drop.DropConfig.strategies)
+        unknown = [s for s in chosen if s not in STRATEGIES or s == "streams"]
+        if unknown:
+            raise CommandError(f"Cannot drop on {', '.join(unknown)}.", returncode=2)
+        try:
+            config = drop.DropConfig.parse(options["drop"], scale=options["scale"],
+                                           strategies=chosen, patience=options["patience"],
+                                           threads=options["threads"])
+        except ValueError as exc:
+            raise CommandError(f"Bad --drop {options['drop']!r}: {exc}", returncode=2) from exc
+        bar = progress(range(len(chosen)), self.stderr, total=len(chosen), unit="strategy")
+        try:
+            results = drop.run_drop(config, step=lambda: bar.update(1))
+        finally:
+            bar.close()
+        results["machine"] = report.machine()
+        if chart:
+            drop.chart(results, chart)
+        self.stdout.write(json.dumps(results, indent=2) if as_json else drop.text(results))
+
     def _config(self, options) -> BenchConfig:
         if options.get("quick"):
             options = {**options, **QUICK}
+        options["strategies"] = options["strategies"] or ",".join((*GUARDED, "unguarded"))
         strategies = [s.strip() for s in options["strategies"].split(",") if s.strip()]
         unknown = [s for s in strategies if s not in STRATEGIES]
         if unknown or not strategies:

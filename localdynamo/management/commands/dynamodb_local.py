@@ -8,7 +8,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from booking.wiring import client_config, project_dir
 from localdynamo import distribution, jvm, launch
-from localdynamo.faults import FaultInjector, FaultSpec, FaultSpecError
+from localdynamo.capacity import CapacityModel, CapacitySpec
+from localdynamo.faults import FaultInjector, FaultSpec
 from localdynamo.proxy import FaultProxy
 
 
@@ -29,19 +30,19 @@ def default_data_dir() -> str:
     return str(project_dir() / value) if value else ""
 
 
-def fault_spec(text: str | None) -> FaultSpec | None:
-    """--faults when given, else LOCAL_DYNAMODB_FAULTS; None (no proxy) when both are empty.
+def proxy_spec(text: str | None, variable: str, parse, label: str):
+    """The option when given, else the environment ``variable``; None when both are empty.
 
-    Any spec starts the proxy, one of all-zero chances too (``seed=1``): its faults can
-    then be scripted over HTTP.
+    Any fault or capacity spec starts the proxy, one of all-zero fault chances too
+    (``seed=1``): its faults can then be scripted over HTTP.
     """
-    text = os.environ.get("LOCAL_DYNAMODB_FAULTS", "") if text is None else text
+    text = os.environ.get(variable, "") if text is None else text
     if not text.strip():
         return None
     try:
-        return FaultSpec.parse(text)
-    except FaultSpecError as exc:
-        raise CommandError(f"Bad fault spec {text!r}: {exc}") from exc
+        return parse(text)
+    except ValueError as exc:  # FaultSpecError and CapacitySpecError are ValueErrors
+        raise CommandError(f"Bad {label} spec {text!r}: {exc}") from exc
 
 
 def stop_on_sigterm(signum, frame):
@@ -74,9 +75,17 @@ class Command(BaseCommand):
             help="Inject faults into data-plane requests, e.g. 'throttle=0.05,lost_response=0.02,"
                  "error500=0.01,delay_ms=0-20,seed=7' (default $LOCAL_DYNAMODB_FAULTS; off).",
         )
+        parser.add_argument(
+            "--capacity", default=None,
+            help="Enforce DynamoDB's per-partition limits, e.g. 'partition_wcu=1000,"
+                 "partition_rcu=3000,scale=0.01,burst_s=0[,unit=key]' (default "
+                 "$LOCAL_DYNAMODB_CAPACITY; off).",
+        )
 
-    def handle(self, *args, host, port, data_dir, in_memory, faults, **options):
-        spec = fault_spec(faults)
+    def handle(self, *args, host, port, data_dir, in_memory, faults, capacity, **options):
+        spec = proxy_spec(faults, "LOCAL_DYNAMODB_FAULTS", FaultSpec.parse, "fault")
+        limits = proxy_spec(capacity, "LOCAL_DYNAMODB_CAPACITY", CapacitySpec.parse,
+                            "capacity")
         data_dir = "" if in_memory else default_data_dir() if data_dir is None else data_dir
         try:
             release = distribution.locate(log=self.say)
@@ -85,8 +94,9 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         port = self.listenable(host, port)
         lock = self.lock(Path(data_dir).resolve()) if data_dir else None
-        if spec is not None:
-            self.serve_with_faults(java, release, host, port, data_dir, lock, spec)
+        if spec is not None or limits is not None:
+            self.serve_with_faults(java, release, host, port, data_dir, lock,
+                                   spec or FaultSpec(), limits)
             return
         self.describe(host, port, data_dir)
         argv = jvm.command(java, release, host=host, port=port,
@@ -132,7 +142,7 @@ class Command(BaseCommand):
         self.say(f"DynamoDB Local {distribution.VERSION}, {where}{via}: "
                  f"listening on http://{host}:{port} (Ctrl+C to stop)")
 
-    def serve_with_faults(self, java, release, host, port, data_dir, lock, spec) -> None:
+    def serve_with_faults(self, java, release, host, port, data_dir, lock, spec, limits) -> None:
         """DynamoDB Local as a child on a free port, the fault proxy on ``port``."""
         inner = launch.free_port("127.0.0.1")
         argv = jvm.command(java, release, host="127.0.0.1", port=inner,
@@ -141,12 +151,14 @@ class Command(BaseCommand):
         try:
             launch.wait_until_listening("127.0.0.1", inner, child)
             proxy = FaultProxy(f"http://127.0.0.1:{inner}", FaultInjector(spec), host=host,
-                               port=port).start()
+                               port=port, capacity=limits and CapacityModel(limits)).start()
         except BaseException as exc:
             child.kill()
             raise CommandError(f"DynamoDB Local did not start: {exc}") from exc
         signal.signal(signal.SIGTERM, stop_on_sigterm)  # so the counts get reported
         self.say(f"Fault injection on: {spec}")
+        if limits:
+            self.say(f"Capacity limits on: {limits}")
         self.describe(host, port, data_dir, behind=inner)
         try:
             child.wait()
