@@ -42,6 +42,11 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "booking",
+    # The JSON API (docs/api.md): DRF, its OpenAPI schema, Swagger UI / Redoc served from
+    # our own static files (the sidecar), never a CDN.
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     # manage.py dynamodb_local: AWS's DynamoDB Local for development and tests.
     "localdynamo",
 ]
@@ -259,3 +264,25 @@ BOOKING_WAITLIST_OFFER_SECONDS = env.float("BOOKING_WAITLIST_OFFER_SECONDS", def
 # Seconds the decider waits, once it has read every shard to its end, before it looks for
 # new provisional bookings again (time to decision is about this plus one transaction).
 BOOKING_DECIDER_INTERVAL = env.float("BOOKING_DECIDER_INTERVAL", default=0.2)
+
+# --- JSON API (booking/api/, docs/api.md) ------------------------------------------------
+REST_FRAMEWORK = {
+    # JSON in and out; any other body answers 415, every refusal is problem+json.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "UNAUTHENTICATED_USER": None,
+    "EXCEPTION_HANDLER": "booking.api.problems.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Event booking API",
+    "DESCRIPTION": "Events, registrations and waiting lists. Every POST needs an "
+                   "Idempotency-Key (docs/api.md).",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}

@@ -1,0 +1,136 @@
+"""The public JSON API (``/api/v1/``): events, registrations. Thin over ``BookingService``
+like the pages; every refusal is a problem (``booking/api/problems.py``); every POST needs
+an Idempotency-Key (``booking/api/idempotency.py``)."""
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from booking import links, validation
+from booking.api import idempotency
+from booking.api.problems import BAD_LINK, problem
+from booking.api.serializers import (EventPage, EventWithSeats, RegistrationInput,
+                                     RegistrationOutput, decode_cursor, encode_cursor,
+                                     event_body)
+from booking.errors import NotRegistered
+from booking.mail import sender as mail
+from booking.web import rate_limits
+from booking.web.views import EMAIL_LIMITED, SIGNUPS_LIMITED
+from booking.wiring import get_booking_service, mail_sender
+
+PROBLEM = OpenApiResponse(OpenApiTypes.OBJECT, description="application/problem+json")
+PROBLEMS = {code: PROBLEM for code in (400, 404, 409, 415, 422, 429, 503)}
+KEY_PARAMETER = OpenApiParameter(
+    idempotency.HEADER, str, OpenApiParameter.HEADER, required=True,
+    description=idempotency.POLICY)
+BAD_SECRET = "This secret names no registration. Use the secret the booking answered."
+SECRET_PROBLEMS = {404: PROBLEM, 429: PROBLEM, 503: PROBLEM}
+
+
+def etag(event) -> str:
+    return f'"{event.version}"'
+
+
+class EventList(APIView):
+    @extend_schema(
+        operation_id="events_list", responses={200: EventPage, 400: PROBLEM, 503: PROBLEM},
+        parameters=[OpenApiParameter("cursor", str, description="next_cursor of the page "
+                                                                "before"),
+                    OpenApiParameter("limit", int, description="1 to 100 (default 25)")])
+    def get(self, request):
+        """Events, one DynamoDB page at a time (no order across pages), with their seats."""
+        limit = _limit(request.query_params.get("limit", "25"))
+        cursor = request.query_params.get("cursor")
+        service = get_booking_service()
+        events, last = service.events_page(
+            start_key=decode_cursor(cursor) if cursor else None, limit=limit)
+        seats = service.availabilities(events)
+        return Response({"results": [event_body(e, seats[e.id]) for e in events
+                                     if e.id in seats],
+                         "next_cursor": encode_cursor(last)})
+
+
+def _limit(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise serializers.ValidationError({"limit": "A whole number from 1 to 100."})
+    return int(text)
+
+
+class EventDetail(APIView):
+    @extend_schema(operation_id="events_retrieve",
+                   responses={200: EventWithSeats, 404: PROBLEM, 503: PROBLEM})
+    def get(self, request, event_id):
+        """One event with its seats; its ETag is its version (for If-Match)."""
+        service = get_booking_service()
+        event = service.get_event(event_id)
+        response = Response(event_body(event, service.availability(event.id)))
+        response["ETag"] = etag(event)
+        return response
+
+
+class EventRegistrations(APIView):
+    @extend_schema(operation_id="registrations_create", request=RegistrationInput,
+                   parameters=[KEY_PARAMETER],
+                   responses={201: RegistrationOutput, **PROBLEMS})
+    def post(self, request, event_id):
+        """Book a seat. The Idempotency-Key is the booking's request id: a retry answers the
+        first 201 and books nothing."""
+        key, refusal = idempotency.read_key(request)
+        if refusal is not None:
+            return refusal
+        request.idempotency_keyed = True
+        payload = RegistrationInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        name, email = payload.validated_data["name"], payload.validated_data["email"]
+        rate_limits.check(rate_limits.SIGNUP, rate_limits.client_address(request),
+                          message=SIGNUPS_LIMITED)
+        rate_limits.check(rate_limits.SIGNUP_EMAIL, validation.normalize_email(email),
+                          message=EMAIL_LIMITED)
+        started = timezone.now()
+        registration = get_booking_service().book(
+            event_id, name=name, email=email, request_id=idempotency.request_id(key))
+        if registration.registered_at >= started and registration.is_confirmed:
+            mail.send_soon(mail_sender(), mail.CONFIRMATION, registration)
+        return Response(RegistrationOutput(registration).data, status=201)
+
+
+class RegistrationBySecret(APIView):
+    @extend_schema(operation_id="registrations_retrieve",
+                   responses={200: RegistrationOutput, **SECRET_PROBLEMS})
+    def get(self, request, secret):
+        """The registration the secret (the cancellation link's token) names, if it holds."""
+        ref, refusal = _read_secret(secret)
+        if refusal is not None:
+            return refusal
+        registration = get_booking_service().find_registration(ref.event_id, email=ref.email)
+        if not ref.matches(registration):
+            raise NotRegistered()
+        return Response(RegistrationOutput(registration).data)
+
+    @extend_schema(operation_id="registrations_destroy",
+                   responses={204: None, **SECRET_PROBLEMS})
+    def delete(self, request, secret):
+        """Cancel: one conditional write removes exactly that registration; a repeat (it is
+        gone already) answers 204 too."""
+        rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request))
+        ref, refusal = _read_secret(secret)
+        if refusal is not None:
+            return refusal
+        try:
+            removed = get_booking_service().cancel(
+                ref.event_id, email=ref.email, registration_id=ref.registration_id,
+                registration=ref.registration)
+        except NotRegistered:
+            pass  # cancelled meanwhile: the outcome asked for
+        else:
+            mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
+        return Response(status=204)
+
+
+def _read_secret(secret: str):
+    try:
+        return links.read_registration_token(secret, salt=links.CANCEL_SALT), None
+    except links.BadLink:
+        return None, problem(BAD_LINK, BAD_SECRET)
