@@ -2,8 +2,7 @@
 like the pages; every refusal is a problem (``booking/api/problems.py``); every POST needs
 an Idempotency-Key (``booking/api/idempotency.py``)."""
 from django.utils import timezone
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -11,6 +10,7 @@ from rest_framework.views import APIView
 from booking import links, validation
 from booking.api import idempotency
 from booking.api.problems import BAD_LINK, problem
+from booking.api.schema import problems
 from booking.api.serializers import (EventPage, EventWithSeats, RegistrationInput,
                                      RegistrationOutput, decode_cursor, encode_cursor,
                                      event_body)
@@ -20,13 +20,12 @@ from booking.web import rate_limits
 from booking.web.views import EMAIL_LIMITED, SIGNUPS_LIMITED
 from booking.wiring import get_booking_service, mail_sender
 
-PROBLEM = OpenApiResponse(OpenApiTypes.OBJECT, description="application/problem+json")
-PROBLEMS = {code: PROBLEM for code in (400, 404, 409, 415, 422, 429, 503)}
+PROBLEMS = problems(400, 404, 409, 415, 422, 429, 503)
 KEY_PARAMETER = OpenApiParameter(
     idempotency.HEADER, str, OpenApiParameter.HEADER, required=True,
     description=idempotency.POLICY)
 BAD_SECRET = "This secret names no registration. Use the secret the booking answered."
-SECRET_PROBLEMS = {404: PROBLEM, 429: PROBLEM, 503: PROBLEM}
+SECRET_PROBLEMS = problems(404, 429, 503)
 
 
 def etag(event) -> str:
@@ -35,7 +34,7 @@ def etag(event) -> str:
 
 class EventList(APIView):
     @extend_schema(
-        operation_id="events_list", responses={200: EventPage, 400: PROBLEM, 503: PROBLEM},
+        operation_id="events_list", responses={200: EventPage, **problems(400, 503)},
         parameters=[OpenApiParameter("cursor", str, description="next_cursor of the page "
                                                                 "before"),
                     OpenApiParameter("limit", int, description="1 to 100 (default 25)")])
@@ -60,7 +59,7 @@ def _limit(text: str) -> int:
 
 class EventDetail(APIView):
     @extend_schema(operation_id="events_retrieve",
-                   responses={200: EventWithSeats, 404: PROBLEM, 503: PROBLEM})
+                   responses={200: EventWithSeats, **problems(404, 503)})
     def get(self, request, event_id):
         """One event with its seats; its ETag is its version (for If-Match)."""
         service = get_booking_service()

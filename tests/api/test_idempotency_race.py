@@ -6,37 +6,14 @@ import json
 import threading
 
 import pytest
-from django.core.handlers.wsgi import WSGIHandler
-from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 
 from booking import wiring
-from booking.mail import sender as booking_mail
 from harness.controls import control_service
 
 pytestmark = pytest.mark.concurrency
 
 THREADS = 16
 IN_FLIGHT = "/api/v1/problems/request-in-flight"
-
-
-class QuietHandler(WSGIRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def live_api(server_store, settings):
-    """A threaded HTTP server on 127.0.0.1 serving the site (this process's service)."""
-    settings.BOOKING_SIGNUP_RATE = settings.BOOKING_SIGNUP_EMAIL_RATE = "off"
-    server = ThreadedWSGIServer(("127.0.0.1", 0), QuietHandler, allow_reuse_address=False)
-    server.daemon_threads = True
-    server.set_app(WSGIHandler())
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
-    booking_mail.flush()
 
 
 def post(port, path, body, key):
