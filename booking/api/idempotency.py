@@ -14,7 +14,7 @@ scoped to the caller, so it rides in the booking's one transaction and costs no 
 import hashlib
 import re
 
-from booking.api.problems import KEY_INVALID, KEY_MISSING, problem
+from booking.api.problems import KEY_INVALID, KEY_MISSING, Refused
 
 HEADER = "Idempotency-Key"
 # An sf-string as the draft says ("..."), or a bare token: printable ASCII, 1-255.
@@ -31,13 +31,14 @@ def request_id(key: str, scope: str = PUBLIC_SCOPE) -> str:
     return "api" + hashlib.sha256(f"{scope}\n{key}".encode()).hexdigest()[:48]
 
 
-def read_key(request):
-    """(the key, None) or (None, the problem to answer: missing or malformed)."""
+def keyed_request_id(request, scope: str = PUBLIC_SCOPE) -> str:
+    """The request id of a keyed POST; ``Refused`` (400) when the key is missing or
+    malformed. Marks the request keyed: contention then answers 409 in flight."""
     raw = request.headers.get(HEADER)
     if raw is None:
-        return None, problem(KEY_MISSING, f"This request needs an {HEADER} header.")
+        raise Refused(KEY_MISSING, f"This request needs an {HEADER} header.")
     match = _KEY.match(raw.strip())
     if not match:
-        return None, problem(KEY_INVALID, f"The {HEADER} must be 1 to 255 printable "
-                                          "characters.")
-    return match.group(1), None
+        raise Refused(KEY_INVALID, f"The {HEADER} must be 1 to 255 printable characters.")
+    request.idempotency_keyed = True
+    return request_id(match.group(1), scope)

@@ -44,6 +44,14 @@ BAD_LINK = (404, "bad-secret", "Unknown registration secret")
 BAD_REQUEST = (400, "bad-request", "Bad request")
 
 
+class Refused(Exception):
+    """A refusal the API words itself (a bad key, a bad secret): its problem response."""
+
+    def __init__(self, kind: tuple, detail: str, **options):
+        super().__init__(detail)
+        self.response = problem(kind, detail, **options)
+
+
 def problem(kind: tuple, detail: str, *, retry_after: int | None = None,
             **extra) -> Response:
     """A problem+json response of ``kind`` (status, type slug, title)."""
@@ -75,6 +83,8 @@ def from_domain_error(error: BookingError, *, keyed: bool = False) -> Response:
 
 def exception_handler(error, context):
     """DRF's hook (REST_FRAMEWORK["EXCEPTION_HANDLER"]): every refusal as a problem."""
+    if isinstance(error, Refused):
+        return error.response
     if isinstance(error, BookingError):
         return from_domain_error(error, keyed=bool(getattr(context.get("request"),
                                                            "idempotency_keyed", False)))

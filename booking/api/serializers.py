@@ -76,6 +76,15 @@ class RegistrationOutput(serializers.Serializer):
         return links.registration_token(registration, salt=links.CANCEL_SALT)
 
 
+class WaitlistEntryOutput(serializers.Serializer):
+    event_id = serializers.CharField()
+    name = serializers.CharField()
+    email = serializers.CharField()
+    status = serializers.CharField()
+    position = serializers.IntegerField()
+    joined_at = serializers.DateTimeField()
+
+
 def event_body(event, availability=None) -> dict:
     body = dict(EventOutput(event).data)
     if availability is not None:

@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from booking.api import views
+from booking.api import views, waitlist
 
 app_name = "api"
 
@@ -12,6 +12,10 @@ urlpatterns = [
          name="registrations"),
     path("registrations/<str:secret>/", views.RegistrationBySecret.as_view(),
          name="registration"),
+    path("events/<str:event_id>/waiting-list/", waitlist.WaitingList.as_view(),
+         name="waiting_list"),
+    path("offers/<str:secret>/", waitlist.Offer.as_view(), name="offer"),
+    path("offers/<str:secret>/accept/", waitlist.OfferAccept.as_view(), name="offer_accept"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),

@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from booking import links, validation
 from booking.api import idempotency
-from booking.api.problems import BAD_LINK, problem
+from booking.api.problems import BAD_LINK, Refused
 from booking.api.schema import problems
 from booking.api.serializers import (EventPage, EventWithSeats, RegistrationInput,
                                      RegistrationOutput, decode_cursor, encode_cursor,
@@ -76,23 +76,30 @@ class EventRegistrations(APIView):
     def post(self, request, event_id):
         """Book a seat. The Idempotency-Key is the booking's request id: a retry answers the
         first 201 and books nothing."""
-        key, refusal = idempotency.read_key(request)
-        if refusal is not None:
-            return refusal
-        request.idempotency_keyed = True
-        payload = RegistrationInput(data=request.data)
-        payload.is_valid(raise_exception=True)
-        name, email = payload.validated_data["name"], payload.validated_data["email"]
-        rate_limits.check(rate_limits.SIGNUP, rate_limits.client_address(request),
-                          message=SIGNUPS_LIMITED)
-        rate_limits.check(rate_limits.SIGNUP_EMAIL, validation.normalize_email(email),
-                          message=EMAIL_LIMITED)
+        request_id, name, email = keyed(request)
         started = timezone.now()
-        registration = get_booking_service().book(
-            event_id, name=name, email=email, request_id=idempotency.request_id(key))
+        registration = get_booking_service().book(event_id, name=name, email=email,
+                                                  request_id=request_id)
         if registration.registered_at >= started and registration.is_confirmed:
             mail.send_soon(mail_sender(), mail.CONFIRMATION, registration)
         return Response(RegistrationOutput(registration).data, status=201)
+
+
+def keyed(request) -> tuple[str, str, str]:
+    """A keyed signup POST, within the abuse limits: (request id, name, e-mail).
+
+    Raises ``Refused`` (missing or malformed key), a validation error (400) or
+    ``RateLimited`` (429); nothing is stored on any of them.
+    """
+    request_id = idempotency.keyed_request_id(request)
+    payload = RegistrationInput(data=request.data)
+    payload.is_valid(raise_exception=True)
+    name, email = payload.validated_data["name"], payload.validated_data["email"]
+    rate_limits.check(rate_limits.SIGNUP, rate_limits.client_address(request),
+                      message=SIGNUPS_LIMITED)
+    rate_limits.check(rate_limits.SIGNUP_EMAIL, validation.normalize_email(email),
+                      message=EMAIL_LIMITED)
+    return request_id, name, email
 
 
 class RegistrationBySecret(APIView):
@@ -100,9 +107,7 @@ class RegistrationBySecret(APIView):
                    responses={200: RegistrationOutput, **SECRET_PROBLEMS})
     def get(self, request, secret):
         """The registration the secret (the cancellation link's token) names, if it holds."""
-        ref, refusal = _read_secret(secret)
-        if refusal is not None:
-            return refusal
+        ref = _read_secret(secret)
         registration = get_booking_service().find_registration(ref.event_id, email=ref.email)
         if not ref.matches(registration):
             raise NotRegistered()
@@ -114,9 +119,7 @@ class RegistrationBySecret(APIView):
         """Cancel: one conditional write removes exactly that registration; a repeat (it is
         gone already) answers 204 too."""
         rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request))
-        ref, refusal = _read_secret(secret)
-        if refusal is not None:
-            return refusal
+        ref = _read_secret(secret)
         try:
             removed = get_booking_service().cancel(
                 ref.event_id, email=ref.email, registration_id=ref.registration_id,
@@ -130,6 +133,6 @@ class RegistrationBySecret(APIView):
 
 def _read_secret(secret: str):
     try:
-        return links.read_registration_token(secret, salt=links.CANCEL_SALT), None
+        return links.read_registration_token(secret, salt=links.CANCEL_SALT)
     except links.BadLink:
-        return None, problem(BAD_LINK, BAD_SECRET)
+        raise Refused(BAD_LINK, BAD_SECRET) from None
