@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "booking",
+    "booking.api.apps.ApiConfig",
     # The JSON API (docs/api.md): DRF, its OpenAPI schema, Swagger UI / Redoc served from
     # our own static files (the sidecar), never a CDN.
     "rest_framework",
@@ -270,7 +271,8 @@ REST_FRAMEWORK = {
     # JSON in and out; any other body answers 415, every refusal is problem+json.
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    # Organizers' tokens (booking/api/auth.py); public endpoints need none.
+    "DEFAULT_AUTHENTICATION_CLASSES": ["booking.api.auth.BearerToken"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "UNAUTHENTICATED_USER": None,
     "EXCEPTION_HANDLER": "booking.api.problems.exception_handler",

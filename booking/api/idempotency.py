@@ -31,9 +31,12 @@ def request_id(key: str, scope: str = PUBLIC_SCOPE) -> str:
     return "api" + hashlib.sha256(f"{scope}\n{key}".encode()).hexdigest()[:48]
 
 
-def keyed_request_id(request, scope: str = PUBLIC_SCOPE) -> str:
-    """The request id of a keyed POST; ``Refused`` (400) when the key is missing or
-    malformed. Marks the request keyed: contention then answers 409 in flight."""
+def keyed_request_id(request) -> str:
+    """The request id of a keyed POST, scoped to its API token (or public); ``Refused``
+    (400) when the key is missing or malformed. Marks the request keyed: contention then
+    answers 409 in flight."""
+    token_id = getattr(request.auth, "pk", None)
+    scope = PUBLIC_SCOPE if token_id is None else f"token-{token_id}"
     raw = request.headers.get(HEADER)
     if raw is None:
         raise Refused(KEY_MISSING, f"This request needs an {HEADER} header.")

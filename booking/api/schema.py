@@ -1,5 +1,6 @@
 """The OpenAPI schema's additions drf-spectacular cannot infer: the problem+json body and
 the links between operations (what a 201 answers leads to), which schemathesis follows."""
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import serializers
 
 from booking.api.problems import PROBLEM_JSON
@@ -15,8 +16,18 @@ class Problem(serializers.Serializer):
 
 
 def problems(*statuses: int) -> dict:
-    """``responses=`` entries: each status answers a problem+json body."""
-    return {(status, PROBLEM_JSON): Problem for status in statuses}
+    """``responses=`` entries: each status answers a problem+json body (and 401: any
+    request may carry a bad token)."""
+    return {(status, PROBLEM_JSON): Problem for status in sorted({401, *statuses})}
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):
+    target_class = "booking.api.auth.BearerToken"
+    name = "organizerToken"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "http", "scheme": "bearer",
+                "description": "An organizer's API token (created in the admin)."}
 
 
 # (operation, status) -> {link name: (target operation, {parameter: runtime expression})}

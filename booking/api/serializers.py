@@ -33,6 +33,18 @@ class RegistrationInput(StrictSerializer):
     email = TextField(max_length=320, trim_whitespace=False)
 
 
+class EventEdit(StrictSerializer):
+    """An organizer's edit: only the fields sent change (the service validates them)."""
+
+    name = TextField(required=False, max_length=200)
+    capacity = serializers.IntegerField(required=False, min_value=0)
+    starts_at = TextField(required=False, allow_null=True)
+    ends_at = TextField(required=False, allow_null=True)
+    time_zone = TextField(required=False)
+    description = TextField(required=False, allow_blank=True)
+    venue = TextField(required=False, allow_blank=True)
+
+
 class AvailabilityOutput(serializers.Serializer):
     capacity = serializers.IntegerField()
     confirmed = serializers.IntegerField()

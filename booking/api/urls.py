@@ -10,6 +10,8 @@ urlpatterns = [
     path("events/<str:event_id>/", views.EventDetail.as_view(), name="event"),
     path("events/<str:event_id>/registrations/", views.EventRegistrations.as_view(),
          name="registrations"),
+    path("events/<str:event_id>/registrations/export/", views.RegistrationsExport.as_view(),
+         name="registrations_export"),
     path("registrations/<str:secret>/", views.RegistrationBySecret.as_view(),
          name="registration"),
     path("events/<str:event_id>/waiting-list/", waitlist.WaitingList.as_view(),

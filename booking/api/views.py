@@ -5,13 +5,15 @@ from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from booking import links, validation
+from booking.admin.registrations import registrations_csv
 from booking.api import idempotency
+from booking.api.base import ApiView
+from booking.api.organizer import expected_version, with_etag
 from booking.api.problems import BAD_LINK, Refused
 from booking.api.schema import problems
-from booking.api.serializers import (EventPage, EventWithSeats, RegistrationInput,
+from booking.api.serializers import (EventEdit, EventPage, EventWithSeats, RegistrationInput,
                                      RegistrationOutput, decode_cursor, encode_cursor,
                                      event_body)
 from booking.errors import NotRegistered
@@ -24,15 +26,13 @@ PROBLEMS = problems(400, 404, 409, 415, 422, 429, 503)
 KEY_PARAMETER = OpenApiParameter(
     idempotency.HEADER, str, OpenApiParameter.HEADER, required=True,
     description=idempotency.POLICY)
+IF_MATCH = OpenApiParameter("If-Match", str, OpenApiParameter.HEADER, required=True,
+                            description='The ETag of the event as read: "<version>".')
 BAD_SECRET = "This secret names no registration. Use the secret the booking answered."
 SECRET_PROBLEMS = problems(404, 429, 503)
 
 
-def etag(event) -> str:
-    return f'"{event.version}"'
-
-
-class EventList(APIView):
+class EventList(ApiView):
     @extend_schema(
         operation_id="events_list", responses={200: EventPage, **problems(400, 503)},
         parameters=[OpenApiParameter("cursor", str, description="next_cursor of the page "
@@ -57,19 +57,50 @@ def _limit(text: str) -> int:
     return int(text)
 
 
-class EventDetail(APIView):
+class EventDetail(ApiView):
+    organizer_methods = ("PATCH", "DELETE")
+
     @extend_schema(operation_id="events_retrieve",
                    responses={200: EventWithSeats, **problems(404, 503)})
     def get(self, request, event_id):
         """One event with its seats; its ETag is its version (for If-Match)."""
         service = get_booking_service()
         event = service.get_event(event_id)
-        response = Response(event_body(event, service.availability(event.id)))
-        response["ETag"] = etag(event)
-        return response
+        return with_etag(event, service.availability(event.id))
+
+    @extend_schema(operation_id="events_partial_update", request=EventEdit,
+                   parameters=[IF_MATCH],
+                   responses={200: EventWithSeats, **problems(400, 401, 403, 404, 412, 428,
+                                                              503)})
+    def patch(self, request, event_id):
+        """Edit the event as read at the If-Match version (412 if it changed since)."""
+        version = expected_version(request)
+        edit = EventEdit(data=request.data)
+        edit.is_valid(raise_exception=True)
+        service = get_booking_service()
+        event = service.update_event(event_id, expected_version=version, **edit.validated_data)
+        return with_etag(event, service.availability(event.id))
+
+    @extend_schema(operation_id="events_destroy",
+                   responses={204: None, **problems(401, 403, 404, 503)})
+    def delete(self, request, event_id):
+        """Delete the event and everything booked for it."""
+        get_booking_service().delete_event(event_id)
+        return Response(status=204)
 
 
-class EventRegistrations(APIView):
+class EventRegistrations(ApiView):
+    organizer_methods = ("GET",)
+
+    @extend_schema(operation_id="registrations_list",
+                   responses={200: RegistrationOutput(many=True),
+                              **problems(401, 403, 404, 503)})
+    def get(self, request, event_id):
+        """Every registration of the event (organizers)."""
+        service = get_booking_service()
+        event = service.get_event(event_id)
+        return Response(RegistrationOutput(service.iter_registrations(event.id), many=True).data)
+
     @extend_schema(operation_id="registrations_create", request=RegistrationInput,
                    parameters=[KEY_PARAMETER],
                    responses={201: RegistrationOutput, **PROBLEMS})
@@ -102,7 +133,19 @@ def keyed(request) -> tuple[str, str, str]:
     return request_id, name, email
 
 
-class RegistrationBySecret(APIView):
+class RegistrationsExport(ApiView):
+    organizer_methods = ("GET",)
+
+    @extend_schema(operation_id="registrations_export",
+                   responses={(200, "text/csv"): str, **problems(401, 403, 404, 503)})
+    def get(self, request, event_id):
+        """The registrations as CSV, as the admin exports them (organizers)."""
+        service = get_booking_service()
+        event = service.get_event(event_id)
+        return registrations_csv(service.iter_registrations(event.id), event)
+
+
+class RegistrationBySecret(ApiView):
     @extend_schema(operation_id="registrations_retrieve",
                    responses={200: RegistrationOutput, **SECRET_PROBLEMS})
     def get(self, request, secret):

@@ -4,10 +4,10 @@ offer's secret (the offer link's token) accept the seat or pass it on. Thin, lik
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from booking import links
 from booking.api import idempotency
+from booking.api.base import ApiView
 from booking.api.problems import BAD_LINK, Refused
 from booking.api.schema import problems
 from booking.api.serializers import RegistrationInput, RegistrationOutput, WaitlistEntryOutput
@@ -21,7 +21,18 @@ from booking.wiring import get_booking_service, mail_sender
 BAD_OFFER = "This secret names no offer. Use the secret from the offer e-mail's link."
 
 
-class WaitingList(APIView):
+class WaitingList(ApiView):
+    organizer_methods = ("GET",)
+
+    @extend_schema(operation_id="waitinglist_list",
+                   responses={200: WaitlistEntryOutput(many=True),
+                              **problems(401, 403, 404, 503)})
+    def get(self, request, event_id):
+        """The event's waiting list in join order (organizers)."""
+        service = get_booking_service()
+        event = service.get_event(event_id)
+        return Response(WaitlistEntryOutput(service.waiting_list(event.id), many=True).data)
+
     @extend_schema(operation_id="waitinglist_join", request=RegistrationInput,
                    parameters=[KEY_PARAMETER],
                    responses={201: WaitlistEntryOutput, **PROBLEMS})
@@ -46,7 +57,7 @@ def _offer(secret: str):
     return entry
 
 
-class OfferAccept(APIView):
+class OfferAccept(ApiView):
     @extend_schema(operation_id="offers_accept", request=None, parameters=[KEY_PARAMETER],
                    responses={201: RegistrationOutput, **problems(400, 404, 409, 410, 422,
                                                                   429, 503)})
@@ -64,7 +75,7 @@ class OfferAccept(APIView):
         return Response(RegistrationOutput(registration).data, status=201)
 
 
-class Offer(APIView):
+class Offer(ApiView):
     @extend_schema(operation_id="offers_decline",
                    responses={204: None, **problems(404, 429, 503)})
     def delete(self, request, secret):
