@@ -19,6 +19,8 @@ from booking.api.problems import KEY_INVALID, KEY_MISSING, Refused
 HEADER = "Idempotency-Key"
 # An sf-string as the draft says ("..."), or a bare token: printable ASCII, 1-255.
 _KEY = re.compile(r'^"?([\x21\x23-\x7e]{1,255})"?$')
+KEY_SCHEMA = {"type": "string", "pattern": r"^[!#-~]{1,255}$", "minLength": 1,
+              "maxLength": 255}
 PUBLIC_SCOPE = "public"
 POLICY = ("Required on every POST. A completed request's retry answers the first response "
           "for at least 24 hours (7 days by default); the same key with another payload "

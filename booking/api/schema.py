@@ -43,8 +43,17 @@ LINKS = {
 }
 
 
+# Request bodies refuse fields they do not declare (StrictSerializer): say so.
+CLOSED_BODIES = ("RegistrationInput", "EventEdit", "PatchedEventEdit")
+
+
 def add_links(result, generator, request, public):
-    """drf-spectacular postprocessing hook (SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"])."""
+    """drf-spectacular postprocessing hook (SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"]):
+    the links, and closed request bodies."""
+    components = result.get("components", {}).get("schemas", {})
+    for name in CLOSED_BODIES:
+        if name in components:
+            components[name]["additionalProperties"] = False
     for path_item in result.get("paths", {}).values():
         for operation in path_item.values():
             for status, response in operation.get("responses", {}).items():

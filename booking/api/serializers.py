@@ -4,6 +4,7 @@ import base64
 import binascii
 import json
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from booking import links
@@ -28,9 +29,14 @@ class TextField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+@extend_schema_field({"type": "string", "format": "email", "maxLength": 254})
+class EmailText(TextField):
+    """An e-mail address as typed (the service checks and normalizes it)."""
+
+
 class RegistrationInput(StrictSerializer):
-    name = TextField(max_length=200, trim_whitespace=False)
-    email = TextField(max_length=320, trim_whitespace=False)
+    name = TextField(min_length=1, max_length=200, trim_whitespace=False)
+    email = EmailText(min_length=3, max_length=320, trim_whitespace=False)
 
 
 class EventEdit(StrictSerializer):

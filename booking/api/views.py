@@ -24,7 +24,7 @@ from booking.wiring import get_booking_service, mail_sender
 
 PROBLEMS = problems(400, 404, 409, 415, 422, 429, 503)
 KEY_PARAMETER = OpenApiParameter(
-    idempotency.HEADER, str, OpenApiParameter.HEADER, required=True,
+    idempotency.HEADER, idempotency.KEY_SCHEMA, OpenApiParameter.HEADER, required=True,
     description=idempotency.POLICY)
 IF_MATCH = OpenApiParameter("If-Match", str, OpenApiParameter.HEADER, required=True,
                             description='The ETag of the event as read: "<version>".')
