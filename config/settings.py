@@ -256,6 +256,8 @@ BOOKING_SIGNUP_EMAIL_RATE = env("BOOKING_SIGNUP_EMAIL_RATE", default="5/h")
 # Failed admin logins per client address and per user name; then even the right password
 # is refused until the period has passed.
 ADMIN_LOGIN_RATE = env("ADMIN_LOGIN_RATE", default="10/15m")
+# Requests per organizer API token (docs/api.md):
+API_TOKEN_RATE = env("API_TOKEN_RATE", default="600/m")
 
 # --- Waiting list (booking/waitlist/) ---------------------------------------------------
 # Seconds a waiting-list offer holds its seat for the person offered it (then it passes on).

@@ -4,6 +4,9 @@ from rest_framework import permissions
 from rest_framework.views import APIView
 
 from booking.api.auth import OrganizerToken
+from booking.web import rate_limits
+
+TOKEN_LIMITED = "Too many requests with this API token. Please wait and try again."
 
 
 class ApiView(APIView):
@@ -11,6 +14,13 @@ class ApiView(APIView):
     the others are public."""
 
     organizer_methods: tuple[str, ...] = ()
+
+    def initial(self, request, *args, **kwargs):
+        """Count a token's requests against its limit (429 ``rate-limited`` past it)."""
+        super().initial(request, *args, **kwargs)
+        if request.auth is not None:
+            rate_limits.check(rate_limits.API_TOKEN, f"token-{request.auth.pk}",
+                              message=TOKEN_LIMITED)
 
     def get_permissions(self):
         if self.request.method in self.organizer_methods:

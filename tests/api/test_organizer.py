@@ -95,3 +95,15 @@ def test_registrations__listed_exported_then_event_deleted(client, service, even
     assert export["Content-Type"].startswith("text/csv") and b"ada@example.com" in csv_text
     assert waiting.json() == [] and deleted.status_code == 204
     assert_problem(client.get(f"/api/v1/events/{event.id}/"), 404, "event-not-found")
+
+
+def test_token__over_its_rate__429_retry_after(client, event, settings):
+    settings.API_TOKEN_RATE = "2/m"
+    _, auth = issue(READ)
+    path = f"/api/v1/events/{event.id}/registrations/"
+
+    assert [client.get(path, **auth).status_code for _ in range(2)] == [200, 200]
+    response = client.get(path, **auth)
+
+    assert_problem(response, 429, "rate-limited")
+    assert int(response["Retry-After"]) > 0
