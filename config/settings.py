@@ -42,6 +42,12 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "booking",
+    "booking.api.apps.ApiConfig",
+    # The JSON API (docs/api.md): DRF, its OpenAPI schema, Swagger UI / Redoc served from
+    # our own static files (the sidecar), never a CDN.
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     # manage.py dynamodb_local: AWS's DynamoDB Local for development and tests.
     "localdynamo",
 ]
@@ -254,6 +260,8 @@ BOOKING_SIGNUP_EMAIL_RATE = env("BOOKING_SIGNUP_EMAIL_RATE", default="5/h")
 # Failed admin logins per client address and per user name; then even the right password
 # is refused until the period has passed.
 ADMIN_LOGIN_RATE = env("ADMIN_LOGIN_RATE", default="10/15m")
+# Requests per organizer API token (docs/api.md):
+API_TOKEN_RATE = env("API_TOKEN_RATE", default="600/m")
 
 # --- Waiting list (booking/waitlist/) ---------------------------------------------------
 # Seconds a waiting-list offer holds its seat for the person offered it (then it passes on).
@@ -263,3 +271,28 @@ BOOKING_WAITLIST_OFFER_SECONDS = env.float("BOOKING_WAITLIST_OFFER_SECONDS", def
 # Seconds the decider waits, once it has read every shard to its end, before it looks for
 # new provisional bookings again (time to decision is about this plus one transaction).
 BOOKING_DECIDER_INTERVAL = env.float("BOOKING_DECIDER_INTERVAL", default=0.2)
+
+# --- JSON API (booking/api/, docs/api.md) ------------------------------------------------
+REST_FRAMEWORK = {
+    # JSON in and out; any other body answers 415, every refusal is problem+json.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # Organizers' tokens (booking/api/auth.py); public endpoints need none.
+    "DEFAULT_AUTHENTICATION_CLASSES": ["booking.api.auth.BearerToken"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "UNAUTHENTICATED_USER": None,
+    "EXCEPTION_HANDLER": "booking.api.problems.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Event booking API",
+    "DESCRIPTION": "Events, registrations and waiting lists. Every POST needs an "
+                   "Idempotency-Key (docs/api.md).",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "booking.api.schema.add_links"],
+}

@@ -10,5 +10,7 @@ urlpatterns = [
          admin.site.admin_view(admin_views.view_on_site), name="view_on_site"),
     path("admin/login/", admin_login.throttled_login),
     path("admin/", admin.site.urls),
+    # The JSON API for integrators (docs/api.md).
+    path("api/v1/", include("booking.api.urls")),
     path("", include("booking.web.urls")),
 ]

@@ -30,7 +30,7 @@ LAYERS = [
     ("service", ["booking.service"]),
     ("links and mail", ["booking.links", "booking.calendar", "booking.mail"]),
     ("composition root", ["booking.wiring"]),
-    ("entry points", ["booking.web", "booking.admin", "booking.management", "booking.checks",
+    ("entry points", ["booking.web", "booking.api", "booking.admin", "booking.management", "booking.checks",
                       "booking.apps", "booking.lambda_handler", "booking.migrations"]),
 ]
 # The access layer raises its own store errors; the service translates them.

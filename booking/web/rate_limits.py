@@ -28,6 +28,8 @@ _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 # Signups and cancellations per client address, signups per e-mail address, failed admin
 # logins per address and per user name.
 SIGNUP, SIGNUP_EMAIL, CANCEL, ADMIN_LOGIN = "signup", "signup_email", "cancel", "admin_login"
+# JSON API requests per organizer token (booking/api/base.py).
+API_TOKEN = "api_token"
 # Each limit's counters keep the label they were first stored under, so a deploy never
 # resets counts in progress.
 STORED_AS = {SIGNUP: "BOOKING_SIGNUP_RATE", SIGNUP_EMAIL: "BOOKING_SIGNUP_EMAIL_RATE",

@@ -1,0 +1,58 @@
+"""Organizers' API tokens: per user, scoped read or write, stored hashed, shown once.
+
+A token reads ``bk_<prefix>_<secret>``: the prefix finds the row, the SHA-256 of the whole
+token is what is stored (the tokens are 190 random bits, so a fast hash is enough). The
+admin creates and revokes them (``booking/api/admin.py``).
+"""
+import hashlib
+import hmac
+import secrets
+
+from django.db import models
+from django.utils import timezone
+
+READ, WRITE = "read", "write"
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class ApiToken(models.Model):
+    user = models.ForeignKey("auth.User", on_delete=models.CASCADE,
+                             related_name="api_tokens")
+    name = models.CharField(max_length=100, help_text="What the token is for.")
+    scope = models.CharField(max_length=5, choices=[(READ, "read"), (WRITE, "read and write")],
+                             default=READ)
+    prefix = models.CharField(max_length=12, unique=True, editable=False)
+    token_hash = models.CharField(max_length=64, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        verbose_name = "API token"
+
+    def __str__(self):
+        return f"{self.name} (bk_{self.prefix}_…)"
+
+    def issue(self) -> str:
+        """Give this (unsaved) token its secret; return the token, shown only now."""
+        self.prefix = secrets.token_hex(6)
+        token = f"bk_{self.prefix}_{secrets.token_urlsafe(24)}"
+        self.token_hash = digest(token)
+        return token
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None and self.user.is_active
+
+    @classmethod
+    def authenticate(cls, token: str) -> "ApiToken | None":
+        """The live token ``token`` is, or None."""
+        parts = token.split("_")
+        if len(parts) < 3 or parts[0] != "bk":
+            return None
+        found = cls.objects.select_related("user").filter(prefix=parts[1]).first()
+        if found is None or not hmac.compare_digest(found.token_hash, digest(token)):
+            return None
+        return found if found.is_active else None

@@ -1,0 +1,35 @@
+"""Organizers' side of the API (a token: read scope to read, write scope to change): edit
+an event under If-Match (seed 001), delete it, list and export its registrations, see its
+waiting list. Thin over ``BookingService``."""
+import re
+
+from rest_framework.response import Response
+
+from booking.api.problems import Refused
+from booking.api.serializers import event_body
+
+PRECONDITION_REQUIRED = (428, "precondition-required", "If-Match required")
+BAD_PRECONDITION = (400, "bad-if-match", "If-Match malformed")
+_ETAG = re.compile(r'^"(\d{1,18})"$')
+
+
+def etag(event) -> str:
+    return f'"{event.version}"'
+
+
+def with_etag(event, availability) -> Response:
+    response = Response(event_body(event, availability))
+    response["ETag"] = etag(event)
+    return response
+
+
+def expected_version(request) -> int:
+    """The version If-Match names; 428 without it, 400 if it is not one of our ETags."""
+    header = request.headers.get("If-Match")
+    if header is None:
+        raise Refused(PRECONDITION_REQUIRED, 'Send If-Match: "<version>" (the ETag of the '
+                                             "event as you read it).")
+    match = _ETAG.match(header.strip())
+    if not match:
+        raise Refused(BAD_PRECONDITION, 'If-Match must be one ETag, like "3".')
+    return int(match.group(1))

@@ -1,0 +1,129 @@
+"""What the API reads and writes: request bodies (no unknown fields) and answers built
+from domain records alone, so one registration always has one body."""
+import base64
+import binascii
+import json
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from booking import links
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses fields it does not declare (400, nothing stored)."""
+
+    def validate(self, attrs):
+        unknown = sorted(set(self.initial_data) - set(self.fields))
+        if unknown:
+            raise serializers.ValidationError({name: "Unknown field." for name in unknown})
+        return attrs
+
+
+class TextField(serializers.CharField):
+    """A JSON string, never a number or a boolean turned into one."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+@extend_schema_field({"type": "string", "format": "email", "maxLength": 254})
+class EmailText(TextField):
+    """An e-mail address as typed (the service checks and normalizes it)."""
+
+
+class RegistrationInput(StrictSerializer):
+    name = TextField(min_length=1, max_length=200, trim_whitespace=False)
+    email = EmailText(min_length=3, max_length=320, trim_whitespace=False)
+
+
+class EventEdit(StrictSerializer):
+    """An organizer's edit: only the fields sent change (the service validates them)."""
+
+    name = TextField(required=False, max_length=200)
+    capacity = serializers.IntegerField(required=False, min_value=0)
+    starts_at = TextField(required=False, allow_null=True)
+    ends_at = TextField(required=False, allow_null=True)
+    time_zone = TextField(required=False)
+    description = TextField(required=False, allow_blank=True)
+    venue = TextField(required=False, allow_blank=True)
+
+
+class AvailabilityOutput(serializers.Serializer):
+    capacity = serializers.IntegerField()
+    confirmed = serializers.IntegerField()
+    held = serializers.IntegerField()
+    remaining = serializers.IntegerField()
+    is_full = serializers.BooleanField()
+
+
+class EventOutput(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    capacity = serializers.IntegerField()
+    starts_at = serializers.DateTimeField(allow_null=True)
+    ends_at = serializers.DateTimeField(allow_null=True)
+    time_zone = serializers.CharField(allow_blank=True)
+    description = serializers.CharField(allow_blank=True)
+    venue = serializers.CharField(allow_blank=True)
+    version = serializers.IntegerField()
+
+
+class EventWithSeats(EventOutput):
+    availability = AvailabilityOutput()
+
+
+class EventPage(serializers.Serializer):
+    results = EventWithSeats(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
+
+
+class RegistrationOutput(serializers.Serializer):
+    id = serializers.CharField(source="registration_id")
+    event_id = serializers.CharField()
+    name = serializers.CharField()
+    email = serializers.CharField()
+    status = serializers.CharField()
+    registered_at = serializers.DateTimeField()
+    secret = serializers.SerializerMethodField(
+        help_text="The cancellation link's token: GET or DELETE registrations/{secret}/.")
+
+    def get_secret(self, registration) -> str:
+        return links.registration_token(registration, salt=links.CANCEL_SALT)
+
+
+class WaitlistEntryOutput(serializers.Serializer):
+    event_id = serializers.CharField()
+    name = serializers.CharField()
+    email = serializers.CharField()
+    status = serializers.CharField()
+    position = serializers.IntegerField()
+    joined_at = serializers.DateTimeField()
+
+
+def event_body(event, availability=None) -> dict:
+    body = dict(EventOutput(event).data)
+    if availability is not None:
+        body["availability"] = AvailabilityOutput(availability).data
+    return body
+
+
+def encode_cursor(key: dict | None) -> str | None:
+    """DynamoDB's LastEvaluatedKey as an opaque cursor."""
+    if key is None:
+        return None
+    return base64.urlsafe_b64encode(json.dumps(key, sort_keys=True).encode()).decode()
+
+
+def decode_cursor(cursor: str) -> dict:
+    """The key a cursor names; ValidationError if it is not one of ours."""
+    try:
+        key = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+    except (binascii.Error, ValueError, UnicodeError):
+        raise serializers.ValidationError({"cursor": "Not a cursor this API gave."}) from None
+    if (not isinstance(key, dict) or set(key) != {"event_id"}
+            or not isinstance(key["event_id"], str) or not key["event_id"]):
+        raise serializers.ValidationError({"cursor": "Not a cursor this API gave."})
+    return key

@@ -1,0 +1,24 @@
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from booking.api import views, waitlist
+
+app_name = "api"
+
+urlpatterns = [
+    path("events/", views.EventList.as_view(), name="events"),
+    path("events/<str:event_id>/", views.EventDetail.as_view(), name="event"),
+    path("events/<str:event_id>/registrations/", views.EventRegistrations.as_view(),
+         name="registrations"),
+    path("events/<str:event_id>/registrations/export/", views.RegistrationsExport.as_view(),
+         name="registrations_export"),
+    path("registrations/<str:secret>/", views.RegistrationBySecret.as_view(),
+         name="registration"),
+    path("events/<str:event_id>/waiting-list/", waitlist.WaitingList.as_view(),
+         name="waiting_list"),
+    path("offers/<str:secret>/", waitlist.Offer.as_view(), name="offer"),
+    path("offers/<str:secret>/accept/", waitlist.OfferAccept.as_view(), name="offer_accept"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+]

@@ -1,0 +1,181 @@
+"""The public JSON API (``/api/v1/``): events, registrations. Thin over ``BookingService``
+like the pages; every refusal is a problem (``booking/api/problems.py``); every POST needs
+an Idempotency-Key (``booking/api/idempotency.py``)."""
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from booking import links, validation
+from booking.admin.registrations import registrations_csv
+from booking.api import idempotency
+from booking.api.base import ApiView
+from booking.api.organizer import expected_version, with_etag
+from booking.api.problems import BAD_LINK, Refused
+from booking.api.schema import problems
+from booking.api.serializers import (EventEdit, EventPage, EventWithSeats, RegistrationInput,
+                                     RegistrationOutput, decode_cursor, encode_cursor,
+                                     event_body)
+from booking.errors import NotRegistered
+from booking.mail import sender as mail
+from booking.web import rate_limits
+from booking.web.views import EMAIL_LIMITED, SIGNUPS_LIMITED
+from booking.wiring import get_booking_service, mail_sender
+
+PROBLEMS = problems(400, 404, 409, 415, 422, 429, 503)
+KEY_PARAMETER = OpenApiParameter(
+    idempotency.HEADER, idempotency.KEY_SCHEMA, OpenApiParameter.HEADER, required=True,
+    description=idempotency.POLICY)
+IF_MATCH = OpenApiParameter("If-Match", str, OpenApiParameter.HEADER, required=True,
+                            description='The ETag of the event as read: "<version>".')
+BAD_SECRET = "This secret names no registration. Use the secret the booking answered."
+SECRET_PROBLEMS = problems(404, 429, 503)
+
+
+class EventList(ApiView):
+    @extend_schema(
+        operation_id="events_list", responses={200: EventPage, **problems(400, 503)},
+        parameters=[OpenApiParameter("cursor", str, description="next_cursor of the page "
+                                                                "before"),
+                    OpenApiParameter("limit", int, description="1 to 100 (default 25)")])
+    def get(self, request):
+        """Events, one DynamoDB page at a time (no order across pages), with their seats."""
+        limit = _limit(request.query_params.get("limit", "25"))
+        cursor = request.query_params.get("cursor")
+        service = get_booking_service()
+        events, last = service.events_page(
+            start_key=decode_cursor(cursor) if cursor else None, limit=limit)
+        seats = service.availabilities(events)
+        return Response({"results": [event_body(e, seats[e.id]) for e in events
+                                     if e.id in seats],
+                         "next_cursor": encode_cursor(last)})
+
+
+def _limit(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise serializers.ValidationError({"limit": "A whole number from 1 to 100."})
+    return int(text)
+
+
+class EventDetail(ApiView):
+    organizer_methods = ("PATCH", "DELETE")
+
+    @extend_schema(operation_id="events_retrieve",
+                   responses={200: EventWithSeats, **problems(404, 503)})
+    def get(self, request, event_id):
+        """One event with its seats; its ETag is its version (for If-Match)."""
+        service = get_booking_service()
+        event = service.get_event(event_id)
+        return with_etag(event, service.availability(event.id))
+
+    @extend_schema(operation_id="events_partial_update", request=EventEdit,
+                   parameters=[IF_MATCH],
+                   responses={200: EventWithSeats, **problems(400, 401, 403, 404, 412, 428,
+                                                              503)})
+    def patch(self, request, event_id):
+        """Edit the event as read at the If-Match version (412 if it changed since)."""
+        version = expected_version(request)
+        edit = EventEdit(data=request.data)
+        edit.is_valid(raise_exception=True)
+        service = get_booking_service()
+        event = service.update_event(event_id, expected_version=version, **edit.validated_data)
+        return with_etag(event, service.availability(event.id))
+
+    @extend_schema(operation_id="events_destroy",
+                   responses={204: None, **problems(401, 403, 404, 503)})
+    def delete(self, request, event_id):
+        """Delete the event and everything booked for it."""
+        get_booking_service().delete_event(event_id)
+        return Response(status=204)
+
+
+class EventRegistrations(ApiView):
+    organizer_methods = ("GET",)
+
+    @extend_schema(operation_id="registrations_list",
+                   responses={200: RegistrationOutput(many=True),
+                              **problems(401, 403, 404, 503)})
+    def get(self, request, event_id):
+        """Every registration of the event (organizers)."""
+        service = get_booking_service()
+        event = service.get_event(event_id)
+        return Response(RegistrationOutput(service.iter_registrations(event.id), many=True).data)
+
+    @extend_schema(operation_id="registrations_create", request=RegistrationInput,
+                   parameters=[KEY_PARAMETER],
+                   responses={201: RegistrationOutput, **PROBLEMS})
+    def post(self, request, event_id):
+        """Book a seat. The Idempotency-Key is the booking's request id: a retry answers the
+        first 201 and books nothing."""
+        request_id, name, email = keyed(request)
+        started = timezone.now()
+        registration = get_booking_service().book(event_id, name=name, email=email,
+                                                  request_id=request_id)
+        if registration.registered_at >= started and registration.is_confirmed:
+            mail.send_soon(mail_sender(), mail.CONFIRMATION, registration)
+        return Response(RegistrationOutput(registration).data, status=201)
+
+
+def keyed(request) -> tuple[str, str, str]:
+    """A keyed signup POST, within the abuse limits: (request id, name, e-mail).
+
+    Raises ``Refused`` (missing or malformed key), a validation error (400) or
+    ``RateLimited`` (429); nothing is stored on any of them.
+    """
+    request_id = idempotency.keyed_request_id(request)
+    payload = RegistrationInput(data=request.data)
+    payload.is_valid(raise_exception=True)
+    name, email = payload.validated_data["name"], payload.validated_data["email"]
+    rate_limits.check(rate_limits.SIGNUP, rate_limits.client_address(request),
+                      message=SIGNUPS_LIMITED)
+    rate_limits.check(rate_limits.SIGNUP_EMAIL, validation.normalize_email(email),
+                      message=EMAIL_LIMITED)
+    return request_id, name, email
+
+
+class RegistrationsExport(ApiView):
+    organizer_methods = ("GET",)
+
+    @extend_schema(operation_id="registrations_export",
+                   responses={(200, "text/csv"): str, **problems(401, 403, 404, 503)})
+    def get(self, request, event_id):
+        """The registrations as CSV, as the admin exports them (organizers)."""
+        service = get_booking_service()
+        event = service.get_event(event_id)
+        return registrations_csv(service.iter_registrations(event.id), event)
+
+
+class RegistrationBySecret(ApiView):
+    @extend_schema(operation_id="registrations_retrieve",
+                   responses={200: RegistrationOutput, **SECRET_PROBLEMS})
+    def get(self, request, secret):
+        """The registration the secret (the cancellation link's token) names, if it holds."""
+        ref = _read_secret(secret)
+        registration = get_booking_service().find_registration(ref.event_id, email=ref.email)
+        if not ref.matches(registration):
+            raise NotRegistered()
+        return Response(RegistrationOutput(registration).data)
+
+    @extend_schema(operation_id="registrations_destroy",
+                   responses={204: None, **SECRET_PROBLEMS})
+    def delete(self, request, secret):
+        """Cancel: one conditional write removes exactly that registration; a repeat (it is
+        gone already) answers 204 too."""
+        rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request))
+        ref = _read_secret(secret)
+        try:
+            removed = get_booking_service().cancel(
+                ref.event_id, email=ref.email, registration_id=ref.registration_id,
+                registration=ref.registration)
+        except NotRegistered:
+            pass  # cancelled meanwhile: the outcome asked for
+        else:
+            mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
+        return Response(status=204)
+
+
+def _read_secret(secret: str):
+    try:
+        return links.read_registration_token(secret, salt=links.CANCEL_SALT)
+    except links.BadLink:
+        raise Refused(BAD_LINK, BAD_SECRET) from None

@@ -1,0 +1,87 @@
+"""The waiting list over the API: join a full event's line (Idempotency-Key), and with an
+offer's secret (the offer link's token) accept the seat or pass it on. Thin, like
+``booking/web/waitlist.py``."""
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+
+from booking import links
+from booking.api import idempotency
+from booking.api.base import ApiView
+from booking.api.problems import BAD_LINK, Refused
+from booking.api.schema import problems
+from booking.api.serializers import RegistrationInput, RegistrationOutput, WaitlistEntryOutput
+from booking.api.views import KEY_PARAMETER, PROBLEMS, keyed
+from booking.errors import NotWaiting
+from booking.mail import sender as mail
+from booking.web import rate_limits
+from booking.web.waitlist import OFFER_LIMITED
+from booking.wiring import get_booking_service, mail_sender
+
+BAD_OFFER = "This secret names no offer. Use the secret from the offer e-mail's link."
+
+
+class WaitingList(ApiView):
+    organizer_methods = ("GET",)
+
+    @extend_schema(operation_id="waitinglist_list",
+                   responses={200: WaitlistEntryOutput(many=True),
+                              **problems(401, 403, 404, 503)})
+    def get(self, request, event_id):
+        """The event's waiting list in join order (organizers)."""
+        service = get_booking_service()
+        event = service.get_event(event_id)
+        return Response(WaitlistEntryOutput(service.waiting_list(event.id), many=True).data)
+
+    @extend_schema(operation_id="waitinglist_join", request=RegistrationInput,
+                   parameters=[KEY_PARAMETER],
+                   responses={201: WaitlistEntryOutput, **PROBLEMS})
+    def post(self, request, event_id):
+        """Join a full event's waiting list (409 seats-available while seats are left)."""
+        request_id, name, email = keyed(request)
+        entry = get_booking_service().join_waiting_list(event_id, name=name, email=email,
+                                                        request_id=request_id)
+        return Response(WaitlistEntryOutput(entry).data, status=201)
+
+
+def _offer(secret: str):
+    """The offer's waiting-list entry; ``Refused`` for a bad secret, ``NotWaiting`` for an
+    offer that is no longer the person's."""
+    try:
+        ref = links.read_offer_token(secret)
+    except links.BadLink:
+        raise Refused(BAD_LINK, BAD_OFFER) from None
+    entry = get_booking_service().waiting_entry(ref.event_id, email=ref.email)
+    if entry is None or entry.offer_id != ref.registration_id:
+        raise NotWaiting()
+    return entry
+
+
+class OfferAccept(ApiView):
+    @extend_schema(operation_id="offers_accept", request=None, parameters=[KEY_PARAMETER],
+                   responses={201: RegistrationOutput, **problems(400, 404, 409, 410, 422,
+                                                                  429, 503)})
+    def post(self, request, secret):
+        """Take the offered seat: a booking (its answer replays like registrations')."""
+        request_id = idempotency.keyed_request_id(request)
+        rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request),
+                          message=OFFER_LIMITED)
+        entry = _offer(secret)
+        started = timezone.now()
+        registration = get_booking_service().accept_offer(
+            entry.event_id, email=entry.email, request_id=request_id)
+        if registration.registered_at >= started:
+            mail.send_soon(mail_sender(), mail.CONFIRMATION, registration)
+        return Response(RegistrationOutput(registration).data, status=201)
+
+
+class Offer(ApiView):
+    @extend_schema(operation_id="offers_decline",
+                   responses={204: None, **problems(404, 429, 503)})
+    def delete(self, request, secret):
+        """Pass the offered seat on (leave the waiting list)."""
+        rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request),
+                          message=OFFER_LIMITED)
+        entry = _offer(secret)
+        get_booking_service().leave_waiting_list(entry.event_id, email=entry.email)
+        return Response(status=204)

@@ -1,0 +1,109 @@
+"""Organizers over the API: tokens (hashed, scoped, revocable), conditional edits
+(If-Match: 412 when the event changed, 428 without it), delete, registrations, export."""
+import json
+
+import pytest
+from django.contrib.auth.models import User
+
+from booking.api.models import READ, WRITE, ApiToken, digest
+from tests.api.test_registrations import assert_problem, book
+
+pytestmark = pytest.mark.django_db
+
+
+def issue(scope, username="org"):
+    user, _ = User.objects.get_or_create(username=username, defaults={"is_staff": True})
+    token = ApiToken(user=user, name="ci", scope=scope)
+    secret = token.issue()
+    token.save()
+    return token, {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+
+
+def patch(client, event, body, auth, if_match=None):
+    headers = {**auth, **({"HTTP_IF_MATCH": if_match} if if_match else {})}
+    return client.patch(f"/api/v1/events/{event.id}/", json.dumps(body),
+                        content_type="application/json", **headers)
+
+
+@pytest.fixture
+def event(service):
+    return service.create_event(name="Board", capacity=3, strategy="lock_table")
+
+
+def test_token__stored_hashed_only(service):
+    token, auth = issue(WRITE)
+    secret = auth["HTTP_AUTHORIZATION"].split()[1]
+
+    stored = ApiToken.objects.get(pk=token.pk)
+    assert secret not in (stored.token_hash, stored.prefix) and stored.token_hash == digest(secret)
+    assert ApiToken.authenticate(secret) == stored
+    assert ApiToken.authenticate(secret[:-1] + "x") is None
+
+
+def test_patch__if_match_current__applied_new_etag_then_stale_412(client, event):
+    _, auth = issue(WRITE)
+
+    first = patch(client, event, {"capacity": 5}, auth, if_match=f'"{event.version}"')
+    stale = patch(client, event, {"name": "Late"}, auth, if_match=f'"{event.version}"')
+
+    assert first.status_code == 200 and first.json()["capacity"] == 5
+    assert first["ETag"] == f'"{event.version + 1}"'
+    assert_problem(stale, 412, "stale-edit")
+
+
+def test_patch__no_if_match__428_nothing_changed(client, service, event):
+    _, auth = issue(WRITE)
+
+    assert_problem(patch(client, event, {"capacity": 9}, auth), 428, "precondition-required")
+    assert service.get_event(event.id).capacity == 3
+
+
+def test_patch__unknown_field__400_nothing_changed(client, service, event):
+    _, auth = issue(WRITE)
+
+    response = patch(client, event, {"seats": 9}, auth, if_match=f'"{event.version}"')
+
+    assert_problem(response, 400, "invalid")
+    assert service.get_event(event.id).version == event.version
+
+
+def test_scopes__read_token_cannot_write_no_token_401_revoked_401(client, event):
+    read_token, read_auth = issue(READ)
+
+    assert_problem(patch(client, event, {"capacity": 9}, read_auth, if_match='"1"'), 403,
+                   "permission-denied")
+    assert_problem(client.get(f"/api/v1/events/{event.id}/registrations/"), 401,
+                   "not-authenticated")
+    read_token.revoked_at = read_token.created_at
+    read_token.save()
+    assert_problem(client.get(f"/api/v1/events/{event.id}/registrations/", **read_auth), 401,
+                   "authentication-failed")
+
+
+def test_registrations__listed_exported_then_event_deleted(client, service, event):
+    _, read_auth = issue(READ)
+    _, write_auth = issue(WRITE, username="boss")
+    book(client, event)
+
+    listed = client.get(f"/api/v1/events/{event.id}/registrations/", **read_auth)
+    export = client.get(f"/api/v1/events/{event.id}/registrations/export/", **read_auth)
+    csv_text = b"".join(export.streaming_content)  # streamed: read before the delete
+    waiting = client.get(f"/api/v1/events/{event.id}/waiting-list/", **read_auth)
+    deleted = client.delete(f"/api/v1/events/{event.id}/", **write_auth)
+
+    assert [r["email"] for r in listed.json()] == ["ada@example.com"]
+    assert export["Content-Type"].startswith("text/csv") and b"ada@example.com" in csv_text
+    assert waiting.json() == [] and deleted.status_code == 204
+    assert_problem(client.get(f"/api/v1/events/{event.id}/"), 404, "event-not-found")
+
+
+def test_token__over_its_rate__429_retry_after(client, event, settings):
+    settings.API_TOKEN_RATE = "2/m"
+    _, auth = issue(READ)
+    path = f"/api/v1/events/{event.id}/registrations/"
+
+    assert [client.get(path, **auth).status_code for _ in range(2)] == [200, 200]
+    response = client.get(path, **auth)
+
+    assert_problem(response, 429, "rate-limited")
+    assert int(response["Retry-After"]) > 0

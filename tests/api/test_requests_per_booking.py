@@ -1,0 +1,28 @@
+"""The API's booking costs what the form's does: counted on the wire (botocore's
+before-send hook) against DynamoDB Local."""
+import json
+
+from booking.dynamo.metrics import RequestMeter
+from booking.mail import sender as booking_mail
+from booking.wiring import get_booking_service
+
+
+def test_api_booking__lock_table__one_transaction_plus_the_limiters_two(client, server_store):
+    service = get_booking_service()
+    event = service.create_event(name="Count", capacity=5, strategy="lock_table")
+    meter = RequestMeter().install(service.store)
+    try:
+        with meter.track() as post:
+            response = client.post(f"/api/v1/events/{event.id}/registrations/",
+                                   json.dumps({"name": "Ada", "email": "ada@example.com"}),
+                                   content_type="application/json",
+                                   HTTP_IDEMPOTENCY_KEY="count-0001")
+    finally:
+        meter.uninstall()
+    booking_mail.flush()
+
+    assert response.status_code == 201
+    # The two abuse-limit counters (per address, per e-mail), then the booking's one
+    # transaction (seat, registration, request row with the key, outbox row).
+    assert sorted(post.operations) == sorted(["UpdateItem", "UpdateItem",
+                                              "TransactWriteItems"]), post.operations
