@@ -3,6 +3,7 @@ from django.urls import include, path
 
 from booking.admin import login as admin_login
 from booking.admin import views as admin_views
+from booking.web import metrics as web_metrics
 
 urlpatterns = [
     # Before the admin's own: events live in DynamoDB, not in a SQL table.
@@ -10,5 +11,7 @@ urlpatterns = [
          admin.site.admin_view(admin_views.view_on_site), name="view_on_site"),
     path("admin/login/", admin_login.throttled_login),
     path("admin/", admin.site.urls),
+    # Prometheus; 404 unless METRICS_ENABLED, then allowed addresses or a token only.
+    path("metrics", web_metrics.metrics, name="metrics"),
     path("", include("booking.web.urls")),
 ]

@@ -34,7 +34,7 @@ def test_aws_template__check__passes_on_the_committed_file():
 def test_cfn_lint__passes_on_the_template():
     from cfnlint.api import ManualArgs, lint_file
 
-    matches = lint_file(ROOT / TEMPLATE_PATH, ManualArgs(regions=["us-east-1", "eu-west-1"]))
+    matches = lint_file(ROOT / TEMPLATE_PATH, ManualArgs(regions=["us-east-1"]))
 
     assert [str(m) for m in matches] == []
 
