@@ -18,8 +18,8 @@ Roles:
   waiting-list offers), and the management commands (``check_capacity --repair``,
   ``replay_failed``, ``create_event``, ...). Tables are created by CloudFormation, so no
   ``CreateTable`` / ``UpdateTimeToLive``.
-- ``worker_decider``: what a ``booking_worker`` running its own stream decider needs on top
-  of ``web`` (granted to the web role only when no Lambda decider is deployed).
+- ``worker_decider``: what a ``booking_worker`` running its own stream decider needs beyond
+  ``web`` (granted to the web role only when no Lambda decider is deployed).
 - ``decider``: the Lambda (``booking.lambda_handler.handler``).
 - ``probe``: the scheduled outbox backlog probe (``booking.lambda_handler.outbox_backlog``).
 """
@@ -57,8 +57,6 @@ GRANTS: dict[str, dict[tuple[TableSpec, str | None], frozenset[str]]] = {
         (STREAM_REGISTRATIONS, None): frozenset({"DescribeTable", "Scan", "DeleteItem",
                                                  UPDATE}),
         (STREAM_CHECKPOINTS, None): frozenset({"GetItem", "PutItem", "UpdateItem"}),
-        (EVENTS, None): frozenset({UPDATE, CHECK}),
-        (OUTBOX, None): frozenset({PUT}),
     },
     "decider": {
         (STREAM_REGISTRATIONS, None): frozenset({"DeleteItem", UPDATE}),
@@ -88,8 +86,6 @@ RARE_PATHS: dict[tuple[str, str, str | None, str], tuple[str, str]] = {
                                          "return self.table.get({\"lease_id\": lease_id})"),
     ("worker_decider", "stream_registrations", None, "DeleteItem"): (
         "booking/strategies/streams/__init__.py", "def _forget_orphan"),
-    ("worker_decider", "events", None, CHECK): (
-        "booking/strategies/streams/__init__.py", "ConditionCheck"),
     ("decider", "stream_registrations", None, "DeleteItem"): (
         "booking/strategies/streams/__init__.py", "def _forget_orphan"),
 }

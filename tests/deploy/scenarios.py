@@ -81,6 +81,10 @@ def _event_lifecycle(service, strategy, decide) -> None:
     waitlist_engine.flush()
     service.audit(event.id)
     service.repair(event.id)
+    started = service.create_event(name=f"Scenario {strategy} started", capacity=1,
+                                   strategy=strategy, starts_at="2001-01-01 10:00")
+    with suppress(errors.BookingError):
+        service.book(started.id, name="Late", email="late@example.com")  # reads the request row
     doomed = service.create_event(name=f"Scenario {strategy} gone", capacity=1,
                                   strategy=strategy)
     service.book(doomed.id, name="Gone", email="gone@example.com")
