@@ -9,10 +9,10 @@ process (``DJANGO_SETTINGS_MODULE=config.lambda_settings`` on the functions).
 """
 import logging
 
-from booking.strategies.streams.decider import StreamDecider
-
 logger = logging.getLogger(__name__)
-_lambda_decider: StreamDecider | None = None
+# The decider, built on the first batch. Nothing of booking/ is imported at module level:
+# a Lambda runtime imports this module before Django is set up, and the models need it.
+_lambda_decider = None
 
 
 def handler(event, context):
@@ -25,6 +25,7 @@ def handler(event, context):
     global _lambda_decider
     if _lambda_decider is None:
         _setup()
+        from booking.strategies.streams.decider import StreamDecider
         from booking.wiring import get_booking_service
 
         _lambda_decider = StreamDecider(get_booking_service().strategy("streams"))
