@@ -92,9 +92,12 @@ def instrument_store(store) -> None:
     outbox = store.name(OUTBOX)
     events = client.meta.events
 
-    def before_call(model=None, params=None, context=None, **kwargs):
+    def before_call(context=None, **kwargs):
         if context is not None:
             context["booking_metrics_start"] = time.perf_counter()
+
+    def provide_params(model=None, params=None, context=None, **kwargs):
+        if context is not None:
             if model.name == "TransactWriteItems":
                 context["booking_metrics_offers"] = sum(
                     1 for item in (params or {}).get("TransactItems", [])
@@ -136,6 +139,8 @@ def instrument_store(store) -> None:
         elif error in ("TransactionConflictException", "TransactionInProgressException"):
             CONFLICTS.inc()
 
+    events.register("provide-client-params.dynamodb", provide_params,
+                    unique_id="booking-metrics-params")
     events.register("before-call.dynamodb", before_call, unique_id="booking-metrics-call")
     events.register("before-send.dynamodb", before_send, unique_id="booking-metrics-send")
     events.register("needs-retry.dynamodb", needs_retry, unique_id="booking-metrics-retry")
@@ -176,6 +181,7 @@ def instrument_service(service) -> None:
                     counter.labels(strategy, outcome).inc()
                     logger.info("%s %s", method.__name__, outcome, extra={"fields": {
                         "operation": method.__name__, "outcome": outcome,
+                        **({"request_id": request_id} if request_id else {}),
                         "strategy": strategy, "event_id": str(event_id),
                         "duration_ms": round((time.perf_counter() - started) * 1000, 1)}})
         return wrapper
