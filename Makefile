@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
 
-.PHONY: install install-dev run test dynamodb serve clean
+.PHONY: install install-dev run test dynamodb serve clean lambda-zip aws-template
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
@@ -39,3 +39,12 @@ dynamodb: install
 
 clean:
 	rm -rf $(VENV) var test-artifacts .pytest_cache
+
+## The AWS Lambda package (streams decider, outbox probe) for deploy/aws/template.yaml:
+## dist/event-booking-lambda.zip, built for python3.12 on x86_64 (docs/deployment.md)
+lambda-zip: install
+	$(PY) deploy/aws/build_lambda.py --output dist/event-booking-lambda.zip
+
+## Regenerate deploy/aws/template.yaml from booking/dynamo/tables.py
+aws-template: install
+	DEBUG=true $(PY) manage.py aws_template

@@ -1,15 +1,18 @@
-"""AWS Lambda entry point for the streams strategy's decider: an event source mapping on
-the registrations table's stream calls ``handler`` (docs/streams.md).
+"""AWS Lambda entry points (deploy/aws/template.yaml; packaged by ``make lambda-zip``).
 
-It sits above the composition root: it builds the service from settings like any other
-process, and hands the strategy to a ``StreamDecider``.
+``handler``: the streams strategy's decider; an event source mapping on the registrations
+table's stream calls it (docs/streams.md). ``outbox_backlog``: a scheduled probe that
+publishes the number of e-mails owed to CloudWatch (``EventBooking/OutboxBacklog``).
+
+They sit above the composition root: they build the service from settings like any other
+process (``DJANGO_SETTINGS_MODULE=config.lambda_settings`` on the functions).
 """
 import logging
 
-from booking.strategies.streams.decider import StreamDecider
-
 logger = logging.getLogger(__name__)
-_lambda_decider: StreamDecider | None = None
+# The decider, built on the first batch. Nothing of booking/ is imported at module level:
+# a Lambda runtime imports this module before Django is set up, and the models need it.
+_lambda_decider = None
 
 
 def handler(event, context):
@@ -21,11 +24,8 @@ def handler(event, context):
     """
     global _lambda_decider
     if _lambda_decider is None:
-        import django
-        from django.apps import apps
-
-        if not apps.ready:  # a Lambda runtime imports this module without Django set up
-            django.setup()
+        _setup()
+        from booking.strategies.streams.decider import StreamDecider
         from booking.wiring import get_booking_service
 
         _lambda_decider = StreamDecider(get_booking_service().strategy("streams"))
@@ -37,3 +37,27 @@ def handler(event, context):
             return {"batchItemFailures": [
                 {"itemIdentifier": record["dynamodb"]["SequenceNumber"]}]}
     return {"batchItemFailures": []}
+
+
+def outbox_backlog(event, context):
+    """Scheduled probe: count the outbox rows (e-mails owed) and publish the count."""
+    _setup()
+    from booking import wiring
+    from booking.metrics.backlog import outbox_backlog as count_backlog
+    from booking.metrics.backlog import publish_backlog
+
+    store = wiring.get_store()
+    count = count_backlog(store)
+    publish_backlog(wiring.cloudwatch_client(), count,
+                    environment=wiring.deployment_environment(),
+                    table_prefix=store.table_prefix)
+    logger.info("Outbox backlog: %d e-mail(s) owed", count)
+    return {"outbox_backlog": count}
+
+
+def _setup() -> None:
+    import django
+    from django.apps import apps
+
+    if not apps.ready:  # a Lambda runtime imports this module without Django set up
+        django.setup()

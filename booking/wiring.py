@@ -143,7 +143,7 @@ def get_booking_service() -> BookingService:
     global _service
     with _lock:
         if _service is None:
-            _service = service_from_settings()
+            _service = observe(service_from_settings())
         return _service
 
 
@@ -203,3 +203,45 @@ def stream_decider(service: BookingService | None = None, *, on_decided=None):
     """The streams strategy's decider for ``service`` (this process's by default)."""
     service = service or get_booking_service()
     return StreamDecider(service.strategy("streams"), on_decided=on_decided)
+
+
+@dataclass(frozen=True)
+class MetricsSettings:
+    """What the metrics endpoint and the JSON logs need from the settings."""
+
+    enabled: bool  # the /metrics endpoint answers at all
+    allowed_ips: tuple  # peer addresses or networks (CIDR) that may scrape
+    bearer_token: str  # or a request carrying this token ("" : none accepted)
+    backlog_seconds: float  # how long a count of the outbox backlog is reused
+    log_json: bool  # structured logs (one JSON object per line)
+
+
+def metrics_settings() -> MetricsSettings:
+    """The metrics' settings as they are now."""
+    return MetricsSettings(
+        enabled=settings.METRICS_ENABLED, allowed_ips=tuple(settings.METRICS_ALLOWED_IPS),
+        bearer_token=settings.METRICS_BEARER_TOKEN,
+        backlog_seconds=settings.METRICS_BACKLOG_SECONDS, log_json=settings.LOG_JSON)
+
+
+def deployment_environment() -> str:
+    """The installation's name (the AWS template's ``Environment`` parameter)."""
+    return settings.BOOKING_ENVIRONMENT
+
+
+def cloudwatch_client():
+    """A CloudWatch client for the configured region (the outbox backlog probe)."""
+    return make_client(ClientConfig(region=settings.AWS_REGION), "cloudwatch")
+
+
+def observe(service: BookingService) -> BookingService:
+    """Hook the metrics and the per-booking log fields onto ``service`` (and its store's
+    client) when the metrics endpoint or JSON logs are on; return it."""
+    config = metrics_settings()
+    if config.enabled or config.log_json:
+        from booking.metrics import prometheus
+
+        prometheus.instrument_store(service.store)
+        prometheus.instrument_service(service)
+        prometheus.count_mail_failures()
+    return service

@@ -296,3 +296,22 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
                              "booking.api.schema.add_links"],
 }
+# --- Metrics, structured logs, AWS (booking/metrics/, booking/web/metrics.py; docs/deployment.md)
+# The Prometheus endpoint at /metrics: off (404) unless enabled, then only for the peer
+# addresses or networks listed (the scraper's; never X-Forwarded-For) or a request with
+# "Authorization: Bearer <METRICS_BEARER_TOKEN>" (when that is set).
+METRICS_ENABLED = env.bool("METRICS_ENABLED", default=False)
+METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=["127.0.0.1", "::1"])
+METRICS_BEARER_TOKEN = env("METRICS_BEARER_TOKEN", default="")
+# Seconds between two counts of the outbox backlog (a Scan) for the endpoint.
+METRICS_BACKLOG_SECONDS = env.float("METRICS_BACKLOG_SECONDS", default=60.0)
+# One JSON object per log line, with the HTTP request's id and each booking's request id.
+LOG_JSON = env.bool("LOG_JSON", default=False)
+if LOG_JSON:
+    LOGGING["formatters"] = {"json": {"()": "booking.metrics.logs.JsonFormatter"}}
+    LOGGING["handlers"]["console"]["formatter"] = "json"
+# Gives every HTTP request an id (X-Request-ID from a trusted proxy, else a new one) for logs.
+MIDDLEWARE = ["booking.web.metrics.RequestIdMiddleware", *MIDDLEWARE]
+# The installation's name on AWS (the template's Environment parameter): the outbox
+# backlog metric's dimension.
+BOOKING_ENVIRONMENT = env("BOOKING_ENVIRONMENT", default="production")

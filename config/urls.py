@@ -3,6 +3,7 @@ from django.urls import include, path
 
 from booking.admin import login as admin_login
 from booking.admin import views as admin_views
+from booking.web import metrics as web_metrics
 
 urlpatterns = [
     # Before the admin's own: events live in DynamoDB, not in a SQL table.
@@ -12,5 +13,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # The JSON API for integrators (docs/api.md).
     path("api/v1/", include("booking.api.urls")),
+    # Prometheus; 404 unless METRICS_ENABLED, then allowed addresses or a token only.
+    path("metrics", web_metrics.metrics, name="metrics"),
     path("", include("booking.web.urls")),
 ]

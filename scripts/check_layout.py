@@ -29,6 +29,10 @@ LAYERS = [
     ("waiting-list engine", ["booking.waitlist"]),
     ("service", ["booking.service"]),
     ("links and mail", ["booking.links", "booking.calendar", "booking.mail"]),
+    # Prometheus counters and JSON logs, hooked onto the store and the service by the wiring.
+    ("metrics", ["booking.metrics"]),
+    # Reads the table definitions; only the aws_template command imports it.
+    ("deployment", ["booking.deploy"]),
     ("composition root", ["booking.wiring"]),
     ("entry points", ["booking.web", "booking.api", "booking.admin", "booking.management", "booking.checks",
                       "booking.apps", "booking.lambda_handler", "booking.migrations"]),

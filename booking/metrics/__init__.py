@@ -1,0 +1,1 @@
+"""Operational metrics and structured logs (docs/deployment.md, "Metrics and logs")."""

@@ -1,0 +1,133 @@
+"""What each deployed process does to the tables, as runnable scenarios.
+
+``web_scenario`` drives everything the web role covers: the public pages' and the admin's
+service calls for every strategy (book, repeat, refuse, cancel, waiting list, edits,
+deletes, audits and repairs), the booking worker's passes with ``--no-decider`` (e-mails
+owed, waiting-list offers), ``replay_failed``, the rate limits and the stream decider's lag
+as the admin shows it. ``lambda_decider_scenario`` runs the Lambda handler on a batch of
+real stream records; ``worker_decider_scenario`` runs the worker's own decider (what the
+web role needs extra when no Lambda decides).
+"""
+import json
+from contextlib import suppress
+from datetime import datetime
+
+from booking import errors, wiring
+from booking.mail import sender as mail
+from booking.mail.replay import replay_failed
+from booking.waitlist import engine as waitlist_engine
+
+STRATEGIES = ("aggregate", "lock_table", "slots", "streams")
+
+
+def web_scenario(service, decide) -> None:
+    """``decide()`` decides the pending streams bookings (outside what is recorded)."""
+    for strategy in STRATEGIES:
+        _event_lifecycle(service, strategy, decide)
+    sender = wiring.mail_sender(service)
+    mail.flush()
+    waitlist_engine.flush()
+    mail.send_owed(sender)
+    service.waiting_list_pass()
+    replay_failed(sender, wiring.leases(service), dry_run=False)
+    counters = wiring.rate_counters()
+    counters.hit("signup:scenario", window_start=0, window_seconds=600)
+    counters.hits("signup:scenario", window_start=0)
+    service.decider_lag()
+    list(service.iter_event_ids())
+    service.list_events()
+    service.events_page(limit=5, search="Scenario")
+
+
+def _event_lifecycle(service, strategy, decide) -> None:
+    event = service.create_event(name=f"Scenario {strategy}", capacity=2, strategy=strategy)
+    booked = [service.book(event.id, name=f"P{n}", email=f"p{n}@example.com",
+                           request_id=f"{strategy}-{n}-req") for n in range(2)]
+    service.book(event.id, name="P0", email="p0@example.com", request_id=f"{strategy}-0-req")
+    with suppress(errors.BookingError):
+        service.book(event.id, name="P0", email="p0@example.com")  # already registered
+    if strategy == "streams":
+        service.place_in_line(booked[1])
+        decide()  # so that the event is full
+    else:
+        with suppress(errors.BookingError):
+            service.book(event.id, name="P9", email="p9@example.com")  # full
+    service.get_event(event.id)
+    service.find_registration(event.id, email="p0@example.com")
+    service.availability(event.id)
+    service.availabilities([event])
+    service.registrations(event.id)
+    service.registrations_page(event.id, limit=1)
+    list(service.iter_registrations(event.id, search="p1"))
+    with suppress(errors.BookingError):
+        service.join_waiting_list(event.id, name="W1", email="w1@example.com")
+    with suppress(errors.BookingError):
+        service.join_waiting_list(event.id, name="W2", email="w2@example.com")
+    service.waiting_list(event.id)
+    service.waiting_entry(event.id, email="w1@example.com")
+    service.cancel(event.id, email="p0@example.com", request_id=f"{strategy}-cancel")
+    if strategy == "streams":
+        service.book(event.id, name="P3", email="p3@example.com")
+        service.cancel(event.id, email="p3@example.com")  # withdraws a pending request
+    waitlist_engine.flush()
+    service.offer_seats(event.id)
+    with suppress(errors.BookingError):
+        service.accept_offer(event.id, email="w1@example.com")
+    with suppress(errors.BookingError):
+        service.leave_waiting_list(event.id, email="w2@example.com")
+    current = service.get_event(event.id)
+    service.update_event(event.id, expected_version=current.version, capacity=3,
+                         name=f"Scenario {strategy} (bigger)")
+    waitlist_engine.flush()
+    service.audit(event.id)
+    service.repair(event.id)
+    started = service.create_event(name=f"Scenario {strategy} started", capacity=1,
+                                   strategy=strategy, starts_at="2001-01-01 10:00")
+    with suppress(errors.BookingError):
+        service.book(started.id, name="Late", email="late@example.com")  # reads the request row
+    doomed = service.create_event(name=f"Scenario {strategy} gone", capacity=1,
+                                  strategy=strategy)
+    service.book(doomed.id, name="Gone", email="gone@example.com")
+    service.delete_event(doomed.id)
+
+
+def stream_records(service) -> list[dict]:
+    """The registrations stream's records as a Lambda event carries them (JSON-safe)."""
+    store = service.store
+    arn = store.call("describe_table", TableName=f"{store.table_prefix}stream_registrations"
+                     )["Table"]["LatestStreamArn"]
+    streams = store.streams_client
+    records = []
+    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+        position = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"],
+                                              ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+        while position:
+            page = streams.get_records(ShardIterator=position)
+            records += page["Records"]
+            position = page.get("NextShardIterator") if page["Records"] else None
+    return json.loads(json.dumps(records, default=_epoch))
+
+
+def _epoch(value):
+    if isinstance(value, datetime):
+        return value.timestamp()
+    raise TypeError(value)
+
+
+def lambda_decider_scenario(service, records) -> dict:
+    from booking import lambda_handler
+
+    lambda_handler._lambda_decider = None
+    with wiring.use_service(service):
+        answer = lambda_handler.handler({"Records": records}, None)
+        again = lambda_handler.handler({"Records": records}, None)
+    assert answer == again == {"batchItemFailures": []}
+    return answer
+
+
+def book_pending(service, people=3, capacity=2):
+    event = service.create_event(name="Scenario decider", capacity=capacity,
+                                 strategy="streams")
+    for n in range(people):
+        service.book(event.id, name=f"D{n}", email=f"d{n}@example.com")
+    return event
