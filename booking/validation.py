@@ -76,8 +76,9 @@ def _joiner_in_place(value: str, index: int) -> bool:
     if index == 0 or index == len(value) - 1:
         return False
     before, after = value[index - 1], value[index + 1]
-    if value[index] == "\u200d" and unicodedata.category(before) == "So" == unicodedata.category(
-            after.replace("\ufe0f", "")[:1] or "x"):
+    if before == "\ufe0f" and index >= 2:  # an emoji in its emoji presentation
+        before = value[index - 2]
+    if value[index] == "\u200d" and unicodedata.category(before) == unicodedata.category(after) == "So":
         return True
     return any(_script(c) in _JOINING_SCRIPTS for c in (before, after)) and not (
         {before, after} & _JOINERS or before.isspace() or after.isspace())

@@ -2,7 +2,7 @@
 
 It is the list of what the product does, each operation handed to the capability that
 does it: the event catalog (``catalog.py``), bookings (``bookings.py``), waiting lists
-(``waitlist_service.py``), organizer edits (``organizer.py``) and audits (``audits.py``).
+(``waitlist.py``), organizer edits (``organizer.py``) and audits (``audits.py``).
 A freed seat (a cancellation, a capacity raise) goes to the first in line at once. Every
 operation validates and normalizes
 its input and lets only domain errors (``booking.errors``) out.
@@ -121,7 +121,7 @@ class BookingService:
     def unknown_outcomes(self):
         return self.bookings.unknown_outcomes
 
-    # --- waiting lists (waitlist_service.py) ---------------------------------------
+    # --- waiting lists (waitlist.py) -----------------------------------------------
     def has_waiting_list(self, event: Event) -> bool:
         return self.waitlist.has_waiting_list(event)
 

@@ -55,8 +55,7 @@ def _translating_method(method):
     def wrapper(*args, **kwargs):
         with translated():
             result = method(*args, **kwargs)
-        if inspect.isgenerator(result) or (isinstance(result, Iterator)
-                                           and not isinstance(result, (str, bytes, dict))):
+        if isinstance(result, Iterator):  # generators too: their reads happen later
             return _translated_iterator(result)  # the reads happen as it is iterated
         return result
     return wrapper

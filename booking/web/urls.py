@@ -1,7 +1,6 @@
 from django.urls import path
 
-from booking.web import cancel, views
-from booking.web import waitlist as views_waitlist
+from booking.web import cancel, views, waitlist
 
 app_name = "booking"
 
@@ -14,6 +13,6 @@ urlpatterns = [
     path("cancel/<str:token>/", cancel.cancel, name="cancel"),
     path("cancel/<str:token>/done/", cancel.cancelled, name="cancelled"),
     # The waiting list (booking/web/waitlist.py).
-    path("events/<str:event_id>/waiting-list/", views_waitlist.join, name="waitlist_join"),
-    path("offers/<str:token>/", views_waitlist.offer, name="offer"),
+    path("events/<str:event_id>/waiting-list/", waitlist.join, name="waitlist_join"),
+    path("offers/<str:token>/", waitlist.offer, name="offer"),
 ]

@@ -70,6 +70,7 @@ REAL_NAMES = [
     "葛\U000E0100飾",            # an ideographic variation selector after its ideograph
     "I \u2764\ufe0f Django",     # an emoji presentation selector
     "👨\u200d👩\u200d👧 Picnic",  # an emoji family sequence
+    "\u2764\ufe0f\u200d\U0001F525 Fans",  # a ZWJ sequence after an emoji's presentation selector
 ]
 
 
