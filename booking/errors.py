@@ -27,6 +27,12 @@ class EventFull(BookingError):
     code = "event_full"
     default_message = "Sorry, this event is full."
 
+    def __init__(self, message=None, *, quota: str = "capacity", **kwargs):
+        if message is None and quota != "capacity":
+            message = f"Sorry, there are not enough seats left in {quota!r} for this order."
+        super().__init__(message, **kwargs)
+        self.quota = quota  # the quota that had no room ("capacity": the event's own)
+
 
 class AlreadyRegistered(BookingError):
     code = "already_registered"

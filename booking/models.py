@@ -7,6 +7,11 @@ from datetime import datetime
 # "rejected".
 PENDING, CONFIRMED, REJECTED = "pending", "confirmed", "rejected"
 
+# Orders (docs/orders.md): the one ticket type of an event created without types, and the
+# name of the quota that is the event's own capacity.
+DEFAULT_TICKET_TYPE = "admission"
+CAPACITY_QUOTA = "capacity"
+
 # Outbox kinds: which e-mail an outbox row owes (booking/exactly_once/outbox.py).
 CONFIRMATION, CANCELLATION, REJECTION, OFFER = "confirmation", "cancellation", "rejection", "offer"
 
@@ -25,6 +30,33 @@ class Event:
     time_zone: str = ""
     description: str = ""
     venue: str = ""
+    # Orders (docs/orders.md): further quotas beside the capacity (name -> seats), each
+    # ticket type -> the further quotas it counts against (every type counts against the
+    # capacity), and the most seats one order may hold. The defaults are today's event:
+    # one type, one seat per person.
+    quotas: dict = field(default_factory=dict, compare=False)
+    ticket_types: dict = field(default_factory=lambda: {DEFAULT_TICKET_TYPE: ()}, compare=False)
+    max_per_order: int = 1
+
+    @property
+    def is_plain(self) -> bool:
+        """Today's event (the one type ``admission``, no further quota, one seat per order):
+        stored exactly as before orders existed, and so are its registrations."""
+        return (self.max_per_order == 1 and not self.quotas
+                and list(self.ticket_types) == [DEFAULT_TICKET_TYPE])
+
+    def quota_capacities(self) -> dict[str, int]:
+        """Every quota's seats, the event's capacity first (``CAPACITY_QUOTA``)."""
+        return {CAPACITY_QUOTA: self.capacity, **self.quotas}
+
+    def order(self, tickets: dict[str, int]) -> "Order":
+        """What ``tickets`` (type -> quantity, already validated) take from each quota."""
+        seats: dict[str, int] = {}
+        for ticket_type, quantity in tickets.items():
+            for quota in (CAPACITY_QUOTA, *self.ticket_types[ticket_type]):
+                seats[quota] = seats.get(quota, 0) + quantity
+        capacities = self.quota_capacities()
+        return Order(seats=seats, capacities={q: capacities[q] for q in seats})
 
     @property
     def has_started(self) -> bool:
@@ -48,10 +80,58 @@ class Registration:
     # there. Not part of the registration's identity.
     contact: str | None = field(default=None, compare=False)
     status: str = field(default=CONFIRMED, compare=False)  # PENDING, CONFIRMED or REJECTED
+    # The order: ticket type -> quantity. None is one seat of the event's only type (every
+    # registration stored before orders existed).
+    ticket_counts: dict | None = field(default=None, compare=False)
 
     @property
     def is_confirmed(self) -> bool:
         return self.status == CONFIRMED
+
+    @property
+    def tickets(self) -> dict[str, int]:
+        """Ticket type -> quantity (``{"admission": 1}`` for a plain registration)."""
+        return dict(self.ticket_counts) if self.ticket_counts else {DEFAULT_TICKET_TYPE: 1}
+
+    @property
+    def seats(self) -> int:
+        return sum(self.tickets.values())
+
+    @property
+    def is_plain(self) -> bool:
+        """One seat of the default type: stored exactly as before orders existed."""
+        return self.ticket_counts is None
+
+
+@dataclass(frozen=True)
+class Order:
+    """What one order takes (or a partial cancellation gives back) from each quota:
+    ``seats`` quota -> seats, ``capacities`` quota -> its capacity as last read here (the
+    write checks it: a stale one is corrected from the refusal, never trusted)."""
+
+    seats: dict
+    capacities: dict
+
+    @property
+    def is_single_seat(self) -> bool:
+        """One seat of the capacity quota only: today's booking, written as ever."""
+        return self.seats == {CAPACITY_QUOTA: 1}
+
+    def with_capacity(self, quota: str, capacity: int) -> "Order":
+        return Order(seats=self.seats, capacities={**self.capacities, quota: capacity})
+
+
+@dataclass(frozen=True)
+class QuotaAvailability:
+    """One quota's seats: ``confirmed`` ones, ``held`` for waiting-list offers."""
+
+    capacity: int
+    confirmed: int
+    held: int = 0
+
+    @property
+    def remaining(self) -> int:
+        return max(self.capacity - self.confirmed - self.held, 0)
 
 
 @dataclass(frozen=True)
@@ -62,6 +142,14 @@ class Availability:
     held: int = 0
     # Registrations waiting for a decision (the streams strategy; 0 elsewhere).
     pending: int = 0
+    # The event's further quotas (name -> QuotaAvailability); ``quotas`` adds the capacity.
+    further: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def quotas(self) -> dict[str, QuotaAvailability]:
+        """Every quota, the event's capacity (``"capacity"``) first."""
+        own = QuotaAvailability(capacity=self.capacity, confirmed=self.confirmed, held=self.held)
+        return {CAPACITY_QUOTA: own, **self.further}
 
     @property
     def remaining(self) -> int:

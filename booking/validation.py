@@ -381,3 +381,99 @@ def clean_event_id(value) -> str:
     if not isinstance(value, str) or not EVENT_ID_PATTERN.match(value):
         raise EventNotFound()
     return value
+
+
+# --- Orders: quotas, ticket types, tickets (docs/orders.md) ------------------------------
+QUOTA_NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+MAX_QUOTAS = 10  # further quotas per event, beside its capacity
+MAX_TICKET_TYPES = 20
+MAX_PER_ORDER_LIMIT = 50
+_NAME_RULE = "1-40 lowercase letters, digits, '-' or '_', starting with a letter or digit"
+
+
+def _clean_key(value, *, field: str, kind: str) -> str:
+    if not isinstance(value, str) or not QUOTA_NAME_PATTERN.match(value):
+        raise InvalidBooking(f"{kind} {value!r} is not a valid name ({_NAME_RULE}).", field=field)
+    return value
+
+
+def clean_quotas(value, *, max_capacity: int) -> dict[str, int]:
+    """Further quotas beside the event's capacity: name -> seats (0 to ``max_capacity``)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or len(value) > MAX_QUOTAS:
+        raise InvalidBooking(f"Quotas must map at most {MAX_QUOTAS} names to seat counts.",
+                             field="quotas")
+    quotas = {}
+    for name, seats in value.items():
+        name = _clean_key(name, field="quotas", kind="Quota")
+        if name == "capacity":
+            raise InvalidBooking("'capacity' is the event's own quota: set it as the capacity.",
+                                 field="quotas")
+        if isinstance(seats, bool) or not isinstance(seats, int) or not 0 <= seats <= max_capacity:
+            raise InvalidBooking(f"Quota {name!r} needs a whole number of seats from 0 to "
+                                 f"{max_capacity}.", field="quotas")
+        quotas[name] = seats
+    return quotas
+
+
+def clean_ticket_types(value, *, quotas: dict[str, int]) -> dict[str, tuple[str, ...]]:
+    """Ticket type -> the further quotas it counts against (every type counts against the
+    capacity). None: the one type ``admission``. Every quota named must exist."""
+    if value is None:
+        return {"admission": ()}
+    if not isinstance(value, dict) or not 1 <= len(value) <= MAX_TICKET_TYPES:
+        raise InvalidBooking(f"Give from 1 to {MAX_TICKET_TYPES} ticket types.",
+                             field="ticket_types")
+    types = {}
+    for name, names in value.items():
+        name = _clean_key(name, field="ticket_types", kind="Ticket type")
+        if isinstance(names, str) or not isinstance(names, (list, tuple)):
+            raise InvalidBooking(f"Ticket type {name!r} needs a list of quota names.",
+                                 field="ticket_types")
+        for quota in names:
+            if quota not in quotas:
+                known = ", ".join(quotas) or "none besides the capacity"
+                raise InvalidBooking(f"Ticket type {name!r} names an unknown quota {quota!r} "
+                                     f"(quotas: {known}).", field="ticket_types")
+        if len(set(names)) != len(names):
+            raise InvalidBooking(f"Ticket type {name!r} names a quota twice.", field="ticket_types")
+        types[name] = tuple(sorted(names))
+    return types
+
+
+def clean_max_per_order(value) -> int:
+    if value is None:
+        return 1
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PER_ORDER_LIMIT:
+        raise InvalidBooking(f"Seats per order must be a whole number from 1 to "
+                             f"{MAX_PER_ORDER_LIMIT}.", field="max_per_order")
+    return value
+
+
+def clean_tickets(value, *, ticket_types: dict, quotas: dict, max_per_order: int) -> dict[str, int]:
+    """An order's tickets (type -> quantity) against the event's types. None: one seat of
+    the event's only type (an error naming the types when there are several)."""
+    names = ", ".join(ticket_types)
+    if value is None:
+        if len(ticket_types) > 1:
+            raise InvalidBooking(f"Choose your tickets: this event has the types {names}.",
+                                 field="tickets")
+        return {next(iter(ticket_types)): 1}
+    if not isinstance(value, dict) or not value:
+        raise InvalidBooking("Choose at least one ticket.", field="tickets")
+    tickets = {}
+    for name, quantity in value.items():
+        if name not in ticket_types:
+            what = "a quota, not a ticket type" if name in quotas or name == "capacity" else \
+                "not a ticket type of this event"
+            raise InvalidBooking(f"{str(name)[:40]!r} is {what}. Ticket types: {names}.",
+                                 field="tickets")
+        if isinstance(quantity, bool) or not isinstance(quantity, int) or quantity < 1:
+            raise InvalidBooking(f"The number of {name!r} tickets must be a whole number of at "
+                                 f"least 1.", field="tickets")
+        tickets[name] = quantity
+    if sum(tickets.values()) > max_per_order:
+        raise InvalidBooking(f"One order holds at most {max_per_order} "
+                             f"seat{'s' if max_per_order != 1 else ''}.", field="tickets")
+    return tickets

@@ -39,12 +39,43 @@ def event_item(event: Event) -> dict:
         "starts_at": _iso(event.starts_at),
         "created_at": _iso(event.created_at),
         "version": event.version,
+        **order_attributes(event),
     }
+
+
+def order_attributes(event: Event) -> dict:
+    """An event's quotas, ticket types and seats per order; nothing for a plain event, so
+    it is stored exactly as events were before orders existed."""
+    if event.is_plain:
+        return {}
+    return {"quota_capacities": dict(event.quotas),
+            "ticket_types": {name: list(quotas) for name, quotas in event.ticket_types.items()},
+            "max_per_order": event.max_per_order}
+
+
+def _order_fields(item: dict) -> dict:
+    if "ticket_types" not in item:
+        return {}
+    return {"quotas": {name: int(n) for name, n in item.get("quota_capacities", {}).items()},
+            "ticket_types": {name: tuple(q) for name, q in item["ticket_types"].items()},
+            "max_per_order": int(item.get("max_per_order", 1))}
+
+
+def tickets_value(registration: Registration) -> dict:
+    """The ``tickets`` attribute of an order; nothing for a plain registration."""
+    if registration.ticket_counts is None:
+        return {}
+    return {"tickets": dict(registration.ticket_counts)}
+
+
+def _tickets(item: dict) -> dict | None:
+    stored = item.get("tickets")
+    return {name: int(n) for name, n in stored.items()} if stored else None
 
 
 # Everything but the aggregate strategy's attendees map, which can be large.
 EVENT_PROJECTION = ("event_id, #name, #capacity, strategy, starts_at, created_at, version, "
-                    "#ends, #zone, #description, #venue")
+                    "#ends, #zone, #description, #venue, quota_capacities, ticket_types, max_per_order")
 EVENT_PROJECTION_NAMES = {"#name": "name", "#capacity": "capacity", "#ends": "ends_at",
                           "#zone": "time_zone", "#description": "description", "#venue": "venue"}
 
@@ -62,6 +93,7 @@ def event_from_item(item: dict) -> Event:
         time_zone=item.get("time_zone") or "",
         description=item.get("description") or "",
         venue=item.get("venue") or "",
+        **_order_fields(item),
     )
 
 
@@ -75,6 +107,7 @@ def registration_item(registration: Registration, **extra) -> dict:
         "request_id": registration.request_id,
         **({"contact": registration.contact} if registration.contact else {}),
         **({"status": registration.status} if registration.status != CONFIRMED else {}),
+        **tickets_value(registration),
         **extra,
     }
 
@@ -89,6 +122,7 @@ def registration_from_item(item: dict) -> Registration:
         request_id=item.get("request_id"),
         contact=item.get("contact"),
         status=item.get("status", CONFIRMED),
+        ticket_counts=_tickets(item),
     )
 
 
@@ -100,6 +134,7 @@ def attendee_value(registration: Registration) -> dict:
         "registration_id": registration.registration_id,
         "request_id": registration.request_id,
         **({"contact": registration.contact} if registration.contact else {}),
+        **tickets_value(registration),
     }
 
 

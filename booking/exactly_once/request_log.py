@@ -50,13 +50,18 @@ class Request:
     def booking(cls, registration: Registration) -> "Request":
         content = {"event_id": registration.event_id, "email": registration.email,
                    "name": registration.name}
+        if registration.ticket_counts is not None:  # an order: its tickets are its content
+            content["tickets"] = dict(registration.ticket_counts)
         return cls(registration.request_id, "book", content,
                    registration.registered_at.timestamp())
 
     @classmethod
     def cancellation(cls, request_id: str, event_id: str, email: str,
-                     registration_id: str | None, at: float) -> "Request":
+                     registration_id: str | None, at: float,
+                     tickets: dict | None = None) -> "Request":
         content = {"event_id": event_id, "email": email, "registration_id": registration_id}
+        if tickets is not None:  # part of an order
+            content["tickets"] = dict(tickets)
         return cls(request_id, "cancel", content, at)
 
     @property

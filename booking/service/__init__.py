@@ -69,10 +69,12 @@ class BookingService:
 
     # --- events (catalog.py) -------------------------------------------------------
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
-                     time_zone=None, description="", venue="") -> Event:
+                     time_zone=None, description="", venue="", quotas=None, ticket_types=None,
+                     max_per_order=None) -> Event:
         return self.catalog.create_event(
             name=name, capacity=capacity, strategy=strategy, starts_at=starts_at,
-            ends_at=ends_at, time_zone=time_zone, description=description, venue=venue)
+            ends_at=ends_at, time_zone=time_zone, description=description, venue=venue,
+            quotas=quotas, ticket_types=ticket_types, max_per_order=max_per_order)
 
     def get_event(self, event_id) -> Event:
         return self.catalog.get_event(event_id)
@@ -87,13 +89,15 @@ class BookingService:
         return self.catalog.strategies[name]
 
     # --- bookings (bookings.py) ----------------------------------------------------
-    def book(self, event_id, *, name, email, request_id=None) -> Registration:
-        return self.bookings.book(event_id, name=name, email=email, request_id=request_id)
+    def book(self, event_id, *, name, email, request_id=None, tickets=None) -> Registration:
+        return self.bookings.book(event_id, name=name, email=email, request_id=request_id,
+                                  tickets=tickets)
 
     def cancel(self, event_id, *, email, registration_id=None, request_id=None,
-               registration: Registration | None = None) -> Registration:
+               registration: Registration | None = None, tickets=None) -> Registration:
         removed = self.bookings.cancel(event_id, email=email, registration_id=registration_id,
-                                       request_id=request_id, registration=registration)
+                                       request_id=request_id, registration=registration,
+                                       tickets=tickets)
         self.waitlist.offer_freed_seat(removed.event_id)
         return removed
 

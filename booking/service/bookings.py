@@ -40,8 +40,13 @@ class Bookings:
         # ("resolved" by a re-send or the read-back, or "unresolved"): benchmark figures.
         self.unknown_outcomes: Counter = Counter()
 
-    def book(self, event_id, *, name, email, request_id=None) -> Registration:
-        """Confirm a seat for (name, e-mail) or raise why not.
+    def book(self, event_id, *, name, email, request_id=None, tickets=None) -> Registration:
+        """Confirm a seat (an order: ``tickets``, type -> quantity) for (name, e-mail) or
+        raise why not.
+
+        ``tickets`` None is one seat of the event's only type. An order is confirmed whole
+        or not at all: ``EventFull.quota`` names the quota that had no room for it
+        (docs/orders.md).
 
         ``request_id`` names the submission (the signup form's one-time token; generated
         when None). ``email`` is stored as its key (``validation.normalize_email``). The
@@ -56,7 +61,7 @@ class Bookings:
         ``OutcomeUnknown`` when a lost answer could not be resolved (ask again with the
         same ``request_id``).
         """
-        registration = Registration(
+        fields = dict(
             event_id=validation.clean_event_id(event_id),
             name=validation.clean_person_name(name),
             email=validation.normalize_email(email),
@@ -65,6 +70,8 @@ class Bookings:
             request_id=validation.clean_request_id(request_id) or uuid.uuid4().hex,
             contact=_contact(email),
         )
+        event, tickets = self._tickets_of(event_id, tickets)
+        registration = Registration(**fields, ticket_counts=None if event.is_plain else tickets)
         strategy = self.catalog.strategy_for(event_id)
         request = Request.booking(registration)
         starts_at = self.catalog.starts_at(event_id)
@@ -74,9 +81,20 @@ class Bookings:
             if answered is None:
                 raise BookingClosed()
             return answered
-        return self.settle(request,
-                            lambda: strategy.book(event_id, registration),
-                            OutcomeUnknown.default_message)
+        if event.is_plain:  # today's booking, written exactly as ever
+            write = lambda: strategy.book(event_id, registration)  # noqa: E731
+        else:
+            write = lambda: strategy.book(event_id, registration,  # noqa: E731
+                                          order=event.order(tickets))
+        return self.settle(request, write, OutcomeUnknown.default_message)
+
+    def _tickets_of(self, event_id, tickets) -> tuple[Event, dict[str, int]]:
+        """The event (as remembered: its types never change) and the order's validated
+        tickets (``InvalidBooking`` with ``field="tickets"``, nothing stored)."""
+        event = self.catalog.event_for(event_id)
+        return event, validation.clean_tickets(
+            tickets, ticket_types=event.ticket_types, quotas=event.quotas,
+            max_per_order=event.max_per_order)
 
     def settle(self, request: Request, write, unknown_message: str) -> Registration:
         """Run ``write``; when its outcome is unknown, resolve it before answering.
@@ -135,8 +153,11 @@ class Bookings:
         return self.catalog.strategy_for(event_id).find(event_id, email)
 
     def cancel(self, event_id, *, email, registration_id=None, request_id=None,
-               registration: Registration | None = None) -> Registration:
-        """Free the person's seat; return the removed registration.
+               registration: Registration | None = None, tickets=None) -> Registration:
+        """Free the person's seat (every seat of their order); return the removed
+        registration. With ``tickets`` (type -> quantity) only those seats of the order
+        are freed and the answer holds just them (cancelling every seat is a whole
+        cancellation); more than the order holds is ``InvalidBooking``, nothing changed.
 
         With ``registration_id`` (as carried by a cancellation link) only that registration
         is cancelled: if the person has since cancelled and booked again, ``NotRegistered``.
@@ -153,16 +174,28 @@ class Bookings:
             raise NotRegistered()
         request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
         strategy = self.catalog.strategy_for(event_id)
-        known = registration if registration is not None and (
+        event = self.catalog.event_for(event_id)
+        # A link's registration is trusted whole only on plain events: an order's tickets
+        # may have changed since the link was sent (a part cancelled), so it is read.
+        known = registration if event.is_plain and registration is not None and (
             registration.event_id, registration.email, registration.registration_id) == (
             event_id, email, registration_id) else None
-        request = Request.cancellation(request_id, event_id, email, registration_id, time.time())
+        if tickets is not None:
+            _, tickets = self._tickets_of(event_id, tickets)
+        request = Request.cancellation(request_id, event_id, email, registration_id, time.time(),
+                                       tickets=None if event.is_plain else tickets)
+        if event.is_plain:  # a whole registration of one seat, cancelled as ever
+            return self.settle(request, lambda: strategy.cancel(
+                event_id, email, registration_id, request=request, known=known), CANCEL_UNKNOWN)
         return self.settle(request, lambda: strategy.cancel(
-            event_id, email, registration_id, request=request, known=known), CANCEL_UNKNOWN)
+            event_id, email, registration_id, request=request, event=event, release=tickets),
+            CANCEL_UNKNOWN)
 
     def availability(self, event_id) -> Availability:
         event_id = validation.clean_event_id(event_id)
-        return self.catalog.strategy_for(event_id).availability(event_id)
+        strategy = self.catalog.strategy_for(event_id)
+        quotas = tuple(self.catalog.event_for(event_id).quotas)
+        return strategy.availability(event_id, quotas) if quotas else strategy.availability(event_id)
 
     def availabilities(self, events: list[Event]) -> dict[str, Availability]:
         """Availability of each of ``events`` by event id, read in one batch per strategy

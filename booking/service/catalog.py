@@ -39,11 +39,18 @@ class EventCatalog:
         # Each event's start as last read here: bookings close when it has passed. The web
         # form reads the event before every booking, so its value is always fresh there.
         self._starts_of: dict[str, datetime | None] = {}
+        # Each event as last read here: its ticket types and quotas, for orders.
+        self._event_of: dict[str, Event] = {}
         self._lock = threading.Lock()
 
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
-                     time_zone=None, description="", venue="") -> Event:
+                     time_zone=None, description="", venue="", quotas=None, ticket_types=None,
+                     max_per_order=None) -> Event:
         """Validate and create an event; return it (with its new ``id``).
+
+        Orders (docs/orders.md): ``quotas`` (name -> seats) beside the capacity,
+        ``ticket_types`` (type -> the quotas it counts against, besides the capacity; None:
+        the one type ``admission``) and ``max_per_order`` (seats per order, default 1).
 
         ``starts_at``/``ends_at`` without an offset are read in ``time_zone`` (an IANA
         name, default ``default_time_zone``: the site's ``TIME_ZONE``); both are stored in UTC.
@@ -59,6 +66,7 @@ class EventCatalog:
         implementation = self.strategies[strategy_name]
         zone_name = validation.clean_time_zone(time_zone, default=self.default_time_zone)
         start = validation.clean_starts_at(starts_at, time_zone=zone_name)
+        clean_quotas = validation.clean_quotas(quotas, max_capacity=implementation.max_capacity)
         event = Event(
             id=uuid.uuid4().hex,
             name=validation.clean_event_name(name),
@@ -71,9 +79,15 @@ class EventCatalog:
             time_zone=zone_name,
             description=validation.clean_description(description),
             venue=validation.clean_venue(venue),
+            quotas=clean_quotas,
+            ticket_types=validation.clean_ticket_types(ticket_types, quotas=clean_quotas),
+            max_per_order=validation.clean_max_per_order(max_per_order),
         )
+        if not (event.is_plain or implementation.takes_orders):
+            raise InvalidBooking(f"The {strategy_name} strategy does not take orders of several "
+                                 f"ticket types, quotas or seats yet.", field="strategy")
         implementation.provision(event)
-        self.remember(event.id, strategy_name, starts_at=event.starts_at)
+        self.remember(event.id, strategy_name, starts_at=event.starts_at, event=event)
         return event
 
     def clean_capacity(self, capacity, strategy_name: str) -> int:
@@ -95,7 +109,7 @@ class EventCatalog:
         if item is None:
             raise EventNotFound()
         event = items.event_from_item(item)
-        self.remember(event_id, event.strategy, starts_at=event.starts_at)
+        self.remember(event_id, event.strategy, starts_at=event.starts_at, event=event)
         return event
 
     def iter_events(self, *, page_size: int = 100) -> Iterator[Event]:
@@ -120,6 +134,13 @@ class EventCatalog:
             name = self.get_event(event_id).strategy
         return self.strategies[name]
 
+    def event_for(self, event_id: str) -> Event:
+        """The event as last read here (its ticket types and quotas never change; its
+        capacities may have: writes check them), else read now (``EventNotFound``)."""
+        with self._lock:
+            event = self._event_of.get(event_id)
+        return event if event is not None else self.get_event(event_id)
+
     def starts_at(self, event_id: str) -> datetime | None:
         """The event's start as last read here (None: no start, or not read yet)."""
         return self._starts_of.get(event_id)
@@ -128,12 +149,17 @@ class EventCatalog:
         with self._lock:
             self._strategy_of.pop(event_id, None)
             self._starts_of.pop(event_id, None)
+            self._event_of.pop(event_id, None)
 
-    def remember(self, event_id: str, strategy_name: str, *, starts_at=None) -> None:
+    def remember(self, event_id: str, strategy_name: str, *, starts_at=None,
+                 event: Event | None = None) -> None:
         with self._lock:
             self._strategy_of[event_id] = strategy_name
             self._strategy_of.move_to_end(event_id)
             self._starts_of[event_id] = starts_at
+            if event is not None:
+                self._event_of[event_id] = event
             while len(self._strategy_of) > _REMEMBERED_EVENTS:
                 forgotten, _ = self._strategy_of.popitem(last=False)
                 self._starts_of.pop(forgotten, None)
+                self._event_of.pop(forgotten, None)

@@ -128,7 +128,11 @@ class OrganizerEdits:
         Raises ``EventNotFound``.
         """
         event = self.catalog.get_event(event_id)
-        self.catalog.strategies[event.strategy].delete(event.id)
+        strategy = self.catalog.strategies[event.strategy]
+        if event.quotas:  # an event with further quotas: their items go too
+            strategy.delete(event.id, quotas=tuple(event.quotas))
+        else:
+            strategy.delete(event.id)
         self.catalog.forget(event.id)
 
     def iter_registrations(self, event_id, *, search="") -> Iterator[Registration]:

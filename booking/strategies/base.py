@@ -53,6 +53,7 @@ is re-sent and can come back refused. ``self.tokens`` (``WriteTokens``; tests an
 harnesses build the blind control) names a transaction after its registration
 (``client_token``) and tells a refusal that found one's own write (``is_mine``).
 """
+import dataclasses
 import hashlib
 import random
 import time
@@ -64,9 +65,10 @@ from dataclasses import dataclass
 from booking.dynamo import items
 from booking.dynamo.access import CONDITION_FAILED, Store, TransactionCancelled
 from booking.dynamo.tables import EVENTS, REGISTRATIONS, TableSpec
-from booking.errors import BookingContention, EventNotFound, NotRegistered
+from booking.errors import (BookingContention, EventFull, EventNotFound, InvalidBooking,
+                            NotRegistered)
 from booking.exactly_once.request_log import Request, RequestLog
-from booking.models import Availability, Event, Registration
+from booking.models import CAPACITY_QUOTA, Availability, Event, Order, Registration
 
 # ``capacity`` is a DynamoDB reserved word: every expression names it through this.
 CAPACITY_NAMES = {"#capacity": "capacity"}
@@ -128,6 +130,59 @@ def expired_holder(item: dict | None, now: float, prefer: str | None = None) -> 
     return prefer if prefer in expired else (expired[0] if expired else None)
 
 
+def quota_order(order: Order) -> list[str]:
+    """The quotas an order touches in a fixed order: the capacity first, then by name (as
+    pretix locks quotas sorted), so every strategy reads and reports them alike."""
+    return sorted(order.seats, key=lambda quota: (quota != CAPACITY_QUOTA, quota))
+
+
+def checked_order(order: Order, found: dict[str, tuple[int, int]]) -> Order:
+    """What a refused order learns from the quotas' stored (capacity, taken): raises
+    ``EventFull`` naming the first quota without room for its seats, else returns the
+    order with the stored capacities (its guess was stale: write again with these)."""
+    for quota in quota_order(order):
+        if quota not in found:
+            continue
+        capacity, taken = found[quota]
+        if taken + order.seats[quota] > capacity:
+            raise order_full(order, quota)
+    corrected = order
+    for quota, (capacity, _) in found.items():
+        corrected = corrected.with_capacity(quota, capacity)
+    return corrected
+
+
+def order_full(order: Order, quota: str) -> EventFull:
+    """``EventFull`` naming ``quota``; for several seats, says the order did not fit."""
+    if quota == CAPACITY_QUOTA and order.seats[quota] > 1:
+        return EventFull("Sorry, there are not enough seats left for this order.", quota=quota)
+    return EventFull(quota=quota)
+
+
+def order_token(registration: Registration, order: Order, purpose: str) -> str:
+    """A ClientRequestToken for an order's write with these capacity guesses."""
+    guesses = ",".join(f"{q}={order.capacities.get(q)}" for q in quota_order(order))
+    return client_token(f"{registration.registration_id}:{guesses}", purpose)
+
+
+def tickets_left(stored: Registration, release: dict[str, int]) -> dict[str, int]:
+    """The tickets an order keeps when ``release`` is cancelled ({}: all of them);
+    ``InvalidBooking`` when it asks to cancel seats the order does not hold."""
+    held = stored.tickets
+    for ticket_type, quantity in release.items():
+        if quantity > held.get(ticket_type, 0):
+            raise InvalidBooking(f"Your order holds {held.get(ticket_type, 0)} "
+                                 f"{ticket_type!r} ticket(s): you cannot cancel {quantity}.",
+                                 field="tickets")
+    left = {t: n - release.get(t, 0) for t, n in held.items()}
+    return {t: n for t, n in left.items() if n}
+
+
+def part_of(stored: Registration, tickets: dict[str, int]) -> Registration:
+    """``stored`` holding only ``tickets``: the answer of a partial cancellation."""
+    return dataclasses.replace(stored, ticket_counts=dict(tickets))
+
+
 class Signal(str):
     """A named answer of ``transact_once`` or a ``decode`` that is not a result."""
 
@@ -152,6 +207,9 @@ class Strategy(ABC):
     guarded: bool = True
     holds_seats: bool = False
     decides_at_once: bool = True
+    # True when ``book``/``cancel`` take an ``order`` (several seats, types, quotas:
+    # docs/orders.md); events that need one are refused on other strategies.
+    takes_orders: bool = False
     description: str = ""
 
     def __init__(self, *, store: Store, retry: RetryPolicy | None = None,

@@ -24,7 +24,12 @@ transaction: its only request when a signed link names the whole registration, o
 after reading the attendee. The price: the item is capped at 400 KB, which bounds the capacity
 (``max_capacity``), and every write rewrites the whole item (twice the units, being
 transactional), so capacity units per booking grow with the number of attendees.
+
+Orders (several seats, ticket types, further quotas: docs/orders.md) are the same one
+conditional update, over every quota's count in this item: ``orders.py``.
 """
+import dataclasses
+
 from booking.dynamo import items
 from booking.dynamo.tables import EVENTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
@@ -33,6 +38,7 @@ from booking.exactly_once.request_log import Request
 from booking.strategies import event_edits
 from booking.strategies.aggregate import audit as aggregate_audit
 from booking.strategies.aggregate.holds import BUMP, BUMP_VALUES, AggregateHolds
+from booking.strategies.aggregate.orders import AggregateOrders, further_availability
 from booking.strategies.base import AGAIN, CAPACITY_NAMES, Rewrite, Strategy, now_ms, refused_at
 from booking.strategies.holds import HoldsMap, availability_of
 
@@ -43,7 +49,7 @@ EVENT_ATTRIBUTES_RESERVE = 12 * 1024
 # Worst case for one attendee: a 254-byte e-mail key, a 100-character name (up to 400
 # bytes in UTF-8), the timestamp, the registration and request ids, and attribute names.
 ATTENDEE_MAX_BYTES = 900
-COUNTS = "#capacity, confirmed_count, holds"  # what availability reads
+COUNTS = "#capacity, confirmed_count, holds, quota_capacities, quota_counts"  # availability
 
 BOOK = f"SET attendees.#email = :attendee, confirmed_count = confirmed_count + :one, {BUMP}"
 BOOK_CONDITION = (
@@ -56,18 +62,24 @@ CANCEL = f"REMOVE attendees.#email SET confirmed_count = confirmed_count - :one,
 class AggregateStrategy(AggregateHolds, Strategy):
     name = "aggregate"
     max_capacity = (ITEM_SIZE_LIMIT - EVENT_ATTRIBUTES_RESERVE) // ATTENDEE_MAX_BYTES
+    takes_orders = True
     description = "One event item holds attendees, count and version; one conditional update per booking."
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.events = self.store.table(EVENTS)
         self.held = HoldsMap(self.events, BUMP, BUMP_VALUES)
+        self.orders = AggregateOrders(self)
 
     def provision(self, event):
         item = {**items.event_item(event), "attendees": {}, "confirmed_count": 0}
+        if event.quotas:
+            item["quota_counts"] = {quota: 0 for quota in event.quotas}
         self.events.put(item, condition="attribute_not_exists(event_id)")
 
-    def book(self, event_id, registration):
+    def book(self, event_id, registration, order=None):
+        if order is not None:
+            return self.orders.book(event_id, registration, order)
         request = Request.booking(registration)
         operations = [("Update", self.events.update_op(
             {"event_id": event_id}, BOOK, condition=BOOK_CONDITION,
@@ -101,7 +113,11 @@ class AggregateStrategy(AggregateHolds, Strategy):
             return AlreadyRegistered(existing=existing)
         return EventFull()
 
-    def cancel(self, event_id, email, registration_id=None, *, request, known=None):
+    def cancel(self, event_id, email, registration_id=None, *, request, known=None, event=None,
+               release=None):
+        if event is not None:  # an event with orders: the stored order says what to free
+            return self.orders.cancel(event_id, email, registration_id, request=request,
+                                      event=event, release=release)
         # Remove only the registration read (or named by a link, unread), in a transaction
         # with the request row: its ClientRequestToken makes botocore's resend of an
         # applied cancel answer success (a plain UpdateItem's resend would find it gone).
@@ -134,14 +150,21 @@ class AggregateStrategy(AggregateHolds, Strategy):
         value = item.get("attendees", {}).get(email)
         return items.registration_from_attendee(event_id, email, value) if value else None
 
-    def availability(self, event_id):
-        return availability_of(self._get(event_id, COUNTS, CAPACITY_NAMES), now_ms())
+    def availability(self, event_id, quotas=()):
+        return self._availability(self._get(event_id, COUNTS, CAPACITY_NAMES), now_ms())
 
     def availabilities(self, event_ids):
         found = self.events.batch_get([{"event_id": e} for e in event_ids],
                                       projection=f"event_id, {COUNTS}", names=CAPACITY_NAMES)
         now = now_ms()
-        return {item["event_id"]: availability_of(item, now) for item in found if item is not None}
+        return {item["event_id"]: self._availability(item, now) for item in found if item is not None}
+
+    @staticmethod
+    def _availability(item, now):
+        seats = availability_of(item, now)
+        if not item.get("quota_capacities"):
+            return seats
+        return dataclasses.replace(seats, further=further_availability(item))
 
     def registrations(self, event_id):
         attendees = self._get(event_id, "attendees")["attendees"]
@@ -153,7 +176,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
         event_edits.change_counted_event(self.events, event_id, expected_version=expected_version,
                                          capacity=capacity, changes=changes)
 
-    def delete(self, event_id):
+    def delete(self, event_id, quotas=()):
         self.events.delete({"event_id": event_id})  # the registrations live in this item
 
     def audit(self, event):

@@ -28,11 +28,17 @@ otherwise a GetItem finds it first. With nothing left to cancel, the request row
 whether this very request already did.
 
 One request per booking and per rejection; capacity is not bounded by item size.
+
+Orders (several seats, ticket types, further quotas: docs/orders.md) take one lock item
+per quota, all in the booking's one transaction: ``orders.py``.
 """
+import dataclasses
+
 from booking.dynamo import items
 from booking.dynamo.tables import EVENT_LOCKS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.exactly_once.request_log import Request
+from booking.models import QuotaAvailability
 
 from booking.strategies import event_edits
 from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, OneItemPerPerson, Rewrite,
@@ -40,6 +46,7 @@ from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, OneItemPerPerso
 from booking.strategies.holds import HoldsMap, availability_of
 from booking.strategies.lock_table import audit as lock_table_audit
 from booking.strategies.lock_table.holds import BUMP, LockTableHolds
+from booking.strategies.lock_table.orders import LockTableOrders, lock_key, quota_locks
 
 COUNT_ONE_MORE = f"SET confirmed_count = confirmed_count + :one, {BUMP}"
 COUNT_ONE_LESS = f"SET confirmed_count = confirmed_count - :one, {BUMP}"
@@ -48,12 +55,14 @@ COUNT_ONE_LESS = f"SET confirmed_count = confirmed_count - :one, {BUMP}"
 class LockTableStrategy(LockTableHolds, OneItemPerPerson):
     name = "lock_table"
     max_capacity = 100_000
+    takes_orders = True
     description = "Registrations in their own table; a lock item per event counts them; one transaction per booking."
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.locks = self.store.table(EVENT_LOCKS)
         self.held = HoldsMap(self.locks, BUMP)
+        self.orders = LockTableOrders(self)
 
     def provision(self, event):
         lock = {"event_id": event.id, "capacity": event.capacity, "confirmed_count": 0, "version": 1}
@@ -61,9 +70,12 @@ class LockTableStrategy(LockTableHolds, OneItemPerPerson):
         self.store.transact_write([
             ("Put", self.events.put_op(items.event_item(event), condition=new)),
             ("Put", self.locks.put_op(lock, condition=new)),
+            *[("Put", self.locks.put_op(quota, condition=new)) for quota in quota_locks(event)],
         ])
 
-    def book(self, event_id, registration):
+    def book(self, event_id, registration, order=None):
+        if order is not None:
+            return self.orders.book(event_id, registration, order)
         request = Request.booking(registration)
         operations = [
             ("Put", self.registrations_table.put_op(
@@ -97,7 +109,11 @@ class LockTableStrategy(LockTableHolds, OneItemPerPerson):
                              request_at=2,
                              token=self.tokens.client_token(registration.registration_id, "book"))
 
-    def cancel(self, event_id, email, registration_id=None, *, request, known=None):
+    def cancel(self, event_id, email, registration_id=None, *, request, known=None, event=None,
+               release=None):
+        if event is not None:  # an event with orders: the stored order says what to free
+            return self.orders.cancel(event_id, email, registration_id, request=request,
+                                      event=event, release=release)
         if known is not None:  # a link names the whole registration: one transaction
             return self._remove(event_id, known, request, read=False)
         return self.remove_as_read(
@@ -136,8 +152,17 @@ class LockTableStrategy(LockTableHolds, OneItemPerPerson):
                              request_at=2, token=self.tokens.client_token(
                                  f"{registration.registration_id}:{request.request_id}", "cancel"))
 
-    def availability(self, event_id):
-        return availability_of(self._require_event(event_id), now_ms())
+    def availability(self, event_id, quotas=()):
+        if not quotas:
+            return availability_of(self._require_event(event_id), now_ms())
+        keys = [lock_key(event_id, quota) for quota in ("capacity", *quotas)]
+        found = {item["event_id"]: item for item in self.locks.batch_get(keys) if item}
+        if event_id not in found:
+            raise EventNotFound()
+        further = {quota: QuotaAvailability(capacity=lock["capacity"], confirmed=lock["confirmed_count"])
+                   for quota in quotas
+                   if (lock := found.get(lock_key(event_id, quota)["event_id"])) is not None}
+        return dataclasses.replace(availability_of(found[event_id], now_ms()), further=further)
 
     def availabilities(self, event_ids):
         found = self.locks.batch_get([{"event_id": e} for e in event_ids],
@@ -172,9 +197,11 @@ class LockTableStrategy(LockTableHolds, OneItemPerPerson):
 
         self.transact(operations, written=None, decode=decode)
 
-    def delete(self, event_id):
+    def delete(self, event_id, quotas=()):
         # The lock item first: without it every booking fails, so nothing new arrives.
         self.locks.delete({"event_id": event_id})
+        for quota in quotas:
+            self.locks.delete(lock_key(event_id, quota))
         self.registrations_table.delete_partition(event_id)
         self.events.delete({"event_id": event_id})
 

@@ -1,0 +1,135 @@
+"""Orders in the aggregate strategy's event item (docs/orders.md).
+
+The event item already holds the definition of its further quotas
+(``quota_capacities``: name -> seats); it also counts them (``quota_counts``), beside
+``confirmed_count`` (the capacity quota, in seats). An order is one conditional update of
+that one item, in a transaction with its request and outbox rows: add the attendee (with
+its ``tickets``) and every quota's seats, only if the person is new and every quota the
+order draws on has room for all of them (``capacity >= :cap AND count <= :cap - n``, the
+capacities as last read: a refusal returns the item, which says which quota is full or
+corrects the guess). DynamoDB applies writes to one item one at a time: no write skew,
+whatever the number of quotas. One request per order and per rejection.
+"""
+from booking.dynamo import items
+from booking.errors import AlreadyRegistered, EventNotFound, NotRegistered
+from booking.exactly_once.request_log import Request
+from booking.models import CAPACITY_QUOTA, Event, Order, QuotaAvailability, Registration
+from booking.strategies.aggregate.holds import BUMP, BUMP_VALUES
+from booking.strategies.base import (AGAIN, CAPACITY_NAMES, Rewrite, checked_order,
+                                     order_token, part_of, quota_order, refused_at,
+                                     tickets_left)
+
+
+def counts_of(item: dict) -> dict[str, tuple[int, int]]:
+    """Every quota's stored (capacity, seats taken)."""
+    counts = item.get("quota_counts") or {}
+    found = {CAPACITY_QUOTA: (int(item["capacity"]), int(item["confirmed_count"]))}
+    for quota, seats in (item.get("quota_capacities") or {}).items():
+        found[quota] = (int(seats), int(counts.get(quota, 0)))
+    return found
+
+
+def further_availability(item: dict) -> dict[str, QuotaAvailability]:
+    return {quota: QuotaAvailability(capacity=capacity, confirmed=taken)
+            for quota, (capacity, taken) in counts_of(item).items() if quota != CAPACITY_QUOTA}
+
+
+def _paths(order_seats: dict[str, int]):
+    """(count path, capacity path, names) of each quota: the capacity's own attributes, the
+    further quotas' entries of ``quota_counts`` and ``quota_capacities``."""
+    names, paths = {}, {}
+    for number, quota in enumerate(sorted(order_seats, key=lambda q: (q != CAPACITY_QUOTA, q))):
+        if quota == CAPACITY_QUOTA:
+            paths[quota] = ("confirmed_count", "#capacity")
+            names.update(CAPACITY_NAMES)
+        else:
+            names[f"#q{number}"] = quota
+            paths[quota] = (f"quota_counts.#q{number}", f"quota_capacities.#q{number}")
+    return paths, names
+
+
+def count_changes(seats: dict[str, int], sign: str) -> tuple[list[str], dict, dict]:
+    """SET clauses adding (``+``) or removing (``-``) ``seats`` per quota."""
+    paths, names = _paths(seats)
+    clauses = [f"{count} = {count} {sign} :n{i}" for i, (quota, (count, _)) in enumerate(paths.items())]
+    values = {f":n{i}": seats[quota] for i, quota in enumerate(paths)}
+    return clauses, {k: v for k, v in names.items() if k != "#capacity"}, values
+
+
+class AggregateOrders:
+    """The order paths of ``AggregateStrategy`` (its table, requests and retries)."""
+
+    def __init__(self, strategy):
+        self.strategy = strategy
+
+    def book_op(self, event_id: str, registration: Registration, order: Order):
+        paths, names = _paths(order.seats)
+        clauses, _, values = count_changes(order.seats, "+")
+        fits = []
+        for i, (quota, (count, capacity)) in enumerate(paths.items()):
+            fits.append(f"{capacity} >= :cap{i} AND {count} <= :room{i}")
+            values[f":cap{i}"] = order.capacities[quota]
+            values[f":room{i}"] = order.capacities[quota] - order.seats[quota]
+        return ("Update", self.strategy.events.update_op(
+            {"event_id": event_id}, f"SET attendees.#email = :attendee, {', '.join(clauses)}, {BUMP}",
+            condition=" AND ".join(["attribute_exists(event_id)",
+                                    "attribute_not_exists(attendees.#email)", *fits]),
+            names={"#email": registration.email, **names},
+            values={":attendee": items.attendee_value(registration), **values, **BUMP_VALUES}))
+
+    def book(self, event_id: str, registration: Registration, order: Order) -> Registration:
+        strategy = self.strategy
+        request = Request.booking(registration)
+        rows = strategy.requests.ops(request, registration)
+        guess = [order]
+
+        def decode(cancelled):
+            if not refused_at(cancelled, 0):
+                return None
+            old = cancelled.reasons[0].old_item
+            if old is None:
+                raise EventNotFound() from None
+            attendee = (old.get("attendees") or {}).get(registration.email)
+            if strategy.tokens.is_mine(attendee, registration):
+                return registration  # botocore resent an update whose answer was lost
+            if attendee is not None:
+                existing = items.registration_from_attendee(event_id, registration.email, attendee)
+                raise AlreadyRegistered(existing=existing) from None
+            guess[0] = checked_order(guess[0], {q: c for q, c in counts_of(old).items()
+                                                if q in guess[0].seats})
+            return Rewrite([self.book_op(event_id, registration, guess[0]), *rows],
+                           order_token(registration, guess[0], "book"))
+
+        return strategy.transact([self.book_op(event_id, registration, order), *rows],
+                                 written=registration, decode=decode, request=request,
+                                 request_at=1, token=order_token(registration, order, "book"))
+
+    def cancel(self, event_id, email, registration_id, *, request, event: Event, release):
+        strategy = self.strategy
+
+        def read():
+            stored = strategy.find(event_id, email)
+            return stored if stored and registration_id in (None, stored.registration_id) else None
+
+        def remove(stored):
+            keep = tickets_left(stored, release) if release is not None else {}
+            freed = release if keep else stored.tickets
+            answer = part_of(stored, freed) if keep else stored
+            clauses, names, values = count_changes(event.order(freed).seats, "-")
+            change = (f"SET attendees.#email.tickets = :keep, {', '.join(clauses)}, {BUMP}" if keep
+                      else f"REMOVE attendees.#email SET {', '.join(clauses)}, {BUMP}")
+            if keep:
+                values[":keep"] = keep
+            update = strategy.events.update_op(
+                {"event_id": event_id}, change,
+                condition="attendees.#email.registration_id = :rid AND attendees.#email.tickets = :old",
+                names={"#email": email, **names},
+                values={":rid": stored.registration_id, ":old": stored.tickets, **values,
+                        **BUMP_VALUES})
+            return strategy.transact_once(
+                [("Update", update), *strategy.requests.ops(request, answer)],
+                written=answer, decode=lambda c: AGAIN if refused_at(c, 0) else None,
+                request=request, request_at=1, token=strategy.tokens.client_token(
+                    f"{stored.registration_id}:{request.request_id}", "cancel"))
+
+        return strategy.remove_as_read(read, remove, request=request, require_event=lambda: None)
