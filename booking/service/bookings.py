@@ -194,8 +194,10 @@ class Bookings:
     def availability(self, event_id) -> Availability:
         event_id = validation.clean_event_id(event_id)
         strategy = self.catalog.strategy_for(event_id)
-        quotas = tuple(self.catalog.event_for(event_id).quotas)
-        return strategy.availability(event_id, quotas) if quotas else strategy.availability(event_id)
+        event = self.catalog.event_for(event_id)
+        if event.is_plain:
+            return strategy.availability(event_id)
+        return strategy.availability(event_id, tuple(event.quotas))
 
     def availabilities(self, events: list[Event]) -> dict[str, Availability]:
         """Availability of each of ``events`` by event id, read in one batch per strategy

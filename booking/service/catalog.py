@@ -86,6 +86,8 @@ class EventCatalog:
         if not (event.is_plain or implementation.takes_orders):
             raise InvalidBooking(f"The {strategy_name} strategy does not take orders of several "
                                  f"ticket types, quotas or seats yet.", field="strategy")
+        if not event.is_plain:
+            implementation.check_order_shape(event)
         implementation.provision(event)
         self.remember(event.id, strategy_name, starts_at=event.starts_at, event=event)
         return event

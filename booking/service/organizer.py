@@ -129,7 +129,7 @@ class OrganizerEdits:
         """
         event = self.catalog.get_event(event_id)
         strategy = self.catalog.strategies[event.strategy]
-        if event.quotas:  # an event with further quotas: their items go too
+        if not event.is_plain:  # an event with orders: its quotas' items go too
             strategy.delete(event.id, quotas=tuple(event.quotas))
         else:
             strategy.delete(event.id)

@@ -239,6 +239,9 @@ class Strategy(ABC):
     @abstractmethod
     def delete(self, event_id: str) -> None: ...
 
+    def check_order_shape(self, event: Event) -> None:
+        """Refuse (``InvalidBooking``) an event whose orders this strategy cannot write."""
+
     def availabilities(self, event_ids: list[str]) -> dict[str, Availability]:
         """Availability of several events (missing ones left out), one by one."""
         found = {}

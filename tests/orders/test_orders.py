@@ -4,7 +4,7 @@ import pytest
 
 from booking.errors import AlreadyRegistered, EventFull, InvalidBooking, NotRegistered
 
-ORDER_STRATEGIES = ("aggregate", "lock_table")
+ORDER_STRATEGIES = ("aggregate", "lock_table", "slots")
 
 
 def devconf(service, strategy, capacity=10, workshop=3, **extra):
@@ -145,7 +145,8 @@ BAD_EVENTS = [
     (dict(ticket_types={}), "ticket_types"),
     (dict(max_per_order=0), "max_per_order"),
     (dict(max_per_order=51), "max_per_order"),
-    (dict(max_per_order=2, strategy="slots"), "strategy"),
+    (dict(max_per_order=50, quotas={"a": 1}, ticket_types={"t": ["a"]}, strategy="slots"), "max_per_order"),
+    (dict(max_per_order=2, strategy="streams"), "strategy"),
 ]
 
 

@@ -23,6 +23,10 @@ repeat runs again. A resend of an applied claim is answered by its ClientRequest
 
 Costs: creating an event writes ``capacity`` items (batched, 25 per request); a booking is
 an index query plus one transaction. Slots are freed, never deleted, by cancellations.
+
+Orders (several seats, ticket types, further quotas: docs/orders.md) claim slot items of
+every quota they draw on in one transaction: ``orders.py`` (and what the 100-action limit
+of a transaction bounds).
 """
 import random
 
@@ -37,6 +41,7 @@ from booking.strategies.slots import audit as slots_audit
 from booking.strategies.slots import capacity as slots_capacity
 from booking.strategies.slots.capacity import SHUFFLE_RANGE, free_slot
 from booking.strategies.slots.holds import SlotsHolds
+from booking.strategies.slots.orders import SlotsOrders, check_order_shape
 
 CANDIDATES_PER_LOOKUP = 8
 
@@ -44,18 +49,26 @@ CANDIDATES_PER_LOOKUP = 8
 class SlotsStrategy(SlotsHolds, OneItemPerPerson):
     name = "slots"
     max_capacity = 10_000
+    takes_orders = True
     description = "One pre-created item per seat; a booking claims a free slot in a transaction."
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.slots = self.store.table(SLOTS)
+        self.orders = SlotsOrders(self)
+
+    def check_order_shape(self, event):
+        check_order_shape(event)
 
     def provision(self, event):
         # Slots first: the event becomes visible (bookable) only once all its seats exist.
         self.slots.batch_put([free_slot(event.id, n) for n in range(event.capacity)])
+        self.orders.provision(event)
         self.events.put(items.event_item(event), condition="attribute_not_exists(event_id)")
 
-    def book(self, event_id, registration):
+    def book(self, event_id, registration, order=None):
+        if order is not None:
+            return self.orders.book(event_id, registration, order)
         request = Request.booking(registration)
 
         def decode(cancelled):
@@ -131,7 +144,11 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
                 condition="attribute_not_exists(email)")),
         ]
 
-    def cancel(self, event_id, email, registration_id=None, *, request, known=None):
+    def cancel(self, event_id, email, registration_id=None, *, request, known=None, event=None,
+               release=None):
+        if event is not None:  # an event with orders: the stored order says what to free
+            return self.orders.cancel(event_id, email, registration_id, request=request,
+                                      event=event, release=release)
         # A link does not name the slot the registration holds: read it first.
         def remove(stored):
             removed = items.registration_from_item(stored)
@@ -153,7 +170,12 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
             lambda: self._stored(event_id, email, registration_id), remove, request=request,
             require_event=lambda: self._require_event(event_id))
 
-    def availability(self, event_id):
+    def availability(self, event_id, quotas=None):
+        if quotas is not None:  # an event with orders: seats are what its slots say
+            self._require_event(event_id)
+            found = self.orders.availability(event_id, quotas)
+            own = found.pop("capacity")
+            return Availability(capacity=own.capacity, confirmed=own.confirmed, further=found)
         event = self._require_event(event_id)
         return Availability(capacity=event["capacity"], confirmed=self._stored_count(event_id),
                             held=self.held_count(event_id, now_ms()))
@@ -163,7 +185,8 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
             self, event_id, expected_version=expected_version, capacity=capacity,
             changes=changes)
 
-    def delete(self, event_id):
+    def delete(self, event_id, quotas=()):
+        self.orders.delete(event_id, quotas)
         slots_capacity.delete(self, event_id)
 
     def audit(self, event):
