@@ -146,7 +146,6 @@ BAD_EVENTS = [
     (dict(max_per_order=0), "max_per_order"),
     (dict(max_per_order=51), "max_per_order"),
     (dict(max_per_order=50, quotas={"a": 1}, ticket_types={"t": ["a"]}, strategy="slots"), "max_per_order"),
-    (dict(max_per_order=2, strategy="streams"), "strategy"),
 ]
 
 
@@ -184,3 +183,40 @@ def store_items(dynamo):
             found += dynamo.client.scan(TableName=table)["Items"]
         return [{k: v for k, v in item.items()} for item in found]
     return read
+
+
+def decide_pending(service, event_id):
+    """The decider's step for every pending order, in arrival order (no stream needed)."""
+    streams = service.strategy("streams")
+    pending = [r for r in service.registrations(event_id) if r.status == "pending"]
+    return [streams.decide(r) for r in sorted(pending, key=lambda r: r.registered_at)]
+
+
+def test_streams_decides_whole_orders_in_arrival_order_against_every_quota(service):
+    event = devconf(service, "streams", capacity=5, workshop=2)
+    for name, tickets in [("ada", {"conference": 1, "workshop-a": 1}),
+                          ("bob", {"workshop-a": 2}),          # workshop-a has 1 left: rejected
+                          ("cy", {"conference": 3}),
+                          ("dee", {"conference": 1}),          # capacity has 0 left: rejected
+                          ("eve", {"workshop-b": 1})]:         # rejected: capacity is full
+        assert service.book(event.id, name=name, email=f"{name}@example.com",
+                            tickets=tickets).status == "pending"
+    assert decide_pending(service, event.id) == [
+        "confirmed", "rejected", "confirmed", "rejected", "rejected"]
+    assert quota_counts(service, event.id) == {
+        "capacity": (5, 5, 0, 0), "workshop-a": (2, 1, 0, 1), "workshop-b": (2, 0, 0, 2)}
+    part = service.cancel(event.id, email="cy@example.com", tickets={"conference": 2})
+    assert part.tickets == {"conference": 2}
+    assert quota_counts(service, event.id)["capacity"] == (5, 3, 0, 2)
+    service.cancel(event.id, email="ada@example.com")
+    assert quota_counts(service, event.id) == {
+        "capacity": (5, 1, 0, 4), "workshop-a": (2, 0, 0, 2), "workshop-b": (2, 0, 0, 2)}
+
+
+def test_streams_refuses_a_partial_cancellation_of_a_pending_order(service):
+    event = devconf(service, "streams")
+    service.book(event.id, name="Ada", email="ada@example.com", tickets={"conference": 2})
+    with pytest.raises(InvalidBooking):
+        service.cancel(event.id, email="ada@example.com", tickets={"conference": 1})
+    assert service.cancel(event.id, email="ada@example.com").tickets == {"conference": 2}
+    assert decide_pending(service, event.id) == []

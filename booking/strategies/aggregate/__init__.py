@@ -38,7 +38,8 @@ from booking.exactly_once.request_log import Request
 from booking.strategies import event_edits
 from booking.strategies.aggregate import audit as aggregate_audit
 from booking.strategies.aggregate.holds import BUMP, BUMP_VALUES, AggregateHolds
-from booking.strategies.aggregate.orders import AggregateOrders, further_availability
+from booking.strategies.aggregate.orders import AggregateOrders
+from booking.strategies.quota_counts import further_availability
 from booking.strategies.base import AGAIN, CAPACITY_NAMES, Rewrite, Strategy, now_ms, refused_at
 from booking.strategies.holds import HoldsMap, availability_of
 

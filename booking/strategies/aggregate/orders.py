@@ -13,47 +13,11 @@ whatever the number of quotas. One request per order and per rejection.
 from booking.dynamo import items
 from booking.errors import AlreadyRegistered, EventNotFound, NotRegistered
 from booking.exactly_once.request_log import Request
-from booking.models import CAPACITY_QUOTA, Event, Order, QuotaAvailability, Registration
+from booking.models import Event, Order, Registration
 from booking.strategies.aggregate.holds import BUMP, BUMP_VALUES
-from booking.strategies.base import (AGAIN, CAPACITY_NAMES, Rewrite, checked_order,
-                                     order_token, part_of, quota_order, refused_at,
-                                     tickets_left)
-
-
-def counts_of(item: dict) -> dict[str, tuple[int, int]]:
-    """Every quota's stored (capacity, seats taken)."""
-    counts = item.get("quota_counts") or {}
-    found = {CAPACITY_QUOTA: (int(item["capacity"]), int(item["confirmed_count"]))}
-    for quota, seats in (item.get("quota_capacities") or {}).items():
-        found[quota] = (int(seats), int(counts.get(quota, 0)))
-    return found
-
-
-def further_availability(item: dict) -> dict[str, QuotaAvailability]:
-    return {quota: QuotaAvailability(capacity=capacity, confirmed=taken)
-            for quota, (capacity, taken) in counts_of(item).items() if quota != CAPACITY_QUOTA}
-
-
-def _paths(order_seats: dict[str, int]):
-    """(count path, capacity path, names) of each quota: the capacity's own attributes, the
-    further quotas' entries of ``quota_counts`` and ``quota_capacities``."""
-    names, paths = {}, {}
-    for number, quota in enumerate(sorted(order_seats, key=lambda q: (q != CAPACITY_QUOTA, q))):
-        if quota == CAPACITY_QUOTA:
-            paths[quota] = ("confirmed_count", "#capacity")
-            names.update(CAPACITY_NAMES)
-        else:
-            names[f"#q{number}"] = quota
-            paths[quota] = (f"quota_counts.#q{number}", f"quota_capacities.#q{number}")
-    return paths, names
-
-
-def count_changes(seats: dict[str, int], sign: str) -> tuple[list[str], dict, dict]:
-    """SET clauses adding (``+``) or removing (``-``) ``seats`` per quota."""
-    paths, names = _paths(seats)
-    clauses = [f"{count} = {count} {sign} :n{i}" for i, (quota, (count, _)) in enumerate(paths.items())]
-    values = {f":n{i}": seats[quota] for i, quota in enumerate(paths)}
-    return clauses, {k: v for k, v in names.items() if k != "#capacity"}, values
+from booking.strategies.base import (AGAIN, Rewrite, checked_order, order_token, part_of,
+                                     refused_at, tickets_left)
+from booking.strategies.quota_counts import count_changes, counts_of, room_condition
 
 
 class AggregateOrders:
@@ -63,19 +27,15 @@ class AggregateOrders:
         self.strategy = strategy
 
     def book_op(self, event_id: str, registration: Registration, order: Order):
-        paths, names = _paths(order.seats)
         clauses, _, values = count_changes(order.seats, "+")
-        fits = []
-        for i, (quota, (count, capacity)) in enumerate(paths.items()):
-            fits.append(f"{capacity} >= :cap{i} AND {count} <= :room{i}")
-            values[f":cap{i}"] = order.capacities[quota]
-            values[f":room{i}"] = order.capacities[quota] - order.seats[quota]
+        fits, names, room = room_condition(order)
         return ("Update", self.strategy.events.update_op(
             {"event_id": event_id}, f"SET attendees.#email = :attendee, {', '.join(clauses)}, {BUMP}",
-            condition=" AND ".join(["attribute_exists(event_id)",
-                                    "attribute_not_exists(attendees.#email)", *fits]),
+            condition="attribute_exists(event_id) AND attribute_not_exists(attendees.#email) "
+                      f"AND {fits}",
             names={"#email": registration.email, **names},
-            values={":attendee": items.attendee_value(registration), **values, **BUMP_VALUES}))
+            values={":attendee": items.attendee_value(registration), **values, **room,
+                    **BUMP_VALUES}))
 
     def book(self, event_id: str, registration: Registration, order: Order) -> Registration:
         strategy = self.strategy

@@ -52,6 +52,9 @@ decider and ``check_capacity``:
     The registrations table, whose stream the decider reads.
 ``decidable``
     The condition that only a still-pending registration is decided (a control replaces it).
+
+Orders (several seats, ticket types, further quotas: docs/orders.md) are accepted the same
+way and decided whole, in arrival order, against every quota: ``orders.py``.
 """
 import time
 from dataclasses import replace
@@ -71,11 +74,12 @@ from booking.strategies.holds import HoldsMap, availability_of
 from booking.strategies.streams import audit as streams_audit
 from booking.strategies.streams.checkpoints import Checkpoints, decider_seen
 from booking.strategies.streams.holds import BUMP, BUMP_VALUES, StreamsHolds
+from booking.strategies.streams.orders import EVENT_GONE, NOT_PENDING, StreamsOrders
+from booking.strategies.quota_counts import further_availability
 
-# What ``decide`` reports besides CONFIRMED and REJECTED.
-NOT_PENDING, EVENT_GONE = "not_pending", "event_gone"
 _REFUSED, _CONFLICT = "refused", "conflict"  # internal: decide again
-EVENT_COUNTS = "event_id, #capacity, confirmed_count, holds"  # what availability reads
+EVENT_COUNTS = ("event_id, #capacity, confirmed_count, holds, quota_capacities, "
+                "quota_counts")  # what availability reads
 STATUS_NAMES = {"#status": "status"}
 
 
@@ -83,6 +87,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
     name = "streams"
     max_capacity = 1_000_000
     decides_at_once = False
+    takes_orders = True
     description = ("Every booking is accepted at once as pending; a stream decider confirms "
                    "or rejects them in arrival order.")
     # Only a registration still pending may be decided: the guard against deciding twice.
@@ -96,12 +101,15 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         super().__init__(**kwargs)
         self.held = HoldsMap(self.events, BUMP, BUMP_VALUES)
         self._full: set[str] = set()  # events this decider last found full (a hint only)
+        self.orders = StreamsOrders(self)
 
     def provision(self, event):
         item = {**items.event_item(event), "confirmed_count": 0}
+        if event.quotas:
+            item["quota_counts"] = {quota: 0 for quota in event.quotas}
         self.events.put(item, condition="attribute_not_exists(event_id)")
 
-    def book(self, event_id, registration):
+    def book(self, event_id, registration, order=None):  # an order is decided whole later
         registration = replace(registration, status=PENDING)
         request = Request.booking(registration)
         operations = [
@@ -127,6 +135,8 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
     def decide(self, registration, *, now: float | None = None) -> str:
         """Confirm or reject one pending registration (the decider's step); what happened."""
         now = time.time() if now is None else now
+        if not registration.is_plain:
+            return self.orders.decide(registration, now)
         event_id = registration.event_id
         for _ in self.retry.attempts():
             # Once an event was found full, try the rejection first: its condition
@@ -193,15 +203,20 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         return decided + self.requests.outbox.ops(kind, replace(registration, status=status),
                                                   at=int(now))
 
-    def cancel(self, event_id, email, registration_id=None, *, request, known=None):
+    def cancel(self, event_id, email, registration_id=None, *, request, known=None, event=None,
+               release=None):
         def read():
             stored = self._stored(event_id, email, registration_id)
             return None if stored is None or stored.get("status") == REJECTED else stored
 
-        return self.remove_as_read(
-            read, lambda stored: self._remove({"event_id": event_id, "email": email},
-                                              items.registration_from_item(stored), request),
-            request=request, require_event=lambda: self._require_event(event_id))
+        def remove(stored):
+            key, registration = {"event_id": event_id, "email": email}, items.registration_from_item(stored)
+            if event is not None:  # an event with orders: the stored order says what to free
+                return self.orders.remove(key, registration, request, event, release)
+            return self._remove(key, registration, request)
+
+        return self.remove_as_read(read, remove, request=request,
+                                   require_event=lambda: self._require_event(event_id))
 
     def _remove(self, key, registration, request):
         """Delete exactly ``registration`` in its state as read (a confirmed one gives its
@@ -230,12 +245,13 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         """Every registration of the event, pending, confirmed and rejected."""
         return super().registrations(event_id)
 
-    def availability(self, event_id):
+    def availability(self, event_id, quotas=()):
         event = self._require_event(event_id)
         pending = self.registrations_table.count(
             key_condition="event_id = :e", filter="#status = :pending",
             names=STATUS_NAMES, values={":e": event_id, ":pending": PENDING})
-        return replace(availability_of(event, None), pending=pending)
+        return replace(availability_of(event, None), pending=pending,
+                       further=further_availability(event))
 
     def availabilities(self, event_ids):
         """Capacity, confirmed and held seats in one batch (lists leave the line uncounted)."""
@@ -260,7 +276,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         event_edits.change_counted_event(self.events, event_id, expected_version=expected_version,
                                          capacity=capacity, changes=changes)
 
-    def delete(self, event_id):
+    def delete(self, event_id, quotas=()):
         # The event item first: without it nothing is confirmed any more.
         self.events.delete({"event_id": event_id})
         self.registrations_table.delete_partition(event_id)
