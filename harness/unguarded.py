@@ -12,6 +12,10 @@ goes out in one TransactWriteItems with the request row and the confirmation's o
 (``booking/exactly_once/request_log.py``), and a repeat of a request that booked answers with the
 registration it made. Its cancellation is a plain DeleteItem with no request row: a
 second control, which answers "not registered" to a resend of a cancel that applied.
+
+Orders (docs/orders.md) are checked the careless way too: it reads the stored orders,
+checks the new order's seats quota by quota, then writes the registration; two orders
+that each saw room in a shared quota both commit.
 """
 import time
 
@@ -19,18 +23,20 @@ from booking.strategies import audit
 from booking.dynamo import items
 from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed,
                                    TransactionCancelled)
-from booking.errors import AlreadyRegistered, EventFull, NotRegistered
+from booking.errors import AlreadyRegistered, EventFull, InvalidBooking, NotRegistered
 from booking.models import Availability
 from booking.exactly_once.request_log import Request
 
 from booking.strategies import event_edits
-from booking.strategies.base import OneItemPerPerson
+from booking.strategies.base import OneItemPerPerson, quota_order
+from booking.models import QuotaAvailability
 
 
 class UnguardedStrategy(OneItemPerPerson):
     name = "unguarded"
     max_capacity = 100_000
     guarded = False
+    takes_orders = True
     description = "Control: read the count, then write. Overbooks under concurrency."
 
     def __init__(self, *, race_delay_ms: float = 0.0, **kwargs):
@@ -40,14 +46,15 @@ class UnguardedStrategy(OneItemPerPerson):
     def provision(self, event):
         self.events.put(items.event_item(event), condition="attribute_not_exists(event_id)")
 
-    def book(self, event_id, registration):
+    def book(self, event_id, registration, order=None):
         request = Request.booking(registration)
-        if self.availability(event_id).is_full:
-            answered = self.requests.recall(request)
-            if answered is not None:
-                return answered
-            mine = self.find(event_id, registration.email)
-            raise AlreadyRegistered(existing=mine) if mine else EventFull()
+        if order is not None:
+            taken = self._seats_taken(event_id)
+            for quota in quota_order(order):  # quota by quota, from what was read
+                if taken.get(quota, 0) + order.seats[quota] > order.capacities[quota]:
+                    return self._refuse(event_id, registration, request, EventFull(quota=quota))
+        elif self.availability(event_id).is_full:
+            return self._refuse(event_id, registration, request, EventFull())
         self.between_read_and_write()
         operations = [("Put", self.registrations_table.put_op(
             items.registration_item(registration), condition="attribute_not_exists(email)"))]
@@ -66,11 +73,30 @@ class UnguardedStrategy(OneItemPerPerson):
             raise AlreadyRegistered(existing=existing) from None
         return registration
 
+    def _refuse(self, event_id, registration, request, full):
+        answered = self.requests.recall(request)
+        if answered is not None:
+            return answered
+        mine = self.find(event_id, registration.email)
+        raise AlreadyRegistered(existing=mine) if mine else full
+
+    def _seats_taken(self, event_id) -> dict[str, int]:
+        """Seats per quota of the stored orders (the event item names the types' quotas)."""
+        event = items.event_from_item(self.events.get({"event_id": event_id}))
+        taken: dict[str, int] = {}
+        for stored in self.registrations(event_id):
+            for quota, seats in event.order(stored.tickets).seats.items():
+                taken[quota] = taken.get(quota, 0) + seats
+        return taken
+
     def between_read_and_write(self):
         if self.race_delay_ms:
             time.sleep(self.race_delay_ms / 1000)
 
-    def cancel(self, event_id, email, registration_id=None, *, request=None, known=None):
+    def cancel(self, event_id, email, registration_id=None, *, request=None, known=None,
+               event=None, release=None):
+        if release is not None:
+            raise InvalidBooking("The control cancels whole orders only.", field="tickets")
         condition = "registration_id = :rid" if registration_id else None
         values = {":rid": registration_id} if registration_id else None
         try:
@@ -84,9 +110,16 @@ class UnguardedStrategy(OneItemPerPerson):
             raise NotRegistered()
         return items.registration_from_item(old)
 
-    def availability(self, event_id):
+    def availability(self, event_id, quotas=None):
         event = self._require_event(event_id)
-        return Availability(capacity=event["capacity"], confirmed=self._stored_count(event_id))
+        if quotas is None:
+            return Availability(capacity=event["capacity"], confirmed=self._stored_count(event_id))
+        taken, capacities = self._seats_taken(event_id), items.event_from_item(
+            self.events.get({"event_id": event_id})).quotas
+        return Availability(capacity=event["capacity"], confirmed=taken.get("capacity", 0),
+                            further={q: QuotaAvailability(capacity=capacities[q],
+                                                          confirmed=taken.get(q, 0))
+                                     for q in quotas})
 
     def change_capacity(self, event_id, *, expected_version, capacity, changes):
         # Control strategy: the count is read, then the version-checked write; not atomic.
@@ -100,7 +133,7 @@ class UnguardedStrategy(OneItemPerPerson):
         except ConditionFailed as refused:
             raise event_edits.stale_or_missing(refused.old_item, expected_version) from None
 
-    def delete(self, event_id):
+    def delete(self, event_id, quotas=()):
         self.events.delete({"event_id": event_id})  # bookings check the event item first
         self.registrations_table.delete_partition(event_id)
 

@@ -65,9 +65,25 @@ def book_people(env: dict, event_id: str, people: list[tuple[str, str]], threads
     # more than botocore's attempts for this one read.
     patiently(lambda: service.get_event(event_id))
     book = strategy_booker(service, event_id) if direct else service.book
+
+    def attempt(person):
+        name, email = person
+        try:
+            book(event_id, name=name, email=email)
+            return email, "ok"
+        except BookingError as exc:
+            return email, OUTCOMES.get(type(exc).__name__, f"error:{type(exc).__name__}")
+
+    stop = (lambda result: result[1] in UNREACHABLE) if stop_when_unreachable else None
+    return run_threads(people, threads, start_at, attempt, stop=stop)
+
+
+def run_threads(work: list, threads: int, start_at: float, attempt, stop=None) -> list:
+    """``attempt`` each of ``work`` from ``threads`` threads that start together at
+    ``start_at``; return the results. ``stop(result)`` True ends that thread."""
     barrier = threading.Barrier(threads)
     lock = threading.Lock()
-    pending = list(people)
+    pending = list(work)
     results = []
 
     def run():
@@ -77,21 +93,44 @@ def book_people(env: dict, event_id: str, people: list[tuple[str, str]], threads
             with lock:
                 if not pending:
                     return
-                name, email = pending.pop()
-            try:
-                book(event_id, name=name, email=email)
-                outcome = "ok"
-            except BookingError as exc:
-                outcome = OUTCOMES.get(type(exc).__name__, f"error:{type(exc).__name__}")
+                item = pending.pop()
+            result = attempt(item)
             with lock:
-                results.append((email, outcome))
-            if stop_when_unreachable and outcome in UNREACHABLE:
+                results.append(result)
+            if stop is not None and stop(result):
                 return
 
     with ThreadPoolExecutor(threads) as pool:
         for future in [pool.submit(run) for _ in range(threads)]:
             future.result()
     return results
+
+
+def book_orders(env: dict, orders: list[tuple[str, str, str, dict]], threads: int,
+                start_at: float, race_delay_ms: float = 0.0) -> list[tuple]:
+    """Book each (event id, name, e-mail, tickets) through the service from ``threads``
+    threads at once; return (event id, e-mail, tickets, outcome, quota named by a "full")."""
+    setup_django(env)
+    from booking import wiring
+    from booking.errors import BookingError
+    from harness.controls import control_service
+    from harness.torture.worker import patiently
+
+    service = control_service(race_delay_ms=race_delay_ms)
+    wiring.install(service)
+    for event_id in {order[0] for order in orders}:
+        patiently(lambda: service.get_event(event_id))  # warm the client and the caches
+
+    def attempt(order):
+        event_id, name, email, tickets = order
+        try:
+            service.book(event_id, name=name, email=email, tickets=tickets)
+            return event_id, email, tickets, "ok", None
+        except BookingError as exc:
+            outcome = OUTCOMES.get(type(exc).__name__, f"error:{type(exc).__name__}")
+            return event_id, email, tickets, outcome, getattr(exc, "quota", None)
+
+    return run_threads(orders, threads, start_at, attempt)
 
 
 def put_keys(url: str, table: str, keys: list[str], threads: int, start_at: float) -> list[str]:
