@@ -20,7 +20,7 @@ pytestmark = pytest.mark.concurrency
 
 PROCESSES = 3
 THREADS = 16
-PEOPLE = 48  # per event
+PEOPLE = 24  # per event
 STRATEGIES = ("aggregate", "lock_table", "slots", "streams", "unguarded")
 QUOTAS = {"workshop-a": 8, "workshop-b": 8}
 TYPES = {"conference": [], "workshop-a": ["workshop-a"], "workshop-b": ["workshop-b"],
