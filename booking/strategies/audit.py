@@ -4,6 +4,7 @@ A strategy's ``audit(event)`` returns ``Violation`` records; ``repair(event)`` f
 derived data only (counters, lock items, slot claims) and returns what it changed. The
 checks shared by every strategy live here; each strategy adds its own.
 """
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
@@ -97,3 +98,32 @@ def fix_version(table, key: dict, item: dict) -> bool:
     except ConditionFailed:
         return False
     return True
+
+
+# --- Orders (docs/orders.md): every quota, counted in seats -------------------------------
+QUOTA_WITHIN_CAPACITY = "quota_within_capacity"
+QUOTA_COUNTER = "quota_counter_matches_orders"
+
+
+def seats_taken(event, orders: Iterable[dict | None]) -> Counter:
+    """Seats per quota of ``orders`` (each its stored ``tickets``; None: one seat of the
+    only type, a registration stored before orders existed)."""
+    taken = Counter()
+    for tickets in orders:
+        taken.update(event.order(tickets or {next(iter(event.ticket_types)): 1}).seats)
+    return taken
+
+
+def quota_violations(event, taken: Counter, counted: dict) -> list[Violation]:
+    """The further quotas (the capacity is checked as ever): never over capacity, and
+    their stored counts (quota -> count, None: missing) match the stored orders' seats."""
+    found = []
+    for quota, capacity in sorted(event.quotas.items()):
+        if taken[quota] > capacity:
+            found.append(Violation(event.id, QUOTA_WITHIN_CAPACITY, f"<= {capacity}",
+                                   taken[quota], f"quota {quota} overbooked: a person must "
+                                                 "decide whom to move; repair leaves them"))
+        if counted.get(quota) != taken[quota]:
+            found.append(Violation(event.id, QUOTA_COUNTER, taken[quota], counted.get(quota),
+                                   f"quota {quota} count"))
+    return found

@@ -2,6 +2,7 @@
 (in-process moto; the races are in tests/concurrency/test_order_races.py)."""
 import pytest
 
+from booking.dynamo.tables import EVENT_LOCKS, EVENTS
 from booking.errors import AlreadyRegistered, EventFull, InvalidBooking, NotRegistered
 
 ORDER_STRATEGIES = ("aggregate", "lock_table", "slots")
@@ -220,3 +221,41 @@ def test_streams_refuses_a_partial_cancellation_of_a_pending_order(service):
         service.cancel(event.id, email="ada@example.com", tickets={"conference": 1})
     assert service.cancel(event.id, email="ada@example.com").tickets == {"conference": 2}
     assert decide_pending(service, event.id) == []
+
+
+@pytest.mark.parametrize("strategy", ("aggregate", "lock_table", "slots", "streams"))
+def test_the_audit_counts_seats_in_every_quota(service, strategy):
+    event = devconf(service, strategy)
+    for name, tickets in [("ada", {"conference": 2, "workshop-a": 1}), ("bob", {"workshop-a": 2})]:
+        service.book(event.id, name=name, email=f"{name}@example.com", tickets=tickets)
+    if strategy == "streams":
+        decide_pending(service, event.id)
+    assert service.audit(event.id) == []
+
+
+@pytest.mark.parametrize("strategy", ("aggregate", "lock_table", "streams"))
+def test_a_drifted_quota_count_is_reported_and_repaired_from_the_orders(service, strategy):
+    event = devconf(service, strategy)
+    service.book(event.id, name="Ada", email="ada@example.com",
+                 tickets={"conference": 2, "workshop-a": 1})
+    if strategy == "streams":
+        decide_pending(service, event.id)
+    drift_quota_count(service, event, "workshop-a")
+    found = service.audit(event.id)
+    assert [(v.invariant, v.expected, v.found) for v in found] == [
+        ("quota_counter_matches_orders", 1, 3)]
+    service.repair(event.id)
+    assert service.audit(event.id) == []
+    assert quota_counts(service, event.id)["workshop-a"] == (3, 1, 0, 2)
+    assert quota_counts(service, event.id)["capacity"] == (10, 3, 0, 7)
+
+
+def drift_quota_count(service, event, quota):
+    """Set a quota's stored count to 3 behind every guard (as a bug or a bad restore would)."""
+    if event.strategy == "lock_table":
+        service.store.table(EVENT_LOCKS).update(
+            {"event_id": f"{event.id}#{quota}"}, "SET confirmed_count = :n", values={":n": 3})
+    else:
+        service.store.table(EVENTS).update(
+            {"event_id": event.id}, "SET quota_counts.#q = :n", names={"#q": quota},
+            values={":n": 3})

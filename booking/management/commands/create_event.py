@@ -19,9 +19,32 @@ def event_dict(event, availability=None) -> dict:
             "time_zone": times.zone(zone_name).key, "venue": event.venue,
             "description": event.description,
             "created_at": event.created_at.isoformat()}
+    if not event.is_plain:  # orders: docs/orders.md
+        data.update(quotas=dict(event.quotas), max_per_order=event.max_per_order,
+                    ticket_types={name: list(q) for name, q in event.ticket_types.items()})
     if availability is not None:
         data.update(confirmed=availability.confirmed, remaining=availability.remaining)
+        if availability.further:
+            data["quotas_remaining"] = {name: q.remaining for name, q in availability.quotas.items()}
     return data
+
+
+def parse_quota(value: str) -> tuple[str, int]:
+    """``NAME=N`` of ``--quota``."""
+    name, sep, seats = value.partition("=")
+    try:
+        if not sep:
+            raise ValueError
+        return name.strip(), int(seats)
+    except ValueError:
+        raise CommandError(f"--quota takes NAME=N (a whole number of seats), not {value!r}.",
+                           returncode=2) from None
+
+
+def parse_ticket_type(value: str) -> tuple[str, list[str]]:
+    """``NAME[:QUOTA,...]`` of ``--ticket-type``."""
+    name, _, quotas = value.partition(":")
+    return name.strip(), [q.strip() for q in quotas.split(",") if q.strip()]
 
 
 def summary(event) -> str:
@@ -30,7 +53,12 @@ def summary(event) -> str:
     start = (f"{times.form_value(event.starts_at, zone_name)} "
              f"{times.zone_label(event.starts_at, zone_name)}" if event.starts_at
              else "no start yet")
-    return f"{event.id}  {event.name} · {start} · {event.strategy} · capacity {event.capacity:,}"
+    line = f"{event.id}  {event.name} · {start} · {event.strategy} · capacity {event.capacity:,}"
+    if event.quotas:
+        line += " · quotas " + ", ".join(f"{name} {seats:,}" for name, seats in event.quotas.items())
+    if not event.is_plain:
+        line += f" · {len(event.ticket_types)} ticket type(s), up to {event.max_per_order} per order"
+    return line
 
 
 class Command(BaseCommand):
@@ -51,6 +79,15 @@ class Command(BaseCommand):
         parser.add_argument("--venue", default="", help="Where (at most 200 characters).")
         parser.add_argument("--description", default="",
                             help="Shown on the event page (at most 2,000 characters).")
+        parser.add_argument("--quota", action="append", default=[], metavar="NAME=N",
+                            help="A quota beside the capacity, e.g. workshop-a=30 (repeatable).")
+        parser.add_argument("--ticket-type", action="append", default=[],
+                            metavar="NAME[:QUOTA,...]",
+                            help="A ticket type and the quotas it counts against besides the "
+                                 "capacity, e.g. workshop:workshop-a (repeatable; none: one "
+                                 "type, admission).")
+        parser.add_argument("--max-per-order", default=None,
+                            help="Seats one order may hold (default 1).")
         output = parser.add_mutually_exclusive_group()
         output.add_argument("--json", action="store_true", dest="as_json",
                             help="Print the event as JSON.")
@@ -61,11 +98,22 @@ class Command(BaseCommand):
             seats = int(capacity)
         except ValueError:
             raise CommandError("Capacity must be a whole number.", returncode=2) from None
+        types = [parse_ticket_type(value) for value in options["ticket_type"]]
+        try:
+            per_order = None if options["max_per_order"] is None else int(options["max_per_order"])
+        except ValueError:
+            raise CommandError("--max-per-order must be a whole number.", returncode=2) from None
+        quotas = [parse_quota(value) for value in options["quota"]]
+        for label, names in (("--quota", [n for n, _ in quotas]), ("--ticket-type", [n for n, _ in types])):
+            if len(set(names)) != len(names):
+                raise CommandError(f"{label} names one name twice.", returncode=2)
         try:
             event = get_booking_service().create_event(
                 name=name, capacity=seats, strategy=strategy, starts_at=starts_at,
                 ends_at=options["ends_at"], time_zone=options["time_zone"],
-                venue=options["venue"], description=options["description"])
+                venue=options["venue"], description=options["description"],
+                quotas=dict(quotas) or None, ticket_types=dict(types) or None,
+                max_per_order=per_order)
         except BookingError as exc:
             raise CommandError(exc.message, returncode=2) from exc
         if as_json:

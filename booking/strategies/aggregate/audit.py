@@ -17,12 +17,19 @@ def audit_event(strategy, event) -> list[audit.Violation]:
     if item is None:
         return []
     attendees = item.get("attendees") or {}
-    taken = len(attendees) + len(item.get("holds") or {})  # waiting-list holds take seats
+    seats = _seats(event, attendees)
+    taken = seats["capacity"] + len(item.get("holds") or {})  # waiting-list holds take seats
     found = audit.capacity_violation(event.id, int(item["capacity"]), taken)
     if item.get("confirmed_count") != taken:
         found.append(audit.Violation(event.id, audit.COUNTER, taken, item.get("confirmed_count"),
                                      "confirmed_count vs attendees"))
+    found += audit.quota_violations(event, seats, item.get("quota_counts") or {})
     return found + audit.person_violations(event.id, attendees)
+
+
+def _seats(event, attendees):
+    """Seats per quota of the attendees' orders (one each on a plain event)."""
+    return audit.seats_taken(event, (value.get("tickets") for value in attendees.values()))
 
 
 def repair_event(strategy, event) -> list[str]:
@@ -31,16 +38,21 @@ def repair_event(strategy, event) -> list[str]:
         item = strategy.events.get(key)
         if item is None:
             return []
-        actual = len(item.get("attendees") or {}) + len(item.get("holds") or {})
+        seats = _seats(event, item.get("attendees") or {})
+        actual = seats["capacity"] + len(item.get("holds") or {})
         stored = item.get("confirmed_count")
-        if stored == actual:
+        quotas = {quota: seats[quota] for quota in event.quotas}
+        if stored == actual and (item.get("quota_counts") or {}) == quotas:
             return []
         read = item.get("booking_version")
         condition, values = (("attribute_not_exists(booking_version)", {}) if read is None
                              else ("booking_version = :read", {":read": read}))
         try:
-            strategy.events.update(key, FIX_COUNT, condition=condition,
-                                   values={":count": actual, ":one": 1, ":zero": 0, **values})
+            strategy.events.update(key, FIX_COUNT + (", quota_counts = :quotas" if quotas else ""),
+                                   condition=condition,
+                                   values={":count": actual, ":one": 1, ":zero": 0, **values,
+                                           **({":quotas": quotas} if quotas else {})})
         except ConditionFailed:
             continue  # a booking or edit landed since the read: recount from a fresh read
-        return [f"confirmed_count {stored} -> {actual}"]
+        return [f"confirmed_count {stored} -> {actual}"
+                + (f", quota counts {item.get('quota_counts')} -> {quotas}" if quotas else "")]

@@ -9,21 +9,23 @@ from booking.strategies import audit
 from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed,
                                    TransactionCancelled)
 from booking.strategies.base import CAPACITY_NAMES
+from booking.strategies.lock_table.orders import lock_key
 
 FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + :one"
 
 
-def stored_emails(strategy, event_id):
-    """Yield the e-mail key of every stored registration, one page at a time."""
-    for item in strategy.registrations_table.query(
-            key_condition="event_id = :e", values={":e": event_id}, projection="email"):
-        yield item["email"]
+def stored_orders(strategy, event_id) -> dict:
+    """E-mail key -> stored tickets (None: one seat) of every registration, page by page."""
+    return {item["email"]: item.get("tickets") for item in strategy.registrations_table.query(
+        key_condition="event_id = :e", values={":e": event_id}, projection="email, tickets")}
 
 
 def audit_event(strategy, event) -> list[audit.Violation]:
     lock = strategy.locks.get({"event_id": event.id})
-    emails = list(stored_emails(strategy, event.id))
-    taken = len(emails) + len((lock or {}).get("holds") or {})  # waiting-list holds take seats
+    quota_locks = _quota_locks(strategy, event)
+    orders = stored_orders(strategy, event.id)
+    emails, seats = list(orders), audit.seats_taken(event, orders.values())
+    taken = seats["capacity"] + len((lock or {}).get("holds") or {})  # holds take seats
     found = audit.capacity_violation(event.id, event.capacity, taken)
     if lock is None:
         found.append(audit.Violation(event.id, audit.LOCK_PRESENT, "present", "missing",
@@ -36,15 +38,59 @@ def audit_event(strategy, event) -> list[audit.Violation]:
         if lock.get("confirmed_count") != taken:
             found.append(audit.Violation(event.id, audit.COUNTER, taken,
                                          lock.get("confirmed_count"), "lock item count"))
+    for quota, item in quota_locks.items():
+        if item is not None and item.get("capacity") != event.quotas[quota]:
+            found.append(audit.Violation(event.id, audit.LOCK_CAPACITY, event.quotas[quota],
+                                         item.get("capacity"), f"quota {quota} lock item capacity"))
+    counted = {q: (item or {}).get("confirmed_count") for q, item in quota_locks.items()}
+    found += audit.quota_violations(event, seats, counted)
     return found + audit.person_violations(event.id, emails)
 
 
+def _quota_locks(strategy, event) -> dict:
+    """Quota -> its lock item (None: missing), for the event's further quotas."""
+    return {quota: strategy.locks.get(lock_key(event.id, quota)) for quota in sorted(event.quotas)}
+
+
+def repair_quota_locks(strategy, event) -> list[str]:
+    """Recount each further quota's lock item from the stored orders, only if the item is
+    unchanged since read (its version, bumped by every order and cancellation)."""
+    fixed = []
+    for quota in sorted(event.quotas):
+        key = lock_key(event.id, quota)
+        for _ in strategy.retry.attempts():
+            lock = strategy.locks.get(key)  # first: its version guards the count after it
+            count = audit.seats_taken(event, stored_orders(strategy, event.id).values())[quota]
+            want = {"capacity": event.quotas[quota], "confirmed_count": count}
+            try:
+                if lock is None:
+                    strategy.locks.put({**key, **want, "version": 1},
+                                       condition="attribute_not_exists(event_id)")
+                elif {k: lock.get(k) for k in want} != want:
+                    strategy.locks.update(key, FIX, condition="version = :version",
+                                          names=CAPACITY_NAMES,
+                                          values={":count": count, ":capacity": want["capacity"],
+                                                  ":one": 1, ":version": lock.get("version")})
+                else:
+                    break
+            except ConditionFailed:
+                continue  # an order or cancellation landed while counting: count again
+            fixed.append(f"quota {quota} lock item confirmed_count "
+                         f"{(lock or {}).get('confirmed_count')} -> {count}")
+            break
+    return fixed
+
+
 def repair_event(strategy, event) -> list[str]:
+    return _repair_capacity_lock(strategy, event) + repair_quota_locks(strategy, event)
+
+
+def _repair_capacity_lock(strategy, event) -> list[str]:
     key = {"event_id": event.id}
     for _ in strategy.retry.attempts():
         lock = strategy.locks.get(key)  # read first: its version guards everything after
         current = strategy.events.get(key, projection="#capacity, version", names=CAPACITY_NAMES)
-        count = sum(1 for _ in stored_emails(strategy, event.id))
+        count = audit.seats_taken(event, stored_orders(strategy, event.id).values())["capacity"]
         count += len((lock or {}).get("holds") or {})  # holds take seats too
         if lock is None or current is None:
             return _recreate_lock(strategy, current, event.id, count) if current else []

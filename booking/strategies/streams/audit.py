@@ -19,22 +19,26 @@ PENDING_DECIDED = "pending_decided_in_time"
 
 def audit_event(strategy, event, *, now: float | None = None) -> list[audit.Violation]:
     now = time.time() if now is None else now
-    counter = strategy.events.get({"event_id": event.id}, projection="confirmed_count, holds")
-    confirmed, pending, emails = 0, [], []
+    counter = strategy.events.get({"event_id": event.id},
+                                  projection="confirmed_count, holds, quota_counts")
+    confirmed, pending, emails = [], [], []
     for item in strategy.registrations_table.query(
             key_condition="event_id = :e", values={":e": event.id},
-            projection="email, #status, registered_at", names={"#status": "status"}):
+            projection="email, #status, registered_at, tickets", names={"#status": "status"}):
         emails.append(item["email"])
-        confirmed += item.get("status") == CONFIRMED
+        if item.get("status") == CONFIRMED:
+            confirmed.append(item.get("tickets"))
         if item.get("status") == PENDING:
             pending.append(datetime.fromisoformat(item["registered_at"]).timestamp())
-    taken = confirmed + len((counter or {}).get("holds") or {})  # held seats are taken
+    seats = audit.seats_taken(event, confirmed)
+    taken = seats["capacity"] + len((counter or {}).get("holds") or {})  # held seats are taken
     found = audit.capacity_violation(event.id, event.capacity, taken)
     stored = (counter or {}).get("confirmed_count")
     if stored != taken:
         found.append(audit.Violation(event.id, audit.COUNTER, taken, stored,
                                      "event item confirmed_count vs confirmed registrations "
                                      "and holds"))
+    found += audit.quota_violations(event, seats, (counter or {}).get("quota_counts") or {})
     found += _stale_pending(strategy, event.id, pending, now)
     return found + audit.person_violations(event.id, emails)
 
@@ -56,23 +60,26 @@ def _stale_pending(strategy, event_id, pending, now) -> list[audit.Violation]:
 def repair_event(strategy, event) -> list[str]:
     key = {"event_id": event.id}
     for _ in strategy.retry.attempts():
-        item = strategy.events.get(key, projection="confirmed_count, count_changes, holds")
+        item = strategy.events.get(key, projection="confirmed_count, count_changes, holds, "
+                                                   "quota_counts")
         if item is None:
             return []
         changes = item.get("count_changes")
         unchanged = ("count_changes = :changes" if changes is not None
                      else "attribute_not_exists(count_changes)")
-        taken = strategy.registrations_table.count(
-            key_condition="event_id = :e", filter="#status = :confirmed",
-            names={"#status": "status"}, values={":e": event.id, ":confirmed": CONFIRMED})
-        taken += len(item.get("holds") or {})  # seats held for waiting-list offers
-        if item.get("confirmed_count") == taken:
+        seats = audit.seats_taken(event, (i.get("tickets") for i in strategy.registrations_table.query(
+            key_condition="event_id = :e", projection="tickets, #status",
+            names={"#status": "status"}, values={":e": event.id}) if i.get("status") == CONFIRMED))
+        taken = seats["capacity"] + len(item.get("holds") or {})  # seats held for offers
+        quotas = {quota: seats[quota] for quota in event.quotas}
+        if item.get("confirmed_count") == taken and (item.get("quota_counts") or {}) == quotas:
             return []
         try:
             strategy.events.update(
-                key, "SET confirmed_count = :count ADD count_changes :one",
+                key, "SET confirmed_count = :count" + (", quota_counts = :quotas" if quotas else "")
+                + " ADD count_changes :one",
                 condition=f"attribute_exists(event_id) AND {unchanged}",
-                values={":count": taken, ":one": 1,
+                values={":count": taken, ":one": 1, **({":quotas": quotas} if quotas else {}),
                         **({":changes": changes} if changes is not None else {})})
         except ConditionFailed:
             continue  # a decision, cancellation or hold landed while counting: count again
