@@ -39,8 +39,11 @@ class WaitlistService:
     def has_waiting_list(self, event) -> bool:
         """Whether people can queue for the event when it is full: its strategy holds seats
         for offers (every product strategy does; the test-only control does not) and it
-        offers seats at all (capacity 0 means closed: no seat will ever free)."""
-        return self.strategies[event.strategy].holds_seats and event.capacity > 0
+        offers seats at all (capacity 0 means closed: no seat will ever free). An event with
+        orders (ticket types, quotas, several seats: docs/orders.md) has none yet: an offer
+        holds one seat of the only type, which such an event does not sell."""
+        return (self.strategies[event.strategy].holds_seats and event.capacity > 0
+                and event.is_plain)
 
     def join_waiting_list(self, event_id, *, name, email, request_id=None) -> WaitlistEntry:
         """Put the person in line for a full event; return their entry.
@@ -59,7 +62,9 @@ class WaitlistService:
         if event.has_started:
             raise BookingClosed()
         if not self.has_waiting_list(event):
-            raise InvalidBooking("This event has no waiting list.")
+            raise InvalidBooking("This event has no waiting list." if event.is_plain else
+                                 "Events with ticket types or orders of several seats have no "
+                                 "waiting list yet.")
         if not self.bookings.availability(event_id).is_full:
             existing = self.engine.entry(event_id, key)
             if existing is not None and existing.is_active:
@@ -145,7 +150,8 @@ class WaitlistService:
         """Right after a seat frees: offer it at once, on a background thread, so the
         request that freed it still answers after its own one write (the worker is the
         safety net; ``booking.waitlist.engine.flush`` waits for it)."""
-        if self.catalog.strategy_for(event_id).holds_seats and not self._has_started(event_id):
+        if (self.catalog.strategy_for(event_id).holds_seats and not self._has_started(event_id)
+                and self.catalog.event_for(event_id).is_plain):
             waitlist_engine.offer_soon(self.engine, event_id)
 
     def _has_started(self, event_id, now=None) -> bool:

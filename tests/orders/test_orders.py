@@ -259,3 +259,13 @@ def drift_quota_count(service, event, quota):
         service.store.table(EVENTS).update(
             {"event_id": event.id}, "SET quota_counts.#q = :n", names={"#q": quota},
             values={":n": 3})
+
+
+def test_an_event_with_orders_refuses_a_waiting_list_join_plainly(service):
+    event = devconf(service, "lock_table", capacity=1)
+    service.book(event.id, name="Ada", email="ada@example.com", tickets={"conference": 1})
+    assert not service.has_waiting_list(service.get_event(event.id))
+    with pytest.raises(InvalidBooking) as refused:
+        service.join_waiting_list(event.id, name="Bob", email="bob@example.com")
+    assert "no waiting list yet" in refused.value.message
+    assert service.waiting_list(event.id) == []
