@@ -83,6 +83,9 @@ class Registration:
     # The order: ticket type -> quantity. None is one seat of the event's only type (every
     # registration stored before orders existed).
     ticket_counts: dict | None = field(default=None, compare=False)
+    # Set on the answer of a cancellation of part of an order (its request id): it holds
+    # just the tickets cancelled, and its notice is an e-mail of its own.
+    part_request_id: str | None = field(default=None, compare=False)
 
     @property
     def is_confirmed(self) -> bool:
@@ -96,6 +99,11 @@ class Registration:
     @property
     def seats(self) -> int:
         return sum(self.tickets.values())
+
+    @property
+    def tickets_text(self) -> str:
+        """``2 × conference, 1 × workshop-a``: the order as e-mails and pages show it."""
+        return ", ".join(f"{quantity} × {name}" for name, quantity in self.tickets.items())
 
     @property
     def is_plain(self) -> bool:

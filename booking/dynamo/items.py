@@ -62,10 +62,12 @@ def _order_fields(item: dict) -> dict:
 
 
 def tickets_value(registration: Registration) -> dict:
-    """The ``tickets`` attribute of an order; nothing for a plain registration."""
+    """The ``tickets`` attribute of an order (and ``part_request_id`` of a cancelled part);
+    nothing for a plain registration."""
     if registration.ticket_counts is None:
         return {}
-    return {"tickets": dict(registration.ticket_counts)}
+    part = {"part_request_id": registration.part_request_id} if registration.part_request_id else {}
+    return {"tickets": dict(registration.ticket_counts), **part}
 
 
 def _tickets(item: dict) -> dict | None:
@@ -123,6 +125,7 @@ def registration_from_item(item: dict) -> Registration:
         contact=item.get("contact"),
         status=item.get("status", CONFIRMED),
         ticket_counts=_tickets(item),
+        part_request_id=item.get("part_request_id"),
     )
 
 

@@ -11,9 +11,10 @@ from booking.dynamo.tables import OUTBOX
 from booking.models import Registration
 
 
-def message_id(kind: str, registration_id: str) -> str:
-    """One message per kind and registration: a registration is booked and cancelled once."""
-    return f"{kind}-{registration_id}"
+def message_id(kind: str, registration_id: str, part: str | None = None) -> str:
+    """One message per kind and registration: a registration is booked and cancelled once;
+    a cancelled part of an order (``part``: its request id) has a notice of its own."""
+    return f"{kind}-{registration_id}" + (f"-{part}" if part else "")
 
 
 class Outbox:
@@ -21,7 +22,8 @@ class Outbox:
         self.table = store.table(OUTBOX)
 
     def ops(self, kind: str, registration: Registration, *, at: int) -> list[tuple[str, dict]]:
-        row = {"message_id": message_id(kind, registration.registration_id), "kind": kind,
+        row = {"message_id": message_id(kind, registration.registration_id,
+                                        registration.part_request_id), "kind": kind,
                "created_at": at, **items.registration_item(registration)}
         return [("Put", self.table.put_op(row))]
 

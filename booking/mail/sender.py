@@ -185,7 +185,8 @@ def offer_context(message: dict, *, site_url: str) -> dict:
 
 def message_for(kind: str, registration) -> dict:
     """The outbox row a booking (or cancellation) of ``registration`` wrote."""
-    return {"message_id": message_id(kind, registration.registration_id), "kind": kind,
+    return {"message_id": message_id(kind, registration.registration_id,
+                                     registration.part_request_id), "kind": kind,
             **items.registration_item(registration)}
 
 

@@ -178,9 +178,11 @@ def tickets_left(stored: Registration, release: dict[str, int]) -> dict[str, int
     return {t: n for t, n in left.items() if n}
 
 
-def part_of(stored: Registration, tickets: dict[str, int]) -> Registration:
-    """``stored`` holding only ``tickets``: the answer of a partial cancellation."""
-    return dataclasses.replace(stored, ticket_counts=dict(tickets))
+def part_of(stored: Registration, tickets: dict[str, int], request: Request) -> Registration:
+    """``stored`` holding only ``tickets``: the answer of ``request``, a cancellation of
+    part of the order (its notice is an e-mail of its own)."""
+    return dataclasses.replace(stored, ticket_counts=dict(tickets),
+                               part_request_id=request.request_id)
 
 
 class Signal(str):

@@ -269,3 +269,28 @@ def test_an_event_with_orders_refuses_a_waiting_list_join_plainly(service):
         service.join_waiting_list(event.id, name="Bob", email="bob@example.com")
     assert "no waiting list yet" in refused.value.message
     assert service.waiting_list(event.id) == []
+
+
+def test_every_e_mail_of_an_order_shows_its_tickets_and_each_part_cancelled_has_its_own(service):
+    from django.core import mail
+
+    from booking.wiring import mail_sender
+
+    event = devconf(service, "lock_table")
+    service.book(event.id, name="Ada", email="ada@example.com",
+                 tickets={"conference": 3, "workshop-a": 1})
+    service.cancel(event.id, email="ada@example.com", tickets={"conference": 1})
+    service.cancel(event.id, email="ada@example.com", tickets={"conference": 1})
+    service.cancel(event.id, email="ada@example.com")
+    sender = mail_sender()
+    owed = list(sender.outbox.pending())
+    assert len(owed) == 4  # none overwrote another
+    mail.outbox.clear()
+    for message in owed:
+        sender.send(message)
+    bodies = sorted(m.body for m in mail.outbox)
+    assert len(bodies) == 4
+    assert sum("Tickets: 3 × conference, 1 × workshop-a (4 seats)" in b for b in bodies) == 1
+    assert sum("Part of your order" in b and "Cancelled tickets: 1 × conference" in b
+               for b in bodies) == 2
+    assert sum("Cancelled tickets: 1 × conference, 1 × workshop-a" in b for b in bodies) == 1

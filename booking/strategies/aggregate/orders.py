@@ -74,7 +74,7 @@ class AggregateOrders:
         def remove(stored):
             keep = tickets_left(stored, release) if release is not None else {}
             freed = release if keep else stored.tickets
-            answer = part_of(stored, freed) if keep else stored
+            answer = part_of(stored, freed, request) if keep else stored
             clauses, names, values = count_changes(event.order(freed).seats, "-")
             change = (f"SET attendees.#email.tickets = :keep, {', '.join(clauses)}, {BUMP}" if keep
                       else f"REMOVE attendees.#email SET {', '.join(clauses)}, {BUMP}")

@@ -103,7 +103,7 @@ class LockTableOrders:
         """Free ``release`` of the stored order (None: all of it) in one transaction."""
         keep = tickets_left(stored, release) if release is not None else {}
         freed = release if keep else stored.tickets
-        answer = part_of(stored, freed) if keep else stored
+        answer = part_of(stored, freed, request) if keep else stored
         table = self.strategy.registrations_table
         key = {"event_id": event_id, "email": stored.email}
         same = {"condition": "registration_id = :rid AND tickets = :old",

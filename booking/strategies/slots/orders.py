@@ -132,7 +132,7 @@ class SlotsOrders:
         held = {q: list(slots) for q, slots in (item.get("slots") or {}).items()}
         keep = tickets_left(stored, release) if release is not None else {}
         freed = event.order(release).seats if keep else {q: len(s) for q, s in held.items()}
-        answer = part_of(stored, release) if keep else stored
+        answer = part_of(stored, release, request) if keep else stored
         key = {"event_id": event_id, "email": stored.email}
         same = {":rid": stored.registration_id, ":old": stored.tickets}
         condition = "registration_id = :rid AND tickets = :old"

@@ -110,7 +110,7 @@ class StreamsOrders:
             raise InvalidBooking("Your order is still being decided: cancel all of it, or "
                                  "part of it once it is confirmed.", field="tickets")
         keep = tickets_left(stored, release) if release is not None else {}
-        answer = part_of(stored, release) if keep else stored
+        answer = part_of(stored, release, request) if keep else stored
         same = {":rid": stored.registration_id, ":status": stored.status, ":old": stored.tickets}
         condition = "registration_id = :rid AND #status = :status AND tickets = :old"
         table = self.strategy.registrations_table
