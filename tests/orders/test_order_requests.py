@@ -1,0 +1,61 @@
+"""What an order costs, counted on the wire (botocore's before-send hook): the figures of
+docs/orders.md and docs/benchmarks.md. In-process moto: the count, not the speed."""
+import pytest
+
+from booking.dynamo.metrics import RequestMeter
+from booking.errors import EventFull
+from tests.orders.test_orders import decide_pending, devconf
+
+# strategy -> operations of: an order, a refused order, part of an order cancelled, the
+# rest cancelled (streams: accepting the order; its decision is the decider's).
+EXPECTED = {
+    "aggregate": (["TransactWriteItems"], ["TransactWriteItems"],
+                  ["GetItem", "TransactWriteItems"], ["GetItem", "TransactWriteItems"]),
+    "lock_table": (["TransactWriteItems"], ["TransactWriteItems"],
+                   ["GetItem", "TransactWriteItems"], ["GetItem", "TransactWriteItems"]),
+    # One free-slot index query per quota the order touches (a second one when the random
+    # starting point leaves too few after it), then one transaction (or one batch read).
+    "slots": (["Query", "Query", "TransactWriteItems"], ["Query", "Query", "BatchGetItem"],
+              ["GetItem", "TransactWriteItems"], ["GetItem", "TransactWriteItems"]),
+    "streams": (["TransactWriteItems"], ["TransactWriteItems"],
+                ["GetItem", "TransactWriteItems"], ["GetItem", "TransactWriteItems"]),
+}
+
+
+@pytest.mark.parametrize("strategy", sorted(EXPECTED))
+def test_requests_per_order_rejection_and_cancellation(service, strategy):
+    event = devconf(service, strategy, workshop=1)
+    meter = RequestMeter().install(service.store)
+    seen = []
+    try:
+        with meter.track() as booked:
+            service.book(event.id, name="Ada", email="ada@example.com",
+                         tickets={"conference": 2, "workshop-a": 1})
+        seen.append(booked.operations)
+        if strategy == "streams":
+            with meter.track() as decided:
+                decide_pending(service, event.id)
+        with meter.track() as refused:
+            try:
+                service.book(event.id, name="Bob", email="bob@example.com",
+                             tickets={"conference": 1, "workshop-a": 1})
+            except EventFull:
+                pass
+        seen.append(refused.operations)
+        with meter.track() as part:
+            service.cancel(event.id, email="ada@example.com", tickets={"conference": 1})
+        seen.append(part.operations)
+        with meter.track() as rest:
+            service.cancel(event.id, email="ada@example.com")
+        seen.append(rest.operations)
+    finally:
+        meter.uninstall()
+    if strategy == "slots":  # two quotas: two lookups, up to four with unlucky starts
+        assert all(2 <= ops.count("Query") <= 4 for ops in seen[:2]), seen
+        seen = [[op for op in ops if op != "Query"] for ops in seen]
+        expected = [[op for op in ops if op != "Query"] for ops in EXPECTED[strategy]]
+        assert seen == expected
+        return
+    assert tuple(seen) == EXPECTED[strategy]
+    if strategy == "streams":  # the decision: a read of the event item, then one write
+        assert decided.operations == ["Query", "GetItem", "TransactWriteItems"]
