@@ -23,6 +23,33 @@ class SignupForm(forms.Form):
         help_text="We send your confirmation and cancellation link here.",
     )
 
+    def __init__(self, *args, event=None, availability=None, **kwargs):
+        """With an ``event`` that sells orders (docs/orders.md), a quantity per ticket type,
+        each labelled with the seats its quotas have left (``availability``)."""
+        super().__init__(*args, **kwargs)
+        self.ticket_types = [] if event is None or event.is_plain else list(event.ticket_types)
+        single = len(self.ticket_types) == 1
+        for ticket_type in self.ticket_types:
+            left = _type_remaining(event, availability, ticket_type)
+            self.fields[f"qty_{ticket_type}"] = forms.IntegerField(
+                label=f"{ticket_type.replace('-', ' ').replace('_', ' ').capitalize()} tickets",
+                min_value=0, max_value=event.max_per_order, initial=1 if single else 0,
+                error_messages={"required": "Enter a number of tickets (0 for none).",
+                                "invalid": "Enter a whole number of tickets."},
+                help_text=(f"{left} left. " if left is not None else "")
+                + f"Up to {event.max_per_order} seats per order in all.",
+                widget=forms.NumberInput(attrs={"inputmode": "numeric"}))
+
+    def tickets(self) -> dict[str, int] | None:
+        """The order's tickets (type -> quantity), or None for an event without types."""
+        if not self.ticket_types:
+            return None
+        chosen = {t: self.cleaned_data.get(f"qty_{t}") or 0 for t in self.ticket_types}
+        return {t: n for t, n in chosen.items() if n}
+
+    def ticket_fields(self):
+        return [self[f"qty_{t}"] for t in self.ticket_types]
+
     def clean_name(self):
         return self._check(validation.clean_person_name, self.cleaned_data["name"])
 
@@ -41,3 +68,12 @@ class SignupForm(forms.Form):
         """Show a service error next to its field (or above the form)."""
         field = error.field if error.field in ("name", "email") else None
         self.add_error(field, error.message)
+
+
+def _type_remaining(event, availability, ticket_type) -> int | None:
+    """Seats one more order of ``ticket_type`` could take: the least any of its quotas has."""
+    if availability is None:
+        return None
+    quotas = availability.quotas
+    return min(quotas[q].remaining for q in ("capacity", *event.ticket_types[ticket_type])
+               if q in quotas)

@@ -67,12 +67,16 @@ def event_detail(request, event_id):
     event = service.get_event(event_id)
     if request.method == "POST":
         return _signup(request, service, event)
-    return render_event(request, service, event, SignupForm(), tokens.new_form_token(event.id))
+    return render_event(request, service, event, None, tokens.new_form_token(event.id))
 
 
 def render_event(request, service, event, form, form_token, status=200, **extra):
-    """The event's page: its seats, and the signup (or waiting-list) form."""
-    context = {"event": event, "availability": service.availability(event.id), "form": form,
+    """The event's page: its seats, and the signup (or waiting-list) form (a new one when
+    ``form`` is None: an event with orders asks a quantity per ticket type)."""
+    availability = service.availability(event.id)
+    if form is None and not extra:
+        form = SignupForm(event=event, availability=availability)
+    context = {"event": event, "availability": availability, "form": form,
                "form_token": form_token, "has_waiting_list": service.has_waiting_list(event),
                **extra}
     return render(request, "booking/event_detail.html", context, status=status)
@@ -86,7 +90,7 @@ def read_submission(request, event):
     """
     rate_limits.check(rate_limits.SIGNUP, rate_limits.client_address(request),
                       message=SIGNUPS_LIMITED)
-    form, token = SignupForm(request.POST), request.POST.get("token", "")
+    form, token = SignupForm(request.POST, event=event), request.POST.get("token", "")
     try:
         request_id = tokens.request_id_from_form_token(token, event.id)
     except links.BadLink:
@@ -108,13 +112,21 @@ def _signup(request, service, event):
     started = timezone.now()
     try:
         registration = service.book(event.id, name=form.cleaned_data["name"],
-                                    email=form.cleaned_data["email"], request_id=request_id)
+                                    email=form.cleaned_data["email"], request_id=request_id,
+                                    tickets=form.tickets())
     except EventNotFound:
         raise
     except OutcomeUnknown as error:  # a seat may be held: ask again with the same token
         context = {"event": event, "message": error.message, "form": form, "token": token}
         return render(request, "booking/in_progress.html", context, status=status_for(error))
     except EventFull as error:  # a definite answer: the event as full, never the form again
+        seats = None if event.is_plain else service.availability(event.id)
+        if seats is not None and not seats.is_full:
+            # The order did not fit one quota: say which, and offer what is still left.
+            form = SignupForm(request.POST, event=event, availability=seats)
+            form.is_valid()
+            form.add_error(None, error.message + " Nothing was booked: choose other tickets.")
+            return render_event(request, service, event, form, token, status_for(error))
         return render_event(request, service, event, None, tokens.new_form_token(event.id),
                             status_for(error), just_missed=True,
                             waitlist_form=SignupForm(initial=form.cleaned_data))

@@ -1,0 +1,57 @@
+"""The signup form of an event with orders: a quantity per ticket type, the order on the
+booking's page, and a full quota that says which part is sold out."""
+from django.urls import reverse
+
+from booking.mail import sender as booking_mail
+from tests.orders.test_orders import devconf
+from tests.web.test_signup import form_page
+
+
+def post_order(client, event_id, quantities, *, name="Ada Lovelace", email="ada@example.com",
+               token=None):
+    token = token or form_page(client, event_id)[1]
+    data = {"name": name, "email": email, "token": token,
+            **{f"qty_{t}": str(n) for t, n in quantities.items()}}
+    response = client.post(reverse("booking:event_detail", args=[event_id]), data)
+    booking_mail.flush()
+    return response
+
+
+def test_the_form_asks_a_quantity_per_type_with_what_is_left(client, service):
+    event = devconf(service, "lock_table", workshop=2)
+    service.book(event.id, name="Bo", email="bo@example.com", tickets={"workshop-a": 1})
+    html = client.get(reverse("booking:event_detail", args=[event.id])).content.decode()
+    for ticket_type in ("conference", "workshop-a", "workshop-b"):
+        assert f'name="qty_{ticket_type}"' in html
+    assert "1 left." in html and "2 left." in html and "Book my tickets" in html
+
+
+def test_an_order_from_the_form_is_booked_whole_and_shown(client, service):
+    event = devconf(service, "aggregate")
+    response = post_order(client, event.id, {"conference": 2, "workshop-a": 1, "workshop-b": 0})
+    assert response.status_code == 303
+    page = client.get(response["Location"]).content.decode()
+    assert "2 × conference, 1 × workshop-a (3 seats)" in page
+    assert "Your 3 seats at" in page
+    reg = service.find_registration(event.id, email="ada@example.com")
+    assert reg.tickets == {"conference": 2, "workshop-a": 1}
+
+
+def test_a_full_quota_says_which_part_and_keeps_the_form(client, service):
+    event = devconf(service, "lock_table", workshop=1)
+    service.book(event.id, name="Bo", email="bo@example.com", tickets={"workshop-a": 1})
+    response = post_order(client, event.id, {"conference": 1, "workshop-a": 1, "workshop-b": 0})
+    html = response.content.decode()
+    assert response.status_code == 409
+    assert "not enough seats left in &#x27;workshop-a&#x27;" in html
+    assert 'name="qty_conference"' in html  # what is still available can be chosen
+    assert service.find_registration(event.id, email="ada@example.com") is None
+
+
+def test_no_ticket_chosen_or_too_many_is_a_clear_error_with_nothing_stored(client, service):
+    event = devconf(service, "lock_table")
+    none = post_order(client, event.id, {"conference": 0, "workshop-a": 0, "workshop-b": 0})
+    many = post_order(client, event.id, {"conference": 5, "workshop-a": 0, "workshop-b": 0})
+    assert none.status_code == 400 and "Choose at least one ticket." in none.content.decode()
+    assert many.status_code == 400
+    assert service.registrations(event.id) == []
