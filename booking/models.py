@@ -102,8 +102,9 @@ class Registration:
 
     @property
     def tickets_text(self) -> str:
-        """``2 × conference, 1 × workshop-a``: the order as e-mails and pages show it."""
-        return ", ".join(f"{quantity} × {name}" for name, quantity in self.tickets.items())
+        """``2 × conference, 1 × workshop-a``: the order as e-mails and pages show it (types
+        by name: a stored map keeps no order)."""
+        return ", ".join(f"{quantity} × {name}" for name, quantity in sorted(self.tickets.items()))
 
     @property
     def is_plain(self) -> bool:

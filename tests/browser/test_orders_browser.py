@@ -1,0 +1,35 @@
+"""An order in a real (headless Chromium) browser, keyboard only: a quantity per ticket
+type, the confirmation showing the order, at 1280 and 390 px (docs/orders.md)."""
+import re
+import uuid
+
+from playwright.sync_api import expect
+
+
+def test_browser__order_of_several_types__booked_whole_and_shown(
+        live_site, site_service, page, screenshot):
+    event = site_service.create_event(
+        name=f"DevConf {uuid.uuid4().hex[:6]}", capacity=20, strategy="lock_table",
+        starts_at="2031-06-01T09:00:00+00:00", quotas={"workshop-a": 2},
+        ticket_types={"conference": [], "workshop-a": ["workshop-a"]}, max_per_order=4)
+    email = f"ada{uuid.uuid4().hex[:6]}@example.com"
+
+    page.goto(live_site.url + f"/events/{event.id}/")
+    expect(page.get_by_label("Workshop a tickets")).to_be_visible()
+    assert "2 left." in page.content()
+    page.get_by_label("Your name").fill("Ada Lovelace")
+    page.get_by_label("E-mail").fill(email)
+    page.get_by_label("Conference tickets").fill("2")
+    page.get_by_label("Workshop a tickets").fill("1")
+    screenshot(page, "orders-1-form")
+    page.get_by_label("Workshop a tickets").press("Enter")  # submit from the keyboard
+
+    page.wait_for_url(re.compile(r"/booked/"))
+    expect(page.get_by_role("heading", name="You're booked")).to_be_visible()
+    assert "2 × conference, 1 × workshop-a (3 seats)" in page.content()
+    screenshot(page, "orders-2-confirmation")
+    assert "Tickets: 2 × conference, 1 × workshop-a" in live_site.mail_containing(email)[0]
+
+    page.set_viewport_size({"width": 390, "height": 700})
+    page.goto(live_site.url + f"/events/{event.id}/")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390, "no sideways scrolling"
