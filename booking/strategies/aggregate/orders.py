@@ -11,7 +11,7 @@ corrects the guess). DynamoDB applies writes to one item one at a time: no write
 whatever the number of quotas. One request per order and per rejection.
 """
 from booking.dynamo import items
-from booking.errors import AlreadyRegistered, EventNotFound, NotRegistered
+from booking.errors import AlreadyRegistered, EventNotFound
 from booking.exactly_once.request_log import Request
 from booking.models import Event, Order, Registration
 from booking.strategies.aggregate.holds import BUMP, BUMP_VALUES

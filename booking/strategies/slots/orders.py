@@ -18,7 +18,7 @@ names) + 4 > 100).
 import random
 
 from booking.dynamo import items
-from booking.errors import AlreadyRegistered, EventNotFound, InvalidBooking
+from booking.errors import AlreadyRegistered, InvalidBooking
 from booking.exactly_once.request_log import Request
 from booking.models import CAPACITY_QUOTA, Event, Order, QuotaAvailability, Registration
 from booking.strategies.base import (AGAIN, READ_AGAIN, client_token, order_full, part_of,

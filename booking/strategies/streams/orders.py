@@ -23,7 +23,6 @@ whole (its decision would otherwise be made for tickets it no longer holds).
 from dataclasses import replace
 from decimal import Decimal
 
-from booking.dynamo import items
 from booking.errors import EventNotFound, InvalidBooking
 from booking.models import (CAPACITY_QUOTA, CONFIRMATION, CONFIRMED, PENDING, REJECTED,
                             REJECTION, Event, Order, Registration)
