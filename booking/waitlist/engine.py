@@ -168,7 +168,10 @@ class WaitlistEngine:
         history sends it once.
         """
         now = self.clock()
-        row = {"message_id": f"{WAITLIST_JOIN}-{request_id}", "kind": WAITLIST_JOIN,
+        # The address is part of the id: a request id reused for another address (an API
+        # key) owes that address its own e-mail, never "already sent".
+        asked = hashlib.sha256(f"{event_id}:{email}".encode()).hexdigest()[:16]
+        row = {"message_id": f"{WAITLIST_JOIN}-{request_id}-{asked}", "kind": WAITLIST_JOIN,
                "event_id": event_id, "email": email, "name": name,
                "registration_id": request_id, "request_id": request_id,
                "registered_at": _iso(now), "join_state": state,
