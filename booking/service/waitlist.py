@@ -19,7 +19,7 @@ from booking.service.catalog import EventCatalog
 from booking.errors import (BookingClosed, BookingError, EventNotFound, InvalidBooking,
                             JoinLinkExpired, NotWaiting, OfferExpired, OutcomeUnknown,
                             SeatsAvailable)
-from booking.models import BOOKED, EXPIRED, OFFERED, REJECTED, Registration, WaitlistEntry
+from booking.models import BOOKED, EXPIRED, OFFERED, Registration, WaitlistEntry
 from booking.exactly_once.request_log import Request, RequestLog
 from booking.waitlist.engine import WaitlistEngine, accept_request_id
 
@@ -68,13 +68,8 @@ class WaitlistService:
         event_id, name, key, contact = self._cleaned(event_id, name, email)
         request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
         self._check_joinable(event_id)
-        # The same reads whatever they find, so the time taken tells nothing either.
-        entry = self.engine.entry(event_id, key)
-        registration = self.bookings.find_registration(event_id, email=key)
-        if registration is not None and registration.status != REJECTED:
-            state = "registered"
-        else:
-            state = entry.status if entry is not None and entry.is_active else CONFIRM
+        # The same requests whatever they find, so the time taken tells nothing either.
+        state = self.engine.standing(event_id, key) or CONFIRM
         return self.engine.request_join(event_id, name=name, email=key, contact=contact,
                                         request_id=request_id, state=state)
 

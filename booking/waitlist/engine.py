@@ -158,6 +158,31 @@ class WaitlistEngine:
         return current or items.waitlist_entry_from_item(row["entry"])
 
     # --- asking to join: an e-mail stands in for the answer --------------------------------
+    def standing(self, event_id: str, email: str) -> str:
+        """What the person is at the event: ``waiting`` or ``offered`` (an open entry),
+        ``registered`` (the strategy's "registered", as for joining), or ``""``.
+
+        One request whatever it finds: a transaction of two condition checks, the entry's
+        and the strategy's own ``registration_absent_op``, that writes nothing. So the time
+        it takes tells nobody which it found (a read of each would not: a strategy's read
+        of a missing registration also reads the event)."""
+        open_entry = ("ConditionCheck", self.table.delete_op(
+            {"event_id": event_id, "email": email},
+            condition="attribute_not_exists(email) OR NOT (#status IN (:w, :o))",
+            names={"#status": "status"}, values={":w": WAITING, ":o": OFFERED}))
+        for _ in self.retry.attempts():
+            try:
+                self.store.transact_write([open_entry, self.strategy_for(event_id)
+                                           .registration_absent_op(event_id, email)])
+                return ""
+            except TransactionCancelled as cancelled:
+                if cancelled.code(0) == CCF:
+                    return cancelled.reasons[0].old_item["status"]
+                if cancelled.code(1) == CCF:
+                    return "registered"
+                if not cancelled.conflict:
+                    raise
+
     def request_join(self, event_id: str, *, name: str, email: str, contact: str | None,
                      request_id: str, state: str) -> dict:
         """Owe the e-mail that answers a request to join, and return its outbox row.

@@ -47,15 +47,20 @@ def test_ask__address_in_line_booked_or_new__same_page_no_name_owner_told_by_ema
     assert "already has a booking" in booked.body and "/confirm/" not in booked.body
 
 
-def test_ask__any_address__the_same_store_requests(service, full_event):
+@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots"])
+def test_ask__new_waiting_offered_or_booked__the_same_store_requests(service, strategy):
+    full_event = service.create_event(name="Two seats", capacity=2, strategy=strategy)
+    for name in ("Ada", "Ed"):
+        service.book(full_event.id, name=name, email=f"{name.lower()}@example.com")
     service.join_waiting_list(full_event.id, name="Cy", email="cy@example.com")
     service.join_waiting_list(full_event.id, name="Di", email="di@example.com")
-    service.cancel(full_event.id, email="ada@example.com")
-    waitlist_engine.flush()  # Cy is offered the seat; Di waits
+    service.cancel(full_event.id, email="ed@example.com")
+    waitlist_engine.flush()  # Cy is offered the seat; Di waits; Ada stays booked
     meter = RequestMeter().install(service.store)
     seen = {}
     try:
-        for email in ("bo@example.com", "bo@example.com", "cy@example.com", "di@example.com"):
+        for email in ("bo@example.com", "bo@example.com", "cy@example.com", "di@example.com",
+                      "ada@example.com"):
             with meter.track() as asked:
                 service.request_to_join_waiting_list(full_event.id, name="Mallory", email=email)
             seen[email] = asked.operations
@@ -63,7 +68,9 @@ def test_ask__any_address__the_same_store_requests(service, full_event):
         meter.uninstall()
 
     assert service.waiting_entry(full_event.id, email="cy@example.com").status == "offered"
-    assert seen["bo@example.com"] == seen["cy@example.com"] == seen["di@example.com"]
+    assert service.find_registration(full_event.id, email="ada@example.com") is not None
+    assert (seen["bo@example.com"] == seen["cy@example.com"] == seen["di@example.com"]
+            == seen["ada@example.com"]), seen
     assert seen["bo@example.com"][-1] == "PutItem"  # the e-mail's outbox row, nothing else
 
 
