@@ -142,6 +142,9 @@ class BookingService:
                                                   request_id=request_id,
                                                   requested_at=requested_at)
 
+    def confirm_link_open(self, requested_at: float) -> bool:
+        return self.waitlist.confirm_link_open(requested_at)
+
     def join_waiting_list(self, event_id, *, name, email, request_id=None) -> WaitlistEntry:
         return self.waitlist.join_waiting_list(event_id, name=name, email=email,
                                                 request_id=request_id)

@@ -82,10 +82,14 @@ class WaitlistService:
         ``confirm_seconds`` after ``requested_at`` (epoch seconds): ``JoinLinkExpired``.
         Otherwise raises as ``join_waiting_list``.
         """
-        if not 0 <= time.time() - requested_at <= self.confirm_seconds:
+        if not self.confirm_link_open(requested_at):
             raise JoinLinkExpired()
         return self.join_waiting_list(event_id, name=name, email=email,
                                       request_id=f"confirm-{request_id}"[:64])
+
+    def confirm_link_open(self, requested_at: float) -> bool:
+        """Whether a confirmation link for a request made at ``requested_at`` still joins."""
+        return 0 <= time.time() - requested_at <= self.confirm_seconds
 
     def join_waiting_list(self, event_id, *, name, email, request_id=None) -> WaitlistEntry:
         """Put the person in line for a full event; return their entry. For an address

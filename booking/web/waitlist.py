@@ -58,6 +58,16 @@ def join(request, event_id):
                   {"event": event, "email": form.cleaned_data["email"]})
 
 
+def _linked(request, token, read):
+    """(what the e-mailed link names, the service, its event), or the bad link's page."""
+    try:
+        ref = read(token)
+    except links.BadLink:
+        return bad_link(request)
+    service = get_booking_service()
+    return ref, service, service.get_event(ref.event_id)
+
+
 @plain_forms_only
 @never_cache  # names the person's request
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -65,13 +75,15 @@ def join(request, event_id):
 def confirm(request, token):
     """The e-mailed link that joins the line: shows what it will do, joins on POST (so a
     mail scanner that opens links joins nobody)."""
-    try:
-        ref = links.read_join_token(token)
-    except links.BadLink:
-        return bad_link(request)
-    service = get_booking_service()
-    event = service.get_event(ref.event_id)
+    linked = _linked(request, token, links.read_join_token)
+    if not isinstance(linked, tuple):
+        return linked
+    ref, service, event = linked
     if request.method != "POST":
+        if not service.confirm_link_open(ref.issued_at):  # say so before any click
+            error = JoinLinkExpired()
+            return render(request, "booking/waitlist_confirm.html",
+                          {"event": event, "ref": ref, "error": error}, status=status_for(error))
         return render(request, "booking/waitlist_confirm.html", {"event": event, "ref": ref})
     rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request),
                       message=OFFER_LIMITED)
@@ -95,12 +107,10 @@ def confirm(request, token):
 def place(request, token):
     """The person's place in line (from their e-mails): where they stand, how long an offer
     lasts, and a button to leave."""
-    try:
-        ref = links.read_place_token(token)
-    except links.BadLink:
-        return bad_link(request)
-    service = get_booking_service()
-    event = service.get_event(ref.event_id)
+    linked = _linked(request, token, links.read_place_token)
+    if not isinstance(linked, tuple):
+        return linked
+    ref, service, event = linked
     if request.method == "POST":
         rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request),
                           message=OFFER_LIMITED)

@@ -10,6 +10,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from booking.waitlist import engine as waitlist_engine
+from booking import links
 from booking.links import offer_token
 
 
@@ -22,6 +23,18 @@ def confirm_link(live_site, email) -> str:
     mailed = live_site.mail_containing("/waiting-list/confirm/")
     [mine] = [m for m in mailed if email in m]
     return re.search(r"http://\S+/waiting-list/confirm/\S+/", mine).group(0)
+
+
+def organizer_opens_waiting_list(live_site, page, event):
+    """Log in as a new organizer on the event's admin waiting-list page."""
+    username, password = f"organizer{uuid.uuid4().hex[:6]}", uuid.uuid4().hex
+    live_site.manage("createsuperuser", "--noinput", "--username", username,
+                     "--email", "organizer@example.com",
+                     env={"DJANGO_SUPERUSER_PASSWORD": password})
+    page.goto(live_site.url + f"/admin/booking/dynamoevent/{event.id}/waiting-list/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
 
 
 def ask_and_confirm(live_site, page, screenshot, event, email, name, shots=""):
@@ -92,14 +105,7 @@ def test_browser__offer_ran_out__ended_page_and_admin_list(live_site, site_servi
     expect(page.get_by_role("heading", name="This offer has ended")).to_be_visible()
     screenshot(page, "waitlist-5-offer-ended")
 
-    username, password = f"organizer{uuid.uuid4().hex[:6]}", uuid.uuid4().hex
-    live_site.manage("createsuperuser", "--noinput", "--username", username,
-                     "--email", "organizer@example.com",
-                     env={"DJANGO_SUPERUSER_PASSWORD": password})
-    page.goto(live_site.url + f"/admin/booking/dynamoevent/{event.id}/waiting-list/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Log in").click()
+    organizer_opens_waiting_list(live_site, page, event)
     expect(page.get_by_role("heading", name=re.compile("Waiting list"))).to_be_visible()
     assert "offer lapsed" in page.content()
     screenshot(page, "admin-waitlist-1-lapsed-offer")
@@ -144,6 +150,12 @@ def test_browser__leave_from_the_place_page(live_site, site_service, page, scree
     screenshot(page, "waitlist-7-left")
     assert site_service.waiting_entry(event.id, email=email).status == "left"
 
+    old = links.join_token(links.JoinRef(event.id, email, "Katherine Johnson", None,
+                                         uuid.uuid4().hex, time.time() - 30 * 86400))
+    page.goto(live_site.url + reverse("booking:waitlist_confirm", args=[old]))
+    expect(page.get_by_text("This confirmation link has expired")).to_be_visible()
+    screenshot(page, "waitlist-8-confirm-link-expired")
+
 
 def test_browser__admin_removes_someone__told_by_email(live_site, site_service, page,
                                                        screenshot):
@@ -152,14 +164,7 @@ def test_browser__admin_removes_someone__told_by_email(live_site, site_service, 
     site_service.book(event.id, name="Early Bird", email="early@example.com")
     email = f"mary{uuid.uuid4().hex[:6]}@example.com"
     site_service.join_waiting_list(event.id, name="Mary Jackson", email=email)
-    username, password = f"organizer{uuid.uuid4().hex[:6]}", uuid.uuid4().hex
-    live_site.manage("createsuperuser", "--noinput", "--username", username,
-                     "--email", "organizer@example.com",
-                     env={"DJANGO_SUPERUSER_PASSWORD": password})
-    page.goto(live_site.url + f"/admin/booking/dynamoevent/{event.id}/waiting-list/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Log in").click()
+    organizer_opens_waiting_list(live_site, page, event)
 
     page.locator(f'input[name="selected"][value="{email}"]').check()
     page.locator('select[name="action"]').select_option("remove_selected")

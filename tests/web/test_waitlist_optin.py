@@ -6,23 +6,15 @@ import re
 import time
 
 import pytest
-from django.core import mail
 from django.urls import reverse
 
 from booking import links
 from booking.dynamo.metrics import RequestMeter
-from booking.mail import sender as booking_mail
 from booking.waitlist import engine as waitlist_engine
+from tests.web import test_waitlist
 from tests.web.test_waitlist import ask, join, join_message, link_in
 
-
-@pytest.fixture
-def full_event(service):
-    event = service.create_event(name="Small room", capacity=1, strategy="lock_table")
-    service.book(event.id, name="Ada", email="ada@example.com")
-    booking_mail.flush()
-    mail.outbox.clear()
-    return event
+full_event = test_waitlist.full_event  # a one-seat event, Ada booked
 
 
 def owed_join_messages(service) -> list:
@@ -119,8 +111,10 @@ def test_confirm_link__too_old__410_nothing_stored(client, service, full_event):
     service.waitlist.confirm_seconds = 0.0
     time.sleep(0.01)
 
+    page = client.get(confirm)
     response = client.post(confirm)
 
+    assert page.status_code == 410 and "Confirm my place" not in page.content.decode()
     assert response.status_code == 410 and "expired" in response.content.decode()
     assert service.waiting_list(full_event.id) == []
 
