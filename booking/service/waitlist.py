@@ -4,6 +4,7 @@ pass (``booking/waitlist/engine.py`` does the work in DynamoDB).
 It needs the event catalog (events and their strategies), bookings (availability, and
 settling a write whose outcome is unknown) and the request log.
 """
+import hashlib
 import logging
 import time
 import uuid
@@ -84,8 +85,11 @@ class WaitlistService:
         """
         if not self.confirm_link_open(requested_at):
             raise JoinLinkExpired()
+        # One request per link: a form token resubmitted with another address owes that
+        # address its own link, which must not collide with the first one's request row.
+        used = hashlib.sha256(f"{request_id}:{validation.normalize_email(email)}".encode())
         return self.join_waiting_list(event_id, name=name, email=email,
-                                      request_id=f"confirm-{request_id}"[:64])
+                                      request_id=f"confirm-{used.hexdigest()[:40]}")
 
     def confirm_link_open(self, requested_at: float) -> bool:
         """Whether a confirmation link for a request made at ``requested_at`` still joins."""

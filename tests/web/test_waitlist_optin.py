@@ -165,3 +165,22 @@ def test_join_email__says_how_long_an_offer_lasts_and_links_the_place_page(clien
 
     assert "we hold it for you for 1 day" in " ".join(message.body.split())
     assert re.search(r"/waiting-list/(?!confirm/)[^/\s]+/", message.body)
+
+
+def test_confirm_links__one_form_token_two_addresses__each_link_joins_its_own(client, service,
+                                                                               full_event):
+    from tests.web.test_signup import form_page
+
+    token = form_page(client, full_event.id)[1]  # a form sent back with the address fixed
+    for email in ("bo@exmaple.com", "bo@example.com"):
+        client.post(reverse("booking:waitlist_join", args=[full_event.id]),
+                    {"name": "Bo", "email": email, "token": token})
+    typo, right = (link_in(join_message(a), "confirm/")
+                   for a in ("bo@exmaple.com", "bo@example.com"))
+
+    client.post(typo)
+    response = client.post(right)
+
+    assert response.status_code == 303
+    assert [e.email for e in service.waiting_list(full_event.id)] == [
+        "bo@exmaple.com", "bo@example.com"]
