@@ -43,7 +43,8 @@ def rate_settings_check(app_configs=None, **kwargs):
 
 # Durations and counts that must be positive, finite numbers (0, a negative number, inf or
 # nan would hold seats for no time or forever, or spin the worker).
-POSITIVE_SETTINGS = ("BOOKING_WAITLIST_OFFER_SECONDS", "BOOKING_WORKER_INTERVAL",
+POSITIVE_SETTINGS = ("BOOKING_WAITLIST_OFFER_SECONDS", "BOOKING_WAITLIST_CONFIRM_SECONDS",
+                     "BOOKING_WORKER_INTERVAL",
                      "BOOKING_DECIDER_INTERVAL", "BOOKING_REPAIR_LEASE_SECONDS",
                      "BOOKING_REPLAY_LEASE_SECONDS", "BOOKING_REQUEST_STALE_SECONDS",
                      "BOOKING_REQUEST_HISTORY_DAYS", "BOOKING_FORM_MAX_AGE",

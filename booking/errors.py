@@ -116,6 +116,12 @@ class AlreadyWaiting(BookingError):
         self.existing = existing  # the person's entry, when known
 
 
+class JoinLinkExpired(BookingError):
+    code = "join_link_expired"
+    default_message = ("This confirmation link has expired. Ask to join the waiting list "
+                       "again from the event's page.")
+
+
 class NotWaiting(BookingError):
     code = "not_waiting"
     default_message = "This e-mail address is not on the waiting list for this event."

@@ -23,6 +23,8 @@ from django.utils.crypto import salted_hmac
 CONFIRMATION_SALT = "booking.confirmation"
 CANCEL_SALT = "booking.cancel"
 OFFER_SALT = "booking.waiting-list-offer"
+JOIN_SALT = "booking.waiting-list-join"
+PLACE_SALT = "booking.waiting-list-place"
 
 
 class BadLink(Exception):
@@ -54,6 +56,27 @@ class OfferRef:
     event_id: str
     email: str
     registration_id: str  # the offer id (the name the link format gives it)
+
+
+@dataclass(frozen=True)
+class JoinRef:
+    """What a waiting-list confirmation link names: one request to join (``request_id``),
+    by one person at one event, made at ``issued_at`` (epoch seconds; the link's age)."""
+
+    event_id: str
+    email: str
+    name: str
+    contact: str | None
+    request_id: str
+    issued_at: float
+
+
+@dataclass(frozen=True)
+class PlaceRef:
+    """What a waiting-list place link names: one person's place in one event's line."""
+
+    event_id: str
+    email: str
 
 
 def absolute_url(path: str, *, site_url: str) -> str:
@@ -90,6 +113,52 @@ def offer_url(event_id: str, email: str, offer_id: str, *, site_url: str) -> str
                         site_url=site_url)
 
 
+def join_token(ref: JoinRef) -> str:
+    """A confirmation link's token: the whole request, sealed (nobody can read the address
+    or forge a request; the service checks its age and uses it once)."""
+    return _seal({"e": ref.event_id, "m": ref.email, "n": ref.name, "c": ref.contact,
+                  "q": ref.request_id, "t": ref.issued_at}, JOIN_SALT)
+
+
+def read_join_token(token: str) -> JoinRef:
+    """The request to join a link names, or ``BadLink`` (its age is the service's to judge)."""
+    try:
+        data = _open(token, JOIN_SALT)
+        return JoinRef(event_id=data["e"], email=data["m"], name=data["n"], contact=data["c"],
+                       request_id=data["q"], issued_at=float(data["t"]))
+    except (KeyError, TypeError, ValueError):
+        raise BadLink() from None
+
+
+def place_path(event_id: str, email: str) -> str:
+    """The person's own page about their place in line (where they can leave it)."""
+    return reverse("booking:waitlist_place", args=[_seal({"e": event_id, "m": email},
+                                                          PLACE_SALT)])
+
+
+def place_url(event_id: str, email: str, *, site_url: str) -> str:
+    return absolute_url(place_path(event_id, email), site_url=site_url)
+
+
+def read_place_token(token: str) -> PlaceRef:
+    try:
+        data = _open(token, PLACE_SALT)
+        return PlaceRef(event_id=data["e"], email=data["m"])
+    except (KeyError, TypeError, ValueError):
+        raise BadLink() from None
+
+
+def join_url(ref: JoinRef, *, site_url: str) -> str:
+    return absolute_url(reverse("booking:waitlist_confirm", args=[join_token(ref)]),
+                        site_url=site_url)
+
+
+def _seal(payload: dict, salt: str) -> str:
+    sealed = _cipher(signing.Signer().key).encrypt(
+        json.dumps(payload, separators=(",", ":")).encode(), [salt.encode()])
+    return base64.urlsafe_b64encode(sealed).decode().rstrip("=")
+
+
 def _cipher(secret: str) -> AESSIV:
     # 64 bytes: AES-256-SIV. Derived, so the link key is never the signing key itself.
     return AESSIV(salted_hmac("booking.links.key", "aes-siv", secret=secret,
@@ -113,9 +182,7 @@ def registration_token(registration, *, salt: str) -> str:
     if salt == CANCEL_SALT:
         payload.update(n=registration.name, t=registration.registered_at.isoformat(),
                        q=registration.request_id)
-    sealed = _cipher(signing.Signer().key).encrypt(
-        json.dumps(payload, separators=(",", ":")).encode(), [salt.encode()])
-    return base64.urlsafe_b64encode(sealed).decode().rstrip("=")
+    return _seal(payload, salt)
 
 
 def _open(token: str, salt: str) -> dict:

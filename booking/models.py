@@ -14,6 +14,9 @@ CAPACITY_QUOTA = "capacity"
 
 # Outbox kinds: which e-mail an outbox row owes (booking/exactly_once/outbox.py).
 CONFIRMATION, CANCELLATION, REJECTION, OFFER = "confirmation", "cancellation", "rejection", "offer"
+# The waiting list's other e-mails: the answer to a request to join (a confirmation link,
+# or to the owner of an address already in line or booked), and a removal by an organizer.
+WAITLIST_JOIN, WAITLIST_REMOVED = "waitlist-join", "waitlist-removed"
 
 
 @dataclass(frozen=True)

@@ -134,6 +134,7 @@ def service_from_settings(*, store: Store | None = None, extra_strategies: dict 
         extra_strategies=extra_strategies,
         repair_lease_seconds=settings.BOOKING_REPAIR_LEASE_SECONDS,
         waitlist_offer_seconds=settings.BOOKING_WAITLIST_OFFER_SECONDS,
+        waitlist_confirm_seconds=settings.BOOKING_WAITLIST_CONFIRM_SECONDS,
         default_time_zone=settings.TIME_ZONE,
     )
 

@@ -266,6 +266,10 @@ API_TOKEN_RATE = env("API_TOKEN_RATE", default="600/m")
 # --- Waiting list (booking/waitlist/) ---------------------------------------------------
 # Seconds a waiting-list offer holds its seat for the person offered it (then it passes on).
 BOOKING_WAITLIST_OFFER_SECONDS = env.float("BOOKING_WAITLIST_OFFER_SECONDS", default=86400.0)
+# How long a waiting-list confirmation link joins the line (at most the request history's
+# retention, which remembers that it was used).
+BOOKING_WAITLIST_CONFIRM_SECONDS = env.float("BOOKING_WAITLIST_CONFIRM_SECONDS",
+                                             default=2 * 86400.0)
 
 # --- Streams strategy: the stream decider inside booking_worker (booking/strategies/streams/decider.py)
 # Seconds the decider waits, once it has read every shard to its end, before it looks for

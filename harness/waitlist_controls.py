@@ -6,10 +6,19 @@ hold into a registration without the condition that the hold is theirs and unexp
 When a lapsed hold was already taken over by a booking, the
 careless accept books a seat that no longer exists, so the event overbooks: a race test
 that sees no violation with it is a test that cannot fail.
+
+The double opt-in's controls replace the service's waiting list (``waitlist_control``):
+``UnconfirmedJoinWaitlist`` puts a request to join in line at once, as before the
+confirmation link, so made-up addresses stand in line and hold seats;
+``ReusableLinkWaitlist`` confirms with a fresh request id every time, so a used link
+(after its owner left, or by a replay) joins again.
 """
+import uuid
+
 from booking.dynamo import items
 from booking.models import CONFIRMED
 from booking.strategies.lock_table import LockTableStrategy
+from booking.service.waitlist import WaitlistService
 from booking.strategies.streams import StreamsStrategy
 
 
@@ -46,11 +55,41 @@ class CarelessStreamsAcceptStrategy(StreamsStrategy):
         ]
 
 
-def waitlist_control_service(**options):
-    """The product's service from settings plus the careless-accept control strategies."""
+class UnconfirmedJoinWaitlist(WaitlistService):
+    def request_to_join_waiting_list(self, event_id, *, name, email, request_id=None):
+        self.join_waiting_list(event_id, name=name, email=email, request_id=request_id)
+        return {}
+
+
+class ReusableLinkWaitlist(WaitlistService):
+    def confirm_waiting_list(self, event_id, *, name, email, request_id, requested_at):
+        return super().confirm_waiting_list(event_id, name=name, email=email,
+                                            request_id=uuid.uuid4().hex,
+                                            requested_at=requested_at)
+
+
+class CarelessOptInWaitlist(UnconfirmedJoinWaitlist, ReusableLinkWaitlist):
+    """Both at once: one race shows that each of its checks can fail."""
+
+
+WAITLIST_CONTROLS = {"unconfirmed_join": UnconfirmedJoinWaitlist,
+                     "reusable_link": ReusableLinkWaitlist,
+                     "careless_opt_in": CarelessOptInWaitlist}
+
+
+def waitlist_control_service(*, waitlist_control: str | None = None, **options):
+    """The product's service from settings plus the careless-accept control strategies;
+    with ``waitlist_control`` (a ``WAITLIST_CONTROLS`` name) its waiting list is that
+    careless one."""
     from booking import wiring
 
-    return wiring.service_from_settings(
+    service = wiring.service_from_settings(
         extra_strategies={CarelessAcceptStrategy.name: CarelessAcceptStrategy,
                           CarelessStreamsAcceptStrategy.name: CarelessStreamsAcceptStrategy},
         **options)
+    if waitlist_control:
+        real = service.waitlist
+        service.waitlist = WAITLIST_CONTROLS[waitlist_control](
+            catalog=real.catalog, bookings=real.bookings, requests=real.requests,
+            engine=real.engine, confirm_seconds=real.confirm_seconds)
+    return service

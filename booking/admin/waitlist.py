@@ -1,5 +1,6 @@
 """Admin page for an event's waiting list: who is in line, in what order, with what offer;
-remove selected people (an offered seat passes to the next in line). Thin, like
+remove selected people (an offered seat passes to the next in line; each is told by
+e-mail). Thin, like
 ``booking/admin/views.py``, whose helpers it shares."""
 from django.contrib import messages
 from django.shortcuts import redirect, render
@@ -8,7 +9,9 @@ from django.utils import timezone
 from booking.admin import log as admin_log
 from booking.admin.views import TEMPLATES, domain_errors, event_page, page, seats_or_none
 from booking.errors import InvalidBooking, NotWaiting
+from booking.mail import sender as mail
 from booking.models import OFFERED, WAITING
+from booking.wiring import mail_sender
 
 
 @domain_errors
@@ -38,9 +41,11 @@ def remove_selected(service, request, event):
     removed = []
     for email in emails:
         try:
-            removed.append(service.leave_waiting_list(event.id, email=email).email)
+            entry, message = service.remove_from_waiting_list(event.id, email=email)
         except (NotWaiting, InvalidBooking):
-            pass  # left, booked or expired meanwhile
+            continue  # left, booked or expired meanwhile
+        removed.append(entry.email)
+        mail.send_message_soon(mail_sender(), message)
     if removed:
         admin_log.record(request, event, admin_log.CHANGE,
                          f"Removed {len(removed)} from the waiting list: {', '.join(removed)}.")
@@ -48,5 +53,5 @@ def remove_selected(service, request, event):
         messages.warning(request, "Nobody was removed: they had left the list, booked or "
                                   "their offer had ended meanwhile.")
         return
-    messages.success(request, f"Removed {len(removed)} from the waiting list; any seat held "
-                              "for them was offered to the next in line.")
+    messages.success(request, f"Removed {len(removed)} from the waiting list and told them by "
+                              "e-mail; any seat held for them was offered to the next in line.")

@@ -1,8 +1,9 @@
-"""The waiting list over the API: join a full event's line (Idempotency-Key), and with an
-offer's secret (the offer link's token) accept the seat or pass it on. Thin, like
+"""The waiting list over the API: ask to join a full event's line (Idempotency-Key; the
+address's owner confirms by e-mail, as on the web), and with an offer's secret (the offer link's token) accept the seat or pass it on. Thin, like
 ``booking/web/waitlist.py``."""
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
 from rest_framework.response import Response
 
 from booking import links
@@ -17,6 +18,14 @@ from booking.mail import sender as mail
 from booking.web import rate_limits
 from booking.web.waitlist import OFFER_LIMITED
 from booking.wiring import get_booking_service, mail_sender
+
+JOIN_REQUESTED = ("We e-mailed this address. Its owner joins the waiting list by confirming "
+                  "with the link in that e-mail.")
+
+
+class JoinRequested(serializers.Serializer):
+    detail = serializers.CharField(help_text=JOIN_REQUESTED)
+
 
 BAD_OFFER = "This secret names no offer. Use the secret from the offer e-mail's link."
 
@@ -35,13 +44,16 @@ class WaitingList(ApiView):
 
     @extend_schema(operation_id="waitinglist_join", request=RegistrationInput,
                    parameters=[KEY_PARAMETER],
-                   responses={201: WaitlistEntryOutput, **PROBLEMS})
+                   responses={202: JoinRequested, **PROBLEMS})
     def post(self, request, event_id):
-        """Join a full event's waiting list (409 seats-available while seats are left)."""
+        """Ask to join a full event's waiting list (409 seats-available while seats are
+        left). The answer is the same whoever's address it is: its owner gets an e-mail
+        whose link joins the line (or says they are already in line or booked)."""
         request_id, name, email = keyed(request)
-        entry = get_booking_service().join_waiting_list(event_id, name=name, email=email,
-                                                        request_id=request_id)
-        return Response(WaitlistEntryOutput(entry).data, status=201)
+        message = get_booking_service().request_to_join_waiting_list(
+            event_id, name=name, email=email, request_id=request_id)
+        mail.send_message_soon(mail_sender(), message)
+        return Response({"detail": JOIN_REQUESTED}, status=202)
 
 
 def _offer(secret: str):

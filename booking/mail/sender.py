@@ -35,7 +35,8 @@ from booking.dynamo.history import RequestHistory
 from booking.errors import EventNotFound
 from booking.service.store_errors import BUSY, UNAVAILABLE, translating
 from booking.exactly_once.outbox import Outbox, message_id
-from booking.models import CANCELLATION, CONFIRMATION, OFFER, REJECTION
+from booking.models import (CANCELLATION, CONFIRMATION, OFFER, REJECTION, WAITLIST_JOIN,
+                            WAITLIST_REMOVED)
 
 logger = logging.getLogger(__name__)
 SENT, ALREADY_SENT, IN_PROGRESS, FAILED = "sent", "already_sent", "in_progress", "failed"
@@ -43,7 +44,10 @@ RECORD_ATTEMPTS = 3  # each is botocore's full set of attempts
 TEMPLATES = {CONFIRMATION: "booking/email/confirmation", CANCELLATION:
              "booking/email/cancellation", OFFER: "booking/email/offer",
              # The streams strategy's decider: no seat for a provisional booking.
-             REJECTION: "booking/email/rejection"}
+             REJECTION: "booking/email/rejection",
+             # The waiting list: the answer to a request to join, and an organizer's removal.
+             WAITLIST_JOIN: "booking/email/waitlist_join",
+             WAITLIST_REMOVED: "booking/email/waitlist_removed"}
 
 
 @translating
@@ -124,6 +128,8 @@ class MailSender:
                    "google_url": calendar.google_url(event, site_url=site_url) if dated else ""}
         if message["kind"] == OFFER:  # a waiting-list offer: its accept link and deadline
             context.update(offer_context(message, site_url=site_url))
+        if message["kind"] == WAITLIST_JOIN:
+            context.update(join_context(message, site_url=site_url))
         return context
 
     def _deliver(self, message: dict, event) -> None:
@@ -178,9 +184,30 @@ def newest_live_row(rows: RequestHistory, key: str, *,
 def offer_context(message: dict, *, site_url: str) -> dict:
     """What the offer e-mail shows beyond the registration-shaped message."""
     expires = datetime.fromtimestamp(message["offer_expires_at"] / 1000, dt_timezone.utc)
+    offered = datetime.fromisoformat(message["registered_at"])  # when the offer was made
     return {"offer_url": links.offer_url(message["event_id"], message["email"],
                                          message["registration_id"], site_url=site_url),
-            "offer_expires_at": expires}
+            "offer_expires_at": expires,
+            "offer_seconds": round((expires - offered).total_seconds())}
+
+
+def join_context(message: dict, *, site_url: str) -> dict:
+    """What the answer to a request to join shows: the link that joins (when the address
+    is not in line or booked yet), the person's own place page, how long offers last."""
+    context = {"join_state": message["join_state"], "offer_seconds": message["offer_seconds"],
+               "place_url": links.place_url(message["event_id"], message["email"],
+                                            site_url=site_url)}
+    if message["join_state"] == "confirm":
+        context["confirm_url"] = links.join_url(links.JoinRef(
+            event_id=message["event_id"], email=message["email"], name=message["name"],
+            contact=message.get("contact"), request_id=message["request_id"],
+            issued_at=float(message["created_at"])), site_url=site_url)
+    return context
+
+
+def send_message_soon(sender: MailSender, message: dict) -> None:
+    """Send an outbox row the request just wrote (as it was written), off the request's thread."""
+    _submit(sender, message, None)
 
 
 def message_for(kind: str, registration) -> dict:

@@ -44,7 +44,8 @@ class BookingService:
     def __init__(self, *, store: Store, default_strategy: str, retry: RetryPolicy | None = None,
                  requests: RequestLog | None = None, tokens: WriteTokens | None = None,
                  extra_strategies: dict | None = None, repair_lease_seconds: float = 300.0,
-                 waitlist_offer_seconds: float = 86400.0, default_time_zone: str = "UTC"):
+                 waitlist_offer_seconds: float = 86400.0, default_time_zone: str = "UTC",
+                 waitlist_confirm_seconds: float = 2 * 86400.0):
         self.store = store
         self.requests = requests or RequestLog(store)
         strategies = {
@@ -59,7 +60,8 @@ class BookingService:
             catalog=self.catalog, bookings=self.bookings, requests=self.requests,
             engine=WaitlistEngine(store=store, strategy_for=self.catalog.strategy_for,
                                  requests=self.requests, retry=retry or RetryPolicy(),
-                                 offer_seconds=waitlist_offer_seconds))
+                                 offer_seconds=waitlist_offer_seconds),
+            confirm_seconds=waitlist_confirm_seconds)
         self.organizer = OrganizerEdits(self.catalog)
         self.audits = Audits(catalog=self.catalog, leases=Leases(store),
                              repair_lease_seconds=repair_lease_seconds,
@@ -129,6 +131,24 @@ class BookingService:
     def has_waiting_list(self, event: Event) -> bool:
         return self.waitlist.has_waiting_list(event)
 
+    @property
+    def waitlist_offer_seconds(self) -> float:
+        """How long a waiting-list offer holds its seat."""
+        return self.waitlist.offer_seconds
+
+    def request_to_join_waiting_list(self, event_id, *, name, email, request_id=None) -> dict:
+        return self.waitlist.request_to_join_waiting_list(event_id, name=name, email=email,
+                                                          request_id=request_id)
+
+    def confirm_waiting_list(self, event_id, *, name, email, request_id,
+                             requested_at: float) -> WaitlistEntry:
+        return self.waitlist.confirm_waiting_list(event_id, name=name, email=email,
+                                                  request_id=request_id,
+                                                  requested_at=requested_at)
+
+    def confirm_link_open(self, requested_at: float) -> bool:
+        return self.waitlist.confirm_link_open(requested_at)
+
     def join_waiting_list(self, event_id, *, name, email, request_id=None) -> WaitlistEntry:
         return self.waitlist.join_waiting_list(event_id, name=name, email=email,
                                                 request_id=request_id)
@@ -144,6 +164,9 @@ class BookingService:
 
     def leave_waiting_list(self, event_id, *, email) -> WaitlistEntry:
         return self.waitlist.leave_waiting_list(event_id, email=email)
+
+    def remove_from_waiting_list(self, event_id, *, email) -> tuple[WaitlistEntry, dict]:
+        return self.waitlist.remove_from_waiting_list(event_id, email=email)
 
     def offer_seats(self, event_id) -> int:
         return self.waitlist.offer_seats(event_id)

@@ -19,6 +19,7 @@ from booking.errors import BookingClosed, BookingError, NotRegistered, OutcomeUn
 from booking.service.store_errors import BUSY, UNAVAILABLE
 from booking.models import PENDING, Availability, Event, Registration
 from booking.exactly_once.request_log import Request, RequestLog
+from booking.strategies.base import Strategy
 
 # A write whose outcome is unknown (after botocore's own attempts) is read back by request
 # id and, if absent, re-sent after each of these pauses (with jitter), within
@@ -208,7 +209,11 @@ class Bookings:
             by_strategy.setdefault(event.strategy, []).append(event.id)
         found = {}
         for name, event_ids in by_strategy.items():
-            found.update(self.catalog.strategies[name].availabilities(event_ids))
+            strategy = self.catalog.strategies[name]
+            if strategy.decides_at_once:
+                found.update(strategy.availabilities(event_ids))
+            else:  # its line of undecided requests is counted per event, as on its page
+                found.update(Strategy.availabilities(strategy, event_ids))
         return found
 
     def place_in_line(self, registration: Registration) -> int | None:

@@ -4,7 +4,9 @@ pass (``booking/waitlist/engine.py`` does the work in DynamoDB).
 It needs the event catalog (events and their strategies), bookings (availability, and
 settling a write whose outcome is unknown) and the request log.
 """
+import hashlib
 import logging
+import time
 import uuid
 
 from django.utils import timezone
@@ -15,8 +17,9 @@ from booking.waitlist import engine as waitlist_engine
 from booking.waitlist import audit as waitlist_audit
 from booking.service.bookings import Bookings
 from booking.service.catalog import EventCatalog
-from booking.errors import (AlreadyWaiting, BookingClosed, BookingError, EventNotFound,
-                     InvalidBooking, NotWaiting, OfferExpired, OutcomeUnknown, SeatsAvailable)
+from booking.errors import (BookingClosed, BookingError, EventNotFound, InvalidBooking,
+                            JoinLinkExpired, NotWaiting, OfferExpired, OutcomeUnknown,
+                            SeatsAvailable)
 from booking.models import BOOKED, EXPIRED, OFFERED, Registration, WaitlistEntry
 from booking.exactly_once.request_log import Request, RequestLog
 from booking.waitlist.engine import WaitlistEngine, accept_request_id
@@ -24,12 +27,18 @@ from booking.waitlist.engine import WaitlistEngine, accept_request_id
 logger = logging.getLogger(__name__)
 
 
+CONFIRM = "confirm"  # a request to join whose e-mail carries the link that joins
+
+
 class WaitlistService:
     """``engine`` is the waiting-list table's engine (offers hold a seat for its
-    ``offer_seconds``)."""
+    ``offer_seconds``); a request to join's link joins for ``confirm_seconds``."""
 
     def __init__(self, *, catalog: EventCatalog, bookings: Bookings, requests: RequestLog,
-                 engine: WaitlistEngine):
+                 engine: WaitlistEngine, confirm_seconds: float = 2 * 86400):
+        # Used once: the join's request row remembers the link for the request log's
+        # retention, so a link may never outlive it.
+        self.confirm_seconds = min(confirm_seconds, requests.retention_seconds)
         self.catalog = catalog
         self.bookings = bookings
         self.requests = requests
@@ -45,19 +54,76 @@ class WaitlistService:
         return (self.strategies[event.strategy].holds_seats and event.capacity > 0
                 and event.is_plain)
 
+    @property
+    def offer_seconds(self) -> float:
+        """How long an offer holds its seat."""
+        return self.engine.offer_seconds
+
+    def request_to_join_waiting_list(self, event_id, *, name, email, request_id=None) -> dict:
+        """Ask to join a full event's line for an address whose owner has not confirmed it:
+        store nothing but the e-mail that answers (the outbox row, returned for sending).
+
+        The answer is the same whoever asks: the owner of the address is told by e-mail,
+        with the link that joins (``confirm_waiting_list``), or that they are already in
+        line or booked. ``request_id`` (the form's token) makes a repeat owe the same one
+        e-mail. Raises ``InvalidBooking`` (nothing stored), ``EventNotFound``,
+        ``BookingClosed`` or ``SeatsAvailable``: facts about the event, never the address.
+        """
+        event_id, name, key, contact = self._cleaned(event_id, name, email)
+        request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
+        self._check_joinable(event_id)
+        # The same requests whatever they find, so the time taken tells nothing either.
+        state = self.engine.standing(event_id, key) or CONFIRM
+        return self.engine.request_join(event_id, name=name, email=key, contact=contact,
+                                        request_id=request_id, state=state)
+
+    def confirm_waiting_list(self, event_id, *, name, email, request_id,
+                             requested_at: float) -> WaitlistEntry:
+        """Join the line from a request's confirmation link (its fields): the address is
+        its owner's, so the person takes their place now, after everyone confirmed before.
+
+        The link works once (a repeat answers the same entry, even after leaving) and for
+        ``confirm_seconds`` after ``requested_at`` (epoch seconds): ``JoinLinkExpired``.
+        Otherwise raises as ``join_waiting_list``.
+        """
+        if not self.confirm_link_open(requested_at):
+            raise JoinLinkExpired()
+        # One request per link: a form token resubmitted with another address owes that
+        # address its own link, which must not collide with the first one's request row.
+        used = hashlib.sha256(f"{request_id}:{validation.normalize_email(email)}".encode())
+        return self.join_waiting_list(event_id, name=name, email=email,
+                                      request_id=f"confirm-{used.hexdigest()[:40]}")
+
+    def confirm_link_open(self, requested_at: float) -> bool:
+        """Whether a confirmation link for a request made at ``requested_at`` still joins."""
+        return 0 <= time.time() - requested_at <= self.confirm_seconds
+
     def join_waiting_list(self, event_id, *, name, email, request_id=None) -> WaitlistEntry:
-        """Put the person in line for a full event; return their entry.
+        """Put the person in line for a full event; return their entry. For an address
+        already confirmed as the person's (the confirmation link, or a caller that has
+        proved it): public entry points ask with ``request_to_join_waiting_list``.
 
         One entry per person (normalized e-mail); ``request_id`` makes a repeat answer
         like the first (as ``book``). Raises ``InvalidBooking`` (nothing stored),
         ``EventNotFound``, ``BookingClosed``, ``SeatsAvailable`` (book instead),
         ``AlreadyRegistered``, ``AlreadyWaiting`` or ``BookingContention``.
         """
+        event_id, name, key, contact = self._cleaned(event_id, name, email)
+        request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
+        self._check_joinable(event_id)
+        return self.engine.join(event_id, name=name, email=key, contact=contact,
+                                request_id=request_id)
+
+    @staticmethod
+    def _cleaned(event_id, name, email) -> tuple[str, str, str, str | None]:
+        """(event id, name, e-mail key, the address as typed where it differs)."""
         event_id = validation.clean_event_id(event_id)
         name = validation.clean_person_name(name)
         key = validation.normalize_email(email)
         typed = validation.clean_typed_email(email)
-        request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
+        return event_id, name, key, None if typed == key else typed
+
+    def _check_joinable(self, event_id) -> None:
         event = self.catalog.get_event(event_id)
         if event.has_started:
             raise BookingClosed()
@@ -66,12 +132,7 @@ class WaitlistService:
                                  "Events with ticket types or orders of several seats have no "
                                  "waiting list yet.")
         if not self.bookings.availability(event_id).is_full:
-            existing = self.engine.entry(event_id, key)
-            if existing is not None and existing.is_active:
-                raise AlreadyWaiting(existing=existing)
             raise SeatsAvailable()
-        return self.engine.join(event_id, name=name, email=key,
-                                  contact=None if typed == key else typed, request_id=request_id)
 
     def waiting_list(self, event_id) -> list[WaitlistEntry]:
         """The event's entries in join order (ended ones too, until TTL removes them)."""
@@ -119,6 +180,15 @@ class WaitlistService:
         key = validation.email_lookup_key(email)
         self.catalog.strategy_for(event_id)  # EventNotFound first
         return self.engine.leave(event_id, key)
+
+    def remove_from_waiting_list(self, event_id, *, email) -> tuple[WaitlistEntry, dict]:
+        """An organizer ends the person's place, as ``leave_waiting_list``; the e-mail
+        telling them is owed in the same write. Returns (entry, that outbox row)."""
+        event_id = validation.clean_event_id(event_id)
+        key = validation.email_lookup_key(email)
+        self.catalog.strategy_for(event_id)
+        entry = self.engine.leave(event_id, key, removed=True)
+        return entry, self.engine.removal_message(entry)
 
     def offer_seats(self, event_id) -> int:
         """Offer every free seat to the people waiting, in join order; return how many."""

@@ -19,6 +19,11 @@ accept's condition refuses, and the next offer (or a booking) takes the seat ove
 ``expire`` only records it (``expired``) and hands the seat on. Accepting turns the hold
 into the registration in one transaction with the entry (``booked``), the request row and
 the confirmation's outbox row (``booking/exactly_once/request_log.py``): exactly once, like ``book``.
+
+A join comes from a confirmed address (double opt-in): a request to join stores nothing
+but the e-mail that answers it (``request_join``: an outbox row), and the line is joined
+only from that e-mail's link. So an entry's position is the order of confirmation, and an
+address nobody confirmed never stands in line or holds a seat.
 """
 import hashlib
 import logging
@@ -32,8 +37,8 @@ from booking.dynamo.access import CONDITION_FAILED as CCF, Store, TransactionCan
 from booking.dynamo.tables import WAITING_LIST
 from booking.errors import (AlreadyRegistered, AlreadyWaiting, EventFull, InvalidBooking, NotWaiting,
                      OfferExpired)
-from booking.models import (BOOKED, EXPIRED, LEFT, OFFER, OFFERED, WAITING, Registration,
-                            WaitlistEntry)
+from booking.models import (BOOKED, EXPIRED, LEFT, OFFER, OFFERED, WAITING, WAITLIST_JOIN,
+                            WAITLIST_REMOVED, Registration, WaitlistEntry)
 from booking.exactly_once.request_log import MISMATCH, Request, RequestLog
 from booking.strategies.base import now_ms  # holds, offers and entries keep epoch milliseconds
 
@@ -44,6 +49,10 @@ ENDED_RETENTION = 30 * 86400  # ended entries stay listed this long (TTL cleans 
 
 def _ms(moment: datetime) -> int:
     return round(moment.timestamp() * 1000)
+
+
+def _iso(epoch_ms: int) -> str:
+    return datetime.fromtimestamp(epoch_ms / 1000, dt_timezone.utc).isoformat()
 
 
 def accept_request_id(offer_id: str) -> str:
@@ -148,6 +157,54 @@ class WaitlistEngine:
         current = self.entry(row["event_id"], row["email"])
         return current or items.waitlist_entry_from_item(row["entry"])
 
+    # --- asking to join: an e-mail stands in for the answer --------------------------------
+    def standing(self, event_id: str, email: str) -> str:
+        """What the person is at the event: ``waiting`` or ``offered`` (an open entry),
+        ``registered`` (the strategy's "registered", as for joining), or ``""``.
+
+        One request whatever it finds: a transaction of two condition checks, the entry's
+        and the strategy's own ``registration_absent_op``, that writes nothing. So the time
+        it takes tells nobody which it found (a read of each would not: a strategy's read
+        of a missing registration also reads the event)."""
+        open_entry = ("ConditionCheck", self.table.delete_op(
+            {"event_id": event_id, "email": email},
+            condition="attribute_not_exists(email) OR NOT (#status IN (:w, :o))",
+            names={"#status": "status"}, values={":w": WAITING, ":o": OFFERED}))
+        for _ in self.retry.attempts():
+            try:
+                self.store.transact_write([open_entry, self.strategy_for(event_id)
+                                           .registration_absent_op(event_id, email)])
+                return ""
+            except TransactionCancelled as cancelled:
+                if cancelled.code(0) == CCF:
+                    return cancelled.reasons[0].old_item["status"]
+                if cancelled.code(1) == CCF:
+                    return "registered"
+                if not cancelled.conflict:
+                    raise
+
+    def request_join(self, event_id: str, *, name: str, email: str, contact: str | None,
+                     request_id: str, state: str) -> dict:
+        """Owe the e-mail that answers a request to join, and return its outbox row.
+
+        ``state`` says what the owner of the address is told: ``confirm`` (the link that
+        joins the line) or why nothing changed (``waiting``, ``offered``, ``registered``).
+        One message per request id: a replayed form writes the same row, and the sender's
+        history sends it once.
+        """
+        now = self.clock()
+        # The address is part of the id: a request id reused for another address (an API
+        # key) owes that address its own e-mail, never "already sent".
+        asked = hashlib.sha256(f"{event_id}:{email}".encode()).hexdigest()[:16]
+        row = {"message_id": f"{WAITLIST_JOIN}-{request_id}-{asked}", "kind": WAITLIST_JOIN,
+               "event_id": event_id, "email": email, "name": name,
+               "registration_id": request_id, "request_id": request_id,
+               "registered_at": _iso(now), "join_state": state,
+               "offer_seconds": int(self.offer_seconds), "created_at": now // 1000,
+               **({"contact": contact} if contact else {})}
+        self.requests.outbox.table.put(row)
+        return row
+
     # --- offering ---------------------------------------------------------------------
     def offer_next(self, event_id: str) -> WaitlistEntry | None:
         """Hold a free seat for the first waiting person; None when no seat or nobody."""
@@ -201,8 +258,7 @@ class WaitlistEngine:
     def _offer_message(self, entry, offer_id, until, now):
         row = {"message_id": f"offer-{offer_id}", "kind": OFFER, "event_id": entry.event_id,
                "email": entry.email, "name": entry.name, "registration_id": offer_id,
-               "registered_at": datetime.fromtimestamp(now / 1000, dt_timezone.utc).isoformat(),
-               "offer_expires_at": until, "created_at": now // 1000,
+               "registered_at": _iso(now), "offer_expires_at": until, "created_at": now // 1000,
                **({"contact": entry.contact} if entry.contact else {})}
         return ("Put", self.requests.outbox.table.put_op(row))
 
@@ -300,20 +356,34 @@ class WaitlistEngine:
                 if not cancelled.conflict:
                     raise
 
-    def leave(self, event_id: str, email: str) -> WaitlistEntry:
-        """End the person's place in line (releasing a held seat, then offering it on)."""
+    def leave(self, event_id: str, email: str, *, removed: bool = False) -> WaitlistEntry:
+        """End the person's place in line (releasing a held seat, then offering it on).
+
+        ``removed``: an organizer removed them; the e-mail telling them so is owed in the
+        same write (``removal_message``), so it goes exactly when the place ended."""
         for _ in self.retry.attempts():
             entry = self.entry(event_id, email)
             if entry is None or not entry.is_active:
                 raise NotWaiting()
-            extra = ()
+            release = ()
             if entry.status == OFFERED and _ms(entry.offer_expires_at) > self.clock():
-                extra = self.strategy_for(event_id).release_ops(
+                release = self.strategy_for(event_id).release_ops(
                     event_id, email, until=_ms(entry.offer_expires_at), ref=entry.hold)
-            if self._end(entry, LEFT, extra=extra):
-                if extra:
+            told = (("Put", self.requests.outbox.table.put_op(self.removal_message(entry))),)
+            if self._end(entry, LEFT, extra=(*release, *(told if removed else ()))):
+                if release:
                     self.offer_all(event_id)
                 return self.entry(event_id, email)
+
+    def removal_message(self, entry: WaitlistEntry) -> dict:
+        """The outbox row telling ``entry``'s person an organizer removed them (one per
+        place in line: positions are never reused)."""
+        now = self.clock()
+        return {"message_id": f"{WAITLIST_REMOVED}-{entry.event_id}-{entry.position}",
+                "kind": WAITLIST_REMOVED, "event_id": entry.event_id, "email": entry.email,
+                "name": entry.name, "registration_id": f"{entry.event_id}-{entry.position}",
+                "registered_at": _iso(now), "created_at": now // 1000,
+                **({"contact": entry.contact} if entry.contact else {})}
 
 
 # --- right after a seat frees: a small pool of background threads per process ----------

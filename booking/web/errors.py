@@ -6,6 +6,7 @@ from django.shortcuts import render
 
 from booking.errors import (AlreadyRegistered, AlreadyWaiting, BookingClosed, BookingContention,
                             BookingError, EventFull, EventNotFound, InvalidBooking,
+                            JoinLinkExpired,
                             NotRegistered, NotWaiting, OfferExpired, OutcomeUnknown,
                             RateLimited, SeatsAvailable, StaleEdit, StoreUnavailable)
 
@@ -22,6 +23,7 @@ STATUS_FOR_ERROR = {
     SeatsAvailable: 409,
     AlreadyWaiting: 409,
     OfferExpired: 410,
+    JoinLinkExpired: 410,
     RateLimited: 429,
     BookingContention: 503,
     StoreUnavailable: 503,

@@ -15,4 +15,6 @@ urlpatterns = [
     # The waiting list (booking/web/waitlist.py).
     path("events/<str:event_id>/waiting-list/", waitlist.join, name="waitlist_join"),
     path("offers/<str:token>/", waitlist.offer, name="offer"),
+    path("waiting-list/confirm/<str:token>/", waitlist.confirm, name="waitlist_confirm"),
+    path("waiting-list/<str:token>/", waitlist.place, name="waitlist_place"),
 ]

@@ -28,6 +28,13 @@ EMAIL_LIMITED = ("Too many signups for this e-mail address. Please wait a while 
 RESENT = ("If this address is registered for the event, its confirmation with the "
           "cancellation link is on its way to that inbox.")
 PENDING_REFRESH_SECONDS = 3
+AUTO_RECHECKS = 5  # the 202 page checks again by itself this often, then waits for a click
+RECHECK_UNANSWERED = ("We could not reach the booking system just now, so we cannot tell "
+                      "yet whether you are booked. Checking again is safe: it can never book "
+                      "you twice. If you are booked, your confirmation e-mail is on its way.")
+RECHECK_STILL_UNKNOWN = ("We still cannot tell whether you are booked. Checking again is "
+                         "safe: it can never book you twice. If you are booked, your "
+                         "confirmation e-mail is on its way.")
 
 
 def see_other(url: str) -> HttpResponseRedirect:
@@ -63,6 +70,8 @@ def event_list(request):
 @require_http_methods(["GET", "HEAD", "POST"])
 @renders_booking_errors
 def event_detail(request, event_id):
+    if request.method == "POST" and "checks" in request.POST:
+        return _recheck(request, event_id)
     service = get_booking_service()
     event = service.get_event(event_id)
     if request.method == "POST":
@@ -105,7 +114,7 @@ def read_submission(request, event):
     return form, token, request_id
 
 
-def _signup(request, service, event):
+def _signup(request, service, event, *, rechecking=False):
     form, token, request_id = read_submission(request, event)
     if request_id is None:
         return render_event(request, service, event, form, token, 400)
@@ -117,8 +126,7 @@ def _signup(request, service, event):
     except EventNotFound:
         raise
     except OutcomeUnknown as error:  # a seat may be held: ask again with the same token
-        context = {"event": event, "message": error.message, "form": form, "token": token}
-        return render(request, "booking/in_progress.html", context, status=status_for(error))
+        return _in_progress(request, event.id, form, token, error.message, 202)
     except EventFull as error:  # a definite answer: the event as full, never the form again
         seats = None if event.is_plain else service.availability(event.id)
         if seats is not None and not seats.is_full:
@@ -135,6 +143,8 @@ def _signup(request, service, event):
                             already_email=form.cleaned_data["email"],
                             already_pending=getattr(error.existing, "status", "") == PENDING)
     except BookingError as error:
+        if rechecking and status_for(error) in (429, 503):
+            raise  # after a 202 nobody knows yet: the re-check's page says so
         # Keep the token: resubmitting after a 503 must not book a second seat.
         form.apply_error(error)
         return render_event(request, service, event, form, token, status_for(error))
@@ -142,6 +152,37 @@ def _signup(request, service, event):
     if registration.registered_at >= started and registration.is_confirmed:
         mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)
     return see_other(booked_url(registration))
+
+
+def _recheck(request, event_id):
+    """The 202 page's "check again" (automatic or clicked): a definite answer is shown as
+    usual, but a busy or unreachable store (or a limit) answers the same page again,
+    saying plainly that it is not known yet, never a bare error page."""
+    try:
+        service = get_booking_service()
+        return _signup(request, service, service.get_event(event_id), rechecking=True)
+    except BookingError as error:
+        if status_for(error) not in (429, 503):
+            return render_error(request, error)
+        form = SignupForm(request.POST)
+        form.is_valid()
+        message = error.message if status_for(error) == 429 else RECHECK_UNANSWERED
+        return _in_progress(request, event_id, form, request.POST.get("token", ""), message,
+                            status_for(error))
+
+
+def _in_progress(request, event_id, form, token, message, status):
+    """The "confirming your booking" page: what is known, and a button that asks again with
+    the same token (pressed by itself a few times)."""
+    try:
+        checks = int(request.POST.get("checks", 0)) + 1
+    except ValueError:
+        checks = 1
+    if checks > AUTO_RECHECKS and status == 202:
+        message = RECHECK_STILL_UNKNOWN
+    context = {"event_id": event_id, "message": message, "form": form, "token": token,
+               "checks": checks, "automatic": checks <= AUTO_RECHECKS and status != 429}
+    return render(request, "booking/in_progress.html", context, status=status)
 
 
 @plain_forms_only

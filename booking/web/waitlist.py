@@ -1,5 +1,9 @@
-"""Public waiting-list pages: join a full event's line; take (or pass on) an offered seat.
+"""Public waiting-list pages: ask to join a full event's line, confirm the address from
+the e-mailed link (double opt-in), see or leave one's place, take (or pass on) an offered
+seat.
 
+The request to join answers the same page whoever's address is typed (the owner is told
+by e-mail); only the e-mailed links, which reach the owner alone, show a place in line.
 Thin, like ``booking/web/views.py`` (whose signup form they share): parse, call the
 service, render.
 """
@@ -10,8 +14,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from booking import links
-from booking.errors import (AlreadyWaiting, BookingClosed, BookingError, NotWaiting, OfferExpired,
-                            SeatsAvailable)
+from booking.errors import (AlreadyRegistered, AlreadyWaiting, BookingClosed, BookingError,
+                            JoinLinkExpired, NotWaiting, OfferExpired, SeatsAvailable)
 from booking.mail import sender as mail
 from booking.models import BOOKED, OFFERED, WAITING
 from booking.web import rate_limits
@@ -33,25 +37,92 @@ def place_in_line(service, entry) -> int:
 @require_http_methods(["POST"])
 @renders_booking_errors
 def join(request, event_id):
+    """Ask to join: the same answer whether or not the address is in line or booked."""
     service = get_booking_service()
     event = service.get_event(event_id)
     form, token, request_id = read_submission(request, event)
     if request_id is None:
         return render_event(request, service, event, None, token, 400, waitlist_form=form)
-    already = False
     try:
-        entry = service.join_waiting_list(event.id, name=form.cleaned_data["name"],
-                                          email=form.cleaned_data["email"], request_id=request_id)
+        message = service.request_to_join_waiting_list(
+            event.id, name=form.cleaned_data["name"], email=form.cleaned_data["email"],
+            request_id=request_id)
     except SeatsAvailable:  # a seat freed meanwhile: the signup form is back on the page
         return see_other(reverse("booking:event_detail", args=[event.id]))
-    except AlreadyWaiting as error:
-        entry, already = error.existing, True
     except BookingError as error:
         form.apply_error(error)
         return render_event(request, service, event, None, token, status_for(error),
                             waitlist_form=form)
-    context = {"event": event, "entry": entry, "already": already,
-               "place": place_in_line(service, entry) if entry.status == WAITING else None}
+    mail.send_message_soon(mail_sender(), message)
+    return render(request, "booking/waitlist_requested.html",
+                  {"event": event, "email": form.cleaned_data["email"]})
+
+
+def _linked(request, token, read):
+    """(what the e-mailed link names, the service, its event), or the bad link's page."""
+    try:
+        ref = read(token)
+    except links.BadLink:
+        return bad_link(request)
+    service = get_booking_service()
+    return ref, service, service.get_event(ref.event_id)
+
+
+@plain_forms_only
+@never_cache  # names the person's request
+@require_http_methods(["GET", "HEAD", "POST"])
+@renders_booking_errors
+def confirm(request, token):
+    """The e-mailed link that joins the line: shows what it will do, joins on POST (so a
+    mail scanner that opens links joins nobody)."""
+    linked = _linked(request, token, links.read_join_token)
+    if not isinstance(linked, tuple):
+        return linked
+    ref, service, event = linked
+    if request.method != "POST":
+        if not service.confirm_link_open(ref.issued_at):  # say so before any click
+            error = JoinLinkExpired()
+            return render(request, "booking/waitlist_confirm.html",
+                          {"event": event, "ref": ref, "error": error}, status=status_for(error))
+        return render(request, "booking/waitlist_confirm.html", {"event": event, "ref": ref})
+    rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request),
+                      message=OFFER_LIMITED)
+    try:
+        service.confirm_waiting_list(event.id, name=ref.name, email=ref.contact or ref.email,
+                                     request_id=ref.request_id, requested_at=ref.issued_at)
+    except AlreadyWaiting:  # joined from another of their links: their place stands
+        pass
+    except (AlreadyRegistered, SeatsAvailable, BookingClosed, JoinLinkExpired) as error:
+        return render(request, "booking/waitlist_confirm.html",
+                      {"event": event, "ref": ref, "error": error,
+                       "seats_free": isinstance(error, SeatsAvailable)},
+                      status=status_for(error))
+    return see_other(links.place_path(event.id, ref.email))
+
+
+@plain_forms_only
+@never_cache  # names the person's place
+@require_http_methods(["GET", "HEAD", "POST"])
+@renders_booking_errors
+def place(request, token):
+    """The person's place in line (from their e-mails): where they stand, how long an offer
+    lasts, and a button to leave."""
+    linked = _linked(request, token, links.read_place_token)
+    if not isinstance(linked, tuple):
+        return linked
+    ref, service, event = linked
+    if request.method == "POST":
+        rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request),
+                          message=OFFER_LIMITED)
+        try:
+            service.leave_waiting_list(event.id, email=ref.email)
+        except NotWaiting:
+            pass  # left, booked or ended meanwhile: the page says which
+        return see_other(request.path)
+    entry = service.waiting_entry(event.id, email=ref.email)
+    context = {"event": event, "entry": entry, "offer_seconds": service.waitlist_offer_seconds,
+               "place": place_in_line(service, entry) if entry and entry.status == WAITING
+               else None}
     return render(request, "booking/waitlist_joined.html", context)
 
 

@@ -44,6 +44,25 @@ def test_waiting_list__remove_offered_person__seat_offered_to_next(admin_client,
         ("bo@example.com", "left"), ("cy@example.com", "offered"), ("di@example.com", "waiting")]
 
 
+def test_waiting_list__remove__the_person_is_told_by_email_once(admin_client, service,
+                                                                  lined_up):
+    from django.core import mail
+
+    from booking.mail import sender as booking_mail
+
+    booking_mail.flush()
+    mail.outbox.clear()
+    for _ in range(2):  # the second POST (a resubmitted form) removes nobody
+        admin_client.post(admin_url("waiting_list", lined_up.id),
+                          {"action": "remove_selected", "selected": ["cy@example.com"]})
+    booking_mail.flush()
+
+    [told] = mail.outbox
+    assert told.to == ["cy@example.com"] and told.subject == "Removed from the waiting list: Talk"
+    assert "has removed you from its waiting list" in told.body
+    assert not [m for m in service.requests.outbox.pending() if m["kind"] == "waitlist-removed"]
+
+
 def test_waiting_list__remove_someone_no_longer_waiting__says_nobody_was_removed(
         admin_client, service, lined_up):
     service.leave_waiting_list(lined_up.id, email="di@example.com")

@@ -29,6 +29,7 @@ def test_browser__seat_states__say_one_thing_at_a_time(live_site, site_service, 
 
     page.goto(live_site.url + "/")
     expect(page.get_by_role("heading", name="Started and past events")).to_be_visible()
+    assert "3 earlier requests are waiting for a decision" in page.content()  # streams card
     screenshot(page, "pages-1-upcoming-and-past")
 
     page.goto(live_site.url + f"/events/{closed.id}/")

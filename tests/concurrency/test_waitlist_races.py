@@ -2,9 +2,10 @@
 accepting (twice each, as a double click does) and running the worker's pass at once,
 against the session's DynamoDB Local, while offers expire, on one event per guarded
 strategy in the same run (for ``streams``, stream deciders run among them and a booking
-is a request that they decide). Every guarded strategy keeps the invariants; the
-careless-accept control (``harness/waitlist_controls.py``) is caught by the very same
-checks."""
+is a request that they decide). People also ask to join (the double opt-in), confirm from
+the link, leave, and use the link again, among the offers. Every guarded strategy keeps
+the invariants; the careless-accept and careless opt-in controls
+(``harness/waitlist_controls.py``) are caught by the very same checks."""
 import multiprocessing
 import time
 from collections import Counter
@@ -28,9 +29,18 @@ BOOKED = [f"b{n}@example.com" for n in range(CAPACITY)]
 WAITING = [f"w{n}@example.com" for n in range(12)]
 STRANGERS = [f"s{n}@example.com" for n in range(4)]
 JOINERS = [f"j{n}@example.com" for n in range(12)]
+ASKERS = [f"a{n}@example.com" for n in range(4)]  # ask to join, never confirm
+CONFIRMERS = [f"c{n}@example.com" for n in range(6)]  # ask and confirm; the first 3 leave,
+RELINKERS = CONFIRMERS[:3]  # then use their confirmation link again (twice)
 
 
-def race(server, phases, start_at):
+def opting_in(e):
+    """Asks and confirmations (phase 1), leaving (2), a used link again (3)."""
+    return ([(e, "ask", x) for x in ASKERS + CONFIRMERS] + [(e, "confirm", x) for x in CONFIRMERS],
+            [(e, "leave", x) for x in RELINKERS], [(e, "confirm", x) for x in RELINKERS] * 2)
+
+
+def race(server, phases, start_at, waitlist_control=None, gap=PHASE_GAP):
     from booking.wiring import get_booking_service
 
     env = {"DYNAMODB_ENDPOINT_URL": server.url,
@@ -41,8 +51,8 @@ def race(server, phases, start_at):
     shares = [[phase[i::PROCESSES] for phase in phases] for i in range(PROCESSES)]
     context = multiprocessing.get_context("spawn")
     with context.Pool(PROCESSES) as pool:
-        runs = [pool.apply_async(run_tasks, (env, share, THREADS, start_at, PHASE_GAP))
-                for share in shares]
+        runs = [pool.apply_async(run_tasks, (env, share, THREADS, start_at, gap,
+                                             waitlist_control)) for share in shares]
         return [outcome for run in runs for outcome in run.get(timeout=240)]
 
 
@@ -115,6 +125,20 @@ def violations(server, service, event, outcomes):
             found.append(f"told {email} 'booked' ({rids}) but stored {stored_one}")
     for email in set(stored) - set(answered) - set(BOOKED):
         found.append(f"{email} registered without being told so")
+    return found + opt_in_violations(service, event, outcomes)
+
+
+def opt_in_violations(service, event, outcomes):
+    """Nobody stands in line without confirming; a used link never joins again."""
+    confirmed = {email for kind, email, outcome, _ in outcomes if kind in ("confirm", "join")}
+    left = {email for kind, email, outcome, _ in outcomes if (kind, outcome) == ("leave", "ok")}
+    found = [f"unconfirmed {entry.email} in line ({entry.status})"
+             for entry in service.waiting_list(event.id)
+             if entry.email not in confirmed | set(WAITING)]
+    for email in left & set(RELINKERS):
+        entry = service.waiting_entry(event.id, email=email)
+        if entry is not None and entry.is_active:
+            found.append(f"used link joined {email} again after leaving ({entry.status})")
     return found
 
 
@@ -141,15 +165,25 @@ def test_race__join_cancel_book_accept_at_once__invariants_hold(server_store):
                 [("cancel", x) for x in STRANGERS[:2]] + [("join", x) for x in JOINERS[6:]]
                 + [("accept", x) for x in WAITING[:8]] + [("pass", "")] + [("decide", "")] * 2]
 
-    outcomes = race(server_store, [interleave(*(everything(e.id) for e in events)),
-                                   interleave(*(again(e.id) for e in events))], start_at)
+    def first(e):
+        return everything(e) + opting_in(e)[0]
 
-    assert len(outcomes) == sum(len(everything(e.id)) + len(again(e.id)) for e in events)
+    def second(e):
+        return again(e) + opting_in(e)[1]
+
+    outcomes = race(server_store, [interleave(*(first(e.id) for e in events)),
+                                   interleave(*(second(e.id) for e in events)),
+                                   interleave(*(opting_in(e.id)[2] for e in events))], start_at)
+
+    assert len(outcomes) == sum(len(first(e.id)) + len(second(e.id)) + len(opting_in(e.id)[2])
+                                for e in events)
     for event in events:
         mine = [o[1:] for o in outcomes if o[0] == event.id]
         joins = Counter(outcome for kind, _, outcome, _ in mine if kind == "join")
         assert joins["ok"] + joins["SeatsAvailable"] == len(JOINERS), (event.strategy, joins)
         assert [o for k, e, o, _ in mine if k == "cancel" and e in BOOKED] == ["ok"] * 4
+        asks = Counter(o for k, _, o, _ in mine if k == "ask")
+        assert asks["ok"] + asks["SeatsAvailable"] == 10, (event.strategy, asks)
         assert violations(server_store, service, event, outcomes) == [], event.strategy
 
 
@@ -172,3 +206,20 @@ def test_race__careless_accept_control__is_caught_overbooking(server_store, cont
 
     found = violations(server_store, service, event, outcomes)
     assert any("overbooked" in v or "within_capacity" in v for v in found), found
+
+
+def test_race__careless_opt_in_control__is_caught(server_store):
+    # Requests to join put in line at once (the askers stand in line unconfirmed), and
+    # links that join again after their owner left: each check of the race above fires.
+    service = waitlist_control_service()
+    wiring.install(service)
+    event = service.create_event(name="Full", capacity=1, strategy="lock_table")
+    service.book(event.id, name="Booked", email=BOOKED[0])
+    asks, leaves, again = opting_in(event.id)
+
+    outcomes = race(server_store, [asks, leaves, again], time.time() + 2.0,
+                    waitlist_control="careless_opt_in", gap=1.0)
+
+    found = violations(server_store, service, event, outcomes)
+    assert any(v.startswith("unconfirmed a") for v in found), found
+    assert any(v.startswith("used link joined") for v in found), found

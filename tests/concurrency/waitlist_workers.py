@@ -1,4 +1,5 @@
 """Code that runs inside the spawned OS processes of the waiting-list races."""
+import hashlib
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -6,16 +7,23 @@ from concurrent.futures import ThreadPoolExecutor
 from tests.concurrency.workers import setup_django
 
 
+def ask_id(event_id: str, email: str) -> str:
+    """The request id of one person's request to join (its confirmation link's)."""
+    return "ask-" + hashlib.sha256(f"{event_id}:{email}".encode()).hexdigest()[:24]
+
+
 def run_tasks(env: dict, phases: list[list[tuple[str, str, str]]], threads: int,
-              start_at: float, gap: float) -> list[tuple[str, str, str, str, str | None]]:
+              start_at: float, gap: float,
+              waitlist_control: str | None = None) -> list[tuple[str, str, str, str, str | None]]:
     """Run each phase's (event id, kind, email) tasks from ``threads`` threads, in list
     order, phase ``k`` starting at ``start_at + k * gap`` (in every process alike); return
     (event id, kind, email, outcome, registration id or None) per task.
 
-    Kinds: ``book``, ``accept``, ``cancel``, ``join``, ``leave``, ``pass`` (the
+    Kinds: ``book``, ``accept``, ``cancel``, ``join`` (an address already confirmed),
+    ``ask`` (a request to join), ``confirm`` (its e-mailed link), ``leave``, ``pass`` (the
     worker's waiting-list pass), ``offer`` (offer the event's free seats, as right after a
     cancellation) and ``decide`` (a stream decider's pass). The service
-    includes the careless-accept control.
+    includes the careless-accept control, and ``waitlist_control``'s careless waiting list.
     """
     setup_django(env)
     from booking import wiring
@@ -25,7 +33,7 @@ def run_tasks(env: dict, phases: list[list[tuple[str, str, str]]], threads: int,
     from harness.torture.worker import patiently
     from harness.waitlist_controls import waitlist_control_service
 
-    service = waitlist_control_service()
+    service = waitlist_control_service(waitlist_control=waitlist_control)
     wiring.install(service)
     for event_id in {task[0] for phase in phases for task in phase}:
         patiently(lambda e=event_id: service.get_event(e))
@@ -35,6 +43,11 @@ def run_tasks(env: dict, phases: list[list[tuple[str, str, str]]], threads: int,
         "cancel": lambda event_id, email: service.cancel(event_id, email=email),
         "join": lambda event_id, email: service.join_waiting_list(event_id, name="Guest",
                                                                   email=email),
+        "ask": lambda event_id, email: service.request_to_join_waiting_list(
+            event_id, name="Guest", email=email, request_id=ask_id(event_id, email)),
+        "confirm": lambda event_id, email: service.confirm_waiting_list(
+            event_id, name="Guest", email=email, request_id=ask_id(event_id, email),
+            requested_at=time.time()),
         "leave": lambda event_id, email: service.leave_waiting_list(event_id, email=email),
         "pass": lambda event_id, email: service.waiting_list_pass(),
         "offer": lambda event_id, email: service.offer_seats(event_id),

@@ -9,6 +9,7 @@ real stream records; ``worker_decider_scenario`` runs the worker's own decider (
 web role needs extra when no Lambda decides).
 """
 import json
+import time
 from contextlib import suppress
 from datetime import datetime
 
@@ -63,6 +64,10 @@ def _event_lifecycle(service, strategy, decide) -> None:
         service.join_waiting_list(event.id, name="W1", email="w1@example.com")
     with suppress(errors.BookingError):
         service.join_waiting_list(event.id, name="W2", email="w2@example.com")
+    with suppress(errors.BookingError):  # the web's double opt-in: ask, then the link
+        service.request_to_join_waiting_list(event.id, name="W3", email="w3@example.com")
+        service.confirm_waiting_list(event.id, name="W3", email="w3@example.com",
+                                     request_id=f"{strategy}-ask-w3", requested_at=time.time())
     service.waiting_list(event.id)
     service.waiting_entry(event.id, email="w1@example.com")
     service.cancel(event.id, email="p0@example.com", request_id=f"{strategy}-cancel")
@@ -75,6 +80,8 @@ def _event_lifecycle(service, strategy, decide) -> None:
         service.accept_offer(event.id, email="w1@example.com")
     with suppress(errors.BookingError):
         service.leave_waiting_list(event.id, email="w2@example.com")
+    with suppress(errors.BookingError):  # an organizer's removal owes its e-mail
+        service.remove_from_waiting_list(event.id, email="w3@example.com")
     current = service.get_event(event.id)
     service.update_event(event.id, expected_version=current.version, capacity=3,
                          name=f"Scenario {strategy} (bigger)")

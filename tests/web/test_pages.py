@@ -83,3 +83,14 @@ def test_event_page__streams_line_longer_than_the_seats__says_a_request_may_not_
 
     assert "2 earlier requests are waiting for a decision" in html
     assert "gets a seat only if one is left when its turn comes" in html
+
+
+def test_home_page__streams_card__shows_the_requests_waiting_like_the_event_page(client,
+                                                                                 service):
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    for n in range(2):
+        service.book(event.id, name=f"P{n}", email=f"p{n}@example.com")
+
+    html = client.get(reverse("booking:event_list")).content.decode()
+
+    assert "2 earlier requests are waiting for a decision" in html

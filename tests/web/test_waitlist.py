@@ -1,5 +1,6 @@
-"""The waiting list's public pages and e-mails: joining from the full event page, the
-offer e-mail's link, taking or passing on the seat, and offers that ended."""
+"""The waiting list's public pages and e-mails: joining from the full event page (asking,
+then confirming from the e-mailed link), the offer e-mail's link, taking or passing on the
+seat, and offers that ended."""
 import json
 import re
 import time
@@ -25,10 +26,32 @@ def full_event(service):
     return event
 
 
-def join(client, event_id, *, name="Bo Peep", email="Bo@Example.com"):
+def ask(client, event_id, *, name="Bo Peep", email="Bo@Example.com"):
+    """Ask to join from the event page's form (the page answers; the e-mail joins)."""
     token = form_page(client, event_id)[1]
     return client.post(reverse("booking:waitlist_join", args=[event_id]),
                        {"name": name, "email": email, "token": token})
+
+
+def join_message(email):
+    """The newest answer to a request to join sent to ``email`` (taken out of the outbox)."""
+    booking_mail.flush()
+    found = [m for m in mail.outbox if m.to == [email]
+             and m.extra_headers["X-Booking-Message"].startswith("waitlist-join-")]
+    for message in found:
+        mail.outbox.remove(message)
+    return found[-1]
+
+
+def link_in(message, name) -> str:
+    return re.search(rf"http://[^/\s]+(/waiting-list/{name}[^\s]*/)", message.body).group(1)
+
+
+def join(client, event_id, *, name="Bo Peep", email="Bo@Example.com"):
+    """Ask, then confirm from the e-mail's link: the person's place page."""
+    ask(client, event_id, name=name, email=email)
+    confirm = link_in(join_message(email), "confirm/")
+    return client.get(client.post(confirm)["Location"])
 
 
 def worker():
@@ -41,7 +64,8 @@ def offer_link(message) -> str:
     return re.search(r"http://[^/\s]+(/offers/[^/\s]+/)", message.body).group(1)
 
 
-def test_full_event_page__join__place_in_line_shown_and_stored(client, service, full_event):
+def test_full_event_page__join_and_confirm__place_in_line_shown_and_stored(client, service,
+                                                                          full_event):
     join(client, full_event.id, name="Cy", email="cy@example.com")
 
     response = join(client, full_event.id)
@@ -49,12 +73,13 @@ def test_full_event_page__join__place_in_line_shown_and_stored(client, service, 
     html = response.content.decode()
     assert response.status_code == 200
     assert "on the waiting list" in html and "number 2" in html
+    assert "for <strong>1 day</strong>" in html and "Leave the waiting list" in html
     assert [(e.email, e.status) for e in service.waiting_list(full_event.id)] == [
         ("cy@example.com", "waiting"), ("bo@example.com", "waiting")]
 
 
 def test_join__bad_email__400_nothing_stored(client, service, full_event):
-    response = join(client, full_event.id, email="not-an-address")
+    response = ask(client, full_event.id, email="not-an-address")
 
     assert response.status_code == 400
     assert "Join the waiting list" in response.content.decode()
@@ -86,7 +111,7 @@ def test_offer_email__take_the_seat__booked_and_confirmed_once(client, service, 
     again = client.post(offer_link(offer), {"action": "accept"})
     booking_mail.flush()
 
-    assert offer.to == ["Bo@Example.com"] and "holding it for you" in offer.body
+    assert offer.to == ["Bo@Example.com"] and "holding it for you for 1 day, until" in offer.body
     assert page.status_code == 200 and "Take the seat" in page.content.decode()
     assert accepted.status_code == 303 and again.status_code == 303
     assert accepted["Location"] == again["Location"]
@@ -163,7 +188,7 @@ def test_offer_page__line_closed_at_the_start__409_started_never_gone_to_the_nex
 def test_join_form__says_what_the_address_is_for(client, service, full_event):
     page = client.get(reverse("booking:event_detail", args=[full_event.id])).content.decode()
 
-    assert "We e-mail you here when a seat is offered to you" in page
+    assert "first a link to confirm your place, then when a seat is offered to you" in page
     assert "confirmation and cancellation link" not in page
 
 

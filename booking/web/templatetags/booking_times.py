@@ -29,3 +29,19 @@ def thousands(value) -> str:
         return f"{int(value):,}"
     except (TypeError, ValueError):
         return value
+
+
+@register.filter
+def duration(seconds) -> str:
+    """How long, in the largest whole unit that fits: 86400 -> '24 hours', 5400 -> '90 minutes'."""
+    try:
+        seconds = int(float(seconds))
+    except (TypeError, ValueError):
+        return ""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= 2 * size or seconds == size or (unit == "minute" and seconds >= size):
+            count = seconds // size if unit != "day" or seconds % 86400 == 0 else None
+            if count is None:
+                continue
+            return f"{count} {unit}{'' if count == 1 else 's'}"
+    return f"{seconds} second{'' if seconds == 1 else 's'}"
