@@ -126,10 +126,11 @@ def keyed(request) -> tuple[str, str, str]:
     payload = RegistrationInput(data=request.data)
     payload.is_valid(raise_exception=True)
     name, email = payload.validated_data["name"], payload.validated_data["email"]
-    rate_limits.check(rate_limits.SIGNUP, rate_limits.client_address(request),
-                      message=SIGNUPS_LIMITED)
-    rate_limits.check(rate_limits.SIGNUP_EMAIL, validation.normalize_email(email),
-                      message=EMAIL_LIMITED)
+    # One Idempotency-Key counts once (a retried request spends nothing), and the
+    # address's limit only for this network, as on the signup form.
+    client = rate_limits.client_address(request)
+    rate_limits.check_once(rate_limits.SIGNUP, client, request_id, message=SIGNUPS_LIMITED)
+    rate_limits.check_address(email, client, request_id, message=EMAIL_LIMITED)
     return request_id, name, email
 
 
