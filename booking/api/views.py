@@ -162,8 +162,14 @@ class RegistrationBySecret(ApiView):
     def delete(self, request, secret):
         """Cancel: one conditional write removes exactly that registration; a repeat (it is
         gone already) answers 204 too."""
-        rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request))
-        ref = _read_secret(secret)
+        client = rate_limits.client_address(request)
+        try:
+            ref = _read_secret(secret)
+        except Refused:
+            rate_limits.check(rate_limits.CANCEL, client)
+            raise
+        # One secret counts once: a retried DELETE spends nothing.
+        rate_limits.check_once(rate_limits.CANCEL, client, ref.registration_id)
         try:
             removed = get_booking_service().cancel(
                 ref.event_id, email=ref.email, registration_id=ref.registration_id,

@@ -2,6 +2,8 @@
 address counts only what its owner's own network sends, once per form submission; the
 resend form never spends the signups' allowance, and it does the same work whether or
 not the address is registered."""
+import re
+
 import pytest
 from django.core import mail
 from django.urls import reverse
@@ -139,3 +141,14 @@ def test_resend__registered_or_not__same_store_calls_and_handoff(client, events,
     assert registered == unknown
     assert registered[1] == ["_resend_found"]
     assert len(mail.outbox) == 1  # the lookup and the e-mail ran off the request
+
+
+def test_cancel__one_link_clicked_many_times__counts_once(client, events, settings):
+    settings.BOOKING_CANCEL_RATE = "2/10m"
+    submit(client, events[0].id, email=VICTIM)
+    link = re.search(r"http://testserver(/cancel/\S+/)", mail.outbox[0].body).group(1)
+
+    answers = [client.post(link).status_code for _ in range(5)]
+
+    assert answers == [303] * 5
+    assert get_booking_service().find_registration(events[0].id, email=VICTIM) is None
