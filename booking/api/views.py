@@ -6,7 +6,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from booking import links, validation
+from booking import links
 from booking.admin.registrations import registrations_csv
 from booking.api import idempotency
 from booking.api.base import ApiView
