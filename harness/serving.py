@@ -56,6 +56,10 @@ class ProductionSite:
                     "PY": sys.executable, **extra_env}
         self.process = None
 
+    @property
+    def table_prefix(self) -> str:
+        return self.env["DYNAMODB_TABLE_PREFIX"]
+
     def manage(self, *args: str) -> str:
         done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env,
                               capture_output=True, text=True, timeout=180)
@@ -63,10 +67,12 @@ class ProductionSite:
             raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done.stderr}")
         return done.stdout
 
-    def start(self, *, pages: bool = True) -> "ProductionSite":
+    def start(self, *, pages: bool = True, tables: bool = True) -> "ProductionSite":
         """Serve; ``pages=False`` skips what only HTML pages and the admin need (static
-        files, the admin's database and user), for a test that loads JSON only."""
-        self.manage("create_tables")
+        files, the admin's database and user), for a test that loads JSON only;
+        ``tables=False`` when the caller has created ``table_prefix``'s tables."""
+        if tables:
+            self.manage("create_tables")
         if pages:
             self._prepare_pages()
         log = (self.workdir / "serve.log").open("w")

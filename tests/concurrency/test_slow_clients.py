@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from booking.dynamo.provision import ensure_tables
+from harness.controls import local_store
 from harness.serving import ProductionSite, nginx_available
 
 pytestmark = [pytest.mark.concurrency,
@@ -27,8 +29,9 @@ PAGE_LOADS, PAGE_TIMEOUT = 4, 2.0
 def site(local_server, tmp_path_factory):
     served = ProductionSite(local_server.url, workdir=tmp_path_factory.mktemp("serve"),
                             client_timeout=CLIENT_TIMEOUT, threads=4)
+    ensure_tables(local_store(local_server.url, table_prefix=served.table_prefix))
     try:
-        served.start(pages=False)  # the JSON event list: no static files to collect
+        served.start(pages=False, tables=False)  # the JSON event list: no static files
         page_load(served.port)  # the first request builds the store's clients
         yield served
     finally:
