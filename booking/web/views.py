@@ -143,8 +143,8 @@ def resend(request, event_id):
     """E-mail the confirmation again to a registered address (never shown on screen).
 
     The request does the same work whether or not the address is registered: the lookup
-    and the e-mail run off the request's thread, so neither the answer nor its timing
-    tells who is registered. Limited per network (never the signups' allowance), and per
+    and the e-mail run off the request's thread, handed over once the answer has been
+    sent, so neither the answer nor its timing tells who is registered. Limited per network (never the signups' allowance), and per
     registration in what is actually sent.
     """
     service = get_booking_service()
@@ -155,11 +155,24 @@ def resend(request, event_id):
         typed = validation.clean_typed_email(request.POST.get("email", ""))
     except InvalidBooking as error:
         return render_error(request, error)
-    mail.resend_when_registered(
+    response = render(request, "booking/resent.html", {"event": event, "message": RESENT})
+    return after_response(response, lambda: mail.resend_when_registered(
         mail_sender(), lambda: service.find_registration(event.id, email=typed), event=event,
         allowed=lambda registration: rate_limits.allows(rate_limits.RESEND_MAIL,
-                                                        registration.registration_id))
-    return render(request, "booking/resent.html", {"event": event, "message": RESENT})
+                                                        registration.registration_id)))
+
+
+def after_response(response, job):
+    """Run ``job`` once the response has been sent: the WSGI server (and Django's test
+    client) closes a response after its last byte, so nothing ``job`` does can slow the
+    answer down."""
+    close = response.close
+
+    def close_then_run():
+        close()
+        job()
+    response.close = close_then_run
+    return response
 
 
 @require_safe
