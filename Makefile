@@ -26,11 +26,13 @@ run: install
 test: install-dev
 	PY=$(PY) bash scripts/test.sh
 
-## Production: collect static files, then gunicorn with config/gunicorn.conf.py. Needs the
-## production environment (SECRET_KEY, ALLOWED_HOSTS, ...): see docs/deployment.md
+## Production on one host: collect static files, then Debian's nginx (config/nginx.conf:
+## whole requests only, slow clients closed) in front of gunicorn (config/gunicorn.conf.py)
+## by scripts/serve.sh. Needs the production environment (SECRET_KEY, ALLOWED_HOSTS, ...)
+## and nginx (installed when missing, as root): see docs/deployment.md
 serve: install
 	$(PY) manage.py collectstatic --noinput
-	$(PY) -m gunicorn -c config/gunicorn.conf.py
+	PY=$(PY) bash scripts/serve.sh
 
 ## Only DynamoDB Local, in the foreground
 dynamodb: install

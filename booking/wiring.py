@@ -34,7 +34,8 @@ DAY = 86400
 # The abuse limits (booking/web/rate_limits.py) by name, and the setting that gives each rate.
 RATE_SETTINGS = {"signup": "BOOKING_SIGNUP_RATE", "cancel": "BOOKING_CANCEL_RATE",
                  "signup_email": "BOOKING_SIGNUP_EMAIL_RATE", "admin_login": "ADMIN_LOGIN_RATE",
-                 "api_token": "API_TOKEN_RATE"}
+                 "api_token": "API_TOKEN_RATE", "resend": "BOOKING_RESEND_RATE",
+                 "resend_mail": "BOOKING_RESEND_MAIL_RATE"}
 
 _service: BookingService | None = None
 _store: Store | None = None

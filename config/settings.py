@@ -255,10 +255,18 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS",
 # and host. Signups and cancellations per client address (see TRUSTED_PROXY_COUNT):
 BOOKING_SIGNUP_RATE = env("BOOKING_SIGNUP_RATE", default="10/10m")
 BOOKING_CANCEL_RATE = env("BOOKING_CANCEL_RATE", default="10/10m")
-# Signups per e-mail address (each sends a confirmation e-mail to it):
+# Signups per e-mail address from one client address (each sends a confirmation e-mail
+# to it); a resubmission of one form (same token) counts once, and another network's
+# signups for the address never spend it (docs/security.md):
 BOOKING_SIGNUP_EMAIL_RATE = env("BOOKING_SIGNUP_EMAIL_RATE", default="5/h")
-# Failed admin logins per client address and per user name; then even the right password
-# is refused until the period has passed.
+# "Resend my confirmation" requests per client address (never the signups' allowance):
+BOOKING_RESEND_RATE = env("BOOKING_RESEND_RATE", default="10/10m")
+# Confirmations resent per registration (past it the form answers the same, and nothing
+# more is sent, so nobody can flood an inbox):
+BOOKING_RESEND_MAIL_RATE = env("BOOKING_RESEND_MAIL_RATE", default="3/h")
+# Admin login attempts per client address and per user name, each reserved before its
+# password is checked (a right password gives it back); then even the right password is
+# refused until the period has passed.
 ADMIN_LOGIN_RATE = env("ADMIN_LOGIN_RATE", default="10/15m")
 # Requests per organizer API token (docs/api.md):
 API_TOKEN_RATE = env("API_TOKEN_RATE", default="600/m")

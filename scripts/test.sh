@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make test: the layout check, then the whole suite. Tests start their own DynamoDB Local and web servers;
-# DynamoDB Local needs Java 17+ and the browser tests Debian's chromium, both installed
+# DynamoDB Local needs Java 17+, the browser tests Debian's chromium and the slow-client
+# test Debian's nginx, each installed
 # here when missing (as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,4 +10,5 @@ PY=${PY:-.venv/bin/python}
 bash scripts/ensure_java.sh
 "$PY" -m localdynamo  # fetches DynamoDB Local once per user, checks Java
 bash scripts/ensure_chromium.sh || echo "Could not install chromium; browser tests will be skipped." >&2
+bash scripts/ensure_nginx.sh || echo "Could not install nginx; the slow-client test will be skipped." >&2
 exec "$PY" -m pytest "$@"

@@ -6,7 +6,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from booking import links, validation
+from booking import links
 from booking.admin.registrations import registrations_csv
 from booking.api import idempotency
 from booking.api.base import ApiView
@@ -126,10 +126,11 @@ def keyed(request) -> tuple[str, str, str]:
     payload = RegistrationInput(data=request.data)
     payload.is_valid(raise_exception=True)
     name, email = payload.validated_data["name"], payload.validated_data["email"]
-    rate_limits.check(rate_limits.SIGNUP, rate_limits.client_address(request),
-                      message=SIGNUPS_LIMITED)
-    rate_limits.check(rate_limits.SIGNUP_EMAIL, validation.normalize_email(email),
-                      message=EMAIL_LIMITED)
+    # One Idempotency-Key counts once (a retried request spends nothing), and the
+    # address's limit only for this network, as on the signup form.
+    client = rate_limits.client_address(request)
+    rate_limits.check_once(rate_limits.SIGNUP, client, request_id, message=SIGNUPS_LIMITED)
+    rate_limits.check_address(email, client, request_id, message=EMAIL_LIMITED)
     return request_id, name, email
 
 
@@ -161,8 +162,14 @@ class RegistrationBySecret(ApiView):
     def delete(self, request, secret):
         """Cancel: one conditional write removes exactly that registration; a repeat (it is
         gone already) answers 204 too."""
-        rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request))
-        ref = _read_secret(secret)
+        client = rate_limits.client_address(request)
+        try:
+            ref = _read_secret(secret)
+        except Refused:
+            rate_limits.check(rate_limits.CANCEL, client)
+            raise
+        # One secret counts once: a retried DELETE spends nothing.
+        rate_limits.check_once(rate_limits.CANCEL, client, ref.registration_id)
         try:
             removed = get_booking_service().cancel(
                 ref.event_id, email=ref.email, registration_id=ref.registration_id,

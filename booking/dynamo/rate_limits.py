@@ -1,16 +1,30 @@
 """Rate-limit counters: one item per bucket and fixed time window (seed 000's atomic
-counter, applied to requests). ``hit`` is one UpdateItem (`ADD hits :one`), atomic across
-processes and hosts; ``hits`` is one consistent GetItem. The window start is part of the
-key, so a past window never counts again; its ``ttl`` lets DynamoDB delete it later
-(clean-up only: TTL deletion runs late)."""
-from booking.dynamo.access import Store
+counter, applied to requests). Every count is one UpdateItem, atomic across processes and
+hosts, that decides and counts in the same write (never a read, then a write):
+
+- ``hit``: ``ADD hits :one``; the caller compares the count it returns with its limit.
+- ``hit_once``: counts a submission (e.g. one signed form token) only the first time and
+  only while the window has room; a replay of a counted submission passes uncounted.
+- ``reserve`` / ``release``: take one of the window's places before work that must be
+  bounded (an admin password check), and give it back when it should not count.
+
+The window start is part of the key, so a past window never counts again; its ``ttl``
+lets DynamoDB delete it later (clean-up only: TTL deletion runs late)."""
+from booking.dynamo.access import ConditionFailed, Store
 from booking.dynamo.tables import RATE_LIMITS
 
 TTL_GRACE_SECONDS = 3600
+_ADD = "ADD hits :one SET #ttl = if_not_exists(#ttl, :ttl)"
+_ADD_ONCE = "ADD hits :one, seen :once SET #ttl = if_not_exists(#ttl, :ttl)"
+_ROOM = "attribute_not_exists(hits) OR hits < :limit"
 
 
 def _key(bucket: str, window_start: int) -> dict:
     return {"bucket": f"{bucket}#{window_start}"}
+
+
+def _values(window_start: int, window_seconds: int, **more) -> dict:
+    return {":one": 1, ":ttl": window_start + window_seconds + TTL_GRACE_SECONDS, **more}
 
 
 class RateCounters:
@@ -22,12 +36,44 @@ class RateCounters:
     def hit(self, bucket: str, *, window_start: int, window_seconds: int) -> int:
         """Count one request in the bucket's window; return the window's count including it."""
         attributes = self.table.update(
-            _key(bucket, window_start), "ADD hits :one SET #ttl = if_not_exists(#ttl, :ttl)",
-            names={"#ttl": "ttl"},
-            values={":one": 1, ":ttl": window_start + window_seconds + TTL_GRACE_SECONDS},
-            return_values="UPDATED_NEW")
+            _key(bucket, window_start), _ADD, names={"#ttl": "ttl"},
+            values=_values(window_start, window_seconds), return_values="UPDATED_NEW")
         return int(attributes["hits"])
 
+    def hit_once(self, bucket: str, *, window_start: int, window_seconds: int, once: str,
+                 limit: int) -> bool:
+        """Count the submission ``once`` unless it was counted already, while the window
+        has fewer than ``limit``: True if it is counted (now or before), False if the
+        window is full. One conditional UpdateItem; the set of counted submissions never
+        holds more than ``limit``."""
+        try:
+            self.table.update(
+                _key(bucket, window_start), _ADD_ONCE, names={"#ttl": "ttl"},
+                condition=f"NOT contains(seen, :key) AND ({_ROOM})",
+                values=_values(window_start, window_seconds, **{
+                    ":once": {once}, ":key": once, ":limit": limit}))
+        except ConditionFailed as refused:
+            return once in (refused.old_item or {}).get("seen", set())
+        return True
+
+    def reserve(self, bucket: str, *, window_start: int, window_seconds: int,
+                limit: int) -> bool:
+        """Take one of the window's ``limit`` places; False (nothing taken) once all are."""
+        try:
+            self.table.update(_key(bucket, window_start), _ADD, names={"#ttl": "ttl"},
+                              condition=_ROOM,
+                              values=_values(window_start, window_seconds, **{":limit": limit}))
+        except ConditionFailed:
+            return False
+        return True
+
+    def release(self, bucket: str, *, window_start: int) -> None:
+        """Give back a place ``reserve`` took (the window's count goes down by one)."""
+        try:
+            self.table.update(_key(bucket, window_start), "ADD hits :minus",
+                              condition="hits > :zero", values={":minus": -1, ":zero": 0})
+        except ConditionFailed:
+            pass  # nothing left to give back
 
     def hits(self, bucket: str, *, window_start: int) -> int:
         """The window's count so far (0 if nothing was counted)."""

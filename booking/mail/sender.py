@@ -227,12 +227,28 @@ def send_soon(sender: MailSender, kind: str, registration, *, event=None) -> Non
     _submit(sender, message_for(kind, registration), event)
 
 
-def resend_soon(sender: MailSender, registration, *, event=None) -> None:
-    """Send the confirmation again, asked for by its owner: a new message, so the
-    history of the first one (sent once) is untouched."""
+def resend_when_registered(sender: MailSender, find, *, event, allowed) -> None:
+    """Off the request's thread: ``find()`` the registration and, if it is confirmed and
+    ``allowed(registration)``, resend its confirmation. The request hands over the same
+    work whether or not anyone is registered (the resend form's answer and timing tell
+    nothing)."""
+    _mail.submit(_resend_found, sender, find, event, allowed)
+
+
+def _resend_found(sender, find, event, allowed):
+    try:
+        registration = find()
+        if registration is None or not registration.is_confirmed:  # a decision mails itself
+            return None
+        if not allowed(registration):
+            return None
+    except Exception:  # noqa: BLE001 - the person may ask again
+        logger.exception("Resending a confirmation for event %s failed", event.id)
+        return FAILED
+    # A new message, so the history of the first one (sent once) is untouched.
     message = {**message_for(CONFIRMATION, registration),
                "message_id": f"resend-{registration.registration_id}-{uuid.uuid4().hex}"}
-    _submit(sender, message, event)
+    return _send_logged(sender, message, event)
 
 
 def _submit(sender, message, event) -> None:

@@ -59,12 +59,15 @@ def cancel(request, token):
 
 
 def _cancel(request, service, token):
-    rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request),
-                      message=CANCELS_LIMITED)
+    client = rate_limits.client_address(request)
     try:
         ref = links.read_registration_token(token, salt=links.CANCEL_SALT)
     except links.BadLink:
+        rate_limits.check(rate_limits.CANCEL, client, message=CANCELS_LIMITED)
         return bad_link(request)
+    # One link counts once: a double click or a second try spends nothing.
+    rate_limits.check_once(rate_limits.CANCEL, client, ref.registration_id,
+                           message=CANCELS_LIMITED)
     try:  # one conditional write: removes exactly the registration the link names
         removed = service.cancel(ref.event_id, email=ref.email,
                                  registration_id=ref.registration_id,

@@ -1,7 +1,12 @@
 """Abuse limits shared by every process and host: at most N requests per client (address,
 e-mail or admin user name) per time window, counted in DynamoDB (booking/dynamo/rate_limits.py).
 
-Each limit has a name (``SIGNUP``, ``SIGNUP_EMAIL``, ``CANCEL``, ``ADMIN_LOGIN``) whose rate
+Every limit decides and counts in one atomic write, never a read and a later write
+(``check``, ``check_once``, ``attempt``). A limit that counts something about a person
+(their e-mail address) counts only what that person's own network sends, once per form
+submission, so nobody else can spend it (docs/security.md).
+
+Each limit has a name (``SIGNUP``, ``SIGNUP_EMAIL``, ``CANCEL``, ``ADMIN_LOGIN``, ...) whose rate
 the wiring gives (``web_settings().rates``). A rate is written ``10/10m`` (10 per 10
 minutes; units s, m, h, d, and ``/m`` means one minute) or ``off``. Windows are fixed (a
 new one starts every period), so a client can at most double its rate across a window
@@ -14,11 +19,12 @@ import ipaddress
 import logging
 import re
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.core import signing
 
-from booking import wiring
+from booking import validation, wiring
 from booking.dynamo.access import StoreError
 from booking.errors import BookingError, RateLimited
 
@@ -30,6 +36,9 @@ _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 SIGNUP, SIGNUP_EMAIL, CANCEL, ADMIN_LOGIN = "signup", "signup_email", "cancel", "admin_login"
 # JSON API requests per organizer token (booking/api/base.py).
 API_TOKEN = "api_token"
+# "Resend my confirmation" requests per client address; confirmations resent per
+# registration (booking/web/views.py).
+RESEND, RESEND_MAIL = "resend", "resend_mail"
 # Each limit's counters keep the label they were first stored under, so a deploy never
 # resets counts in progress.
 STORED_AS = {SIGNUP: "BOOKING_SIGNUP_RATE", SIGNUP_EMAIL: "BOOKING_SIGNUP_EMAIL_RATE",
@@ -89,6 +98,16 @@ def _window(rate: Rate, now: float) -> tuple[int, int]:
     return start, max(1, start + rate.seconds - int(now))
 
 
+def _counted(limit: str, count) -> bool:
+    """Run one counter update; a store that cannot answer lets the request through."""
+    try:
+        return count()
+    except (BookingError, StoreError):
+        logger.warning("Rate limit %s not counted: the store is unavailable", limit,
+                       exc_info=True)
+        return True
+
+
 def check(limit: str, client: str, *, message: str | None = None, now=None) -> None:
     """Count one request of ``client`` against the named limit; raise ``RateLimited`` once
     it is over."""
@@ -96,37 +115,67 @@ def check(limit: str, client: str, *, message: str | None = None, now=None) -> N
     if rate is None:
         return
     start, retry_after = _window(rate, time.time() if now is None else now)
-    try:
-        count = wiring.rate_counters().hit(_bucket(limit, client), window_start=start,
-                                           window_seconds=rate.seconds)
-    except (BookingError, StoreError):
-        logger.warning("Rate limit %s not counted: the store is unavailable", limit,
-                       exc_info=True)
-        return
-    if count > rate.limit:
+    bucket = _bucket(limit, client)
+    if not _counted(limit, lambda: wiring.rate_counters().hit(
+            bucket, window_start=start, window_seconds=rate.seconds) <= rate.limit):
         raise RateLimited(message, retry_after=retry_after)
 
 
-def count_failure(limit: str, client: str, *, now=None) -> None:
-    """Count one failed attempt (e.g. a wrong password) without refusing anything."""
-    try:
-        check(limit, client, now=now)
-    except RateLimited:
-        pass
-
-
-def ensure_not_blocked(limit: str, client: str, *, message: str | None = None,
-                       now=None) -> None:
-    """Raise ``RateLimited`` if ``client`` has used up its attempts (counting nothing)."""
+def check_once(limit: str, client: str, submission: str, *, message: str | None = None,
+               now=None) -> None:
+    """As ``check``, but the submission ``submission`` (a form token's request id, an
+    Idempotency-Key) counts only the first time: double clicks, resubmissions and the
+    202 page's re-checks pass uncounted, in the same one write."""
     rate = _rate(limit)
     if rate is None:
         return
     start, retry_after = _window(rate, time.time() if now is None else now)
-    try:
-        used = wiring.rate_counters().hits(_bucket(limit, client), window_start=start)
-    except (BookingError, StoreError):
-        logger.warning("Rate limit %s not checked: the store is unavailable", limit,
-                       exc_info=True)
-        return
-    if used >= rate.limit:
+    bucket = _bucket(limit, client)
+    if not _counted(limit, lambda: wiring.rate_counters().hit_once(
+            bucket, window_start=start, window_seconds=rate.seconds, once=submission,
+            limit=rate.limit)):
         raise RateLimited(message, retry_after=retry_after)
+
+
+def check_address(email: str, client: str, submission: str, *,
+                  message: str | None = None) -> None:
+    """The per-e-mail signup limit, counted for the network it comes from and once per
+    submission: another network's requests about the address never spend its owner's
+    allowance, and the owner's own resubmissions spend nothing."""
+    check_once(SIGNUP_EMAIL, f"{validation.normalize_email(email)}|{client}", submission,
+               message=message)
+
+
+@contextmanager
+def attempt(limit: str, clients: list[str], *, message: str | None = None, now=None):
+    """Reserve one attempt for every client before the work the limit bounds (a password
+    check), atomically: once a client's attempts are taken, ``RateLimited`` and no work.
+    The block calls the yielded ``succeeded()`` when the attempt should not count (a right
+    password): its places are given back."""
+    rate = _rate(limit)
+    if rate is None:
+        yield lambda: None
+        return
+    start, retry_after = _window(rate, time.time() if now is None else now)
+    counters, taken = wiring.rate_counters(), []
+    for bucket in (_bucket(limit, client) for client in clients):
+        if not _counted(limit, lambda: counters.reserve(
+                bucket, window_start=start, window_seconds=rate.seconds, limit=rate.limit)):
+            _release(limit, counters, taken, start)
+            raise RateLimited(message, retry_after=retry_after)
+        taken.append(bucket)
+    yield lambda: _release(limit, counters, taken, start)
+
+
+def _release(limit: str, counters, buckets: list[str], start: int) -> None:
+    for bucket in buckets:
+        _counted(limit, lambda: counters.release(bucket, window_start=start))
+
+
+def allows(limit: str, client: str) -> bool:
+    """``check`` as a yes/no, for work that is skipped quietly past its limit."""
+    try:
+        check(limit, client)
+    except RateLimited:
+        return False
+    return True

@@ -25,6 +25,8 @@ SIGNUPS_LIMITED = ("Too many signups from your network. Please wait a few minute
                    "again.")
 EMAIL_LIMITED = ("Too many signups for this e-mail address. Please wait a while and try "
                  "again.")
+RESENDS_LIMITED = ("Too many requests from your network. Please wait a few minutes and try "
+                   "again.")
 RESENT = ("If this address is registered for the event, its confirmation with the "
           "cancellation link is on its way to that inbox.")
 PENDING_REFRESH_SECONDS = 3
@@ -95,22 +97,24 @@ def read_submission(request, event):
     """A posted signup form, within the abuse limits: (form, token, request id).
 
     An expired or foreign token gives the form with that error, a fresh token and no
-    request id; an invalid form gives the form, its own token and no request id.
+    request id; an invalid form gives the form, its own token and no request id. A valid
+    token counts once against the network's limit and the address's (from this network):
+    resubmitting it (a double click, the 202 page's re-check) spends nothing.
     """
-    rate_limits.check(rate_limits.SIGNUP, rate_limits.client_address(request),
-                      message=SIGNUPS_LIMITED)
+    client = rate_limits.client_address(request)
     form, token = SignupForm(request.POST, event=event), request.POST.get("token", "")
     try:
         request_id = tokens.request_id_from_form_token(token, event.id)
     except links.BadLink:
+        rate_limits.check(rate_limits.SIGNUP, client, message=SIGNUPS_LIMITED)
         form.is_valid()
         form.add_error(None, FORM_EXPIRED)
         return form, tokens.new_form_token(event.id), None
+    rate_limits.check_once(rate_limits.SIGNUP, client, request_id, message=SIGNUPS_LIMITED)
     if not form.is_valid():
         return form, token, None
-    rate_limits.check(rate_limits.SIGNUP_EMAIL,
-                      validation.normalize_email(form.cleaned_data["email"]),
-                      message=EMAIL_LIMITED)
+    rate_limits.check_address(form.cleaned_data["email"], client, request_id,
+                              message=EMAIL_LIMITED)
     return form, token, request_id
 
 
@@ -189,22 +193,39 @@ def _in_progress(request, event_id, form, token, message, status):
 @require_http_methods(["POST"])
 @renders_booking_errors
 def resend(request, event_id):
-    """E-mail the confirmation again to a registered address (never shown on screen);
-    limited like signups, per network and per address."""
+    """E-mail the confirmation again to a registered address (never shown on screen).
+
+    The request does the same work whether or not the address is registered: the lookup
+    and the e-mail run off the request's thread, handed over once the answer has been
+    sent, so neither the answer nor its timing tells who is registered. Limited per network (never the signups' allowance), and per
+    registration in what is actually sent.
+    """
     service = get_booking_service()
     event = service.get_event(event_id)
-    rate_limits.check(rate_limits.SIGNUP, rate_limits.client_address(request),
-                      message=SIGNUPS_LIMITED)
+    rate_limits.check(rate_limits.RESEND, rate_limits.client_address(request),
+                      message=RESENDS_LIMITED)
     try:
         typed = validation.clean_typed_email(request.POST.get("email", ""))
     except InvalidBooking as error:
         return render_error(request, error)
-    rate_limits.check(rate_limits.SIGNUP_EMAIL, validation.normalize_email(typed),
-                      message=EMAIL_LIMITED)
-    registration = service.find_registration(event.id, email=typed)
-    if registration is not None and registration.is_confirmed:  # a decision mails itself
-        mail.resend_soon(mail_sender(), registration, event=event)
-    return render(request, "booking/resent.html", {"event": event, "message": RESENT})
+    response = render(request, "booking/resent.html", {"event": event, "message": RESENT})
+    return after_response(response, lambda: mail.resend_when_registered(
+        mail_sender(), lambda: service.find_registration(event.id, email=typed), event=event,
+        allowed=lambda registration: rate_limits.allows(rate_limits.RESEND_MAIL,
+                                                        registration.registration_id)))
+
+
+def after_response(response, job):
+    """Run ``job`` once the response has been sent: the WSGI server (and Django's test
+    client) closes a response after its last byte, so nothing ``job`` does can slow the
+    answer down."""
+    close = response.close
+
+    def close_then_run():
+        close()
+        job()
+    response.close = close_then_run
+    return response
 
 
 @require_safe

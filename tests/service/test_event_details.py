@@ -161,11 +161,11 @@ def test_resend__unregistered_address__same_answer_no_mail(client, berlin):
     assert response.status_code == 200 and mail.outbox == []
 
 
-def test_resend__rate_limited_like_signups(client, berlin, settings):
-    settings.BOOKING_SIGNUP_EMAIL_RATE = "1/h"
+def test_resend__rate_limited_per_network(client, berlin, settings):
+    settings.BOOKING_RESEND_RATE = "1/h"
     url = reverse("booking:resend", args=[berlin.id])
     assert client.post(url, {"email": "ada@example.com"}).status_code == 200
-    assert client.post(url, {"email": "ada@example.com"}).status_code == 429
+    assert client.post(url, {"email": "bob@example.com"}).status_code == 429
 
 
 def test_create_event_command__one_line_summary_with_zone(service):

@@ -317,7 +317,8 @@ def wsgi_post(path: str, body: bytes, content_type: str):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("path", ["/admin/login/", "/admin/password_change/", "/",
-                                  "/events/" + "0" * 32 + "/"])
+                                  "/events/" + "0" * 32 + "/", "/admin/logout/",
+                                  "/admin/booking/dynamoevent/add/", "/api/v1/events/"])
 @pytest.mark.parametrize("megabytes", [20, 100])
 def test_request__body_over_the_limit__413_before_anything_reads_it(path, megabytes):
     body = b"--x\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a\"\r\n\r\n"

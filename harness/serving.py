@@ -1,0 +1,119 @@
+"""The production serving (`make serve`: scripts/serve.sh, nginx in front of gunicorn,
+DEBUG=false) started on free ports against a DynamoDB endpoint, for the slow-client test
+and the attack run (harness/attack.py). Not part of the product."""
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NGINX = os.environ.get("NGINX_PATH", "/usr/sbin/nginx")
+ADMIN_USER, ADMIN_PASSWORD = "organizer", secrets.token_urlsafe(16)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def nginx_available() -> bool:
+    return os.access(NGINX, os.X_OK)
+
+
+class ProductionSite:
+    """``scripts/serve.sh`` on its own ports, tables, database and runtime directory.
+
+    ``port`` is nginx's (what clients reach), ``app_port`` gunicorn's behind it;
+    ``env`` the environment it runs with (``manage`` runs a command in it).
+    """
+
+    def __init__(self, dynamodb_url: str, *, workdir: Path, client_timeout: int = 10,
+                 threads: int = 4, **extra_env):
+        self.port, self.app_port = free_port(), free_port()
+        self.workdir = workdir
+        # Under the project: nginx's workers (another user when started as root) must reach it.
+        self.runtime = ROOT / "var" / f"serve-{uuid.uuid4().hex[:8]}"
+        self.env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "false",
+                    "SECRET_KEY": secrets.token_urlsafe(50), "ALLOWED_HOSTS": "127.0.0.1",
+                    "SITE_URL": f"http://127.0.0.1:{self.port}", "SECURE_SSL_REDIRECT": "false",
+                    "SESSION_COOKIE_SECURE": "false", "CSRF_COOKIE_SECURE": "false",
+                    "DYNAMODB_ENDPOINT_URL": dynamodb_url,
+                    "DYNAMODB_TABLE_PREFIX": f"s{uuid.uuid4().hex[:8]}-",
+                    "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
+                    "STATIC_ROOT": str(workdir / "static"), "EMAIL_URL": "dummymail://",
+                    "WEB_CONCURRENCY": "1", "GUNICORN_THREADS": str(threads),
+                    "GUNICORN_ACCESS_LOG": str(workdir / "access.log"),
+                    "SERVE_ADDRESS": f"127.0.0.1:{self.port}",
+                    "SERVE_APP_ADDRESS": f"127.0.0.1:{self.app_port}",
+                    "SERVE_CLIENT_TIMEOUT": str(client_timeout), "SERVE_RUNTIME": str(self.runtime),
+                    "PY": sys.executable, **extra_env}
+        self.process = None
+
+    @property
+    def table_prefix(self) -> str:
+        return self.env["DYNAMODB_TABLE_PREFIX"]
+
+    def manage(self, *args: str) -> str:
+        done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env,
+                              capture_output=True, text=True, timeout=180)
+        if done.returncode:
+            raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done.stderr}")
+        return done.stdout
+
+    def start(self, *, pages: bool = True, tables: bool = True) -> "ProductionSite":
+        """Serve; ``pages=False`` skips what only HTML pages and the admin need (static
+        files, the admin's database and user), for a test that loads JSON only;
+        ``tables=False`` when the caller has created ``table_prefix``'s tables."""
+        if tables:
+            self.manage("create_tables")
+        if pages:
+            self._prepare_pages()
+        log = (self.workdir / "serve.log").open("w")
+        self.process = subprocess.Popen(["bash", "scripts/serve.sh"], cwd=ROOT, env=self.env,
+                                        stdout=log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+        self._wait_for(self.port)
+        self._wait_for(self.app_port)
+        return self
+
+    def _prepare_pages(self) -> None:
+        self.manage("migrate", "--noinput")
+        self.manage("collectstatic", "--noinput")
+        subprocess.run([sys.executable, "manage.py", "createsuperuser", "--noinput",
+                        "--username", ADMIN_USER, "--email", "o@example.com"], cwd=ROOT,
+                       env={**self.env, "DJANGO_SUPERUSER_PASSWORD": ADMIN_PASSWORD},
+                       check=True, capture_output=True, timeout=60)
+
+    def _wait_for(self, port: int, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.process.poll() is None:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"make serve did not start:\n{(self.workdir / 'serve.log').read_text()}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        shutil.rmtree(self.runtime, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# make serve: production serving on one host. Debian's nginx faces the clients
+# (config/nginx.conf: whole requests only, slow clients closed after
+# SERVE_CLIENT_TIMEOUT) and passes whole requests to gunicorn (config/gunicorn.conf.py),
+# which listens on 127.0.0.1 only. TLS is the deployment's own (docs/deployment.md).
+#   SERVE_ADDRESS          where nginx listens            (127.0.0.1:8000)
+#   SERVE_APP_ADDRESS      where gunicorn listens, behind (127.0.0.1:8001)
+#   SERVE_CLIENT_TIMEOUT   seconds for a whole header     (10)
+#   SERVE_RUNTIME          nginx's pid, logs, temp files  (var/serve)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-.venv/bin/python}
+NGINX=${NGINX_PATH:-/usr/sbin/nginx}
+LISTEN=${SERVE_ADDRESS:-127.0.0.1:8000}
+APP=${SERVE_APP_ADDRESS:-127.0.0.1:8001}
+RUNTIME=$(realpath -m "${SERVE_RUNTIME:-var/serve}")
+bash scripts/ensure_nginx.sh
+[ -x "$NGINX" ] || { echo "make serve needs nginx ($NGINX)" >&2; exit 1; }
+mkdir -p "$RUNTIME"
+chmod 755 "$RUNTIME"
+body_max=$("$PY" -c 'import django, os; os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings"); django.setup(); from django.conf import settings; print(settings.REQUEST_BODY_MAX_BYTES)')
+sed -e "s#@RUNTIME@#$RUNTIME#g" -e "s#@LISTEN@#$LISTEN#g" -e "s#@UPSTREAM@#$APP#g" \
+    -e "s#@CLIENT_TIMEOUT@#${SERVE_CLIENT_TIMEOUT:-10}#g" -e "s#@BODY_MAX@#$body_max#g" \
+    config/nginx.conf > "$RUNTIME/nginx.conf"
+"$NGINX" -t -q -c "$RUNTIME/nginx.conf"
+# nginx is the only proxy in front: the client's address is its X-Forwarded-For entry.
+export TRUSTED_PROXY_COUNT=${TRUSTED_PROXY_COUNT:-1} GUNICORN_BIND=$APP
+"$PY" -m gunicorn -c config/gunicorn.conf.py &
+app=$!
+"$NGINX" -c "$RUNTIME/nginx.conf" &
+proxy=$!
+trap 'kill -TERM $app $proxy 2>/dev/null; wait' INT TERM EXIT
+echo "Serving on http://$LISTEN/ (nginx) -> gunicorn on $APP"
+wait -n $app $proxy
