@@ -13,7 +13,8 @@ outbox row): a repeated fan-out finds it there and adds nothing. The body is fix
 the delivery is written; every attempt sends the same bytes.
 
 ``event.full`` and ``waitinglist.accepted`` are read, not written: a confirmation whose
-fan-out finds the event full (``availability``) reports it, and a confirmation whose
+fan-out finds the event full (``availability``) reports it, once per capacity the event
+fills at (every fan-out that finds it full names the same change), and a confirmation whose
 person's waiting-list entry was booked with this registration (``waiting_entry``) was an
 accepted offer. Those reads happen only when some endpoint asked for those types.
 """
@@ -70,10 +71,10 @@ class Fanout:
         at = float(message.get("created_at") or now)
         wanted = {t for e in wanting for t in e.events}
         added = 0
-        for event_type, data in self.changes(message, event, wanted):
+        for event_type, data, change in self.changes(message, event, wanted):
             text = body(event_type, at, data)
             for endpoint in (e for e in wanting if event_type in e.events):
-                item = {"delivery_id": webhook_id(endpoint.id, f"{event_type}|{message['message_id']}"),
+                item = {"delivery_id": webhook_id(endpoint.id, change),
                         "endpoint_id": endpoint.id, "event_type": event_type,
                         "event_id": event_id, "body": text}
                 added += self.deliveries.add(item, now=now,
@@ -81,34 +82,37 @@ class Fanout:
         return added
 
     def changes(self, message: dict, event, wanted: set):
-        """(event type, data) for each change the row reports that some endpoint wants."""
+        """(event type, data, change key) for each change the row reports that some
+        endpoint wants; the key names the change in every fan-out of it."""
         kind, data = message["kind"], registration_data(message)
-        if kind == CANCELLATION:
-            yield REGISTRATION_CANCELLED, data
-        elif kind == OFFER:
+        types = {CANCELLATION: REGISTRATION_CANCELLED, OFFER: WAITINGLIST_OFFERED,
+                 REJECTION: STREAMS_DECIDED, CONFIRMATION: REGISTRATION_CREATED}
+        if kind not in types:
+            return
+        key = f"{types[kind]}|{message['message_id']}"
+        if kind == OFFER:
             expires = datetime.fromtimestamp(int(message["offer_expires_at"]) / 1000, dt_timezone.utc)
-            yield WAITINGLIST_OFFERED, {**data, "offer_expires_at": expires.isoformat()}
+            data = {**data, "offer_expires_at": expires.isoformat()}
         elif kind == REJECTION:
-            yield STREAMS_DECIDED, {**data, "outcome": "rejected"}
-        elif kind == CONFIRMATION:
-            yield REGISTRATION_CREATED, data
+            data = {**data, "outcome": "rejected"}
+        yield types[kind], data, key
+        if kind == CONFIRMATION:
             yield from self._confirmation_extras(message, event, wanted, data)
 
     def _confirmation_extras(self, message, event, wanted, data):
-        event_id = message["event_id"]
+        event_id, message_id = message["event_id"], message["message_id"]
         if STREAMS_DECIDED in wanted and event().strategy == STREAMS:
-            yield STREAMS_DECIDED, {**data, "outcome": "confirmed"}
+            yield STREAMS_DECIDED, {**data, "outcome": "confirmed"}, f"{STREAMS_DECIDED}|{message_id}"
         if WAITINGLIST_ACCEPTED in wanted:
             entry = self.waiting_entry(event_id, email=message["email"])
             if (entry is not None and entry.status == BOOKED
                     and entry.registration_id == message["registration_id"]):
-                yield WAITINGLIST_ACCEPTED, data
+                yield WAITINGLIST_ACCEPTED, data, f"{WAITINGLIST_ACCEPTED}|{message_id}"
         if EVENT_FULL in wanted:
             seats = self.availability(event_id)
-            if seats.is_full:
-                yield EVENT_FULL, {"event_id": event_id, "capacity": seats.capacity,
-                                   "confirmed": seats.confirmed,
-                                   "registration_id": message["registration_id"]}
+            if seats.is_full:  # once per capacity it fills at, however many fan-outs see it
+                yield (EVENT_FULL, {"event_id": event_id, "capacity": seats.capacity},
+                       f"{EVENT_FULL}|{event_id}|{seats.capacity}")
 
 
 def registration_data(message: dict) -> dict:
