@@ -9,7 +9,8 @@ from rest_framework.response import Response
 from booking.errors import (AlreadyRegistered, AlreadyWaiting, BookingClosed, BookingContention,
                             BookingError, EventFull, EventNotFound, InvalidBooking,
                             NotRegistered, NotWaiting, OfferExpired, OutcomeUnknown,
-                            RateLimited, SeatsAvailable, StaleEdit, StoreUnavailable)
+                            RateLimited, SeatsAvailable, StaleEdit, StoreUnavailable,
+                            WebhookNotFound)
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_BASE = "/api/v1/problems/"
@@ -21,6 +22,7 @@ DOMAIN_PROBLEMS = {
     OutcomeUnknown: (503, "outcome-unknown", "Outcome not known yet"),
     InvalidBooking: (400, "invalid", "Invalid input"),
     EventNotFound: (404, "event-not-found", "Event not found"),
+    WebhookNotFound: (404, "webhook-not-found", "Webhook endpoint not found"),
     NotRegistered: (404, "not-registered", "Not registered"),
     NotWaiting: (404, "not-waiting", "Not on the waiting list"),
     EventFull: (409, "event-full", "Event full"),
