@@ -112,9 +112,6 @@ class WebhookDeliveries:
             index="due", key_condition="due_in = :due AND next_attempt_at <= :now",
             values={":due": DUE, ":now": _n(now)}, limit=limit))
 
-    def get(self, delivery_id: str) -> dict | None:
-        return self.table.get({"delivery_id": delivery_id})
-
     def claim(self, delivery_id: str, *, seen: int, now: float, lease_seconds: float,
               runner: str) -> dict | None:
         """Make attempt ``seen + 1``; the delivery as claimed, or None if another worker
