@@ -25,6 +25,9 @@ class Event:
     time_zone: str = ""
     description: str = ""
     venue: str = ""
+    # The fingerprint of the keyed request that created it (an API Idempotency-Key), so a
+    # repeat of that request is recognised; "" for events created without a key.
+    request_fingerprint: str = field(default="", compare=False)
 
     @property
     def has_started(self) -> bool:

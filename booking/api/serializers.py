@@ -51,6 +51,20 @@ class EventEdit(StrictSerializer):
     venue = TextField(required=False, allow_blank=True)
 
 
+class EventCreate(StrictSerializer):
+    """An organizer's new event (the service validates and normalizes every field)."""
+
+    name = TextField(max_length=200)
+    capacity = serializers.IntegerField(min_value=0)
+    strategy = TextField(required=False, help_text="aggregate, lock_table, slots or streams "
+                                                   "(default: the site's)")
+    starts_at = TextField(required=False, allow_null=True)
+    ends_at = TextField(required=False, allow_null=True)
+    time_zone = TextField(required=False)
+    description = TextField(required=False, allow_blank=True)
+    venue = TextField(required=False, allow_blank=True)
+
+
 class AvailabilityOutput(serializers.Serializer):
     capacity = serializers.IntegerField()
     confirmed = serializers.IntegerField()

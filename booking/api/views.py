@@ -13,7 +13,8 @@ from booking.api.base import ApiView
 from booking.api.organizer import expected_version, with_etag
 from booking.api.problems import BAD_LINK, Refused
 from booking.api.schema import problems
-from booking.api.serializers import (EventEdit, EventPage, EventWithSeats, RegistrationInput,
+from booking.api.serializers import (EventCreate, EventEdit, EventPage, EventWithSeats,
+                                     RegistrationInput,
                                      RegistrationOutput, decode_cursor, encode_cursor,
                                      event_body)
 from booking.errors import NotRegistered
@@ -33,6 +34,7 @@ SECRET_PROBLEMS = problems(404, 429, 503)
 
 
 class EventList(ApiView):
+    organizer_methods = ("POST",)
     @extend_schema(
         operation_id="events_list", responses={200: EventPage, **problems(400, 503)},
         parameters=[OpenApiParameter("cursor", str, description="next_cursor of the page "
@@ -49,6 +51,21 @@ class EventList(ApiView):
         return Response({"results": [event_body(e, seats[e.id]) for e in events
                                      if e.id in seats],
                          "next_cursor": encode_cursor(last)})
+
+
+    @extend_schema(operation_id="events_create", request=EventCreate, parameters=[KEY_PARAMETER],
+                   responses={201: EventWithSeats, **problems(400, 401, 403, 415, 422, 503)})
+    def post(self, request):
+        """Create an event (organizers, write scope). The Idempotency-Key rides in the
+        event's own provisioning write: a retry answers 201 with the same event."""
+        request_id = idempotency.keyed_request_id(request)
+        payload = EventCreate(data=request.data)
+        payload.is_valid(raise_exception=True)
+        service = get_booking_service()
+        event = service.create_event(**payload.validated_data, request_id=request_id)
+        response = with_etag(event, service.availability(event.id))
+        response.status_code = 201
+        return response
 
 
 def _limit(text: str) -> int:

@@ -39,12 +39,13 @@ def event_item(event: Event) -> dict:
         "starts_at": _iso(event.starts_at),
         "created_at": _iso(event.created_at),
         "version": event.version,
+        "request_fingerprint": event.request_fingerprint or None,
     }
 
 
 # Everything but the aggregate strategy's attendees map, which can be large.
 EVENT_PROJECTION = ("event_id, #name, #capacity, strategy, starts_at, created_at, version, "
-                    "#ends, #zone, #description, #venue")
+                    "#ends, #zone, #description, #venue, request_fingerprint")
 EVENT_PROJECTION_NAMES = {"#name": "name", "#capacity": "capacity", "#ends": "ends_at",
                           "#zone": "time_zone", "#description": "description", "#venue": "venue"}
 
@@ -62,6 +63,7 @@ def event_from_item(item: dict) -> Event:
         time_zone=item.get("time_zone") or "",
         description=item.get("description") or "",
         venue=item.get("venue") or "",
+        request_fingerprint=item.get("request_fingerprint") or "",
     )
 
 
