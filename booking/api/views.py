@@ -12,7 +12,7 @@ from booking.api import idempotency
 from booking.api.base import ApiView
 from booking.api.organizer import expected_version, with_etag
 from booking.api.problems import BAD_LINK, Refused
-from booking.api.schema import problems
+from booking.api.schema import PENDING, problems
 from booking.api.serializers import (EventCreate, EventEdit, EventPage, EventWithSeats,
                                      RegistrationInput,
                                      RegistrationOutput, decode_cursor, encode_cursor,
@@ -23,7 +23,7 @@ from booking.web import rate_limits
 from booking.web.views import EMAIL_LIMITED, SIGNUPS_LIMITED
 from booking.wiring import get_booking_service, mail_sender
 
-PROBLEMS = problems(400, 404, 409, 415, 422, 429, 503)
+PROBLEMS = {**PENDING, **problems(400, 404, 409, 415, 422, 429, 503)}
 KEY_PARAMETER = OpenApiParameter(
     idempotency.HEADER, idempotency.KEY_SCHEMA, OpenApiParameter.HEADER, required=True,
     description=idempotency.POLICY)
@@ -54,7 +54,8 @@ class EventList(ApiView):
 
 
     @extend_schema(operation_id="events_create", request=EventCreate, parameters=[KEY_PARAMETER],
-                   responses={201: EventWithSeats, **problems(400, 401, 403, 415, 422, 503)})
+                   responses={201: EventWithSeats, **PENDING,
+                              **problems(400, 401, 403, 415, 422, 503)})
     def post(self, request):
         """Create an event (organizers, write scope). The Idempotency-Key rides in the
         event's own provisioning write: a retry answers 201 with the same event."""

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from booking.api import idempotency
 from booking.api.views import KEY_PARAMETER
 from booking.api.base import ApiView
-from booking.api.schema import problems
+from booking.api.schema import PENDING, problems
 from booking.api.serializers import StrictSerializer, TextField
 from booking.webhooks.registry import ALL_EVENTS, EVENT_TYPES
 from booking.wiring import webhook_registry
@@ -95,7 +95,7 @@ class WebhookList(ApiView):
 
     @extend_schema(operation_id="webhooks_create", request=WebhookInput,
                    parameters=[KEY_PARAMETER],
-                   responses={201: WebhookCreated, **problems(400, 401, 403, 404, 415, 422,
+                   responses={201: WebhookCreated, **PENDING, **problems(400, 401, 403, 404, 415, 422,
                                                             503)})
     def post(self, request):
         """Register an https endpoint for some event types, of one event or all; the
