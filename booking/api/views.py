@@ -14,7 +14,7 @@ from booking.api.organizer import expected_version, with_etag
 from booking.api.problems import BAD_LINK, Refused
 from booking.api.schema import PENDING, problems
 from booking.api.serializers import (EventCreate, EventEdit, EventPage, EventWithSeats,
-                                     RegistrationInput,
+                                     RegistrationInput, RegistrationPage,
                                      RegistrationOutput, decode_cursor, encode_cursor,
                                      event_body)
 from booking.errors import NotRegistered
@@ -31,6 +31,9 @@ IF_MATCH = OpenApiParameter("If-Match", str, OpenApiParameter.HEADER, required=T
                             description='The ETag of the event as read: "<version>".')
 BAD_SECRET = "This secret names no registration. Use the secret the booking answered."
 SECRET_PROBLEMS = problems(404, 429, 503)
+
+
+CURSOR = OpenApiParameter("cursor", str, description="next_cursor of the page before")
 
 
 class EventList(ApiView):
@@ -111,13 +114,19 @@ class EventRegistrations(ApiView):
     organizer_methods = ("GET",)
 
     @extend_schema(operation_id="registrations_list",
-                   responses={200: RegistrationOutput(many=True),
-                              **problems(401, 403, 404, 503)})
+                   parameters=[CURSOR, OpenApiParameter("limit", int,
+                                                        description="1 to 100 (default 50)")],
+                   responses={200: RegistrationPage, **problems(400, 401, 403, 404, 503)})
     def get(self, request, event_id):
-        """Every registration of the event (organizers)."""
+        """The event's registrations in e-mail order, one page at a time (organizers)."""
+        limit = _limit(request.query_params.get("limit", "50"))
+        cursor = request.query_params.get("cursor")
         service = get_booking_service()
         event = service.get_event(event_id)
-        return Response(RegistrationOutput(service.iter_registrations(event.id), many=True).data)
+        after = decode_cursor(cursor, "email")["email"] if cursor else None
+        page, last = service.registrations_page(event.id, after=after, limit=limit)
+        return Response({"results": RegistrationOutput(page, many=True).data,
+                         "next_cursor": encode_cursor({"email": last} if last else None)})
 
     @extend_schema(operation_id="registrations_create", request=RegistrationInput,
                    parameters=[KEY_PARAMETER],
