@@ -135,7 +135,8 @@ class WebhookSender:
         entry = self._entry(attempt, started, status, error)
         if not error:
             self.deliveries.delivered(delivery_id, entry, now=self.clock())
-            self.endpoints.succeeded(endpoint.id)
+            if endpoint.failing_since is not None:  # as this pass read it: a failure
+                self.endpoints.succeeded(endpoint.id)  # since then is cleared next pass
             return DELIVERED
         self.deliveries.retry_at(delivery_id, entry, attempt=attempt,
                                  at=self.clock() + self.retry.delay(attempt))
