@@ -212,3 +212,27 @@ def test_sender__http_url_refused_without_a_tests_policy(service):
     assert sender.run_pass() == {RETRYING: 1} and posts == []
     [row] = owed(service).values()
     assert "https://" in row["log"][0]["error"] and endpoint.url.startswith("http://")
+
+
+def test_booking_worker_once__fans_out_then_delivers_next_pass(service, monkeypatch):
+    """The command's own passes: the outbox pass owes the delivery, the next webhook pass
+    sends it (the command's sender, with a test's receiver in place of HTTP)."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from booking.management.commands import booking_worker
+
+    endpoint = webhook_registry(service).register(url=URL, events=["registration.created"])
+    receiver = FakeReceiver(endpoint.secret)
+    monkeypatch.setattr(booking_worker, "webhook_sender",
+                        lambda: webhook_sender(service, post=receiver))
+    event = service.create_event(name="Hooks", capacity=5, strategy="lock_table")
+    service.book(event.id, name="Ada", email="ada@example.com")
+    runs = []
+    for _ in range(2):
+        out = StringIO()
+        call_command("booking_worker", "--once", "--min-age", "0", "--json", stdout=out)
+        runs.append([json.loads(line) for line in out.getvalue().splitlines()])
+
+    assert {"webhooks": {DELIVERED: 1}} in runs[1] and len(receiver.seen) == 1
