@@ -31,7 +31,7 @@ def run_sender(url: str, prefix: str, *, careless: bool = False, pause_file: str
     wiring.reset_services()
     service = control_service(store=local_store(url, table_prefix=prefix))
     sender = webhook_sender(
-        service, url_policy=LoopbackHttp(), post=post, lease_seconds=1.0, timeout_seconds=5.0,
+        service, url_policy=LoopbackHttp(), post=post, lease_seconds=0.5, timeout_seconds=5.0,
         retry=RetryRule(base_seconds=0.05, max_seconds=0.3),
         sender_class=CarelessWebhookSender if careless else WebhookSender)
     stop = threading.Event()
