@@ -105,18 +105,21 @@ def _own(model_admin, request, endpoint_id, allowed):
 
 
 def delete(model_admin, request, endpoint_id):
-    endpoint = _own(model_admin, request, endpoint_id, model_admin.has_delete_permission(request))
-    if endpoint is not None and request.method == "POST":
-        webhook_registry().remove(endpoint.id, owner=owner(request))
-        messages.success(request, f"Removed {endpoint.url}; nothing more is sent to it.")
-    return redirect(url("changelist"))
+    return _act(model_admin, request, endpoint_id, model_admin.has_delete_permission(request),
+                "remove", "Removed {url}; nothing more is sent to it.")
 
 
 def enable(model_admin, request, endpoint_id):
-    endpoint = _own(model_admin, request, endpoint_id, model_admin.has_change_permission(request))
+    return _act(model_admin, request, endpoint_id, model_admin.has_change_permission(request),
+                "enable", "Enabled {url}: it gets changes made from now on.")
+
+
+def _act(model_admin, request, endpoint_id, allowed, action, done):
+    """POST: the registry's ``action`` on the user's own endpoint; then the list."""
+    endpoint = _own(model_admin, request, endpoint_id, allowed)
     if endpoint is not None and request.method == "POST":
-        webhook_registry().enable(endpoint.id, owner=owner(request))
-        messages.success(request, f"Enabled {endpoint.url}: it gets changes made from now on.")
+        getattr(webhook_registry(), action)(endpoint.id, owner=owner(request))
+        messages.success(request, done.format(url=endpoint.url))
     return redirect(url("changelist"))
 
 
