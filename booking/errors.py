@@ -131,3 +131,8 @@ class OfferExpired(BookingError):
     code = "offer_expired"
     default_message = ("This offer has expired, and the seat has passed to the next person "
                        "in line. You can join the waiting list again.")
+
+
+class WebhookNotFound(BookingError):
+    code = "webhook_not_found"
+    default_message = "This webhook endpoint does not exist."

@@ -60,6 +60,9 @@ class Event:
                 seats[quota] = seats.get(quota, 0) + quantity
         capacities = self.quota_capacities()
         return Order(seats=seats, capacities={q: capacities[q] for q in seats})
+    # The fingerprint of the keyed request that created it (an API Idempotency-Key), so a
+    # repeat of that request is recognised; "" for events created without a key.
+    request_fingerprint: str = field(default="", compare=False)
 
     @property
     def has_started(self) -> bool:

@@ -29,6 +29,10 @@ from booking.exactly_once.request_log import RequestLog
 from booking.service import BookingService
 from booking.strategies.base import RetryPolicy
 from booking.strategies.streams.decider import StreamDecider
+from booking.dynamo.webhooks import WebhookDeliveries, WebhookEndpoints
+from booking.webhooks.delivery import RetryRule, WebhookSender
+from booking.webhooks.fanout import Fanout
+from booking.webhooks.registry import WebhookRegistry
 
 DAY = 86400
 # The abuse limits (booking/web/rate_limits.py) by name, and the setting that gives each rate.
@@ -63,6 +67,7 @@ class WorkerSettings:
     worker_interval: float  # seconds between looks at the outbox
     decider_interval: float  # seconds the streams decider rests at the shards' ends
     replay_lease_seconds: float  # how long a replay_failed run's lease lasts
+    webhook_interval: float  # seconds between looks for webhook deliveries due
 
 
 def web_settings() -> WebSettings:
@@ -81,7 +86,8 @@ def worker_settings() -> WorkerSettings:
     """The worker's settings as they are now."""
     return WorkerSettings(worker_interval=settings.BOOKING_WORKER_INTERVAL,
                           decider_interval=settings.BOOKING_DECIDER_INTERVAL,
-                          replay_lease_seconds=settings.BOOKING_REPLAY_LEASE_SECONDS)
+                          replay_lease_seconds=settings.BOOKING_REPLAY_LEASE_SECONDS,
+                          webhook_interval=settings.WEBHOOK_INTERVAL)
 
 
 def client_config() -> ClientConfig:
@@ -160,7 +166,40 @@ def mail_sender(service: BookingService | None = None, *, stale_seconds: float |
         email_backend=email_backend or settings.EMAIL_BACKEND, site_url=settings.SITE_URL,
         retention_seconds=settings.BOOKING_REQUEST_HISTORY_DAYS * DAY,
         stale_seconds=(settings.BOOKING_REQUEST_STALE_SECONDS if stale_seconds is None
-                       else stale_seconds))
+                       else stale_seconds),
+        fanout=webhook_fanout(service))
+
+
+def webhook_fanout(service: BookingService) -> Fanout:
+    """What turns ``service``'s outbox rows into webhook deliveries."""
+    return Fanout(endpoints=WebhookEndpoints(service.store),
+                  deliveries=WebhookDeliveries(service.store),
+                  availability=service.availability, waiting_entry=service.waiting_entry,
+                  retention_seconds=settings.BOOKING_REQUEST_HISTORY_DAYS * DAY)
+
+
+def webhook_registry(service: BookingService | None = None, *,
+                     url_policy=None) -> WebhookRegistry:
+    """Organizers' endpoints on ``service``'s store (https only unless a test's policy)."""
+    service = service or get_booking_service()
+    return WebhookRegistry(endpoints=WebhookEndpoints(service.store),
+                           deliveries=WebhookDeliveries(service.store),
+                           event_exists=service.get_event, url_policy=url_policy,
+                           retention_seconds=settings.BOOKING_REQUEST_HISTORY_DAYS * DAY)
+
+
+def webhook_sender(service: BookingService | None = None, *, url_policy=None,
+                   sender_class=WebhookSender, **parts) -> WebhookSender:
+    """The booking worker's webhook sender, from settings; the keyword arguments replace
+    parts of it (tests and harnesses only)."""
+    service = service or get_booking_service()
+    retry = RetryRule(base_seconds=settings.WEBHOOK_RETRY_BASE_SECONDS,
+                      max_seconds=settings.WEBHOOK_RETRY_MAX_SECONDS,
+                      disable_after_seconds=settings.WEBHOOK_DISABLE_AFTER_SECONDS)
+    return sender_class(endpoints=WebhookEndpoints(service.store),
+                        deliveries=WebhookDeliveries(service.store),
+                        **{"retry": retry, "timeout_seconds": settings.WEBHOOK_TIMEOUT_SECONDS,
+                           "url_policy": url_policy, **parts})
 
 
 def leases(service: BookingService | None = None) -> Leases:

@@ -308,6 +308,16 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
                              "booking.api.schema.add_links"],
 }
+# --- Webhooks (booking/webhooks/, docs/api.md#webhooks): sent by booking_worker --------------
+# Seconds between the worker's looks for deliveries due; seconds a receiver may take to answer.
+WEBHOOK_INTERVAL = env.float("WEBHOOK_INTERVAL", default=1.0)
+WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+# Backoff after failed attempt n: base * 2**(n-1) seconds, at most max (less up to a fifth).
+WEBHOOK_RETRY_BASE_SECONDS = env.float("WEBHOOK_RETRY_BASE_SECONDS", default=10.0)
+WEBHOOK_RETRY_MAX_SECONDS = env.float("WEBHOOK_RETRY_MAX_SECONDS", default=3600.0)
+# An endpoint whose deliveries all failed for this long is disabled (the admin shows why).
+WEBHOOK_DISABLE_AFTER_SECONDS = env.float("WEBHOOK_DISABLE_AFTER_SECONDS", default=86400.0)
+
 # --- Metrics, structured logs, AWS (booking/metrics/, booking/web/metrics.py; docs/deployment.md)
 # The Prometheus endpoint at /metrics: off (404) unless enabled, then only for the peer
 # addresses or networks listed (the scraper's; never X-Forwarded-For) or a request with

@@ -11,6 +11,8 @@ can fail:
   after a lost answer, so a resend that applied is reported as a refusal.
 - ``CarelessMailSender`` sends e-mails without the atomic counter, so senders that see
   the same outbox row at once both send it.
+- ``CarelessWebhookSender`` records a webhook delivery done before it sends it, so a
+  sender killed mid-send loses the delivery.
 - ``CarelessStreamsStrategy`` decides a streams registration whatever its state, so a
   stream record read twice (a restart, two deciders) is decided twice.
 
@@ -30,6 +32,8 @@ from booking.exactly_once.request_log import RequestLog
 from booking.strategies import STRATEGIES
 from booking.strategies.base import WriteTokens
 from booking.strategies.streams import StreamsStrategy
+
+from booking.webhooks.delivery import DELIVERED, RETRYING, WebhookSender
 
 from .unguarded import UnguardedStrategy
 
@@ -124,3 +128,14 @@ class CarelessStreamsStrategy(StreamsStrategy):
     """Decides a registration whatever its state: a record read twice is decided twice."""
 
     decidable = "registration_id = :rid AND (#status = :pending OR #status <> :pending)"
+
+
+class CarelessWebhookSender(WebhookSender):
+    """Marks the claimed delivery done, then sends it: killed in between, it is lost."""
+
+    def send(self, delivery, endpoint):
+        attempt = int(delivery["attempts"])
+        self.deliveries.delivered(delivery["delivery_id"], self._entry(attempt, self.clock(), 0, ""),
+                                  now=self.clock())
+        _, error, _ = self._post(delivery, endpoint)
+        return RETRYING if error else DELIVERED

@@ -29,6 +29,8 @@ LAYERS = [
     ("waiting-list engine", ["booking.waitlist"]),
     ("service", ["booking.service"]),
     ("links and mail", ["booking.links", "booking.calendar", "booking.mail"]),
+    # Organizers' endpoints, the fan-out from outbox rows, the worker's sender.
+    ("webhooks", ["booking.webhooks"]),
     # Prometheus counters and JSON logs, hooked onto the store and the service by the wiring.
     ("metrics", ["booking.metrics"]),
     # Reads the table definitions; only the aws_template command imports it.

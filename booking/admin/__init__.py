@@ -33,3 +33,4 @@ class EventAdmin(admin.ModelAdmin):
             route("<str:event_id>/registrations/export/", admin_registrations.export, "export"),
             route("<str:event_id>/waiting-list/", admin_waitlist.waiting_list, "waiting_list"),
         ]
+from booking.admin import webhooks as admin_webhooks  # noqa: E402,F401 - registers its admin

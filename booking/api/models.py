@@ -56,3 +56,14 @@ class ApiToken(models.Model):
         if found is None or not hmac.compare_digest(found.token_hash, digest(token)):
             return None
         return found if found.is_active else None
+
+
+class WebhookEndpointEntry(models.Model):
+    """The admin's entry for webhook endpoints stored in DynamoDB: permissions, no table
+    (``booking/admin/webhooks.py``)."""
+
+    class Meta:
+        managed = False
+        db_table = "booking_api_webhook_unused"
+        verbose_name = "webhook endpoint"
+        default_permissions = ("add", "change", "delete", "view")

@@ -9,7 +9,8 @@ from rest_framework.response import Response
 from booking.errors import (AlreadyRegistered, AlreadyWaiting, BookingClosed, BookingContention,
                             BookingError, EventFull, EventNotFound, InvalidBooking,
                             NotRegistered, NotWaiting, OfferExpired, OutcomeUnknown,
-                            RateLimited, SeatsAvailable, StaleEdit, StoreUnavailable)
+                            RateLimited, SeatsAvailable, StaleEdit, StoreUnavailable,
+                            WebhookNotFound)
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_BASE = "/api/v1/problems/"
@@ -18,9 +19,11 @@ UNKNOWN_RETRY_SECONDS = 2
 
 # (status, type slug, title) per domain error; the nearest mapped class wins.
 DOMAIN_PROBLEMS = {
+    # A keyed request answers 202 instead (``outcome_pending``).
     OutcomeUnknown: (503, "outcome-unknown", "Outcome not known yet"),
     InvalidBooking: (400, "invalid", "Invalid input"),
     EventNotFound: (404, "event-not-found", "Event not found"),
+    WebhookNotFound: (404, "webhook-not-found", "Webhook endpoint not found"),
     NotRegistered: (404, "not-registered", "Not registered"),
     NotWaiting: (404, "not-waiting", "Not on the waiting list"),
     EventFull: (409, "event-full", "Event full"),
@@ -81,10 +84,27 @@ def from_domain_error(error: BookingError, *, keyed: bool = False) -> Response:
     return problem(domain_kind(error), error.message, retry_after=retry_after, **extra)
 
 
+CONFIRMING = ("The outcome is not known yet: the store's answer was lost and could not be "
+              "read back. Send the same request with the same Idempotency-Key after "
+              "Retry-After seconds: it answers the outcome and never acts twice.")
+
+
+def outcome_pending() -> Response:
+    """202 for a keyed request whose outcome is not known yet (the pages answer 202 too):
+    the way to check is the same request with the same key."""
+    response = Response({"status": "pending", "detail": CONFIRMING}, status=202)
+    response["Retry-After"] = str(UNKNOWN_RETRY_SECONDS)
+    return response
+
+
 def exception_handler(error, context):
-    """DRF's hook (REST_FRAMEWORK["EXCEPTION_HANDLER"]): every refusal as a problem."""
+    """DRF's hook (REST_FRAMEWORK["EXCEPTION_HANDLER"]): every refusal as a problem, and a
+    keyed request's unknown outcome as 202 "ask again"."""
     if isinstance(error, Refused):
         return error.response
+    keyed = bool(getattr(context.get("request"), "idempotency_keyed", False))
+    if isinstance(error, OutcomeUnknown) and keyed:
+        return outcome_pending()
     if isinstance(error, BookingError):
         return from_domain_error(error, keyed=bool(getattr(context.get("request"),
                                                            "idempotency_keyed", False)))

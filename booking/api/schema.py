@@ -44,7 +44,7 @@ LINKS = {
 
 
 # Request bodies refuse fields they do not declare (StrictSerializer): say so.
-CLOSED_BODIES = ("RegistrationInput", "EventEdit", "PatchedEventEdit")
+CLOSED_BODIES = ("RegistrationInput", "EventEdit", "PatchedEventEdit", "EventCreate", "WebhookInput")
 
 
 def add_links(result, generator, request, public):
@@ -64,3 +64,13 @@ def add_links(result, generator, request, public):
                 if not response["links"]:
                     del response["links"]
     return result
+
+
+class OutcomePending(serializers.Serializer):
+    """A keyed request's outcome is not known yet: send it again with the same key."""
+
+    status = serializers.CharField()
+    detail = serializers.CharField()
+
+
+PENDING = {202: OutcomePending}

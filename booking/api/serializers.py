@@ -51,6 +51,20 @@ class EventEdit(StrictSerializer):
     venue = TextField(required=False, allow_blank=True)
 
 
+class EventCreate(StrictSerializer):
+    """An organizer's new event (the service validates and normalizes every field)."""
+
+    name = TextField(max_length=200)
+    capacity = serializers.IntegerField(min_value=0)
+    strategy = TextField(required=False, help_text="aggregate, lock_table, slots or streams "
+                                                   "(default: the site's)")
+    starts_at = TextField(required=False, allow_null=True)
+    ends_at = TextField(required=False, allow_null=True)
+    time_zone = TextField(required=False)
+    description = TextField(required=False, allow_blank=True)
+    venue = TextField(required=False, allow_blank=True)
+
+
 class AvailabilityOutput(serializers.Serializer):
     capacity = serializers.IntegerField()
     confirmed = serializers.IntegerField()
@@ -94,6 +108,11 @@ class RegistrationOutput(serializers.Serializer):
         return links.registration_token(registration, salt=links.CANCEL_SALT)
 
 
+class RegistrationPage(serializers.Serializer):
+    results = RegistrationOutput(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
+
+
 class WaitlistEntryOutput(serializers.Serializer):
     event_id = serializers.CharField()
     name = serializers.CharField()
@@ -117,13 +136,13 @@ def encode_cursor(key: dict | None) -> str | None:
     return base64.urlsafe_b64encode(json.dumps(key, sort_keys=True).encode()).decode()
 
 
-def decode_cursor(cursor: str) -> dict:
-    """The key a cursor names; ValidationError if it is not one of ours."""
+def decode_cursor(cursor: str, field: str = "event_id") -> dict:
+    """The key a cursor names (``{field: value}``); ValidationError if it is not one of ours."""
     try:
         key = json.loads(base64.urlsafe_b64decode(cursor.encode()))
     except (binascii.Error, ValueError, UnicodeError):
         raise serializers.ValidationError({"cursor": "Not a cursor this API gave."}) from None
-    if (not isinstance(key, dict) or set(key) != {"event_id"}
-            or not isinstance(key["event_id"], str) or not key["event_id"]):
+    if (not isinstance(key, dict) or set(key) != {field}
+            or not isinstance(key[field], str) or not key[field]):
         raise serializers.ValidationError({"cursor": "Not a cursor this API gave."})
     return key

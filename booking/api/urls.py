@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from booking.api import views, waitlist
+from booking.api import views, waitlist, webhooks
 
 app_name = "api"
 
@@ -18,6 +18,10 @@ urlpatterns = [
          name="waiting_list"),
     path("offers/<str:secret>/", waitlist.Offer.as_view(), name="offer"),
     path("offers/<str:secret>/accept/", waitlist.OfferAccept.as_view(), name="offer_accept"),
+    path("webhooks/", webhooks.WebhookList.as_view(), name="webhooks"),
+    path("webhooks/<str:endpoint_id>/", webhooks.WebhookDetail.as_view(), name="webhook"),
+    path("webhooks/<str:endpoint_id>/deliveries/", webhooks.WebhookDeliveries.as_view(),
+         name="webhook_deliveries"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),

@@ -12,8 +12,9 @@ from booking.api import idempotency
 from booking.api.base import ApiView
 from booking.api.organizer import expected_version, with_etag
 from booking.api.problems import BAD_LINK, Refused
-from booking.api.schema import problems
-from booking.api.serializers import (EventEdit, EventPage, EventWithSeats, RegistrationInput,
+from booking.api.schema import PENDING, problems
+from booking.api.serializers import (EventCreate, EventEdit, EventPage, EventWithSeats,
+                                     RegistrationInput, RegistrationPage,
                                      RegistrationOutput, decode_cursor, encode_cursor,
                                      event_body)
 from booking.errors import NotRegistered
@@ -22,7 +23,7 @@ from booking.web import rate_limits
 from booking.web.views import EMAIL_LIMITED, SIGNUPS_LIMITED
 from booking.wiring import get_booking_service, mail_sender
 
-PROBLEMS = problems(400, 404, 409, 415, 422, 429, 503)
+PROBLEMS = {**PENDING, **problems(400, 404, 409, 415, 422, 429, 503)}
 KEY_PARAMETER = OpenApiParameter(
     idempotency.HEADER, idempotency.KEY_SCHEMA, OpenApiParameter.HEADER, required=True,
     description=idempotency.POLICY)
@@ -32,7 +33,11 @@ BAD_SECRET = "This secret names no registration. Use the secret the booking answ
 SECRET_PROBLEMS = problems(404, 429, 503)
 
 
+CURSOR = OpenApiParameter("cursor", str, description="next_cursor of the page before")
+
+
 class EventList(ApiView):
+    organizer_methods = ("POST",)
     @extend_schema(
         operation_id="events_list", responses={200: EventPage, **problems(400, 503)},
         parameters=[OpenApiParameter("cursor", str, description="next_cursor of the page "
@@ -49,6 +54,22 @@ class EventList(ApiView):
         return Response({"results": [event_body(e, seats[e.id]) for e in events
                                      if e.id in seats],
                          "next_cursor": encode_cursor(last)})
+
+
+    @extend_schema(operation_id="events_create", request=EventCreate, parameters=[KEY_PARAMETER],
+                   responses={201: EventWithSeats, **PENDING,
+                              **problems(400, 401, 403, 415, 422, 503)})
+    def post(self, request):
+        """Create an event (organizers, write scope). The Idempotency-Key rides in the
+        event's own provisioning write: a retry answers 201 with the same event."""
+        request_id = idempotency.keyed_request_id(request)
+        payload = EventCreate(data=request.data)
+        payload.is_valid(raise_exception=True)
+        service = get_booking_service()
+        event = service.create_event(**payload.validated_data, request_id=request_id)
+        response = with_etag(event, service.availability(event.id))
+        response.status_code = 201
+        return response
 
 
 def _limit(text: str) -> int:
@@ -93,13 +114,19 @@ class EventRegistrations(ApiView):
     organizer_methods = ("GET",)
 
     @extend_schema(operation_id="registrations_list",
-                   responses={200: RegistrationOutput(many=True),
-                              **problems(401, 403, 404, 503)})
+                   parameters=[CURSOR, OpenApiParameter("limit", int,
+                                                        description="1 to 100 (default 50)")],
+                   responses={200: RegistrationPage, **problems(400, 401, 403, 404, 503)})
     def get(self, request, event_id):
-        """Every registration of the event (organizers)."""
+        """The event's registrations in e-mail order, one page at a time (organizers)."""
+        limit = _limit(request.query_params.get("limit", "50"))
+        cursor = request.query_params.get("cursor")
         service = get_booking_service()
         event = service.get_event(event_id)
-        return Response(RegistrationOutput(service.iter_registrations(event.id), many=True).data)
+        after = decode_cursor(cursor, "email")["email"] if cursor else None
+        page, last = service.registrations_page(event.id, after=after, limit=limit)
+        return Response({"results": RegistrationOutput(page, many=True).data,
+                         "next_cursor": encode_cursor({"email": last} if last else None)})
 
     @extend_schema(operation_id="registrations_create", request=RegistrationInput,
                    parameters=[KEY_PARAMETER],

@@ -14,8 +14,8 @@ Operations are the API's names; an item of a ``TransactWriteItems`` is named by 
 
 Roles:
 
-- ``web``: gunicorn (public pages, admin), ``booking_worker --no-decider`` (e-mails owed,
-  waiting-list offers), and the management commands (``check_capacity --repair``,
+- ``web``: gunicorn (public pages, admin, API), ``booking_worker --no-decider`` (e-mails
+  owed, waiting-list offers, webhook deliveries), and the management commands (``check_capacity --repair``,
   ``replay_failed``, ``create_event``, ...). Tables are created by CloudFormation, so no
   ``CreateTable`` / ``UpdateTimeToLive``.
 - ``worker_decider``: what a ``booking_worker`` running its own stream decider needs beyond
@@ -25,7 +25,8 @@ Roles:
 """
 from booking.dynamo.tables import (EVENT_LOCKS, EVENTS, HISTORY, LEASES, OUTBOX, RATE_LIMITS,
                                    REGISTRATIONS, REQUESTS, SLOTS, STREAM_CHECKPOINTS,
-                                   STREAM_REGISTRATIONS, WAITING_LIST, TableSpec)
+                                   STREAM_REGISTRATIONS, WAITING_LIST, WEBHOOK_DELIVERIES,
+                                   WEBHOOK_ENDPOINTS, TableSpec)
 
 PUT, UPDATE, DELETE, CHECK = ("TransactWriteItems.Put", "TransactWriteItems.Update",
                               "TransactWriteItems.Delete", "TransactWriteItems.ConditionCheck")
@@ -52,6 +53,10 @@ GRANTS: dict[str, dict[tuple[TableSpec, str | None], frozenset[str]]] = {
         (HISTORY, None): frozenset({"PutItem", "UpdateItem", "Query", "Scan"}),
         (LEASES, None): frozenset({"GetItem", "PutItem", "DeleteItem"}),
         (RATE_LIMITS, None): frozenset({"GetItem", "UpdateItem"}),
+        (WEBHOOK_ENDPOINTS, None): frozenset({"GetItem", "PutItem", "UpdateItem", "Scan"}),
+        (WEBHOOK_DELIVERIES, None): frozenset({"PutItem", "UpdateItem"}),
+        (WEBHOOK_DELIVERIES, "due"): frozenset({"Query"}),
+        (WEBHOOK_DELIVERIES, "by_endpoint"): frozenset({"Query"}),
     },
     "worker_decider": {
         (STREAM_REGISTRATIONS, None): frozenset({"DescribeTable", "Scan", "DeleteItem",

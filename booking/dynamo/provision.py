@@ -1,4 +1,6 @@
 """Create the tables that are missing, wait until they are active, enable TTL."""
+from botocore.exceptions import ClientError
+
 from booking.dynamo.access import Store
 from booking.dynamo.tables import ALL_TABLES
 
@@ -23,7 +25,7 @@ def ensure_tables(store: Store, specs=ALL_TABLES, *, wait: bool = True) -> list[
         if name in existing:
             report.append((name, "exists"))
         else:
-            store.call("create_table", **spec.create_request(name))
+            _create(store, spec.create_request(name))
             report.append((name, "created"))
     if wait:
         waiter = store.client.get_waiter("table_exists")
@@ -34,6 +36,16 @@ def ensure_tables(store: Store, specs=ALL_TABLES, *, wait: bool = True) -> list[
         if spec.ttl_attribute and _enable_ttl(store, spec):
             report.append((store.name(spec), f"TTL enabled on {spec.ttl_attribute}"))
     return report
+
+
+def _create(store: Store, request: dict) -> None:
+    """Create a table; one that exists by now (botocore resent a create whose answer was
+    lost on a slow store, or another process made it) is what was asked for."""
+    try:
+        store.call("create_table", **request)
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "ResourceInUseException":
+            raise
 
 
 def _enable_ttl(store: Store, spec) -> bool:

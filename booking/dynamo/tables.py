@@ -138,3 +138,21 @@ STREAM_REGISTRATIONS = TableSpec("stream_registrations", hash_key=("event_id", "
 # decided), and one heartbeat row per decider.
 STREAM_CHECKPOINTS = TableSpec("stream_checkpoints", hash_key=("shard_id", "S"))
 ALL_TABLES = ALL_TABLES + (STREAM_REGISTRATIONS, STREAM_CHECKPOINTS)
+
+# --- Webhooks (booking/webhooks/, docs/api.md#webhooks) ------------------------------------
+# Organizers' endpoints: one item each (url, secret, events, scope: an event id or "*").
+# Few and small, so the fan-out reads them all in one consistent Scan. A removed endpoint
+# stays as a tombstone (``deleted_at``) until its ``ttl``, so its Idempotency-Key still
+# answers the first 201.
+WEBHOOK_ENDPOINTS = TableSpec("webhook_endpoints", hash_key=("endpoint_id", "S"),
+                              ttl_attribute="ttl")
+# One delivery per (change, endpoint, event type), keyed by its ``webhook-id``: the body is
+# fixed when it is written, every attempt sends the same bytes. ``due`` is sparse: only a
+# delivery still owed carries ``due_in`` (the worker queries it by ``next_attempt_at``);
+# ``by_endpoint`` is the delivery log the admin shows. TTL only cleans up.
+WEBHOOK_DELIVERIES = TableSpec(
+    "webhook_deliveries", hash_key=("delivery_id", "S"), ttl_attribute="ttl",
+    indexes=(Index("due", hash_key=("due_in", "S"), range_key=("next_attempt_at", "N")),
+             Index("by_endpoint", hash_key=("endpoint_id", "S"),
+                   range_key=("created_at", "N"))))
+ALL_TABLES = ALL_TABLES + (WEBHOOK_ENDPOINTS, WEBHOOK_DELIVERIES)

@@ -40,6 +40,7 @@ from booking.models import (CANCELLATION, CONFIRMATION, OFFER, REJECTION, WAITLI
 
 logger = logging.getLogger(__name__)
 SENT, ALREADY_SENT, IN_PROGRESS, FAILED = "sent", "already_sent", "in_progress", "failed"
+RESEND = "resend-"  # an e-mail sent again on request: no change, no webhook
 RECORD_ATTEMPTS = 3  # each is botocore's full set of attempts
 TEMPLATES = {CONFIRMATION: "booking/email/confirmation", CANCELLATION:
              "booking/email/cancellation", OFFER: "booking/email/offer",
@@ -58,13 +59,16 @@ class MailSender:
     ``started`` longer ago without an outcome is taken as crashed; ``email_backend``: the
     dotted path of the Django mail backend that sends; ``site_url``: the site's address,
     on which every link in an e-mail is built (``booking.wiring`` reads them all from
-    settings; harnesses pass a backend of their own).
+    settings; harnesses pass a backend of their own). ``fanout(message, event)``, when
+    given, owes the message's webhook deliveries before anything else
+    (``booking/webhooks/fanout.py``): a row is never released before they exist.
     """
 
     def __init__(self, *, events, outbox: Outbox, history: RequestHistory,
                  email_backend: str, site_url: str, retention_seconds: float = 7 * 86400,
-                 stale_seconds: float = 30.0):
+                 stale_seconds: float = 30.0, fanout=None):
         self.events = events
+        self.fanout = fanout
         self.site_url = site_url
         self.outbox = outbox
         self.history = history
@@ -74,8 +78,10 @@ class MailSender:
 
     def send(self, message: dict, *, event=None, retry_failed: bool = False) -> str:
         """Send one outbox message unless another sender has or is; return the outcome."""
-        now, runner = time.time(), uuid.uuid4().hex
         key = message["message_id"]
+        if self.fanout is not None and not key.startswith(RESEND):
+            self.fanout(message, lambda: event or self.events(message["event_id"]))
+        now, runner = time.time(), uuid.uuid4().hex
         fields = {"operation": message["kind"], "event_id": message["event_id"],
                   "email": message["email"], "registration_id": message["registration_id"],
                   "runner": runner}
@@ -247,7 +253,7 @@ def _resend_found(sender, find, event, allowed):
         return FAILED
     # A new message, so the history of the first one (sent once) is untouched.
     message = {**message_for(CONFIRMATION, registration),
-               "message_id": f"resend-{registration.registration_id}-{uuid.uuid4().hex}"}
+               "message_id": f"{RESEND}{registration.registration_id}-{uuid.uuid4().hex}"}
     return _send_logged(sender, message, event)
 
 

@@ -54,7 +54,8 @@ class BookingService:
         }
         self.catalog = EventCatalog(events=store.table(EVENTS), strategies=strategies,
                                     default_strategy=default_strategy, offered=GUARDED,
-                                    default_time_zone=default_time_zone)
+                                    default_time_zone=default_time_zone, leases=Leases(store),
+                                    provision_lease_seconds=repair_lease_seconds)
         self.bookings = Bookings(catalog=self.catalog, requests=self.requests)
         self.waitlist = WaitlistService(
             catalog=self.catalog, bookings=self.bookings, requests=self.requests,
@@ -72,11 +73,12 @@ class BookingService:
     # --- events (catalog.py) -------------------------------------------------------
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
                      time_zone=None, description="", venue="", quotas=None, ticket_types=None,
-                     max_per_order=None) -> Event:
+                     max_per_order=None, request_id=None) -> Event:
         return self.catalog.create_event(
             name=name, capacity=capacity, strategy=strategy, starts_at=starts_at,
             ends_at=ends_at, time_zone=time_zone, description=description, venue=venue,
-            quotas=quotas, ticket_types=ticket_types, max_per_order=max_per_order)
+            quotas=quotas, ticket_types=ticket_types, max_per_order=max_per_order,
+            request_id=request_id)
 
     def get_event(self, event_id) -> Event:
         return self.catalog.get_event(event_id)

@@ -4,10 +4,13 @@ Every other capability (bookings, organizer edits, audits) finds an event's stra
 here. An event's strategy never changes, so it is remembered (with the event's start,
 which closes bookings) for the events used most recently.
 """
+import hashlib
+import json
 import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
@@ -16,18 +19,40 @@ from django.utils import timezone
 from booking import validation
 from booking.dynamo import items
 from booking.dynamo.access import Table
-from booking.errors import EventNotFound, InvalidBooking
+from booking.dynamo.leases import Leases, LeaseTaken
+from booking.errors import BookingContention, EventNotFound, InvalidBooking
 from booking.models import Event
 from booking.strategies import Strategy
 
 _REMEMBERED_EVENTS = 10_000
+KEY_REUSED = "This key was already used to create a different event."
+BEING_CREATED = "This event is still being created. Ask again in a moment."
+
+
+def keyed_event_id(request_id: str) -> str:
+    """The id of the event a keyed request creates: the same for every repeat of it."""
+    return hashlib.sha256(f"event\n{request_id}".encode()).hexdigest()[:32]
+
+
+def creation_fingerprint(event: Event) -> str:
+    """What a keyed creation asked for (validated and normalized)."""
+    moment = (lambda t: t.isoformat() if t else None)
+    content = [event.name, event.capacity, event.strategy, moment(event.starts_at),
+               moment(event.ends_at), event.time_zone, event.description, event.venue]
+    if not event.is_plain:  # a plain event's fingerprint stays what it was before orders
+        content.append([event.quotas, {name: list(quotas) for name, quotas
+                                       in event.ticket_types.items()}, event.max_per_order])
+    return hashlib.sha256(json.dumps(content).encode()).hexdigest()
 
 
 class EventCatalog:
     """``events`` is the events table; ``strategies`` maps each name to its strategy."""
 
     def __init__(self, *, events: Table, strategies: dict[str, Strategy], default_strategy: str,
-                 offered: tuple[str, ...], default_time_zone: str = "UTC"):
+                 offered: tuple[str, ...], default_time_zone: str = "UTC",
+                 leases: Leases | None = None, provision_lease_seconds: float = 300.0):
+        self.leases = leases
+        self.provision_lease_seconds = provision_lease_seconds
         if default_strategy not in strategies:
             raise ValueError(f"Unknown default strategy {default_strategy!r}")
         self.events = events
@@ -45,12 +70,14 @@ class EventCatalog:
 
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
                      time_zone=None, description="", venue="", quotas=None, ticket_types=None,
-                     max_per_order=None) -> Event:
+                     max_per_order=None, request_id=None) -> Event:
         """Validate and create an event; return it (with its new ``id``).
 
         Orders (docs/orders.md): ``quotas`` (name -> seats) beside the capacity,
         ``ticket_types`` (type -> the quotas it counts against, besides the capacity; None:
         the one type ``admission``) and ``max_per_order`` (seats per order, default 1).
+        ``request_id`` (an API Idempotency-Key, scoped) makes the creation repeatable: see
+        ``_create_keyed``.
 
         ``starts_at``/``ends_at`` without an offset are read in ``time_zone`` (an IANA
         name, default ``default_time_zone``: the site's ``TIME_ZONE``); both are stored in UTC.
@@ -88,9 +115,50 @@ class EventCatalog:
                                  f"ticket types, quotas or seats yet.", field="strategy")
         if not event.is_plain:
             implementation.check_order_shape(event)
+        if request_id:
+            return self._create_keyed(event, implementation, request_id)
         implementation.provision(event)
         self.remember(event.id, strategy_name, starts_at=event.starts_at, event=event)
         return event
+
+    def _create_keyed(self, event: Event, implementation, request_id: str) -> Event:
+        """The key rides in the provisioning write itself: the event's id is derived from
+        it and its item (put only if absent) stores the request's fingerprint. A repeat
+        finds the event and answers it (``InvalidBooking`` on ``request_id`` if the key
+        created a different one); a lease on the id keeps two creations with one key from
+        provisioning at once (``BookingContention`` for the second while the first runs).
+        """
+        event = replace(event, id=keyed_event_id(request_id),
+                        request_fingerprint=creation_fingerprint(event))
+        created = self._created_by(event)
+        if created is not None:
+            return created
+        try:
+            lease = self.leases.acquire(f"create-event-{event.id}",
+                                        seconds=self.provision_lease_seconds)
+        except LeaseTaken:
+            created = self._created_by(event)
+            if created is None:
+                raise BookingContention(BEING_CREATED) from None
+            return created
+        try:
+            created = self._created_by(event)  # made between our read and the lease
+            if created is None:
+                implementation.provision(event)
+        finally:
+            self.leases.release(lease)
+        self.remember(event.id, event.strategy, starts_at=event.starts_at, event=created or event)
+        return created or event
+
+    def _created_by(self, event: Event) -> Event | None:
+        """The stored event with ``event``'s id if the same request created it, else None."""
+        try:
+            stored = self.get_event(event.id)
+        except EventNotFound:
+            return None
+        if stored.request_fingerprint != event.request_fingerprint:
+            raise InvalidBooking(KEY_REUSED, field="request_id")
+        return stored
 
     def clean_capacity(self, capacity, strategy_name: str) -> int:
         """``capacity`` checked against what the strategy supports (``InvalidBooking``

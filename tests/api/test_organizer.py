@@ -91,7 +91,8 @@ def test_registrations__listed_exported_then_event_deleted(client, service, even
     waiting = client.get(f"/api/v1/events/{event.id}/waiting-list/", **read_auth)
     deleted = client.delete(f"/api/v1/events/{event.id}/", **write_auth)
 
-    assert [r["email"] for r in listed.json()] == ["ada@example.com"]
+    assert [r["email"] for r in listed.json()["results"]] == ["ada@example.com"]
+    assert listed.json()["next_cursor"] is None
     assert export["Content-Type"].startswith("text/csv") and b"ada@example.com" in csv_text
     assert waiting.json() == [] and deleted.status_code == 204
     assert_problem(client.get(f"/api/v1/events/{event.id}/"), 404, "event-not-found")
@@ -107,3 +108,21 @@ def test_token__over_its_rate__429_retry_after(client, event, settings):
 
     assert_problem(response, 429, "rate-limited")
     assert int(response["Retry-After"]) > 0
+
+
+def test_registrations__paged__cursor_walks_every_one_once(client, service):
+    event = service.create_event(name="Paged", capacity=10, strategy="lock_table")
+    for n in range(5):
+        service.book(event.id, name=f"P{n}", email=f"p{n}@example.com")
+    _, auth = issue(READ)
+    seen, cursor, pages = [], None, 0
+    while True:
+        query = "?limit=2" + (f"&cursor={cursor}" if cursor else "")
+        page = client.get(f"/api/v1/events/{event.id}/registrations/{query}", **auth).json()
+        seen += [r["email"] for r in page["results"]]
+        pages, cursor = pages + 1, page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == [f"p{n}@example.com" for n in range(5)] and pages == 3
+    bad = client.get(f"/api/v1/events/{event.id}/registrations/?cursor=bm9wZQ", **auth)
+    assert_problem(bad, 400, "invalid")

@@ -162,3 +162,25 @@ def test_schema_and_docs__served_from_own_static_files(client, service):
 
     assert schema.status_code == 200 and "Idempotency-Key" in schema.content.decode()
     assert docs.status_code == 200 and "cdn" not in docs.content.decode().lower()
+
+
+def test_book__outcome_unknown__202_ask_again_with_the_same_key(client, service, monkeypatch):
+    """As the pages do: a lost answer that could not be read back is 202, not an error;
+    the same key asked again answers the truth."""
+    from booking.errors import OutcomeUnknown
+
+    event = service.create_event(name="Lost", capacity=3, strategy="lock_table")
+    booked = service.book
+
+    def lost(*args, **kwargs):
+        booked(*args, **kwargs)  # it applied; the answer was lost
+        raise OutcomeUnknown()
+
+    monkeypatch.setattr(service, "book", lost)
+    first = book(client, event, key="lost-1")
+    monkeypatch.setattr(service, "book", booked)
+    again = book(client, event, key="lost-1")
+
+    assert first.status_code == 202 and first["Retry-After"] == "2"
+    assert first.json()["status"] == "pending" and "same Idempotency-Key" in first.json()["detail"]
+    assert again.status_code == 201 and len(service.registrations(event.id)) == 1

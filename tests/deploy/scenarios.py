@@ -38,6 +38,27 @@ def web_scenario(service, decide) -> None:
     list(service.iter_event_ids())
     service.list_events()
     service.events_page(limit=5, search="Scenario")
+    _webhooks(service)
+
+
+def _webhooks(service) -> None:
+    """Register, fan out, fail (and disable), enable, deliver, read the log, remove."""
+    from booking.webhooks.delivery import RetryRule
+
+    registry = wiring.webhook_registry(service)
+    endpoint = registry.register(url="https://hooks.example.com/scenario",
+                                 events=["registration.created"])
+    event = service.create_event(name="Scenario webhooks", capacity=2, strategy="lock_table")
+    service.book(event.id, name="Hook", email="hook@example.com")
+    mail.send_owed(wiring.mail_sender(service))
+    at_once = RetryRule(base_seconds=0.001, max_seconds=0.001, disable_after_seconds=0.001)
+    wiring.webhook_sender(service, post=lambda *a, **k: 500, retry=at_once).run_pass()
+    registry.enable(endpoint.id)
+    time.sleep(0.01)
+    wiring.webhook_sender(service, post=lambda *a, **k: 204).run_pass()
+    registry.get(endpoint.id)
+    registry.deliveries(endpoint.id)
+    registry.remove(endpoint.id)
 
 
 def _event_lifecycle(service, strategy, decide) -> None:

@@ -55,3 +55,11 @@ def test_client_config__read_from_settings_when_called(settings):
     assert options["endpoint_url"] == "http://127.0.0.1:9999"
     assert options["config"].retries == {"mode": "adaptive", "total_max_attempts": 7}
     assert options["config"].read_timeout == 3.5
+
+
+def test_ensure_tables__create_answered_after_it_exists__not_an_error(dynamo):
+    """A create botocore resent after a lost answer finds the table there: created."""
+    from booking.dynamo import provision
+    from booking.dynamo.tables import LEASES
+
+    provision._create(dynamo, LEASES.create_request(dynamo.name(LEASES)))  # made already

@@ -12,7 +12,8 @@ from booking.mail import sender as mail
 from booking.models import CONFIRMATION, CONFIRMED, REJECTED, REJECTION
 from booking.errors import BookingError
 from booking.mail.sender import send_owed
-from booking.wiring import get_booking_service, mail_sender, stream_decider, worker_settings
+from booking.wiring import (get_booking_service, mail_sender, stream_decider, webhook_sender,
+                            worker_settings)
 
 
 class Command(BaseCommand):
@@ -21,7 +22,8 @@ class Command(BaseCommand):
         "crash or a restart left unsent), each exactly once even beside other senders. "
         "Runs until stopped; --once makes one pass. Failed sends are left to replay_failed. "
         "Each pass also expires lapsed waiting-list offers and offers freed seats to the next "
-        "in line. Beside it, the stream decider confirms or rejects the streams strategy's pending "
+        "in line. Beside it, a thread sends the webhook deliveries owed (retrying with backoff), "
+        "and the stream decider confirms or rejects the streams strategy's pending "
         "bookings in arrival order (--no-decider leaves that to another worker or a Lambda). "
         "SIGTERM stops it after the current step."
     )
@@ -47,6 +49,7 @@ class Command(BaseCommand):
         sender = mail_sender()
         stop = threading.Event()
         deciding = self._start_decider(sender, stop, once, as_json) if decider else None
+        webhooks = self._start_webhooks(stop, once, as_json)
         if not once:
             self._stop_on_signals(stop)
         try:
@@ -54,8 +57,9 @@ class Command(BaseCommand):
                             as_json=as_json)
         finally:
             stop.set()
-            if deciding is not None:
-                deciding.join()
+            for thread in (deciding, webhooks):
+                if thread is not None:
+                    thread.join()
 
     def _send_loop(self, sender, stop, *, once, interval, min_age, as_json):
         while not stop.is_set():
@@ -95,6 +99,28 @@ class Command(BaseCommand):
         interval = worker_settings().decider_interval
         thread = threading.Thread(target=decider.run, args=(stop,), name="stream-decider",
                                   kwargs={"interval": interval, "report": report})
+        thread.start()
+        return thread
+
+    def _start_webhooks(self, stop, once, as_json):
+        """Send the webhook deliveries due: one pass now with --once, else a thread."""
+        webhooks = webhook_sender()
+
+        def report(outcomes):
+            line = {"webhooks": outcomes}
+            self.stdout.write(json.dumps(line) if as_json else "Webhooks: " + _summary(outcomes))
+
+        if once:
+            try:
+                outcomes = webhooks.run_pass()
+            except BookingError as exc:
+                raise CommandError(exc.message) from exc
+            if outcomes:
+                report(outcomes)
+            return None
+        thread = threading.Thread(target=webhooks.run, args=(stop,), name="webhooks",
+                                  kwargs={"interval": worker_settings().webhook_interval,
+                                          "report": report})
         thread.start()
         return thread
 

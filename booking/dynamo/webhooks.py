@@ -1,0 +1,167 @@
+"""The webhook tables: organizers' endpoints and the deliveries owed to them.
+
+A delivery is claimed one attempt at a time on its own item (seed 000's counter, kept on
+the row): ``attempts = :seen + 1`` only if ``attempts = :seen`` and it is due, so of any
+number of workers that read the same due delivery exactly one makes attempt ``n``. The
+claim also moves ``next_attempt_at`` a lease ahead: a worker that dies mid-send leaves the
+delivery due again when the lease lapses, and the next claim is attempt ``n + 1`` of the
+same ``webhook-id`` (a redelivery, never a loss).
+"""
+from decimal import Decimal
+
+from booking.dynamo.access import ConditionFailed, Store
+from booking.dynamo.tables import WEBHOOK_DELIVERIES, WEBHOOK_ENDPOINTS
+
+DUE = "due"  # the sparse index's one key value: the delivery is still owed
+PENDING, DELIVERED, ABANDONED = "pending", "delivered", "abandoned"
+
+
+def _n(epoch: float) -> Decimal:
+    return Decimal(f"{epoch:.3f}")  # DynamoDB numbers: boto3 takes Decimal, not float
+
+
+class WebhookEndpoints:
+    """The endpoints table: one item per endpoint."""
+
+    def __init__(self, store: Store):
+        self.table = store.table(WEBHOOK_ENDPOINTS)
+
+    def put(self, item: dict) -> None:
+        """Store a new endpoint; ``ConditionFailed`` (with the stored one) if its id is taken."""
+        self.table.put(item, condition="attribute_not_exists(endpoint_id)")
+
+    def get(self, endpoint_id: str) -> dict | None:
+        return self.table.get({"endpoint_id": endpoint_id})
+
+    def all(self) -> list[dict]:
+        """Every endpoint, read consistently (a registration is seen by the next fan-out)."""
+        return list(self.table.scan())
+
+    def delete(self, endpoint_id: str, *, now: float, ttl: int) -> bool:
+        """Leave a tombstone: no more deliveries; the item itself goes at ``ttl``."""
+        try:
+            self.table.update({"endpoint_id": endpoint_id},
+                              "SET deleted_at = :now, #ttl = :ttl",
+                              condition="attribute_exists(endpoint_id) AND "
+                                        "attribute_not_exists(deleted_at)",
+                              names={"#ttl": "ttl"}, values={":now": _n(now), ":ttl": ttl})
+        except ConditionFailed:
+            return False
+        return True
+
+    def failed(self, endpoint_id: str, *, now: float) -> dict | None:
+        """Note a failure: ``failing_since`` is kept from the first failure after a success.
+        Returns the endpoint as it now stands (None if it was deleted)."""
+        try:
+            return self.table.update(
+                {"endpoint_id": endpoint_id}, "SET failing_since = if_not_exists(failing_since, :now)",
+                condition="attribute_exists(endpoint_id)", values={":now": _n(now)},
+                return_values="ALL_NEW")
+        except ConditionFailed:
+            return None
+
+    def succeeded(self, endpoint_id: str) -> None:
+        """A delivery went through: the endpoint is no longer failing."""
+        try:
+            self.table.update({"endpoint_id": endpoint_id}, "REMOVE failing_since",
+                              condition="attribute_exists(failing_since)")
+        except ConditionFailed:
+            pass
+
+    def disable(self, endpoint_id: str, *, since, reason: str, now: float) -> bool:
+        """Disable it, only if it is still failing since ``since`` (no success meanwhile)."""
+        try:
+            self.table.update(
+                {"endpoint_id": endpoint_id}, "SET disabled_at = :now, disabled_reason = :why",
+                condition="failing_since = :since AND attribute_not_exists(disabled_at)",
+                values={":now": _n(now), ":why": reason, ":since": _n(float(since))})
+        except ConditionFailed:
+            return False
+        return True
+
+    def enable(self, endpoint_id: str) -> bool:
+        try:
+            self.table.update({"endpoint_id": endpoint_id},
+                              "REMOVE disabled_at, disabled_reason, failing_since",
+                              condition="attribute_exists(endpoint_id)")
+        except ConditionFailed:
+            return False
+        return True
+
+
+class WebhookDeliveries:
+    """The deliveries table: one item per ``webhook-id``, with its attempts' log."""
+
+    def __init__(self, store: Store):
+        self.table = store.table(WEBHOOK_DELIVERIES)
+
+    def add(self, item: dict, *, now: float, ttl: int) -> bool:
+        """Owe a delivery once: False if one with this id exists (a repeated fan-out)."""
+        row = {**item, "status": PENDING, "due_in": DUE, "attempts": 0, "log": [],
+               "created_at": _n(now), "next_attempt_at": _n(now), "ttl": ttl}
+        try:
+            self.table.put(row, condition="attribute_not_exists(delivery_id)")
+        except ConditionFailed:
+            return False
+        return True
+
+    def due(self, *, now: float, limit: int = 100) -> list[dict]:
+        """Deliveries owed whose time has come, oldest first (the index may lag: every
+        claim checks again on the item itself)."""
+        return list(self.table.query(
+            index="due", key_condition="due_in = :due AND next_attempt_at <= :now",
+            values={":due": DUE, ":now": _n(now)}, limit=limit))
+
+    def claim(self, delivery_id: str, *, seen: int, now: float, lease_seconds: float,
+              runner: str) -> dict | None:
+        """Make attempt ``seen + 1``; the delivery as claimed, or None if another worker
+        claimed it (or it was delivered, or is not due)."""
+        try:
+            return self.table.update(
+                {"delivery_id": delivery_id},
+                "SET attempts = :next, next_attempt_at = :lease, claimed_by = :runner",
+                condition="attempts = :seen AND due_in = :due AND next_attempt_at <= :now",
+                values={":next": seen + 1, ":seen": seen, ":due": DUE, ":now": _n(now),
+                        ":lease": _n(now + lease_seconds), ":runner": runner},
+                return_values="ALL_NEW")
+        except ConditionFailed:
+            return None
+
+    def delivered(self, delivery_id: str, entry: dict, *, now: float) -> bool:
+        """Record the delivery done (any attempt's success counts); False if it was already."""
+        return self._finish(delivery_id, entry, DELIVERED, now=now)
+
+    def abandon(self, delivery_id: str, entry: dict, *, now: float) -> bool:
+        """Stop owing it (its endpoint was deleted or disabled)."""
+        return self._finish(delivery_id, entry, ABANDONED, now=now)
+
+    def _finish(self, delivery_id, entry, status, *, now):
+        try:
+            self.table.update(
+                {"delivery_id": delivery_id},
+                "SET #status = :status, finished_at = :now, "
+                "#log = list_append(#log, :entry) REMOVE due_in",
+                condition="due_in = :due", names={"#status": "status", "#log": "log"},
+                values={":status": status, ":now": _n(now), ":entry": [entry], ":due": DUE})
+        except ConditionFailed:
+            return False
+        return True
+
+    def retry_at(self, delivery_id: str, entry: dict, *, attempt: int, at: float) -> bool:
+        """After a failed attempt ``attempt``: due again at ``at`` (unless a newer attempt
+        was claimed meanwhile, or it was delivered)."""
+        try:
+            self.table.update(
+                {"delivery_id": delivery_id},
+                "SET next_attempt_at = :at, #log = list_append(#log, :entry)",
+                condition="attempts = :attempt AND due_in = :due", names={"#log": "log"},
+                values={":at": _n(at), ":entry": [entry], ":attempt": attempt, ":due": DUE})
+        except ConditionFailed:
+            return False
+        return True
+
+    def for_endpoint(self, endpoint_id: str, *, limit: int = 50) -> list[dict]:
+        """The endpoint's newest deliveries (the admin's log)."""
+        return list(self.table.query(index="by_endpoint", key_condition="endpoint_id = :id",
+                                     values={":id": endpoint_id}, forward=False, limit=limit))
+

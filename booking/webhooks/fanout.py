@@ -1,0 +1,120 @@
+"""From a change's outbox row to the webhook deliveries it owes (docs/api.md#webhooks).
+
+Every change a webhook reports already writes an outbox row inside its own transaction
+(``booking/exactly_once/outbox.py``): a booking or an accepted offer its confirmation, a
+cancellation its notice, an offer its offer e-mail, a streams decision its confirmation or
+rejection. The row lives until its e-mail went out, and every sender of that e-mail
+(right after the request, the booking worker, ``replay_failed``) first calls this fan-out.
+So a delivery is owed exactly when the change committed, with no extra write in the
+change's transaction, and the row is never released before its deliveries exist.
+
+Each delivery is one item keyed by a ``webhook-id`` derived from (endpoint, event type,
+outbox row): a repeated fan-out finds it there and adds nothing. The body is fixed when
+the delivery is written; every attempt sends the same bytes.
+
+``event.full`` and ``waitinglist.accepted`` are read, not written: a confirmation whose
+fan-out finds the event full (``availability``) reports it, once per capacity the event
+fills at (every fan-out that finds it full names the same change), and a confirmation whose
+person's waiting-list entry was booked with this registration (``waiting_entry``) was an
+accepted offer. Those reads happen only when some endpoint asked for those types.
+"""
+import hashlib
+import json
+import time
+from datetime import datetime
+from datetime import timezone as dt_timezone
+
+from booking.dynamo.webhooks import WebhookDeliveries, WebhookEndpoints
+from booking.models import BOOKED, CANCELLATION, CONFIRMATION, OFFER, REJECTION
+from booking.webhooks.registry import (ALL_EVENTS, EVENT_FULL, REGISTRATION_CANCELLED,
+                                       REGISTRATION_CREATED, STREAMS_DECIDED,
+                                       WAITINGLIST_ACCEPTED, WAITINGLIST_OFFERED,
+                                       endpoint_from_item)
+
+STREAMS = "streams"
+
+
+def webhook_id(endpoint_id: str, change_key: str) -> str:
+    """The delivery's id, the same for every fan-out of one change to one endpoint."""
+    return "msg_" + hashlib.sha256(f"{endpoint_id}|{change_key}".encode()).hexdigest()[:32]
+
+
+def body(event_type: str, at: float, data: dict) -> str:
+    """The Standard Webhooks payload shape: type, timestamp, data."""
+    stamp = datetime.fromtimestamp(at, dt_timezone.utc).isoformat().replace("+00:00", "Z")
+    return json.dumps({"type": event_type, "timestamp": stamp, "data": data},
+                      sort_keys=True, separators=(",", ":"))
+
+
+class Fanout:
+    """Owe deliveries for outbox rows. ``availability(event_id)`` and
+    ``waiting_entry(event_id, email=)`` are the service's reads."""
+
+    def __init__(self, *, endpoints: WebhookEndpoints, deliveries: WebhookDeliveries,
+                 availability, waiting_entry, retention_seconds: float, clock=time.time):
+        self.endpoints = endpoints
+        self.deliveries = deliveries
+        self.availability = availability
+        self.waiting_entry = waiting_entry
+        self.retention_seconds = retention_seconds
+        self.clock = clock
+
+    def __call__(self, message: dict, event) -> int:
+        """Owe what ``message`` (an outbox row) means to every endpoint that wants it;
+        return how many deliveries are new. ``event()`` gives its event, read if needed."""
+        event_id = message["event_id"]
+        wanting = [e for e in map(endpoint_from_item, self.endpoints.all())
+                   if e.active and e.scope in (ALL_EVENTS, event_id)]
+        if not wanting:
+            return 0
+        now = self.clock()
+        at = float(message.get("created_at") or now)
+        wanted = {t for e in wanting for t in e.events}
+        added = 0
+        for event_type, data, change in self.changes(message, event, wanted):
+            text = body(event_type, at, data)
+            for endpoint in (e for e in wanting if event_type in e.events):
+                item = {"delivery_id": webhook_id(endpoint.id, change),
+                        "endpoint_id": endpoint.id, "event_type": event_type,
+                        "event_id": event_id, "body": text}
+                added += self.deliveries.add(item, now=now,
+                                             ttl=int(now + self.retention_seconds))
+        return added
+
+    def changes(self, message: dict, event, wanted: set):
+        """(event type, data, change key) for each change the row reports that some
+        endpoint wants; the key names the change in every fan-out of it."""
+        kind, data = message["kind"], registration_data(message)
+        types = {CANCELLATION: REGISTRATION_CANCELLED, OFFER: WAITINGLIST_OFFERED,
+                 REJECTION: STREAMS_DECIDED, CONFIRMATION: REGISTRATION_CREATED}
+        if kind not in types:
+            return
+        key = f"{types[kind]}|{message['message_id']}"
+        if kind == OFFER:
+            expires = datetime.fromtimestamp(int(message["offer_expires_at"]) / 1000, dt_timezone.utc)
+            data = {**data, "offer_expires_at": expires.isoformat()}
+        elif kind == REJECTION:
+            data = {**data, "outcome": "rejected"}
+        yield types[kind], data, key
+        if kind == CONFIRMATION:
+            yield from self._confirmation_extras(message, event, wanted, data)
+
+    def _confirmation_extras(self, message, event, wanted, data):
+        event_id, message_id = message["event_id"], message["message_id"]
+        if STREAMS_DECIDED in wanted and event().strategy == STREAMS:
+            yield STREAMS_DECIDED, {**data, "outcome": "confirmed"}, f"{STREAMS_DECIDED}|{message_id}"
+        if WAITINGLIST_ACCEPTED in wanted:
+            entry = self.waiting_entry(event_id, email=message["email"])
+            if (entry is not None and entry.status == BOOKED
+                    and entry.registration_id == message["registration_id"]):
+                yield WAITINGLIST_ACCEPTED, data, f"{WAITINGLIST_ACCEPTED}|{message_id}"
+        if EVENT_FULL in wanted:
+            seats = self.availability(event_id)
+            if seats.is_full:  # once per capacity it fills at, however many fan-outs see it
+                yield (EVENT_FULL, {"event_id": event_id, "capacity": seats.capacity},
+                       f"{EVENT_FULL}|{event_id}|{seats.capacity}")
+
+
+def registration_data(message: dict) -> dict:
+    return {"event_id": message["event_id"], "registration_id": message["registration_id"],
+            "name": message.get("name", ""), "email": message.get("contact") or message["email"]}

@@ -1,0 +1,171 @@
+"""Organizers' webhook endpoints: registered per event or for all, listed, removed, enabled.
+
+Only ``https://`` URLs with a host are taken (``HttpsOnly``, what the wiring builds). A
+test that runs a receiver on 127.0.0.1 builds a policy of its own; no setting loosens it.
+Each endpoint gets its own secret (``whsec_...``), shown to its organizer.
+"""
+import hashlib
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from booking.dynamo.access import ConditionFailed
+from booking.dynamo.webhooks import WebhookDeliveries, WebhookEndpoints
+from booking.errors import InvalidBooking, WebhookNotFound
+from booking.service.store_errors import translating
+from booking.webhooks import signing
+
+REGISTRATION_CREATED, REGISTRATION_CANCELLED = "registration.created", "registration.cancelled"
+WAITINGLIST_OFFERED, WAITINGLIST_ACCEPTED = "waitinglist.offered", "waitinglist.accepted"
+EVENT_FULL, STREAMS_DECIDED = "event.full", "streams.decided"
+EVENT_TYPES = (REGISTRATION_CREATED, REGISTRATION_CANCELLED, WAITINGLIST_OFFERED,
+               WAITINGLIST_ACCEPTED, EVENT_FULL, STREAMS_DECIDED)
+ALL_EVENTS = "*"  # an endpoint's scope: every event, or one event's id
+MAX_URL = 2000
+KEY_REUSED = "This key was already used to register a different endpoint."
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    id: str
+    url: str
+    secret: str
+    events: tuple[str, ...]
+    scope: str  # ALL_EVENTS or an event id
+    owner: str  # the organizer's user id ("" if registered outside the admin and API)
+    description: str = ""
+    created_at: float = 0.0
+    failing_since: float | None = None
+    disabled_at: float | None = None
+    disabled_reason: str = field(default="", compare=False)
+    deleted_at: float | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.disabled_at is None and self.deleted_at is None
+
+    def wants(self, event_type: str, event_id: str) -> bool:
+        return self.active and event_type in self.events and self.scope in (ALL_EVENTS, event_id)
+
+
+def endpoint_from_item(item: dict) -> Endpoint:
+    number = (lambda v: None if v is None else float(v))
+    return Endpoint(id=item["endpoint_id"], url=item["url"], secret=item["secret"],
+                    events=tuple(item["events"]), scope=item["scope"], owner=item.get("owner", ""),
+                    description=item.get("description", ""),
+                    created_at=float(item.get("created_at", 0)),
+                    failing_since=number(item.get("failing_since")),
+                    disabled_at=number(item.get("disabled_at")),
+                    disabled_reason=item.get("disabled_reason", ""),
+                    deleted_at=number(item.get("deleted_at")))
+
+
+class HttpsOnly:
+    """The product's rule for endpoint URLs: ``https://`` and a host."""
+
+    schemes = ("https",)
+
+    def refusal(self, url: str) -> str | None:
+        """Why ``url`` is refused, or None."""
+        parts = urlsplit(url)
+        if parts.scheme not in self.schemes or not parts.hostname:
+            return "Enter an https:// URL with a host name."
+        if parts.username or parts.password:
+            return "The URL must not carry a user name or password."
+        return None
+
+
+@translating
+class WebhookRegistry:
+    """Endpoints for ``event_exists(event_id)`` (raises ``EventNotFound``) under ``url_policy``."""
+
+    def __init__(self, *, endpoints: WebhookEndpoints, deliveries: WebhookDeliveries,
+                 event_exists, url_policy=None, retention_seconds: float = 7 * 86400):
+        self.retention_seconds = retention_seconds
+        self.endpoints = endpoints
+        self.delivery_log = deliveries
+        self.event_exists = event_exists
+        self.url_policy = url_policy or HttpsOnly()
+
+    def register(self, *, url, events, scope=ALL_EVENTS, owner="", description="",
+                 request_id: str | None = None) -> Endpoint:
+        """A new endpoint with a new secret; bad input raises ``InvalidBooking``, storing nothing.
+
+        ``request_id`` (an API call's Idempotency-Key) names the endpoint: its item is the
+        record of the request, so a repeat answers the endpoint it made (also after it was
+        removed), and the same id with other content is refused (``field="request_id"``).
+        """
+        url, description = _text(url, "url", MAX_URL), _text(description, "description", 200,
+                                                              empty=True)
+        refused = self.url_policy.refusal(url)
+        if refused:
+            raise InvalidBooking(refused, field="url")
+        events = _event_types(events)
+        scope = _text(scope, "scope", 100)
+        if scope != ALL_EVENTS:
+            self.event_exists(scope)
+        content = {"url": url, "events": list(events), "scope": scope, "owner": str(owner),
+                   "description": description}
+        fingerprint = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+        name = hashlib.sha256(request_id.encode()).hexdigest()[:32] if request_id else uuid.uuid4().hex
+        item = {"endpoint_id": "ep_" + name, **content, "secret": signing.new_secret(),
+                "fingerprint": fingerprint, "created_at": int(time.time())}
+        try:
+            self.endpoints.put(item)
+        except ConditionFailed as taken:
+            if (taken.old_item or {}).get("fingerprint") != fingerprint:
+                raise InvalidBooking(KEY_REUSED, field="request_id") from None
+            item = taken.old_item
+        return endpoint_from_item(item)
+
+    def listing(self, *, owner: str | None = None) -> list[Endpoint]:
+        """Every endpoint, or an organizer's own, oldest first."""
+        found = [endpoint_from_item(i) for i in self.endpoints.all() if "deleted_at" not in i]
+        return sorted((e for e in found if owner is None or e.owner == str(owner)),
+                      key=lambda e: (e.created_at, e.id))
+
+    def get(self, endpoint_id: str, *, owner: str | None = None) -> Endpoint:
+        item = self.endpoints.get(endpoint_id) if _plausible(endpoint_id) else None
+        if (item is None or "deleted_at" in item
+                or (owner is not None and item.get("owner") != str(owner))):
+            raise WebhookNotFound()
+        return endpoint_from_item(item)
+
+    def remove(self, endpoint_id: str, *, owner: str | None = None) -> None:
+        """Delete it; deliveries still owed to it are abandoned by the worker."""
+        self.get(endpoint_id, owner=owner)
+        now = time.time()
+        if not self.endpoints.delete(endpoint_id, now=now,
+                                     ttl=int(now + self.retention_seconds)):
+            raise WebhookNotFound()
+
+    def enable(self, endpoint_id: str, *, owner: str | None = None) -> None:
+        """Take a disabled endpoint back: it gets changes made from now on."""
+        self.get(endpoint_id, owner=owner)
+        self.endpoints.enable(endpoint_id)
+
+    def deliveries(self, endpoint_id: str, *, owner: str | None = None,
+                   limit: int = 50) -> list[dict]:
+        """The endpoint's newest deliveries with their attempts (the delivery log)."""
+        self.get(endpoint_id, owner=owner)
+        return self.delivery_log.for_endpoint(endpoint_id, limit=limit)
+
+
+def _plausible(endpoint_id) -> bool:
+    return isinstance(endpoint_id, str) and endpoint_id.startswith("ep_") and len(endpoint_id) < 60
+
+
+def _text(value, name: str, limit: int, *, empty: bool = False) -> str:
+    if not isinstance(value, str) or (not value.strip() and not empty) or len(value) > limit:
+        raise InvalidBooking(f"Enter a {name} of at most {limit} characters.", field=name)
+    return value.strip()
+
+
+def _event_types(events) -> tuple[str, ...]:
+    if (not isinstance(events, (list, tuple)) or not events
+            or not all(isinstance(e, str) and e in EVENT_TYPES for e in events)):
+        raise InvalidBooking("Choose one or more of: " + ", ".join(EVENT_TYPES) + ".",
+                             field="events")
+    return tuple(dict.fromkeys(events))

@@ -1,0 +1,59 @@
+"""Webhook endpoints in the admin: organizers add (https only; the secret shown once),
+see their own, read the delivery log, remove, and re-enable one that was disabled."""
+import pytest
+from django.contrib.auth.models import Permission
+from django.urls import reverse
+
+from booking.dynamo.webhooks import WebhookEndpoints
+from booking.mail.sender import send_owed
+from booking.wiring import mail_sender, webhook_registry, webhook_sender
+
+pytestmark = pytest.mark.django_db
+FORM = {"url": "https://hooks.example.com/a", "events": ["registration.created"],
+        "event_id": "", "description": "CRM"}
+
+
+def admin_url(name, *args):
+    return reverse(f"admin:booking_api_webhookendpointentry_{name}", args=args)
+
+
+def organizer(client, django_user_model, name):
+    user = django_user_model.objects.create_user(name, password="pw", is_staff=True)
+    user.user_permissions.add(*Permission.objects.filter(codename__endswith="webhookendpointentry"))
+    client.force_login(user)
+    return user
+
+
+def test_add__https_only__secret_shown_once_owner_sees_it(client, django_user_model, service):
+    organizer(client, django_user_model, "ann")
+    refused = client.post(admin_url("add"), {**FORM, "url": "http://hooks.example.com/a"})
+    assert refused.status_code == 200 and "https://" in str(refused.context["form"].errors)
+    added = client.post(admin_url("add"), FORM, follow=True)
+
+    [endpoint] = added.context["rows"]
+    assert endpoint[0].url == FORM["url"]
+    assert any(endpoint[0].secret in str(m) for m in added.context["messages"])
+    organizer(client, django_user_model, "bob")
+    assert client.get(admin_url("changelist")).context["rows"] == []
+
+
+def test_log_disable_enable_remove(client, django_user_model, service):
+    user = organizer(client, django_user_model, "ann")
+    endpoint = webhook_registry(service).register(url=FORM["url"], events=FORM["events"],
+                                                  owner=str(user.pk))
+    event = service.create_event(name="Hooks", capacity=3, strategy="lock_table")
+    service.book(event.id, name="Ada", email="ada@example.com")
+    send_owed(mail_sender(service), min_age=0)
+    webhook_sender(service, post=lambda *a, **k: 502).run_pass()
+
+    log = client.get(admin_url("deliveries", endpoint.id))
+    assert b"HTTP 502" in log.content and b"registration.created" in log.content
+    store = WebhookEndpoints(service.store)
+    store.disable(endpoint.id, since=store.get(endpoint.id)["failing_since"],
+                  reason="Every delivery failed for 24 hours.", now=1.0)
+    listed = client.get(admin_url("changelist"))
+    assert any("was disabled" in str(m) for m in listed.context["messages"])
+    client.post(admin_url("enable", endpoint.id))
+    assert webhook_registry(service).get(endpoint.id).active
+    client.post(admin_url("delete", endpoint.id))
+    assert webhook_registry(service).listing() == []
