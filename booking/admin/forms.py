@@ -18,6 +18,7 @@ STRATEGY_LABELS = {
     "aggregate": "Small event: up to {max:,} seats",
     "slots": "Rush sale: up to {max:,} seats",
     "streams": "Queue: every request accepted at once, seats decided in arrival order",
+    "shards": "Ticket drop: thousands of bookings per second, up to {max:,} seats",
 }
 TIME_HELP = "ISO 8601, e.g. 2026-12-12 19:30, in the event's time zone."
 
