@@ -21,7 +21,8 @@ FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + 
 def stored(strategy, event_id) -> list[tuple[str, int | None]]:
     """(e-mail key, shard) of every stored registration, read page by page."""
     return [(item["email"], item.get("shard")) for item in strategy.registrations_table.query(
-        key_condition="event_id = :e", values={":e": event_id}, projection="email, shard")]
+        key_condition="event_id = :e", values={":e": event_id}, projection="email, #shard",
+        names={"#shard": "shard"})]  # a reserved word
 
 
 def expected_counts(strategy, event_id, shards) -> list[int]:
