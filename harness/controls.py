@@ -13,6 +13,10 @@ can fail:
   the same outbox row at once both send it.
 - ``CarelessStreamsStrategy`` decides a streams registration whatever its state, so a
   stream record read twice (a restart, two deciders) is decided twice.
+- ``HastyShardsStrategy`` (event strategy ``hasty_shards``) answers "full" as soon as the
+  shard it picked is dry, without reading the others: people are refused while seats
+  are free. ``MarkingShardsStrategy`` marks the event sold out without checking that no
+  seat was freed since its read: a cancellation's seat is refused to everyone after it.
 
 ``control_service`` builds a service with any of them, beside the product's strategies,
 on a store the caller builds (``local_store``: another endpoint, another table prefix).
@@ -28,7 +32,10 @@ from booking.dynamo.client import make_client
 from booking.mail.sender import SENT, MailSender
 from booking.exactly_once.request_log import RequestLog
 from booking.strategies import STRATEGIES
+from booking.errors import EventFull
 from booking.strategies.base import WriteTokens
+from booking.strategies.shards import ShardsStrategy
+from booking.strategies.shards.seats import marker_key
 from booking.strategies.streams import StreamsStrategy
 
 from .unguarded import UnguardedStrategy
@@ -107,7 +114,9 @@ def control_service(*, store: Store | None = None, race_delay_ms: float = 0.0,
     if requests is None and not request_history:
         requests = ForgetfulRequestLog(store)
     return wiring.service_from_settings(
-        store=store, extra_strategies={"unguarded": partial(UnguardedStrategy, race_delay_ms=race_delay_ms)},
+        store=store, extra_strategies={
+            "unguarded": partial(UnguardedStrategy, race_delay_ms=race_delay_ms),
+            HastyShardsStrategy.name: HastyShardsStrategy},
         requests=requests, tokens=None if ambiguity_checks else BlindWriteTokens(), **options)
 
 
@@ -124,3 +133,20 @@ class CarelessStreamsStrategy(StreamsStrategy):
     """Decides a registration whatever its state: a record read twice is decided twice."""
 
     decidable = "registration_id = :rid AND (#status = :pending OR #status <> :pending)"
+
+
+class HastyShardsStrategy(ShardsStrategy):
+    """Answers "full" when the shard it picked is dry, without looking at the others."""
+
+    name = "hasty_shards"
+
+    def _elsewhere(self, event_id, attempt):
+        raise EventFull() from None
+
+
+class MarkingShardsStrategy(ShardsStrategy):
+    """Marks the event sold out whatever happened since its read (no epoch check)."""
+
+    def mark_sold_out(self, event_id, seen):
+        self.locks.update(marker_key(event_id), "SET full_until = :until",
+                          values={":until": seen.full_until()})

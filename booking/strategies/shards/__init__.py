@@ -140,8 +140,12 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
             return attempt(lapsed[0], self.take_over_op(event_id, *lapsed, now))
         if seen.marker is None:
             raise EventNotFound() from None
-        shards_capacity.mark_sold_out(self, event_id, seen)
+        self.mark_sold_out(event_id, seen)
         raise EventFull() from None
+
+    def mark_sold_out(self, event_id, seen):
+        """Mark the event sold out as ``seen``, unless a seat was freed since."""
+        shards_capacity.mark_sold_out(self, event_id, seen)
 
     def cancel(self, event_id, email, registration_id=None, *, request, known=None):
         # A link does not name the shard the registration counts on: read it first.
