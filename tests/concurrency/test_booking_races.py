@@ -87,7 +87,7 @@ def run_distinct_race(server, strategy, race_delay_ms=0.0):
     return event, outcomes, stored, counter
 
 
-@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots"])
+@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots", "shards"])
 def test_race__distinct_people__exactly_capacity_confirmed(server_store, strategy):
     event, outcomes, stored, counter = run_distinct_race(server_store, strategy)
 
@@ -97,7 +97,7 @@ def test_race__distinct_people__exactly_capacity_confirmed(server_store, strateg
     assert violations(event, outcomes, stored, counter) == []
 
 
-@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots"])
+@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots", "shards"])
 def test_race__same_person_everywhere__exactly_one_confirmed(server_store, strategy):
     service = get_booking_service()
     event = service.create_event(name="Same person", capacity=CAPACITY, strategy=strategy)
@@ -120,3 +120,13 @@ def test_race__unguarded_control__is_caught_overbooking(server_store):
     found = violations(event, outcomes, stored, counter)
 
     assert any(v.startswith("overbooked") for v in found), found
+
+
+def test_race__hasty_shards_control__is_caught_refusing_with_seats_free(server_store):
+    # Shards that answer "full" when the one they picked is dry refuse people while other
+    # shards still have seats: the distinct-people race's tally catches it.
+    event, outcomes, stored, counter = run_distinct_race(server_store, "hasty_shards")
+
+    tally = Counter(outcome for _, outcome in outcomes)
+    assert tally["ok"] < CAPACITY and tally["full"] > PEOPLE - CAPACITY, tally
+    assert violations(event, outcomes, stored, counter) == []  # only the answers lie
