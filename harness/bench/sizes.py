@@ -104,6 +104,11 @@ def _lock_item(strategy, registration):
     return strategy.store.table(EVENT_LOCKS).get({"event_id": registration["event_id"]})
 
 
+def _shard_item(strategy, registration):
+    key = {"event_id": f"{registration['event_id']}#{registration['shard']}"}
+    return strategy.store.table(EVENT_LOCKS).get(key)
+
+
 def _slot_item(strategy, registration):
     return strategy.store.table(SLOTS).get({"event_id": registration["event_id"], "slot": registration["slot"]})
 
@@ -124,6 +129,7 @@ ESTIMATORS = {
     "streams": _streams,
     "aggregate": _aggregate,
     "lock_table": _per_registration(_lock_item),
+    "shards": _per_registration(_shard_item),
     "slots": _per_registration(_slot_item, other_index_entries=1),
     "unguarded": _per_registration(None),
 }
