@@ -51,7 +51,7 @@ from booking.strategies.shards import audit as shards_audit
 from booking.strategies.shards import capacity as shards_capacity
 from booking.strategies.shards import seats
 from booking.strategies.shards.holds import ShardsHolds
-from booking.strategies.shards.seats import BUMP, SHARDS, marker_key, shard_key
+from booking.strategies.shards.seats import BUMP, SHARDS, DryShards, marker_key, shard_key
 
 COUNT_ONE_MORE = f"SET confirmed_count = confirmed_count + :one, {BUMP}"
 COUNT_ONE_LESS = f"SET confirmed_count = confirmed_count - :one, {BUMP}"
@@ -68,6 +68,7 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         super().__init__(**kwargs)
         self.locks = self.store.table(EVENT_LOCKS)
         self.held = HoldsMap(self.locks, BUMP)
+        self.dry = DryShards()
 
     def provision(self, event):
         new = "attribute_not_exists(event_id)"
@@ -81,7 +82,12 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
 
     def book(self, event_id, registration):
         request = Request.booking(registration)
-        at = {"shard": random.randrange(SHARDS)}
+        hint = self.dry.get(event_id)
+        if hint.every():  # every shard was dry a moment ago: read before writing
+            answered = self._answered_by_reading(event_id, registration, request)
+            if answered is not None:
+                return answered
+        at = {"shard": hint.pick()}
 
         def attempt(shard, over=None):
             at["shard"] = shard
@@ -98,14 +104,36 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
             if refused_at(cancelled, 0):
                 raise AlreadyRegistered(existing=items.registration_or_none(registered)) from None
             if refused_at(cancelled, 1):  # this shard is dry: where is a seat?
+                self.dry.note(event_id, [at["shard"]])
                 return self._elsewhere(event_id, attempt)
             if cancelled.code(1) == THROTTLED:  # this shard is over its capacity: another
-                return attempt((at["shard"] + random.randrange(1, SHARDS)) % SHARDS)
+                return attempt(self.dry.get(event_id).pick(avoid=at["shard"]))
             return None
 
         first = attempt(at["shard"])
         return self.transact(first.operations, written=registration, decode=decode,
                              request=request, request_at=2, token=first.token)
+
+    def _answered_by_reading(self, event_id, registration, request):
+        """One consistent BatchGetItem (the marker, the person's registration, the request
+        row): this request's registration, ``AlreadyRegistered``, or "full" from the mark;
+        None when the event is not marked sold out (then the booking writes)."""
+        marker, mine, *row = self.store.batch_get([
+            (self.locks, marker_key(event_id)),
+            (self.registrations_table, {"event_id": event_id, "email": registration.email}),
+            *self.requests.reads(request)])
+        answered = self.requests.answer(request, row[0]) if row else None
+        if answered is not None:
+            return answered
+        if marker is None:
+            raise EventNotFound()
+        if self.tokens.is_mine(mine, registration):
+            return registration
+        if mine is not None:
+            raise AlreadyRegistered(existing=items.registration_from_item(mine))
+        if marker.get("full_until", 0) > now_ms():
+            raise EventFull()
+        return None
 
     def _booking_ops(self, event_id, registration, request, shard, over=None):
         take = over or ("Update", self.locks.update_op(
@@ -128,11 +156,13 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         try:
             seen = seats.snapshot(self, event_id)
         except TransactionCancelled as cancelled:
-            if cancelled.conflict:
-                return AGAIN  # a booking was landing on a shard: look again
-            raise
+            if not cancelled.conflict:
+                raise
+            hint = self.dry.get(event_id)  # a booking was landing, or a shard is busy:
+            return AGAIN if hint.every() else attempt(hint.pick())  # try one not seen dry
         self.between_read_and_write()
         free = seen.free()
+        self.dry.note(event_id, seen.dry(), replace=True)
         if free:
             return attempt(random.choice(free))
         lapsed = seen.expired_hold(now)

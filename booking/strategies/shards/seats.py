@@ -7,7 +7,9 @@ capacity. The event's marker item, ``<event id>#meta``, carries ``epoch`` (bumpe
 write that frees a seat) and, while the event is sold out, ``full_until``: the epoch
 milliseconds until which the mark holds (the earliest hold's expiry, or ``FOREVER``).
 """
-from dataclasses import dataclass
+import random
+import time
+from dataclasses import dataclass, field
 
 from booking.strategies.base import CAPACITY_NAMES
 
@@ -56,6 +58,10 @@ class Snapshot:
         return [n for n, item in enumerate(self.shards) if item
                 for _ in range(max(0, item["capacity"] - item["confirmed_count"]))]
 
+    def dry(self) -> list[int]:
+        return [n for n, item in enumerate(self.shards)
+                if item and item["confirmed_count"] >= item["capacity"]]
+
     def expired_hold(self, now: float) -> tuple[int, str] | None:
         """(shard, e-mail) of a waiting-list hold that has expired, or None."""
         for n, item in enumerate(self.shards):
@@ -97,3 +103,36 @@ def as_counter(shards: list[dict]) -> dict:
         holds.update(item.get("holds") or {})
     return {"capacity": sum(i["capacity"] for i in shards),
             "confirmed_count": sum(i["confirmed_count"] for i in shards), "holds": holds}
+
+
+@dataclass(frozen=True)
+class Hint:
+    """Shards this process saw dry lately: where a booking's first try should not go."""
+
+    dry: frozenset = frozenset()
+
+    def every(self) -> bool:
+        return len(self.dry) == SHARDS
+
+    def pick(self, avoid: int | None = None) -> int:
+        """A random shard not seen dry (nor ``avoid``), or any when there is none."""
+        wanted = [n for n in range(SHARDS) if n not in self.dry and n != avoid]
+        return random.choice(wanted or [n for n in range(SHARDS) if n != avoid] or [0])
+
+
+@dataclass
+class DryShards:
+    """Per event, the shards this process saw dry in the last ``seconds``: a hint that
+    spares a booking a dry shard's refused write, never an answer (a stale hint costs one
+    refused write; every answer still comes from a write or a consistent read)."""
+
+    seconds: float = 2.0
+    seen: dict = field(default_factory=dict)  # event id -> (frozenset of shards, when)
+
+    def get(self, event_id: str) -> Hint:
+        dry, when = self.seen.get(event_id, (frozenset(), 0.0))
+        return Hint(dry if time.monotonic() - when < self.seconds else frozenset())
+
+    def note(self, event_id: str, shards, *, replace: bool = False) -> None:
+        earlier = frozenset() if replace else self.get(event_id).dry
+        self.seen[event_id] = (earlier | frozenset(shards), time.monotonic())
