@@ -18,9 +18,13 @@ can fail:
   are free. ``MarkingShardsStrategy`` marks the event sold out without checking that no
   seat was freed since its read: a cancellation's seat is refused to everyone after it.
 
+``BASELINES`` are not controls but earlier versions a benchmark compares with, side by
+side in one run: ``slots_lookup_each`` is slots as it was before its free-slot pool.
+
 ``control_service`` builds a service with any of them, beside the product's strategies,
 on a store the caller builds (``local_store``: another endpoint, another table prefix).
 """
+import random
 import threading
 from dataclasses import replace
 from functools import partial
@@ -36,6 +40,8 @@ from booking.errors import EventFull
 from booking.strategies.base import WriteTokens
 from booking.strategies.shards import ShardsStrategy
 from booking.strategies.shards.seats import marker_key
+from booking.strategies.slots import SlotsStrategy
+from booking.strategies.slots.capacity import SHUFFLE_RANGE
 from booking.strategies.streams import StreamsStrategy
 
 from .unguarded import UnguardedStrategy
@@ -116,7 +122,7 @@ def control_service(*, store: Store | None = None, race_delay_ms: float = 0.0,
     return wiring.service_from_settings(
         store=store, extra_strategies={
             "unguarded": partial(UnguardedStrategy, race_delay_ms=race_delay_ms),
-            HastyShardsStrategy.name: HastyShardsStrategy},
+            HastyShardsStrategy.name: HastyShardsStrategy, **BASELINES},
         requests=requests, tokens=None if ambiguity_checks else BlindWriteTokens(), **options)
 
 
@@ -150,3 +156,25 @@ class MarkingShardsStrategy(ShardsStrategy):
     def mark_sold_out(self, event_id, seen):
         self.locks.update(marker_key(event_id), "SET full_until = :until",
                           values={":until": seen.full_until()})
+
+
+class LookupEachSlotsStrategy(SlotsStrategy):
+    """slots before its free-slot pool: every booking looks up eight free slots itself."""
+
+    name = "slots_lookup_each"
+
+    def _free_candidates(self, event_id):
+        start = random.randrange(SHUFFLE_RANGE)
+        found = self._eight(event_id, "free_in = :e AND shuffle >= :start", {":start": start})
+        if not found:
+            found = self._eight(event_id, "free_in = :e", {})
+        random.shuffle(found)
+        return found
+
+    def _eight(self, event_id, condition, values):
+        return [item["slot"] for item in self.slots.query(
+            index="free_slots", key_condition=condition, values={":e": event_id, **values},
+            limit=8)]
+
+
+BASELINES = {LookupEachSlotsStrategy.name: LookupEachSlotsStrategy}

@@ -12,7 +12,9 @@ from booking.errors import BookingError
 from booking.management.output import progress
 from booking.strategies import GUARDED
 from booking.wiring import client_config, get_store
-from harness.controls import ALL_STRATEGIES as STRATEGIES
+from harness.controls import ALL_STRATEGIES, BASELINES
+
+STRATEGIES = {**ALL_STRATEGIES, **BASELINES}
 
 
 def int_list(value: str) -> list[int]:
