@@ -269,7 +269,7 @@ class Strategy(ABC):
 
 class OneItemPerPerson(Strategy):
     """Registrations as items keyed by (event id, e-mail key) in ``registrations_table``
-    (``registrations_spec``), beside the ``events`` table: lock_table, slots, streams."""
+    (``registrations_spec``), beside the ``events`` table: lock_table, shards, slots, streams."""
 
     registrations_spec: TableSpec = REGISTRATIONS
 
