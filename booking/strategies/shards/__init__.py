@@ -168,7 +168,7 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         lapsed = seen.expired_hold(now)
         if lapsed:
             return attempt(lapsed[0], self.take_over_op(event_id, *lapsed, now))
-        if seen.marker is None:
+        if not seen.complete:
             raise EventNotFound() from None
         self.mark_sold_out(event_id, seen)
         raise EventFull() from None

@@ -7,7 +7,7 @@ every shard (each only if its count still fits its new share) and the marker (a 
 capacity frees seats) in one TransactWriteItems. A booking that lands in between refuses
 the write, which is then redone from a new read.
 """
-from booking.dynamo.access import ConditionFailed, TransactionCancelled
+from booking.dynamo.access import ConditionFailed
 from booking.errors import EventNotFound
 
 from booking.strategies import event_edits
@@ -40,13 +40,8 @@ def change_capacity(strategy, event_id, *, expected_version, capacity, changes):
         return AGAIN  # a shard's count moved since it was read: read again
 
     for _ in strategy.retry.attempts():
-        try:
-            seen = seats.snapshot(strategy, event_id)
-        except TransactionCancelled as cancelled:
-            if cancelled.conflict:
-                continue
-            raise
-        if seen.marker is None or None in seen.shards:
+        seen = seats.settled_snapshot(strategy, event_id)
+        if not seen.complete:
             event = strategy.events.get({"event_id": event_id}, projection="version")
             raise event_edits.stale_or_missing(event, expected_version) or EventNotFound()
         counts = [item["confirmed_count"] for item in seen.shards]

@@ -12,7 +12,7 @@ hold it saw, and no hold can start while the event is marked sold out.
 import random
 
 from booking.dynamo import items
-from booking.dynamo.access import CONDITION_FAILED, Table, TransactionCancelled
+from booking.dynamo.access import CONDITION_FAILED, Table
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 
 from booking.strategies.holds import HoldsMap, SeatHolds
@@ -72,17 +72,11 @@ class ShardsHolds(SeatHolds):
         return [hold, self.registration_absent_op(event_id, email)], {"shard": shard}
 
     def _seen(self, event_id) -> seats.Snapshot:
-        """Every shard at one instant (read again while a booking is landing)."""
-        for _ in self.retry.attempts():
-            try:
-                seen = seats.snapshot(self, event_id)
-            except TransactionCancelled as cancelled:
-                if cancelled.conflict:
-                    continue
-                raise
-            if seen.marker is None or None in seen.shards:
-                raise EventNotFound()
-            return seen
+        """Every shard at one instant, or ``EventNotFound``."""
+        seen = seats.settled_snapshot(self, event_id)
+        if not seen.complete:
+            raise EventNotFound()
+        return seen
 
     def accept_ops(self, event_id, registration, *, now, ref):
         return [self.held.unhold_op(shard_id(event_id, ref["shard"]), registration.email, now),

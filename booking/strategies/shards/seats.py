@@ -11,6 +11,7 @@ import random
 import time
 from dataclasses import dataclass, field
 
+from booking.dynamo.access import TransactionCancelled
 from booking.strategies.base import CAPACITY_NAMES
 
 SHARDS = 8
@@ -53,6 +54,11 @@ class Snapshot:
     marker: dict | None
     shards: list[dict | None]
 
+    @property
+    def complete(self) -> bool:
+        """The marker and every shard exist (else the event does not, or not whole)."""
+        return self.marker is not None and None not in self.shards
+
     def free(self) -> list[int]:
         """Shards with a free seat, each listed once per free seat (a weighted pick)."""
         return [n for n, item in enumerate(self.shards) if item
@@ -81,6 +87,16 @@ def snapshot(strategy, event_id: str) -> Snapshot:
         [(strategy.locks, marker_key(event_id))]
         + [(strategy.locks, shard_key(event_id, n)) for n in range(SHARDS)])
     return Snapshot(found[0], found[1:])
+
+
+def settled_snapshot(strategy, event_id: str) -> Snapshot:
+    """``snapshot``, read again while a write transaction is landing on one of its items."""
+    for _ in strategy.retry.attempts():
+        try:
+            return snapshot(strategy, event_id)
+        except TransactionCancelled as cancelled:
+            if not cancelled.conflict:
+                raise
 
 
 def shard_items(strategy, event_ids: list[str]) -> dict[str, list[dict]]:
