@@ -132,6 +132,7 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         if mine is not None:
             raise AlreadyRegistered(existing=items.registration_from_item(mine))
         if marker.get("full_until", 0) > now_ms():
+            self.dry.note(event_id, range(SHARDS))  # still sold out: keep reading first
             raise EventFull()
         return None
 

@@ -138,11 +138,12 @@ class Hint:
 
 @dataclass
 class DryShards:
-    """Per event, the shards this process saw dry in the last ``seconds``: a hint that
-    spares a booking a dry shard's refused write, never an answer (a stale hint costs one
-    refused write; every answer still comes from a write or a consistent read)."""
+    """Per event, the shards this process saw dry in the last ``seconds`` (a sold-out
+    answer from the marker renews it): a hint that spares a booking a dry shard's refused
+    write, never an answer (a stale hint costs one refused write or one read; every answer
+    still comes from a write or a consistent read)."""
 
-    seconds: float = 2.0
+    seconds: float = 5.0
     seen: dict = field(default_factory=dict)  # event id -> (frozenset of shards, when)
 
     def get(self, event_id: str) -> Hint:
