@@ -71,7 +71,8 @@ class EventAddForm(EventForm):
         help_text="Standard suits almost every event; Small event is the cheapest for a few "
                   "hundred seats; Rush sale spreads many simultaneous bookings over one "
                   "record per seat; Queue accepts every request at once and gives the seats "
-                  "to the first arrivals a moment later (for sales far beyond the seats). "
+                  "to the first arrivals a moment later (for sales far beyond the seats); "
+                  "Ticket drop answers thousands of people a second at once, for launches. "
                   "Sets the most seats the event can ever have; cannot be changed later.")
 
     field_order = ["name", "time_zone", "starts_at", "ends_at", "venue", "description",
