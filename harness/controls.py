@@ -15,10 +15,18 @@ can fail:
   sender killed mid-send loses the delivery.
 - ``CarelessStreamsStrategy`` decides a streams registration whatever its state, so a
   stream record read twice (a restart, two deciders) is decided twice.
+- ``HastyShardsStrategy`` (event strategy ``hasty_shards``) answers "full" as soon as the
+  shard it picked is dry, without reading the others: people are refused while seats
+  are free. ``MarkingShardsStrategy`` marks the event sold out without checking that no
+  seat was freed since its read: a cancellation's seat is refused to everyone after it.
+
+``BASELINES`` are not controls but earlier versions a benchmark compares with, side by
+side in one run: ``slots_lookup_each`` is slots as it was before its free-slot pool.
 
 ``control_service`` builds a service with any of them, beside the product's strategies,
 on a store the caller builds (``local_store``: another endpoint, another table prefix).
 """
+import random
 import threading
 from dataclasses import replace
 from functools import partial
@@ -30,7 +38,12 @@ from booking.dynamo.client import make_client
 from booking.mail.sender import SENT, MailSender
 from booking.exactly_once.request_log import RequestLog
 from booking.strategies import STRATEGIES
+from booking.errors import EventFull
 from booking.strategies.base import WriteTokens
+from booking.strategies.shards import ShardsStrategy
+from booking.strategies.shards.seats import marker_key
+from booking.strategies.slots import SlotsStrategy
+from booking.strategies.slots.capacity import SHUFFLE_RANGE
 from booking.strategies.streams import StreamsStrategy
 
 from booking.webhooks.delivery import DELIVERED, RETRYING, WebhookSender
@@ -111,7 +124,9 @@ def control_service(*, store: Store | None = None, race_delay_ms: float = 0.0,
     if requests is None and not request_history:
         requests = ForgetfulRequestLog(store)
     return wiring.service_from_settings(
-        store=store, extra_strategies={"unguarded": partial(UnguardedStrategy, race_delay_ms=race_delay_ms)},
+        store=store, extra_strategies={
+            "unguarded": partial(UnguardedStrategy, race_delay_ms=race_delay_ms),
+            HastyShardsStrategy.name: HastyShardsStrategy, **BASELINES},
         requests=requests, tokens=None if ambiguity_checks else BlindWriteTokens(), **options)
 
 
@@ -139,3 +154,42 @@ class CarelessWebhookSender(WebhookSender):
                                   now=self.clock())
         _, error, _ = self._post(delivery, endpoint)
         return RETRYING if error else DELIVERED
+
+
+class HastyShardsStrategy(ShardsStrategy):
+    """Answers "full" when the shard it picked is dry, without looking at the others."""
+
+    name = "hasty_shards"
+
+    def _elsewhere(self, event_id, attempt):
+        raise EventFull() from None
+
+
+class MarkingShardsStrategy(ShardsStrategy):
+    """Marks the event sold out whatever happened since its read (no epoch check)."""
+
+    def mark_sold_out(self, event_id, seen):
+        self.locks.update(marker_key(event_id), "SET full_until = :until",
+                          values={":until": seen.full_until()})
+
+
+class LookupEachSlotsStrategy(SlotsStrategy):
+    """slots before its free-slot pool: every booking looks up eight free slots itself."""
+
+    name = "slots_lookup_each"
+
+    def _free_candidates(self, event_id):
+        start = random.randrange(SHUFFLE_RANGE)
+        found = self._eight(event_id, "free_in = :e AND shuffle >= :start", {":start": start})
+        if not found:
+            found = self._eight(event_id, "free_in = :e", {})
+        random.shuffle(found)
+        return found
+
+    def _eight(self, event_id, condition, values):
+        return [item["slot"] for item in self.slots.query(
+            index="free_slots", key_condition=condition, values={":e": event_id, **values},
+            limit=8)]
+
+
+BASELINES = {LookupEachSlotsStrategy.name: LookupEachSlotsStrategy}

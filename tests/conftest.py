@@ -17,7 +17,7 @@ from localdynamo import process as server_process
 from localdynamo.faults import FaultInjector, FaultSpec
 from localdynamo.proxy import FaultProxy
 
-GUARDED = ("aggregate", "lock_table", "slots")
+GUARDED = ("aggregate", "lock_table", "slots", "shards")
 
 
 @pytest.fixture

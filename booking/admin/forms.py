@@ -18,6 +18,7 @@ STRATEGY_LABELS = {
     "aggregate": "Small event: up to {max:,} seats",
     "slots": "Rush sale: up to {max:,} seats",
     "streams": "Queue: every request accepted at once, seats decided in arrival order",
+    "shards": "Ticket drop: thousands of bookings per second, up to {max:,} seats",
 }
 TIME_HELP = "ISO 8601, e.g. 2026-12-12 19:30, in the event's time zone."
 
@@ -70,7 +71,8 @@ class EventAddForm(EventForm):
         help_text="Standard suits almost every event; Small event is the cheapest for a few "
                   "hundred seats; Rush sale spreads many simultaneous bookings over one "
                   "record per seat; Queue accepts every request at once and gives the seats "
-                  "to the first arrivals a moment later (for sales far beyond the seats). "
+                  "to the first arrivals a moment later (for sales far beyond the seats); "
+                  "Ticket drop answers thousands of people a second at once, for launches. "
                   "Sets the most seats the event can ever have; cannot be changed later.")
 
     field_order = ["name", "time_zone", "starts_at", "ends_at", "venue", "description",

@@ -91,6 +91,14 @@ class Store:
             request["ClientRequestToken"] = token
         self.call("transact_write_items", **request)
 
+    def transact_get(self, requests: list[tuple["Table", dict]]) -> list[dict | None]:
+        """Read up to 100 items (any tables) in one TransactGetItems: all as of one instant
+        (serializable with every transaction); None where absent. A write transaction in
+        flight on one of them cancels it (``TransactionCancelled``, a conflict)."""
+        response = self.call("transact_get_items", TransactItems=[
+            {"Get": {"TableName": table.name, "Key": serialize(key)}} for table, key in requests])
+        return [deserialize(answer.get("Item")) for answer in response.get("Responses", [])]
+
     def batch_get(self, requests: list[tuple["Table", dict]]) -> list[dict | None]:
         """Read several items (any tables) consistently in one BatchGetItem; None where absent."""
         wanted = {}

@@ -6,12 +6,13 @@ Controls (the unguarded strategy) are not here: only tests and harnesses build t
 from booking.strategies.aggregate import AggregateStrategy
 from booking.strategies.base import Strategy
 from booking.strategies.lock_table import LockTableStrategy
+from booking.strategies.shards import ShardsStrategy
 from booking.strategies.slots import SlotsStrategy
 from booking.strategies.streams import StreamsStrategy
 
 STRATEGIES: dict[str, type[Strategy]] = {
     cls.name: cls for cls in (AggregateStrategy, LockTableStrategy, SlotsStrategy,
-                              StreamsStrategy)
+                              StreamsStrategy, ShardsStrategy)
 }
 GUARDED = tuple(STRATEGIES)
 

@@ -267,15 +267,25 @@ class Strategy(ABC):
     def transact(self, operations: list, *, written, decode: Callable, token: str | None = None,
                  request: Request | None = None, request_at: int = 0):
         """Write ``operations`` in one transaction and return ``written``, retrying
-        conflicts with ``self.retry`` (``BookingContention`` once spent). A refusal is
-        answered by ``transact_once``; a ``Rewrite`` replaces the members and token."""
-        for _ in self.retry.attempts():
-            outcome = self.transact_once(operations, written=written, decode=decode,
-                                         token=token, request=request, request_at=request_at)
-            if isinstance(outcome, Rewrite):
-                operations, token = outcome.operations, outcome.token
-            elif outcome is not AGAIN:
-                return outcome
+        conflicts with ``self.retry`` (``BookingContention`` once spent, caused by the last
+        refusal: a throttle stays visible). A refusal is answered by ``transact_once``; a
+        ``Rewrite`` replaces the members and token."""
+        refusals = []
+
+        def noted(cancelled):
+            refusals[:] = [cancelled]
+            return decode(cancelled)
+
+        try:
+            for _ in self.retry.attempts():
+                outcome = self.transact_once(operations, written=written, decode=noted,
+                                             token=token, request=request, request_at=request_at)
+                if isinstance(outcome, Rewrite):
+                    operations, token = outcome.operations, outcome.token
+                elif outcome is not AGAIN:
+                    return outcome
+        except BookingContention as spent:
+            raise spent from (refusals[0] if refusals else None)
 
     def transact_once(self, operations: list, *, written, decode: Callable,
                       token: str | None = None, request: Request | None = None,
@@ -322,7 +332,7 @@ class Strategy(ABC):
 
 class OneItemPerPerson(Strategy):
     """Registrations as items keyed by (event id, e-mail key) in ``registrations_table``
-    (``registrations_spec``), beside the ``events`` table: lock_table, slots, streams."""
+    (``registrations_spec``), beside the ``events`` table: lock_table, shards, slots, streams."""
 
     registrations_spec: TableSpec = REGISTRATIONS
 

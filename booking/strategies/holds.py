@@ -88,13 +88,15 @@ class HoldsMap:
         except ConditionFailed:
             raise EventNotFound() from None
 
-    def hold_op(self, event_id, email, *, until, now, refused=None, also: str = ""):
+    def hold_op(self, event_id, email, *, until, now, refused=None, also: str = "",
+                ensure: bool = True):
         """The update taking a free seat for ``email`` (first try) or, once ``refused``
         found none, one whose hold has expired; ``also`` adds to both conditions (the
-        person is not an attendee of the same item)."""
+        person is not an attendee of the same item); ``ensure=False`` when the item is
+        known to have its ``holds`` map."""
         names, values = {"#email": email}, {":until": until, **self.bump_values}
         if refused is None or refused.code(0) != CONDITION_FAILED:
-            if refused is None:
+            if refused is None and ensure:
                 self.ensure_map(event_id)
             return ("Update", self.table.update_op(
                 self.key(event_id),

@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from booking import wiring
+from booking.dynamo.access import Throttled, TransactionCancelled
 from booking.dynamo.provision import drop_tables, ensure_tables
 from booking.errors import (BookingContention, BookingError, EventFull, OutcomeUnknown,
                             StoreUnavailable)
@@ -47,7 +48,7 @@ class DropConfig:
     seats: int = 10_000
     seconds: float = 60.0
     scale: float = 0.02
-    strategies: tuple = ("aggregate", "lock_table", "slots")
+    strategies: tuple = ("aggregate", "lock_table", "slots", "shards")
     partition_wcu: float = 1000.0
     partition_rcu: float = 3000.0
     threads: int = 64
@@ -152,7 +153,7 @@ def arrivals(config: DropConfig, service, event_id: str):
 
 def careful_person(service, event_id: str, index: int, arrival: float, patience: float) -> dict:
     """Book once; ask again with the same request id on any answer that is not definite."""
-    request_id, not_definite, asked = uuid.uuid4().hex, 0, 0
+    request_id, not_definite, throttled, asked = uuid.uuid4().hex, 0, 0, 0
     while True:
         asked += 1
         try:
@@ -163,6 +164,7 @@ def careful_person(service, event_id: str, index: int, arrival: float, patience:
             outcome = "full"
         except NOT_DEFINITE as exc:
             not_definite += 1
+            throttled += was_throttled(exc)
             if time.monotonic() - arrival < patience:
                 time.sleep(random.uniform(0, min(2.0, 0.05 * 2 ** asked)))
                 continue
@@ -171,7 +173,20 @@ def careful_person(service, event_id: str, index: int, arrival: float, patience:
             outcome = exc.code
         answered = time.monotonic()
         return {"outcome": outcome, "answered_at": answered, "seconds": answered - arrival,
-                "asked": asked, "not_definite": not_definite}
+                "asked": asked, "not_definite": not_definite, "throttled": throttled}
+
+
+def was_throttled(error: BaseException | None) -> bool:
+    """Whether a throttle (botocore's spent retries, or a transaction cancelled for
+    ``ThrottlingError``) caused ``error``, through its causes."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, Throttled) or (isinstance(error, TransactionCancelled) and any(
+                reason.code == "ThrottlingError" for reason in error.reasons)):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def probe_bookings(config, service, event_id, server, prefix) -> dict:
@@ -227,9 +242,10 @@ def summarize(config, strategy, answers, started, ended, report, prefix, probes,
         "answer_p50_s": stats_quantile(definite, 0.5), "answer_p99_s": stats_quantile(definite, 0.99),
         "answer_max_s": round(definite[-1], 2) if definite else None,
         "throttles_botocore": throttles,
-        # Without injected faults, every answer that is not definite is a throttle that
-        # reached a person (the strategy's and botocore's retries spent).
-        "throttles_to_people": sum(a["not_definite"] for a in answers),
+        # Answers that were not definite because a throttle caused them (the strategy's
+        # and botocore's retries spent), and all answers that were not definite.
+        "throttles_to_people": sum(a["throttled"] for a in answers),
+        "not_definite_answers": sum(a["not_definite"] for a in answers),
         "asked_per_person": per(sum(a["asked"] for a in answers), len(answers)),
         "wcu_per_booking": per(write_units - full * (wcu_reject or 0), booked),
         "rcu_per_booking": per(read_units - full * (rcu_reject or 0), booked),
@@ -264,6 +280,7 @@ def text(results: dict) -> str:
              f"{config['threads']} threads"]
     columns = ("strategy", "sold", "sold_out_s", "booked", "full", "other", "answer_p50_s",
                "answer_p99_s", "answer_max_s", "throttles_botocore", "throttles_to_people",
+               "not_definite_answers",
                "wcu_per_booking", "rcu_per_booking", "wcu_per_booking_alone",
                "wcu_per_booking_estimate", "rcu_per_booking_alone",
                "wcu_per_rejection", "rcu_per_rejection", "overbooked", "unknown_outcomes")

@@ -17,11 +17,13 @@ from booking.dynamo.provision import drop_tables, ensure_tables
 from booking import wiring
 from booking.mail.sender import send_owed
 from booking.wiring import mail_sender
-from harness.controls import ALL_STRATEGIES as STRATEGIES, control_service
+from harness.controls import ALL_STRATEGIES, BASELINES, control_service
 
 from . import sizes, stats
 from . import streams as streams_bench
 from .worker import book_attempts, person, run_in_process
+
+STRATEGIES = {**ALL_STRATEGIES, **BASELINES}
 
 START_DELAY_SECONDS = 5.0  # spawned processes set up Django before the common start
 

@@ -85,7 +85,7 @@ def test_add__valid__creates_bookable_event(admin_client, service, strategy):
 def test_add__form__offers_only_guarded_strategies_with_default(admin_client, service, settings):
     settings.BOOKING_DEFAULT_STRATEGY = "slots"
     form = admin_client.get(admin_url("add")).context["form"]
-    assert [value for value, _ in form.fields["strategy"].choices] == [*GUARDED, "streams"]
+    assert [value for value, _ in form.fields["strategy"].choices] == [*GUARDED, "streams", "shards"]
     assert form["strategy"].value() == "slots"
 
 

@@ -77,17 +77,17 @@ def violations(event, outcomes, stored, counter):
     return found
 
 
-def run_distinct_race(server, strategy, race_delay_ms=0.0):
+def run_distinct_race(server, strategy, race_delay_ms=0.0, people=PEOPLE):
     service = get_booking_service()
     event = service.create_event(name=f"Race {strategy}", capacity=CAPACITY, strategy=strategy)
-    people = [(f"Person {n}", f"person{n}@example.com") for n in range(PEOPLE)]
+    people = [(f"Person {n}", f"person{n}@example.com") for n in range(people)]
     outcomes = race(server, event.id, people, race_delay_ms=race_delay_ms)
     stored = stored_registrations(server, event)
     counter = service.availability(event.id).confirmed
     return event, outcomes, stored, counter
 
 
-@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots"])
+@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots", "shards"])
 def test_race__distinct_people__exactly_capacity_confirmed(server_store, strategy):
     event, outcomes, stored, counter = run_distinct_race(server_store, strategy)
 
@@ -97,7 +97,7 @@ def test_race__distinct_people__exactly_capacity_confirmed(server_store, strateg
     assert violations(event, outcomes, stored, counter) == []
 
 
-@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots"])
+@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots", "shards"])
 def test_race__same_person_everywhere__exactly_one_confirmed(server_store, strategy):
     service = get_booking_service()
     event = service.create_event(name="Same person", capacity=CAPACITY, strategy=strategy)
@@ -120,3 +120,16 @@ def test_race__unguarded_control__is_caught_overbooking(server_store):
     found = violations(event, outcomes, stored, counter)
 
     assert any(v.startswith("overbooked") for v in found), found
+
+
+def test_race__hasty_shards_control__is_caught_refusing_with_seats_free(server_store):
+    # Shards that answer "full" when the one they picked is dry refuse people while other
+    # shards still have seats. With a few more people than seats, some shard runs dry while
+    # another is left with seats nobody is sent to: the race's tally catches it.
+    people = CAPACITY + 10
+    event, outcomes, stored, counter = run_distinct_race(server_store, "hasty_shards",
+                                                         people=people)
+
+    tally = Counter(outcome for _, outcome in outcomes)
+    assert tally["ok"] < CAPACITY and tally["full"] > people - CAPACITY, tally
+    assert violations(event, outcomes, stored, counter) == []  # only the answers lie

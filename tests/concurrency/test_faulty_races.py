@@ -122,6 +122,7 @@ def read_through_faults(read):
     (FAULTS.format(seed=1), "aggregate"),
     (FAULTS.format(seed=2), "lock_table"),
     (FAULTS.format(seed=3), "slots"),
+    (FAULTS.format(seed=4), "shards"),
 ], indirect=["faulty_server"])
 def test_faulty_race__distinct_people__every_answer_true_and_capacity_kept(faulty_server,
                                                                            strategy):

@@ -129,7 +129,7 @@ def http_race(port, service, strategy):
     return Counter(outcomes), confirmed, stored
 
 
-@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots"])
+@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots", "shards"])
 def test_http_race__150_people_40_seats__exactly_40_booked(gunicorn_site, race_service,
                                                              strategy):
     tally, confirmed, stored = http_race(gunicorn_site[0], race_service, strategy)

@@ -28,7 +28,7 @@ def torture(*args) -> tuple[int, dict]:
 def test_torture__guarded_strategies_with_faults__no_anomaly():
     status, report = torture("--processes", "3", "--threads", "12", "--ops", "1500",
                              "--seed", "20261123", "--strategies",
-                             "aggregate,lock_table,slots,streams")
+                             "aggregate,lock_table,slots,streams,shards")
 
     assert report["anomalies"] == [], report["anomaly_counts"]
     assert status == 0

@@ -146,7 +146,7 @@ def test_race__join_cancel_book_accept_at_once__invariants_hold(server_store):
     service = waitlist_control_service()
     wiring.install(service)
     events = [prepare(service, strategy)
-              for strategy in ("aggregate", "lock_table", "slots", "streams")]
+              for strategy in ("aggregate", "lock_table", "slots", "streams", "shards")]
     start_at = time.time() + START_DELAY
     for event in events:
         # Two of the four offers lapse 20 and 100 ms into the race (their accepts book or

@@ -33,6 +33,9 @@ class OperationRecorder:
             for item in params.get("TransactItems", []):
                 for kind, body in item.items():
                     self._note(body["TableName"], None, f"TransactWriteItems.{kind}")
+        elif operation == "TransactGetItems":  # IAM authorizes each item as a GetItem
+            for item in params.get("TransactItems", []):
+                self._note(item["Get"]["TableName"], None, "GetItem")
         elif operation in ("BatchGetItem", "BatchWriteItem"):
             for name in params.get("RequestItems", {}):
                 self._note(name, None, operation)

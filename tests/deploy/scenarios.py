@@ -18,7 +18,7 @@ from booking.mail import sender as mail
 from booking.mail.replay import replay_failed
 from booking.waitlist import engine as waitlist_engine
 
-STRATEGIES = ("aggregate", "lock_table", "slots", "streams")
+STRATEGIES = ("aggregate", "lock_table", "slots", "streams", "shards")
 
 
 def web_scenario(service, decide) -> None:

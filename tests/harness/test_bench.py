@@ -23,7 +23,9 @@ def small_run(local_server, tmp_path_factory):
     reset_services()
     try:
         out = StringIO()
+        # Not shards (the small drop below runs it): a shorter run.
         call_command("bench_booking", "--clients", "1,4", "--capacity", "10", "--attempts", "20",
+                     "--strategies", "aggregate,lock_table,slots,streams,unguarded",
                      "--cost-capacities", "10", "--json", "--chart", str(chart),
                      stdout=out, stderr=StringIO())
         leftover = [n for n in existing_table_names(get_store()) if n.startswith("bench")]
@@ -82,7 +84,8 @@ def test_bench__single_client__exact_request_counts(small_run):
     assert hot[("unguarded", 1)]["requests_per_booking"] == 3.0  # get, count, transaction
     assert hot[("unguarded", 1)]["overbooked"] == 0
     assert hot[("unguarded", 1)]["ratio_to_unguarded"] == 1.0
-    assert hot[("slots", 1)]["requests_per_booking"] >= 2.0  # lookup + claim
+    # A claim each, and a lookup shared by the next bookings (the process's free-slot pool).
+    assert 1.0 < hot[("slots", 1)]["requests_per_booking"] < 2.0
     # The e-mail work, apart: the webhook fan-out's read of the endpoints, claim, outcome
     # row, outbox delete per e-mail, plus the outbox scan and one event read per pass.
     assert 4.0 < hot[("lock_table", 1)]["mail_requests_per_booking"] < 5.0
@@ -175,11 +178,11 @@ def small_drop():
     proxy: counts only."""
     out = StringIO()
     call_command("bench_booking", "--drop", "2000:200:4", "--scale", "0.02", "--strategies",
-                 "lock_table,slots", "--patience", "20", "--json", stdout=out, stderr=StringIO())
+                 "lock_table,shards", "--patience", "20", "--json", stdout=out, stderr=StringIO())
     return json.loads(out.getvalue())
 
 
-@pytest.mark.parametrize("strategy", ["lock_table", "slots"])
+@pytest.mark.parametrize("strategy", ["lock_table", "shards"])
 def test_drop__every_person_a_definite_answer_never_overbooked(small_drop, strategy):
     row = {r["strategy"]: r for r in small_drop["drop"]}[strategy]
 
@@ -187,9 +190,11 @@ def test_drop__every_person_a_definite_answer_never_overbooked(small_drop, strat
     assert row["sold"] == 4 and row["booked"] + row["full"] == 40 and row["other"] == {}
     assert row["overbooked"] == 0 and row["unknown_outcomes"] == 0
     assert len(row["timeline"]) == 4 and row["sold_out_s"] is not None
-    # Units come from the proxy's accounting, and agree with sizes.py's estimate.
+    # Units come from the proxy's accounting, and agree with sizes.py's estimate (which
+    # counts no miss: here 14 seats over 8 shards, so a probe meets a dry shard now and
+    # then and pays a refused transaction; at the real drop's 210 seats they agree).
     assert row["wcu_per_booking_alone"] == pytest.approx(row["wcu_per_booking_estimate"],
-                                                         rel=0.1)
+                                                         rel=0.1 if strategy != "shards" else 0.3)
     assert row["hottest"]["limit_per_second"] in (20, 60)
 
 

@@ -51,3 +51,21 @@ def test_book__conflicts_never_end__raises_contention_and_stores_nothing(service
     assert write.call_count == service.strategy("lock_table").retry.max_attempts
     assert list(table(REGISTRATIONS).query(key_condition="event_id = :e",
                                            values={":e": event.id})) == []
+
+
+def test_book__throttled_until_retries_spent__contention_keeps_the_throttle_as_cause(service):
+    from booking.strategies.base import RetryPolicy
+    from harness.bench.drop import was_throttled
+
+    event = service.create_event(name="Talk", capacity=2, strategy="lock_table")
+    strategy = service.strategy("lock_table")
+    strategy.retry = RetryPolicy(max_attempts=2, base_delay=0.001)
+    throttled = TransactionCancelled(
+        [CancellationReason("None", None), CancellationReason("ThrottlingError", None)])
+
+    with mock.patch.object(service.store, "transact_write", side_effect=throttled):
+        with pytest.raises(BookingContention) as raised:
+            service.book(event.id, name="Ada", email="ada@example.com")
+
+    assert raised.value.__cause__ is throttled  # the drop counts it as a throttle
+    assert was_throttled(raised.value) and not was_throttled(BookingContention())

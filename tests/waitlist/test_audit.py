@@ -7,7 +7,7 @@ from tests.helpers import table
 from booking.dynamo.tables import EVENT_LOCKS, WAITING_LIST
 from tests.management.test_check_capacity import check_json
 
-GUARDED = ("aggregate", "lock_table", "slots")
+GUARDED = ("aggregate", "lock_table", "slots", "shards")
 
 
 def lined_up(service, strategy):

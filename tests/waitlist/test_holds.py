@@ -7,7 +7,7 @@ from booking.dynamo.access import TransactionCancelled
 from booking.errors import EventFull
 from booking.models import Registration
 
-GUARDED = ("aggregate", "lock_table", "slots")
+GUARDED = ("aggregate", "lock_table", "slots", "shards")
 T = 1_000_000_000_000  # an epoch in milliseconds; holds never read the real clock here
 
 

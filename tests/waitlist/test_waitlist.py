@@ -10,7 +10,7 @@ from booking.errors import (AlreadyRegistered, AlreadyWaiting, BookingClosed, Ev
                             InvalidBooking, NotWaiting, OfferExpired, SeatsAvailable)
 from booking.models import BOOKED, EXPIRED, LEFT, OFFERED, WAITING
 
-GUARDED = ("aggregate", "lock_table", "slots")
+GUARDED = ("aggregate", "lock_table", "slots", "shards")
 
 
 @pytest.fixture(params=GUARDED)

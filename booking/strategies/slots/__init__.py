@@ -6,9 +6,10 @@ TransactWriteItems, puts the registration only if (event, e-mail) does not exist
 seat can be claimed once, so there can never be more confirmed registrations than slots.
 
 Spreading contention: free slots sit in a sparse index (``free_in`` is set only while a
-slot is free) sorted by a random ``shuffle`` key. Each booking looks up a few free slots
-from a random point of that order and tries them in random order, so concurrent clients
-rarely fight over the same slot. The index is eventually consistent on real DynamoDB: a
+slot is free) sorted by a random ``shuffle`` key. A lookup reads free slots from a random
+point of that order, in random order; a booking tries two and leaves the rest to this
+process's next bookings (``candidates.py``), so concurrent clients rarely fight over the
+same slot and most bookings need no lookup of their own. The index is eventually consistent on real DynamoDB: a
 slot it lists may already be taken, which the claim's condition catches (then the next
 candidate is tried).
 
@@ -22,7 +23,9 @@ repeat runs again. A resend of an applied claim is answered by its ClientRequest
 (after a new lookup) by the request row.
 
 Costs: creating an event writes ``capacity`` items (batched, 25 per request); a booking is
-an index query plus one transaction. Slots are freed, never deleted, by cancellations.
+one transaction plus a share of a lookup (one in ``LOOKUP / PER_BOOKING`` bookings of a
+busy process, one each when a process books rarely); a rejection is a lookup, the held
+slots' query and one batch read. Slots are freed, never deleted, by cancellations.
 
 Orders (several seats, ticket types, further quotas: docs/orders.md) claim slot items of
 every quota they draw on in one transaction: ``orders.py`` (and what the 100-action limit
@@ -39,11 +42,10 @@ from booking.models import Availability
 from booking.strategies.base import AGAIN, OneItemPerPerson, now_ms, refused_at
 from booking.strategies.slots import audit as slots_audit
 from booking.strategies.slots import capacity as slots_capacity
+from booking.strategies.slots.candidates import LOOKUP, FreeSlotPool
 from booking.strategies.slots.capacity import SHUFFLE_RANGE, free_slot
 from booking.strategies.slots.holds import SlotsHolds
 from booking.strategies.slots.orders import SlotsOrders, check_order_shape
-
-CANDIDATES_PER_LOOKUP = 8
 
 
 class SlotsStrategy(SlotsHolds, OneItemPerPerson):
@@ -56,6 +58,7 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
         super().__init__(**kwargs)
         self.slots = self.store.table(SLOTS)
         self.orders = SlotsOrders(self)
+        self.free_pool = FreeSlotPool()
 
     def check_order_shape(self, event):
         check_order_shape(event)
@@ -121,17 +124,25 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
         return EventFull()
 
     def _free_candidates(self, event_id):
-        start = random.randrange(SHUFFLE_RANGE)
-        found = self._lookup(event_id, "free_in = :e AND shuffle >= :start", {":start": start})
+        """A few free slots to try: from this process's pool, else from a lookup that
+        leaves the rest in the pool (``candidates.py``)."""
+        pooled = self.free_pool.take(event_id)
+        if pooled:
+            return pooled
+        found = []
+        if not self.free_pool.recently_none(event_id):
+            start = random.randrange(SHUFFLE_RANGE)
+            found = self._lookup(event_id, "free_in = :e AND shuffle >= :start",
+                                 {":start": start})
         if not found:
             found = self._lookup(event_id, "free_in = :e", {})
         random.shuffle(found)
-        return found
+        return self.free_pool.take(event_id, found)
 
     def _lookup(self, event_id, condition, values):
         return [item["slot"] for item in self.slots.query(
             index="free_slots", key_condition=condition, values={":e": event_id, **values},
-            limit=CANDIDATES_PER_LOOKUP)]
+            limit=LOOKUP)]
 
     def _claim(self, event_id, slot, registration):
         return [

@@ -12,7 +12,9 @@ from booking.errors import BookingError
 from booking.management.output import progress
 from booking.strategies import GUARDED
 from booking.wiring import client_config, get_store
-from harness.controls import ALL_STRATEGIES as STRATEGIES
+from harness.controls import ALL_STRATEGIES, BASELINES
+
+STRATEGIES = {**ALL_STRATEGIES, **BASELINES}
 
 
 def int_list(value: str) -> list[int]:
@@ -83,7 +85,7 @@ class Command(BaseCommand):
         parser.add_argument("--strategies", default=None,
                             help="Comma-separated (default: every guarded one, streams "
                                  "included, and unguarded; with --drop: aggregate, "
-                                 "lock_table, slots).")
+                                 "lock_table, slots, shards).")
         parser.add_argument("--clients", default="1,8,64", help="Concurrent clients, e.g. 1,8,64.")
         parser.add_argument("--capacity", type=int, default=200, help="Seats of the hot event.")
         parser.add_argument("--attempts", type=int, default=400,

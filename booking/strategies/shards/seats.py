@@ -1,0 +1,155 @@
+"""The shards strategy's seats: shard and marker items, their keys, and how seats are read.
+
+An event's seats live in ``SHARDS`` lock items of the lock table, keyed ``<event id>#<n>``,
+each with its share of the capacity (``capacity``), ``confirmed_count`` (its attendees and
+its waiting-list holds), ``holds`` and ``version``. The shares add up to the event's
+capacity. The event's marker item, ``<event id>#meta``, carries ``epoch`` (bumped by every
+write that frees a seat) and, while the event is sold out, ``full_until``: the epoch
+milliseconds until which the mark holds (the earliest hold's expiry, or ``FOREVER``).
+"""
+import random
+import time
+from dataclasses import dataclass, field
+
+from booking.dynamo.access import TransactionCancelled
+from booking.strategies.base import CAPACITY_NAMES
+
+SHARDS = 8
+FOREVER = 2**62
+BUMP = "version = version + :one"  # every write of a shard: the repair's check
+FREED = "SET epoch = epoch + :one REMOVE full_until"  # the marker, on every freed seat
+
+
+def shard_key(event_id: str, shard: int) -> dict:
+    return {"event_id": f"{event_id}#{shard}"}
+
+
+def marker_key(event_id: str) -> dict:
+    return {"event_id": f"{event_id}#meta"}
+
+
+def shares(capacity: int, counts: list[int]) -> list[int]:
+    """Each shard's capacity: its count, plus an even share of the free seats."""
+    free = capacity - sum(counts)
+    return [count + free // len(counts) + (1 if n < free % len(counts) else 0)
+            for n, count in enumerate(counts)]
+
+
+def shard_item(event_id: str, shard: int, capacity: int, count: int = 0) -> dict:
+    return {**shard_key(event_id, shard), "capacity": capacity, "confirmed_count": count,
+            "holds": {}, "version": 1}
+
+
+def freed_op(locks, event_id: str) -> tuple[str, dict]:
+    """The marker's update for a write that frees a seat: a sold-out mark would lie."""
+    return ("Update", locks.update_op(marker_key(event_id), FREED,
+                                      condition="attribute_exists(event_id)",
+                                      values={":one": 1}))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The marker and every shard as one TransactGetItems read them (one instant)."""
+
+    marker: dict | None
+    shards: list[dict | None]
+
+    @property
+    def complete(self) -> bool:
+        """The marker and every shard exist (else the event does not, or not whole)."""
+        return self.marker is not None and None not in self.shards
+
+    def free(self) -> list[int]:
+        """Shards with a free seat, each listed once per free seat (a weighted pick)."""
+        return [n for n, item in enumerate(self.shards) if item
+                for _ in range(max(0, item["capacity"] - item["confirmed_count"]))]
+
+    def dry(self) -> list[int]:
+        return [n for n, item in enumerate(self.shards)
+                if item and item["confirmed_count"] >= item["capacity"]]
+
+    def expired_hold(self, now: float) -> tuple[int, str] | None:
+        """(shard, e-mail) of a waiting-list hold that has expired, or None."""
+        for n, item in enumerate(self.shards):
+            for email, until in sorted(((item or {}).get("holds") or {}).items()):
+                if until <= now:
+                    return n, email
+        return None
+
+    def full_until(self) -> int:
+        """How long a sold-out mark made from this read may hold: until a hold lapses."""
+        untils = [until for item in self.shards for until in ((item or {}).get("holds") or {}).values()]
+        return min(untils, default=FOREVER)
+
+
+def snapshot(strategy, event_id: str) -> Snapshot:
+    found = strategy.store.transact_get(
+        [(strategy.locks, marker_key(event_id))]
+        + [(strategy.locks, shard_key(event_id, n)) for n in range(SHARDS)])
+    return Snapshot(found[0], found[1:])
+
+
+def settled_snapshot(strategy, event_id: str) -> Snapshot:
+    """``snapshot``, read again while a write transaction is landing on one of its items."""
+    for _ in strategy.retry.attempts():
+        try:
+            return snapshot(strategy, event_id)
+        except TransactionCancelled as cancelled:
+            if not cancelled.conflict:
+                raise
+
+
+def shard_items(strategy, event_ids: list[str]) -> dict[str, list[dict]]:
+    """Every shard of each event (one consistent read per item, batched); events without
+    shards left out."""
+    keys = [shard_key(e, n) for e in event_ids for n in range(SHARDS)]
+    found = strategy.locks.batch_get(keys, projection="event_id, #capacity, confirmed_count, holds",
+                                     names=CAPACITY_NAMES)
+    by_event: dict[str, list[dict]] = {}
+    for item in found:
+        if item is not None:
+            by_event.setdefault(item["event_id"].rsplit("#", 1)[0], []).append(item)
+    return by_event
+
+
+def as_counter(shards: list[dict]) -> dict:
+    """The shards summed into one counter item (``holds.availability_of``'s shape)."""
+    holds = {}
+    for item in shards:
+        holds.update(item.get("holds") or {})
+    return {"capacity": sum(i["capacity"] for i in shards),
+            "confirmed_count": sum(i["confirmed_count"] for i in shards), "holds": holds}
+
+
+@dataclass(frozen=True)
+class Hint:
+    """Shards this process saw dry lately: where a booking's first try should not go."""
+
+    dry: frozenset = frozenset()
+
+    def every(self) -> bool:
+        return len(self.dry) == SHARDS
+
+    def pick(self, avoid: int | None = None) -> int:
+        """A random shard not seen dry (nor ``avoid``), or any when there is none."""
+        wanted = [n for n in range(SHARDS) if n not in self.dry and n != avoid]
+        return random.choice(wanted or [n for n in range(SHARDS) if n != avoid] or [0])
+
+
+@dataclass
+class DryShards:
+    """Per event, the shards this process saw dry in the last ``seconds`` (a sold-out
+    answer from the marker renews it): a hint that spares a booking a dry shard's refused
+    write, never an answer (a stale hint costs one refused write or one read; every answer
+    still comes from a write or a consistent read)."""
+
+    seconds: float = 5.0
+    seen: dict = field(default_factory=dict)  # event id -> (frozenset of shards, when)
+
+    def get(self, event_id: str) -> Hint:
+        dry, when = self.seen.get(event_id, (frozenset(), 0.0))
+        return Hint(dry if time.monotonic() - when < self.seconds else frozenset())
+
+    def note(self, event_id: str, shards, *, replace: bool = False) -> None:
+        earlier = frozenset() if replace else self.get(event_id).dry
+        self.seen[event_id] = (earlier | frozenset(shards), time.monotonic())
