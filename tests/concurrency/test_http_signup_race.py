@@ -1,12 +1,15 @@
 """The public signup form under a real race: gunicorn (3 worker processes x 8 threads) on
 the embedded DynamoDB, 150 people submitting the form at once for 40 seats. The unguarded
 control runs through the very same harness and is caught overbooking, which proves the
-checks can fail."""
+checks can fail. The orders race of ``test_order_races`` runs through the same form too:
+a quantity per ticket type, several orders for one e-mail at once, every strategy the site
+serves in one run, then the control alone."""
 import http.client
 import os
 import re
 import subprocess
 import sys
+import random
 import threading
 import uuid
 from collections import Counter
@@ -21,6 +24,7 @@ from booking.wiring import reset_services
 from harness.controls import local_store
 from tests.conftest import use_test_service
 from tests.browser.conftest import free_port, wait_for_port
+from tests.concurrency import test_order_races as orders
 
 pytestmark = pytest.mark.concurrency
 
@@ -88,19 +92,24 @@ def open_form(port, path):
     return cookie["csrftoken"].value, fields["csrfmiddlewaretoken"], fields["token"]
 
 
-def person_submits(port, path, number, barrier):
-    """One person: open the form, wait for everyone, submit; return the outcome."""
+def submit(port, path, fields, barrier):
+    """Open the form, wait for everyone, submit ``fields``; return (response, page)."""
     try:
         csrf_cookie, csrf_field, token = open_form(port, path)
     except BaseException:
         barrier.abort()
         raise
-    body = urlencode({"csrfmiddlewaretoken": csrf_field, "token": token,
-                      "name": f"Person {number}", "email": f"person{number}@example.com"})
+    body = urlencode({"csrfmiddlewaretoken": csrf_field, "token": token, **fields})
     barrier.wait()
-    response, html = request(port, "POST", path, body, {
+    return request(port, "POST", path, body, {
         "Cookie": f"csrftoken={csrf_cookie}",
         "Content-Type": "application/x-www-form-urlencoded"})
+
+
+def person_submits(port, path, number, barrier):
+    """One person: open the form, wait for everyone, submit; return the outcome."""
+    response, html = submit(port, path, {"name": f"Person {number}",
+                                         "email": f"person{number}@example.com"}, barrier)
     if response.status == 303 and "/booked/" in response.getheader("Location", ""):
         return "booked"
     if response.status == 409 and "this event is full" in html:
@@ -143,3 +152,78 @@ def test_http_race__unguarded_control__caught_overbooking(gunicorn_site, race_se
 
     assert tally["booked"] > CAPACITY, tally
     assert len(stored) > CAPACITY
+
+
+SAME_PERSON = 4  # one more e-mail per event submits this many different orders at once
+QUOTA_FULL = re.compile(r"not enough seats left in &#x27;([\w-]+)&#x27;")
+EVENT_FULL = re.compile(r"this event is full|not enough seats left for this order")
+
+
+def order_submits(port, event, email, tickets, barrier):
+    """One order through the form: (event id, e-mail, tickets, outcome, quota named)."""
+    fields = {"name": email.split("@")[0], "email": email,
+              **{f"qty_{t}": str(tickets.get(t, 0)) for t in event.ticket_types}}
+    response, html = submit(port, f"/events/{event.id}/", fields, barrier)
+    outcome, quota = f"{response.status}: {html[:200]}", None
+    if response.status == 303 and "/booked/" in response.getheader("Location", ""):
+        outcome = "ok"
+    elif response.status == 409 and "already registered" in html:
+        outcome = "already"
+    elif response.status == 409 and (named := QUOTA_FULL.search(html)):
+        outcome, quota = "full", named.group(1)
+    elif response.status == 409 and EVENT_FULL.search(html):  # the event's own seats
+        outcome, quota = "full", "capacity"
+    return event.id, email, tickets, outcome, quota
+
+
+def http_order_race(port, service, server, strategies, seed) -> dict[str, list[str]]:
+    """The orders race of ``test_order_races`` through the form, one event per strategy,
+    all at once: 24 people ordering 1-4 seats across shared quotas and one more person
+    sending four different orders at the same time; return each strategy's violations."""
+    events = {strategy: service.create_event(
+        name=f"HTTP orders {strategy}", capacity=24, strategy=strategy, quotas=orders.QUOTAS,
+        ticket_types=orders.TYPES, max_per_order=4) for strategy in strategies}
+    rng = random.Random(seed)
+    work = [(event, f"p{n}@example.com", orders.random_order(rng))
+            for event in events.values() for n in range(orders.PEOPLE)]
+    # One e-mail per event: the per-address signup limit (5/h) is not under test.
+    work += [(event, f"same-{strategy}@example.com", orders.random_order(rng))
+             for strategy, event in events.items() for _ in range(SAME_PERSON)]
+    rng.shuffle(work)  # every event's submissions spread over the whole race
+    barrier = threading.Barrier(len(work), timeout=90)
+    answers = [None] * len(work)
+
+    def run(index):
+        event, email, tickets = work[index]
+        answers[index] = order_submits(port, event, email, tickets, barrier)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(len(work))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    found = {}
+    for strategy, event in events.items():
+        mine = [answer for answer in answers if answer[0] == event.id]
+        assert len(mine) == orders.PEOPLE + SAME_PERSON
+        stored = orders.stored_orders(server, event)
+        counted = {name: q.confirmed for name, q in service.availability(event.id).quotas.items()}
+        found[strategy] = orders.violations(event, mine, stored, counted)
+    return found
+
+
+def test_http_order_race__every_served_strategy_at_once__every_quota_kept_one_order_each(
+        gunicorn_site, race_service, local_server):
+    found = http_order_race(gunicorn_site[0], race_service, local_server,
+                            ("aggregate", "lock_table", "slots"), seed=2024)
+
+    assert found == {strategy: [] for strategy in found}
+
+
+def test_http_order_race__unguarded_control__caught_overbooking_a_shared_quota(
+        gunicorn_site, race_service, local_server):
+    """Alone, so that all the site's threads contend on its one event."""
+    found = http_order_race(gunicorn_site[0], race_service, local_server, ("unguarded",),
+                            seed=2024)
+
+    assert any(v.startswith("overbooked quota workshop") for v in found["unguarded"]), found
