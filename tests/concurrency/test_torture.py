@@ -26,13 +26,13 @@ def torture(*args) -> tuple[int, dict]:
 
 
 def test_torture__guarded_strategies_with_faults__no_anomaly():
-    status, report = torture("--processes", "3", "--threads", "12", "--ops", "1500",
+    status, report = torture("--processes", "3", "--threads", "12", "--ops", "1200",
                              "--seed", "20261123", "--strategies",
                              "aggregate,lock_table,slots,streams,shards")
 
     assert report["anomalies"] == [], report["anomaly_counts"]
     assert status == 0
-    assert report["operations"] >= 1500
+    assert report["operations"] >= 1200
     assert all(report["faults"][kind] > 0 for kind in ("throttle", "lost_response", "error500"))
     assert {"repeat", "double", "shared", "mismatch"} <= set(report["steps"])
     assert report["codes"]["event_full"] > 0 and report["codes"]["ok"] > 0
@@ -48,7 +48,7 @@ def test_torture__guarded_strategies_with_faults__no_anomaly():
 
 def test_torture__unguarded_control__overbooking_found_and_saved_run_rechecks(tmp_path):
     saved = tmp_path / "run.json"
-    status, report = torture("--processes", "3", "--threads", "8", "--ops", "500",
+    status, report = torture("--processes", "3", "--threads", "8", "--ops", "300",
                              "--seed", "7", "--strategies", "unguarded",
                              "--unguarded-race-delay-ms", "5", "--history", str(saved))
 
