@@ -116,5 +116,10 @@ class Fanout:
 
 
 def registration_data(message: dict) -> dict:
-    return {"event_id": message["event_id"], "registration_id": message["registration_id"],
+    data = {"event_id": message["event_id"], "registration_id": message["registration_id"],
             "name": message.get("name", ""), "email": message.get("contact") or message["email"]}
+    if message.get("tickets"):  # an order (docs/orders.md): the tickets this change is about
+        data["tickets"] = {name: int(n) for name, n in message["tickets"].items()}
+        if message.get("part_request_id"):  # some of the order's seats, not all of it
+            data["part_of_order"] = True
+    return data

@@ -106,6 +106,26 @@ def test_fanout__booking_and_cancellation__one_delivery_each_repeat_adds_none(re
     assert everything.id in {r["endpoint_id"] for r in rows.values()}
 
 
+def test_fanout__part_of_an_order_cancelled__says_which_tickets_not_the_whole_order(
+        registry, service):
+    event = service.create_event(name="Orders", capacity=10, strategy="lock_table",
+                                 quotas={"workshop": 3},
+                                 ticket_types={"conference": [], "workshop": ["workshop"]},
+                                 max_per_order=4)
+    registry.register(url=URL, events=["registration.created", "registration.cancelled"])
+    service.book(event.id, name="Ada", email="ada@example.com",
+                 tickets={"conference": 2, "workshop": 1})
+    service.cancel(event.id, email="ada@example.com", tickets={"conference": 1})
+
+    send_owed(mail_sender(service), min_age=0)
+
+    data = {r["event_type"]: json.loads(r["body"])["data"] for r in owed(service).values()}
+    assert data["registration.created"]["tickets"] == {"conference": 2, "workshop": 1}
+    assert "part_of_order" not in data["registration.created"]
+    assert data["registration.cancelled"]["tickets"] == {"conference": 1}
+    assert data["registration.cancelled"]["part_of_order"] is True
+
+
 def test_fanout__last_seat__event_full_too(registry, service):
     event = service.create_event(name="Tiny", capacity=1, strategy="aggregate")
     registry.register(url=URL, events=["event.full"])
