@@ -11,4 +11,6 @@ bash scripts/ensure_java.sh
 "$PY" -m localdynamo  # fetches DynamoDB Local once per user, checks Java
 bash scripts/ensure_chromium.sh || echo "Could not install chromium; browser tests will be skipped." >&2
 bash scripts/ensure_nginx.sh || echo "Could not install nginx; the slow-client test will be skipped." >&2
-exec "$PY" -m pytest "$@"
+# Two workers (pytest-xdist), a file each at a time: each worker starts its own DynamoDB
+# Local and servers. TEST_WORKERS=0 runs in this process alone (arguments after it win too).
+exec "$PY" -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile "$@"
