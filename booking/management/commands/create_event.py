@@ -26,6 +26,9 @@ def event_dict(event, availability=None) -> dict:
         data.update(confirmed=availability.confirmed, remaining=availability.remaining)
         if availability.further:
             data["quotas_remaining"] = {name: q.remaining for name, q in availability.quotas.items()}
+            data["quota_seats"] = {name: {"capacity": q.capacity, "confirmed": q.confirmed,
+                                          "held": q.held, "remaining": q.remaining}
+                                   for name, q in availability.quotas.items()}
     return data
 
 
