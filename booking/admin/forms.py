@@ -46,6 +46,7 @@ class EventForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 5, "cols": 60}),
         help_text=f"Optional, shown on the event page; at most {DESCRIPTION_MAX_LENGTH:,} characters.")
     capacity = forms.IntegerField(min_value=0, help_text="Seats. Never below the confirmed count.")
+    orders_fields: tuple = ()  # the fields the template shows in the orders section
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -70,6 +70,7 @@ def test_list_and_event_page__seats_per_quota(admin_client, service, strategy):
     assert "Workshop B</span>: 3 of 3 left" in html
     page = admin_client.get(admin_url("change", event.id)).content.decode()
     assert f"Workshop A</span>: {3 - decided} of 3 left" in page
+    assert 'name="capacity"' in page and 'name="name"' in page  # the change form as ever
 
 
 def test_registrations__each_order_with_its_tickets(admin_client, service):
