@@ -16,7 +16,7 @@ ORDERS = {**PLAIN, "quotas": "workshop-a = 3\nworkshop-b=2\n",
           "max_per_order": "4"}
 
 
-@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots", "streams"])
+@pytest.mark.parametrize("strategy", ["lock_table", "slots"])
 def test_add__types_quotas_and_max__creates_an_order_event(admin_client, service, strategy):
     response = admin_client.post(admin_url("add"), {**ORDERS, "strategy": strategy})
     assert response.status_code == 302, response.context and response.context["form"].errors
