@@ -5,6 +5,7 @@ import csv
 import io
 
 import pytest
+from django.contrib.admin.models import LogEntry
 
 from tests.admin.test_events import admin_url
 from tests.orders.test_orders import devconf
@@ -24,6 +25,9 @@ def test_add__types_quotas_and_max__creates_an_order_event(admin_client, service
     assert event.quotas == {"workshop-a": 3, "workshop-b": 2} and event.max_per_order == 4
     assert {name: list(q) for name, q in event.ticket_types.items()} == {
         "conference": [], "workshop-a": ["workshop-a"], "both": ["workshop-a", "workshop-b"]}
+    (entry,) = LogEntry.objects.all()
+    assert "Quotas: workshop-a 3, workshop-b 2; ticket types: conference, workshop-a, both; " \
+           "up to 4 seats per order." in entry.change_message
 
 
 def test_add__plain__fields_left_empty_or_one_seat__a_plain_event(admin_client, service):
