@@ -45,20 +45,26 @@ def end_of(event) -> datetime:
     return event.ends_at or event.starts_at + DEFAULT_LENGTH
 
 
-def details(event, *, site_url: str) -> str:
-    parts = [event.description, f"{times.when(event)}",
+def details(event, *, site_url: str, registration=None) -> str:
+    """The description: the event's own, its time, and an order's tickets (a registration
+    of several seats or types, as the confirmation e-mail attaches it)."""
+    order = "" if registration is None or registration.is_plain else (
+        f"Your order: {registration.tickets_label_text} ({registration.seats} "
+        f"seat{'s' if registration.seats != 1 else ''})")
+    parts = [event.description, order, f"{times.when(event)}",
              links.event_url(event.id, site_url=site_url)]
     return "\n\n".join(part for part in parts if part)
 
 
-def ics(event, *, site_url: str) -> str:
-    """The event as one VEVENT; its UID is stable, so importing it twice updates it."""
+def ics(event, *, site_url: str, registration=None) -> str:
+    """The event as one VEVENT; its UID is stable, so importing it twice updates it. With
+    an order's ``registration``, the description names its tickets."""
     lines = [
         "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Event booking//EN", "CALSCALE:GREGORIAN",
         "METHOD:PUBLISH", "BEGIN:VEVENT", f"UID:{event.id}@event-booking",
         f"DTSTAMP:{_utc(timezone.now())}", f"DTSTART:{_utc(event.starts_at)}",
         f"DTEND:{_utc(end_of(event))}", f"SUMMARY:{_text(event.name)}",
-        f"DESCRIPTION:{_text(details(event, site_url=site_url))}",
+        f"DESCRIPTION:{_text(details(event, site_url=site_url, registration=registration))}",
         *([f"LOCATION:{_text(event.venue)}"] if event.venue else []),
         f"URL:{links.event_url(event.id, site_url=site_url)}",
         "END:VEVENT", "END:VCALENDAR",

@@ -12,6 +12,16 @@ PENDING, CONFIRMED, REJECTED = "pending", "confirmed", "rejected"
 DEFAULT_TICKET_TYPE = "admission"
 CAPACITY_QUOTA = "capacity"
 
+
+
+def ticket_label(name: str) -> str:
+    """A ticket type's (or quota's) name as people read it: ``workshop-a`` -> "Workshop A",
+    ``early_bird`` -> "Early bird". Derived, never stored: the name stays the key."""
+    words = name.replace("_", " ").replace("-", " ").split()
+    text = " ".join(word.upper() if len(word) == 1 else word for word in words)
+    return text[:1].upper() + text[1:] if text else name
+
+
 # Outbox kinds: which e-mail an outbox row owes (booking/exactly_once/outbox.py).
 CONFIRMATION, CANCELLATION, REJECTION, OFFER = "confirmation", "cancellation", "rejection", "offer"
 # The waiting list's other e-mails: the answer to a request to join (a confirmation link,
@@ -111,6 +121,12 @@ class Registration:
         """``2 × conference, 1 × workshop-a``: the order as e-mails and pages show it (types
         by name: a stored map keeps no order)."""
         return ", ".join(f"{quantity} × {name}" for name, quantity in sorted(self.tickets.items()))
+
+    @property
+    def tickets_label_text(self) -> str:
+        """``2 × Conference, 1 × Workshop A``: the order with its types' labels."""
+        return ", ".join(f"{quantity} × {ticket_label(name)}"
+                         for name, quantity in sorted(self.tickets.items()))
 
     @property
     def is_plain(self) -> bool:

@@ -477,3 +477,31 @@ def clean_tickets(value, *, ticket_types: dict, quotas: dict, max_per_order: int
         raise InvalidBooking(f"One order holds at most {max_per_order} "
                              f"seat{'s' if max_per_order != 1 else ''}.", field="tickets")
     return tickets
+
+
+def parse_quota(value: str) -> tuple[str, int]:
+    """``NAME=N``: a quota as typed (``create_event --quota``, a line of the admin's form);
+    the name is checked by ``clean_quotas``."""
+    name, sep, seats = value.partition("=")
+    try:
+        if not sep:
+            raise ValueError
+        return name.strip(), int(seats)
+    except ValueError:
+        raise InvalidBooking(f"A quota is NAME=N (a whole number of seats), not {value!r}.",
+                             field="quotas") from None
+
+
+def parse_ticket_type(value: str) -> tuple[str, list[str]]:
+    """``NAME[:QUOTA,...]``: a ticket type as typed, with the quotas it counts against."""
+    name, _, quotas = value.partition(":")
+    return name.strip(), [q.strip() for q in quotas.split(",") if q.strip()]
+
+
+def unique_names(pairs: list[tuple], *, field: str, kind: str) -> dict:
+    """``pairs`` as a dict, refusing a name given twice (a dict would keep the last)."""
+    names = [name for name, _ in pairs]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise InvalidBooking(f"{kind} {twice[0]!r} is given twice.", field=field)
+    return dict(pairs)

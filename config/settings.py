@@ -88,6 +88,7 @@ TEMPLATES = [
             # The web package's template tags (it is not an app of its own).
             "libraries": {
                 "booking_calendar": "booking.web.templatetags.booking_calendar",
+                "booking_orders": "booking.web.templatetags.booking_orders",
                 "booking_times": "booking.web.templatetags.booking_times",
             },
         },

@@ -6,10 +6,11 @@ the input never depends on the browser's locale; the service reads them in that 
 from django import forms
 from django.utils.timezone import get_default_timezone_name
 
-from booking import times
-from booking.errors import BookingError
+from booking import times, validation
+from booking.errors import BookingError, InvalidBooking
 from booking.strategies import GUARDED, STRATEGIES
-from booking.validation import DESCRIPTION_MAX_LENGTH, EVENT_NAME_MAX_LENGTH, VENUE_MAX_LENGTH
+from booking.validation import (DESCRIPTION_MAX_LENGTH, EVENT_NAME_MAX_LENGTH,
+                                MAX_PER_ORDER_LIMIT, VENUE_MAX_LENGTH)
 from booking.wiring import web_settings
 
 # Plain-language choices for organizers; the technical description stays in the docs.
@@ -45,6 +46,7 @@ class EventForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 5, "cols": 60}),
         help_text=f"Optional, shown on the event page; at most {DESCRIPTION_MAX_LENGTH:,} characters.")
     capacity = forms.IntegerField(min_value=0, help_text="Seats. Never below the confirmed count.")
+    orders_fields: tuple = ()  # the fields the template shows in the orders section
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -75,14 +77,54 @@ class EventAddForm(EventForm):
                   "Ticket drop answers thousands of people a second at once, for launches. "
                   "Sets the most seats the event can ever have; cannot be changed later.")
 
+    # Orders (docs/orders.md), in a section of their own: left empty, the event is a plain
+    # one (one type, one seat per person), exactly as before.
+    quotas = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3, "cols": 40,
+                                                     "placeholder": "workshop-a = 30"}),
+        help_text="Optional. One quota per line, NAME = seats: a share of the capacity that "
+                  "some ticket types also count against (e.g. a workshop room). Names: "
+                  "lowercase letters, digits, - and _.")
+    ticket_types = forms.CharField(
+        label="Ticket types", required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 40,
+                                     "placeholder": "conference\nworkshop-a: workshop-a"}),
+        help_text="Optional. One type per line: NAME, or NAME: QUOTA, QUOTA for a type that "
+                  "also counts against those quotas. Every type counts against the capacity. "
+                  "Left empty: one type, admission.")
+    max_per_order = forms.IntegerField(
+        label="Seats per order", min_value=1, max_value=MAX_PER_ORDER_LIMIT, initial=1,
+        required=False, help_text="The most seats one person may book in one order.")
+
     field_order = ["name", "time_zone", "starts_at", "ends_at", "venue", "description",
-                   "capacity", "strategy"]
+                   "capacity", "strategy", "quotas", "ticket_types", "max_per_order"]
+    orders_fields = ("quotas", "ticket_types", "max_per_order")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["strategy"].choices = [(name, strategy_label(name)) for name in GUARDED]
         default = web_settings().default_strategy
         self.fields["strategy"].initial = default if default in GUARDED else GUARDED[0]
+
+    def clean_quotas(self):
+        return self._lines("quotas", validation.parse_quota, kind="Quota")
+
+    def clean_ticket_types(self):
+        return self._lines("ticket_types", validation.parse_ticket_type, kind="Ticket type")
+
+    def _lines(self, field, parse, *, kind):
+        """A text of one entry per line as a dict (None when empty); the service checks it."""
+        lines = [line.strip() for line in self.cleaned_data[field].splitlines() if line.strip()]
+        try:
+            return validation.unique_names([parse(line) for line in lines], field=field,
+                                           kind=kind) or None
+        except InvalidBooking as error:
+            raise forms.ValidationError(error.message) from None
+
+    def orders_open(self) -> bool:
+        """The orders section starts open once anything in it was typed (or refused)."""
+        return any(self[name].value() not in (None, "", "1", 1) or self[name].errors
+                   for name in self.orders_fields)
 
 
 class EventChangeForm(EventForm):

@@ -123,11 +123,21 @@ def registrations_csv(found, event) -> StreamingHttpResponse:
     # Every cell quoted, so a ';'-separated locale cannot split a name or an address.
     writer = csv.writer(Echo(), quoting=csv.QUOTE_ALL)
 
+    # An event with orders: a row per order, its tickets as text, its seats and a column
+    # per ticket type (docs/admin.md); a plain event keeps its three columns.
+    types = [] if event.is_plain else sorted(event.ticket_types)
+
     def lines():
-        yield writer.writerow(["name", "email", "registered_at"])
+        yield writer.writerow(["name", "email", "registered_at"]
+                              + (["tickets", "seats", *types] if types else []))
         for registration in found:
-            yield writer.writerow([csv_cell(registration.name), csv_cell(registration.email),
-                                   times.iso_local(registration.registered_at, event.time_zone)])
+            row = [csv_cell(registration.name), csv_cell(registration.email),
+                   times.iso_local(registration.registered_at, event.time_zone)]
+            if types:
+                tickets = registration.tickets
+                row += [registration.tickets_text, registration.seats,
+                        *(tickets.get(name, 0) for name in types)]
+            yield writer.writerow(row)
 
     response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="registrations-{event.id}.csv"'

@@ -129,13 +129,22 @@ def add(model_admin, request):
         except InvalidBooking as error:
             form.show_error(error)
         else:
-            admin_log.record(request, event, admin_log.ADDITION,
-                             f"Added with capacity {event.capacity}, strategy {event.strategy}.")
+            admin_log.record(request, event, admin_log.ADDITION, added_message(event))
             messages.success(request, f"The event “{event.name}” was added.")
             return redirect(url("add") if "_addanother" in request.POST else url("changelist"))
     return render(request, TEMPLATES + "change_form.html", page(
         model_admin, request, "Add event", form=form, can_save=True, can_add_another=True,
         time_zones=sorted(times.zone_names())))
+
+
+def added_message(event) -> str:
+    """The admin log's words for a new event (its orders' shape too, docs/orders.md)."""
+    text = f"Added with capacity {event.capacity}, strategy {event.strategy}."
+    if event.is_plain:
+        return text
+    quotas = ", ".join(f"{name} {seats}" for name, seats in event.quotas.items()) or "none"
+    return (f"{text} Quotas: {quotas}; ticket types: {', '.join(event.ticket_types)}; "
+            f"up to {event.max_per_order} seats per order.")
 
 
 @domain_errors

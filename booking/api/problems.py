@@ -79,6 +79,8 @@ def from_domain_error(error: BookingError, *, keyed: bool = False) -> Response:
     if keyed and isinstance(error, BookingContention):
         return problem(IN_FLIGHT, error.message, retry_after=IN_FLIGHT_RETRY_SECONDS)
     extra = {"field": error.field} if isinstance(error, InvalidBooking) and error.field else {}
+    if isinstance(error, EventFull):  # the quota that had no room ("capacity": the event's)
+        extra["quota"] = error.quota
     retry_after = (error.retry_after if isinstance(error, RateLimited)
                    else UNKNOWN_RETRY_SECONDS if isinstance(error, OutcomeUnknown) else None)
     return problem(domain_kind(error), error.message, retry_after=retry_after, **extra)

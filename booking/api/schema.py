@@ -44,7 +44,7 @@ LINKS = {
 
 
 # Request bodies refuse fields they do not declare (StrictSerializer): say so.
-CLOSED_BODIES = ("RegistrationInput", "EventEdit", "PatchedEventEdit", "EventCreate", "WebhookInput")
+CLOSED_BODIES = ("RegistrationInput", "BookingInput", "EventEdit", "PatchedEventEdit", "EventCreate", "WebhookInput")
 
 
 def add_links(result, generator, request, public):

@@ -34,9 +34,54 @@ class EmailText(TextField):
     """An e-mail address as typed (the service checks and normalizes it)."""
 
 
+@extend_schema_field({"type": "object", "additionalProperties": {"type": "integer"},
+                      "maxProperties": 20})
+class CountsField(serializers.Field):
+    """A JSON object of names to whole numbers (``{"conference": 2}``): the shape only; the
+    service checks names and sizes (docs/orders.md)."""
+
+    default_error_messages = {"invalid": "An object of names to whole numbers."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict) or not all(
+                isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+                for k, v in data.items()):
+            self.fail("invalid")
+        return dict(data)
+
+    def to_representation(self, value):
+        return dict(value)
+
+
+@extend_schema_field({"type": "object", "maxProperties": 20, "additionalProperties": {
+    "type": "array", "items": {"type": "string"}, "maxItems": 10}})
+class TicketTypesField(serializers.Field):
+    """Ticket type -> the further quotas it counts against (``{"workshop-a": ["workshop-a"]}``)."""
+
+    default_error_messages = {"invalid": "An object of ticket types to lists of quota names."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict) or not all(
+                isinstance(k, str) and isinstance(v, list) and all(isinstance(q, str) for q in v)
+                for k, v in data.items()):
+            self.fail("invalid")
+        return {name: list(quotas) for name, quotas in data.items()}
+
+    def to_representation(self, value):
+        return {name: list(quotas) for name, quotas in value.items()}
+
+
 class RegistrationInput(StrictSerializer):
     name = TextField(min_length=1, max_length=200, trim_whitespace=False)
     email = EmailText(min_length=3, max_length=320, trim_whitespace=False)
+
+
+class BookingInput(RegistrationInput):
+    """A booking: a person and, for an event with ticket types, the order's tickets."""
+
+    tickets = CountsField(required=False, help_text=(
+        "Ticket type -> quantity (an order, docs/orders.md). Leave it out for one seat of an "
+        "event's only type."))
 
 
 class EventEdit(StrictSerializer):
@@ -63,6 +108,20 @@ class EventCreate(StrictSerializer):
     time_zone = TextField(required=False)
     description = TextField(required=False, allow_blank=True)
     venue = TextField(required=False, allow_blank=True)
+    quotas = CountsField(required=False, help_text="Further quotas beside the capacity: "
+                                                   "name -> seats (docs/orders.md).")
+    ticket_types = TicketTypesField(required=False, help_text=(
+        "Ticket type -> the further quotas it counts against (each counts against the "
+        "capacity too). Leave it out for the one type 'admission'."))
+    max_per_order = serializers.IntegerField(required=False, help_text="Seats one order may "
+                                                                       "hold (default 1).")
+
+
+class QuotaOutput(serializers.Serializer):
+    capacity = serializers.IntegerField()
+    confirmed = serializers.IntegerField()
+    held = serializers.IntegerField()
+    remaining = serializers.IntegerField()
 
 
 class AvailabilityOutput(serializers.Serializer):
@@ -71,6 +130,8 @@ class AvailabilityOutput(serializers.Serializer):
     held = serializers.IntegerField()
     remaining = serializers.IntegerField()
     is_full = serializers.BooleanField()
+    quotas = serializers.DictField(child=QuotaOutput(), help_text=(
+        "Every quota, the event's own ('capacity') first, in seats."))
 
 
 class EventOutput(serializers.Serializer):
@@ -83,6 +144,10 @@ class EventOutput(serializers.Serializer):
     description = serializers.CharField(allow_blank=True)
     venue = serializers.CharField(allow_blank=True)
     version = serializers.IntegerField()
+    quotas = CountsField(help_text="Further quotas beside the capacity: name -> seats.")
+    ticket_types = TicketTypesField(help_text="Ticket type -> the further quotas it counts "
+                                              "against.")
+    max_per_order = serializers.IntegerField()
 
 
 class EventWithSeats(EventOutput):
@@ -101,6 +166,9 @@ class RegistrationOutput(serializers.Serializer):
     email = serializers.CharField()
     status = serializers.CharField()
     registered_at = serializers.DateTimeField()
+    tickets = CountsField(help_text="Ticket type -> quantity ({'admission': 1} for one seat "
+                                    "of an event without types).")
+    seats = serializers.IntegerField()
     secret = serializers.SerializerMethodField(
         help_text="The cancellation link's token: GET or DELETE registrations/{secret}/.")
 

@@ -13,7 +13,7 @@ from booking.api.base import ApiView
 from booking.api.organizer import expected_version, with_etag
 from booking.api.problems import BAD_LINK, Refused
 from booking.api.schema import PENDING, problems
-from booking.api.serializers import (EventCreate, EventEdit, EventPage, EventWithSeats,
+from booking.api.serializers import (BookingInput, EventCreate, EventEdit, EventPage, EventWithSeats,
                                      RegistrationInput, RegistrationPage,
                                      RegistrationOutput, decode_cursor, encode_cursor,
                                      event_body)
@@ -128,30 +128,34 @@ class EventRegistrations(ApiView):
         return Response({"results": RegistrationOutput(page, many=True).data,
                          "next_cursor": encode_cursor({"email": last} if last else None)})
 
-    @extend_schema(operation_id="registrations_create", request=RegistrationInput,
+    @extend_schema(operation_id="registrations_create", request=BookingInput,
                    parameters=[KEY_PARAMETER],
                    responses={201: RegistrationOutput, **PROBLEMS})
     def post(self, request, event_id):
-        """Book a seat. The Idempotency-Key is the booking's request id: a retry answers the
-        first 201 and books nothing."""
-        request_id, name, email = keyed(request)
+        """Book a seat, or an order's ``tickets`` (all or nothing; 409 ``event-full`` names
+        the ``quota`` without room). The Idempotency-Key is the booking's request id: a
+        retry answers the first 201 and books nothing (the same key with other tickets: 422)."""
+        request_id, name, email = keyed(request, body=BookingInput)
         started = timezone.now()
-        registration = get_booking_service().book(event_id, name=name, email=email,
-                                                  request_id=request_id)
+        registration = get_booking_service().book(
+            event_id, name=name, email=email, request_id=request_id,
+            tickets=request.validated_body.get("tickets"))
         if registration.registered_at >= started and registration.is_confirmed:
             mail.send_soon(mail_sender(), mail.CONFIRMATION, registration)
         return Response(RegistrationOutput(registration).data, status=201)
 
 
-def keyed(request) -> tuple[str, str, str]:
-    """A keyed signup POST, within the abuse limits: (request id, name, e-mail).
+def keyed(request, body=RegistrationInput) -> tuple[str, str, str]:
+    """A keyed signup POST, within the abuse limits: (request id, name, e-mail); the whole
+    validated ``body`` stays on ``request.validated_body``.
 
     Raises ``Refused`` (missing or malformed key), a validation error (400) or
     ``RateLimited`` (429); nothing is stored on any of them.
     """
     request_id = idempotency.keyed_request_id(request)
-    payload = RegistrationInput(data=request.data)
+    payload = body(data=request.data)
     payload.is_valid(raise_exception=True)
+    request.validated_body = payload.validated_data
     name, email = payload.validated_data["name"], payload.validated_data["email"]
     # One Idempotency-Key counts once (a retried request spends nothing), and the
     # address's limit only for this network, as on the signup form.

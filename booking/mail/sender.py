@@ -153,7 +153,8 @@ class MailSender:
             connection=get_connection(self.email_backend))
         email.attach_alternative(render_to_string(f"{template}.html", context), "text/html")
         if message["kind"] == CONFIRMATION and event.starts_at:
-            email.attach(f"event-{event.id}.ics", calendar.ics(event, site_url=self.site_url),
+            email.attach(f"event-{event.id}.ics", calendar.ics(event, site_url=self.site_url,
+                                                                registration=registration),
                          "text/calendar")
         email.send()
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 from booking import validation
 from booking.service.catalog import EventCatalog
 from booking.dynamo.access import StoreError
-from booking.errors import BookingClosed, BookingError, NotRegistered, OutcomeUnknown
+from booking.errors import BookingClosed, BookingError, EventNotFound, NotRegistered, OutcomeUnknown
 from booking.service.store_errors import BUSY, UNAVAILABLE
 from booking.models import PENDING, Availability, Event, Registration
 from booking.exactly_once.request_log import Request, RequestLog
@@ -203,7 +203,9 @@ class Bookings:
     def availabilities(self, events: list[Event]) -> dict[str, Availability]:
         """Availability of each of ``events`` by event id, read in one batch per strategy
         (``slots`` counts each event's registrations); events deleted meanwhile are left
-        out. For lists: the home page, the admin's event list."""
+        out. For lists: the home page, the admin's event list. Every event's further quotas
+        are in its ``further``: where a strategy keeps them apart from the event's own item
+        (lock_table, slots) that event's quotas are read on their own, one read per event."""
         by_strategy: dict[str, list[str]] = {}
         for event in events:
             by_strategy.setdefault(event.strategy, []).append(event.id)
@@ -214,6 +216,13 @@ class Bookings:
                 found.update(strategy.availabilities(event_ids))
             else:  # its line of undecided requests is counted per event, as on its page
                 found.update(Strategy.availabilities(strategy, event_ids))
+        for event in events:  # quotas kept in items of their own (lock_table, slots)
+            if event.id in found and set(found[event.id].further) != set(event.quotas):
+                try:
+                    found[event.id] = self.catalog.strategies[event.strategy].availability(
+                        event.id, tuple(event.quotas))
+                except EventNotFound:
+                    del found[event.id]
         return found
 
     def place_in_line(self, registration: Registration) -> int | None:

@@ -1,5 +1,10 @@
 """Public cancellation pages: confirm, cancel through the link's one conditional write, and
-say it is done. Thin, like ``booking/web/views.py``."""
+say it is done. Thin, like ``booking/web/views.py``.
+
+An order of several seats (docs/orders.md) gets a quantity per ticket type it holds: all of
+them cancel the order, fewer cancel just those seats (``svc.cancel(..., tickets=...)``). That
+form carries a one-time token whose request id makes a resubmitted form the same
+cancellation, never a second one."""
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -7,15 +12,17 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
 from booking import links
-from booking.errors import NotRegistered
+from booking.errors import InvalidBooking, NotRegistered
 from booking.mail import sender as mail
 from booking.models import PENDING, REJECTED
-from booking.web import rate_limits
+from booking.web import rate_limits, tokens
 from booking.web.errors import bad_link, renders_booking_errors
+from booking.web.forms import CancelTicketsForm
 from booking.web.middleware import plain_forms_only
 from booking.web.views import see_other
 from booking.wiring import get_booking_service, mail_sender
 
+EXPIRED = "This form has expired. Nothing was cancelled: check the seats and send it again."
 CANCELS_LIMITED = ("Too many cancellations from your network. Please wait a few minutes and "
                    "try again.")
 
@@ -53,9 +60,27 @@ def cancel(request, token):
     if isinstance(opened, HttpResponse):
         return opened
     ref, event, active = opened
-    template = "booking/cancel_confirm.html" if active else "booking/cancel_already.html"
-    return render(request, template, {"event": event, "email": ref.email,
-                                      "pending": bool(active and active.status == PENDING)})
+    if not active:
+        return render(request, "booking/cancel_already.html", {"event": event})
+    form = CancelTicketsForm(registration=active) if _takes_part(active) else None
+    return _confirm_page(request, event, ref, active, form,
+                         part_cancelled=request.GET.get("part") == "1")
+
+
+def _takes_part(registration) -> bool:
+    """An order of several confirmed seats: the page asks which of them to cancel."""
+    return registration.seats > 1 and registration.status != PENDING
+
+
+def _confirm_page(request, event, ref, active, form, *, part_cancelled=False, status=200,
+                  form_token=None, message=""):
+    return render(request, "booking/cancel_confirm.html", {
+        "message": message,
+        "event": event, "email": ref.email, "registration": active, "form": form,
+        "form_token": form_token or tokens.new_form_token(event.id,
+                                                          salt=tokens.CANCEL_FORM_SALT),
+        "pending": active.status == PENDING, "part_cancelled": part_cancelled},
+        status=status)
 
 
 def _cancel(request, service, token):
@@ -68,6 +93,8 @@ def _cancel(request, service, token):
     # One link counts once: a double click or a second try spends nothing.
     rate_limits.check_once(rate_limits.CANCEL, client, ref.registration_id,
                            message=CANCELS_LIMITED)
+    if "form_token" in request.POST:  # the quantities of an order's seats
+        return _cancel_seats(request, service, token, ref)
     try:  # one conditional write: removes exactly the registration the link names
         removed = service.cancel(ref.event_id, email=ref.email,
                                  registration_id=ref.registration_id,
@@ -78,6 +105,44 @@ def _cancel(request, service, token):
         mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
         if removed.status == PENDING:  # a streams request left the line
             return see_other(reverse("booking:cancelled", args=[token]) + "?withdrawn=1")
+    return see_other(reverse("booking:cancelled", args=[token]))
+
+
+def _cancel_seats(request, service, token, ref):
+    """Cancel the seats the form names (all of them: the whole order), as one request: the
+    form's token is its request id. A bad quantity, an expired or foreign form, or more
+    seats than the order still holds: the page again with the error, nothing changed."""
+    event = service.get_event(ref.event_id)
+    active = service.find_registration(ref.event_id, email=ref.email)
+    if not ref.matches(active):  # cancelled meanwhile (or by this very form, resubmitted)
+        return see_other(reverse("booking:cancelled", args=[token]))
+    form = CancelTicketsForm(request.POST, registration=active)
+    form_token = request.POST.get("form_token", "")
+    try:
+        request_id = tokens.request_id_from_form_token(form_token, event.id,
+                                                       salt=tokens.CANCEL_FORM_SALT)
+    except links.BadLink:
+        return _confirm_page(request, event, ref, active, CancelTicketsForm(registration=active),
+                             status=400, message=EXPIRED)
+    if not form.is_valid():
+        return _confirm_page(request, event, ref, active, form, status=400,
+                             form_token=form_token)
+    try:
+        removed = service.cancel(ref.event_id, email=ref.email,
+                                 registration_id=ref.registration_id, request_id=request_id,
+                                 tickets=None if form.is_whole else form.tickets())
+    except NotRegistered:
+        return see_other(reverse("booking:cancelled", args=[token]))
+    except InvalidBooking as error:  # e.g. a part was cancelled meanwhile on another page
+        active = service.find_registration(ref.event_id, email=ref.email)
+        if not ref.matches(active):
+            return see_other(reverse("booking:cancelled", args=[token]))
+        form = CancelTicketsForm(registration=active) if _takes_part(active) else None
+        return _confirm_page(request, event, ref, active, form, status=400,
+                             message=f"{error.message} Nothing was cancelled.")
+    mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
+    if removed.part_request_id:  # part of the order: the page shows what is left
+        return see_other(reverse("booking:cancel", args=[token]) + "?part=1")
     return see_other(reverse("booking:cancelled", args=[token]))
 
 

@@ -7,6 +7,7 @@ from django import forms
 
 from booking import validation
 from booking.errors import InvalidBooking
+from booking.models import ticket_label
 from booking.validation import EMAIL_MAX_LENGTH, NAME_MAX_LENGTH
 
 
@@ -32,7 +33,7 @@ class SignupForm(forms.Form):
         for ticket_type in self.ticket_types:
             left = _type_remaining(event, availability, ticket_type)
             self.fields[f"qty_{ticket_type}"] = forms.IntegerField(
-                label=f"{ticket_type.replace('-', ' ').replace('_', ' ').capitalize()} tickets",
+                label=ticket_label(ticket_type),
                 min_value=0, max_value=event.max_per_order, initial=1 if single else 0,
                 error_messages={"required": "Enter a number of tickets (0 for none).",
                                 "invalid": "Enter a whole number of tickets."},
@@ -77,3 +78,37 @@ def _type_remaining(event, availability, ticket_type) -> int | None:
     quotas = availability.quotas
     return min(quotas[q].remaining for q in ("capacity", *event.ticket_types[ticket_type])
                if q in quotas)
+
+
+class CancelTicketsForm(forms.Form):
+    """Which seats of an order to give up: a quantity (0 to the number held) per ticket type
+    the order holds, all of them to begin with. The service checks them against the order
+    as stored when it writes."""
+
+    def __init__(self, *args, registration, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.held = dict(sorted(registration.tickets.items()))
+        for ticket_type, quantity in self.held.items():
+            self.fields[f"cancel_{ticket_type}"] = forms.IntegerField(
+                label=ticket_label(ticket_type), min_value=0, max_value=quantity,
+                initial=quantity,
+                error_messages={"required": "Enter a number of seats (0 to keep them all).",
+                                "invalid": "Enter a whole number of seats.",
+                                "max_value": f"Your order holds {quantity} of these.",
+                                "min_value": "Enter 0 or more."},
+                help_text=f"You hold {quantity}.",
+                widget=forms.NumberInput(attrs={"inputmode": "numeric"}))
+
+    def clean(self):
+        if not self.errors and not self.tickets():
+            raise forms.ValidationError("Choose at least one seat to cancel.")
+        return self.cleaned_data
+
+    def tickets(self) -> dict[str, int]:
+        """The seats to cancel (type -> quantity), leaving out those kept whole."""
+        chosen = {t: self.cleaned_data.get(f"cancel_{t}") or 0 for t in self.held}
+        return {t: n for t, n in chosen.items() if n}
+
+    @property
+    def is_whole(self) -> bool:
+        return self.tickets() == self.held

@@ -1,5 +1,6 @@
 """An order in a real (headless Chromium) browser, keyboard only: a quantity per ticket
-type, the confirmation showing the order, at 1280 and 390 px (docs/orders.md)."""
+type, the confirmation showing the order, then its cancellation link cancelling some of
+its seats, at 1280 and 390 px (docs/orders.md, docs/web.md)."""
 import re
 import uuid
 
@@ -15,20 +16,37 @@ def test_browser__order_of_several_types__booked_whole_and_shown(
     email = f"ada{uuid.uuid4().hex[:6]}@example.com"
 
     page.goto(live_site.url + f"/events/{event.id}/")
-    expect(page.get_by_label("Workshop a tickets")).to_be_visible()
+    expect(page.get_by_label("Workshop A")).to_be_visible()
     assert "2 left." in page.content()
     page.get_by_label("Your name").fill("Ada Lovelace")
     page.get_by_label("E-mail").fill(email)
-    page.get_by_label("Conference tickets").fill("2")
-    page.get_by_label("Workshop a tickets").fill("1")
+    page.get_by_label("Conference").fill("2")
+    page.get_by_label("Workshop A").fill("1")
     screenshot(page, "orders-1-form")
-    page.get_by_label("Workshop a tickets").press("Enter")  # submit from the keyboard
+    page.get_by_label("Workshop A").press("Enter")  # submit from the keyboard
 
     page.wait_for_url(re.compile(r"/booked/"))
     expect(page.get_by_role("heading", name="You're booked")).to_be_visible()
-    assert "2 × conference, 1 × workshop-a (3 seats)" in page.content()
+    assert "2 × Conference, 1 × Workshop A (3 seats)" in page.content()
     screenshot(page, "orders-2-confirmation")
     assert "Tickets: 2 × conference, 1 × workshop-a" in live_site.mail_containing(email)[0]
+
+    page.get_by_role("link", name="Cancel my booking").click()  # part of the order
+    expect(page.get_by_role("heading", name="Cancel seats of your order?")).to_be_visible()
+    expect(page.get_by_label("Conference")).to_have_value("2")
+    page.get_by_label("Conference").fill("1")
+    page.get_by_label("Workshop A").fill("0")
+    screenshot(page, "orders-3-cancel-some-seats")
+    page.get_by_label("Workshop A").press("Enter")
+    expect(page.get_by_role("status")).to_contain_text("Part of your order is cancelled")
+    assert "1 × Conference, 1 × Workshop A (2 seats)" in page.content()
+    screenshot(page, "orders-4-part-cancelled")
+    page.get_by_label("Conference").fill("5")  # more than held: refused, nothing changed
+    page.get_by_role("button", name="Yes, cancel these seats").click()
+    expect(page.get_by_role("alert")).to_contain_text("Your order holds 1 of these.")
+    screenshot(page, "orders-5-cancel-refused")
+    assert site_service.find_registration(event.id, email=email).tickets == {
+        "conference": 1, "workshop-a": 1}
 
     page.set_viewport_size({"width": 390, "height": 700})
     page.goto(live_site.url + f"/events/{event.id}/")

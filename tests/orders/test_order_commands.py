@@ -6,6 +6,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from tests.orders.test_orders import devconf
+
 
 def run(*args):
     out = StringIO()
@@ -48,3 +50,19 @@ def test_create_event__bad_order_options__exit_2_and_nothing_stored(service, arg
         run("create_event", "--name", "X", "--capacity", "5", *args)
     assert message in str(refused.value) and refused.value.returncode == 2
     assert service.list_events() == []
+
+
+def test_list_events_json__every_strategy__each_quota_with_its_seats(service):
+    for strategy in ("aggregate", "lock_table", "slots", "streams"):
+        event = devconf(service, strategy, workshop=3)
+        service.book(event.id, name="Ada", email="ada@example.com",
+                     tickets={"conference": 1, "workshop-a": 2})
+    rows = json.loads(run("list_events", "--json"))
+    assert sorted(row["strategy"] for row in rows) == ["aggregate", "lock_table", "slots",
+                                                      "streams"]
+    for row in rows:
+        confirmed = 0 if row["strategy"] == "streams" else 2  # streams: decided later
+        assert row["quota_seats"]["workshop-a"] == {
+            "capacity": 3, "confirmed": confirmed, "held": 0, "remaining": 3 - confirmed}, row
+        assert row["quota_seats"]["capacity"]["confirmed"] == confirmed + confirmed // 2
+        assert row["quotas_remaining"]["workshop-b"] == 3

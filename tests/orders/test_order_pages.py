@@ -31,7 +31,7 @@ def test_an_order_from_the_form_is_booked_whole_and_shown(client, service):
     response = post_order(client, event.id, {"conference": 2, "workshop-a": 1, "workshop-b": 0})
     assert response.status_code == 303
     page = client.get(response["Location"]).content.decode()
-    assert "2 × conference, 1 × workshop-a (3 seats)" in page
+    assert "2 × Conference, 1 × Workshop A (3 seats)" in page
     assert "Your 3 seats at" in page
     reg = service.find_registration(event.id, email="ada@example.com")
     assert reg.tickets == {"conference": 2, "workshop-a": 1}

@@ -3,8 +3,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from booking import times
-from booking.errors import BookingError
+from booking import times, validation
+from booking.errors import BookingError, InvalidBooking
 from booking.wiring import get_booking_service
 from booking.strategies import GUARDED
 
@@ -26,25 +26,19 @@ def event_dict(event, availability=None) -> dict:
         data.update(confirmed=availability.confirmed, remaining=availability.remaining)
         if availability.further:
             data["quotas_remaining"] = {name: q.remaining for name, q in availability.quotas.items()}
+            data["quota_seats"] = {name: {"capacity": q.capacity, "confirmed": q.confirmed,
+                                          "held": q.held, "remaining": q.remaining}
+                                   for name, q in availability.quotas.items()}
     return data
 
 
 def parse_quota(value: str) -> tuple[str, int]:
     """``NAME=N`` of ``--quota``."""
-    name, sep, seats = value.partition("=")
     try:
-        if not sep:
-            raise ValueError
-        return name.strip(), int(seats)
-    except ValueError:
+        return validation.parse_quota(value)
+    except InvalidBooking:
         raise CommandError(f"--quota takes NAME=N (a whole number of seats), not {value!r}.",
                            returncode=2) from None
-
-
-def parse_ticket_type(value: str) -> tuple[str, list[str]]:
-    """``NAME[:QUOTA,...]`` of ``--ticket-type``."""
-    name, _, quotas = value.partition(":")
-    return name.strip(), [q.strip() for q in quotas.split(",") if q.strip()]
 
 
 def summary(event) -> str:
@@ -98,21 +92,20 @@ class Command(BaseCommand):
             seats = int(capacity)
         except ValueError:
             raise CommandError("Capacity must be a whole number.", returncode=2) from None
-        types = [parse_ticket_type(value) for value in options["ticket_type"]]
+        types = [validation.parse_ticket_type(value) for value in options["ticket_type"]]
         try:
             per_order = None if options["max_per_order"] is None else int(options["max_per_order"])
         except ValueError:
             raise CommandError("--max-per-order must be a whole number.", returncode=2) from None
         quotas = [parse_quota(value) for value in options["quota"]]
-        for label, names in (("--quota", [n for n, _ in quotas]), ("--ticket-type", [n for n, _ in types])):
-            if len(set(names)) != len(names):
-                raise CommandError(f"{label} names one name twice.", returncode=2)
         try:
+            quotas = validation.unique_names(quotas, field="quotas", kind="--quota")
+            types = validation.unique_names(types, field="ticket_types", kind="--ticket-type")
             event = get_booking_service().create_event(
                 name=name, capacity=seats, strategy=strategy, starts_at=starts_at,
                 ends_at=options["ends_at"], time_zone=options["time_zone"],
                 venue=options["venue"], description=options["description"],
-                quotas=dict(quotas) or None, ticket_types=dict(types) or None,
+                quotas=quotas or None, ticket_types=types or None,
                 max_per_order=per_order)
         except BookingError as exc:
             raise CommandError(exc.message, returncode=2) from exc

@@ -19,7 +19,9 @@ class Command(BaseCommand):
     def handle(self, *args, as_json, **options):
         service = get_booking_service()
         try:
-            rows = [event_dict(e, service.availability(e.id)) for e in service.list_events()]
+            events = service.list_events()
+            seats = service.availabilities(events)  # every quota, on every strategy
+            rows = [event_dict(e, seats[e.id]) for e in events if e.id in seats]
         except BookingError as exc:
             raise CommandError(exc.message) from exc
         if as_json:
