@@ -17,7 +17,8 @@ can fail:
   stream record read twice (a restart, two deciders) is decided twice.
 - ``HastyShardsStrategy`` (event strategy ``hasty_shards``) answers "full" as soon as the
   shard it picked is dry, without reading the others: people are refused while seats
-  are free. ``MarkingShardsStrategy`` marks the event sold out without checking that no
+  are free. Its orders do the same per quota (``HastyShardsOrders``): "full" naming the
+  quota whose guessed shard could not take the seats. ``MarkingShardsStrategy`` marks the event sold out without checking that no
   seat was freed since its read: a cancellation's seat is refused to everyone after it.
 
 ``BASELINES`` are not controls but earlier versions a benchmark compares with, side by
@@ -39,8 +40,9 @@ from booking.mail.sender import SENT, MailSender
 from booking.exactly_once.request_log import RequestLog
 from booking.strategies import STRATEGIES
 from booking.errors import EventFull
-from booking.strategies.base import WriteTokens
+from booking.strategies.base import WriteTokens, order_full
 from booking.strategies.shards import ShardsStrategy
+from booking.strategies.shards.orders import ShardsOrders
 from booking.strategies.shards.seats import marker_key
 from booking.strategies.slots import SlotsStrategy
 from booking.strategies.slots.capacity import SHUFFLE_RANGE
@@ -156,10 +158,21 @@ class CarelessWebhookSender(WebhookSender):
         return RETRYING if error else DELIVERED
 
 
+class HastyShardsOrders(ShardsOrders):
+    """An order's "full" naming the quota whose guessed shards could not take its seats."""
+
+    def elsewhere(self, event_id, order, quota, *, marker=None):
+        raise order_full(order, quota) from None
+
+
 class HastyShardsStrategy(ShardsStrategy):
     """Answers "full" when the shard it picked is dry, without looking at the others."""
 
     name = "hasty_shards"
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.orders = HastyShardsOrders(self)
 
     def _elsewhere(self, event_id, attempt):
         raise EventFull() from None

@@ -204,13 +204,15 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
 
     def cancel(self, event_id, email, registration_id=None, *, request, known=None, event=None,
                release=None):
-        if event is not None:  # an event with orders: the stored order says what to free
-            return self.orders.cancel(event_id, email, registration_id, request=request,
-                                      event=event, release=release)
-        # A link does not name the shard the registration counts on: read it first.
+        # A link does not name the shards the registration counts on: read it first. An
+        # event with orders: the stored order says what to free (``release``: a part).
+        def remove(stored):
+            if event is None:
+                return self._remove(event_id, stored, request)
+            return self.orders.remove(event_id, stored, request, event, release)
+
         return self.remove_as_read(
-            lambda: self._stored(event_id, email, registration_id),
-            lambda stored: self._remove(event_id, stored, request),
+            lambda: self._stored(event_id, email, registration_id), remove,
             request=request, require_event=lambda: self._require_event(event_id))
 
     def _remove(self, event_id, stored, request):

@@ -38,9 +38,9 @@ Limits: a transaction holds at most 100 members, a TransactGetItems 100 items. A
 writes the registration, at most ``min(SHARDS, max_per_order)`` shards per quota it
 touches and its request and outbox rows; a cancellation adds the marker; the read takes
 the marker and ``SHARDS`` shards per touched quota. An event has at most 10 further
-quotas, so that is at most 1 + 8 x 11 + 3 = 92 members (93) and 89 items, whatever the
-seats: ``check_order_shape`` keeps it so. A capacity edit writes the event item, the
-marker and 8 shards per quota it resizes (at most 90).
+quotas, so that is at most 1 + 8 x 11 + 2 = 91 members (a cancellation 92) and 89 items,
+whatever the seats: ``check_order_shape`` keeps it so. Creating the event and a capacity
+edit write the event item, the marker and 8 shards per quota (at most 90).
 
 No waiting list: an event with orders has none yet, so its shards never hold seats.
 """
@@ -251,14 +251,7 @@ class ShardsOrders:
         except ConditionFailed:
             pass  # a seat was freed since the read: the next refusal reads again
 
-    def cancel(self, event_id, email, registration_id, *, request, event: Event, release):
-        strategy = self.strategy
-        return strategy.remove_as_read(
-            lambda: strategy._stored(event_id, email, registration_id),
-            lambda stored: self._remove(event_id, stored, request, event, release),
-            request=request, require_event=lambda: strategy._require_event(event_id))
-
-    def _remove(self, event_id, item: dict, request, event: Event, release):
+    def remove(self, event_id, item: dict, request, event: Event, release):
         """Free ``release`` of the stored order (None: all of it) in one transaction, from
         the shards it holds them on, and bump the marker."""
         strategy, stored, held = self.strategy, items.registration_from_item(item), placed_on(item)
@@ -267,7 +260,7 @@ class ShardsOrders:
         answer = part_of(stored, release, request) if keep else stored
         giving = {quota: {} for quota in freed}
         for quota, need in freed.items():
-            for n in sorted(held[quota]):
+            for n in sorted(held.get(quota, {})):
                 taken = min(need, held[quota][n])
                 if taken:
                     giving[quota][n], held[quota][n], need = taken, held[quota][n] - taken, need - taken
