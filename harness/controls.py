@@ -18,8 +18,9 @@ can fail:
 - ``HastyShardsStrategy`` (event strategy ``hasty_shards``) answers "full" as soon as the
   shard it picked is dry, without reading the others: people are refused while seats
   are free. Its orders do the same per quota (``HastyShardsOrders``): "full" naming the
-  quota whose guessed shard could not take the seats. ``MarkingShardsStrategy`` marks the event sold out without checking that no
-  seat was freed since its read: a cancellation's seat is refused to everyone after it.
+  quota whose guessed shard could not take the seats. ``MarkingShardsStrategy`` marks the
+  event (or an order's quota) sold out without checking that no seat was freed since its
+  read: a cancellation's seat is refused to everyone after it.
 
 ``BASELINES`` are not controls but earlier versions a benchmark compares with, side by
 side in one run: ``slots_lookup_each`` is slots as it was before its free-slot pool.
@@ -40,6 +41,7 @@ from booking.mail.sender import SENT, MailSender
 from booking.exactly_once.request_log import RequestLog
 from booking.strategies import STRATEGIES
 from booking.errors import EventFull
+from booking.models import CAPACITY_QUOTA
 from booking.strategies.base import WriteTokens, order_full
 from booking.strategies.shards import ShardsStrategy
 from booking.strategies.shards.orders import ShardsOrders
@@ -178,8 +180,24 @@ class HastyShardsStrategy(ShardsStrategy):
         raise EventFull() from None
 
 
+class MarkingShardsOrders(ShardsOrders):
+    """Marks an order's quotas sold out whatever happened since its read."""
+
+    def mark_sold_out(self, event_id, seen, sold_out):
+        if CAPACITY_QUOTA in sold_out:
+            self.strategy.mark_sold_out(event_id, seen[CAPACITY_QUOTA])
+        marks = {quota: seen[quota].full_until() for quota in sold_out if quota != CAPACITY_QUOTA}
+        if marks:
+            self.strategy.locks.update(marker_key(event_id), "SET full_quotas = :marks",
+                                       values={":marks": marks})
+
+
 class MarkingShardsStrategy(ShardsStrategy):
     """Marks the event sold out whatever happened since its read (no epoch check)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.orders = MarkingShardsOrders(self)
 
     def mark_sold_out(self, event_id, seen):
         self.locks.update(marker_key(event_id), "SET full_until = :until",

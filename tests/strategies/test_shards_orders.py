@@ -12,7 +12,7 @@ from booking.errors import EventFull, InvalidBooking, StaleEdit
 from booking.models import Event, Registration
 from booking.strategies.shards.orders import ShardsOrders, check_order_shape
 from booking.strategies.shards.seats import SHARDS, marker_key
-from harness.controls import HastyShardsStrategy
+from harness.controls import HastyShardsStrategy, MarkingShardsStrategy
 from tests.helpers import table
 
 TYPES = {"conference": [], "workshop-a": ["workshop-a"]}
@@ -86,6 +86,30 @@ def test_order__quota_sold_out__marked_until_a_partial_cancellation_frees_a_seat
     assert service.book(event.id, name="Bob", email="bob@example.com",
                         tickets={"workshop-a": 1}).seats == 1
     assert remaining(service, event.id) == {"capacity": 37, "workshop-a": 0}
+
+
+@pytest.mark.parametrize("control", [False, True])
+def test_quota_mark__seat_freed_between_read_and_mark__mark_refused(service, control):
+    # Bob's read finds workshop-a without a seat; Ada cancels before Bob marks it sold out.
+    # The mark must be refused, or Cy is told "full" with a seat free. The control marks
+    # blindly.
+    event = workshop(service, quota=1)
+    service.book(event.id, name="Ada", email="ada@example.com", tickets={"workshop-a": 1})
+    strategy = (MarkingShardsStrategy if control else type(service.strategy("shards")))(
+        store=service.store)
+    strategy.between_read_and_write = lambda: service.cancel(event.id, email="ada@example.com")
+    tickets = {"workshop-a": 1}
+
+    with pytest.raises(EventFull):  # true at the instant Bob's read saw
+        strategy.book(event.id, order(event, "bob@example.com", tickets), order=event.order(tickets))
+    strategy.between_read_and_write = lambda: None
+    if control:
+        with pytest.raises(EventFull):
+            strategy.book(event.id, order(event, "cy@example.com", tickets), order=event.order(tickets))
+    else:
+        strategy.book(event.id, order(event, "cy@example.com", tickets), order=event.order(tickets))
+
+    assert remaining(service, event.id)["workshop-a"] == (1 if control else 0)
 
 
 def test_change_capacity__quotas_resized_with_the_capacity_never_below_their_seats(service):
