@@ -256,10 +256,11 @@ def drift_quota_count(service, event, quota):
         service.store.table(EVENT_LOCKS).update(
             {"event_id": f"{event.id}#{quota}"}, "SET confirmed_count = :n", values={":n": 3})
     elif event.strategy == "shards":  # the shard of the quota that holds the order's seat
-        order = service.store.table(REGISTRATIONS).get({"event_id": event.id, "email": "ada@example.com"})
+        order = service.store.table(REGISTRATIONS).get(
+            {"event_id": event.id, "email": "ada@example.com"})
         shard = next(iter(order["shard_seats"][quota]))
-        service.store.table(EVENT_LOCKS).update(
-            {"event_id": f"{event.id}#{quota}#{shard}"}, "SET confirmed_count = :n", values={":n": 3})
+        service.store.table(EVENT_LOCKS).update({"event_id": f"{event.id}#{quota}#{shard}"},
+                                                "SET confirmed_count = :n", values={":n": 3})
     else:
         service.store.table(EVENTS).update(
             {"event_id": event.id}, "SET quota_counts.#q = :n", names={"#q": quota},

@@ -23,6 +23,11 @@ def workshop(service, capacity=40, quota=16):
                                 quotas={"workshop-a": quota}, ticket_types=TYPES, max_per_order=4)
 
 
+def book(strategy, event, email, tickets):
+    """``strategy``'s own booking of an order (no service in between)."""
+    return strategy.book(event.id, order(event, email, tickets), order=event.order(tickets))
+
+
 def order(event, email, tickets):
     return Registration(event_id=event.id, email=email, name=email.split("@")[0],
                         registered_at=timezone.now(), registration_id=uuid.uuid4().hex,
@@ -42,15 +47,13 @@ def test_order__guessed_shard_dry__placed_where_the_quota_has_room(service, cont
         store=service.store)
     tickets = {"workshop-a": 2}
     with mock.patch.object(ShardsOrders, "_pick", lambda self, candidates: max(candidates)):
-        strategy.book(event.id, order(event, "ada@example.com", tickets), order=event.order(tickets))
+        book(strategy, event, "ada@example.com", tickets)
         if control:
             with pytest.raises(EventFull) as refused:
-                strategy.book(event.id, order(event, "bob@example.com", tickets),
-                              order=event.order(tickets))
+                book(strategy, event, "bob@example.com", tickets)
             assert refused.value.quota == "workshop-a"
         else:
-            strategy.book(event.id, order(event, "bob@example.com", tickets),
-                          order=event.order(tickets))
+            book(strategy, event, "bob@example.com", tickets)
 
     assert remaining(service, event.id)["workshop-a"] == (14 if control else 12)  # yet "full"
     assert service.audit(event.id) == []
@@ -101,13 +104,13 @@ def test_quota_mark__seat_freed_between_read_and_mark__mark_refused(service, con
     tickets = {"workshop-a": 1}
 
     with pytest.raises(EventFull):  # true at the instant Bob's read saw
-        strategy.book(event.id, order(event, "bob@example.com", tickets), order=event.order(tickets))
+        book(strategy, event, "bob@example.com", tickets)
     strategy.between_read_and_write = lambda: None
     if control:
         with pytest.raises(EventFull):
-            strategy.book(event.id, order(event, "cy@example.com", tickets), order=event.order(tickets))
+            book(strategy, event, "cy@example.com", tickets)
     else:
-        strategy.book(event.id, order(event, "cy@example.com", tickets), order=event.order(tickets))
+        book(strategy, event, "cy@example.com", tickets)
 
     assert remaining(service, event.id)["workshop-a"] == (1 if control else 0)
 

@@ -149,8 +149,9 @@ class ShardsOrders:
             plan[quota] = {}
             for n in sorted((n for n in range(SHARDS) if shares[n] and n not in dry),
                             key=lambda n: (-shares[n], random.random())):
-                if need:
-                    plan[quota][n], need = (min(need, shares[n]), shares[n]), need - min(need, shares[n])
+                taken = min(need, shares[n])
+                if taken:
+                    plan[quota][n], need = (taken, shares[n]), need - taken
             if need:
                 return None, quota
         return plan, None
@@ -171,8 +172,8 @@ class ShardsOrders:
                 values={":n": plan[quota][n][0], ":one": 1, ":cap": plan[quota][n][1],
                         ":room": plan[quota][n][1] - plan[quota][n][0]}))
                 for quota, n in members]
-            token = client_token(f"{registration.registration_id}:{sorted(stored_plan(plan).items())}",
-                                 "order")
+            placed = sorted(stored_plan(plan).items())
+            token = client_token(f"{registration.registration_id}:{placed}", "order")
             return Rewrite([put, *rows, *takes], token)
 
         def decode(cancelled):
@@ -256,14 +257,16 @@ class ShardsOrders:
         the shards it holds them on, and bump the marker."""
         strategy, stored, held = self.strategy, items.registration_from_item(item), placed_on(item)
         keep = tickets_left(stored, release) if release is not None else {}
-        freed = event.order(release).seats if keep else {q: sum(s.values()) for q, s in held.items()}
+        freed = (event.order(release).seats if keep
+                 else {quota: sum(shards.values()) for quota, shards in held.items()})
         answer = part_of(stored, release, request) if keep else stored
         giving = {quota: {} for quota in freed}
         for quota, need in freed.items():
             for n in sorted(held.get(quota, {})):
                 taken = min(need, held[quota][n])
                 if taken:
-                    giving[quota][n], held[quota][n], need = taken, held[quota][n] - taken, need - taken
+                    giving[quota][n], need = taken, need - taken
+                    held[quota][n] -= taken
         key = {"event_id": event_id, "email": stored.email}
         same = {":rid": stored.registration_id, ":old": stored.tickets}
         condition = "registration_id = :rid AND tickets = :old"
