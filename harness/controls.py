@@ -17,8 +17,10 @@ can fail:
   stream record read twice (a restart, two deciders) is decided twice.
 - ``HastyShardsStrategy`` (event strategy ``hasty_shards``) answers "full" as soon as the
   shard it picked is dry, without reading the others: people are refused while seats
-  are free. ``MarkingShardsStrategy`` marks the event sold out without checking that no
-  seat was freed since its read: a cancellation's seat is refused to everyone after it.
+  are free. Its orders do the same per quota (``HastyShardsOrders``): "full" naming the
+  quota whose guessed shard could not take the seats. ``MarkingShardsStrategy`` marks the
+  event (or an order's quota) sold out without checking that no seat was freed since its
+  read: a cancellation's seat is refused to everyone after it.
 
 ``BASELINES`` are not controls but earlier versions a benchmark compares with, side by
 side in one run: ``slots_lookup_each`` is slots as it was before its free-slot pool.
@@ -39,8 +41,10 @@ from booking.mail.sender import SENT, MailSender
 from booking.exactly_once.request_log import RequestLog
 from booking.strategies import STRATEGIES
 from booking.errors import EventFull
-from booking.strategies.base import WriteTokens
+from booking.models import CAPACITY_QUOTA
+from booking.strategies.base import WriteTokens, order_full
 from booking.strategies.shards import ShardsStrategy
+from booking.strategies.shards.orders import ShardsOrders
 from booking.strategies.shards.seats import marker_key
 from booking.strategies.slots import SlotsStrategy
 from booking.strategies.slots.capacity import SHUFFLE_RANGE
@@ -156,17 +160,44 @@ class CarelessWebhookSender(WebhookSender):
         return RETRYING if error else DELIVERED
 
 
+class HastyShardsOrders(ShardsOrders):
+    """An order's "full" naming the quota whose guessed shards could not take its seats."""
+
+    def elsewhere(self, event_id, order, quota, *, marker=None):
+        raise order_full(order, quota) from None
+
+
 class HastyShardsStrategy(ShardsStrategy):
     """Answers "full" when the shard it picked is dry, without looking at the others."""
 
     name = "hasty_shards"
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.orders = HastyShardsOrders(self)
+
     def _elsewhere(self, event_id, attempt):
         raise EventFull() from None
 
 
+class MarkingShardsOrders(ShardsOrders):
+    """Marks an order's quotas sold out whatever happened since its read."""
+
+    def mark_sold_out(self, event_id, seen, sold_out):
+        if CAPACITY_QUOTA in sold_out:
+            self.strategy.mark_sold_out(event_id, seen[CAPACITY_QUOTA])
+        marks = {quota: seen[quota].full_until() for quota in sold_out if quota != CAPACITY_QUOTA}
+        if marks:
+            self.strategy.locks.update(marker_key(event_id), "SET full_quotas = :marks",
+                                       values={":marks": marks})
+
+
 class MarkingShardsStrategy(ShardsStrategy):
     """Marks the event sold out whatever happened since its read (no epoch check)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.orders = MarkingShardsOrders(self)
 
     def mark_sold_out(self, event_id, seen):
         self.locks.update(marker_key(event_id), "SET full_until = :until",

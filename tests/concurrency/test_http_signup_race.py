@@ -215,7 +215,7 @@ def http_order_race(port, service, server, strategies, seed) -> dict[str, list[s
 def test_http_order_race__every_served_strategy_at_once__every_quota_kept_one_order_each(
         gunicorn_site, race_service, local_server):
     found = http_order_race(gunicorn_site[0], race_service, local_server,
-                            ("aggregate", "lock_table", "slots"), seed=2024)
+                            ("aggregate", "lock_table", "slots", "shards"), seed=2024)
 
     assert found == {strategy: [] for strategy in found}
 

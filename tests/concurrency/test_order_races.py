@@ -23,7 +23,7 @@ PROCESSES = 3
 THREADS = 16
 PEOPLE = 24  # per event
 SAME_PERSON = 3  # attempts at once, each a different order, for one more e-mail per event
-STRATEGIES = ("aggregate", "lock_table", "slots", "streams", "unguarded")
+STRATEGIES = ("aggregate", "lock_table", "slots", "streams", "shards", "unguarded")
 QUOTAS = {"workshop-a": 8, "workshop-b": 8}
 TYPES = {"conference": [], "workshop-a": ["workshop-a"], "workshop-b": ["workshop-b"],
          "both": ["workshop-a", "workshop-b"]}

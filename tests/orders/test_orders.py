@@ -2,10 +2,10 @@
 (in-process moto; the races are in tests/concurrency/test_order_races.py)."""
 import pytest
 
-from booking.dynamo.tables import EVENT_LOCKS, EVENTS
+from booking.dynamo.tables import EVENT_LOCKS, EVENTS, REGISTRATIONS
 from booking.errors import AlreadyRegistered, EventFull, InvalidBooking, NotRegistered
 
-ORDER_STRATEGIES = ("aggregate", "lock_table", "slots")
+ORDER_STRATEGIES = ("aggregate", "lock_table", "slots", "shards")
 
 
 def devconf(service, strategy, capacity=10, workshop=3, **extra):
@@ -223,7 +223,7 @@ def test_streams_refuses_a_partial_cancellation_of_a_pending_order(service):
     assert decide_pending(service, event.id) == []
 
 
-@pytest.mark.parametrize("strategy", ("aggregate", "lock_table", "slots", "streams"))
+@pytest.mark.parametrize("strategy", ("aggregate", "lock_table", "slots", "streams", "shards"))
 def test_the_audit_counts_seats_in_every_quota(service, strategy):
     event = devconf(service, strategy)
     for name, tickets in [("ada", {"conference": 2, "workshop-a": 1}), ("bob", {"workshop-a": 2})]:
@@ -233,7 +233,7 @@ def test_the_audit_counts_seats_in_every_quota(service, strategy):
     assert service.audit(event.id) == []
 
 
-@pytest.mark.parametrize("strategy", ("aggregate", "lock_table", "streams"))
+@pytest.mark.parametrize("strategy", ("aggregate", "lock_table", "streams", "shards"))
 def test_a_drifted_quota_count_is_reported_and_repaired_from_the_orders(service, strategy):
     event = devconf(service, strategy)
     service.book(event.id, name="Ada", email="ada@example.com",
@@ -255,6 +255,12 @@ def drift_quota_count(service, event, quota):
     if event.strategy == "lock_table":
         service.store.table(EVENT_LOCKS).update(
             {"event_id": f"{event.id}#{quota}"}, "SET confirmed_count = :n", values={":n": 3})
+    elif event.strategy == "shards":  # the shard of the quota that holds the order's seat
+        order = service.store.table(REGISTRATIONS).get(
+            {"event_id": event.id, "email": "ada@example.com"})
+        shard = next(iter(order["shard_seats"][quota]))
+        service.store.table(EVENT_LOCKS).update({"event_id": f"{event.id}#{quota}#{shard}"},
+                                                "SET confirmed_count = :n", values={":n": 3})
     else:
         service.store.table(EVENTS).update(
             {"event_id": event.id}, "SET quota_counts.#q = :n", names={"#q": quota},

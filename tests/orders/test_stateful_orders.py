@@ -20,7 +20,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from booking.errors import AlreadyRegistered, EventFull, InvalidBooking, NotRegistered
 from booking.wiring import get_booking_service
 
-STRATEGIES = ("aggregate", "lock_table", "slots", "streams")
+STRATEGIES = ("aggregate", "lock_table", "slots", "streams", "shards")
 PEOPLE = tuple(f"p{n}@example.com" for n in range(4))
 CAPACITY, QUOTAS = 6, {"a": 2, "b": 3}
 TYPES = {"plain": [], "ta": ["a"], "tb": ["b"], "ab": ["a", "b"]}

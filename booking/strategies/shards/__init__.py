@@ -35,7 +35,13 @@ transaction, and the ClientRequestToken names the registration and the shard.
 
 A cancellation reads the registration (its shard), then deletes it, counts the seat back
 on its shard and bumps the marker in one transaction.
+
+Orders (several seats, ticket types, further quotas: docs/orders.md) take their seats from
+the shards of every quota they draw on (a lock item per quota, each split in shards), all
+in the booking's one transaction: ``orders.py`` (and what the 100-action limit bounds).
 """
+import dataclasses
+
 import random
 
 from booking.dynamo import items
@@ -51,6 +57,7 @@ from booking.strategies.shards import audit as shards_audit
 from booking.strategies.shards import capacity as shards_capacity
 from booking.strategies.shards import seats
 from booking.strategies.shards.holds import ShardsHolds
+from booking.strategies.shards.orders import ShardsOrders, check_order_shape
 from booking.strategies.shards.seats import BUMP, SHARDS, DryShards, marker_key, shard_key
 
 COUNT_ONE_MORE = f"SET confirmed_count = confirmed_count + :one, {BUMP}"
@@ -61,6 +68,7 @@ THROTTLED = "ThrottlingError"
 class ShardsStrategy(ShardsHolds, OneItemPerPerson):
     name = "shards"
     max_capacity = 100_000
+    takes_orders = True
     description = (f"Registrations in their own table; the seats split over {SHARDS} lock "
                    "items; one transaction per booking, for ticket drops.")
 
@@ -69,6 +77,10 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         self.locks = self.store.table(EVENT_LOCKS)
         self.held = HoldsMap(self.locks, BUMP)
         self.dry = DryShards()
+        self.orders = ShardsOrders(self)
+
+    def check_order_shape(self, event):
+        check_order_shape(event)
 
     def provision(self, event):
         new = "attribute_not_exists(event_id)"
@@ -78,9 +90,12 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
             ("Put", self.locks.put_op({**marker_key(event.id), "epoch": 0}, condition=new)),
             *[("Put", self.locks.put_op(seats.shard_item(event.id, n, share), condition=new))
               for n, share in enumerate(shares)],
+            *self.orders.provision_ops(event),
         ])
 
-    def book(self, event_id, registration):
+    def book(self, event_id, registration, order=None):
+        if order is not None:
+            return self.orders.book(event_id, registration, order)
         request = Request.booking(registration)
         hint = self.dry.get(event_id)
         if hint.every():  # every shard was dry a moment ago: read before writing
@@ -115,26 +130,35 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
                              request=request, request_at=2, token=first.token)
 
     def _answered_by_reading(self, event_id, registration, request):
-        """One consistent BatchGetItem (the marker, the person's registration, the request
-        row): this request's registration, ``AlreadyRegistered``, or "full" from the mark;
-        None when the event is not marked sold out (then the booking writes)."""
+        """This request's registration, ``AlreadyRegistered``, or "full" from the mark, read
+        before any write (``read_before_writing``); None when the event is not marked sold
+        out (then the booking writes)."""
+        marker, answered = self.read_before_writing(event_id, registration, request)
+        if answered is not None:
+            return answered
+        if marker.get("full_until", 0) > now_ms():
+            self.dry.note(event_id, range(SHARDS))  # still sold out: keep reading first
+            raise EventFull()
+        return None
+
+    def read_before_writing(self, event_id, registration, request):
+        """One consistent BatchGetItem of the marker, the person's registration and the
+        request row: (the marker, this request's registration or None); raises
+        ``EventNotFound`` or ``AlreadyRegistered``."""
         marker, mine, *row = self.store.batch_get([
             (self.locks, marker_key(event_id)),
             (self.registrations_table, {"event_id": event_id, "email": registration.email}),
             *self.requests.reads(request)])
         answered = self.requests.answer(request, row[0]) if row else None
         if answered is not None:
-            return answered
+            return marker, answered
         if marker is None:
             raise EventNotFound()
         if self.tokens.is_mine(mine, registration):
-            return registration
+            return marker, registration
         if mine is not None:
             raise AlreadyRegistered(existing=items.registration_from_item(mine))
-        if marker.get("full_until", 0) > now_ms():
-            self.dry.note(event_id, range(SHARDS))  # still sold out: keep reading first
-            raise EventFull()
-        return None
+        return marker, None
 
     def _booking_ops(self, event_id, registration, request, shard, over=None):
         take = over or ("Update", self.locks.update_op(
@@ -178,11 +202,17 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         """Mark the event sold out as ``seen``, unless a seat was freed since."""
         shards_capacity.mark_sold_out(self, event_id, seen)
 
-    def cancel(self, event_id, email, registration_id=None, *, request, known=None):
-        # A link does not name the shard the registration counts on: read it first.
+    def cancel(self, event_id, email, registration_id=None, *, request, known=None, event=None,
+               release=None):
+        # A link does not name the shards the registration counts on: read it first. An
+        # event with orders: the stored order says what to free (``release``: a part).
+        def remove(stored):
+            if event is None:
+                return self._remove(event_id, stored, request)
+            return self.orders.remove(event_id, stored, request, event, release)
+
         return self.remove_as_read(
-            lambda: self._stored(event_id, email, registration_id),
-            lambda stored: self._remove(event_id, stored, request),
+            lambda: self._stored(event_id, email, registration_id), remove,
             request=request, require_event=lambda: self._require_event(event_id))
 
     def _remove(self, event_id, stored, request):
@@ -208,23 +238,27 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
                                   request_at=3, token=self.tokens.client_token(
                                       f"{removed.registration_id}:{request.request_id}", "cancel"))
 
-    def availability(self, event_id):
-        found = seats.shard_items(self, [event_id]).get(event_id)
+    def availability(self, event_id, quotas=()):
+        if quotas:
+            found, further = self.orders.further(event_id, quotas)
+        else:
+            found, further = seats.shard_items(self, [event_id]).get(event_id), {}
         if not found:
             raise EventNotFound()
-        return availability_of(seats.as_counter(found), now_ms())
+        return dataclasses.replace(availability_of(seats.as_counter(found), now_ms()),
+                                   further=further)
 
     def availabilities(self, event_ids):
         now = now_ms()
         return {event_id: availability_of(seats.as_counter(found), now)
                 for event_id, found in seats.shard_items(self, event_ids).items()}
 
-    def change_capacity(self, event_id, *, expected_version, capacity, changes):
+    def change_capacity(self, event_id, *, expected_version, capacity, changes, quotas=None):
         shards_capacity.change_capacity(self, event_id, expected_version=expected_version,
-                                        capacity=capacity, changes=changes)
+                                        capacity=capacity, changes=changes, quotas=quotas)
 
-    def delete(self, event_id):
-        shards_capacity.delete(self, event_id)
+    def delete(self, event_id, quotas=()):
+        shards_capacity.delete(self, event_id, quotas)
 
     def audit(self, event):
         return shards_audit.audit_event(self, event)

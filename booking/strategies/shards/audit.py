@@ -6,114 +6,168 @@ event's. Every booking, cancellation and hold write bumps its shard's ``version`
 repair counts page by page, then rewrites every shard in one transaction, each only if its
 version is unchanged and the event's capacity too: if a booking landed while counting, the
 write is refused and the count is redone.
+
+An event with orders is audited and repaired the same way quota by quota: an order names
+the seats it holds on each quota's shards (``shard_seats``), the shards of each further
+quota must count those and add up to its size, and the seats placed must be what the
+orders' tickets take (``quota_within_capacity``, ``quota_counter_matches_orders``).
 """
 from collections import Counter
 
 from booking.dynamo.access import ConditionFailed, TransactionCancelled
+from booking.models import CAPACITY_QUOTA
 from booking.strategies import audit
 from booking.strategies.base import CAPACITY_NAMES
 from booking.strategies.shards import seats
-from booking.strategies.shards.seats import SHARDS, marker_key, shard_key
+from booking.strategies.shards.orders import placed_on
+from booking.strategies.shards.seats import SHARDS, marker_key, quota_shard_key
 
 FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + :one"
 
 
-def stored(strategy, event_id) -> list[tuple[str, int | None]]:
-    """(e-mail key, shard) of every stored registration, read page by page."""
-    return [(item["email"], item.get("shard")) for item in strategy.registrations_table.query(
-        key_condition="event_id = :e", values={":e": event_id}, projection="email, #shard",
-        names={"#shard": "shard"})]  # a reserved word
+def stored(strategy, event_id) -> dict[str, tuple]:
+    """E-mail key -> (tickets, quota -> shard -> seats) of every registration, page by page."""
+    found = {}
+    for item in strategy.registrations_table.query(
+            key_condition="event_id = :e", values={":e": event_id},
+            projection="email, #shard, tickets, shard_seats", names={"#shard": "shard"}):
+        placed = placed_on(item)  # an order; a single seat names its one shard
+        if not placed and item.get("shard") is not None:
+            placed = {CAPACITY_QUOTA: {int(item["shard"]): 1}}
+        found[item["email"]] = (item.get("tickets"), placed)
+    return found
 
 
-def expected_counts(strategy, event_id, shards) -> list[int]:
-    on_shard = Counter(shard for _, shard in stored(strategy, event_id))
+def expected_counts(people: dict, quota: str, shards) -> list[int]:
+    on_shard = Counter()
+    for _, placed in people.values():
+        on_shard.update(placed.get(quota, {}))
     return [on_shard.get(n, 0) + len((item or {}).get("holds") or {})
             for n, item in enumerate(shards)]
 
 
+def quota_shards(strategy, event_id, quota) -> list[dict | None]:
+    """The quota's shards (None: missing), read consistently in one batch."""
+    return strategy.locks.batch_get([quota_shard_key(event_id, quota, n) for n in range(SHARDS)])
+
+
 def audit_event(strategy, event) -> list[audit.Violation]:
-    shards = [strategy.locks.get(shard_key(event.id, n)) for n in range(SHARDS)]
     people = stored(strategy, event.id)
-    counts = expected_counts(strategy, event.id, shards)
+    shards = quota_shards(strategy, event.id, CAPACITY_QUOTA)
+    counts = expected_counts(people, CAPACITY_QUOTA, shards)
     found = audit.capacity_violation(event.id, event.capacity, sum(counts))
     if strategy.locks.get(marker_key(event.id)) is None:
         found.append(audit.Violation(event.id, audit.LOCK_PRESENT, "present", "missing",
                                      "the sold-out marker item"))
+    found += _shard_violations(event.id, CAPACITY_QUOTA, event.capacity, shards, counts)
+    placed = Counter()
+    for quota, size in sorted(event.quotas.items()):
+        shards = quota_shards(strategy, event.id, quota)
+        counts = expected_counts(people, quota, shards)
+        placed[quota] = sum(counts)
+        found += _shard_violations(event.id, quota, size, shards, counts)
+    if not event.is_plain:  # the seats placed on the shards are what the tickets take
+        taken = audit.seats_taken(event, [tickets for tickets, _ in people.values()])
+        found += audit.quota_violations(event, taken, dict(placed))
+    return found + audit.person_violations(event.id, list(people))
+
+
+def _shard_violations(event_id, quota, size, shards, counts) -> list[audit.Violation]:
+    """Each shard present, numbered, counting what is placed on it; the shares add up."""
+    found, where = [], "" if quota == CAPACITY_QUOTA else f"quota {quota} "
+    counter = audit.COUNTER if quota == CAPACITY_QUOTA else audit.QUOTA_COUNTER
     for n, (item, count) in enumerate(zip(shards, counts)):
         if item is None:
-            found.append(audit.Violation(event.id, audit.LOCK_PRESENT, "present", "missing",
-                                         f"shard {n}: bookings on it fail until it exists"))
+            found.append(audit.Violation(event_id, audit.LOCK_PRESENT, "present", "missing",
+                                         f"{where}shard {n}: bookings on it fail until it exists"))
             continue
-        found += audit.version_violation(event.id, item, f"shard {n}")
+        found += audit.version_violation(event_id, item, f"{where}shard {n}")
         if item.get("confirmed_count") != count:
-            found.append(audit.Violation(event.id, audit.COUNTER, count,
-                                         item.get("confirmed_count"), f"shard {n} count"))
+            found.append(audit.Violation(event_id, counter, count, item.get("confirmed_count"),
+                                         f"{where}shard {n} count"))
     shared = sum((item or {}).get("capacity", 0) for item in shards)
-    if shared != event.capacity:
-        found.append(audit.Violation(event.id, audit.LOCK_CAPACITY, event.capacity, shared,
-                                     "the shards' capacities add up to"))
-    return found + audit.person_violations(event.id, [email for email, _ in people])
+    if shared != size:
+        found.append(audit.Violation(event_id, audit.LOCK_CAPACITY, size, shared,
+                                     f"the {where}shards' capacities add up to"))
+    return found
 
 
 def repair_event(strategy, event) -> list[str]:
     key = {"event_id": event.id}
     if strategy.events.get(key, projection="event_id") is None:
         return []
-    fixed = _recreate_missing(strategy, event.id)
+    fixed = _recreate_missing(strategy, event.id, sorted(event.quotas))
+    for quota in [CAPACITY_QUOTA, *sorted(event.quotas)]:
+        fixed += _repair_quota(strategy, event.id, quota)
+    return fixed
+
+
+def _repair_quota(strategy, event_id, quota) -> list[str]:
+    key, where = {"event_id": event_id}, "" if quota == CAPACITY_QUOTA else f"quota {quota} "
     for _ in strategy.retry.attempts():
-        current = strategy.events.get(key, projection="#capacity, version", names=CAPACITY_NAMES)
-        shards = [strategy.locks.get(shard_key(event.id, n)) for n in range(SHARDS)]
+        current = strategy.events.get(key, projection="#capacity, version, quota_capacities",
+                                      names=CAPACITY_NAMES)
+        shards = quota_shards(strategy, event_id, quota)
         if current is None or None in shards:
-            return fixed
+            return []
         bad = [n for n, item in enumerate(shards) if not _numeric(item.get("version"))]
         for n in bad:
-            audit.fix_version(strategy.locks, shard_key(event.id, n), shards[n])
+            audit.fix_version(strategy.locks, quota_shard_key(event_id, quota, n), shards[n])
         if bad:
             continue
-        counts = expected_counts(strategy, event.id, shards)
-        capacities = (seats.shares(current["capacity"], counts)
-                      if sum(counts) <= current["capacity"] else counts)
+        size = (current["capacity"] if quota == CAPACITY_QUOTA
+                else (current.get("quota_capacities") or {}).get(quota))
+        if size is None:
+            return []
+        counts = expected_counts(stored(strategy, event_id), quota, shards)
+        capacities = seats.shares(size, counts) if sum(counts) <= size else counts
         if ([i["confirmed_count"] for i in shards] == counts
                 and [i["capacity"] for i in shards] == capacities):
-            return fixed
+            return []
         try:
-            strategy.store.transact_write(_fix(strategy, event.id, shards, counts, capacities,
-                                               current))
+            strategy.store.transact_write(_fix(strategy, event_id, quota, shards, counts,
+                                               capacities, current, size))
         except TransactionCancelled:
             continue  # a booking, cancellation or edit landed while counting: again
-        return fixed + [f"shard counts {[i['confirmed_count'] for i in shards]} -> {counts}, "
-                        f"capacities {[i['capacity'] for i in shards]} -> {capacities}"]
-    return fixed
+        return [f"{where}shard counts {[i['confirmed_count'] for i in shards]} -> {counts}, "
+                f"capacities {[i['capacity'] for i in shards]} -> {capacities}"]
+    return []
 
 
 def _numeric(version) -> bool:
     return isinstance(version, int) and not isinstance(version, bool)
 
 
-def _fix(strategy, event_id, shards, counts, capacities, current) -> list:
+def _fix(strategy, event_id, quota, shards, counts, capacities, current, size) -> list:
     """Every shard's write, valid only if no shard and not the event changed since read."""
+    same = ("#capacity = :c" if quota == CAPACITY_QUOTA else "quota_capacities.#q = :c")
+    names = CAPACITY_NAMES if quota == CAPACITY_QUOTA else {"#q": quota}
     return [
         *[("Update", strategy.locks.update_op(
-            shard_key(event_id, n), FIX, condition="version = :version", names=CAPACITY_NAMES,
-            values={":count": count, ":capacity": capacity, ":one": 1,
-                    ":version": item["version"]}))
+            quota_shard_key(event_id, quota, n), FIX, condition="version = :version",
+            names=CAPACITY_NAMES, values={":count": count, ":capacity": capacity, ":one": 1,
+                                          ":version": item["version"]}))
           for n, (item, count, capacity) in enumerate(zip(shards, counts, capacities))],
         seats.freed_op(strategy.locks, event_id),
         # A ConditionCheck member has exactly the shape of a Delete member.
         ("ConditionCheck", strategy.events.delete_op(
-            {"event_id": event_id}, condition="#capacity = :c AND version = :v",
-            names=CAPACITY_NAMES, values={":c": current["capacity"], ":v": current["version"]})),
+            {"event_id": event_id}, condition=f"{same} AND version = :v",
+            names=names,
+            values={":c": size, ":v": current["version"]})),
     ]
 
 
-def _recreate_missing(strategy, event_id) -> list[str]:
+def _recreate_missing(strategy, event_id, quotas) -> list[str]:
     """Put a missing marker or shard (no capacity yet: the fix gives it its share)."""
     fixed = []
     wanted = [(marker_key(event_id), {"epoch": 0}, "marker item")] + [
-        (shard_key(event_id, n), {"capacity": 0, "confirmed_count": 0, "holds": {},
-                                  "version": 1}, f"shard {n}") for n in range(SHARDS)]
-    for key, item, what in wanted:
-        if strategy.locks.get(key) is not None:
+        (quota_shard_key(event_id, quota, n),
+         {"capacity": 0, "confirmed_count": 0, "holds": {}, "version": 1},
+         f"{'' if quota == CAPACITY_QUOTA else f'quota {quota} '}shard {n}")
+        for quota in [CAPACITY_QUOTA, *quotas] for n in range(SHARDS)]
+    present = strategy.locks.batch_get([key for key, _, _ in wanted])
+    for (key, item, what), found in zip(wanted, present):
+        if found is not None:
             continue
         try:
             strategy.locks.put({**key, **item}, condition="attribute_not_exists(event_id)")
