@@ -72,6 +72,17 @@ class Event:
         return self.starts_at is not None and self.starts_at <= timezone.now()
 
 
+def tickets_or_one(ticket_counts: dict | None) -> dict[str, int]:
+    """An order's tickets (type -> quantity); None is one seat of the only type."""
+    return dict(ticket_counts) if ticket_counts else {DEFAULT_TICKET_TYPE: 1}
+
+
+def tickets_text(tickets: dict[str, int]) -> str:
+    """``2 × conference, 1 × workshop-a``: an order as e-mails and pages show it (types by
+    name: a stored map keeps no order)."""
+    return ", ".join(f"{quantity} × {name}" for name, quantity in sorted(tickets.items()))
+
+
 @dataclass(frozen=True)
 class Registration:
     event_id: str
@@ -100,7 +111,7 @@ class Registration:
     @property
     def tickets(self) -> dict[str, int]:
         """Ticket type -> quantity (``{"admission": 1}`` for a plain registration)."""
-        return dict(self.ticket_counts) if self.ticket_counts else {DEFAULT_TICKET_TYPE: 1}
+        return tickets_or_one(self.ticket_counts)
 
     @property
     def seats(self) -> int:
@@ -108,9 +119,7 @@ class Registration:
 
     @property
     def tickets_text(self) -> str:
-        """``2 × conference, 1 × workshop-a``: the order as e-mails and pages show it (types
-        by name: a stored map keeps no order)."""
-        return ", ".join(f"{quantity} × {name}" for name, quantity in sorted(self.tickets.items()))
+        return tickets_text(self.tickets)
 
     @property
     def is_plain(self) -> bool:
@@ -193,10 +202,26 @@ class WaitlistEntry:
     offer_id: str | None = None  # names the current (or last) offer; the accept link's id
     registration_id: str | None = None  # set once the offer was accepted
     hold: dict = field(default_factory=dict, compare=False)  # where the strategy holds it
+    # What the person asks for on an event with orders (ticket type -> quantity); None is
+    # one seat of the event's only type (every entry of a plain event).
+    ticket_counts: dict | None = field(default=None, compare=False)
 
     @property
     def is_active(self) -> bool:
         return self.status in (WAITING, OFFERED)
+
+    @property
+    def tickets(self) -> dict[str, int]:
+        """Ticket type -> quantity asked for (``{"admission": 1}`` on a plain event)."""
+        return tickets_or_one(self.ticket_counts)
+
+    @property
+    def seats(self) -> int:
+        return sum(self.tickets.values())
+
+    @property
+    def tickets_text(self) -> str:
+        return tickets_text(self.tickets)
 
 
 # --- Django admin -------------------------------------------------------------------
