@@ -39,6 +39,17 @@ class RegistrationInput(StrictSerializer):
     email = EmailText(min_length=3, max_length=320, trim_whitespace=False)
 
 
+TICKETS_HELP = ("Ticket type -> quantity (docs/orders.md). Required on an event with several "
+                "ticket types; without it, one seat of the event's only type.")
+
+
+class WaitlistJoinInput(RegistrationInput):
+    # Passed as sent: the service checks every quantity (whole numbers of at least 1) and
+    # type, and answers 400 naming the field, nothing stored.
+    tickets = serializers.DictField(child=serializers.JSONField(), required=False,
+                                    allow_empty=True, help_text=TICKETS_HELP)
+
+
 class EventEdit(StrictSerializer):
     """An organizer's edit: only the fields sent change (the service validates them)."""
 
@@ -101,6 +112,9 @@ class RegistrationOutput(serializers.Serializer):
     email = serializers.CharField()
     status = serializers.CharField()
     registered_at = serializers.DateTimeField()
+    tickets = serializers.DictField(child=serializers.IntegerField(),
+                                    help_text="Ticket type -> quantity ({\"admission\": 1} "
+                                              "on an event without ticket types).")
     secret = serializers.SerializerMethodField(
         help_text="The cancellation link's token: GET or DELETE registrations/{secret}/.")
 
@@ -120,6 +134,9 @@ class WaitlistEntryOutput(serializers.Serializer):
     status = serializers.CharField()
     position = serializers.IntegerField()
     joined_at = serializers.DateTimeField()
+    tickets = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="What the entry asks for and an offer holds: ticket type -> quantity.")
 
 
 def event_body(event, availability=None) -> dict:

@@ -149,8 +149,15 @@ def keyed(request) -> tuple[str, str, str]:
     Raises ``Refused`` (missing or malformed key), a validation error (400) or
     ``RateLimited`` (429); nothing is stored on any of them.
     """
+    request_id, data = keyed_input(request)
+    return request_id, data["name"], data["email"]
+
+
+def keyed_input(request, payload_class=RegistrationInput) -> tuple[str, dict]:
+    """As ``keyed``, with the body read by ``payload_class`` (a ``RegistrationInput``):
+    (request id, its validated fields)."""
     request_id = idempotency.keyed_request_id(request)
-    payload = RegistrationInput(data=request.data)
+    payload = payload_class(data=request.data)
     payload.is_valid(raise_exception=True)
     name, email = payload.validated_data["name"], payload.validated_data["email"]
     # One Idempotency-Key counts once (a retried request spends nothing), and the
@@ -158,7 +165,7 @@ def keyed(request) -> tuple[str, str, str]:
     client = rate_limits.client_address(request)
     rate_limits.check_once(rate_limits.SIGNUP, client, request_id, message=SIGNUPS_LIMITED)
     rate_limits.check_address(email, client, request_id, message=EMAIL_LIMITED)
-    return request_id, name, email
+    return request_id, dict(payload.validated_data)
 
 
 class RegistrationsExport(ApiView):

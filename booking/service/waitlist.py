@@ -137,11 +137,11 @@ class WaitlistService:
             raise BookingClosed()
         if not self.has_waiting_list(event):
             raise InvalidBooking("This event has no waiting list.")
+        _, tickets = self.bookings.tickets_of(event_id, tickets)
         if event.is_plain:
             if not self.bookings.availability(event_id).is_full:
                 raise SeatsAvailable()
             return None
-        _, tickets = self.bookings.tickets_of(event_id, tickets)
         quotas = self.bookings.availability(event_id).quotas
         if all(quotas[q].remaining >= n for q, n in event.order(tickets).seats.items()):
             raise SeatsAvailable()
