@@ -72,19 +72,34 @@ class Event:
         return self.starts_at is not None and self.starts_at <= timezone.now()
 
 
-def tickets_or_one(ticket_counts: dict | None) -> dict[str, int]:
-    """An order's tickets (type -> quantity); None is one seat of the only type."""
-    return dict(ticket_counts) if ticket_counts else {DEFAULT_TICKET_TYPE: 1}
-
-
 def tickets_text(tickets: dict[str, int]) -> str:
     """``2 × conference, 1 × workshop-a``: an order as e-mails and pages show it (types by
     name: a stored map keeps no order)."""
     return ", ".join(f"{quantity} × {name}" for name, quantity in sorted(tickets.items()))
 
 
+class HasTickets:
+    """An order's reading of ``ticket_counts`` (type -> quantity; None: one seat of the
+    event's only type), for a registration and a waiting-list entry alike."""
+
+    ticket_counts: dict | None
+
+    @property
+    def tickets(self) -> dict[str, int]:
+        """Ticket type -> quantity (``{"admission": 1}`` for one seat of a plain event)."""
+        return dict(self.ticket_counts) if self.ticket_counts else {DEFAULT_TICKET_TYPE: 1}
+
+    @property
+    def seats(self) -> int:
+        return sum(self.tickets.values())
+
+    @property
+    def tickets_text(self) -> str:
+        return tickets_text(self.tickets)
+
+
 @dataclass(frozen=True)
-class Registration:
+class Registration(HasTickets):
     event_id: str
     email: str
     name: str
@@ -107,19 +122,6 @@ class Registration:
     @property
     def is_confirmed(self) -> bool:
         return self.status == CONFIRMED
-
-    @property
-    def tickets(self) -> dict[str, int]:
-        """Ticket type -> quantity (``{"admission": 1}`` for a plain registration)."""
-        return tickets_or_one(self.ticket_counts)
-
-    @property
-    def seats(self) -> int:
-        return sum(self.tickets.values())
-
-    @property
-    def tickets_text(self) -> str:
-        return tickets_text(self.tickets)
 
     @property
     def is_plain(self) -> bool:
@@ -188,7 +190,7 @@ WAITING, OFFERED, EXPIRED, BOOKED, LEFT = "waiting", "offered", "expired", "book
 
 
 @dataclass(frozen=True)
-class WaitlistEntry:
+class WaitlistEntry(HasTickets):
     """One person's place on an event's waiting list (booking/waitlist/engine.py)."""
 
     event_id: str
@@ -209,19 +211,6 @@ class WaitlistEntry:
     @property
     def is_active(self) -> bool:
         return self.status in (WAITING, OFFERED)
-
-    @property
-    def tickets(self) -> dict[str, int]:
-        """Ticket type -> quantity asked for (``{"admission": 1}`` on a plain event)."""
-        return tickets_or_one(self.ticket_counts)
-
-    @property
-    def seats(self) -> int:
-        return sum(self.tickets.values())
-
-    @property
-    def tickets_text(self) -> str:
-        return tickets_text(self.tickets)
 
 
 # --- Django admin -------------------------------------------------------------------
