@@ -190,3 +190,16 @@ def test_join__holds_that_cannot_hold_orders__no_waiting_list(service, monkeypat
     with pytest.raises(InvalidBooking, match="no waiting list"):
         join(service, event, "bo@example.com", {"conference": 1})
     assert service.waiting_list(event.id) == []
+
+
+def test_offer__one_quota_without_room__nothing_held_in_any(service, sold_out):
+    join(service, sold_out, "cy@example.com", {"workshop-a": 1})
+
+    cancel(service, sold_out, "bob@example.com")  # the capacity has room, the workshop none
+
+    assert statuses(service, sold_out) == [("cy@example.com", WAITING)]
+    assert seats(service, sold_out) == {"capacity": (2, 0), "workshop-a": (2, 0)}
+    cancel(service, sold_out, "ada@example.com", {"workshop-a": 1})
+    assert statuses(service, sold_out) == [("cy@example.com", OFFERED)]
+    assert seats(service, sold_out) == {"capacity": (1, 1), "workshop-a": (1, 1)}
+    assert service.audit(sold_out.id) == []
