@@ -128,7 +128,8 @@ def expired_holder(item: dict | None, now: float, prefer: str | None = None) -> 
     first), or None: the seat a write may take over with ``holds.#h <= :now``."""
     holds, orders = (item or {}).get("holds") or {}, (item or {}).get("hold_seats") or {}
     # A hold of an order is never taken over (its seats differ): it is released instead.
-    expired = [email for email, until in sorted(holds.items()) if until <= now and email not in orders]
+    expired = [email for email, until in sorted(holds.items())
+               if until <= now and email not in orders]
     return prefer if prefer in expired else (expired[0] if expired else None)
 
 

@@ -17,9 +17,8 @@ its seats (``hold_seats``: e-mail key -> {quota: seats}), so whoever releases it
 back exactly what it took. Nothing takes an order hold over: a lapsed one is released
 (``release_expired``) and the next offer or booking then finds its seats free.
 """
-from collections import Counter
-
 from abc import ABC, abstractmethod
+from collections import Counter
 from dataclasses import dataclass, field
 
 from booking.dynamo.access import CONDITION_FAILED, ConditionFailed, Table

@@ -238,11 +238,13 @@ ORDER_BOOKED = {"b0@example.com": {"workshop": 2}, "b1@example.com": {"workshop"
                 "b2@example.com": {"conference": 2}, "b3@example.com": {"conference": 2}}
 ORDER_WAITING = {"w0@example.com": {"workshop": 1, "conference": 1},
                  "w1@example.com": {"workshop": 2}, "w2@example.com": {"conference": 2},
-                 "w3@example.com": {"workshop": 1}, "w4@example.com": {"conference": 1, "workshop": 1},
+                 "w3@example.com": {"workshop": 1},
+                 "w4@example.com": {"conference": 1, "workshop": 1},
                  "w5@example.com": {"conference": 3}, "w6@example.com": {"workshop": 1},
                  "w7@example.com": {"conference": 1}}
 ORDER_STRANGERS = {"s0@example.com": {"workshop": 1}, "s1@example.com": {"workshop": 1},
-                   "s2@example.com": {"conference": 1}, "s3@example.com": {"workshop": 1, "conference": 1}}
+                   "s2@example.com": {"conference": 1},
+                   "s3@example.com": {"workshop": 1, "conference": 1}}
 PARTS = {"b2@example.com": {"conference": 1}, "b3@example.com": {"conference": 1}}
 
 
@@ -302,7 +304,8 @@ def order_violations(server, service, event, outcomes):
         if tickets != want:
             found.append(f"{email} stored {tickets}, asked for {want}")
     for kind, email, outcome, _ in outcomes:
-        told = outcome == "ok" and (kind == "accept" or kind == "book" and event.strategy != "streams")
+        told = outcome == "ok" and (kind == "accept"
+                                    or kind == "book" and event.strategy != "streams")
         if told and email not in cancelled and email not in stored:
             found.append(f"told {email} 'booked' ({kind}) but nothing stored")
     return found
@@ -312,7 +315,8 @@ def order_race_tasks(e):
     """Phase 1: cancellations (b1 whole, b2 and b3 in part), strangers booking, accepts
     (twice), leaving, the worker; phase 2: accepts again and the worker."""
     first = ([(e, "cancel", x) for x in ("b1@example.com", *PARTS)]
-             + [(e, "book", x) for x in ORDER_STRANGERS] + [(e, "accept", x) for x in ORDER_WAITING] * 2
+             + [(e, "book", x) for x in ORDER_STRANGERS]
+             + [(e, "accept", x) for x in ORDER_WAITING] * 2
              + [(e, "leave", "w7@example.com"), (e, "pass", ""), (e, "offer", "")]
              + [(e, "decide", "")] * 3)
     second = ([(e, "accept", x) for x in ORDER_WAITING] + [(e, "pass", ""), (e, "offer", "")]

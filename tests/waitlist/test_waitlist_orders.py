@@ -55,7 +55,8 @@ def cancel(service, event, email, tickets=None):
 
 def seats(service, event):
     """Quota -> (confirmed, held)."""
-    return {name: (q.confirmed, q.held) for name, q in service.availability(event.id).quotas.items()}
+    quotas = service.availability(event.id).quotas
+    return {name: (q.confirmed, q.held) for name, q in quotas.items()}
 
 
 def statuses(service, event):

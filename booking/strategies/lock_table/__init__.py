@@ -170,7 +170,8 @@ class LockTableStrategy(LockTableHolds, OneItemPerPerson):
 
     def availabilities(self, event_ids):
         found = self.locks.batch_get([{"event_id": e} for e in event_ids],
-                                     projection="event_id, #capacity, confirmed_count, holds, hold_seats",
+                                     projection="event_id, #capacity, confirmed_count, holds, "
+                                                "hold_seats",
                                      names=CAPACITY_NAMES)
         now = now_ms()
         return {item["event_id"]: availability_of(item, now) for item in found if item is not None}
