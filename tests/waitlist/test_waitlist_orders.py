@@ -204,3 +204,26 @@ def test_offer__one_quota_without_room__nothing_held_in_any(service, sold_out):
     assert statuses(service, sold_out) == [("cy@example.com", OFFERED)]
     assert seats(service, sold_out) == {"capacity": (1, 1), "workshop-a": (1, 1)}
     assert service.audit(sold_out.id) == []
+
+
+def test_costs__order_offer_and_accept_requests(service, sold_out, monkeypatch):
+    from booking.dynamo.metrics import RequestMeter
+
+    join(service, sold_out, "cy@example.com", {"conference": 1, "workshop-a": 1})
+    monkeypatch.setattr(waitlist_engine, "offer_soon", lambda *args: None)  # offered below
+    service.cancel(sold_out.id, email="ada@example.com")
+    meter = RequestMeter().install(service.store)
+    try:
+        with meter.track() as offer:
+            service.offer_seats(sold_out.id)
+        with meter.track() as accept:
+            service.accept_offer(sold_out.id, email="cy@example.com")
+    finally:
+        meter.uninstall()
+
+    # The line read, the holds map made sure of (one per lock item) or a free-slot lookup
+    # per quota (slots), the one transaction, the entry read back; then "nobody waiting".
+    prepare = {"aggregate": ["UpdateItem"], "streams": ["UpdateItem"],
+               "lock_table": ["UpdateItem"] * 2, "slots": ["Query"] * 2}[sold_out.strategy]
+    assert offer.operations == ["Query", *prepare, "TransactWriteItems", "GetItem", "Query"]
+    assert accept.operations == ["GetItem", "TransactWriteItems"]
