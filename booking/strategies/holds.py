@@ -37,11 +37,13 @@ def hold_seats(item: dict | None, email: str, quota: str = CAPACITY_QUOTA) -> di
 
 def held_seats(item: dict | None, now: float | None = None,
                quota: str = CAPACITY_QUOTA) -> Counter:
-    """Seats per quota held in a counter item: every hold, or with ``now`` the unexpired
-    ones (``quota``: the item's own count, for holds of one seat)."""
-    held = Counter()
+    """Seats per quota held in a counter item: every hold, or with ``now`` those still
+    taken: unexpired ones, and an order's lapsed one until it is released (nothing takes
+    it over, so its seats are nobody's until then). ``quota``: the item's own count, for
+    holds of one seat."""
+    held, orders = Counter(), (item or {}).get("hold_seats") or {}
     for email, until in ((item or {}).get("holds") or {}).items():
-        if now is None or until > now:
+        if now is None or until > now or email in orders:
             held.update(hold_seats(item, email, quota))
     return held
 
