@@ -255,3 +255,24 @@ def test_order_event__join_with_quantities__e_mails_and_pages_show_the_order_hel
     client.post(offer_link(offer), {"action": "accept"})
     assert service.find_registration(event.id, email="bo@example.com").tickets == {
         "conference": 1, "workshop-a": 1}
+
+
+def test_order_does_not_fit_one_quota__409_offers_to_wait_for_that_order(client, service):
+    event = service.create_event(
+        name="DevConf", capacity=3, strategy="aggregate", quotas={"workshop-a": 1},
+        ticket_types={"conference": [], "workshop-a": ["workshop-a"]}, max_per_order=2)
+    service.book(event.id, name="Ada", email="ada@example.com", tickets={"workshop-a": 1})
+    token = form_page(client, event.id)[1]
+
+    refused = client.post(reverse("booking:event_detail", args=[event.id]),
+                          {"name": "Bo", "email": "bo@example.com", "token": token,
+                           "qty_conference": "0", "qty_workshop-a": "1"})
+
+    html = refused.content.decode()
+    assert refused.status_code == 409 and "Join the waiting list" in html
+    assert 'id="waitlist_qty_workshop-a"' in html and 'value="1"' in html
+    waitlist_token = re.findall(r'name="token" value="([^"]+)"', html)[-1]
+    client.post(reverse("booking:waitlist_join", args=[event.id]),
+                {"name": "Bo", "email": "bo@example.com", "token": waitlist_token,
+                 "qty_conference": "0", "qty_workshop-a": "1"})
+    assert "Tickets asked for: 1 × workshop-a" in join_message("bo@example.com").body
