@@ -85,16 +85,19 @@ class CarelessStreamsAcceptStrategy(StreamsStrategy):
 
 
 class UnconfirmedJoinWaitlist(WaitlistService):
-    def request_to_join_waiting_list(self, event_id, *, name, email, request_id=None):
-        self.join_waiting_list(event_id, name=name, email=email, request_id=request_id)
+    def request_to_join_waiting_list(self, event_id, *, name, email, request_id=None,
+                                     tickets=None):
+        self.join_waiting_list(event_id, name=name, email=email, request_id=request_id,
+                               tickets=tickets)
         return {}
 
 
 class ReusableLinkWaitlist(WaitlistService):
-    def confirm_waiting_list(self, event_id, *, name, email, request_id, requested_at):
+    def confirm_waiting_list(self, event_id, *, name, email, request_id, requested_at,
+                             tickets=None):
         return super().confirm_waiting_list(event_id, name=name, email=email,
                                             request_id=uuid.uuid4().hex,
-                                            requested_at=requested_at)
+                                            requested_at=requested_at, tickets=tickets)
 
 
 class CarelessOptInWaitlist(UnconfirmedJoinWaitlist, ReusableLinkWaitlist):
