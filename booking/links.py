@@ -20,6 +20,8 @@ from django.core import signing
 from django.urls import reverse
 from django.utils.crypto import salted_hmac
 
+from booking.models import tickets_text
+
 CONFIRMATION_SALT = "booking.confirmation"
 CANCEL_SALT = "booking.cancel"
 OFFER_SALT = "booking.waiting-list-offer"
@@ -69,6 +71,11 @@ class JoinRef:
     contact: str | None
     request_id: str
     issued_at: float
+    tickets: dict | None = None  # the order asked for, on an event with orders
+
+    @property
+    def tickets_text(self) -> str:
+        return tickets_text(self.tickets or {})
 
 
 @dataclass(frozen=True)
@@ -117,7 +124,8 @@ def join_token(ref: JoinRef) -> str:
     """A confirmation link's token: the whole request, sealed (nobody can read the address
     or forge a request; the service checks its age and uses it once)."""
     return _seal({"e": ref.event_id, "m": ref.email, "n": ref.name, "c": ref.contact,
-                  "q": ref.request_id, "t": ref.issued_at}, JOIN_SALT)
+                  "q": ref.request_id, "t": ref.issued_at,
+                  **({"k": ref.tickets} if ref.tickets else {})}, JOIN_SALT)
 
 
 def read_join_token(token: str) -> JoinRef:
@@ -125,7 +133,7 @@ def read_join_token(token: str) -> JoinRef:
     try:
         data = _open(token, JOIN_SALT)
         return JoinRef(event_id=data["e"], email=data["m"], name=data["n"], contact=data["c"],
-                       request_id=data["q"], issued_at=float(data["t"]))
+                       request_id=data["q"], issued_at=float(data["t"]), tickets=data.get("k"))
     except (KeyError, TypeError, ValueError):
         raise BadLink() from None
 

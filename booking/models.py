@@ -82,8 +82,40 @@ class Event:
         return self.starts_at is not None and self.starts_at <= timezone.now()
 
 
+def tickets_text(tickets: dict[str, int]) -> str:
+    """``2 × conference, 1 × workshop-a``: an order as e-mails and pages show it (types by
+    name: a stored map keeps no order)."""
+    return ", ".join(f"{quantity} × {name}" for name, quantity in sorted(tickets.items()))
+
+
+class HasTickets:
+    """An order's reading of ``ticket_counts`` (type -> quantity; None: one seat of the
+    event's only type), for a registration and a waiting-list entry alike."""
+
+    ticket_counts: dict | None
+
+    @property
+    def tickets(self) -> dict[str, int]:
+        """Ticket type -> quantity (``{"admission": 1}`` for one seat of a plain event)."""
+        return dict(self.ticket_counts) if self.ticket_counts else {DEFAULT_TICKET_TYPE: 1}
+
+    @property
+    def seats(self) -> int:
+        return sum(self.tickets.values())
+
+    @property
+    def tickets_text(self) -> str:
+        return tickets_text(self.tickets)
+
+    @property
+    def tickets_label_text(self) -> str:
+        """``2 × Conference, 1 × Workshop A``: the order with its types' labels."""
+        return ", ".join(f"{quantity} × {ticket_label(name)}"
+                         for name, quantity in sorted(self.tickets.items()))
+
+
 @dataclass(frozen=True)
-class Registration:
+class Registration(HasTickets):
     event_id: str
     email: str
     name: str
@@ -106,27 +138,6 @@ class Registration:
     @property
     def is_confirmed(self) -> bool:
         return self.status == CONFIRMED
-
-    @property
-    def tickets(self) -> dict[str, int]:
-        """Ticket type -> quantity (``{"admission": 1}`` for a plain registration)."""
-        return dict(self.ticket_counts) if self.ticket_counts else {DEFAULT_TICKET_TYPE: 1}
-
-    @property
-    def seats(self) -> int:
-        return sum(self.tickets.values())
-
-    @property
-    def tickets_text(self) -> str:
-        """``2 × conference, 1 × workshop-a``: the order as e-mails and pages show it (types
-        by name: a stored map keeps no order)."""
-        return ", ".join(f"{quantity} × {name}" for name, quantity in sorted(self.tickets.items()))
-
-    @property
-    def tickets_label_text(self) -> str:
-        """``2 × Conference, 1 × Workshop A``: the order with its types' labels."""
-        return ", ".join(f"{quantity} × {ticket_label(name)}"
-                         for name, quantity in sorted(self.tickets.items()))
 
     @property
     def is_plain(self) -> bool:
@@ -195,7 +206,7 @@ WAITING, OFFERED, EXPIRED, BOOKED, LEFT = "waiting", "offered", "expired", "book
 
 
 @dataclass(frozen=True)
-class WaitlistEntry:
+class WaitlistEntry(HasTickets):
     """One person's place on an event's waiting list (booking/waitlist/engine.py)."""
 
     event_id: str
@@ -209,6 +220,9 @@ class WaitlistEntry:
     offer_id: str | None = None  # names the current (or last) offer; the accept link's id
     registration_id: str | None = None  # set once the offer was accepted
     hold: dict = field(default_factory=dict, compare=False)  # where the strategy holds it
+    # What the person asks for on an event with orders (ticket type -> quantity); None is
+    # one seat of the event's only type (every entry of a plain event).
+    ticket_counts: dict | None = field(default=None, compare=False)
 
     @property
     def is_active(self) -> bool:

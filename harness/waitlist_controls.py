@@ -7,6 +7,11 @@ When a lapsed hold was already taken over by a booking, the
 careless accept books a seat that no longer exists, so the event overbooks: a race test
 that sees no violation with it is a test that cannot fail.
 
+``CapacityOnlyOrderHoldStrategy`` is the lock-table strategy whose offer on an event with
+orders holds the order's seats in the capacity quota only (the first quota it touches),
+and accepts and releases only there: a further quota's seats are never reserved for the
+offer, so a booking takes them and the accept overbooks that quota.
+
 The double opt-in's controls replace the service's waiting list (``waitlist_control``):
 ``UnconfirmedJoinWaitlist`` puts a request to join in line at once, as before the
 confirmation link, so made-up addresses stand in line and hold seats;
@@ -16,7 +21,7 @@ confirmation link, so made-up addresses stand in line and hold seats;
 import uuid
 
 from booking.dynamo import items
-from booking.models import CONFIRMED
+from booking.models import CAPACITY_QUOTA, CONFIRMED, Order
 from booking.strategies.lock_table import LockTableStrategy
 from booking.service.waitlist import WaitlistService
 from booking.strategies.streams import StreamsStrategy
@@ -35,6 +40,30 @@ class CarelessAcceptStrategy(LockTableStrategy):
             ("Put", self.registrations_table.put_op(items.registration_item(registration),
                                                     condition="attribute_not_exists(email)")),
         ]
+
+
+def _capacity_only(order: Order | None) -> Order | None:
+    if order is None:
+        return None
+    return Order(seats={CAPACITY_QUOTA: order.seats[CAPACITY_QUOTA]},
+                 capacities={CAPACITY_QUOTA: order.capacities[CAPACITY_QUOTA]})
+
+
+class CapacityOnlyOrderHoldStrategy(LockTableStrategy):
+    name = "careless_order_hold"
+    guarded = False
+
+    def order_hold_ops(self, event_id, email, order, *, until, refused, also=""):
+        return super().order_hold_ops(event_id, email, _capacity_only(order), until=until,
+                                      refused=refused)
+
+    def accept_ops(self, event_id, registration, *, now, ref, order=None):
+        return super().accept_ops(event_id, registration, now=now, ref=ref,
+                                  order=_capacity_only(order))
+
+    def release_ops(self, event_id, email, *, until, ref, order=None):
+        return super().release_ops(event_id, email, until=until, ref=ref,
+                                   order=_capacity_only(order))
 
 
 class CarelessStreamsAcceptStrategy(StreamsStrategy):
@@ -56,16 +85,19 @@ class CarelessStreamsAcceptStrategy(StreamsStrategy):
 
 
 class UnconfirmedJoinWaitlist(WaitlistService):
-    def request_to_join_waiting_list(self, event_id, *, name, email, request_id=None):
-        self.join_waiting_list(event_id, name=name, email=email, request_id=request_id)
+    def request_to_join_waiting_list(self, event_id, *, name, email, request_id=None,
+                                     tickets=None):
+        self.join_waiting_list(event_id, name=name, email=email, request_id=request_id,
+                               tickets=tickets)
         return {}
 
 
 class ReusableLinkWaitlist(WaitlistService):
-    def confirm_waiting_list(self, event_id, *, name, email, request_id, requested_at):
+    def confirm_waiting_list(self, event_id, *, name, email, request_id, requested_at,
+                             tickets=None):
         return super().confirm_waiting_list(event_id, name=name, email=email,
                                             request_id=uuid.uuid4().hex,
-                                            requested_at=requested_at)
+                                            requested_at=requested_at, tickets=tickets)
 
 
 class CarelessOptInWaitlist(UnconfirmedJoinWaitlist, ReusableLinkWaitlist):
@@ -85,7 +117,8 @@ def waitlist_control_service(*, waitlist_control: str | None = None, **options):
 
     service = wiring.service_from_settings(
         extra_strategies={CarelessAcceptStrategy.name: CarelessAcceptStrategy,
-                          CarelessStreamsAcceptStrategy.name: CarelessStreamsAcceptStrategy},
+                          CarelessStreamsAcceptStrategy.name: CarelessStreamsAcceptStrategy,
+                          CapacityOnlyOrderHoldStrategy.name: CapacityOnlyOrderHoldStrategy},
         **options)
     if waitlist_control:
         real = service.waitlist

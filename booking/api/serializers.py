@@ -76,12 +76,22 @@ class RegistrationInput(StrictSerializer):
     email = EmailText(min_length=3, max_length=320, trim_whitespace=False)
 
 
+TICKETS_HELP = ("Ticket type -> quantity (an order, docs/orders.md). Required on an event with "
+                "several ticket types; leave it out for one seat of an event's only type.")
+
+
 class BookingInput(RegistrationInput):
     """A booking: a person and, for an event with ticket types, the order's tickets."""
 
-    tickets = CountsField(required=False, help_text=(
-        "Ticket type -> quantity (an order, docs/orders.md). Leave it out for one seat of an "
-        "event's only type."))
+    tickets = CountsField(required=False, help_text=TICKETS_HELP)
+
+
+class WaitlistJoinInput(RegistrationInput):
+    """A request to join the waiting list: a person and, on an event with ticket types, the
+    order they wait for (the service checks every type and quantity: 400 naming the field,
+    nothing stored)."""
+
+    tickets = CountsField(required=False, help_text=TICKETS_HELP)
 
 
 class EventEdit(StrictSerializer):
@@ -188,6 +198,9 @@ class WaitlistEntryOutput(serializers.Serializer):
     status = serializers.CharField()
     position = serializers.IntegerField()
     joined_at = serializers.DateTimeField()
+    tickets = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="What the entry asks for and an offer holds: ticket type -> quantity.")
 
 
 def event_body(event, availability=None) -> dict:

@@ -135,34 +135,33 @@ class EventRegistrations(ApiView):
         """Book a seat, or an order's ``tickets`` (all or nothing; 409 ``event-full`` names
         the ``quota`` without room). The Idempotency-Key is the booking's request id: a
         retry answers the first 201 and books nothing (the same key with other tickets: 422)."""
-        request_id, name, email = keyed(request, body=BookingInput)
+        request_id, data = keyed_input(request, BookingInput)
         started = timezone.now()
         registration = get_booking_service().book(
-            event_id, name=name, email=email, request_id=request_id,
-            tickets=request.validated_body.get("tickets"))
+            event_id, name=data["name"], email=data["email"], request_id=request_id,
+            tickets=data.get("tickets"))
         if registration.registered_at >= started and registration.is_confirmed:
             mail.send_soon(mail_sender(), mail.CONFIRMATION, registration)
         return Response(RegistrationOutput(registration).data, status=201)
 
 
-def keyed(request, body=RegistrationInput) -> tuple[str, str, str]:
-    """A keyed signup POST, within the abuse limits: (request id, name, e-mail); the whole
-    validated ``body`` stays on ``request.validated_body``.
+def keyed_input(request, payload_class=RegistrationInput) -> tuple[str, dict]:
+    """A keyed signup POST read by ``payload_class`` (a ``RegistrationInput``), within the
+    abuse limits: (request id, its validated fields).
 
     Raises ``Refused`` (missing or malformed key), a validation error (400) or
     ``RateLimited`` (429); nothing is stored on any of them.
     """
     request_id = idempotency.keyed_request_id(request)
-    payload = body(data=request.data)
+    payload = payload_class(data=request.data)
     payload.is_valid(raise_exception=True)
-    request.validated_body = payload.validated_data
     name, email = payload.validated_data["name"], payload.validated_data["email"]
     # One Idempotency-Key counts once (a retried request spends nothing), and the
     # address's limit only for this network, as on the signup form.
     client = rate_limits.client_address(request)
     rate_limits.check_once(rate_limits.SIGNUP, client, request_id, message=SIGNUPS_LIMITED)
     rate_limits.check_address(email, client, request_id, message=EMAIL_LIMITED)
-    return request_id, name, email
+    return request_id, dict(payload.validated_data)
 
 
 class RegistrationsExport(ApiView):

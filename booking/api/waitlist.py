@@ -11,8 +11,8 @@ from booking.api import idempotency
 from booking.api.base import ApiView
 from booking.api.problems import BAD_LINK, Refused
 from booking.api.schema import problems
-from booking.api.serializers import RegistrationInput, RegistrationOutput, WaitlistEntryOutput
-from booking.api.views import KEY_PARAMETER, PROBLEMS, keyed
+from booking.api.serializers import RegistrationOutput, WaitlistEntryOutput, WaitlistJoinInput
+from booking.api.views import KEY_PARAMETER, PROBLEMS, keyed_input
 from booking.errors import NotWaiting
 from booking.mail import sender as mail
 from booking.web import rate_limits
@@ -42,16 +42,18 @@ class WaitingList(ApiView):
         event = service.get_event(event_id)
         return Response(WaitlistEntryOutput(service.waiting_list(event.id), many=True).data)
 
-    @extend_schema(operation_id="waitinglist_join", request=RegistrationInput,
+    @extend_schema(operation_id="waitinglist_join", request=WaitlistJoinInput,
                    parameters=[KEY_PARAMETER],
                    responses={202: JoinRequested, **PROBLEMS})
     def post(self, request, event_id):
         """Ask to join a full event's waiting list (409 seats-available while seats are
-        left). The answer is the same whoever's address it is: its owner gets an e-mail
-        whose link joins the line (or says they are already in line or booked)."""
-        request_id, name, email = keyed(request)
+        left: on an event with ticket types, while the order in ``tickets`` fits). The
+        answer is the same whoever's address it is: its owner gets an e-mail whose link
+        joins the line for those tickets (or says they are already in line or booked)."""
+        request_id, data = keyed_input(request, WaitlistJoinInput)
         message = get_booking_service().request_to_join_waiting_list(
-            event_id, name=name, email=email, request_id=request_id)
+            event_id, name=data["name"], email=data["email"], request_id=request_id,
+            tickets=data.get("tickets"))
         mail.send_message_soon(mail_sender(), message)
         return Response({"detail": JOIN_REQUESTED}, status=202)
 

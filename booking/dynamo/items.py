@@ -165,4 +165,5 @@ def waitlist_entry_from_item(item: dict) -> WaitlistEntry:
         joined_at=_from_ms(item["joined_at"]),
         contact=item.get("contact"), offer_id=item.get("offer_id"),
         offer_expires_at=_from_ms(expires) if expires else None,
-        registration_id=item.get("registration_id"), hold=item.get("hold") or {})
+        registration_id=item.get("registration_id"), hold=item.get("hold") or {},
+        ticket_counts=_tickets(item))

@@ -208,7 +208,8 @@ def join_context(message: dict, *, site_url: str) -> dict:
         context["confirm_url"] = links.join_url(links.JoinRef(
             event_id=message["event_id"], email=message["email"], name=message["name"],
             contact=message.get("contact"), request_id=message["request_id"],
-            issued_at=float(message["created_at"])), site_url=site_url)
+            issued_at=float(message["created_at"]),
+            tickets=items.registration_from_item(message).ticket_counts), site_url=site_url)
     return context
 
 

@@ -61,7 +61,8 @@ class BookingService:
             catalog=self.catalog, bookings=self.bookings, requests=self.requests,
             engine=WaitlistEngine(store=store, strategy_for=self.catalog.strategy_for,
                                  requests=self.requests, retry=retry or RetryPolicy(),
-                                 offer_seconds=waitlist_offer_seconds),
+                                 offer_seconds=waitlist_offer_seconds,
+                                 event_for=self.catalog.event_for),
             confirm_seconds=waitlist_confirm_seconds)
         self.organizer = OrganizerEdits(self.catalog)
         self.audits = Audits(catalog=self.catalog, leases=Leases(store),
@@ -138,22 +139,25 @@ class BookingService:
         """How long a waiting-list offer holds its seat."""
         return self.waitlist.offer_seconds
 
-    def request_to_join_waiting_list(self, event_id, *, name, email, request_id=None) -> dict:
+    def request_to_join_waiting_list(self, event_id, *, name, email, request_id=None,
+                                     tickets=None) -> dict:
         return self.waitlist.request_to_join_waiting_list(event_id, name=name, email=email,
-                                                          request_id=request_id)
+                                                          request_id=request_id,
+                                                          tickets=tickets)
 
     def confirm_waiting_list(self, event_id, *, name, email, request_id,
-                             requested_at: float) -> WaitlistEntry:
+                             requested_at: float, tickets=None) -> WaitlistEntry:
         return self.waitlist.confirm_waiting_list(event_id, name=name, email=email,
                                                   request_id=request_id,
-                                                  requested_at=requested_at)
+                                                  requested_at=requested_at, tickets=tickets)
 
     def confirm_link_open(self, requested_at: float) -> bool:
         return self.waitlist.confirm_link_open(requested_at)
 
-    def join_waiting_list(self, event_id, *, name, email, request_id=None) -> WaitlistEntry:
+    def join_waiting_list(self, event_id, *, name, email, request_id=None,
+                          tickets=None) -> WaitlistEntry:
         return self.waitlist.join_waiting_list(event_id, name=name, email=email,
-                                                request_id=request_id)
+                                                request_id=request_id, tickets=tickets)
 
     def waiting_list(self, event_id) -> list[WaitlistEntry]:
         return self.waitlist.waiting_list(event_id)

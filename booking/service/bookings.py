@@ -71,7 +71,7 @@ class Bookings:
             request_id=validation.clean_request_id(request_id) or uuid.uuid4().hex,
             contact=_contact(email),
         )
-        event, tickets = self._tickets_of(event_id, tickets)
+        event, tickets = self.tickets_of(event_id, tickets)
         registration = Registration(**fields, ticket_counts=None if event.is_plain else tickets)
         strategy = self.catalog.strategy_for(event_id)
         request = Request.booking(registration)
@@ -89,7 +89,7 @@ class Bookings:
                                           order=event.order(tickets))
         return self.settle(request, write, OutcomeUnknown.default_message)
 
-    def _tickets_of(self, event_id, tickets) -> tuple[Event, dict[str, int]]:
+    def tickets_of(self, event_id, tickets) -> tuple[Event, dict[str, int]]:
         """The event (as remembered: its types never change) and the order's validated
         tickets (``InvalidBooking`` with ``field="tickets"``, nothing stored)."""
         event = self.catalog.event_for(event_id)
@@ -182,7 +182,7 @@ class Bookings:
             registration.event_id, registration.email, registration.registration_id) == (
             event_id, email, registration_id) else None
         if tickets is not None:
-            _, tickets = self._tickets_of(event_id, tickets)
+            _, tickets = self.tickets_of(event_id, tickets)
         request = Request.cancellation(request_id, event_id, email, registration_id, time.time(),
                                        tickets=None if event.is_plain else tickets)
         if event.is_plain:  # a whole registration of one seat, cancelled as ever

@@ -49,36 +49,39 @@ class WaitlistService:
         """Whether people can queue for the event when it is full: its strategy holds seats
         for offers (every product strategy does; the test-only control does not) and it
         offers seats at all (capacity 0 means closed: no seat will ever free). An event with
-        orders (ticket types, quotas, several seats: docs/orders.md) has none yet: an offer
-        holds one seat of the only type, which such an event does not sell."""
-        return (self.strategies[event.strategy].holds_seats and event.capacity > 0
-                and event.is_plain)
+        orders (ticket types, quotas, several seats: docs/orders.md) has one where the
+        strategy's holds can hold a whole order (``holds_orders``)."""
+        strategy = self.strategies[event.strategy]
+        return (strategy.holds_seats and event.capacity > 0
+                and (event.is_plain or strategy.holds_orders))
 
     @property
     def offer_seconds(self) -> float:
         """How long an offer holds its seat."""
         return self.engine.offer_seconds
 
-    def request_to_join_waiting_list(self, event_id, *, name, email, request_id=None) -> dict:
+    def request_to_join_waiting_list(self, event_id, *, name, email, request_id=None,
+                                     tickets=None) -> dict:
         """Ask to join a full event's line for an address whose owner has not confirmed it:
         store nothing but the e-mail that answers (the outbox row, returned for sending).
 
         The answer is the same whoever asks: the owner of the address is told by e-mail,
         with the link that joins (``confirm_waiting_list``), or that they are already in
         line or booked. ``request_id`` (the form's token) makes a repeat owe the same one
-        e-mail. Raises ``InvalidBooking`` (nothing stored), ``EventNotFound``,
-        ``BookingClosed`` or ``SeatsAvailable``: facts about the event, never the address.
+        e-mail. ``tickets`` as for ``join_waiting_list``. Raises ``InvalidBooking`` (nothing
+        stored), ``EventNotFound``, ``BookingClosed`` or ``SeatsAvailable``: facts about the
+        event, never the address.
         """
         event_id, name, key, contact = self._cleaned(event_id, name, email)
         request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
-        self._check_joinable(event_id)
+        tickets = self._check_joinable(event_id, tickets)
         # The same requests whatever they find, so the time taken tells nothing either.
         state = self.engine.standing(event_id, key) or CONFIRM
         return self.engine.request_join(event_id, name=name, email=key, contact=contact,
-                                        request_id=request_id, state=state)
+                                        request_id=request_id, state=state, tickets=tickets)
 
     def confirm_waiting_list(self, event_id, *, name, email, request_id,
-                             requested_at: float) -> WaitlistEntry:
+                             requested_at: float, tickets=None) -> WaitlistEntry:
         """Join the line from a request's confirmation link (its fields): the address is
         its owner's, so the person takes their place now, after everyone confirmed before.
 
@@ -91,28 +94,31 @@ class WaitlistService:
         # One request per link: a form token resubmitted with another address owes that
         # address its own link, which must not collide with the first one's request row.
         used = hashlib.sha256(f"{request_id}:{validation.normalize_email(email)}".encode())
-        return self.join_waiting_list(event_id, name=name, email=email,
+        return self.join_waiting_list(event_id, name=name, email=email, tickets=tickets,
                                       request_id=f"confirm-{used.hexdigest()[:40]}")
 
     def confirm_link_open(self, requested_at: float) -> bool:
         """Whether a confirmation link for a request made at ``requested_at`` still joins."""
         return 0 <= time.time() - requested_at <= self.confirm_seconds
 
-    def join_waiting_list(self, event_id, *, name, email, request_id=None) -> WaitlistEntry:
+    def join_waiting_list(self, event_id, *, name, email, request_id=None,
+                          tickets=None) -> WaitlistEntry:
         """Put the person in line for a full event; return their entry. For an address
         already confirmed as the person's (the confirmation link, or a caller that has
         proved it): public entry points ask with ``request_to_join_waiting_list``.
 
         One entry per person (normalized e-mail); ``request_id`` makes a repeat answer
-        like the first (as ``book``). Raises ``InvalidBooking`` (nothing stored),
-        ``EventNotFound``, ``BookingClosed``, ``SeatsAvailable`` (book instead),
-        ``AlreadyRegistered``, ``AlreadyWaiting`` or ``BookingContention``.
+        like the first (as ``book``). ``tickets`` (type -> quantity) is the order asked for
+        on an event with orders, validated as ``book``'s (None: one seat of the only type);
+        an offer holds exactly it. Raises ``InvalidBooking`` (nothing stored),
+        ``EventNotFound``, ``BookingClosed``, ``SeatsAvailable`` (book instead: the order
+        fits now), ``AlreadyRegistered``, ``AlreadyWaiting`` or ``BookingContention``.
         """
         event_id, name, key, contact = self._cleaned(event_id, name, email)
         request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
-        self._check_joinable(event_id)
+        tickets = self._check_joinable(event_id, tickets)
         return self.engine.join(event_id, name=name, email=key, contact=contact,
-                                request_id=request_id)
+                                request_id=request_id, tickets=tickets)
 
     @staticmethod
     def _cleaned(event_id, name, email) -> tuple[str, str, str, str | None]:
@@ -123,16 +129,23 @@ class WaitlistService:
         typed = validation.clean_typed_email(email)
         return event_id, name, key, None if typed == key else typed
 
-    def _check_joinable(self, event_id) -> None:
+    def _check_joinable(self, event_id, tickets) -> dict | None:
+        """The order asked for (validated; None on a plain event), if the person may join:
+        the event has a waiting list, has not started, and has no room for that order."""
         event = self.catalog.get_event(event_id)
         if event.has_started:
             raise BookingClosed()
         if not self.has_waiting_list(event):
-            raise InvalidBooking("This event has no waiting list." if event.is_plain else
-                                 "Events with ticket types or orders of several seats have no "
-                                 "waiting list yet.")
-        if not self.bookings.availability(event_id).is_full:
+            raise InvalidBooking("This event has no waiting list.")
+        _, tickets = self.bookings.tickets_of(event_id, tickets)
+        if event.is_plain:
+            if not self.bookings.availability(event_id).is_full:
+                raise SeatsAvailable()
+            return None
+        quotas = self.bookings.availability(event_id).quotas
+        if all(quotas[q].remaining >= n for q, n in event.order(tickets).seats.items()):
             raise SeatsAvailable()
+        return tickets
 
     def waiting_list(self, event_id) -> list[WaitlistEntry]:
         """The event's entries in join order (ended ones too, until TTL removes them)."""
@@ -157,7 +170,8 @@ class WaitlistService:
         request_id = validation.clean_request_id(request_id) or accept_request_id(entry.offer_id)
         registration = Registration(
             event_id=event_id, email=key, name=entry.name, registered_at=timezone.now(),
-            registration_id=uuid.uuid4().hex, request_id=request_id, contact=entry.contact)
+            registration_id=uuid.uuid4().hex, request_id=request_id, contact=entry.contact,
+            ticket_counts=entry.ticket_counts)
         request = Request.booking(registration)
         closed = self._has_started(event_id, registration.registered_at)
         if entry.status != OFFERED or closed:
@@ -220,8 +234,9 @@ class WaitlistService:
         """Right after a seat frees: offer it at once, on a background thread, so the
         request that freed it still answers after its own one write (the worker is the
         safety net; ``booking.waitlist.engine.flush`` waits for it)."""
-        if (self.catalog.strategy_for(event_id).holds_seats and not self._has_started(event_id)
-                and self.catalog.event_for(event_id).is_plain):
+        self.catalog.strategy_for(event_id)  # EventNotFound first
+        if (self.has_waiting_list(self.catalog.event_for(event_id))
+                and not self._has_started(event_id)):
             waitlist_engine.offer_soon(self.engine, event_id)
 
     def _has_started(self, event_id, now=None) -> bool:

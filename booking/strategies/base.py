@@ -41,7 +41,8 @@ in one batch where the counts live in items): all read consistently.
 Besides: ``audit``/``repair`` (derived data only), the test hook ``between_read_and_write``
 (called between a read and the write that depends on it), and the flags ``name``,
 ``max_capacity``, ``guarded`` (False only for controls), ``holds_seats`` (True for the
-waiting list's ``SeatHolds``, ``holds.py``), ``decides_at_once`` (False for ``streams``,
+waiting list's ``SeatHolds``, ``holds.py``; ``holds_orders`` when they hold orders too),
+``decides_at_once`` (False for ``streams``,
 whose ``book`` answers ``pending``: see its documented surface) and ``description``.
 
 A strategy is given the ``store`` (tables: ``store.table(SPEC)``) and writes through
@@ -125,8 +126,10 @@ def old_item(cancelled: TransactionCancelled, index: int) -> dict | None:
 def expired_holder(item: dict | None, now: float, prefer: str | None = None) -> str | None:
     """An e-mail whose hold in ``item``'s ``holds`` map has expired (``prefer``'s own
     first), or None: the seat a write may take over with ``holds.#h <= :now``."""
-    holds = (item or {}).get("holds") or {}
-    expired = [email for email, until in sorted(holds.items()) if until <= now]
+    holds, orders = (item or {}).get("holds") or {}, (item or {}).get("hold_seats") or {}
+    # A hold of an order is never taken over (its seats differ): it is released instead.
+    expired = [email for email, until in sorted(holds.items())
+               if until <= now and email not in orders]
     return prefer if prefer in expired else (expired[0] if expired else None)
 
 
@@ -208,6 +211,9 @@ class Strategy(ABC):
     max_capacity: int = 0
     guarded: bool = True
     holds_seats: bool = False
+    # True when its seat holds can hold an order (seats in every quota it draws on): events
+    # with orders have a waiting list only then (booking/strategies/holds.py).
+    holds_orders: bool = False
     decides_at_once: bool = True
     # True when ``book``/``cancel`` take an ``order`` (several seats, types, quotas:
     # docs/orders.md); events that need one are refused on other strategies.

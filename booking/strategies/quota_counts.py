@@ -19,8 +19,13 @@ def counts_of(item: dict) -> dict[str, tuple[int, int]]:
     return found
 
 
-def further_availability(item: dict) -> dict[str, QuotaAvailability]:
-    return {quota: QuotaAvailability(capacity=capacity, confirmed=taken)
+def further_availability(item: dict, stored: dict | None = None,
+                         held: dict | None = None) -> dict[str, QuotaAvailability]:
+    """The further quotas' seats; ``stored``: seats per quota of every hold in the item
+    (counted in its counts), ``held``: of those still held (``holds.held_seats``)."""
+    stored, held = stored or {}, held or {}
+    return {quota: QuotaAvailability(capacity=capacity, confirmed=taken - stored.get(quota, 0),
+                                     held=held.get(quota, 0))
             for quota, (capacity, taken) in counts_of(item).items() if quota != CAPACITY_QUOTA}
 
 

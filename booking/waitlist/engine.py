@@ -64,14 +64,17 @@ class WaitlistEngine:
     """Waiting-list operations over the service's strategies (``strategy_for(event_id)``).
 
     ``offer_seconds``: how long an offer holds its seat (``BOOKING_WAITLIST_OFFER_SECONDS``,
-    read by ``booking.wiring``). Times are epoch milliseconds (``clock``).
+    read by ``booking.wiring``). Times are epoch milliseconds (``clock``). ``event_for``:
+    the event as remembered (its ticket types never change), for what an entry's order
+    takes from each quota; None treats every event as plain.
     """
 
     def __init__(self, *, store: Store, strategy_for, requests: RequestLog, retry,
-                 offer_seconds: float, clock=now_ms):
+                 offer_seconds: float, clock=now_ms, event_for=None):
         self.store = store
         self.table = store.table(WAITING_LIST)
         self.strategy_for = strategy_for
+        self.event_for = event_for
         self.requests = requests
         self.retry = retry
         self.offer_seconds = offer_seconds
@@ -88,6 +91,21 @@ class WaitlistEngine:
         item = self.table.get({"event_id": event_id, "email": email})
         return items.waitlist_entry_from_item(item) if item and email != COUNTER else None
 
+    def order_of(self, entry: WaitlistEntry) -> dict:
+        """The keyword that makes a strategy's hold, accept or release take ``entry``'s
+        order (``{"order": Order}``), or {} for one seat of a plain event (called as ever)."""
+        if entry.ticket_counts is None or self.event_for is None:
+            return {}
+        return {"order": self.event_for(entry.event_id).order(entry.ticket_counts)}
+
+    def release_expired(self, event_id: str, now: float) -> int:
+        """The strategy's ``release_expired``, over every quota of an event with orders."""
+        strategy = self.strategy_for(event_id)
+        event = self.event_for(event_id) if self.event_for is not None else None
+        if event is None or event.is_plain or not strategy.holds_orders:
+            return strategy.release_expired(event_id, now=now)
+        return strategy.release_expired(event_id, now=now, quotas=tuple(event.quotas))
+
     def events_with_open_entries(self) -> set[str]:
         """Events with someone waiting or offered (one scan; ended entries expire by TTL)."""
         found, key = set(), None
@@ -101,17 +119,20 @@ class WaitlistEngine:
 
     # --- joining ----------------------------------------------------------------------
     def join(self, event_id: str, *, name: str, email: str, contact: str | None,
-             request_id: str) -> WaitlistEntry:
+             request_id: str, tickets: dict | None = None) -> WaitlistEntry:
+        """``tickets``: the order asked for on an event with orders (validated); None on a
+        plain event, whose entries store exactly what they always did."""
         now = self.clock()
+        asked = {"tickets": dict(tickets)} if tickets else {}
         request = Request(request_id, "join", {"event_id": event_id, "email": email,
-                                               "name": name}, now / 1000)
+                                               "name": name, **asked}, now / 1000)
         strategy = self.strategy_for(event_id)
         for _ in self.retry.attempts():
             counter = self.table.get({"event_id": event_id, "email": COUNTER}) or {}
             read = counter.get("next_position", 0)
             entry = {"event_id": event_id, "email": email, "name": name, "position": read + 1,
                      "status": WAITING, "joined_at": now, "request_id": request_id,
-                     **({"contact": contact} if contact else {})}
+                     **({"contact": contact} if contact else {}), **asked}
             operations = [
                 ("Update", self.table.update_op(
                     {"event_id": event_id, "email": COUNTER}, "SET next_position = :next",
@@ -184,7 +205,7 @@ class WaitlistEngine:
                     raise
 
     def request_join(self, event_id: str, *, name: str, email: str, contact: str | None,
-                     request_id: str, state: str) -> dict:
+                     request_id: str, state: str, tickets: dict | None = None) -> dict:
         """Owe the e-mail that answers a request to join, and return its outbox row.
 
         ``state`` says what the owner of the address is told: ``confirm`` (the link that
@@ -201,13 +222,16 @@ class WaitlistEngine:
                "registration_id": request_id, "request_id": request_id,
                "registered_at": _iso(now), "join_state": state,
                "offer_seconds": int(self.offer_seconds), "created_at": now // 1000,
-               **({"contact": contact} if contact else {})}
+               **({"contact": contact} if contact else {}),
+               **({"tickets": dict(tickets)} if tickets else {})}
         self.requests.outbox.table.put(row)
         return row
 
     # --- offering ---------------------------------------------------------------------
     def offer_next(self, event_id: str) -> WaitlistEntry | None:
-        """Hold a free seat for the first waiting person; None when no seat or nobody."""
+        """Hold a free seat (the entry's order, on an event with orders) for the first
+        waiting person; None when no seat or nobody. Strict line order: while the first
+        person's order does not fit, nobody after them is offered anything."""
         strategy = self.strategy_for(event_id)
         refused, first = None, None
         for _ in self.retry.attempts():
@@ -217,10 +241,15 @@ class WaitlistEngine:
                 return None
             now = self.clock()
             until = now + int(self.offer_seconds * 1000)
+            order = self.order_of(first)
             try:
                 hold, ref = strategy.hold_ops(event_id, first.email, until=until, now=now,
-                                              refused=refused)
+                                              refused=refused, **order)
             except EventFull:
+                # An order's hold never takes a lapsed one over: free those, then try again.
+                if order and self.release_expired(event_id, now):
+                    refused = None
+                    continue
                 return None
             except AlreadyRegistered:  # booked a free seat meanwhile: no longer waiting
                 self._end(first, BOOKED)
@@ -259,7 +288,8 @@ class WaitlistEngine:
         row = {"message_id": f"offer-{offer_id}", "kind": OFFER, "event_id": entry.event_id,
                "email": entry.email, "name": entry.name, "registration_id": offer_id,
                "registered_at": _iso(now), "offer_expires_at": until, "created_at": now // 1000,
-               **({"contact": entry.contact} if entry.contact else {})}
+               **({"contact": entry.contact} if entry.contact else {}),
+               **({"tickets": entry.ticket_counts} if entry.ticket_counts else {})}
         return ("Put", self.requests.outbox.table.put_op(row))
 
     # --- expiry -----------------------------------------------------------------------
@@ -271,7 +301,7 @@ class WaitlistEngine:
             if entry.status == OFFERED and _ms(entry.offer_expires_at) <= now:
                 expired += self._end(entry, EXPIRED, offered_until=entry.offer_expires_at)
         offered = self.offer_all(event_id)  # the next offers take over lapsed holds
-        self.strategy_for(event_id).release_expired(event_id, now=now)
+        self.release_expired(event_id, now)
         return expired, offered
 
     def _end_registered(self, event_id: str, entries: list) -> list:
@@ -287,7 +317,7 @@ class WaitlistEngine:
                 live = entry.status == OFFERED and _ms(entry.offer_expires_at) > now
                 self._end(entry, BOOKED, extra=strategy.release_ops(
                     event_id, entry.email, until=_ms(entry.offer_expires_at),
-                    ref=entry.hold) if live else ())
+                    ref=entry.hold, **self.order_of(entry)) if live else ())
         return [entry for entry in entries if entry.email not in registered]
 
     def close(self, event_id: str) -> int:
@@ -297,13 +327,14 @@ class WaitlistEngine:
         for entry in self.entries(event_id):
             if entry.status == OFFERED:
                 release = strategy.release_ops(event_id, entry.email,
-                                               until=_ms(entry.offer_expires_at), ref=entry.hold)
+                                               until=_ms(entry.offer_expires_at), ref=entry.hold,
+                                               **self.order_of(entry))
                 ended += self._end(entry, EXPIRED, offered_until=entry.offer_expires_at,
                                    extra=release if _ms(entry.offer_expires_at) > self.clock()
                                    else ())
             elif entry.status == WAITING:
                 ended += self._end(entry, EXPIRED)
-        strategy.release_expired(event_id, now=self.clock())
+        self.release_expired(event_id, self.clock())
         return ended
 
     def _end(self, entry, status, *, offered_until=None, extra=()) -> int:
@@ -332,7 +363,8 @@ class WaitlistEngine:
         """Turn ``entry``'s held seat into ``registration`` (one transaction)."""
         now = self.clock()
         strategy = self.strategy_for(event_id)
-        hold = strategy.accept_ops(event_id, registration, now=now, ref=entry.hold)
+        hold = strategy.accept_ops(event_id, registration, now=now, ref=entry.hold,
+                                   **self.order_of(entry))
         mark = ("Update", self.table.update_op(
             {"event_id": event_id, "email": entry.email},
             "SET #status = :booked, registration_id = :rid, #ttl = :ttl, ended_at = :now",
@@ -368,7 +400,8 @@ class WaitlistEngine:
             release = ()
             if entry.status == OFFERED and _ms(entry.offer_expires_at) > self.clock():
                 release = self.strategy_for(event_id).release_ops(
-                    event_id, email, until=_ms(entry.offer_expires_at), ref=entry.hold)
+                    event_id, email, until=_ms(entry.offer_expires_at), ref=entry.hold,
+                    **self.order_of(entry))
             told = (("Put", self.requests.outbox.table.put_op(self.removal_message(entry))),)
             if self._end(entry, LEFT, extra=(*release, *(told if removed else ()))):
                 if release:

@@ -138,7 +138,13 @@ def _signup(request, service, event, *, rechecking=False):
             form = SignupForm(request.POST, event=event, availability=seats)
             form.is_valid()
             form.add_error(None, error.message + " Nothing was booked: choose other tickets.")
-            return render_event(request, service, event, form, token, status_for(error))
+            waiting = {}
+            if service.has_waiting_list(event):  # or wait in line for exactly this order
+                waiting = {"quota_waitlist_form": SignupForm(
+                    initial=form.cleaned_data, event=event, availability=seats,
+                    auto_id="waitlist_%s"), "waitlist_token": tokens.new_form_token(event.id)}
+            return render_event(request, service, event, form, token, status_for(error),
+                                **waiting)
         return render_event(request, service, event, None, tokens.new_form_token(event.id),
                             status_for(error), just_missed=True,
                             waitlist_form=SignupForm(initial=form.cleaned_data))

@@ -46,7 +46,7 @@ def join(request, event_id):
     try:
         message = service.request_to_join_waiting_list(
             event.id, name=form.cleaned_data["name"], email=form.cleaned_data["email"],
-            request_id=request_id)
+            request_id=request_id, tickets=form.tickets())
     except SeatsAvailable:  # a seat freed meanwhile: the signup form is back on the page
         return see_other(reverse("booking:event_detail", args=[event.id]))
     except BookingError as error:
@@ -89,7 +89,8 @@ def confirm(request, token):
                       message=OFFER_LIMITED)
     try:
         service.confirm_waiting_list(event.id, name=ref.name, email=ref.contact or ref.email,
-                                     request_id=ref.request_id, requested_at=ref.issued_at)
+                                     request_id=ref.request_id, requested_at=ref.issued_at,
+                                     tickets=ref.tickets)
     except AlreadyWaiting:  # joined from another of their links: their place stands
         pass
     except (AlreadyRegistered, SeatsAvailable, BookingClosed, JoinLinkExpired) as error:

@@ -90,3 +90,16 @@ def test_waiting_list__view_only_staff__cannot_remove(client, django_user_model,
     assert page.status_code == 200 and "remove_selected" not in page.content.decode()
     assert refused.status_code == 403
     assert service.waiting_entry(lined_up.id, email="cy@example.com").status == "waiting"
+
+
+def test_waiting_list__order_event__shows_each_entrys_tickets(admin_client, service):
+    event = service.create_event(
+        name="DevConf", capacity=1, strategy="lock_table", quotas={"workshop-a": 1},
+        ticket_types={"conference": [], "workshop-a": ["workshop-a"]}, max_per_order=2)
+    service.book(event.id, name="Ada", email="ada@example.com", tickets={"conference": 1})
+    service.join_waiting_list(event.id, name="Bo", email="bo@example.com",
+                              tickets={"workshop-a": 1})
+
+    html = admin_client.get(admin_url("waiting_list", event.id)).content.decode()
+
+    assert "<span>Tickets</span>" in html and "1 × workshop-a" in html

@@ -67,3 +67,36 @@ def test_offer__declined__204_seat_passes_on(client, service, full_event):
     assert client.delete(f"/api/v1/offers/{secret}/").status_code == 204
     assert_problem(client.delete(f"/api/v1/offers/{secret}/"), 404, "not-waiting")
     assert_problem(client.delete("/api/v1/offers/forged/"), 404, "bad-secret")
+
+
+def test_join__order_event__tickets_asked_offered_and_accepted(client, service):
+    from booking.api.serializers import WaitlistEntryOutput
+
+    event = service.create_event(
+        name="DevConf", capacity=2, strategy="aggregate", quotas={"workshop-a": 1},
+        ticket_types={"conference": [], "workshop-a": ["workshop-a"]}, max_per_order=2)
+    service.book(event.id, name="Ada", email="ada@example.com", tickets={"workshop-a": 1,
+                                                                         "conference": 1})
+    url = f"/api/v1/events/{event.id}/waiting-list/"
+    for key, tickets in (("bad-00001", {"vip": 1}), ("bad-00002", {"conference": 0}),
+                         ("bad-00003", {"conference": 3}), ("bad-00004", {}),
+                         ("bad-00005", "two"), ("bad-00006", None)):
+        body = {"name": "Bo", "email": "bo@example.com", "tickets": tickets}
+        assert post(client, url, body, key=key).status_code == 400, tickets
+    owed = [m for m in service.requests.outbox.pending() if m["kind"] == "waitlist-join"]
+    assert owed == []
+
+    asked = post(client, url, {"name": "Bo", "email": "bo@example.com",
+                               "tickets": {"workshop-a": 1}}, key="join-0001")
+    assert asked.status_code == 202
+    [row] = [m for m in service.requests.outbox.pending() if m["kind"] == "waitlist-join"]
+    assert row["tickets"] == {"workshop-a": 1}
+    service.join_waiting_list(event.id, name="Bo", email="bo@example.com",
+                              tickets={"workshop-a": 1})
+    secret = offered_secret(service, event)
+    entry = service.waiting_entry(event.id, email="bo@example.com")
+    assert WaitlistEntryOutput(entry).data["tickets"] == {"workshop-a": 1}
+
+    accepted = post(client, f"/api/v1/offers/{secret}/accept/", {}, key="accept-0001")
+
+    assert accepted.status_code == 201 and accepted.json()["tickets"] == {"workshop-a": 1}

@@ -5,7 +5,13 @@ strategy in the same run (for ``streams``, stream deciders run among them and a 
 is a request that they decide). People also ask to join (the double opt-in), confirm from
 the link, leave, and use the link again, among the offers. Every guarded strategy keeps
 the invariants; the careless-accept and careless opt-in controls
-(``harness/waitlist_controls.py``) are caught by the very same checks."""
+(``harness/waitlist_controls.py``) are caught by the very same checks.
+
+The orders race does the same with multi-seat entries on an event whose ticket types share
+a workshop quota (one event per strategy that holds orders): offers, accepts, bookings and
+whole and partial cancellations never put any quota over its capacity, and every stored
+order is exactly what its owner asked for; the control whose offers hold the capacity
+quota only is caught overbooking the workshop."""
 import multiprocessing
 import time
 from collections import Counter
@@ -40,7 +46,7 @@ def opting_in(e):
             [(e, "leave", x) for x in RELINKERS], [(e, "confirm", x) for x in RELINKERS] * 2)
 
 
-def race(server, phases, start_at, waitlist_control=None, gap=PHASE_GAP):
+def race(server, phases, start_at, waitlist_control=None, gap=PHASE_GAP, tickets=None):
     from booking.wiring import get_booking_service
 
     env = {"DYNAMODB_ENDPOINT_URL": server.url,
@@ -52,7 +58,7 @@ def race(server, phases, start_at, waitlist_control=None, gap=PHASE_GAP):
     context = multiprocessing.get_context("spawn")
     with context.Pool(PROCESSES) as pool:
         runs = [pool.apply_async(run_tasks, (env, share, THREADS, start_at, gap,
-                                             waitlist_control)) for share in shares]
+                                             waitlist_control, tickets)) for share in shares]
         return [outcome for run in runs for outcome in run.get(timeout=240)]
 
 
@@ -223,3 +229,137 @@ def test_race__careless_opt_in_control__is_caught(server_store):
     found = violations(server_store, service, event, outcomes)
     assert any(v.startswith("unconfirmed a") for v in found), found
     assert any(v.startswith("used link joined") for v in found), found
+
+
+# --- orders (docs/orders.md): multi-seat entries over a shared workshop quota ------------
+ORDER_STRATEGIES = ("aggregate", "lock_table", "slots", "streams")
+WORKSHOP = 4
+ORDER_BOOKED = {"b0@example.com": {"workshop": 2}, "b1@example.com": {"workshop": 2},
+                "b2@example.com": {"conference": 2}, "b3@example.com": {"conference": 2}}
+ORDER_WAITING = {"w0@example.com": {"workshop": 1, "conference": 1},
+                 "w1@example.com": {"workshop": 2}, "w2@example.com": {"conference": 2},
+                 "w3@example.com": {"workshop": 1},
+                 "w4@example.com": {"conference": 1, "workshop": 1},
+                 "w5@example.com": {"conference": 3}, "w6@example.com": {"workshop": 1},
+                 "w7@example.com": {"conference": 1}}
+ORDER_STRANGERS = {"s0@example.com": {"workshop": 1}, "s1@example.com": {"workshop": 1},
+                   "s2@example.com": {"conference": 1},
+                   "s3@example.com": {"workshop": 1, "conference": 1}}
+PARTS = {"b2@example.com": {"conference": 1}, "b3@example.com": {"conference": 1}}
+
+
+def prepare_orders(service, strategy, waiting=ORDER_WAITING):
+    """Capacity 8 and a workshop quota of 4, both full; multi-seat entries waiting."""
+    event = service.create_event(
+        name=f"Orders {strategy}", capacity=CAPACITY, strategy=strategy,
+        quotas={"workshop": WORKSHOP}, ticket_types={"conference": [], "workshop": ["workshop"]},
+        max_per_order=3)
+    for email, tickets in ORDER_BOOKED.items():
+        service.book(event.id, name="Booked", email=email, tickets=tickets)
+    decide_everything(service)
+    for email, tickets in waiting.items():
+        service.join_waiting_list(event.id, name="Waiting", email=email, tickets=tickets)
+    return event
+
+
+def offer_order(service, event, start_at, lapses_after):
+    """Cancel b0's two workshop seats: w0 is offered (its hold lapses ``lapses_after``
+    seconds into the race); w1 (two workshop seats) must wait."""
+    service.waitlist.engine.offer_seconds = start_at + lapses_after - time.time()
+    service.cancel(event.id, email="b0@example.com")
+    waitlist_engine.flush()
+    service.waitlist.engine.offer_seconds = 60
+    assert [(e.email, e.status) for e in service.waiting_list(event.id)][:2] == [
+        ("w0@example.com", "offered"), ("w1@example.com", "waiting")][:len(
+            service.waiting_list(event.id))]
+
+
+def order_tickets():
+    return {**{f"book:{e}": t for e, t in ORDER_STRANGERS.items()},
+            **{f"cancel:{e}": t for e, t in PARTS.items()}}
+
+
+def order_violations(server, service, event, outcomes):
+    """Every invariant the orders race can break for ``event`` (empty when all hold)."""
+    from tests.concurrency.test_order_races import seats_per_quota, stored_orders
+
+    outcomes = [o[1:] for o in outcomes if o[0] == event.id]
+    decide_everything(service)
+    service.waiting_list_pass()
+    found = [f"{v.invariant}: {v.detail or v.found}" for v in service.audit(event.id)]
+    stored = stored_orders(server, event)
+    capacities = event.quota_capacities()
+    for quota, seats in seats_per_quota(event, stored.values()).items():
+        if seats > capacities[quota]:
+            found.append(f"overbooked quota {quota}: {seats} seats for {capacities[quota]}")
+    for quota, seats in service.availability(event.id).quotas.items():
+        if seats.confirmed + seats.held > seats.capacity:
+            found.append(f"overbooked quota {quota}: {seats}")
+    cancelled = {e for kind, e, o, _ in outcomes if (kind, o) == ("cancel", "ok")}
+    asked = {**ORDER_BOOKED, **ORDER_WAITING, **ORDER_STRANGERS}
+    for email, tickets in stored.items():
+        want = asked.get(email)
+        if email in PARTS and email in cancelled:
+            want = {t: n - PARTS[email].get(t, 0) for t, n in want.items()}
+        if tickets != want:
+            found.append(f"{email} stored {tickets}, asked for {want}")
+    for kind, email, outcome, _ in outcomes:
+        told = outcome == "ok" and (kind == "accept"
+                                    or kind == "book" and event.strategy != "streams")
+        if told and email not in cancelled and email not in stored:
+            found.append(f"told {email} 'booked' ({kind}) but nothing stored")
+    return found
+
+
+def order_race_tasks(e):
+    """Phase 1: cancellations (b1 whole, b2 and b3 in part), strangers booking, accepts
+    (twice), leaving, the worker; phase 2: accepts again and the worker."""
+    first = ([(e, "cancel", x) for x in ("b1@example.com", *PARTS)]
+             + [(e, "book", x) for x in ORDER_STRANGERS]
+             + [(e, "accept", x) for x in ORDER_WAITING] * 2
+             + [(e, "leave", "w7@example.com"), (e, "pass", ""), (e, "offer", "")]
+             + [(e, "decide", "")] * 3)
+    second = ([(e, "accept", x) for x in ORDER_WAITING] + [(e, "pass", ""), (e, "offer", "")]
+              + [(e, "decide", "")] * 2)
+    return first, second
+
+
+def test_race__orders__offers_accepts_cancels_never_exceed_any_quota(server_store):
+    service = waitlist_control_service()
+    wiring.install(service)
+    events = [prepare_orders(service, strategy) for strategy in ORDER_STRATEGIES]
+    start_at = time.time() + START_DELAY + 2.0 * len(events)  # each offer is made by then
+    for event in events:
+        offer_order(service, event, start_at, 0.05)  # w0's offer lapses as the race starts
+
+    phases = [order_race_tasks(e.id) for e in events]
+    outcomes = race(server_store, [interleave(*(p[0] for p in phases)),
+                                   interleave(*(p[1] for p in phases))], start_at,
+                    tickets=order_tickets())
+
+    assert len(outcomes) == sum(len(p[0]) + len(p[1]) for p in phases)
+    for event in events:
+        accepted = [e for k, e, o, _ in (x[1:] for x in outcomes if x[0] == event.id)
+                    if (k, o) == ("accept", "ok")]
+        assert accepted, event.strategy  # the race did offer and accept multi-seat orders
+        assert order_violations(server_store, service, event, outcomes) == [], event.strategy
+
+
+def test_race__order_hold_of_the_capacity_only_control__is_caught_overbooking(server_store):
+    # The control's offer to w0 (one workshop and one conference seat) holds capacity
+    # seats only: with b2's two seats free too, the strangers book the workshop seats it
+    # should have kept, then w0's accept puts its order over them.
+    service = waitlist_control_service()
+    wiring.install(service)
+    event = prepare_orders(service, "careless_order_hold",
+                           waiting={"w0@example.com": ORDER_WAITING["w0@example.com"]})
+    start_at = time.time() + START_DELAY
+    offer_order(service, event, start_at, 60)
+    service.cancel(event.id, email="b2@example.com")
+    books = [(event.id, "book", x) for x in ("s0@example.com", "s1@example.com")]
+    accepts = [(event.id, "accept", "w0@example.com")] * 2
+
+    outcomes = race(server_store, [books, accepts], start_at, tickets=order_tickets())
+
+    found = order_violations(server_store, service, event, outcomes)
+    assert any(v.startswith("overbooked quota workshop") for v in found), found

@@ -13,8 +13,8 @@ def ask_id(event_id: str, email: str) -> str:
 
 
 def run_tasks(env: dict, phases: list[list[tuple[str, str, str]]], threads: int,
-              start_at: float, gap: float,
-              waitlist_control: str | None = None) -> list[tuple[str, str, str, str, str | None]]:
+              start_at: float, gap: float, waitlist_control: str | None = None,
+              tickets: dict | None = None) -> list[tuple[str, str, str, str, str | None]]:
     """Run each phase's (event id, kind, email) tasks from ``threads`` threads, in list
     order, phase ``k`` starting at ``start_at + k * gap`` (in every process alike); return
     (event id, kind, email, outcome, registration id or None) per task.
@@ -22,8 +22,10 @@ def run_tasks(env: dict, phases: list[list[tuple[str, str, str]]], threads: int,
     Kinds: ``book``, ``accept``, ``cancel``, ``join`` (an address already confirmed),
     ``ask`` (a request to join), ``confirm`` (its e-mailed link), ``leave``, ``pass`` (the
     worker's waiting-list pass), ``offer`` (offer the event's free seats, as right after a
-    cancellation) and ``decide`` (a stream decider's pass). The service
-    includes the careless-accept control, and ``waitlist_control``'s careless waiting list.
+    cancellation) and ``decide`` (a stream decider's pass). ``tickets`` (``"kind:email"``
+    -> type -> quantity) gives ``book``, ``join`` and ``cancel`` an order (a ``cancel``
+    with tickets cancels that part). The service includes the careless-accept controls,
+    and ``waitlist_control``'s careless waiting list.
     """
     setup_django(env)
     from booking import wiring
@@ -37,12 +39,15 @@ def run_tasks(env: dict, phases: list[list[tuple[str, str, str]]], threads: int,
     wiring.install(service)
     for event_id in {task[0] for phase in phases for task in phase}:
         patiently(lambda e=event_id: service.get_event(e))
+    order = (tickets or {}).get
     actions = {
-        "book": lambda event_id, email: service.book(event_id, name="Guest", email=email),
+        "book": lambda event_id, email: service.book(event_id, name="Guest", email=email,
+                                                     tickets=order(f"book:{email}")),
         "accept": lambda event_id, email: service.accept_offer(event_id, email=email),
-        "cancel": lambda event_id, email: service.cancel(event_id, email=email),
-        "join": lambda event_id, email: service.join_waiting_list(event_id, name="Guest",
-                                                                  email=email),
+        "cancel": lambda event_id, email: service.cancel(event_id, email=email,
+                                                         tickets=order(f"cancel:{email}")),
+        "join": lambda event_id, email: service.join_waiting_list(
+            event_id, name="Guest", email=email, tickets=order(f"join:{email}")),
         "ask": lambda event_id, email: service.request_to_join_waiting_list(
             event_id, name="Guest", email=email, request_id=ask_id(event_id, email)),
         "confirm": lambda event_id, email: service.confirm_waiting_list(

@@ -267,16 +267,6 @@ def drift_quota_count(service, event, quota):
             values={":n": 3})
 
 
-def test_an_event_with_orders_refuses_a_waiting_list_join_plainly(service):
-    event = devconf(service, "lock_table", capacity=1)
-    service.book(event.id, name="Ada", email="ada@example.com", tickets={"conference": 1})
-    assert not service.has_waiting_list(service.get_event(event.id))
-    with pytest.raises(InvalidBooking) as refused:
-        service.join_waiting_list(event.id, name="Bob", email="bob@example.com")
-    assert "no waiting list yet" in refused.value.message
-    assert service.waiting_list(event.id) == []
-
-
 def test_every_e_mail_of_an_order_shows_its_tickets_and_each_part_cancelled_has_its_own(service):
     from django.core import mail
 

@@ -5,7 +5,7 @@ from django.utils import timezone
 
 from booking.dynamo.access import TransactionCancelled
 from booking.errors import EventFull
-from booking.models import Registration
+from booking.models import Availability, Registration
 
 GUARDED = ("aggregate", "lock_table", "slots", "shards")
 T = 1_000_000_000_000  # an epoch in milliseconds; holds never read the real clock here
@@ -80,3 +80,15 @@ def test_release__frees_exactly_that_hold(one_seat):
 
     assert strategy.holds(event_id) == {}
     hold(strategy, event_id, "b@example.com", until=T + 300, now=T)  # the seat is free
+
+
+def test_held_seats__a_lapsed_order_hold_stays_held_until_released__a_lapsed_seat_does_not():
+    from booking.strategies.holds import availability_of, held_seats
+
+    item = {"capacity": 10, "confirmed_count": 5, "quota_counts": {"workshop": 2},
+            "holds": {"a@example.com": T - 1, "b@example.com": T - 1, "c@example.com": T + 1},
+            "hold_seats": {"b@example.com": {"capacity": 2, "workshop": 2}}}
+
+    assert held_seats(item) == {"capacity": 4, "workshop": 2}
+    assert held_seats(item, T) == {"capacity": 3, "workshop": 2}  # a's single seat lapsed
+    assert availability_of(item, T) == Availability(capacity=10, confirmed=1, held=3)

@@ -215,3 +215,64 @@ def test_offer_page__forged_link__400(client, full_event):
     response = client.get(reverse("booking:offer", args=["not-a-real-token"]))
 
     assert response.status_code == 400
+
+
+def test_order_event__join_with_quantities__e_mails_and_pages_show_the_order_held(client,
+                                                                                 service):
+    event = service.create_event(
+        name="DevConf", capacity=2, strategy="lock_table", quotas={"workshop-a": 1},
+        ticket_types={"conference": [], "workshop-a": ["workshop-a"]}, max_per_order=2)
+    service.book(event.id, name="Ada", email="ada@example.com",
+                 tickets={"conference": 1, "workshop-a": 1})
+    booking_mail.flush()
+    mail.outbox.clear()
+    page, token = form_page(client, event.id)
+    assert 'name="qty_workshop-a"' in page.content.decode()  # the waiting list's form asks
+    bad = client.post(reverse("booking:waitlist_join", args=[event.id]),
+                      {"name": "Bo", "email": "bo@example.com", "token": token,
+                       "qty_conference": "0", "qty_workshop-a": "3"})
+    assert bad.status_code == 400 and service.waiting_list(event.id) == []
+
+    client.post(reverse("booking:waitlist_join", args=[event.id]),
+                {"name": "Bo", "email": "bo@example.com", "token": token,
+                 "qty_conference": "1", "qty_workshop-a": "1"})
+    asked = join_message("bo@example.com")
+    confirm = link_in(asked, "confirm/")
+    assert "Tickets asked for: 1 × conference, 1 × workshop-a (2 seats)" in asked.body
+    assert "1 × conference, 1 × workshop-a" in client.get(confirm).content.decode()
+    place = client.get(client.post(confirm)["Location"]).content.decode()
+
+    assert "1 × conference, 1 × workshop-a (2 seats)" in place
+    assert service.waiting_entry(event.id, email="bo@example.com").tickets == {
+        "conference": 1, "workshop-a": 1}
+    service.cancel(event.id, email="ada@example.com")
+    waitlist_engine.flush()
+    booking_mail.flush()
+    worker()
+    [offer] = [m for m in mail.outbox if m.extra_headers["X-Booking-Message"].startswith("offer-")]
+    assert "Held for you: 1 × conference, 1 × workshop-a (2 seats)" in offer.body
+    assert "1 × conference, 1 × workshop-a" in client.get(offer_link(offer)).content.decode()
+    client.post(offer_link(offer), {"action": "accept"})
+    assert service.find_registration(event.id, email="bo@example.com").tickets == {
+        "conference": 1, "workshop-a": 1}
+
+
+def test_order_does_not_fit_one_quota__409_offers_to_wait_for_that_order(client, service):
+    event = service.create_event(
+        name="DevConf", capacity=3, strategy="aggregate", quotas={"workshop-a": 1},
+        ticket_types={"conference": [], "workshop-a": ["workshop-a"]}, max_per_order=2)
+    service.book(event.id, name="Ada", email="ada@example.com", tickets={"workshop-a": 1})
+    token = form_page(client, event.id)[1]
+
+    refused = client.post(reverse("booking:event_detail", args=[event.id]),
+                          {"name": "Bo", "email": "bo@example.com", "token": token,
+                           "qty_conference": "0", "qty_workshop-a": "1"})
+
+    html = refused.content.decode()
+    assert refused.status_code == 409 and "Join the waiting list" in html
+    assert 'id="waitlist_qty_workshop-a"' in html and 'value="1"' in html
+    waitlist_token = re.findall(r'name="token" value="([^"]+)"', html)[-1]
+    client.post(reverse("booking:waitlist_join", args=[event.id]),
+                {"name": "Bo", "email": "bo@example.com", "token": waitlist_token,
+                 "qty_conference": "0", "qty_workshop-a": "1"})
+    assert "Tickets asked for: 1 × workshop-a" in join_message("bo@example.com").body

@@ -39,9 +39,8 @@ from booking.strategies import event_edits
 from booking.strategies.aggregate import audit as aggregate_audit
 from booking.strategies.aggregate.holds import BUMP, BUMP_VALUES, AggregateHolds
 from booking.strategies.aggregate.orders import AggregateOrders
-from booking.strategies.quota_counts import further_availability
 from booking.strategies.base import AGAIN, CAPACITY_NAMES, Rewrite, Strategy, now_ms, refused_at
-from booking.strategies.holds import HoldsMap, availability_of
+from booking.strategies.holds import HoldsMap, availability_of, quota_availability_of
 
 ITEM_SIZE_LIMIT = 400 * 1024
 # Room for the event's own attributes: name (twice: as typed and case-folded), dates,
@@ -50,7 +49,8 @@ EVENT_ATTRIBUTES_RESERVE = 12 * 1024
 # Worst case for one attendee: a 254-byte e-mail key, a 100-character name (up to 400
 # bytes in UTF-8), the timestamp, the registration and request ids, and attribute names.
 ATTENDEE_MAX_BYTES = 900
-COUNTS = "#capacity, confirmed_count, holds, quota_capacities, quota_counts"  # availability
+COUNTS = ("#capacity, confirmed_count, holds, hold_seats, quota_capacities, "  # availability
+          "quota_counts")
 
 BOOK = f"SET attendees.#email = :attendee, confirmed_count = confirmed_count + :one, {BUMP}"
 BOOK_CONDITION = (
@@ -69,7 +69,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.events = self.store.table(EVENTS)
-        self.held = HoldsMap(self.events, BUMP, BUMP_VALUES)
+        self.held = HoldsMap(self.events, BUMP, BUMP_VALUES, counts_quotas=True)
         self.orders = AggregateOrders(self)
 
     def provision(self, event):
@@ -165,7 +165,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
         seats = availability_of(item, now)
         if not item.get("quota_capacities"):
             return seats
-        return dataclasses.replace(seats, further=further_availability(item))
+        return dataclasses.replace(seats, further=quota_availability_of(item, now))
 
     def registrations(self, event_id):
         attendees = self._get(event_id, "attendees")["attendees"]

@@ -8,6 +8,7 @@ instead of overwriting the new count. Edits never write the count, so they need 
 from booking.strategies import audit
 from booking.dynamo.access import ConditionFailed
 from booking.strategies.aggregate.holds import BUMP
+from booking.strategies.holds import held_seats
 
 FIX_COUNT = f"SET confirmed_count = :count, {BUMP}"
 
@@ -17,8 +18,8 @@ def audit_event(strategy, event) -> list[audit.Violation]:
     if item is None:
         return []
     attendees = item.get("attendees") or {}
-    seats = _seats(event, attendees)
-    taken = seats["capacity"] + len(item.get("holds") or {})  # waiting-list holds take seats
+    seats = _seats(event, attendees) + held_seats(item)  # waiting-list holds take seats
+    taken = seats["capacity"]
     found = audit.capacity_violation(event.id, int(item["capacity"]), taken)
     if item.get("confirmed_count") != taken:
         found.append(audit.Violation(event.id, audit.COUNTER, taken, item.get("confirmed_count"),
@@ -38,8 +39,8 @@ def repair_event(strategy, event) -> list[str]:
         item = strategy.events.get(key)
         if item is None:
             return []
-        seats = _seats(event, item.get("attendees") or {})
-        actual = seats["capacity"] + len(item.get("holds") or {})
+        seats = _seats(event, item.get("attendees") or {}) + held_seats(item)
+        actual = seats["capacity"]
         stored = item.get("confirmed_count")
         quotas = {quota: seats[quota] for quota in event.quotas}
         if stored == actual and (item.get("quota_counts") or {}) == quotas:

@@ -10,6 +10,10 @@ own without changing the count. Accepting is one update whose condition is
 ``holds.#email > :now``: an offer that expires during an accept either books or refuses,
 never both. The attendees live in the same item, so every hold condition also states
 that the person is not one.
+
+On an event with orders a hold takes the entry's seats in every quota count of the item
+(``hold_seats`` remembers them), in the same one conditional update as an order's
+booking; accepting moves them to the attendee, releasing gives them back.
 """
 from booking.dynamo import items
 from booking.dynamo.access import CONDITION_FAILED, Table
@@ -30,11 +34,16 @@ class AggregateHolds(MapHolds):
     events: Table
     held: HoldsMap
 
-    def hold_ops(self, event_id, email, *, until, now, refused=None):
+    holds_orders = True
+
+    def hold_ops(self, event_id, email, *, until, now, refused=None, order=None):
         if refused is not None and refused.code(0) == CONDITION_FAILED:
             old = refused.reasons[0].old_item
             if old is not None and email in (old.get("attendees") or {}):
                 raise AlreadyRegistered()
+        if order is not None:  # every quota's count is in this item: one update
+            return self.order_hold_ops(event_id, email, order, until=until, refused=refused,
+                                       also=NOT_ATTENDEE), {}
         return [self.held.hold_op(event_id, email, until=until, now=now, refused=refused,
                                   also=NOT_ATTENDEE)], {}
 
@@ -50,7 +59,12 @@ class AggregateHolds(MapHolds):
             values={":attendee": items.attendee_value(registration), ":now": now,
                     **BUMP_VALUES}))
 
-    def accept_ops(self, event_id, registration, *, now, ref):
+    def accept_ops(self, event_id, registration, *, now, ref, order=None):
+        if order is not None:  # the held seats stay counted: they become the attendee's
+            return [self.held.order_unhold_op(
+                event_id, registration.email, order.seats, now, also=NOT_ATTENDEE,
+                then="attendees.#email = :attendee, ",
+                values={":attendee": items.attendee_value(registration)})]
         return [("Update", self.events.update_op(
             {"event_id": event_id},
             f"REMOVE holds.#email SET attendees.#email = :attendee, {BUMP}",

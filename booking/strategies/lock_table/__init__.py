@@ -159,14 +159,19 @@ class LockTableStrategy(LockTableHolds, OneItemPerPerson):
         found = {item["event_id"]: item for item in self.locks.batch_get(keys) if item}
         if event_id not in found:
             raise EventNotFound()
-        further = {quota: QuotaAvailability(capacity=lock["capacity"], confirmed=lock["confirmed_count"])
-                   for quota in quotas
-                   if (lock := found.get(lock_key(event_id, quota)["event_id"])) is not None}
-        return dataclasses.replace(availability_of(found[event_id], now_ms()), further=further)
+        now, further = now_ms(), {}
+        for quota in quotas:
+            lock = found.get(lock_key(event_id, quota)["event_id"])
+            if lock is not None:  # its seats held for offers apart, as the capacity's
+                seats = availability_of(lock, now, quota)
+                further[quota] = QuotaAvailability(capacity=seats.capacity,
+                                                   confirmed=seats.confirmed, held=seats.held)
+        return dataclasses.replace(availability_of(found[event_id], now), further=further)
 
     def availabilities(self, event_ids):
         found = self.locks.batch_get([{"event_id": e} for e in event_ids],
-                                     projection="event_id, #capacity, confirmed_count, holds",
+                                     projection="event_id, #capacity, confirmed_count, holds, "
+                                                "hold_seats",
                                      names=CAPACITY_NAMES)
         now = now_ms()
         return {item["event_id"]: availability_of(item, now) for item in found if item is not None}

@@ -9,6 +9,7 @@ from booking.strategies import audit
 from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed,
                                    TransactionCancelled)
 from booking.strategies.base import CAPACITY_NAMES
+from booking.strategies.holds import held_seats
 from booking.strategies.lock_table.orders import lock_key
 
 FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + :one"
@@ -25,7 +26,10 @@ def audit_event(strategy, event) -> list[audit.Violation]:
     quota_locks = _quota_locks(strategy, event)
     orders = stored_orders(strategy, event.id)
     emails, seats = list(orders), audit.seats_taken(event, orders.values())
-    taken = seats["capacity"] + len((lock or {}).get("holds") or {})  # holds take seats
+    seats += held_seats(lock)  # waiting-list holds take seats, in every quota's lock item
+    for quota, item in quota_locks.items():
+        seats += held_seats(item, quota=quota)
+    taken = seats["capacity"]
     found = audit.capacity_violation(event.id, event.capacity, taken)
     if lock is None:
         found.append(audit.Violation(event.id, audit.LOCK_PRESENT, "present", "missing",
@@ -60,7 +64,8 @@ def repair_quota_locks(strategy, event) -> list[str]:
         key = lock_key(event.id, quota)
         for _ in strategy.retry.attempts():
             lock = strategy.locks.get(key)  # first: its version guards the count after it
-            count = audit.seats_taken(event, stored_orders(strategy, event.id).values())[quota]
+            count = (audit.seats_taken(event, stored_orders(strategy, event.id).values())[quota]
+                     + held_seats(lock, quota=quota)[quota])  # holds take seats too
             want = {"capacity": event.quotas[quota], "confirmed_count": count}
             try:
                 if lock is None:
@@ -91,7 +96,7 @@ def _repair_capacity_lock(strategy, event) -> list[str]:
         lock = strategy.locks.get(key)  # read first: its version guards everything after
         current = strategy.events.get(key, projection="#capacity, version", names=CAPACITY_NAMES)
         count = audit.seats_taken(event, stored_orders(strategy, event.id).values())["capacity"]
-        count += len((lock or {}).get("holds") or {})  # holds take seats too
+        count += held_seats(lock)["capacity"]  # holds take seats too
         if lock is None or current is None:
             return _recreate_lock(strategy, current, event.id, count) if current else []
         version = lock.get("version")

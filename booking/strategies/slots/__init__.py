@@ -186,7 +186,8 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
             self._require_event(event_id)
             found = self.orders.availability(event_id, quotas)
             own = found.pop("capacity")
-            return Availability(capacity=own.capacity, confirmed=own.confirmed, further=found)
+            return Availability(capacity=own.capacity, confirmed=own.confirmed, held=own.held,
+                                further=found)
         event = self._require_event(event_id)
         return Availability(capacity=event["capacity"], confirmed=self._stored_count(event_id),
                             held=self.held_count(event_id, now_ms()))

@@ -70,10 +70,14 @@ def audit_orders(strategy, event) -> list[audit.Violation]:
         key_condition="event_id = :e", values={":e": event.id},
         projection="email, tickets, slots")}
     seats = audit.seats_taken(event, (item.get("tickets") for item in orders.values()))
+    quota_slots = {quota: read_slots(strategy, partition(event.id, quota))
+                   for quota in event.quota_capacities()}
+    for quota, slots in quota_slots.items():  # seats held for waiting-list offers are taken
+        seats[quota] += sum(1 for slot in slots.values() if "held_until" in slot)
     found = audit.capacity_violation(event.id, event.capacity, seats["capacity"])
     counted = {}
     for quota, capacity in event.quota_capacities().items():
-        slots = read_slots(strategy, partition(event.id, quota))
+        slots = quota_slots[quota]
         if len(slots) != capacity:
             found.append(audit.Violation(event.id, audit.SLOT_COUNT, capacity, len(slots),
                                          f"quota {quota}"))
@@ -85,7 +89,7 @@ def audit_orders(strategy, event) -> list[audit.Violation]:
             if (holder is None) != ("free_in" in slot):
                 found.append(audit.Violation(event.id, audit.SLOT_STATE, "free xor held",
                                              str(sorted(slot)), f"quota {quota} slot {number}"))
-            if holder is not None and (holder, number) not in named:
+            if holder is not None and (holder, number) not in named and "held_until" not in slot:
                 found.append(audit.Violation(event.id, audit.CLAIM_HAS_REGISTRATION,
                                              f"an order of {holder} naming it", "none",
                                              f"quota {quota} slot {number}"))

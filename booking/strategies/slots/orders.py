@@ -53,7 +53,7 @@ class SlotsOrders:
             self.strategy.slots.batch_put([free_slot(partition(event.id, quota), n)
                                            for n in range(seats)])
 
-    def _free(self, part: str, needed: int) -> list[int]:
+    def free_slots(self, part: str, needed: int) -> list[int]:
         """``needed`` free slots of a partition, picked at random (fewer: not that many)."""
         limit = max(2 * needed, 8)
         found = set(self._lookup(part, "free_in = :e AND shuffle >= :start",
@@ -92,7 +92,7 @@ class SlotsOrders:
         for _ in strategy.retry.attempts():
             claims = {}
             for quota in quota_order(order):
-                claims[quota] = self._free(partition(event_id, quota), order.seats[quota])
+                claims[quota] = self.free_slots(partition(event_id, quota), order.seats[quota])
                 if not claims[quota]:
                     return self._refusal(event_id, registration, request, order, quota)
             strategy.between_read_and_write()
@@ -154,14 +154,17 @@ class SlotsOrders:
             token=client_token(f"{stored.registration_id}:{request.request_id}", "cancel"))
 
     def availability(self, event_id: str, quotas) -> dict[str, QuotaAvailability]:
-        """Every quota's seats as its slot items say (claimed ones are confirmed)."""
+        """Every quota's seats as its slot items say (claimed ones are confirmed, those
+        held for a waiting-list offer held: a lapsed one too, until it is released)."""
         found = {}
         for quota in (CAPACITY_QUOTA, *quotas):
             slots = list(self.strategy.slots.query(
                 key_condition="event_id = :e", values={":e": partition(event_id, quota)},
-                projection="holder"))
-            found[quota] = QuotaAvailability(capacity=len(slots),
-                                             confirmed=sum(1 for s in slots if "holder" in s))
+                projection="holder, held_until"))
+            held = sum(1 for s in slots if "held_until" in s)
+            found[quota] = QuotaAvailability(
+                capacity=len(slots), confirmed=sum(1 for s in slots if "holder" in s) - held,
+                held=held)
         return found
 
     def delete(self, event_id: str, quotas) -> None:

@@ -70,15 +70,14 @@ from booking.models import CONFIRMATION, CONFIRMED, PENDING, REJECTED, REJECTION
 from booking.strategies import event_edits
 from booking.strategies.base import (AGAIN, CAPACITY_NAMES, READ_AGAIN, OneItemPerPerson,
                                      refused_at)
-from booking.strategies.holds import HoldsMap, availability_of
+from booking.strategies.holds import HoldsMap, availability_of, quota_availability_of
 from booking.strategies.streams import audit as streams_audit
 from booking.strategies.streams.checkpoints import Checkpoints, decider_seen
 from booking.strategies.streams.holds import BUMP, BUMP_VALUES, StreamsHolds
 from booking.strategies.streams.orders import EVENT_GONE, NOT_PENDING, StreamsOrders
-from booking.strategies.quota_counts import further_availability
 
 _REFUSED, _CONFLICT = "refused", "conflict"  # internal: decide again
-EVENT_COUNTS = ("event_id, #capacity, confirmed_count, holds, quota_capacities, "
+EVENT_COUNTS = ("event_id, #capacity, confirmed_count, holds, hold_seats, quota_capacities, "
                 "quota_counts")  # what availability reads
 STATUS_NAMES = {"#status": "status"}
 
@@ -99,7 +98,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.held = HoldsMap(self.events, BUMP, BUMP_VALUES)
+        self.held = HoldsMap(self.events, BUMP, BUMP_VALUES, counts_quotas=True)
         self._full: set[str] = set()  # events this decider last found full (a hint only)
         self.orders = StreamsOrders(self)
 
@@ -251,7 +250,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
             key_condition="event_id = :e", filter="#status = :pending",
             names=STATUS_NAMES, values={":e": event_id, ":pending": PENDING})
         return replace(availability_of(event, None), pending=pending,
-                       further=further_availability(event))
+                       further=quota_availability_of(event, None))
 
     def availabilities(self, event_ids):
         """Capacity, confirmed and held seats in one batch (lists leave the line uncounted)."""

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from booking.strategies import audit
 from booking.dynamo.access import ConditionFailed
+from booking.strategies.holds import held_seats
 from booking.models import CONFIRMED, PENDING
 
 PENDING_DECIDED = "pending_decided_in_time"
@@ -20,7 +21,7 @@ PENDING_DECIDED = "pending_decided_in_time"
 def audit_event(strategy, event, *, now: float | None = None) -> list[audit.Violation]:
     now = time.time() if now is None else now
     counter = strategy.events.get({"event_id": event.id},
-                                  projection="confirmed_count, holds, quota_counts")
+                                  projection="confirmed_count, holds, hold_seats, quota_counts")
     confirmed, pending, emails = [], [], []
     for item in strategy.registrations_table.query(
             key_condition="event_id = :e", values={":e": event.id},
@@ -30,8 +31,8 @@ def audit_event(strategy, event, *, now: float | None = None) -> list[audit.Viol
             confirmed.append(item.get("tickets"))
         if item.get("status") == PENDING:
             pending.append(datetime.fromisoformat(item["registered_at"]).timestamp())
-    seats = audit.seats_taken(event, confirmed)
-    taken = seats["capacity"] + len((counter or {}).get("holds") or {})  # held seats are taken
+    seats = audit.seats_taken(event, confirmed) + held_seats(counter)  # held seats are taken
+    taken = seats["capacity"]
     found = audit.capacity_violation(event.id, event.capacity, taken)
     stored = (counter or {}).get("confirmed_count")
     if stored != taken:
@@ -61,7 +62,7 @@ def repair_event(strategy, event) -> list[str]:
     key = {"event_id": event.id}
     for _ in strategy.retry.attempts():
         item = strategy.events.get(key, projection="confirmed_count, count_changes, holds, "
-                                                   "quota_counts")
+                                                   "hold_seats, quota_counts")
         if item is None:
             return []
         changes = item.get("count_changes")
@@ -70,7 +71,8 @@ def repair_event(strategy, event) -> list[str]:
         seats = audit.seats_taken(event, (i.get("tickets") for i in strategy.registrations_table.query(
             key_condition="event_id = :e", projection="tickets, #status",
             names={"#status": "status"}, values={":e": event.id}) if i.get("status") == CONFIRMED))
-        taken = seats["capacity"] + len(item.get("holds") or {})  # seats held for offers
+        seats += held_seats(item)  # seats held for offers
+        taken = seats["capacity"]
         quotas = {quota: seats[quota] for quota in event.quotas}
         if item.get("confirmed_count") == taken and (item.get("quota_counts") or {}) == quotas:
             return []

@@ -17,6 +17,10 @@ is nothing); accepting removes the hold (the count stays: the seat goes from hel
 confirmed) and puts the confirmed registration, in one transaction whose condition is
 ``holds.#email > :now``. The decider never decides it (it is not pending); a pending
 request of the same person is replaced by it and so never decided either.
+
+On an event with orders a hold takes the entry's seats in every quota count of the event
+item (``hold_seats`` remembers them), so the decider's conditions over the quotas count
+them as taken; accepting turns them into the confirmed order.
 """
 from booking.dynamo import items
 from booking.dynamo.access import Table
@@ -36,11 +40,15 @@ class StreamsHolds(MapHolds):
     registrations_table: Table
     held: HoldsMap
 
-    def accept_ops(self, event_id, registration, *, now, ref):
+    holds_orders = True
+
+    def accept_ops(self, event_id, registration, *, now, ref, order=None):
         # The status is written out: a streams registration always says what it is.
         confirmed = items.registration_item(registration, status=CONFIRMED)
+        unhold = (self.held.unhold_op(event_id, registration.email, now) if order is None else
+                  self.held.order_unhold_op(event_id, registration.email, order.seats, now))
         return [
-            self.held.unhold_op(event_id, registration.email, now),
+            unhold,
             ("Put", self.registrations_table.put_op(
                 confirmed, condition=NOT_CONFIRMED,
                 names={"#status": "status"}, values={":confirmed": CONFIRMED})),
