@@ -172,10 +172,10 @@ class AggregateStrategy(AggregateHolds, Strategy):
         for email, value in sorted(attendees.items()):
             yield items.registration_from_attendee(event_id, email, value)
 
-    def change_capacity(self, event_id, *, expected_version, capacity, changes):
+    def change_capacity(self, event_id, *, expected_version, capacity, changes, quotas=None):
         # One conditional update: the version check and "no fewer seats than attendees".
         event_edits.change_counted_event(self.events, event_id, expected_version=expected_version,
-                                         capacity=capacity, changes=changes)
+                                         capacity=capacity, changes=changes, quotas=quotas)
 
     def delete(self, event_id, quotas=()):
         self.events.delete({"event_id": event_id})  # the registrations live in this item
