@@ -49,6 +49,10 @@ class EventEdit(StrictSerializer):
     time_zone = TextField(required=False)
     description = TextField(required=False, allow_blank=True)
     venue = TextField(required=False, allow_blank=True)
+    quotas = serializers.DictField(
+        child=serializers.IntegerField(), required=False,
+        help_text="New sizes of further quotas (name -> seats; docs/orders.md), each never "
+                  "below what it has confirmed and held")
 
 
 class EventCreate(StrictSerializer):
@@ -82,6 +86,8 @@ class EventOutput(serializers.Serializer):
     time_zone = serializers.CharField(allow_blank=True)
     description = serializers.CharField(allow_blank=True)
     venue = serializers.CharField(allow_blank=True)
+    quotas = serializers.DictField(child=serializers.IntegerField(),
+                                   help_text="Further quotas beside the capacity: name -> seats")
     version = serializers.IntegerField()
 
 
