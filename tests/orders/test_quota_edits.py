@@ -2,8 +2,9 @@
 orders (in-process moto; the race is in tests/admin/test_capacity_races.py)."""
 import pytest
 
-from booking.dynamo.tables import EVENTS, SLOTS
+from booking.dynamo.tables import EVENTS, REGISTRATIONS, SLOTS
 from booking.errors import InvalidBooking, StaleEdit
+from booking.strategies import audit
 from tests.orders.test_orders import decide_pending, devconf, quota_counts, store_items  # noqa: F401
 
 QUOTA_STRATEGIES = ("aggregate", "lock_table", "slots", "streams")
@@ -107,3 +108,27 @@ def test_update_event__quotas_on_a_plain_event__refused(service):
         service.update_event(event.id, expected_version=event.version, quotas={"workshop-a": 4})
     assert refused.value.field == "quotas" and "no quotas besides" in refused.value.message
     assert "quota_capacities" not in service.store.table(EVENTS).get({"event_id": event.id})
+
+
+def test_slots_repair__an_order_events_slot_claims_drifted__repaired_per_quota(service):
+    event = devconf(service, "slots", workshop=3)
+    book(service, event, "ada", {"workshop-a": 2})
+    slots = service.store.table(SLOTS)
+    ada = service.store.table(REGISTRATIONS).get({"event_id": event.id, "email": "ada@example.com"})
+    named, part = ada["slots"]["workshop-a"][0], f"{event.id}#workshop-a"
+    free = next(s["slot"] for s in slot_items(service, event.id, "workshop-a") if "free_in" in s)
+    slots.update({"event_id": part, "slot": free}, "SET holder = :h REMOVE free_in",
+                 values={":h": "ghost@example.com"})                   # a claim no order names
+    slots.update({"event_id": part, "slot": named}, "SET free_in = :e REMOVE holder",
+                 values={":e": part})                                  # an order's claim lost
+    slots.delete({"event_id": f"{event.id}#workshop-b", "slot": 0})   # a quota's slot missing
+    assert {v.invariant for v in service.audit(event.id)} >= {
+        audit.CLAIM_HAS_REGISTRATION, audit.REGISTRATION_HOLDS_SLOT, audit.SLOT_COUNT}
+    report = service.repair(event.id)
+    fixed = report.fixed
+    assert report.remaining == []
+    assert any("quota workshop-a: freed slot" in line for line in fixed), fixed
+    assert any(f"slot {named} claimed for ada@example.com's order" in line for line in fixed)
+    assert any("quota workshop-b: created 1 missing" in line for line in fixed), fixed
+    assert service.audit(event.id) == []
+    assert quota_counts(service, event.id)["workshop-a"] == (3, 2, 0, 1)
