@@ -217,8 +217,11 @@ def test_streams_decides_whole_orders_in_arrival_order_against_every_quota(servi
 def test_streams_refuses_a_partial_cancellation_of_a_pending_order(service):
     event = devconf(service, "streams")
     service.book(event.id, name="Ada", email="ada@example.com", tickets={"conference": 2})
-    with pytest.raises(InvalidBooking):
+    with pytest.raises(InvalidBooking) as refused:
         service.cancel(event.id, email="ada@example.com", tickets={"conference": 1})
+    assert refused.value.field == "tickets" and "still being decided" in refused.value.message
+    stored = service.find_registration(event.id, email="ada@example.com")
+    assert (stored.status, stored.tickets) == ("pending", {"conference": 2})  # unchanged
     assert service.cancel(event.id, email="ada@example.com").tickets == {"conference": 2}
     assert decide_pending(service, event.id) == []
 
