@@ -1,5 +1,6 @@
 """Organizer edits: events and registrations page by page, edits with optimistic
 locking (seed 001), deletes. Everything it needs is the event catalog."""
+import dataclasses
 from collections.abc import Iterator
 from datetime import datetime
 from datetime import timezone as dt_timezone
@@ -115,9 +116,11 @@ class OrganizerEdits:
             changes["description"] = validation.clean_description(description)
         if venue is not None:
             changes["venue"] = validation.clean_venue(venue)
+        strategy = self.catalog.strategies[event.strategy]
         if capacity is not None:
             capacity = self.catalog.clean_capacity(capacity, event.strategy)
-        strategy = self.catalog.strategies[event.strategy]
+            if not event.is_plain:  # what an order event's strategy can hold
+                strategy.check_order_shape(dataclasses.replace(event, capacity=capacity))
         sizes = {"quotas": self._clean_quota_sizes(quotas, event, strategy.max_capacity)} \
             if quotas is not None else {}  # plain events' strategies need no new keyword
         strategy.change_capacity(
