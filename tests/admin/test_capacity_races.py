@@ -36,8 +36,11 @@ class Race:
     def __init__(self, service, event_id, quota=None):
         self.service, self.event_id, self.quota = service, event_id, quota
         self.min_edits = MIN_EDITS if quota is None else QUOTA_MIN_EDITS
-        # Orders fill a quota faster than the editor comes back: raise it by more.
+        # Orders fill a quota faster than the editor comes back: raise it by more, lower
+        # it halfway to its confirmed seats, and book at a human pace, so that it mostly
+        # has free seats for the editor to remove while orders claim them.
         self.raise_by = 4 if quota is None else 20
+        self.pause = 0 if quota is None else 0.03
         started = time.monotonic()
         self.deadline, self.last_call = started + RUN_SECONDS, started + MAX_SECONDS
         self.booked, self.samples, self.violations = [], 0, []
@@ -46,7 +49,13 @@ class Race:
 
     def running(self):
         now, applied = time.monotonic(), self.edits["raised"] + self.edits["lowered"]
-        return not self.errors and (now < self.deadline or (applied < self.min_edits and not self.violations and now < self.last_call))
+        more = applied < self.min_edits and not self.violations and now < self.last_call
+        return not self.errors and (now < self.deadline or more)
+
+    def lowered(self, confirmed, size):
+        """The size a lowering edit asks for: one above the confirmed seats (the quota
+        race: halfway there)."""
+        return confirmed + (1 if self.quota is None else max(1, (size - confirmed) // 2))
 
     def guard(self, work):
         def run():
@@ -63,6 +72,7 @@ class Race:
             try:
                 self.booked.append(self._book(email))
                 n += 1
+                time.sleep(random.uniform(0, 2 * self.pause))
             except (EventFull, BookingContention):
                 time.sleep(random.uniform(0.005, 0.02))
 
@@ -89,7 +99,7 @@ class Race:
         while self.running():
             event = self.service.get_event(self.event_id)
             confirmed, size = self._read()
-            target = confirmed + 1 if lower else size + self.raise_by
+            target = self.lowered(confirmed, size) if lower else size + self.raise_by
             edit = {"capacity": target} if self.quota is None else {"quotas": {self.quota: target}}
             try:
                 self.service.update_event(self.event_id, expected_version=event.version, **edit)
