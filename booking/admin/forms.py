@@ -128,15 +128,51 @@ class EventAddForm(EventForm):
 
 
 class EventChangeForm(EventForm):
+    """The event's fields and one size field per further quota (``quota_<name>``: orders,
+    docs/orders.md), each shown with its confirmed, held and remaining seats."""
+
     # The version the organizer read: the save is refused if the event moved on since.
     version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
 
+    def __init__(self, *args, quotas=(), seats=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        further = seats.quotas if seats is not None else {}
+        for quota in sorted(quotas):
+            counts = further.get(quota)
+            now = (f" Now {counts.confirmed:,} confirmed, {counts.held:,} held, "
+                   f"{counts.remaining:,} remaining." if counts else "")
+            self.fields[quota_field(quota)] = forms.IntegerField(
+                label=f"Quota “{quota}”", min_value=0,
+                help_text=f"Seats.{now} Never below confirmed plus held.")
+
     @classmethod
-    def for_event(cls, event):
+    def for_event(cls, event, seats=None):
         zone_name = event.time_zone or get_default_timezone_name()
         return cls(initial={
             "name": event.name, "time_zone": zone_name,
             "starts_at": times.form_value(event.starts_at, zone_name),
             "ends_at": times.form_value(event.ends_at, zone_name),
             "venue": event.venue, "description": event.description,
-            "capacity": event.capacity, "version": event.version})
+            "capacity": event.capacity, "version": event.version,
+            **{quota_field(quota): size for quota, size in event.quotas.items()}},
+            quotas=event.quotas, seats=seats)
+
+    def quota_sizes(self) -> dict[str, int] | None:
+        """The further quotas' sizes as entered (None: the event has none)."""
+        sizes = {name.removeprefix("quota_"): value for name, value in self.cleaned_data.items()
+                 if name.startswith("quota_")}
+        return sizes or None
+
+    def show_error(self, error: BookingError) -> None:
+        """A quota's error goes next to the quota it names."""
+        if error.field == "quotas":
+            named = [f for f in self.fields if f.startswith("quota_")
+                     and f"'{f.removeprefix('quota_')}'" in error.message]
+            if named:
+                self.add_error(named[0], error.message)
+                return
+        super().show_error(error)
+
+
+def quota_field(quota: str) -> str:
+    return f"quota_{quota}"

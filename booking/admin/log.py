@@ -25,6 +25,9 @@ def describe_changes(before, after) -> str:
         old, new = getattr(before, field), getattr(after, field)
         if old != new:
             parts.append(f"{field.replace('_', ' ')} {_show(old)} → {_show(new)}")
+    for quota, size in sorted(after.quotas.items()):
+        if before.quotas.get(quota) != size:
+            parts.append(f"quota {quota!r} {_show(before.quotas.get(quota))} → {size}")
     return f"Changed {', '.join(parts)}." if parts else "No fields changed."
 
 

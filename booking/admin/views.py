@@ -150,16 +150,17 @@ def added_message(event) -> str:
 @domain_errors
 def change(model_admin, request, event_id):
     service, event, can_change = event_page(model_admin, request, event_id)
-    form, conflict = EventChangeForm.for_event(event), None
+    seats = seats_or_none(service, event.id)
+    form, conflict = EventChangeForm.for_event(event, seats), None
     if request.method == "POST":
-        form = EventChangeForm(request.POST)
+        form = EventChangeForm(request.POST, quotas=event.quotas, seats=seats)
         if form.is_valid():
             before = event
             try:
-                event = save(service, event.id, form.cleaned_data)
+                event = save(service, event.id, form.cleaned_data, form.quota_sizes())
             except StaleEdit as error:
                 event = conflict = service.get_event(event.id)
-                form = reapply_form(request.POST, conflict, error)
+                form = reapply_form(request.POST, conflict, error, seats)
             except InvalidBooking as error:
                 form.show_error(error)
             else:
@@ -176,16 +177,18 @@ def change(model_admin, request, event_id):
         can_save=can_change, can_delete=model_admin.has_delete_permission(request)))
 
 
-def save(service, event_id, data):
+def save(service, event_id, data, quotas=None):
     return service.update_event(
         event_id, expected_version=data["version"], name=data["name"],
         capacity=data["capacity"], time_zone=data["time_zone"], starts_at=data["starts_at"],
-        ends_at=data["ends_at"], venue=data["venue"], description=data["description"])
+        ends_at=data["ends_at"], venue=data["venue"], description=data["description"],
+        quotas=quotas)
 
 
-def reapply_form(posted, current, error):
+def reapply_form(posted, current, error, seats=None):
     """The organizer's values again, now based on the current version, with the conflict."""
-    form = EventChangeForm({**posted.dict(), "version": current.version})
+    form = EventChangeForm({**posted.dict(), "version": current.version},
+                           quotas=current.quotas, seats=seats)
     form.is_valid()
     form.add_error(None, f"{error.message} Its current values are shown above. Check them; "
                          "saving this form again applies your values on top of them.")

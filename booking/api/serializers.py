@@ -104,6 +104,10 @@ class EventEdit(StrictSerializer):
     time_zone = TextField(required=False)
     description = TextField(required=False, allow_blank=True)
     venue = TextField(required=False, allow_blank=True)
+    quotas = CountsField(
+        required=False,
+        help_text="New sizes of further quotas (name -> seats; docs/orders.md), each never "
+                  "below what it has confirmed and held")
 
 
 class EventCreate(StrictSerializer):

@@ -188,11 +188,11 @@ class BookingService:
 
     def update_event(self, event_id, *, expected_version, name=None, capacity=None,
                      starts_at=None, ends_at=None, time_zone=None, description=None,
-                     venue=None) -> Event:
+                     venue=None, quotas=None) -> Event:
         event = self.organizer.update_event(
             event_id, expected_version=expected_version, name=name, capacity=capacity,
             starts_at=starts_at, ends_at=ends_at, time_zone=time_zone,
-            description=description, venue=venue)
+            description=description, venue=venue, quotas=quotas)
         if capacity is not None:
             self.waitlist.offer_freed_seat(event.id)
         return event

@@ -1,5 +1,6 @@
 """Organizer edits: events and registrations page by page, edits with optimistic
 locking (seed 001), deletes. Everything it needs is the event catalog."""
+import dataclasses
 from collections.abc import Iterator
 from datetime import datetime
 from datetime import timezone as dt_timezone
@@ -73,7 +74,7 @@ class OrganizerEdits:
 
     def update_event(self, event_id, *, expected_version, name=None, capacity=None,
                      starts_at=None, ends_at=None, time_zone=None, description=None,
-                     venue=None) -> Event:
+                     venue=None, quotas=None) -> Event:
         """Apply an organizer's edit of the event as read at ``expected_version``; return it.
 
         Only the given fields change (``starts_at=""`` clears the start, ``ends_at=""``
@@ -82,10 +83,13 @@ class OrganizerEdits:
         only if the event is still at ``expected_version`` and bumps it (seed 001), so an
         edit based on a stale read never overwrites a newer change. A capacity change goes
         through the event's strategy, atomically with that check; it never drops a
-        registration.
+        registration. ``quotas`` resizes further quotas (name -> seats; docs/orders.md) the
+        same way, each never below the seats it has confirmed or held.
 
         Raises ``InvalidBooking`` (nothing stored; ``field`` names the input, including a
-        capacity below the confirmed count or beyond the strategy's limit),
+        capacity below the confirmed count or beyond the strategy's limit, and ``quotas``
+        for an unknown quota, a size that is not a whole number from 0 to the strategy's
+        limit, or one below what the quota has confirmed or held, naming it and the count),
         ``EventNotFound``, ``StaleEdit`` (re-read, let the organizer re-apply), or
         ``BookingContention``.
         """
@@ -112,14 +116,32 @@ class OrganizerEdits:
             changes["description"] = validation.clean_description(description)
         if venue is not None:
             changes["venue"] = validation.clean_venue(venue)
+        strategy = self.catalog.strategies[event.strategy]
         if capacity is not None:
             capacity = self.catalog.clean_capacity(capacity, event.strategy)
-        self.catalog.strategies[event.strategy].change_capacity(
+            if not event.is_plain:  # what an order event's strategy can hold
+                strategy.check_order_shape(dataclasses.replace(event, capacity=capacity))
+        sizes = {"quotas": self._clean_quota_sizes(quotas, event, strategy.max_capacity)} \
+            if quotas is not None else {}  # plain events' strategies need no new keyword
+        strategy.change_capacity(
             event.id, expected_version=expected_version, changes=changes,
             # Unchanged capacity: the value read now is the one at expected_version, or the
             # version check refuses the write.
-            capacity=event.capacity if capacity is None else capacity)
+            capacity=event.capacity if capacity is None else capacity, **sizes)
         return self.catalog.get_event(event.id)
+
+    @staticmethod
+    def _clean_quota_sizes(quotas, event: Event, max_capacity: int) -> dict[str, int]:
+        """New sizes of ``event``'s further quotas (``InvalidBooking(field="quotas")``)."""
+        if not event.quotas:
+            raise InvalidBooking("This event has no quotas besides its capacity: change "
+                                 "the capacity instead.", field="quotas")
+        sizes = validation.clean_quotas(quotas, max_capacity=max_capacity)
+        unknown = sorted(set(sizes) - set(event.quotas))
+        if unknown:
+            raise InvalidBooking(f"This event has no quota {unknown[0]!r} (its quotas: "
+                                 f"{', '.join(sorted(event.quotas))}).", field="quotas")
+        return sizes
 
     def delete_event(self, event_id) -> None:
         """Delete the event with its registrations and the strategy's slots or lock item.

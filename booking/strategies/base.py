@@ -29,11 +29,14 @@ Contract (the abstract methods of ``Strategy``)
 ``availability(event_id) -> Availability`` (capacity and counts from the strategy's own
 authoritative data; ``availabilities(event_ids)`` for several, missing ones left out,
 in one batch where the counts live in items): all read consistently.
-``change_capacity(event_id, *, expected_version, capacity, changes)``
+``change_capacity(event_id, *, expected_version, capacity, changes, quotas=None)``
     Set the capacity and the other event attributes in ``changes`` (name -> value, None
     removes it) and bump ``version``, only if the event item's version is still
-    ``expected_version`` (seed 001). Raises ``StaleEdit``, ``EventNotFound``, or
-    ``InvalidBooking(field="capacity")`` when more people hold seats than ``capacity``.
+    ``expected_version`` (seed 001). ``quotas`` (None, or further quota -> new size, never
+    ``capacity``) resizes further quotas in the same conditional write or transaction.
+    Raises ``StaleEdit``, ``EventNotFound``, ``InvalidBooking(field="capacity")`` when
+    more people hold seats than ``capacity``, or ``InvalidBooking(field="quotas")``
+    naming the quota and its count when a quota has more seats confirmed or held.
 ``delete(event_id)``
     Remove the event and everything stored for it; the event becomes unbookable first,
     so an interrupted delete never leaves a bookable event with missing pieces.
@@ -156,9 +159,11 @@ def checked_order(order: Order, found: dict[str, tuple[int, int]]) -> Order:
 
 
 def order_full(order: Order, quota: str) -> EventFull:
-    """``EventFull`` naming ``quota``; for several seats, says the order did not fit."""
+    """``EventFull`` naming ``quota``; for several seats, says the order did not fit (in
+    the capacity too: "the event is full" would be untrue while seats are left)."""
     if quota == CAPACITY_QUOTA and order.seats[quota] > 1:
-        return EventFull("Sorry, there are not enough seats left for this order.", quota=quota)
+        return EventFull(f"Sorry, there are not enough seats left in {quota!r} (the event's "
+                         "own seats) for this order.", quota=quota)
     return EventFull(quota=quota)
 
 
@@ -243,7 +248,7 @@ class Strategy(ABC):
     def registrations(self, event_id: str) -> Iterator[Registration]: ...
     @abstractmethod
     def change_capacity(self, event_id: str, *, expected_version: int, capacity: int,
-                        changes: dict) -> None: ...
+                        changes: dict, quotas: dict[str, int] | None = None) -> None: ...
     @abstractmethod
     def delete(self, event_id: str) -> None: ...
 

@@ -1,7 +1,9 @@
 """Version-checked edits of an event item (seed 001: write only if ``version = :read``).
 
 Every strategy's ``change_capacity`` builds its write of the event item here, so an edit
-based on a stale read is refused the same way everywhere, and bumps ``version``.
+based on a stale read is refused the same way everywhere, and bumps ``version``. Further
+quotas' sizes (``quotas``: name -> seats) are entries of the event item's
+``quota_capacities`` map, set by the same write (docs/orders.md).
 """
 from dataclasses import dataclass
 
@@ -24,11 +26,16 @@ class EventUpdate:
 
 
 def event_update(*, expected_version: int, capacity: int, changes: dict,
-                 extra_condition: str = "") -> EventUpdate:
-    """Build the write; ``changes`` maps attribute names to values (None removes one)."""
+                 extra_condition: str = "", quotas: dict | None = None) -> EventUpdate:
+    """Build the write; ``changes`` maps attribute names to values (None removes one),
+    ``quotas`` further quotas to their new sizes (``#u<n>``/``:u<n>`` in the expression,
+    numbered in name order, so ``extra_condition`` may name them: ``quota_size_names``)."""
     names = dict(CAPACITY_NAMES)
     values = {":capacity": capacity, ":expected": expected_version, ":one": 1}
     sets = ["#capacity = :capacity", "version = version + :one"]
+    for quota, (name, value) in quota_size_names(quotas).items():
+        names[name], values[value] = quota, quotas[quota]
+        sets.append(f"quota_capacities.{name} = {value}")
     removes = []
     for number, (attribute, value) in enumerate(sorted(changes.items())):
         names[f"#a{number}"] = attribute
@@ -44,19 +51,35 @@ def event_update(*, expected_version: int, capacity: int, changes: dict,
     return EventUpdate(expression, condition, names, values)
 
 
+def quota_size_names(quotas: dict | None) -> dict[str, tuple[str, str]]:
+    """Each further quota's (attribute name, value name) in an ``event_update``."""
+    return {quota: (f"#u{number}", f":u{number}")
+            for number, quota in enumerate(sorted(quotas or {}))}
+
+
 def change_counted_event(events: Table, event_id: str, *, expected_version: int, capacity: int,
-                         changes: dict) -> None:
+                         changes: dict, quotas: dict | None = None) -> None:
     """``change_capacity`` of a strategy whose event item also counts the confirmed seats
     (``aggregate``, ``streams``): one conditional update, the version check and "no fewer
-    seats than confirmed" together."""
+    seats than confirmed" (and held) together, for the capacity and every quota resized."""
+    room = ["confirmed_count <= :capacity"] + [
+        f"quota_counts.{name} <= {value}" for name, value in quota_size_names(quotas).values()]
     update = event_update(expected_version=expected_version, capacity=capacity,
-                          changes=changes, extra_condition="confirmed_count <= :capacity")
+                          changes=changes, extra_condition=" AND ".join(room), quotas=quotas)
     try:
         events.update({"event_id": event_id}, update.expression, **update.kwargs())
     except ConditionFailed as refused:
         old = refused.old_item
-        raise (stale_or_missing(old, expected_version)
-               or below_confirmed(old["confirmed_count"])) from None
+        refusal = stale_or_missing(old, expected_version)
+        if refusal is None and int(old["confirmed_count"]) > capacity:
+            refusal = below_confirmed(old["confirmed_count"])
+        raise refusal or quota_below_taken(old.get("quota_counts") or {}, quotas) from None
+
+
+def quota_below_taken(taken: dict, quotas: dict | None) -> InvalidBooking:
+    """The error for the first quota whose new size is below its seats ``taken``."""
+    return next(below_taken(quota, int(taken.get(quota, 0))) for quota in sorted(quotas or {})
+                if int(taken.get(quota, 0)) > quotas[quota])
 
 
 def stale_or_missing(old_item: dict | None, expected_version: int):
@@ -66,6 +89,16 @@ def stale_or_missing(old_item: dict | None, expected_version: int):
     if int(old_item.get("version", -1)) != expected_version:
         return StaleEdit()
     return None
+
+
+def below_taken(quota: str, taken: int) -> InvalidBooking:
+    """A further quota resized below the seats it has confirmed or held."""
+    seats = "seat is" if taken == 1 else "seats are"
+    return InvalidBooking(
+        f"{taken} {seats} confirmed or held in quota {quota!r}, so its size cannot be lower "
+        "than that. Cancel orders first if you need fewer seats.",
+        field="quotas",
+    )
 
 
 def below_confirmed(confirmed: int) -> InvalidBooking:

@@ -257,3 +257,43 @@ def test_export__registered_at_in_event_zone_with_offset(admin_client, service):
     service.book(event.id, name="Ada", email="ada@example.com")
     body = b"".join(admin_client.get(admin_url("export", event.id)).streaming_content).decode()
     assert body.splitlines()[1].endswith('+05:30"')
+
+
+def workshop_event(service, strategy="lock_table"):
+    event = service.create_event(name="DevConf", capacity=10, strategy=strategy,
+                                 quotas={"workshop-a": 3}, max_per_order=4,
+                                 ticket_types={"conference": [], "workshop-a": ["workshop-a"]})
+    service.book(event.id, name="Ada", email="ada@example.com", tickets={"workshop-a": 2})
+    return event
+
+
+def test_change__quota_field_shows_its_seats_and_resizes_it(admin_client, service):
+    event = workshop_event(service)
+    opened = admin_client.get(admin_url("change", event.id))
+    field = opened.context["form"]["quota_workshop-a"]
+    assert field.value() == 3 and "2 confirmed, 0 held, 1 remaining" in field.help_text
+    response = admin_client.post(admin_url("change", event.id),
+                                 change_data(opened, **{"quota_workshop-a": "40"}))
+    assert response.status_code == 302
+    assert service.availability(event.id).quotas["workshop-a"].capacity == 40
+    assert service.get_event(event.id).quotas == {"workshop-a": 40}
+
+
+@pytest.mark.parametrize("strategy", ("aggregate", "slots"))
+def test_change__quota_below_confirmed__error_next_to_it_nothing_stored(admin_client, service,
+                                                                       strategy):
+    event = workshop_event(service, strategy)
+    opened = admin_client.get(admin_url("change", event.id))
+    response = admin_client.post(admin_url("change", event.id),
+                                 change_data(opened, name="Renamed", **{"quota_workshop-a": "1"}))
+    errors = " ".join(response.context["form"].errors["quota_workshop-a"])
+    assert "2 seats are confirmed or held in quota 'workshop-a'" in errors
+    stored = service.get_event(event.id)
+    assert (stored.name, stored.quotas, stored.version) == ("DevConf", {"workshop-a": 3},
+                                                             event.version)
+
+
+def test_change__plain_event__no_quota_fields(admin_client, service):
+    event = service.create_event(name="Talk", capacity=3, strategy="aggregate")
+    opened = admin_client.get(admin_url("change", event.id))
+    assert not [name for name in opened.context["form"].fields if name.startswith("quota_")]

@@ -126,3 +126,19 @@ def test_registrations__paged__cursor_walks_every_one_once(client, service):
     assert seen == [f"p{n}@example.com" for n in range(5)] and pages == 3
     bad = client.get(f"/api/v1/events/{event.id}/registrations/?cursor=bm9wZQ", **auth)
     assert_problem(bad, 400, "invalid")
+
+
+def test_patch__quotas__resized_shown_and_below_confirmed_400_names_it(client, service):
+    _, auth = issue(WRITE)
+    event = service.create_event(name="DevConf", capacity=10, strategy="lock_table",
+                                 quotas={"workshop-a": 3}, max_per_order=4,
+                                 ticket_types={"conference": [], "workshop-a": ["workshop-a"]})
+    service.book(event.id, name="Ada", email="ada@example.com", tickets={"workshop-a": 2})
+    grown = patch(client, event, {"quotas": {"workshop-a": 40}}, auth,
+                  if_match=f'"{event.version}"')
+    assert grown.status_code == 200, grown.content
+    assert grown.json()["quotas"] == {"workshop-a": 40} and grown["ETag"] == '"2"'
+    refused = patch(client, event, {"quotas": {"workshop-a": 1}}, auth, if_match='"2"')
+    assert refused.status_code == 400
+    assert "'workshop-a'" in refused.json()["detail"] and "2 seats" in refused.json()["detail"]
+    assert service.get_event(event.id).quotas == {"workshop-a": 40}

@@ -53,7 +53,7 @@ def test_the_capacity_quota_refuses_an_order_larger_than_what_is_left(service, s
     with pytest.raises(EventFull) as refused:
         service.book(event.id, name="Bob", email="bob@example.com", tickets={"conference": 2})
     assert refused.value.quota == "capacity"
-    assert "not enough seats" in refused.value.message
+    assert "not enough seats left in 'capacity'" in refused.value.message  # names it
     assert service.book(event.id, name="Bob", email="bob@example.com",
                         tickets={"conference": 1}).seats == 1
     assert service.availability(event.id).is_full
@@ -217,8 +217,11 @@ def test_streams_decides_whole_orders_in_arrival_order_against_every_quota(servi
 def test_streams_refuses_a_partial_cancellation_of_a_pending_order(service):
     event = devconf(service, "streams")
     service.book(event.id, name="Ada", email="ada@example.com", tickets={"conference": 2})
-    with pytest.raises(InvalidBooking):
+    with pytest.raises(InvalidBooking) as refused:
         service.cancel(event.id, email="ada@example.com", tickets={"conference": 1})
+    assert refused.value.field == "tickets" and "still being decided" in refused.value.message
+    stored = service.find_registration(event.id, email="ada@example.com")
+    assert (stored.status, stored.tickets) == ("pending", {"conference": 2})  # unchanged
     assert service.cancel(event.id, email="ada@example.com").tickets == {"conference": 2}
     assert decide_pending(service, event.id) == []
 

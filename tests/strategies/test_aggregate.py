@@ -3,7 +3,9 @@ import pytest
 from tests.helpers import table
 from booking.dynamo.tables import EVENTS
 from booking.errors import InvalidBooking
-from booking.strategies.aggregate import AggregateStrategy
+from booking.strategies.aggregate import (ATTENDEE_MAX_BYTES, EVENT_ATTRIBUTES_RESERVE,
+                                          ORDER_DEFINITION_RESERVE, ORDER_MAX_CAPACITY,
+                                          AggregateStrategy)
 
 
 def test_create_event__beyond_item_size_limit__names_strategies_to_use(service):
@@ -24,6 +26,37 @@ def test_max_capacity__worst_case_attendees_fit_in_one_item():
         "registered_at") + 32 + len("registration_id") + 32 + len("request_id") + 64 + 16
     assert per_attendee <= 1000
     assert AggregateStrategy.max_capacity * per_attendee < 400 * 1024
+
+
+def test_order_max_capacity__worst_case_orders_and_definition_fit_in_one_item():
+    name = "q" * 40  # the longest quota or ticket type name
+    definition = 20 * (len(name) + 3 + 10 * (len(name) + 1)) + 2 * 10 * (len(name) + 3 + 3) + 64
+    assert definition <= ORDER_DEFINITION_RESERVE
+    # Every entry of an attendee's tickets map is at least one seat: at most one per seat.
+    per_seat = ATTENDEE_MAX_BYTES + len("tickets") + len(name) + 3 + 3
+    assert ORDER_MAX_CAPACITY < AggregateStrategy.max_capacity
+    assert (ORDER_MAX_CAPACITY * per_seat + definition + EVENT_ATTRIBUTES_RESERVE
+            < 400 * 1024)
+
+
+def order_event(service, capacity):
+    return service.create_event(name="DevConf", capacity=capacity, strategy="aggregate",
+                                quotas={"workshop-a": 3}, max_per_order=4,
+                                ticket_types={"conference": [], "workshop-a": ["workshop-a"]})
+
+
+def test_create_and_update__order_event_beyond_order_max_capacity__refused(service):
+    with pytest.raises(InvalidBooking) as raised:
+        order_event(service, ORDER_MAX_CAPACITY + 1)
+    assert raised.value.field == "capacity"
+    assert f"at most {ORDER_MAX_CAPACITY} seats" in raised.value.message
+    assert service.list_events() == []
+    event = order_event(service, ORDER_MAX_CAPACITY)
+    with pytest.raises(InvalidBooking) as raised:
+        service.update_event(event.id, expected_version=event.version,
+                             capacity=ORDER_MAX_CAPACITY + 1)
+    assert raised.value.field == "capacity"
+    assert service.get_event(event.id).capacity == ORDER_MAX_CAPACITY
 
 
 def test_book__bookings_bump_the_booking_version_never_the_edit_version(service):

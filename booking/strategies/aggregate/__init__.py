@@ -22,7 +22,8 @@ One request per booking and per rejection; a cancellation removes exactly one
 registration (by its id), with its request row and the notice's outbox row, in one
 transaction: its only request when a signed link names the whole registration, otherwise
 after reading the attendee. The price: the item is capped at 400 KB, which bounds the capacity
-(``max_capacity``), and every write rewrites the whole item (twice the units, being
+(``max_capacity``; ``ORDER_MAX_CAPACITY`` for an event with orders, whose attendees hold
+their tickets), and every write rewrites the whole item (twice the units, being
 transactional), so capacity units per booking grow with the number of attendees.
 
 Orders (several seats, ticket types, further quotas: docs/orders.md) are the same one
@@ -32,7 +33,8 @@ import dataclasses
 
 from booking.dynamo import items
 from booking.dynamo.tables import EVENTS
-from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
+from booking.errors import (AlreadyRegistered, EventFull, EventNotFound, InvalidBooking,
+                            NotRegistered)
 from booking.exactly_once.request_log import Request
 
 from booking.strategies import event_edits
@@ -49,6 +51,14 @@ EVENT_ATTRIBUTES_RESERVE = 12 * 1024
 # Worst case for one attendee: a 254-byte e-mail key, a 100-character name (up to 400
 # bytes in UTF-8), the timestamp, the registration and request ids, and attribute names.
 ATTENDEE_MAX_BYTES = 900
+# Orders (docs/orders.md): the event item also defines its ticket types (20 names of 40
+# bytes, each naming up to 10 quotas) and counts its quotas (10 names, twice), and every
+# attendee holds a ``tickets`` map. Each entry of that map is at least one seat, so a seat
+# needs at most one entry more: a 40-byte type name, its number and the map's overhead.
+ORDER_DEFINITION_RESERVE = 11 * 1024
+TICKET_ENTRY_MAX_BYTES = 60
+ORDER_MAX_CAPACITY = ((ITEM_SIZE_LIMIT - EVENT_ATTRIBUTES_RESERVE - ORDER_DEFINITION_RESERVE)
+                      // (ATTENDEE_MAX_BYTES + TICKET_ENTRY_MAX_BYTES))
 COUNTS = ("#capacity, confirmed_count, holds, hold_seats, quota_capacities, "  # availability
           "quota_counts")
 
@@ -71,6 +81,13 @@ class AggregateStrategy(AggregateHolds, Strategy):
         self.events = self.store.table(EVENTS)
         self.held = HoldsMap(self.events, BUMP, BUMP_VALUES, counts_quotas=True)
         self.orders = AggregateOrders(self)
+
+    def check_order_shape(self, event):
+        if event.capacity > ORDER_MAX_CAPACITY:
+            raise InvalidBooking(
+                f"With aggregate, an event with ticket types or orders of several seats holds "
+                f"at most {ORDER_MAX_CAPACITY} seats (its orders' tickets share the event "
+                f"item's 400 KB): lower the capacity, or choose 'lock_table'.", field="capacity")
 
     def provision(self, event):
         item = {**items.event_item(event), "attendees": {}, "confirmed_count": 0}
@@ -172,10 +189,10 @@ class AggregateStrategy(AggregateHolds, Strategy):
         for email, value in sorted(attendees.items()):
             yield items.registration_from_attendee(event_id, email, value)
 
-    def change_capacity(self, event_id, *, expected_version, capacity, changes):
+    def change_capacity(self, event_id, *, expected_version, capacity, changes, quotas=None):
         # One conditional update: the version check and "no fewer seats than attendees".
         event_edits.change_counted_event(self.events, event_id, expected_version=expected_version,
-                                         capacity=capacity, changes=changes)
+                                         capacity=capacity, changes=changes, quotas=quotas)
 
     def delete(self, event_id, quotas=()):
         self.events.delete({"event_id": event_id})  # the registrations live in this item

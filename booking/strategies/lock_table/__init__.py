@@ -38,7 +38,7 @@ from booking.dynamo import items
 from booking.dynamo.tables import EVENT_LOCKS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, NotRegistered
 from booking.exactly_once.request_log import Request
-from booking.models import QuotaAvailability
+from booking.models import CAPACITY_QUOTA, QuotaAvailability
 
 from booking.strategies import event_edits
 from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, OneItemPerPerson, Rewrite,
@@ -155,7 +155,7 @@ class LockTableStrategy(LockTableHolds, OneItemPerPerson):
     def availability(self, event_id, quotas=()):
         if not quotas:
             return availability_of(self._require_event(event_id), now_ms())
-        keys = [lock_key(event_id, quota) for quota in ("capacity", *quotas)]
+        keys = [lock_key(event_id, quota) for quota in (CAPACITY_QUOTA, *quotas)]
         found = {item["event_id"]: item for item in self.locks.batch_get(keys) if item}
         if event_id not in found:
             raise EventNotFound()
@@ -176,28 +176,34 @@ class LockTableStrategy(LockTableHolds, OneItemPerPerson):
         now = now_ms()
         return {item["event_id"]: availability_of(item, now) for item in found if item is not None}
 
-    def change_capacity(self, event_id, *, expected_version, capacity, changes):
-        # The version check (event item) and the count check (lock item) in one transaction.
-        key = {"event_id": event_id}
+    def change_capacity(self, event_id, *, expected_version, capacity, changes, quotas=None):
+        # The version check (event item) and the count checks (every resized quota's lock
+        # item: the capacity's, then each further one's) in one transaction.
         update = event_edits.event_update(
-            expected_version=expected_version, capacity=capacity, changes=changes)
+            expected_version=expected_version, capacity=capacity, changes=changes, quotas=quotas)
+        sizes = {CAPACITY_QUOTA: capacity, **(quotas or {})}
         operations = [
-            ("Update", self.events.update_op(key, update.expression, **update.kwargs())),
-            ("Update", self.locks.update_op(
-                key, "SET #capacity = :capacity",
+            ("Update", self.events.update_op({"event_id": event_id}, update.expression,
+                                             **update.kwargs())),
+            *[("Update", self.locks.update_op(
+                lock_key(event_id, quota), "SET #capacity = :capacity",
                 condition="attribute_exists(event_id) AND confirmed_count <= :capacity",
-                names=CAPACITY_NAMES, values={":capacity": capacity})),
+                names=CAPACITY_NAMES, values={":capacity": size}))
+              for quota, size in sizes.items()],
         ]
 
         def decode(cancelled):
             if refused_at(cancelled, 0):
                 old = cancelled.reasons[0].old_item
                 raise event_edits.stale_or_missing(old, expected_version) from None
-            if refused_at(cancelled, 1):
-                lock = cancelled.reasons[1].old_item
-                if lock is None:
-                    raise EventNotFound() from None
-                raise event_edits.below_confirmed(lock["confirmed_count"]) from None
+            for index, quota in enumerate(sizes, start=1):
+                if refused_at(cancelled, index):
+                    lock = cancelled.reasons[index].old_item
+                    if lock is None:
+                        raise EventNotFound() from None
+                    taken = int(lock["confirmed_count"])  # holds are counted in it too
+                    raise (event_edits.below_confirmed(taken) if quota == CAPACITY_QUOTA
+                           else event_edits.below_taken(quota, taken)) from None
             return None
 
         self.transact(operations, written=None, decode=decode)

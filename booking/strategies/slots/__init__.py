@@ -192,10 +192,10 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
         return Availability(capacity=event["capacity"], confirmed=self._stored_count(event_id),
                             held=self.held_count(event_id, now_ms()))
 
-    def change_capacity(self, event_id, *, expected_version, capacity, changes):
+    def change_capacity(self, event_id, *, expected_version, capacity, changes, quotas=None):
         slots_capacity.change_capacity(
             self, event_id, expected_version=expected_version, capacity=capacity,
-            changes=changes)
+            changes=changes, quotas=quotas)
 
     def delete(self, event_id, quotas=()):
         self.orders.delete(event_id, quotas)

@@ -7,9 +7,16 @@ index lists it) or held, never both or neither; there are ``capacity`` slots.
 Repairs are conditional writes that re-check, atomically, what the audit saw: an orphaned
 claim is freed in a transaction with a ConditionCheck that the holder still has no
 registration naming the slot, so a booking that lands meanwhile is never undone.
+
+An event with orders (docs/orders.md) is repaired the same way in every quota's partition
+of slot items, an order naming its slots per quota (``slots.<quota>``): a claim no order
+names is freed only if the holder's order still does not name it (``NOT contains``), a
+slot an order names is claimed for it only if the order still names it, and a quota's
+slot count follows its size only while the event item's size and version are as read.
 """
 import random
 
+from booking.models import CAPACITY_QUOTA
 from booking.strategies import audit
 from booking.dynamo.access import ConditionFailed, TransactionCancelled
 
@@ -113,7 +120,7 @@ def _registration_state(registrations, holder):
 
 def repair_event(strategy, event) -> list[str]:
     if not event.is_plain:
-        return []  # orders' slot claims are reported, not repaired yet (docs/orders.md)
+        return repair_orders(strategy, event)
     slots, registrations = read_slots(strategy, event.id), read_registrations(strategy, event.id)
     fixed = []
     for number, slot in sorted(slots.items()):
@@ -131,6 +138,65 @@ def repair_event(strategy, event) -> list[str]:
         if number in slots and "holder" not in slots[number]:
             fixed += _claim_for(strategy, event.id, number, email)
     return fixed + _match_slot_count(strategy, event, read_slots(strategy, event.id))
+
+
+def repair_orders(strategy, event) -> list[str]:
+    """Every quota's slot claims matched to the orders that name them (``audit_orders``)."""
+    fixed = []
+    for quota in event.quota_capacities():
+        part, done = partition(event.id, quota), []
+        orders = strategy.registrations_table.query(
+            key_condition="event_id = :e", values={":e": event.id}, projection="email, slots")
+        named = {(item["email"], n) for item in orders
+                 for n in (item.get("slots") or {}).get(quota, [])}
+        for number, slot in sorted(read_slots(strategy, part).items()):
+            holder = slot.get("holder")
+            if "held_until" in slot:
+                continue  # held for a waiting-list offer: time releases it
+            if holder is not None and (holder, number) not in named:
+                done += _free_unnamed(strategy, event.id, quota, number, holder)
+            elif holder is not None and "free_in" in slot:
+                done += _unlist(strategy, part, number, holder)
+            elif holder is None and "free_in" not in slot:
+                done += _relist(strategy, part, number)
+        slots = read_slots(strategy, part)
+        for email, number in sorted(named):
+            if number in slots and "holder" not in slots[number]:
+                done += _claim_for_order(strategy, event.id, quota, number, email)
+        done += _match_slot_count(strategy, event, read_slots(strategy, part), quota)
+        fixed += [f"quota {quota}: {what}" for what in done]
+    return fixed
+
+
+def _order_names(strategy, event_id, email, quota, number, *, names: bool) -> tuple:
+    """A ConditionCheck: ``email``'s order names (or, ``names=False``, does not name) slot
+    ``number`` of ``quota``."""
+    condition = ("contains(slots.#q, :n)" if names
+                 else "attribute_not_exists(email) OR NOT contains(slots.#q, :n)")
+    return ("ConditionCheck", _condition_check(
+        strategy.registrations_table, {"event_id": event_id, "email": email},
+        condition=condition, names={"#q": quota}, values={":n": number}))
+
+
+def _free_unnamed(strategy, event_id, quota, number, holder):
+    part = partition(event_id, quota)
+    free = strategy.slots.update_op(
+        {"event_id": part, "slot": number}, "SET free_in = :e, shuffle = :r REMOVE holder",
+        condition="holder = :h AND attribute_not_exists(held_until)",
+        values={":e": part, ":r": random.randrange(SHUFFLE_RANGE), ":h": holder})
+    check = _order_names(strategy, event_id, holder, quota, number, names=False)
+    return _attempt(lambda: strategy.store.transact_write([("Update", free), check]),
+                    f"freed slot {number} (claimed by {holder} without an order naming it)")
+
+
+def _claim_for_order(strategy, event_id, quota, number, email):
+    claim = strategy.slots.update_op(
+        {"event_id": partition(event_id, quota), "slot": number},
+        "SET holder = :h REMOVE free_in", condition="attribute_not_exists(holder)",
+        values={":h": email})
+    check = _order_names(strategy, event_id, email, quota, number, names=True)
+    return _attempt(lambda: strategy.store.transact_write([("Update", claim), check]),
+                    f"slot {number} claimed for {email}'s order")
 
 
 def _condition_check(table, key, **expression) -> dict:
@@ -186,32 +252,38 @@ def _claim_for(strategy, event_id, number, email):
                     f"slot {number} claimed for {email}'s registration")
 
 
-def _match_slot_count(strategy, event, slots):
+def _match_slot_count(strategy, event, slots, quota=CAPACITY_QUOTA):
     """Create missing slots; delete surplus free ones (held ones stay, and are reported).
 
-    Each write rides in a transaction with a check that the event item's capacity and
-    version are what this repair read, so a concurrent capacity edit is never undone.
+    Each write rides in a transaction with a check that the event item's size of the
+    quota (its capacity, or its entry of ``quota_capacities``) and version are what this
+    repair read, so a concurrent capacity edit is never undone.
     """
-    key = {"event_id": event.id}
-    current = strategy.events.get(key, projection="#capacity, version", names=CAPACITY_NAMES)
+    key, part = {"event_id": event.id}, partition(event.id, quota)
+    current = strategy.events.get(key, projection="#capacity, version, quota_capacities",
+                                  names=CAPACITY_NAMES)
     if current is None:
         return []
-    difference = current["capacity"] - len(slots)
+    if quota == CAPACITY_QUOTA:
+        size, path, names = current["capacity"], "#capacity", CAPACITY_NAMES
+    else:
+        size, path, names = current["quota_capacities"][quota], "quota_capacities.#q", {"#q": quota}
+    difference = size - len(slots)
     if difference > 0:
         start = max(slots, default=-1) + 1
-        writes = [("Put", strategy.slots.put_op(free_slot(event.id, n),
+        writes = [("Put", strategy.slots.put_op(free_slot(part, n),
                                                 condition="attribute_not_exists(event_id)"))
                   for n in range(start, start + difference)]
         done = "created {} missing free slot(s)"
     else:
         free = sorted((n for n, s in slots.items() if "holder" not in s), reverse=True)
         writes = [("Delete", strategy.slots.delete_op(
-            {"event_id": event.id, "slot": n}, condition="attribute_exists(free_in)"))
+            {"event_id": part, "slot": n}, condition="attribute_exists(free_in)"))
             for n in free[:-difference]]
         done = "deleted {} surplus free slot(s)"
     unchanged = ("ConditionCheck", _condition_check(
-        strategy.events, key, condition="#capacity = :c AND version = :v", names=CAPACITY_NAMES,
-        values={":c": current["capacity"], ":v": current["version"]}))
+        strategy.events, key, condition=f"{path} = :c AND version = :v", names=names,
+        values={":c": size, ":v": current["version"]}))
     fixed = []
     for start in range(0, len(writes), TRANSACTION_WRITES):
         chunk = writes[start:start + TRANSACTION_WRITES]

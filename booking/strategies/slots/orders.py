@@ -23,14 +23,10 @@ from booking.exactly_once.request_log import Request
 from booking.models import CAPACITY_QUOTA, Event, Order, QuotaAvailability, Registration
 from booking.strategies.base import (AGAIN, READ_AGAIN, client_token, order_full, part_of,
                                      quota_order, refused_at, tickets_left)
-from booking.strategies.slots.capacity import SHUFFLE_RANGE, free_slot
+from booking.strategies.slots.capacity import SHUFFLE_RANGE, free_slot, partition
 
 TRANSACTION_LIMIT = 100
 OTHER_MEMBERS = 4  # the registration, the request row and up to two outbox rows
-
-
-def partition(event_id: str, quota: str) -> str:
-    return event_id if quota == CAPACITY_QUOTA else f"{event_id}#{quota}"
 
 
 def check_order_shape(event: Event) -> None:

@@ -271,9 +271,9 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
                     ":at": items.registration_item(registration)["registered_at"]})
         return ahead + 1
 
-    def change_capacity(self, event_id, *, expected_version, capacity, changes):
+    def change_capacity(self, event_id, *, expected_version, capacity, changes, quotas=None):
         event_edits.change_counted_event(self.events, event_id, expected_version=expected_version,
-                                         capacity=capacity, changes=changes)
+                                         capacity=capacity, changes=changes, quotas=quotas)
 
     def delete(self, event_id, quotas=()):
         # The event item first: without it nothing is confirmed any more.
