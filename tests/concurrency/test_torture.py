@@ -82,7 +82,9 @@ def test_torture__unguarded_control__overbooking_found_and_saved_run_rechecks(tm
 
 
 def test_torture__no_request_rows__repeats_run_twice_found():
-    status, report = torture("--processes", "3", "--threads", "8", "--ops", "500",
+    # 350 steps over its plain and its order event (trimmed from 500 when the order
+    # event joined the run, to keep the suite's time): caught in every run so far.
+    status, report = torture("--processes", "3", "--threads", "8", "--ops", "350",
                              "--seed", "8", "--strategies", "lock_table",
                              "--no-request-history")
 
@@ -96,7 +98,7 @@ def test_torture__no_request_rows__repeats_run_twice_found():
 def test_torture__mail_sent_without_claims__duplicates_found():
     # The control for the e-mail check: senders that skip the atomic counter send the
     # same outbox row more than once when they see it at the same moment.
-    status, report = torture("--processes", "3", "--threads", "4", "--ops", "300",
+    status, report = torture("--processes", "3", "--threads", "4", "--ops", "200",
                              "--seed", "9", "--strategies", "lock_table", "--faults", "none",
                              "--no-mail-claims")
 
