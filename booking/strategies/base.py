@@ -328,7 +328,15 @@ class Strategy(ABC):
             stored = read()
             if stored is None:
                 return self._not_registered(request, require_event)
-            removed = remove(stored)
+            try:
+                removed = remove(stored)
+            except InvalidBooking:
+                # Part of an order the order no longer holds: an earlier run of this very
+                # request may have freed it (its repeat answers as it did), else refused.
+                answered = self.requests.recall(request)
+                if answered is None:
+                    raise
+                return answered
             if not isinstance(removed, Signal):
                 return removed
 

@@ -5,12 +5,21 @@ after all clients stopped, and the watcher's peak counts. Registration ids are u
 execution and every registration stores the request id that made it, so a stored or
 returned registration names exactly which execution produced it.
 
-Checks (each finding is an ``Anomaly`` of one kind):
+Checks (each finding is an ``Anomaly`` of one kind), per quota on events with orders (the
+capacity is the quota ``capacity``; a plain registration is one seat of it):
 
-- ``overbooked``: more stored, counted or ever seen confirmed than the capacity;
+- ``overbooked``: more seats stored, counted or ever seen confirmed than a quota holds;
 - ``registered_twice``: one person under two registrations of one event;
-- ``counter_mismatch`` / ``audit``: the strategy's count or derived data disagree with the
-  stored registrations (``BookingService.audit``);
+- ``counter_mismatch`` / ``audit``: the strategy's count (of a quota) or derived data
+  disagree with the stored registrations (``BookingService.audit``);
+- ``order_not_whole``: a stored order is not what its request asked minus the parts freed
+  since (every partial cancellation answered ok, any of those whose outcome is unknown),
+  or a booking answered ok with other tickets than it asked;
+- ``partial_freed_other``: a cancellation of part of an order answered ok with other
+  tickets than it asked to free;
+- ``full_with_room``: a "full" answer naming a quota the order does not draw on, or one
+  that had room for the order at every moment of the answer even counting every order
+  that may have held seats then;
 - ``lost``: a booking answered ok is gone, and no cancellation that answered ok with it,
   nor one whose outcome is unknown, can have removed it (a ``streams`` request whose
   rejection e-mail went out is replaced by the person's next request: that is not lost);
@@ -34,12 +43,16 @@ Unknown outcomes are resolved by the final state: an unknown booking applied whe
 registration made by its request was seen (stored, returned, or cancelled); an unknown
 cancellation may explain a missing registration of its person.
 """
+from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 
 from .worker import FAIL, OK, UNKNOWN
 
 EXCERPT_LINES = 14
+CAPACITY = "capacity"  # the quota that is the event's own capacity
+PLAIN = {"admission": 1}  # the tickets of a plain registration
+SUBSETS_TRIED = 12  # unknown partial cancellations of one order whose subsets are tried
 
 
 @dataclass(frozen=True)
@@ -81,6 +94,9 @@ def check(records: list[dict], events: list[dict], final: dict, peaks: dict, *,
     _check_made(result, history, stored)
     _check_requests(result, history)
     _check_one_registration_per_request(result, history, stored)
+    _check_orders(result, history, stored)
+    for event in events:
+        _check_full_answers(result, history, event, stored)
     _resolve_unknown_books(result, history, stored)
     if mails is not None:
         _check_mail(result, history, stored, mails, owed or [])
@@ -98,10 +114,13 @@ class History:
             self.by_request[record["request_id"]].append(record)
             self.by_key[(record["event_id"], record["email"])].append(record)
         self.booked = {}  # registration id -> first ok booking answer with it
-        self.cancelled = set()  # registration ids some cancellation answered ok with
+        self.cancelled = set()  # registration ids some cancellation answered ok with, whole
+        self.freed = defaultdict(dict)  # registration id -> {request id: part freed (ok)}
         for record in self.records:
             if record["outcome"] == OK and record["operation"] == "book":
                 self.booked.setdefault(record["registration_id"], record)
+            elif record["outcome"] == OK and record.get("returned_part"):
+                self.freed[record["registration_id"]][record["request_id"]] = record
             elif record["outcome"] == OK:
                 self.cancelled.add(record["registration_id"])
 
@@ -120,14 +139,47 @@ def describe(record: dict) -> str:
     answer = record["outcome"] + (f" {record['code']}" if record.get("code") else "")
     if record.get("registration_id"):
         answer += f" registration={record['registration_id'][:8]}"
+    if record.get("returned_tickets") and record["returned_tickets"] != PLAIN:
+        answer += f" tickets={_show(record['returned_tickets'])}"
+    if record.get("quota"):
+        answer += f" quota={record['quota']}"
     link = f" link={record['link'][:8]}" if record.get("link") else ""
+    asked = f" tickets={_show(record['tickets'])}" if record.get("tickets") else ""
     return (f"{record['invoked']:.3f}-{record['completed']:.3f} p{record['process']}"
             f"/t{record['thread']} {record['step']:<8} {record['operation']:<6} "
-            f"{record['request_id']} {record['email']}{link} -> {answer}")
+            f"{record['request_id']} {record['email']}{link}{asked} -> {answer}")
+
+
+def _show(tickets: dict) -> str:
+    return "+".join(f"{n}x{t}" for t, n in sorted(tickets.items()))
+
+
+def quotas_of(event: dict) -> dict[str, int]:
+    """Every quota's capacity (``capacity``: the event's own), in seats."""
+    return event.get("quotas") or {CAPACITY: event["capacity"]}
+
+
+def seats_of(event: dict, tickets: dict | None) -> dict[str, int]:
+    """Seats an order takes from each quota (``tickets`` None: one plain seat)."""
+    types = event.get("ticket_types") or {}
+    seats: dict[str, int] = defaultdict(int)
+    for ticket_type, quantity in (tickets or PLAIN).items():
+        for quota in (CAPACITY, *types.get(ticket_type, ())):
+            seats[quota] += quantity
+    return dict(seats)
+
+
+def seats_taken(event: dict, orders) -> dict[str, int]:
+    """Seats per quota of ``orders`` (each its tickets, None for a plain seat)."""
+    taken = {quota: 0 for quota in quotas_of(event)}
+    for tickets in orders:
+        for quota, seats in seats_of(event, tickets).items():
+            taken[quota] = taken.get(quota, 0) + seats
+    return taken
 
 
 def _check_event(result: CheckResult, event: dict, state: dict, peak: dict) -> None:
-    event_id, capacity = event["id"], event["capacity"]
+    event_id = event["id"]
     everyone = state["registrations"]
     # streams: pending and rejected registrations are stored but hold no seat.
     stored = [s for s in everyone if s.get("status", "confirmed") == "confirmed"]
@@ -135,23 +187,34 @@ def _check_event(result: CheckResult, event: dict, state: dict, peak: dict) -> N
     if undecided:
         result.add("undecided", event_id, f"{undecided} still pending after the decider's "
                    "last pass")
-    if len(stored) > capacity:
-        result.add("overbooked", event_id, f"{len(stored)} stored for {capacity} seats")
-    if state["confirmed"] > capacity:
-        result.add("overbooked", event_id, f"counter {state['confirmed']} for {capacity} seats")
-    seen = max(peak.get("confirmed", 0), peak.get("stored", 0))
-    if seen > capacity:
-        result.add("overbooked", event_id,
-                   f"{seen} confirmed seen during the run (at {peak['at']:.3f}) "
-                   f"for {capacity} seats")
+    taken = seats_taken(event, [s.get("tickets") for s in stored])
+    counters = state.get("quotas") or {CAPACITY: state["confirmed"]}
+    peaks = {CAPACITY: peak, **peak.get("quotas", {})}
+    for quota, capacity in quotas_of(event).items():
+        _check_quota(result, event_id, quota, capacity, taken.get(quota, 0),
+                     counters.get(quota, 0), peaks.get(quota) or {})
     for email, count in Counter(s["email"] for s in everyone).items():
         if count > 1:
             result.add("registered_twice", event_id, f"{count} registrations", email)
-    if state["confirmed"] != len(stored):
-        result.add("counter_mismatch", event_id,
-                   f"counter says {state['confirmed']}, {len(stored)} stored")
     for violation in state["violations"]:
         result.add("audit", event_id, violation)
+
+
+def _check_quota(result: CheckResult, event_id: str, quota: str, capacity: int, stored: int,
+                 counter: int, peak: dict) -> None:
+    """One quota: never over its capacity (stored, counted, seen), its counter true."""
+    name = "" if quota == CAPACITY else f"quota {quota}: "
+    if stored > capacity:
+        result.add("overbooked", event_id, f"{name}{stored} stored for {capacity} seats")
+    if counter > capacity:
+        result.add("overbooked", event_id, f"{name}counter {counter} for {capacity} seats")
+    seen = max(peak.get("confirmed", 0), peak.get("stored", 0))
+    if seen > capacity:
+        result.add("overbooked", event_id, f"{name}{seen} confirmed seen during the run "
+                   f"(at {peak['at']:.3f}) for {capacity} seats")
+    if counter != stored:
+        result.add("counter_mismatch", event_id, f"{name}counter says {counter}, "
+                   f"{stored} stored")
 
 
 def _check_acknowledged(result: CheckResult, history: History, stored: dict,
@@ -217,8 +280,7 @@ def _check_made(result: CheckResult, history: History, stored: dict) -> None:
 def _check_requests(result: CheckResult, history: History) -> None:
     for request_id, sent in history.by_request.items():
         first = sent[0]
-        content = (first["operation"], first["event_id"], first["email"])
-        same = [r for r in sent if (r["operation"], r["event_id"], r["email"]) == content]
+        same = [r for r in sent if _content(r) == _content(first)]
         bound = min((r["completed"] for r in same if r["outcome"] == OK), default=None)
         for other in (r for r in sent if r not in same):
             if bound is None or other["invoked"] < bound:
@@ -243,12 +305,161 @@ def _check_requests(result: CheckResult, history: History) -> None:
                            f"was answered {later['code']}", later["email"], request_id)
 
 
+def _content(record: dict) -> tuple:
+    """What a request asks: the operation, on whom, and which tickets."""
+    return (record["operation"], record["event_id"], record["email"],
+            sorted((record.get("tickets") or {}).items()))
+
+
 def _answer_fits(answer: dict) -> bool:
     """An ok answer carries its own person's registration (for a booking: its request's)."""
     same_person = (answer["returned_email"], answer["returned_event"]) == (answer["email"],
                                                                           answer["event_id"])
     return same_person and (answer["operation"] != "book"
                             or answer["returned_request"] == answer["request_id"])
+
+
+def _tickets(tickets: dict | None) -> dict:
+    return dict(tickets) if tickets else dict(PLAIN)
+
+
+def _check_orders(result: CheckResult, history: History, stored: dict) -> None:
+    """Orders whole: an ok booking answers the order it asked, an ok cancellation of part
+    of one frees what it asked, a stored order is what its request asked minus the parts
+    freed since (every one answered ok, and any of those whose answer is unknown)."""
+    for record in history.records:
+        if record["outcome"] != OK or "returned_tickets" not in record:
+            continue
+        asked, answered = _tickets(record.get("tickets")), record["returned_tickets"]
+        if record["operation"] == "book" and answered != asked:
+            result.add("order_not_whole", record["event_id"], f"booked {_show(asked)}, "
+                       f"answered {_show(answered)}", record["email"], record["request_id"])
+        elif record["operation"] == "cancel" and record.get("tickets") and answered != asked:
+            result.add("partial_freed_other", record["event_id"], f"asked to free "
+                       f"{_show(asked)}, answered {_show(answered)}", record["email"],
+                       record["request_id"])
+    for registration_id, (event_id, row) in stored.items():
+        _check_order_whole(result, history, event_id, row)
+
+
+def _check_order_whole(result: CheckResult, history: History, event_id: str,
+                       row: dict) -> None:
+    books = [r for r in history.by_request.get(row["request_id"], [])
+             if (r["operation"], r["event_id"], r["email"]) == ("book", event_id, row["email"])]
+    if not books:
+        return  # ``unexplained``
+    left = Counter(_tickets(books[0].get("tickets")))
+    freed = history.freed.get(row["registration_id"], {})
+    for part in freed.values():
+        left.subtract(part["tickets"])
+    maybe = {r["request_id"]: r["tickets"] for r in history.by_key[(event_id, row["email"])]
+             if r["operation"] == "cancel" and r["outcome"] == UNKNOWN and r.get("tickets")
+             and r["request_id"] not in freed and r["completed"] >= books[0]["invoked"]}
+    owed = left.copy()
+    owed.subtract(_tickets(row.get("tickets")))
+    if any(n < 0 for n in owed.values()) or _key(owed) not in _part_sums(maybe.values()):
+        explained = f" minus {len(freed)} part(s) freed" if freed else ""
+        result.add("order_not_whole", event_id, f"stores {_show(_tickets(row.get('tickets')))}"
+                   f", asked {_show(_tickets(books[0].get('tickets')))}{explained}"
+                   + (f" and any of {len(maybe)} unknown" if maybe else ""), row["email"],
+                   row["request_id"])
+
+
+def _key(tickets: Counter) -> tuple:
+    return tuple(sorted((t, n) for t, n in tickets.items() if n))
+
+
+def _part_sums(parts) -> set[tuple]:
+    """Every total that some of ``parts`` (unknown partial cancellations) add up to."""
+    sums = {()}
+    for part in parts:
+        sums |= {_key(Counter(dict(total)) + Counter(part)) for total in sums}
+    return sums
+
+
+def _check_full_answers(result: CheckResult, history: History, event: dict,
+                        stored: dict) -> None:
+    """A "full" answer names a quota the order draws on, and which can have been full:
+    counting every order that may have held seats at any moment of the answer (from its
+    request's first invocation to the end of a cancellation that removed it; whole, as
+    asked), that quota had no room for the order."""
+    refusals = [r for r in history.records if r["event_id"] == event["id"]
+                and r["outcome"] == FAIL and r["code"] == "event_full" and r.get("quota")]
+    if not refusals:
+        return
+    holds = _Holds(_possible_holds(history, event, stored))
+    capacities = quotas_of(event)
+    for refused in refusals:
+        quota = refused["quota"]
+        need = seats_of(event, refused.get("tickets")).get(quota, 0)
+        if not need or quota not in capacities:
+            result.add("full_with_room", event["id"], f"'full' names quota {quota}, which "
+                       "the order does not draw on", refused["email"], refused["request_id"])
+            continue
+        most = holds.most(quota, refused["invoked"], refused["completed"])
+        if most + need <= capacities[quota]:
+            result.add("full_with_room", event["id"], f"'full' naming {quota} for "
+                       f"{need} seat(s), but at most {most} of its {capacities[quota]} "
+                       "seats can have been taken then", refused["email"],
+                       refused["request_id"])
+
+
+def _possible_holds(history: History, event: dict, stored: dict) -> list[tuple]:
+    """(from, until, seats per quota) of every booking request that may have taken seats."""
+    made = {s["request_id"] for event_id, s in stored.values() if event_id == event["id"]}
+    made.update(r["returned_request"] for r in history.records
+                if r["outcome"] == OK and r.get("returned_event") == event["id"])
+    removed: dict[tuple, float] = {}  # (request id, e-mail) -> when a whole cancel ended
+    for r in history.records:
+        if r["outcome"] == OK and r["operation"] == "cancel" and not r.get("returned_part") \
+                and r.get("returned_event") == event["id"]:
+            key = (r["returned_request"], r["returned_email"])
+            removed[key] = min(removed.get(key, r["completed"]), r["completed"])
+    groups = defaultdict(list)
+    for r in history.records:
+        if r["operation"] == "book" and r["event_id"] == event["id"]:
+            groups[(r["request_id"], r["email"])].append(r)
+    return [(min(r["invoked"] for r in sent), removed.get(key, float("inf")),
+             seats_of(event, sent[0].get("tickets")))
+            for key, sent in groups.items()
+            if key[0] in made or any(r["outcome"] != FAIL for r in sent)]
+
+
+class _Holds:
+    """Seats that may have been held in an interval: a sum of starts minus ends, per quota."""
+
+    def __init__(self, holds: list[tuple]):
+        self.starts, self.ends = defaultdict(list), defaultdict(list)
+        for start, end, seats in holds:
+            for quota, n in seats.items():
+                self.starts[quota].append((start, n))
+                self.ends[quota].append((end, n))
+        self.starts = {q: _cumulative(v) for q, v in self.starts.items()}
+        self.ends = {q: _cumulative(v) for q, v in self.ends.items()}
+
+    def most(self, quota: str, begin: float, end: float) -> int:
+        """Seats of ``quota`` held by holds that overlap [begin, end]: those that started
+        before ``end``, less those that ended before ``begin`` (they started earlier)."""
+        return (_sum_before(self.starts.get(quota), end, inclusive=False)
+                - _sum_before(self.ends.get(quota), begin, inclusive=True))
+
+
+def _cumulative(points: list[tuple]) -> tuple[list, list]:
+    points.sort()
+    times, totals, total = [], [], 0
+    for at, n in points:
+        total += n
+        times.append(at)
+        totals.append(total)
+    return times, totals
+
+
+def _sum_before(cumulative, at: float, *, inclusive: bool) -> int:
+    if not cumulative:
+        return 0
+    times, totals = cumulative
+    index = (bisect_right if inclusive else bisect_left)(times, at)
+    return totals[index - 1] if index else 0
 
 
 def _resolve_unknown_books(result: CheckResult, history: History, stored: dict) -> None:
@@ -298,7 +509,8 @@ def _check_mail(result: CheckResult, history: History, stored: dict, mails: dict
     kinds = {"confirmed": "confirmation", "rejected": "rejection"}
     expected = {f"{kinds[status[rid]]}-{rid}": event_id for rid, event_id in made.items()
                 if status.get(rid) in kinds}
-    expected.update({f"cancellation-{r['registration_id']}": r["event_id"]
+    expected.update({f"cancellation-{r['registration_id']}"
+                     + (f"-{r['returned_part']}" if r.get("returned_part") else ""): r["event_id"]
                      for r in history.records if r["outcome"] == OK
                      and r["operation"] == "cancel"})
     for message_id, event_id in sorted(expected.items()):

@@ -2,7 +2,7 @@
 import json
 from collections import Counter
 
-from .checker import History
+from .checker import History, quotas_of, seats_taken
 
 SHOWN_PER_KIND = 3  # anomalies printed with their history excerpt, per kind
 
@@ -26,6 +26,7 @@ def summary(config, result: dict) -> dict:
         "operations_per_second": round(len(records) / max(result["seconds"], 1e-9), 1),
         "steps": dict(Counter(r["step"] for r in records)),
         "outcomes": dict(Counter(r["outcome"] for r in records)),
+        "outcomes_by_step": _by_step(records),
         # Definite refusals (full, already registered, ...) are the product working: counted
         # apart from failures, which are the anomalies below.
         "expected_refusals": dict(Counter(r["code"] for r in records if r["outcome"] == "fail")),
@@ -46,12 +47,30 @@ def summary(config, result: dict) -> dict:
     }
 
 
+def _by_step(records: list[dict]) -> dict:
+    """Step kind -> outcome -> invocations (``order``: orders booked, ``partial``: parts of
+    orders freed, each counted where it was a new request)."""
+    found: dict = {}
+    for record in records:
+        outcomes = found.setdefault(record["step"], {})
+        outcomes[record["outcome"]] = outcomes.get(record["outcome"], 0) + 1
+    return found
+
+
 def _event_summary(event: dict, result: dict) -> dict:
     state, peak = result["final"][event["id"]], result["peaks"][event["id"]]
     # Registrations holding a seat (streams also stores pending and rejected ones).
     seated = [r for r in state["registrations"] if r.get("status", "confirmed") == "confirmed"]
-    return {**event, "stored": len(seated), "counter": state["confirmed"],
-            "peak_seen": max(peak["confirmed"], peak["stored"]),
+    stored = seats_taken(event, [r.get("tickets") for r in seated])
+    counters = state.get("quotas") or {"capacity": state["confirmed"]}
+    peaks = {"capacity": peak, **peak.get("quotas", {})}
+    quotas = {quota: {"capacity": capacity, "stored": stored.get(quota, 0),
+                      "counter": counters.get(quota, 0),
+                      "peak_seen": max(peaks.get(quota, {}).get("confirmed", 0),
+                                       peaks.get(quota, {}).get("stored", 0))}
+              for quota, capacity in quotas_of(event).items()}
+    return {**{k: v for k, v in event.items() if k != "quotas"},
+            "orders_stored": len(seated), **quotas["capacity"], "quotas": quotas,
             "audit_violations": len(state["violations"])}
 
 
@@ -96,9 +115,16 @@ def text(report: dict) -> str:
         "Events:",
     ]
     for event in report["events"]:
-        lines.append(f"  {event['strategy']:<10} {event['id']}  capacity {event['capacity']}, "
-                     f"stored {event['stored']}, counter {event['counter']}, peak seen "
-                     f"{event['peak_seen']}, audit violations {event['audit_violations']}")
+        kind = "orders" if event.get("orders") else "plain"
+        lines.append(f"  {event['strategy']:<10} {kind:<6} {event['id']}  capacity "
+                     f"{event['capacity']}, stored {event['stored']}, counter "
+                     f"{event['counter']}, peak seen {event['peak_seen']}, audit violations "
+                     f"{event['audit_violations']}")
+        for quota, seats in event.get("quotas", {}).items():
+            if quota != "capacity":
+                lines.append(f"{'':<20}quota {quota}: capacity {seats['capacity']}, stored "
+                             f"{seats['stored']}, counter {seats['counter']}, peak seen "
+                             f"{seats['peak_seen']}")
     total = len(report["anomalies"])
     lines.append(f"Anomalies: {total}" + (f" ({_counts(report['anomaly_counts'])})"
                                           if total else ""))

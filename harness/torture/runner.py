@@ -38,8 +38,8 @@ def run(config) -> dict:
         with wiring.use_service(control_service(
                 store=store, race_delay_ms=config.unguarded_race_delay_ms)):
             ensure_tables(store)
-            events = [_create_event(config, strategy) for strategy in config.strategies]
-            watcher = Watcher([e["id"] for e in events]).start()
+            events = _create_events(config)
+            watcher = Watcher(events).start()
             deciders = StreamDeciders(_worker_env(config, server.url, prefix), events).start()
             started = time.time()
             try:
@@ -78,11 +78,24 @@ def _send_what_is_owed(passes: int = 10) -> list[str]:
     return patiently(lambda: [m["message_id"] for m in sender.outbox.pending()])
 
 
-def _create_event(config, strategy: str) -> dict:
+def _create_events(config) -> list[dict]:
+    """One plain event per strategy; then an order event per strategy that takes orders
+    (its ``takes_orders`` flag: a strategy that learns orders joins the run by itself)."""
     service = get_booking_service()
+    ordering = [s for s in config.strategies if service.strategy(s).takes_orders]
+    return ([_create_event(strategy, capacity=config.capacity) for strategy in config.strategies]
+            + [_create_event(strategy, **config.order_event()) for strategy in ordering])
+
+
+def _create_event(strategy: str, **shape) -> dict:
+    """The event as the checker needs it: every quota's capacity, every type's quotas."""
+    service = get_booking_service()
+    kind = "orders" if shape.get("quotas") else "plain"
     event = patiently(lambda: service.create_event(
-        name=f"Torture {strategy}", capacity=config.capacity, strategy=strategy))
-    return {"id": event.id, "strategy": strategy, "capacity": event.capacity}
+        name=f"Torture {strategy} {kind}", strategy=strategy, **shape))
+    return {"id": event.id, "strategy": strategy, "capacity": event.capacity,
+            "orders": not event.is_plain, "quotas": event.quota_capacities(),
+            "ticket_types": {t: list(q) for t, q in event.ticket_types.items()}}
 
 
 def _worker_env(config, url: str, prefix: str) -> dict:
@@ -96,12 +109,14 @@ def _worker_env(config, url: str, prefix: str) -> dict:
 
 def _run_processes(config, url: str, prefix: str, events: list[dict]) -> list[dict]:
     env, event_ids = _worker_env(config, url, prefix), [e["id"] for e in events]
+    order_event_ids = frozenset(e["id"] for e in events if e["orders"])
     shares = _split(config.ops, config.processes * config.threads)
     start_at = time.time() + START_DELAY_SECONDS
     with get_context("spawn").Pool(config.processes) as pool:
         runs = [pool.apply_async(run_in_process, (
             env, config, event_ids, process,
-            shares[process * config.threads:(process + 1) * config.threads], start_at))
+            shares[process * config.threads:(process + 1) * config.threads], start_at,
+            order_event_ids))
             for process in range(config.processes)]
         return [record for each in runs for record in each.get()]
 
@@ -114,11 +129,14 @@ def _final_state(event_id: str) -> dict:
     """What is stored once every client has finished, read consistently."""
     service = get_booking_service()
     registrations = patiently(lambda: list(service.registrations(event_id)))
+    quotas = patiently(lambda: service.availability(event_id).quotas)
     return {
         "registrations": [{"email": r.email, "registration_id": r.registration_id,
-                           "request_id": r.request_id, "status": r.status}
-                          for r in registrations],
-        "confirmed": patiently(lambda: service.availability(event_id).confirmed),
+                           "request_id": r.request_id, "status": r.status,
+                           "tickets": r.tickets} for r in registrations],
+        "confirmed": quotas["capacity"].confirmed,
+        # Every quota's counter (the capacity's is ``confirmed``), in seats.
+        "quotas": {name: quota.confirmed for name, quota in quotas.items()},
         "violations": [f"{v.invariant}: expected {v.expected}, found {v.found}"
                        + (f" ({v.detail})" if v.detail else "")
                        for v in patiently(lambda: service.audit(event_id))],
@@ -126,15 +144,19 @@ def _final_state(event_id: str) -> dict:
 
 
 class Watcher:
-    """Reads every event's confirmed count and stored registrations while the run goes on.
+    """Reads every event's counts and stored registrations while the run goes on.
 
     Overbooking can be undone by later cancellations; the final state alone would miss
-    it. ``peaks`` holds, per event, the largest count seen and when.
+    it. ``peaks`` holds, per event, the largest capacity count seen (seats counted, and
+    seats of the stored orders) and when, and under ``quotas`` the same for every quota.
     """
 
-    def __init__(self, event_ids: list[str]):
-        self.event_ids = event_ids
-        self.peaks = {e: {"confirmed": 0, "stored": 0, "at": None} for e in event_ids}
+    def __init__(self, events: list[dict]):
+        self.events = events
+        self.event_ids = [e["id"] for e in events]
+        self.peaks = {e["id"]: {"confirmed": 0, "stored": 0, "at": None, "quotas": {
+            quota: {"confirmed": 0, "stored": 0, "at": None} for quota in e["quotas"]}}
+            for e in events}
         self.samples = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
@@ -150,16 +172,23 @@ class Watcher:
     def _watch(self) -> None:
         service = get_booking_service()
         while not self._stop.wait(WATCH_EVERY_SECONDS):
-            for event_id in self.event_ids:
+            for event in self.events:
                 try:
-                    confirmed = service.availability(event_id).confirmed
-                    stored = sum(r.is_confirmed for r in service.registrations(event_id))
+                    quotas = service.availability(event["id"]).quotas
+                    stored = checker.seats_taken(event, [
+                        r.tickets for r in service.registrations(event["id"]) if r.is_confirmed])
                 except Exception:  # noqa: BLE001 - a faulted read; the next one will do
                     continue
-                peak = self.peaks[event_id]
-                if max(confirmed, stored) > max(peak["confirmed"], peak["stored"]):
-                    peak.update(confirmed=confirmed, stored=stored, at=time.time())
+                now, peak = time.time(), self.peaks[event["id"]]
+                for name, quota in quotas.items():
+                    _raise(peak["quotas"][name], quota.confirmed, stored.get(name, 0), now)
+                _raise(peak, quotas["capacity"].confirmed, stored.get("capacity", 0), now)
                 self.samples += 1
+
+
+def _raise(peak: dict, confirmed: int, stored: int, now: float) -> None:
+    if max(confirmed, stored) > max(peak["confirmed"], peak["stored"]):
+        peak.update(confirmed=confirmed, stored=stored, at=now)
 
 
 class StreamDeciders:

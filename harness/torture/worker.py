@@ -22,37 +22,44 @@ def invoke(service, request: Request) -> dict:
     from booking.errors import BookingError
 
     invoked = time.time()
-    registration, code = None, None
+    registration, code, quota = None, None, None
     try:
         if request.operation == "book":
             registration = service.book(request.event_id, name=request.name,
-                                        email=request.email, request_id=request.request_id)
+                                        email=request.email, request_id=request.request_id,
+                                        tickets=request.tickets)
         else:
             registration = service.cancel(request.event_id, email=request.email,
                                           registration_id=request.registration_id,
-                                          request_id=request.request_id)
+                                          request_id=request.request_id,
+                                          tickets=request.tickets)
         outcome = OK
     except BookingError as refused:
-        code = refused.code
+        code, quota = refused.code, getattr(refused, "quota", None)
         outcome = FAIL if code in DEFINITE_CODES else UNKNOWN
     except Exception as error:  # noqa: BLE001 - the history must hold every outcome
         code, outcome = f"error:{type(error).__name__}", UNKNOWN
     record = {"request_id": request.request_id, "operation": request.operation,
               "event_id": request.event_id, "email": request.email,
               "link": request.registration_id, "invoked": invoked, "completed": time.time(),
-              "outcome": outcome, "code": code}
+              "outcome": outcome, "code": code,
+              # The order asked (book) or the part to free (cancel); None: as ever.
+              "tickets": request.tickets, **({"quota": quota} if quota else {})}
     if registration is not None:
         record.update(registration_id=registration.registration_id,
                       returned_email=registration.email,
                       returned_event=registration.event_id,
                       returned_request=registration.request_id,
-                      returned_status=registration.status)
+                      returned_status=registration.status,
+                      returned_tickets=registration.tickets,
+                      # Set when a cancellation freed part of the order (its request id).
+                      returned_part=registration.part_request_id)
     return record
 
 
 def run_thread(service, config: TortureConfig, event_ids: list[str], process: int,
-               thread: int, steps: int) -> list[dict]:
-    plan = ThreadPlan(config, event_ids, process, thread)
+               thread: int, steps: int, order_event_ids: frozenset = frozenset()) -> list[dict]:
+    plan = ThreadPlan(config, event_ids, process, thread, order_event_ids)
     records = []
     for _ in range(steps):
         kind, request = plan.next_step()
@@ -67,14 +74,16 @@ def run_thread(service, config: TortureConfig, event_ids: list[str], process: in
             answers = [invoke(service, request)]
         for answer in answers:
             answer.update(process=process, thread=thread, step=kind)
-            plan.answered(request, answer.get("registration_id"), answer["outcome"] != UNKNOWN)
+            plan.answered(request, answer, answer["outcome"] != UNKNOWN)
         records += answers
     return records
 
 
 def run_in_process(env: dict, config: TortureConfig, event_ids: list[str], process: int,
-                   steps: list[int], start_at: float) -> list[dict]:
-    """Entry point of a spawned process: configure Django from ``env``, run its threads."""
+                   steps: list[int], start_at: float,
+                   order_event_ids: frozenset = frozenset()) -> list[dict]:
+    """Entry point of a spawned process: configure Django from ``env``, run its threads
+    (``order_event_ids``: the events whose bookings are orders)."""
     os.environ.update(env)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
@@ -87,7 +96,7 @@ def run_in_process(env: dict, config: TortureConfig, event_ids: list[str], proce
 
     def work(thread: int):
         results[thread] = run_thread(service, config, event_ids, process, thread,
-                                     steps[thread])
+                                     steps[thread], order_event_ids)
 
     time.sleep(max(0.0, start_at - time.time()))
     threads = [threading.Thread(target=work, args=(n,)) for n in range(len(steps))]

@@ -16,6 +16,7 @@ from django.conf import settings
 
 from booking.strategies.streams.decider import StreamDecider
 from booking.wiring import get_booking_service
+from harness.torture.plan import ORDER_TYPES, random_order
 
 pytestmark = pytest.mark.concurrency
 
@@ -25,19 +26,8 @@ PEOPLE = 24  # per event
 SAME_PERSON = 3  # attempts at once, each a different order, for one more e-mail per event
 STRATEGIES = ("aggregate", "lock_table", "slots", "streams", "shards", "unguarded")
 QUOTAS = {"workshop-a": 8, "workshop-b": 8}
-TYPES = {"conference": [], "workshop-a": ["workshop-a"], "workshop-b": ["workshop-b"],
-         "both": ["workshop-a", "workshop-b"]}
-
-
-def random_order(rng: random.Random) -> dict[str, int]:
-    """1-4 seats over one or two types, leaning on the shared workshop quotas."""
-    seats = rng.randint(1, 4)
-    first = rng.choice(["workshop-a", "workshop-b", "both", "conference"])
-    if seats == 1 or rng.random() < 0.5:
-        return {first: seats}
-    second = rng.choice([t for t in TYPES if t != first])
-    split = rng.randint(1, seats - 1)
-    return {first: split, second: seats - split}
+# The torture run's order events use the same types and draw orders the same way.
+TYPES = ORDER_TYPES
 
 
 def race(server, orders, *, race_delay_ms=0.0):

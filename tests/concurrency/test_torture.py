@@ -2,13 +2,17 @@
 seed; the checker must find nothing for the guarded strategies and must find the
 anomalies of the controls (no guard; no request row in the booking's write), which proves
 it can see them. Every process also sends the outbox's e-mails at the same time as the
-others; each must go out exactly once.
+others; each must go out exactly once. Every strategy that takes orders also gets an
+order event in the same run (ticket types sharing two workshop quotas, orders of 1-4
+seats, partial cancellations): the unguarded control is caught overbooking a quota there.
 """
 import json
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+
+from harness.controls import ALL_STRATEGIES
 
 pytestmark = pytest.mark.concurrency
 
@@ -44,6 +48,17 @@ def test_torture__guarded_strategies_with_faults__no_anomaly():
     assert report["mail"]["sent"] == report["mail"]["messages"] > 0
     assert report["mail"]["still_owed"] == 0
     assert report["decider_kills"] == 1  # the streams event's decider, mid-run
+    # Orders: an order event for every strategy that takes them, whole, quota by quota.
+    ordering = {s for s in ("aggregate", "lock_table", "slots", "streams", "shards")
+                if ALL_STRATEGIES[s].takes_orders}
+    assert {e["strategy"] for e in report["events"] if e["orders"]} == ordering
+    for event in (e for e in report["events"] if e["orders"]):
+        assert set(event["quotas"]) == {"capacity", "workshop-a", "workshop-b"}
+        for quota in event["quotas"].values():
+            assert quota["stored"] == quota["counter"] <= quota["capacity"]
+            assert quota["peak_seen"] <= quota["capacity"]
+    by_step = report["outcomes_by_step"]
+    assert by_step["order"]["ok"] > 0 and by_step["partial"]["ok"] > 0, by_step
 
 
 def test_torture__unguarded_control__overbooking_found_and_saved_run_rechecks(tmp_path):
@@ -55,15 +70,21 @@ def test_torture__unguarded_control__overbooking_found_and_saved_run_rechecks(tm
     assert status == 1
     assert report["anomaly_counts"].get("overbooked", 0) > 0, report["anomaly_counts"]
     assert report["failures"] == len(report["anomalies"]) > 0
-    shown = [a for a in report["anomalies"] if a["kind"] == "overbooked"]
-    assert "for 5 seats" in shown[0]["detail"]
+    plain, orders = (next(e["id"] for e in report["events"] if e["orders"] is kind)
+                     for kind in (False, True))
+    overbooked = [a for a in report["anomalies"] if a["kind"] == "overbooked"]
+    assert any(a["event_id"] == plain and "for 5 seats" in a["detail"] for a in overbooked)
+    # The order event: its orders checked quota by quota, then written, overbook a quota.
+    assert any(a["event_id"] == orders for a in overbooked), overbooked
     again_status, again = torture("--check-history", str(saved))
     assert (again_status, again["anomalies"]) == (1, report["anomalies"])
     assert again["operations"] == report["operations"]
 
 
 def test_torture__no_request_rows__repeats_run_twice_found():
-    status, report = torture("--processes", "3", "--threads", "8", "--ops", "500",
+    # 350 steps over its plain and its order event (trimmed from 500 when the order
+    # event joined the run, to keep the suite's time): caught in every run so far.
+    status, report = torture("--processes", "3", "--threads", "8", "--ops", "350",
                              "--seed", "8", "--strategies", "lock_table",
                              "--no-request-history")
 
@@ -77,7 +98,7 @@ def test_torture__no_request_rows__repeats_run_twice_found():
 def test_torture__mail_sent_without_claims__duplicates_found():
     # The control for the e-mail check: senders that skip the atomic counter send the
     # same outbox row more than once when they see it at the same moment.
-    status, report = torture("--processes", "3", "--threads", "4", "--ops", "300",
+    status, report = torture("--processes", "3", "--threads", "4", "--ops", "200",
                              "--seed", "9", "--strategies", "lock_table", "--faults", "none",
                              "--no-mail-claims")
 

@@ -249,3 +249,161 @@ def test_check__streams_decision_mailed_then_overwritten__decision_changed(maile
                           {f"{mailed}-R1": 1}, owed=[f"{other}-R1"])
 
     assert found == {"decision_changed": 1, "mail_missing": 1}
+
+
+# --- orders: ticket types sharing quotas, partial cancellations -------------------------
+
+TYPES = {"conf": [], "wa": ["wa"], "both": ["wa", "wb"]}
+ORDER_EVENT = {"id": EVENT, "strategy": "lock_table", "capacity": 6, "orders": True,
+               "quotas": {"capacity": 6, "wa": 3, "wb": 2}, "ticket_types": TYPES}
+
+
+def order(t, request_id, email, tickets, outcome="ok", code=None, registration=None, *,
+          answered=None, quota=None, step="order"):
+    """A booking of ``tickets`` (its ok answer carries ``answered``, default the same)."""
+    record = {**rec(t, "book", request_id, email, outcome, code, registration, step=step),
+              "tickets": tickets, **({"quota": quota} if quota else {})}
+    if outcome == "ok":
+        record["returned_tickets"] = answered or tickets
+    return record
+
+
+def part(t, request_id, email, tickets, outcome="ok", code=None, registration=None, *,
+         booked_by=None, answered=None, whole=False):
+    """A cancellation of ``tickets`` of an order (ok: freed part, or the rest when whole)."""
+    record = {**rec(t, "cancel", request_id, email, outcome, code, registration,
+                    returned_request=booked_by, step="partial"), "tickets": tickets}
+    if outcome == "ok":
+        record.update(returned_tickets=answered or tickets,
+                      returned_part=None if whole else request_id)
+    return record
+
+
+def orders_stored(*rows, quotas=None, peaks=None):
+    """``rows``: (email, registration id, request id, tickets); counters from the rows
+    unless ``quotas`` says otherwise."""
+    registrations = [{"email": email, "registration_id": rid, "request_id": request,
+                      "tickets": tickets} for email, rid, request, tickets in rows]
+    taken = {"capacity": 0, "wa": 0, "wb": 0}
+    for *_, tickets in rows:
+        for ticket_type, n in tickets.items():
+            for quota in ("capacity", *TYPES[ticket_type]):
+                taken[quota] += n
+    taken.update(quotas or {})
+    return {EVENT: {"registrations": registrations, "violations": [],
+                    "confirmed": taken["capacity"], "quotas": taken}}
+
+
+def order_kinds(records, final, quota_peaks=None):
+    peaks = {EVENT: {"confirmed": 0, "stored": 0, "at": 1.0,
+                     "quotas": {q: {"confirmed": n, "stored": n, "at": 1.0}
+                                for q, n in (quota_peaks or {}).items()}}}
+    return check(records, [ORDER_EVENT], final, peaks).counts()
+
+
+def test_check__true_order_history_with_parts_fulls_and_unknowns__no_anomaly():
+    records = [
+        order(1, "r-ada", "ada@x", {"wa": 2, "conf": 1}, registration="R1"),
+        order(2, "r-bob", "bob@x", {"both": 1}, registration="R2"),
+        # wa holds 3 of 3: a full answer naming it is true, so is one naming the capacity.
+        order(3, "r-cy", "cy@x", {"wa": 1}, "fail", "event_full", quota="wa"),
+        order(3.2, "r-dan", "dan@x", {"conf": 4}, "fail", "event_full", quota="capacity"),
+        part(4, "r-p1", "ada@x", {"wa": 1}, registration="R1", booked_by="r-ada"),
+        part(4.1, "r-p1", "ada@x", {"wa": 1}, registration="R1", booked_by="r-ada"),  # repeat
+        part(5, "r-p2", "ada@x", {"conf": 1}, "unknown", "outcome_unknown"),
+        part(6, "r-p3", "bob@x", {"both": 1}, registration="R2", booked_by="r-bob", whole=True),
+        part(7, "r-p4", "cy@x", {"wa": 1}, "fail", "not_registered"),
+        order(8, "r-eve", "eve@x", {"both": 2}, "unknown", "outcome_unknown"),
+        order(9, "r-ada", "ada@x", {"wa": 2, "conf": 1}, registration="R1", step="repeat"),
+    ]
+    final = orders_stored(("ada@x", "R1", "r-ada", {"wa": 1}),
+                          ("eve@x", "R5", "r-eve", {"both": 2}))
+
+    assert order_kinds(records, final) == {}
+
+
+def test_check__quota_over_its_capacity__overbooked_naming_the_quota():
+    records = [order(1, "r-ada", "ada@x", {"wa": 2}, registration="R1"),
+               order(2, "r-bob", "bob@x", {"both": 2}, registration="R2")]
+    final = orders_stored(("ada@x", "R1", "r-ada", {"wa": 2}),
+                          ("bob@x", "R2", "r-bob", {"both": 2}))
+
+    found = check(records, [ORDER_EVENT], final, {}).anomalies
+
+    assert [(a.kind, a.detail) for a in found] == [
+        ("overbooked", "quota wa: 4 stored for 3 seats"),
+        ("overbooked", "quota wa: counter 4 for 3 seats")]
+
+
+def test_check__quota_over_only_during_the_run__seen_by_the_watcher():
+    assert order_kinds([], orders_stored(), quota_peaks={"wb": 3}) == {"overbooked": 1}
+
+
+def test_check__quota_counter_other_than_the_stored_seats__counter_mismatch():
+    records = [order(1, "r-ada", "ada@x", {"both": 1}, registration="R1")]
+    final = orders_stored(("ada@x", "R1", "r-ada", {"both": 1}), quotas={"wb": 0})
+
+    assert order_kinds(records, final) == {"counter_mismatch": 1}
+
+
+@pytest.mark.parametrize("stored_tickets", [{"wa": 1}, {"wa": 2, "conf": 2}, {"conf": 1}])
+def test_check__stored_order_not_what_was_asked__order_not_whole(stored_tickets):
+    records = [order(1, "r-ada", "ada@x", {"wa": 2, "conf": 1}, registration="R1")]
+    final = orders_stored(("ada@x", "R1", "r-ada", stored_tickets))
+
+    assert order_kinds(records, final) == {"order_not_whole": 1}
+
+
+def test_check__booked_answer_with_other_tickets__order_not_whole():
+    records = [order(1, "r-ada", "ada@x", {"wa": 2}, registration="R1", answered={"wa": 1})]
+
+    assert order_kinds(records, orders_stored(("ada@x", "R1", "r-ada", {"wa": 2}))) == {
+        "order_not_whole": 1}
+
+
+def test_check__part_freed_answered_ok_but_still_stored__order_not_whole():
+    records = [order(1, "r-ada", "ada@x", {"wa": 2, "conf": 1}, registration="R1"),
+               part(2, "r-p", "ada@x", {"conf": 1}, registration="R1", booked_by="r-ada")]
+    final = orders_stored(("ada@x", "R1", "r-ada", {"wa": 2, "conf": 1}))
+
+    assert order_kinds(records, final) == {"order_not_whole": 1}
+
+
+def test_check__part_freed_other_than_asked__partial_freed_other():
+    records = [order(1, "r-ada", "ada@x", {"wa": 2, "conf": 1}, registration="R1"),
+               part(2, "r-p", "ada@x", {"conf": 1}, registration="R1", booked_by="r-ada",
+                    answered={"wa": 1})]
+    final = orders_stored(("ada@x", "R1", "r-ada", {"wa": 1, "conf": 1}))
+
+    assert order_kinds(records, final) == {"partial_freed_other": 1, "order_not_whole": 1}
+
+
+def test_check__full_naming_a_quota_with_room__full_with_room():
+    # wb: bob's order holds 1 of 2 seats; cy's one "both" seat fits, yet "full" named wb.
+    records = [order(1, "r-bob", "bob@x", {"both": 1}, registration="R2"),
+               order(2, "r-cy", "cy@x", {"both": 1}, "fail", "event_full", quota="wb")]
+
+    assert order_kinds(records, orders_stored(("bob@x", "R2", "r-bob", {"both": 1}))) == {
+        "full_with_room": 1}
+
+
+def test_check__full_naming_a_quota_the_order_does_not_draw_on__full_with_room():
+    records = [order(1, "r-ada", "ada@x", {"wa": 3}, registration="R1"),
+               order(2, "r-cy", "cy@x", {"conf": 1}, "fail", "event_full", quota="wa")]
+
+    assert order_kinds(records, orders_stored(("ada@x", "R1", "r-ada", {"wa": 3}))) == {
+        "full_with_room": 1}
+
+
+def test_check__full_while_a_cancellation_was_freeing_the_quota__true():
+    # The seat was freed by a cancellation that ended after the "full" began: it may
+    # still have been held when the answer was decided.
+    records = [order(1, "r-ada", "ada@x", {"wa": 3}, registration="R1"),
+               part(3, "r-c", "ada@x", {"wa": 3}, registration="R1", booked_by="r-ada",
+                    whole=True),
+               order(3.2, "r-cy", "cy@x", {"wa": 1}, "fail", "event_full", quota="wa"),
+               order(4, "r-dan", "dan@x", {"wa": 1}, "fail", "event_full", quota="wa")]
+
+    found = check(records, [ORDER_EVENT], orders_stored(), {}).anomalies
+
+    assert [(a.kind, a.request_id) for a in found] == [("full_with_room", "r-dan")]

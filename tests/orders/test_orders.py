@@ -99,6 +99,26 @@ def test_cancelling_part_of_an_order_then_the_rest(service, strategy):
 
 
 @pytest.mark.parametrize("strategy", ORDER_STRATEGIES)
+def test_a_repeat_of_a_partial_cancellation_after_the_order_changed_answers_the_same(
+        service, strategy):
+    # Found by the torture run: the repeat was checked against the order as it is now
+    # (no conference seat left to free) and refused, instead of answering as the first.
+    event = devconf(service, strategy)
+    service.book(event.id, name="Ada", email="ada@example.com",
+                 tickets={"conference": 2, "workshop-a": 1})
+    first = service.cancel(event.id, email="ada@example.com", tickets={"conference": 2},
+                           request_id="cancel-part-1")
+
+    again = service.cancel(event.id, email="ada@example.com", tickets={"conference": 2},
+                           request_id="cancel-part-1")
+
+    assert again.tickets == first.tickets == {"conference": 2}
+    assert service.find_registration(event.id, email="ada@example.com").tickets == {
+        "workshop-a": 1}
+    assert quota_counts(service, event.id)["capacity"] == (10, 1, 0, 9)
+
+
+@pytest.mark.parametrize("strategy", ORDER_STRATEGIES)
 def test_a_stale_capacity_guess_is_corrected_by_the_refusal(service, strategy):
     event = devconf(service, strategy, capacity=3)
     service.update_event(event.id, expected_version=event.version, capacity=5)

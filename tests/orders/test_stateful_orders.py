@@ -36,6 +36,31 @@ def seats_of(tickets):
     return seats
 
 
+def taken_by(orders) -> dict[str, int]:
+    """Seats per quota of ``orders`` (each its tickets)."""
+    taken = {"capacity": 0, **{q: 0 for q in QUOTAS}}
+    for tickets in orders:
+        for quota, n in seats_of(tickets).items():
+            taken[quota] += n
+    return taken
+
+
+def expected_refusal(model: dict, email: str, tickets: dict):
+    """(error class, quota) the service must answer ``tickets`` for ``email`` given
+    ``model`` (e-mail -> tickets held), or (None, None) when the order fits: too many
+    seats, already holding an order, or the first quota without room (capacity first,
+    then by name)."""
+    if sum(tickets.values()) > MAX_PER_ORDER:
+        return InvalidBooking, None
+    if email in model:
+        return AlreadyRegistered, None
+    taken, limits = taken_by(model.values()), {"capacity": CAPACITY, **QUOTAS}
+    for quota in sorted(seats_of(tickets), key=lambda q: (q != "capacity", q)):
+        if taken[quota] + seats_of(tickets)[quota] > limits[quota]:
+            return EventFull, quota
+    return None, None
+
+
 class OrdersMachine(RuleBasedStateMachine):
     def __init__(self):
         super().__init__()
@@ -53,22 +78,10 @@ class OrdersMachine(RuleBasedStateMachine):
             self.model[strategy], self.booked[strategy] = {}, {}
 
     def _taken(self, strategy):
-        taken = {"capacity": 0, **{q: 0 for q in QUOTAS}}
-        for tickets in self.model[strategy].values():
-            for quota, n in seats_of(tickets).items():
-                taken[quota] += n
-        return taken
+        return taken_by(self.model[strategy].values())
 
     def _expected_refusal(self, strategy, email, tickets):
-        if sum(tickets.values()) > MAX_PER_ORDER:
-            return InvalidBooking, None
-        if email in self.model[strategy]:
-            return AlreadyRegistered, None
-        taken, limits = self._taken(strategy), {"capacity": CAPACITY, **QUOTAS}
-        for quota in sorted(seats_of(tickets), key=lambda q: (q != "capacity", q)):
-            if taken[quota] + seats_of(tickets)[quota] > limits[quota]:
-                return EventFull, quota
-        return None, None
+        return expected_refusal(self.model[strategy], email, tickets)
 
     @rule(email=st.sampled_from(PEOPLE), tickets=ORDERS)
     def book(self, email, tickets):
