@@ -49,7 +49,7 @@ def test_add__plain__fields_left_empty_or_one_seat__a_plain_event(admin_client, 
     ({"ticket_types": "a\na"}, "ticket_types", "'a' is given twice"),
     ({"max_per_order": "0"}, "max_per_order", "greater than or equal to 1"),
     ({"max_per_order": "51"}, "max_per_order", "less than or equal to 50"),
-    ({"strategy": "shards"}, "strategy", "does not take orders"),
+    ({"strategy": "aggregate", "capacity": "420"}, "capacity", "at most 402 seats"),
 ])
 def test_add__bad_orders__error_next_to_the_field_nothing_stored(admin_client, service, data,
                                                                  field, text):
