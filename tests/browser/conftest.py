@@ -32,8 +32,8 @@ from localdynamo.process import terminate
 # Playwright's sync API keeps an asyncio loop running in this process's main thread while
 # the session's browser is open; Django then refuses every ORM call (SynchronousOnlyOperation)
 # in the database tests that run after a browser test in the same process, as happens
-# under `make test`'s two workers, which take files as they come. This process only: the
-# servers the tests start are unaffected, and the product has no async code to guard.
+# under `make test`'s two workers, which take files as they come. The servers the tests
+# start inherit it too, which guards nothing there: the product has no async code.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
