@@ -80,6 +80,14 @@ class ForgetfulRequestLog(RequestLog):
         return []
 
 
+class UnfencedRequestLog(RequestLog):
+    """Tells a refusal after a lost attempt without closing that attempt: the attempt may
+    still land after the person was told "full" (``RequestLog.fence``)."""
+
+    def fence(self, request):
+        return None
+
+
 class BlindWriteTokens(WriteTokens):
     """No request token, and a refusal that found one's own write is taken as a refusal."""
 

@@ -12,7 +12,8 @@ import random
 import threading
 import time
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import (BotoCoreError, ClientError, ConnectTimeoutError,
+                                 EndpointConnectionError)
 
 from booking.dynamo.codec import deserialize, serialize
 from booking.dynamo.errors import (CONDITION_FAILED, CancellationReason, ConditionFailed,
@@ -23,7 +24,31 @@ from booking.dynamo.tables import TableSpec
 
 __all__ = ["CONDITION_FAILED", "CancellationReason", "ConditionFailed", "Store", "StoreError",
            "Table", "Throttled", "TransactionCancelled", "TransactionConflict", "Unavailable",
-           "deserialize", "serialize", "translate"]
+           "deserialize", "serialize", "lost_attempts", "translate"]
+
+# Writes whose attempt botocore gave up on (a timeout, a lost connection, a server error)
+# and sent again: the attempt may still be applied later, after the answer acted on.
+_WRITES = frozenset({"TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem",
+                     "BatchWriteItem"})
+_NEVER_SENT = (ConnectTimeoutError, EndpointConnectionError)
+_this_thread = threading.local()
+
+
+def lost_attempts() -> int:
+    """How many write attempts this thread has seen end with their outcome unknown (ever):
+    a caller compares two readings to learn whether one of its own may still be in flight.
+    A throttled or refused attempt is known not to have applied and does not count."""
+    return getattr(_this_thread, "lost", 0)
+
+
+def _note_lost_attempt(response=None, caught_exception=None, operation=None, **_):
+    """botocore's ``needs-retry`` hook, after every attempt (the calling thread)."""
+    if operation is None or operation.name not in _WRITES:
+        return None
+    lost = caught_exception is not None and not isinstance(caught_exception, _NEVER_SENT)
+    if lost or (response is not None and response[0].status_code >= 500):
+        _this_thread.lost = lost_attempts() + 1
+    return None  # never a retry decision of its own
 
 
 class Store:
@@ -37,6 +62,10 @@ class Store:
         """``streams_client``: the DynamoDB Streams client (the streams strategy's decider
         reads through it), or a callable that makes it on first use."""
         self.client = client
+        events = getattr(getattr(client, "meta", None), "events", None)
+        if events is not None:
+            events.register("needs-retry.dynamodb", _note_lost_attempt,
+                            unique_id="booking-lost-attempts")
         self.table_prefix = table_prefix
         self._streams_client = streams_client
         self._tables: dict[str, Table] = {}

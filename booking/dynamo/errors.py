@@ -19,6 +19,10 @@ THROTTLING_CODES = {
 }
 # Server-side failures that botocore retried until its attempts were spent.
 UNAVAILABLE_CODES = {"InternalServerError", "ServiceUnavailable", "InternalFailure"}
+# A transaction's ClientRequestToken is held by an attempt of the same write still running,
+# or by one that applied with other values (a write rebuilt from a re-read after its first
+# attempt's answer was lost): either way that attempt's outcome is what to find out.
+TOKEN_IN_USE_CODES = {"TransactionInProgressException", "IdempotentParameterMismatchException"}
 
 
 class ConditionFailed(Exception):
@@ -102,6 +106,8 @@ def translate(exc: Exception) -> Exception:
             return Throttled(maybe_applied=True)  # an earlier attempt's answer may be lost
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
         if code in UNAVAILABLE_CODES or status >= 500:
+            return Unavailable()
+        if code in TOKEN_IN_USE_CODES:
             return Unavailable()
         if code == "ResourceNotFoundException":
             return Unavailable(

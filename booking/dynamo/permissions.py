@@ -48,7 +48,7 @@ GRANTS: dict[str, dict[tuple[TableSpec, str | None], frozenset[str]]] = {
         (STREAM_CHECKPOINTS, None): frozenset({"Scan"}),
         (WAITING_LIST, None): frozenset({"GetItem", "Query", "Scan", "BatchWriteItem", PUT,
                                          UPDATE, CHECK}),
-        (REQUESTS, None): frozenset({"GetItem", "BatchGetItem", PUT}),
+        (REQUESTS, None): frozenset({"GetItem", "BatchGetItem", "PutItem", PUT}),
         (OUTBOX, None): frozenset({"GetItem", "PutItem", "DeleteItem", "Scan", PUT}),
         (HISTORY, None): frozenset({"PutItem", "UpdateItem", "Query", "Scan"}),
         (LEASES, None): frozenset({"GetItem", "PutItem", "DeleteItem"}),
@@ -87,6 +87,8 @@ RARE_PATHS: dict[tuple[str, str, str | None, str], tuple[str, str]] = {
         "booking/strategies/slots/capacity.py", "(\"Delete\", strategy.slots.delete_op("),
     ("web", "waiting_list", None, "BatchWriteItem"): (
         "booking/dynamo/table.py", "def delete_partition"),
+    ("web", "requests", None, "PutItem"): (
+        "booking/exactly_once/request_log.py", "self.table.put(row, **condition)"),
     ("web", "leases", None, "GetItem"): ("booking/dynamo/leases.py",
                                          "return self.table.get({\"lease_id\": lease_id})"),
     ("worker_decider", "stream_registrations", None, "DeleteItem"): (

@@ -18,6 +18,18 @@ seat, in the same one request. What follows for a request id:
 - a live row with other content (another event, person, or operation): ``InvalidBooking``
   ("This form was already used for a different booking."), nothing stored.
 
+An attempt whose answer was lost may still be in flight, and apply after a later attempt
+of the same request was refused ("full") and a seat was freed. So before a refusal is told
+after such an attempt, the service *fences* the request (``fence``): a row that names the
+asking's attempt (``Request.attempt``) as closed. Every attempt's row put carries its
+attempt and is refused by a fence that names it:
+
+    ... OR (attribute_exists(fenced) AND NOT contains(fenced, :attempt))
+
+so a late attempt applies nothing, while the person asking again (a new attempt) runs as
+ever. The fence's own put fails only on a real row: the request applied, and that row
+answers.
+
 A row is deterministic in its request (its times come from the request), so a resent
 transaction is byte for byte the same and its ClientRequestToken answers it.
 
@@ -26,11 +38,14 @@ transaction (``booking/exactly_once/outbox.py``).
 """
 import hashlib
 import json
+import time
+import uuid
 from dataclasses import dataclass, field
 
 
 from booking.dynamo import items
-from booking.dynamo.access import CONDITION_FAILED, Store, Table, TransactionCancelled
+from booking.dynamo.access import (CONDITION_FAILED, ConditionFailed, Store, Table,
+                                   TransactionCancelled, Unavailable)
 from booking.dynamo.tables import REQUESTS
 from booking.errors import InvalidBooking
 from booking.models import CANCELLATION, CONFIRMATION, Registration
@@ -45,6 +60,8 @@ class Request:
     operation: str  # "book" or "cancel"
     content: dict = field(hash=False)  # normalized: event_id, email, name or registration_id
     at: float = 0.0  # epoch seconds when the service received it
+    # This asking of the request (its re-sends included): what a fence closes.
+    attempt: str = field(default_factory=lambda: uuid.uuid4().hex, compare=False)
 
     @classmethod
     def booking(cls, registration: Registration) -> "Request":
@@ -52,8 +69,9 @@ class Request:
                    "name": registration.name}
         if registration.ticket_counts is not None:  # an order: its tickets are its content
             content["tickets"] = dict(registration.ticket_counts)
+        # Each asking makes a new registration id; the strategy rebuilds this very request.
         return cls(registration.request_id, "book", content,
-                   registration.registered_at.timestamp())
+                   registration.registered_at.timestamp(), attempt=registration.registration_id)
 
     @classmethod
     def cancellation(cls, request_id: str, event_id: str, email: str,
@@ -99,13 +117,49 @@ class RequestLog:
                "fingerprint": request.fingerprint, **request.content,
                "registration": items.registration_item(registration),
                "created_at": at, "ttl": at + self.retention_seconds}
-        put = self.table.put_op(row, condition="attribute_not_exists(request_id) OR #ttl <= :at",
-                                names={"#ttl": "ttl"}, values={":at": at})
+        put = self.table.put_op(row, condition=(
+            "attribute_not_exists(request_id) OR #ttl <= :at"
+            " OR (attribute_exists(fenced) AND NOT contains(fenced, :attempt))"),
+            names={"#ttl": "ttl"}, values={":at": at, ":attempt": request.attempt})
         return [("Put", put)]
 
+    def fence(self, request: Request) -> Registration | None:
+        """Close ``request``'s attempt (``Request.attempt``): once this returns None, no
+        write of it sent so far can still apply, so a refusal may be told. Returns the
+        registration instead when the request had applied (its row answers), or raises
+        MISMATCH for a row of other content. One put; two when another attempt of the same
+        request id was fenced before.
+        """
+        if not request.request_id:
+            return None
+        now = int(time.time())
+        fresh = {"request_id": request.request_id, "fenced": {request.attempt}, "fences": 1,
+                 "created_at": now, "ttl": now + self.retention_seconds}
+        row, condition = fresh, dict(
+            condition="attribute_not_exists(request_id) OR #ttl <= :now",
+            names={"#ttl": "ttl"}, values={":now": now})
+        for _ in range(5):
+            try:
+                self.table.put(row, **condition)
+                return None
+            except ConditionFailed as refused:
+                old = refused.old_item or self.read(request.request_id)
+            if old is None:  # gone meanwhile (expired): fence afresh
+                row, condition = fresh, dict(condition="attribute_not_exists(request_id)")
+            elif "fenced" not in old:
+                return self.answer(request, old)  # a live row of this request id
+            else:  # another asking was fenced before: add this one
+                row = {**fresh, "fenced": set(old["fenced"]) | {request.attempt},
+                       "fences": old["fences"] + 1}
+                condition = dict(condition="fences = :fences", values={":fences": old["fences"]})
+        raise Unavailable("the request could not be fenced")
+
     def answer(self, request: Request, row: dict | None) -> Registration | None:
-        """What a live row says to ``request``: its registration, or MISMATCH; None if absent."""
+        """What a live row says to ``request``: its registration, or MISMATCH; None if absent
+        (or only a fence: no attempt of it applied)."""
         if row is None or not request.request_id or row.get("ttl", 0) <= request.at:
+            return None
+        if "fenced" in row:
             return None
         if row.get("fingerprint") != request.fingerprint:
             raise InvalidBooking(MISMATCH, field="request_id")

@@ -14,8 +14,9 @@ from django.utils import timezone
 
 from booking import validation
 from booking.service.catalog import EventCatalog
-from booking.dynamo.access import StoreError
-from booking.errors import BookingClosed, BookingError, EventNotFound, NotRegistered, OutcomeUnknown
+from booking.dynamo.access import StoreError, lost_attempts
+from booking.errors import (BookingClosed, BookingError, EventNotFound, InvalidBooking,
+                            NotRegistered, OutcomeUnknown)
 from booking.service.store_errors import BUSY, UNAVAILABLE
 from booking.models import PENDING, Availability, Event, Registration
 from booking.exactly_once.request_log import Request, RequestLog
@@ -104,23 +105,31 @@ class Bookings:
         applied, answer it. Absent, re-send the same write (the same token, the same
         request row), which applies it now or answers what it did; pause between rounds
         (``RESEND_DELAYS``, with jitter, so an overloaded store is not hammered). Absent
-        after the last round: nothing happened (the row commits with the seat), re-raise.
-        Unreadable after the last round, past ``RESOLVE_SECONDS``, or at once when the
-        store cannot be reached at all: ``OutcomeUnknown``.
+        after the last round: nothing happened, re-raise. Unreadable after the last round,
+        past ``RESOLVE_SECONDS``, or at once when the store cannot be reached at all:
+        ``OutcomeUnknown``.
+
+        A refusal ("full", "nothing happened") after an attempt whose answer was lost (here,
+        or a write botocore sent again) is told only once the request is fenced
+        (``RequestLog.fence``): that attempt may still be in flight, and would otherwise
+        book a seat freed after the refusal was told.
         """
-        deadline = None
+        deadline, lost = None, lost_attempts()
         for delay in (*RESEND_DELAYS, None):
             try:
                 answer = write()
             except UNAVAILABLE + BUSY as unknown:
                 if not (isinstance(unknown, UNAVAILABLE) or unknown.maybe_applied):
-                    raise  # every attempt was cancelled by a conflict: nothing happened
+                    # every attempt was cancelled by a conflict: nothing happened
+                    return self._refuse(request, unknown, unknown_message,
+                                        lost=deadline is not None or lost != lost_attempts())
                 self._count_unknown("first_attempt" if deadline is None else None)
                 deadline = deadline or time.monotonic() + RESOLVE_SECONDS
                 failure = unknown
-            except (BookingError, StoreError):
+            except (BookingError, StoreError) as refused:
                 self._count_unknown("resolved" if deadline is not None else None)
-                raise
+                return self._refuse(request, refused, unknown_message,
+                                    lost=deadline is not None or lost != lost_attempts())
             else:
                 self._count_unknown("resolved" if deadline is not None else None)
                 return answer
@@ -138,9 +147,26 @@ class Bookings:
             time.sleep(random.uniform(delay / 2, delay))
         if readable:
             self._count_unknown("resolved")
-            raise failure
+            return self._refuse(request, failure, unknown_message, lost=True)
         self._count_unknown("unresolved")
         raise OutcomeUnknown(unknown_message) from failure
+
+    def _refuse(self, request: Request, refusal: Exception, unknown_message: str, *,
+                lost: bool) -> Registration:
+        """Raise ``refusal``; after a ``lost`` attempt, only once it can no longer apply
+        (the request fenced), and if it had applied, answer its registration instead."""
+        if not lost:
+            raise refusal
+        try:
+            answered = self.requests.fence(request)
+        except InvalidBooking:
+            raise  # the request id holds another request: that is the answer
+        except (BookingError, StoreError) as error:
+            self._count_unknown("unresolved")
+            raise OutcomeUnknown(unknown_message) from error
+        if answered is not None:
+            return answered
+        raise refusal
 
     def _count_unknown(self, what: str | None) -> None:
         if what is not None:
