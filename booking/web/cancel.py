@@ -62,9 +62,10 @@ def cancel(request, token):
     ref, event, active = opened
     if not active:
         return render(request, "booking/cancel_already.html", {"event": event})
-    form = CancelTicketsForm(registration=active) if _takes_part(active) else None
-    return _confirm_page(request, event, ref, active, form,
-                         part_cancelled=request.GET.get("part") == "1")
+    part_cancelled = request.GET.get("part") == "1"
+    form = CancelTicketsForm(registration=active, keep_all=part_cancelled) if _takes_part(
+        active) else None
+    return _confirm_page(request, event, ref, active, form, part_cancelled=part_cancelled)
 
 
 def _takes_part(registration) -> bool:

@@ -40,6 +40,7 @@ def test_browser__order_of_several_types__booked_whole_and_shown(
     page.get_by_label("Workshop A").press("Enter")
     expect(page.get_by_role("status")).to_contain_text("Part of your order is cancelled")
     assert "1 × Conference, 1 × Workshop A (2 seats)" in page.content()
+    expect(page.get_by_label("Conference")).to_have_value("0")  # the rest kept unless asked
     screenshot(page, "orders-4-part-cancelled")
     page.get_by_label("Conference").fill("5")  # more than held: refused, nothing changed
     page.get_by_role("button", name="Yes, cancel these seats").click()

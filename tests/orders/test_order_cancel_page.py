@@ -78,6 +78,8 @@ def test_cancel_page__some_seats__frees_just_those_and_shows_the_rest(client, se
     page = client.get(response["Location"]).content.decode()
     assert "Part of your order is cancelled" in page
     assert "1 × Conference, 1 × Workshop A (2 seats)" in page
+    # Cancelling more starts from none: one more click never gives up the rest unasked.
+    assert 'name="cancel_conference" value="0"' in page and 'value="1"' not in page
     assert len(mail.outbox) == 1 and "Part of your order" in mail.outbox[0].body
 
 
