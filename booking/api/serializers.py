@@ -86,6 +86,13 @@ class BookingInput(RegistrationInput):
     tickets = CountsField(required=False, help_text=TICKETS_HELP)
 
 
+class CancellationInput(StrictSerializer):
+    """Seats of an order to give up: ticket type -> quantity (every seat: the whole order)."""
+
+    tickets = CountsField(help_text="Ticket type -> quantity to cancel (at most what the order "
+                                    "holds; all of them cancel the order).")
+
+
 class WaitlistJoinInput(RegistrationInput):
     """A request to join the waiting list: a person and, on an event with ticket types, the
     order they wait for (the service checks every type and quantity: 400 naming the field,
@@ -188,6 +195,12 @@ class RegistrationOutput(serializers.Serializer):
 
     def get_secret(self, registration) -> str:
         return links.registration_token(registration, salt=links.CANCEL_SALT)
+
+
+class CancellationOutput(serializers.Serializer):
+    cancelled = CountsField(help_text="The seats this request freed: ticket type -> quantity.")
+    registration = RegistrationOutput(
+        allow_null=True, help_text="What the order holds now (null: nothing, it is cancelled).")
 
 
 class RegistrationPage(serializers.Serializer):

@@ -14,6 +14,8 @@ urlpatterns = [
          name="registrations_export"),
     path("registrations/<str:secret>/", views.RegistrationBySecret.as_view(),
          name="registration"),
+    path("registrations/<str:secret>/cancellations/", views.RegistrationCancellations.as_view(),
+         name="registration_cancellations"),
     path("events/<str:event_id>/waiting-list/", waitlist.WaitingList.as_view(),
          name="waiting_list"),
     path("offers/<str:secret>/", waitlist.Offer.as_view(), name="offer"),

@@ -13,7 +13,8 @@ from booking.api.base import ApiView
 from booking.api.organizer import expected_version, with_etag
 from booking.api.problems import BAD_LINK, Refused
 from booking.api.schema import PENDING, problems
-from booking.api.serializers import (BookingInput, EventCreate, EventEdit, EventPage, EventWithSeats,
+from booking.api.serializers import (BookingInput, CancellationInput, CancellationOutput,
+                                     EventCreate, EventEdit, EventPage, EventWithSeats,
                                      RegistrationInput, RegistrationPage,
                                      RegistrationOutput, decode_cursor, encode_cursor,
                                      event_body)
@@ -209,6 +210,35 @@ class RegistrationBySecret(ApiView):
         else:
             mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
         return Response(status=204)
+
+
+class RegistrationCancellations(ApiView):
+    @extend_schema(operation_id="registrations_cancel_seats", request=CancellationInput,
+                   parameters=[KEY_PARAMETER],
+                   responses={200: CancellationOutput, **SECRET_PROBLEMS, **PROBLEMS})
+    def post(self, request, secret):
+        """Cancel some seats of the order (all of them: the whole order). The
+        Idempotency-Key is the cancellation's request id: a retry answers what the first
+        freed and frees nothing more (the same key with other tickets: 422)."""
+        request_id = idempotency.keyed_request_id(request)
+        client = rate_limits.client_address(request)
+        try:
+            ref = _read_secret(secret)
+        except Refused:
+            rate_limits.check(rate_limits.CANCEL, client)
+            raise
+        payload = CancellationInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        rate_limits.check_once(rate_limits.CANCEL, client, request_id)
+        service = get_booking_service()
+        removed = service.cancel(ref.event_id, email=ref.email,
+                                 registration_id=ref.registration_id, request_id=request_id,
+                                 tickets=payload.validated_data["tickets"])
+        mail.send_soon(mail_sender(), mail.CANCELLATION, removed)  # owed once, sent once
+        left = service.find_registration(ref.event_id, email=ref.email)
+        return Response(CancellationOutput({
+            "cancelled": removed.tickets,
+            "registration": left if ref.matches(left) else None}).data)
 
 
 def _read_secret(secret: str):

@@ -3,6 +3,8 @@ max_per_order; bookings of ``tickets``; payloads with tickets, seats and every q
 seats; refusals as problems naming the field or the quota, with nothing stored."""
 import pytest
 
+from booking.mail import sender as mail
+
 from tests.api.test_create_event import create
 from tests.api.test_organizer import issue
 from tests.api.test_registrations import assert_problem, post
@@ -134,3 +136,76 @@ def test_events_list__every_strategy_carries_its_quotas(client, service):
         assert set(quotas) == {"capacity", "workshop-a", "workshop-b"}, body
         decided_later = service.get_event(body["id"]).strategy == "streams"
         assert quotas["workshop-a"]["confirmed"] == (0 if decided_later else 1), body
+
+
+def cancel_seats(client, secret, tickets, key="cancel-0001"):
+    return post(client, f"/api/v1/registrations/{secret}/cancellations/", {"tickets": tickets},
+                key=key)
+
+
+@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots", "shards"])
+def test_cancel_seats__part_then_the_rest__each_freed_once(client, service, mailoutbox,
+                                                           strategy):
+    event = devconf(service, strategy)
+    secret = book(client, event.id, {"conference": 2, "workshop-a": 1}).json()["secret"]
+    mail.flush()
+    mailoutbox.clear()
+
+    part = cancel_seats(client, secret, {"conference": 1})
+    assert part.status_code == 200, part.content
+    assert part.json()["cancelled"] == {"conference": 1}
+    assert part.json()["registration"]["tickets"] == {"conference": 1, "workshop-a": 1}
+    again = cancel_seats(client, secret, {"conference": 1})  # a retry frees nothing more
+    assert again.status_code == 200 and again.json()["cancelled"] == {"conference": 1}
+    assert service.availability(event.id).quotas["capacity"].confirmed == 2
+    assert_problem(cancel_seats(client, secret, {"workshop-a": 1}), 422,
+                   "idempotency-key-reused")
+
+    rest = cancel_seats(client, secret, {"conference": 1, "workshop-a": 1}, key="cancel-0002")
+    assert rest.status_code == 200 and rest.json() == {
+        "cancelled": {"conference": 1, "workshop-a": 1}, "registration": None}
+    assert service.find_registration(event.id, email="ada@example.com") is None
+    assert service.availability(event.id).quotas["workshop-a"].confirmed == 0
+    assert client.get(f"/api/v1/registrations/{secret}/").status_code == 404
+    mail.flush()
+    assert len(mailoutbox) == 2  # one notice per cancellation, none for the retry
+
+
+@pytest.mark.parametrize("tickets, says", [
+    ({"conference": 3}, "holds"), ({"workshop-b": 1}, "holds"), ({"nope": 1}, "not a ticket"),
+    ({"conference": 0}, "whole number"), ({}, "at least one"),
+])
+def test_cancel_seats__more_than_held_or_bad__400_field_tickets_nothing_changed(
+        client, service, tickets, says):
+    event = devconf(service, "lock_table")
+    secret = book(client, event.id, {"conference": 2, "workshop-a": 1}).json()["secret"]
+    body = assert_problem(cancel_seats(client, secret, tickets), 400, "invalid")
+    assert body["field"] == "tickets" and says in body["detail"], body
+    assert service.find_registration(event.id, email="ada@example.com").tickets == {
+        "conference": 2, "workshop-a": 1}
+
+
+def test_cancel_seats__bad_shape_no_key_or_forged_secret__refused_nothing_changed(client,
+                                                                                 service):
+    event = devconf(service, "aggregate")
+    secret = book(client, event.id, {"conference": 2}).json()["secret"]
+    path = f"/api/v1/registrations/{secret}/cancellations/"
+    assert "tickets" in assert_problem(post(client, path, {"tickets": {"conference": "1"}}),
+                                       400, "invalid")["errors"]
+    assert_problem(post(client, path, {"tickets": {"conference": 1}, "extra": 1}), 400,
+                   "invalid")
+    assert_problem(post(client, path, {"tickets": {"conference": 1}}, key=None), 400,
+                   "idempotency-key-missing")
+    assert_problem(cancel_seats(client, secret[:-4] + "AAAA", {"conference": 1}), 404,
+                   "bad-secret")
+    assert service.find_registration(event.id, email="ada@example.com").tickets == {
+        "conference": 2}
+
+
+def test_cancel_seats__plain_event__its_one_seat_cancels_the_registration(client, service):
+    event = service.create_event(name="Plain", capacity=2, strategy="lock_table")
+    secret = book(client, event.id, None).json()["secret"]
+    response = cancel_seats(client, secret, {"admission": 1})
+    assert response.status_code == 200 and response.json() == {
+        "cancelled": {"admission": 1}, "registration": None}
+    assert service.availability(event.id).confirmed == 0
