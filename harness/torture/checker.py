@@ -348,21 +348,27 @@ def _check_order_whole(result: CheckResult, history: History, event_id: str,
              if (r["operation"], r["event_id"], r["email"]) == ("book", event_id, row["email"])]
     if not books:
         return  # ``unexplained``
-    left = Counter(_tickets(books[0].get("tickets")))
+    # A refused request wrote nothing and its id may run again with other tickets: the
+    # order was made by one of its runs that was not refused (``refused_but_made`` if none).
+    makers = [r for r in books if r["outcome"] != FAIL] or books
+    stored_tickets = _tickets(row.get("tickets"))
     freed = history.freed.get(row["registration_id"], {})
-    for part in freed.values():
-        left.subtract(part["tickets"])
-    maybe = {r["request_id"]: r["tickets"] for r in history.by_key[(event_id, row["email"])]
-             if r["operation"] == "cancel" and r["outcome"] == UNKNOWN and r.get("tickets")
-             and r["request_id"] not in freed and r["completed"] >= books[0]["invoked"]}
-    owed = left.copy()
-    owed.subtract(_tickets(row.get("tickets")))
-    if any(n < 0 for n in owed.values()) or _key(owed) not in _part_sums(maybe.values()):
-        explained = f" minus {len(freed)} part(s) freed" if freed else ""
-        result.add("order_not_whole", event_id, f"stores {_show(_tickets(row.get('tickets')))}"
-                   f", asked {_show(_tickets(books[0].get('tickets')))}{explained}"
-                   + (f" and any of {len(maybe)} unknown" if maybe else ""), row["email"],
-                   row["request_id"])
+    for maker in makers:
+        left = Counter(_tickets(maker.get("tickets")))
+        for part in freed.values():
+            left.subtract(part["tickets"])
+        maybe = {r["request_id"]: r["tickets"] for r in history.by_key[(event_id, row["email"])]
+                 if r["operation"] == "cancel" and r["outcome"] == UNKNOWN and r.get("tickets")
+                 and r["request_id"] not in freed and r["completed"] >= maker["invoked"]}
+        owed = left.copy()
+        owed.subtract(stored_tickets)
+        if not any(n < 0 for n in owed.values()) and _key(owed) in _part_sums(maybe.values()):
+            return
+    explained = f" minus {len(freed)} part(s) freed" if freed else ""
+    result.add("order_not_whole", event_id, f"stores {_show(stored_tickets)}"
+               f", asked {_show(_tickets(makers[0].get('tickets')))}{explained}"
+               + (f" and any of {len(maybe)} unknown" if maybe else ""), row["email"],
+               row["request_id"])
 
 
 def _key(tickets: Counter) -> tuple:

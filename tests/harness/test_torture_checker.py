@@ -354,6 +354,14 @@ def test_check__stored_order_not_what_was_asked__order_not_whole(stored_tickets)
     assert order_kinds(records, final) == {"order_not_whole": 1}
 
 
+def test_check__id_refused_then_run_again_with_other_tickets__the_run_that_made_it_counts():
+    # A refused request wrote nothing: its id runs again with other content (reused_id).
+    records = [order(1, "r-ada", "ada@x", {"both": 1}, "fail", "invalid"),
+               order(2, "r-ada", "ada@x", {"conf": 2}, registration="R1")]
+
+    assert order_kinds(records, orders_stored(("ada@x", "R1", "r-ada", {"conf": 2}))) == {}
+
+
 def test_check__booked_answer_with_other_tickets__order_not_whole():
     records = [order(1, "r-ada", "ada@x", {"wa": 2}, registration="R1", answered={"wa": 1})]
 
