@@ -20,7 +20,7 @@ from django.core import signing
 from django.urls import reverse
 from django.utils.crypto import salted_hmac
 
-from booking.models import tickets_text
+from booking.models import tickets_label_text
 
 CONFIRMATION_SALT = "booking.confirmation"
 CANCEL_SALT = "booking.cancel"
@@ -74,8 +74,8 @@ class JoinRef:
     tickets: dict | None = None  # the order asked for, on an event with orders
 
     @property
-    def tickets_text(self) -> str:
-        return tickets_text(self.tickets or {})
+    def tickets_label_text(self) -> str:
+        return tickets_label_text(self.tickets or {})
 
 
 @dataclass(frozen=True)

@@ -83,9 +83,16 @@ class Event:
 
 
 def tickets_text(tickets: dict[str, int]) -> str:
-    """``2 × conference, 1 × workshop-a``: an order as e-mails and pages show it (types by
-    name: a stored map keeps no order)."""
+    """``2 × conference, 1 × workshop-a``: an order by its types' names, as the CSV export
+    writes it (sorted: a stored map keeps no order)."""
     return ", ".join(f"{quantity} × {name}" for name, quantity in sorted(tickets.items()))
+
+
+def tickets_label_text(tickets: dict[str, int]) -> str:
+    """``2 × Conference, 1 × Workshop A``: an order with its types' labels, as people read
+    it (pages, e-mails); ``tickets_text`` keeps the names (CSV, logs)."""
+    return ", ".join(f"{quantity} × {ticket_label(name)}"
+                     for name, quantity in sorted(tickets.items()))
 
 
 class HasTickets:
@@ -109,9 +116,7 @@ class HasTickets:
 
     @property
     def tickets_label_text(self) -> str:
-        """``2 × Conference, 1 × Workshop A``: the order with its types' labels."""
-        return ", ".join(f"{quantity} × {ticket_label(name)}"
-                         for name, quantity in sorted(self.tickets.items()))
+        return tickets_label_text(self.tickets)
 
 
 @dataclass(frozen=True)

@@ -102,4 +102,4 @@ def test_waiting_list__order_event__shows_each_entrys_tickets(admin_client, serv
 
     html = admin_client.get(admin_url("waiting_list", event.id)).content.decode()
 
-    assert "<span>Tickets</span>" in html and "1 × workshop-a" in html
+    assert "<span>Tickets</span>" in html and "1 × Workshop A" in html

@@ -29,7 +29,7 @@ def test_browser__order_of_several_types__booked_whole_and_shown(
     expect(page.get_by_role("heading", name="You're booked")).to_be_visible()
     assert "2 × Conference, 1 × Workshop A (3 seats)" in page.content()
     screenshot(page, "orders-2-confirmation")
-    assert "Tickets: 2 × conference, 1 × workshop-a" in live_site.mail_containing(email)[0]
+    assert "Tickets: 2 × Conference, 1 × Workshop A" in live_site.mail_containing(email)[0]
 
     page.get_by_role("link", name="Cancel my booking").click()  # part of the order
     expect(page.get_by_role("heading", name="Cancel seats of your order?")).to_be_visible()

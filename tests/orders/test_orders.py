@@ -309,7 +309,7 @@ def test_every_e_mail_of_an_order_shows_its_tickets_and_each_part_cancelled_has_
         sender.send(message)
     bodies = sorted(m.body for m in mail.outbox)
     assert len(bodies) == 4
-    assert sum("Tickets: 3 × conference, 1 × workshop-a (4 seats)" in b for b in bodies) == 1
-    assert sum("Part of your order" in b and "Cancelled tickets: 1 × conference" in b
+    assert sum("Tickets: 3 × Conference, 1 × Workshop A (4 seats)" in b for b in bodies) == 1
+    assert sum("Part of your order" in b and "Cancelled tickets: 1 × Conference" in b
                for b in bodies) == 2
-    assert sum("Cancelled tickets: 1 × conference, 1 × workshop-a" in b for b in bodies) == 1
+    assert sum("Cancelled tickets: 1 × Conference, 1 × Workshop A" in b for b in bodies) == 1

@@ -238,11 +238,11 @@ def test_order_event__join_with_quantities__e_mails_and_pages_show_the_order_hel
                  "qty_conference": "1", "qty_workshop-a": "1"})
     asked = join_message("bo@example.com")
     confirm = link_in(asked, "confirm/")
-    assert "Tickets asked for: 1 × conference, 1 × workshop-a (2 seats)" in asked.body
-    assert "1 × conference, 1 × workshop-a" in client.get(confirm).content.decode()
+    assert "Tickets asked for: 1 × Conference, 1 × Workshop A (2 seats)" in asked.body
+    assert "1 × Conference, 1 × Workshop A" in client.get(confirm).content.decode()
     place = client.get(client.post(confirm)["Location"]).content.decode()
 
-    assert "1 × conference, 1 × workshop-a (2 seats)" in place
+    assert "1 × Conference, 1 × Workshop A (2 seats)" in place
     assert service.waiting_entry(event.id, email="bo@example.com").tickets == {
         "conference": 1, "workshop-a": 1}
     service.cancel(event.id, email="ada@example.com")
@@ -250,8 +250,8 @@ def test_order_event__join_with_quantities__e_mails_and_pages_show_the_order_hel
     booking_mail.flush()
     worker()
     [offer] = [m for m in mail.outbox if m.extra_headers["X-Booking-Message"].startswith("offer-")]
-    assert "Held for you: 1 × conference, 1 × workshop-a (2 seats)" in offer.body
-    assert "1 × conference, 1 × workshop-a" in client.get(offer_link(offer)).content.decode()
+    assert "Held for you: 1 × Conference, 1 × Workshop A (2 seats)" in offer.body
+    assert "1 × Conference, 1 × Workshop A" in client.get(offer_link(offer)).content.decode()
     client.post(offer_link(offer), {"action": "accept"})
     assert service.find_registration(event.id, email="bo@example.com").tickets == {
         "conference": 1, "workshop-a": 1}
@@ -275,4 +275,4 @@ def test_order_does_not_fit_one_quota__409_offers_to_wait_for_that_order(client,
     client.post(reverse("booking:waitlist_join", args=[event.id]),
                 {"name": "Bo", "email": "bo@example.com", "token": waitlist_token,
                  "qty_conference": "0", "qty_workshop-a": "1"})
-    assert "Tickets asked for: 1 × workshop-a" in join_message("bo@example.com").body
+    assert "Tickets asked for: 1 × Workshop A" in join_message("bo@example.com").body
