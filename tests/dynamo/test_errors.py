@@ -1,11 +1,15 @@
 """The access layer turns botocore errors into its own store errors
 (booking/dynamo/access.py), and the service layer turns those into domain errors
 (booking/service/store_errors.py), keeping each cause."""
+from types import SimpleNamespace
+
 import pytest
-from botocore.exceptions import ClientError, EndpointConnectionError
+from botocore.exceptions import (ClientError, ConnectTimeoutError, EndpointConnectionError,
+                                 ReadTimeoutError)
 
 from booking import errors
-from booking.dynamo.access import StoreError, Throttled, Unavailable, translate
+from booking.dynamo.access import (StoreError, Throttled, Unavailable, _note_lost_attempt,
+                                   lost_attempts, translate)
 from booking.dynamo.leases import LeaseTaken
 from booking.service.store_errors import domain_error, translated, translating
 
@@ -33,6 +37,29 @@ def test_translate__no_connection__unavailable_unreachable():
     error = translate(EndpointConnectionError(endpoint_url="http://127.0.0.1:1"))
 
     assert isinstance(error, Unavailable) and error.unreachable
+
+
+@pytest.mark.parametrize("code", ["TransactionInProgressException",
+                                  "IdempotentParameterMismatchException"])
+def test_translate__token_held_by_another_attempt__unavailable_outcome_to_read_back(code):
+    # Found by the torture run: a cancellation rebuilt from a re-read after its first
+    # attempt applied reused that attempt's token with other members.
+    assert isinstance(translate(client_error(code, 400)), Unavailable)
+
+
+@pytest.mark.parametrize(("operation", "response", "caught", "lost"), [
+    ("TransactWriteItems", None, ReadTimeoutError(endpoint_url="x"), True),
+    ("PutItem", (SimpleNamespace(status_code=500), {}), None, True),
+    ("UpdateItem", (SimpleNamespace(status_code=400), {}), None, False),  # a throttle
+    ("TransactWriteItems", None, ConnectTimeoutError(endpoint_url="x"), False),  # never sent
+    ("GetItem", None, ReadTimeoutError(endpoint_url="x"), False),  # a read changes nothing
+])
+def test_lost_attempts__counts_writes_whose_attempt_may_still_apply(operation, response, caught,
+                                                                    lost):
+    before = lost_attempts()
+    _note_lost_attempt(response=response, caught_exception=caught,
+                       operation=SimpleNamespace(name=operation))
+    assert lost_attempts() - before == (1 if lost else 0)
 
 
 def test_translate__unknown_client_error__kept_as_is():
