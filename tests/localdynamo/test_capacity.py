@@ -238,9 +238,11 @@ def test_command__capacity_with_faults__both_on_one_port():
         create_simple_table(client, table)
         admin(server, "faults/next?kind=error500&count=1")
         codes = []
-        for key in ("a", "a", "a"):
+        # A 20 KB put overdraws "a"'s one-unit bucket by 19: at one unit a second the next
+        # write waits 20 s, however slow this machine is between the two.
+        for size in (100, 20_000, 100):
             try:
-                client.put_item(TableName=table, Item=padded(100, key))
+                client.put_item(TableName=table, Item=padded(size, "a"))
                 codes.append("ok")
             except ClientError as exc:
                 codes.append(exc.response["Error"]["Code"])
@@ -249,6 +251,6 @@ def test_command__capacity_with_faults__both_on_one_port():
         stop_server(server)
     # The injected 500 is refused before it is charged; then one unit a second on "a".
     assert codes == ["InternalServerError", "ok", "ProvisionedThroughputExceededException"]
-    assert report["tables"][table] == {"write_units": 1, "read_units": 0, "throttles": 1}
+    assert report["tables"][table] == {"write_units": 20, "read_units": 0, "throttles": 1}
     assert report["hottest"][0]["partition"] == "a"
     assert "Capacity limits on" in server.log_path.read_text()
