@@ -193,14 +193,7 @@ class RegistrationBySecret(ApiView):
     def delete(self, request, secret):
         """Cancel: one conditional write removes exactly that registration; a repeat (it is
         gone already) answers 204 too."""
-        client = rate_limits.client_address(request)
-        try:
-            ref = _read_secret(secret)
-        except Refused:
-            rate_limits.check(rate_limits.CANCEL, client)
-            raise
-        # One secret counts once: a retried DELETE spends nothing.
-        rate_limits.check_once(rate_limits.CANCEL, client, ref.registration_id)
+        ref = _cancelling(request, secret)  # one secret counts once: a retry spends nothing
         try:
             removed = get_booking_service().cancel(
                 ref.event_id, email=ref.email, registration_id=ref.registration_id,
@@ -221,15 +214,9 @@ class RegistrationCancellations(ApiView):
         Idempotency-Key is the cancellation's request id: a retry answers what the first
         freed and frees nothing more (the same key with other tickets: 422)."""
         request_id = idempotency.keyed_request_id(request)
-        client = rate_limits.client_address(request)
-        try:
-            ref = _read_secret(secret)
-        except Refused:
-            rate_limits.check(rate_limits.CANCEL, client)
-            raise
         payload = CancellationInput(data=request.data)
         payload.is_valid(raise_exception=True)
-        rate_limits.check_once(rate_limits.CANCEL, client, request_id)
+        ref = _cancelling(request, secret, counted_by=request_id)  # one key counts once
         service = get_booking_service()
         removed = service.cancel(ref.event_id, email=ref.email,
                                  registration_id=ref.registration_id, request_id=request_id,
@@ -239,6 +226,20 @@ class RegistrationCancellations(ApiView):
         return Response(CancellationOutput({
             "cancelled": removed.tickets,
             "registration": left if ref.matches(left) else None}).data)
+
+
+def _cancelling(request, secret: str, counted_by: str | None = None):
+    """The registration a cancellation's secret names, within the cancellation limit: a
+    bad secret counts every time, a good one once per ``counted_by`` (default: its
+    registration)."""
+    client = rate_limits.client_address(request)
+    try:
+        ref = _read_secret(secret)
+    except Refused:
+        rate_limits.check(rate_limits.CANCEL, client)
+        raise
+    rate_limits.check_once(rate_limits.CANCEL, client, counted_by or ref.registration_id)
+    return ref
 
 
 def _read_secret(secret: str):
