@@ -1,4 +1,5 @@
 """Domain errors. Each carries a message fit to show a user, and a stable code."""
+from booking.models import ticket_label
 
 
 class BookingError(Exception):
@@ -29,7 +30,8 @@ class EventFull(BookingError):
 
     def __init__(self, message=None, *, quota: str = "capacity", **kwargs):
         if message is None and quota != "capacity":
-            message = f"Sorry, there are not enough seats left in {quota!r} for this order."
+            message = (f"Sorry, there are not enough seats left in {ticket_label(quota)} "
+                       "for this order.")
         super().__init__(message, **kwargs)
         self.quota = quota  # the quota that had no room ("capacity": the event's own)
 

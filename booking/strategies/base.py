@@ -162,8 +162,8 @@ def order_full(order: Order, quota: str) -> EventFull:
     """``EventFull`` naming ``quota``; for several seats, says the order did not fit (in
     the capacity too: "the event is full" would be untrue while seats are left)."""
     if quota == CAPACITY_QUOTA and order.seats[quota] > 1:
-        return EventFull(f"Sorry, there are not enough seats left in {quota!r} (the event's "
-                         "own seats) for this order.", quota=quota)
+        return EventFull("Sorry, the event has not enough seats left for this order.",
+                         quota=quota)
     return EventFull(quota=quota)
 
 

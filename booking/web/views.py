@@ -144,7 +144,7 @@ def _signup(request, service, event, *, rechecking=False):
                     initial=form.cleaned_data, event=event, availability=seats,
                     auto_id="waitlist_%s"), "waitlist_token": tokens.new_form_token(event.id)}
             return render_event(request, service, event, form, token, status_for(error),
-                                **waiting)
+                                full_quota=error.quota, **waiting)
         return render_event(request, service, event, None, tokens.new_form_token(event.id),
                             status_for(error), just_missed=True,
                             waitlist_form=SignupForm(initial=form.cleaned_data))

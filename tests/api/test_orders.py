@@ -121,7 +121,7 @@ def test_book__quota_full__409_names_the_quota_nothing_stored(client, service):
     service.book(event.id, name="Bo", email="bo@example.com", tickets={"workshop-a": 1})
     body = assert_problem(book(client, event.id, {"workshop-a": 1, "conference": 1}), 409,
                           "event-full")
-    assert body["quota"] == "workshop-a" and "'workshop-a'" in body["detail"]
+    assert body["quota"] == "workshop-a" and "Workshop A" in body["detail"]
     assert service.find_registration(event.id, email="ada@example.com") is None
 
 

@@ -52,3 +52,27 @@ def test_browser__order_of_several_types__booked_whole_and_shown(
     page.set_viewport_size({"width": 390, "height": 700})
     page.goto(live_site.url + f"/events/{event.id}/")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390, "no sideways scrolling"
+
+
+def test_browser__order_that_does_not_fit_a_quota__says_which_and_offers_the_line(
+        live_site, site_service, page, screenshot):
+    event = site_service.create_event(
+        name=f"DevConf {uuid.uuid4().hex[:6]}", capacity=20, strategy="lock_table",
+        starts_at="2031-06-01T09:00:00+00:00", quotas={"workshop-a": 1},
+        ticket_types={"conference": [], "workshop-a": ["workshop-a"]}, max_per_order=4)
+    site_service.book(event.id, name="Bo", email=f"bo{uuid.uuid4().hex[:6]}@example.com",
+                      tickets={"workshop-a": 1})
+
+    page.goto(live_site.url + f"/events/{event.id}/")
+    page.get_by_label("Your name").fill("Ada Lovelace")
+    page.get_by_label("E-mail").fill(f"ada{uuid.uuid4().hex[:6]}@example.com")
+    page.get_by_label("Conference").fill("1")
+    page.get_by_label("Workshop A").fill("1")
+    page.get_by_label("Workshop A").press("Enter")
+
+    expect(page.get_by_role("alert")).to_contain_text("Workshop A")
+    assert "&#x27;workshop-a&#x27;" not in page.content()  # the type's words, not its key
+    join = page.get_by_role("button", name=re.compile("waiting list", re.I))
+    expect(join).to_be_visible()
+    screenshot(page, "orders-6-quota-full-offers-the-line")
+    assert site_service.availability(event.id).quotas["capacity"].confirmed == 1

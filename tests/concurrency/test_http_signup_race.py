@@ -155,7 +155,7 @@ def test_http_race__unguarded_control__caught_overbooking(gunicorn_site, race_se
 
 
 SAME_PERSON = 4  # one more e-mail per event submits this many different orders at once
-QUOTA_FULL = re.compile(r"not enough seats left in &#x27;([\w-]+)&#x27;")
+QUOTA_FULL = re.compile(r'data-full-quota="([\w-]+)"')  # the page names it in words
 EVENT_FULL = re.compile(r"this event is full")  # an order's: QUOTA_FULL names 'capacity'
 
 

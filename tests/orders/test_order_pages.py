@@ -43,7 +43,8 @@ def test_a_full_quota_says_which_part_and_keeps_the_form(client, service):
     response = post_order(client, event.id, {"conference": 1, "workshop-a": 1, "workshop-b": 0})
     html = response.content.decode()
     assert response.status_code == 409
-    assert "not enough seats left in &#x27;workshop-a&#x27;" in html
+    assert "not enough seats left in Workshop A for this order" in html
+    assert 'data-full-quota="workshop-a"' in html
     assert 'name="qty_conference"' in html  # what is still available can be chosen
     assert service.find_registration(event.id, email="ada@example.com") is None
 
