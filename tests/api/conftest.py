@@ -10,6 +10,10 @@ from booking.mail import sender as booking_mail
 
 
 class QuietHandler(WSGIRequestHandler):
+    # Headers and body are two writes: with Nagle's algorithm a kept-alive client (the
+    # schemathesis session) waits 40 ms per answer for its own delayed ACK.
+    disable_nagle_algorithm = True
+
     def log_message(self, *args):
         pass
 

@@ -79,7 +79,9 @@ def test_kill_9_during_put_storm__acknowledged_single_item_writes_survive(server
     assert len(stored - acknowledged) <= PROCESSES * THREADS  # only the in-flight ones
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+# One seed, as for the put storm: seed 2 only killed at another moment (after 34 stored
+# bookings rather than 54) and ran the same checks again, for 20-30 s of the suite.
+@pytest.mark.parametrize("seed", [1])
 def test_kill_9_during_booking_storm__no_booking_half_applied_or_doubled(
         servers, settings, record_property, seed):
     prefix = f"k{uuid.uuid4().hex[:8]}-"
