@@ -54,6 +54,7 @@ from booking.models import CAPACITY_QUOTA, Event, Order, QuotaAvailability, Regi
 from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite, client_token,
                                      now_ms, old_item, order_full, part_of, quota_order,
                                      refused_at, tickets_left)
+from booking.strategies.holds import availability_of
 from booking.strategies.shards import seats
 from booking.strategies.shards.seats import SHARDS, marker_key, quota_shard_key
 
@@ -295,10 +296,14 @@ class ShardsOrders:
             token=client_token(f"{stored.registration_id}:{request.request_id}", "cancel"))
 
     def further(self, event_id: str, quotas) -> tuple[list[dict], dict[str, QuotaAvailability]]:
-        """The capacity quota's shards and every further quota's seats, in one batch."""
+        """The capacity quota's shards and every further quota's seats (those held for
+        offers apart), in one batch."""
         found = seats.quota_shard_items(self.strategy, event_id, (CAPACITY_QUOTA, *quotas))
-        return found[CAPACITY_QUOTA], {
-            quota: QuotaAvailability(capacity=sum(i["capacity"] for i in shards),
-                                     confirmed=sum(i["confirmed_count"] for i in shards))
-            for quota, shards in found.items() if quota != CAPACITY_QUOTA and shards}
+        now, further = now_ms(), {}
+        for quota, shards in found.items():
+            if quota != CAPACITY_QUOTA and shards:
+                held = availability_of(seats.as_counter(shards), now, quota)
+                further[quota] = QuotaAvailability(capacity=held.capacity,
+                                                   confirmed=held.confirmed, held=held.held)
+        return found[CAPACITY_QUOTA], further
 

@@ -14,6 +14,7 @@ event's own), and its marker carries ``full_quotas`` (quota -> until) beside
 """
 import random
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from booking.dynamo.access import TransactionCancelled
@@ -23,6 +24,7 @@ from booking.strategies.base import CAPACITY_NAMES
 SHARDS = 8
 FOREVER = 2**62
 BUMP = "version = version + :one"  # every write of a shard: the repair's check
+SEATS = "event_id, #capacity, confirmed_count, holds, hold_seats"  # a shard's seats, as read
 FREED = "SET epoch = epoch + :one REMOVE full_until, full_quotas"  # the marker, on every freed seat
 
 
@@ -127,8 +129,7 @@ def shard_items(strategy, event_ids: list[str]) -> dict[str, list[dict]]:
     """Every shard of each event (one consistent read per item, batched); events without
     shards left out."""
     keys = [shard_key(e, n) for e in event_ids for n in range(SHARDS)]
-    found = strategy.locks.batch_get(keys, projection="event_id, #capacity, confirmed_count, holds",
-                                     names=CAPACITY_NAMES)
+    found = strategy.locks.batch_get(keys, projection=SEATS, names=CAPACITY_NAMES)
     by_event: dict[str, list[dict]] = {}
     for item in found:
         if item is not None:
@@ -139,8 +140,7 @@ def shard_items(strategy, event_ids: list[str]) -> dict[str, list[dict]]:
 def quota_shard_items(strategy, event_id: str, quotas) -> dict[str, list[dict]]:
     """Quota -> its shards that exist (one consistent read per item, batched)."""
     keys = [(quota, quota_shard_key(event_id, quota, n)) for quota in quotas for n in range(SHARDS)]
-    found = strategy.locks.batch_get([key for _, key in keys],
-                                     projection="event_id, #capacity, confirmed_count, holds",
+    found = strategy.locks.batch_get([key for _, key in keys], projection=SEATS,
                                      names=CAPACITY_NAMES)
     by_quota: dict[str, list[dict]] = {quota: [] for quota in quotas}
     for (quota, _), item in zip(keys, found):
@@ -150,12 +150,16 @@ def quota_shard_items(strategy, event_id: str, quotas) -> dict[str, list[dict]]:
 
 
 def as_counter(shards: list[dict]) -> dict:
-    """The shards summed into one counter item (``holds.availability_of``'s shape)."""
-    holds = {}
+    """One quota's shards summed into one counter item (``holds.availability_of``'s shape:
+    an order's hold holds the seats of all its parts)."""
+    holds, hold_seats = {}, {}
     for item in shards:
         holds.update(item.get("holds") or {})
+        for email, part in (item.get("hold_seats") or {}).items():
+            hold_seats[email] = dict(Counter(hold_seats.get(email)) + Counter(part))
     return {"capacity": sum(i["capacity"] for i in shards),
-            "confirmed_count": sum(i["confirmed_count"] for i in shards), "holds": holds}
+            "confirmed_count": sum(i["confirmed_count"] for i in shards), "holds": holds,
+            "hold_seats": hold_seats}
 
 
 @dataclass(frozen=True)
