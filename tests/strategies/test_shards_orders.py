@@ -273,3 +273,22 @@ def test_order_hold__lapsed__never_taken_over__released_whole_with_the_marker_bu
     assert service.book(event.id, name="Eve", email="eve@example.com",
                         tickets={"conference": 2}).seats == 2
     assert service.audit(event.id) == []
+
+
+def test_order_hold__shards_without_the_map__given_it_before_the_hold(service):
+    # Shards provisioned before offers held orders (or recreated by a repair) have no
+    # ``hold_seats``: the offer makes sure of it on the shards it holds seats on.
+    event = workshop(service, capacity=4, quota=2)
+    service.book(event.id, name="Ada", email="ada@example.com", tickets={"workshop-a": 2})
+    service.book(event.id, name="Bob", email="bob@example.com", tickets={"conference": 2})
+    for item in table(EVENT_LOCKS).scan():
+        if item["event_id"].startswith(f"{event.id}#") and "hold_seats" in item:
+            table(EVENT_LOCKS).update({"event_id": item["event_id"]}, "REMOVE hold_seats")
+    offered(service, event, "cy@example.com", {"conference": 1, "workshop-a": 1})
+
+    service.cancel(event.id, email="ada@example.com")
+    waitlist_engine.flush()
+
+    assert seats_of(service, event.id) == {"capacity": (2, 2), "workshop-a": (0, 1)}
+    assert service.accept_offer(event.id, email="cy@example.com").seats == 2
+    assert service.audit(event.id) == []

@@ -88,7 +88,9 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         self.store.transact_write([
             ("Put", self.events.put_op(items.event_item(event), condition=new)),
             ("Put", self.locks.put_op({**marker_key(event.id), "epoch": 0}, condition=new)),
-            *[("Put", self.locks.put_op(seats.shard_item(event.id, n, share), condition=new))
+            *[("Put", self.locks.put_op(seats.shard_item(event.id, n, share,
+                                                          orders=not event.is_plain),
+                                        condition=new))
               for n, share in enumerate(shares)],
             *self.orders.provision_ops(event),
         ])

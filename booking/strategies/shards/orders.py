@@ -126,7 +126,8 @@ class ShardsOrders:
     def provision_ops(self, event: Event) -> list:
         new = "attribute_not_exists(event_id)"
         return [("Put", self.strategy.locks.put_op(
-                    {**seats.shard_item(event.id, n, share), **quota_shard_key(event.id, quota, n)},
+                    {**seats.shard_item(event.id, n, share, orders=True),
+                     **quota_shard_key(event.id, quota, n)},
                     condition=new))
                 for quota, capacity in sorted(event.quotas.items())
                 for n, share in enumerate(seats.shares(capacity, [0] * SHARDS))]

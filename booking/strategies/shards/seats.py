@@ -50,9 +50,12 @@ def shares(capacity: int, counts: list[int]) -> list[int]:
             for n, count in enumerate(counts)]
 
 
-def shard_item(event_id: str, shard: int, capacity: int, count: int = 0) -> dict:
+def shard_item(event_id: str, shard: int, capacity: int, count: int = 0, *,
+               orders: bool = False) -> dict:
+    """A new shard; of an event with orders, with the ``hold_seats`` its offers' holds of
+    orders write (else the first such hold on it makes sure of the map first)."""
     return {**shard_key(event_id, shard), "capacity": capacity, "confirmed_count": count,
-            "holds": {}, "version": 1}
+            "holds": {}, **({"hold_seats": {}} if orders else {}), "version": 1}
 
 
 def freed_op(locks, event_id: str) -> tuple[str, dict]:
