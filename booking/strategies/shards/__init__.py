@@ -39,6 +39,7 @@ on its shard and bumps the marker in one transaction.
 Orders (several seats, ticket types, further quotas: docs/orders.md) take their seats from
 the shards of every quota they draw on (a lock item per quota, each split in shards), all
 in the booking's one transaction: ``orders.py`` (and what the 100-action limit bounds).
+A waiting-list offer holds an order the same way, on the same shards (``holds.py``).
 """
 import dataclasses
 

@@ -42,7 +42,8 @@ quotas, so that is at most 1 + 8 x 11 + 2 = 91 members (a cancellation 92) and 8
 whatever the seats: ``check_order_shape`` keeps it so. Creating the event and a capacity
 edit write the event item, the marker and 8 shards per quota (at most 90).
 
-No waiting list: an event with orders has none yet, so its shards never hold seats.
+Waiting-list offers hold an entry's order on these shards (``holds.py``): placed as here,
+from one read, held with the same conditions, and released with the marker's bump.
 """
 import random
 
