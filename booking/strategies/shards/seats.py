@@ -10,7 +10,9 @@ milliseconds until which the mark holds (the earliest hold's expiry, or ``FOREVE
 An event with orders (``orders.py``) has ``SHARDS`` such items per further quota too,
 keyed ``<event id>#<quota>#<n>`` (``quota_shard_key``; the capacity quota's are the
 event's own), and its marker carries ``full_quotas`` (quota -> until) beside
-``full_until``: every freeing write removes both.
+``full_until``: every freeing write removes both. A shard holding its part of an order's
+waiting-list hold stores it in ``hold_seats`` (e-mail key -> {quota: seats}; ``holds.py``),
+which an event with orders' shards have from the start.
 """
 import random
 import time
