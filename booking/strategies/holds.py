@@ -196,6 +196,11 @@ class HoldsMap:
                                                 {":until": until})
         return ("Update", self.table.update_op(self.key(event_id), expression, **kwargs))
 
+    def order_lapsed_release_op(self, event_id, email, seats: dict[str, int], *, now):
+        """Free exactly ``email``'s hold of ``seats``, only if it lapsed before ``now``."""
+        expression, kwargs = self._release(email, seats, "holds.#email <= :now", {":now": now})
+        return ("Update", self.table.update_op(self.key(event_id), expression, **kwargs))
+
     def _release(self, email, seats, condition, values) -> tuple[str, dict]:
         """(expression, its keyword arguments) removing ``email``'s hold of ``seats`` and
         giving them back to the counts, only if ``condition`` holds."""

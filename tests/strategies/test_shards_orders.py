@@ -1,6 +1,8 @@
 """Orders on shards: a quota's seats over its shards, "full" only when no shard of the quota
 has room at one instant (the hasty control answers from its dry shard), marks kept true,
-quotas resized and removed with the event (in-process moto)."""
+quotas resized and removed with the event, the waiting list's offers holding whole orders
+(in-process moto)."""
+import time
 import uuid
 from unittest import mock
 
@@ -12,6 +14,7 @@ from booking.errors import EventFull, InvalidBooking, StaleEdit
 from booking.models import Event, Registration
 from booking.strategies.shards.orders import ShardsOrders, check_order_shape
 from booking.strategies.shards.seats import SHARDS, marker_key
+from booking.waitlist import engine as waitlist_engine
 from harness.controls import HastyShardsStrategy, MarkingShardsStrategy
 from tests.helpers import table
 
@@ -162,3 +165,130 @@ def test_check_order_shape__bounds_the_transaction_by_quotas_not_seats():
     with pytest.raises(InvalidBooking) as refused:
         check_order_shape(event(12, 50))
     assert refused.value.field == "ticket_types" and str(SHARDS) in refused.value.message
+
+
+# --- the waiting list's holds of orders (shards/holds.py) ---------------------------------
+def offered(service, event, email, tickets):
+    """``email`` joins the line for ``tickets``; the next cancellation offers them."""
+    service.join_waiting_list(event.id, name=email.split("@")[0].title(), email=email,
+                              tickets=tickets)
+
+
+def seats_of(service, event_id):
+    """Quota -> (confirmed, held)."""
+    return {name: (q.confirmed, q.held) for name, q in service.availability(event_id).quotas.items()}
+
+
+def holding(event_id, quota, email):
+    """Each shard of ``quota`` with ``email``'s hold: its number -> the seats it stores."""
+    found = {}
+    for n in range(SHARDS):
+        key = {"event_id": f"{event_id}#{n}" if quota == "capacity" else f"{event_id}#{quota}#{n}"}
+        shard = table(EVENT_LOCKS).get(key)
+        if email in shard.get("holds", {}):
+            found[n] = shard["hold_seats"][email]
+    return found
+
+
+def test_order_hold__several_seats_on_one_shard__counted_by_audit_repair_and_edits(service):
+    # Every shard holds 2 seats of the capacity and 2 of workshop-a; each order takes one
+    # whole shard of each, so Cy's offer holds 2 seats on one shard of each quota.
+    event = workshop(service, capacity=16, quota=16)
+    for n in range(8):
+        service.book(event.id, name=f"P{n}", email=f"p{n}@example.com", tickets={"workshop-a": 2})
+    offered(service, event, "cy@example.com", {"workshop-a": 2})
+
+    service.cancel(event.id, email="p3@example.com")
+    waitlist_engine.flush()
+
+    assert list(holding(event.id, "workshop-a", "cy@example.com").values()) == [{"workshop-a": 2}]
+    assert list(holding(event.id, "capacity", "cy@example.com").values()) == [{"capacity": 2}]
+    assert seats_of(service, event.id) == {"capacity": (14, 2), "workshop-a": (14, 2)}
+    assert service.audit(event.id) == []
+    (held,) = holding(event.id, "workshop-a", "cy@example.com")
+    table(EVENT_LOCKS).update({"event_id": f"{event.id}#workshop-a#{held}"},
+                              "SET confirmed_count = :n", values={":n": 0})
+    assert [v.invariant for v in service.audit(event.id)] == ["quota_counter_matches_orders"]
+    service.repair(event.id)
+    assert service.audit(event.id) == []
+    assert seats_of(service, event.id) == {"capacity": (14, 2), "workshop-a": (14, 2)}
+
+    shards = service.strategy("shards")
+    with pytest.raises(InvalidBooking) as below:  # 14 booked and 2 held
+        shards.change_capacity(event.id, expected_version=1, capacity=16, changes={},
+                               quotas={"workshop-a": 15})
+    assert "16 seat(s)" in below.value.message
+    shards.change_capacity(event.id, expected_version=1, capacity=18, changes={},
+                           quotas={"workshop-a": 18})
+    assert seats_of(service, event.id) == {"capacity": (14, 2), "workshop-a": (14, 2)}
+    assert service.accept_offer(event.id, email="cy@example.com").tickets == {"workshop-a": 2}
+    assert seats_of(service, event.id) == {"capacity": (16, 0), "workshop-a": (16, 0)}
+    assert service.audit(event.id) == []
+
+
+def test_order_hold__declined_after_a_sold_out_mark__mark_cleared_and_the_seats_booked(service):
+    # Eve's "full" is true while Cy's offer holds the last seats, and marks the event sold
+    # out until Cy's offer would lapse. Cy declines: the release must clear that mark in
+    # its own transaction, or Eve is told "full" with seats free.
+    event = workshop(service, capacity=4, quota=2)
+    service.book(event.id, name="Ada", email="ada@example.com", tickets={"workshop-a": 2})
+    service.book(event.id, name="Bob", email="bob@example.com", tickets={"conference": 2})
+    offered(service, event, "cy@example.com", {"conference": 1, "workshop-a": 1})
+    service.cancel(event.id, email="ada@example.com")
+    waitlist_engine.flush()
+    with pytest.raises(EventFull):
+        service.book(event.id, name="Eve", email="eve@example.com", tickets={"conference": 1})
+    assert table(EVENT_LOCKS).get(marker_key(event.id))["full_until"] > time.time() * 1000
+
+    service.leave_waiting_list(event.id, email="cy@example.com")
+    waitlist_engine.flush()
+
+    assert "full_until" not in table(EVENT_LOCKS).get(marker_key(event.id))
+    assert service.book(event.id, name="Eve", email="eve@example.com",
+                        tickets={"conference": 1}).seats == 1
+    assert seats_of(service, event.id) == {"capacity": (3, 0), "workshop-a": (0, 0)}
+    assert service.audit(event.id) == []
+
+
+def test_order_hold__lapsed__never_taken_over__released_whole_with_the_marker_bumped(service):
+    event = workshop(service, capacity=4, quota=2)
+    service.book(event.id, name="Ada", email="ada@example.com", tickets={"workshop-a": 2})
+    service.book(event.id, name="Bob", email="bob@example.com", tickets={"conference": 2})
+    offered(service, event, "cy@example.com", {"conference": 1, "workshop-a": 1})
+    waitlist, clock = service.waitlist.engine, [time.time() * 1000 - 120_000]
+    waitlist.clock, waitlist.offer_seconds = (lambda: round(clock[0])), 60
+    service.cancel(event.id, email="ada@example.com")  # Cy's offer lapsed a minute ago
+    waitlist_engine.flush()
+
+    with pytest.raises(EventFull):  # its seats are nobody's until it is released
+        service.book(event.id, name="Eve", email="eve@example.com", tickets={"conference": 1})
+    epoch = table(EVENT_LOCKS).get(marker_key(event.id))["epoch"]
+    clock[0] = time.time() * 1000
+    assert service.waiting_list_pass() == {"offers_expired": 1}
+
+    assert table(EVENT_LOCKS).get(marker_key(event.id))["epoch"] == epoch + 1
+    assert holding(event.id, "capacity", "cy@example.com") == {}
+    assert holding(event.id, "workshop-a", "cy@example.com") == {}
+    assert seats_of(service, event.id) == {"capacity": (2, 0), "workshop-a": (0, 0)}
+    assert service.book(event.id, name="Eve", email="eve@example.com",
+                        tickets={"conference": 2}).seats == 2
+    assert service.audit(event.id) == []
+
+
+def test_order_hold__shards_without_the_map__given_it_before_the_hold(service):
+    # Shards provisioned before offers held orders (or recreated by a repair) have no
+    # ``hold_seats``: the offer makes sure of it on the shards it holds seats on.
+    event = workshop(service, capacity=4, quota=2)
+    service.book(event.id, name="Ada", email="ada@example.com", tickets={"workshop-a": 2})
+    service.book(event.id, name="Bob", email="bob@example.com", tickets={"conference": 2})
+    for item in table(EVENT_LOCKS).scan():
+        if item["event_id"].startswith(f"{event.id}#") and "hold_seats" in item:
+            table(EVENT_LOCKS).update({"event_id": item["event_id"]}, "REMOVE hold_seats")
+    offered(service, event, "cy@example.com", {"conference": 1, "workshop-a": 1})
+
+    service.cancel(event.id, email="ada@example.com")
+    waitlist_engine.flush()
+
+    assert seats_of(service, event.id) == {"capacity": (2, 2), "workshop-a": (0, 1)}
+    assert service.accept_offer(event.id, email="cy@example.com").seats == 2
+    assert service.audit(event.id) == []

@@ -10,7 +10,7 @@ from booking.errors import EventFull, InvalidBooking, OfferExpired, SeatsAvailab
 from booking.models import BOOKED, EXPIRED, LEFT, OFFERED, WAITING
 from booking.waitlist import engine as waitlist_engine
 
-ORDER_HOLDS = ("aggregate", "lock_table", "slots", "streams")
+ORDER_HOLDS = ("aggregate", "lock_table", "slots", "streams", "shards")
 
 
 @pytest.fixture(params=ORDER_HOLDS)
@@ -222,12 +222,16 @@ def test_costs__order_offer_and_accept_requests(service, sold_out, monkeypatch):
         meter.uninstall()
 
     # The line read, the holds map made sure of (one per lock item) or a free-slot lookup
-    # per quota (slots: a second one when a random start finds too few), the one
-    # transaction, the entry read back; then "nobody waiting".
+    # per quota (slots: a second one when a random start finds too few), or (shards, whose
+    # shards of an event with orders have their map from the start) one read of every
+    # touched quota's shards, the one transaction, the entry read back; then "nobody
+    # waiting".
     first, prepare, rest = offer.operations[0], offer.operations[1:-3], offer.operations[-3:]
     assert (first, rest) == ("Query", ["TransactWriteItems", "GetItem", "Query"])
     if sold_out.strategy == "slots":
         assert set(prepare) == {"Query"} and 2 <= len(prepare) <= 4
+    elif sold_out.strategy == "shards":
+        assert prepare == ["TransactGetItems"]
     else:
         assert prepare == ["UpdateItem"] * (2 if sold_out.strategy == "lock_table" else 1)
     assert accept.operations == ["GetItem", "TransactWriteItems"]

@@ -39,6 +39,7 @@ on its shard and bumps the marker in one transaction.
 Orders (several seats, ticket types, further quotas: docs/orders.md) take their seats from
 the shards of every quota they draw on (a lock item per quota, each split in shards), all
 in the booking's one transaction: ``orders.py`` (and what the 100-action limit bounds).
+A waiting-list offer holds an order the same way, on the same shards (``holds.py``).
 """
 import dataclasses
 
@@ -88,7 +89,9 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         self.store.transact_write([
             ("Put", self.events.put_op(items.event_item(event), condition=new)),
             ("Put", self.locks.put_op({**marker_key(event.id), "epoch": 0}, condition=new)),
-            *[("Put", self.locks.put_op(seats.shard_item(event.id, n, share), condition=new))
+            *[("Put", self.locks.put_op(seats.shard_item(event.id, n, share,
+                                                          orders=not event.is_plain),
+                                        condition=new))
               for n, share in enumerate(shares)],
             *self.orders.provision_ops(event),
         ])

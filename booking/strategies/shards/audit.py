@@ -1,7 +1,7 @@
 """Audit and repair for the shards strategy: each shard must count what is stored on it.
 
 A registration names its shard, so each shard's ``confirmed_count`` must be the number of
-registrations naming it plus its holds, and the shards' capacities must add up to the
+registrations naming it plus the seats its holds take, and the shards' capacities must add up to the
 event's. Every booking, cancellation and hold write bumps its shard's ``version``; the
 repair counts page by page, then rewrites every shard in one transaction, each only if its
 version is unchanged and the event's capacity too: if a booking landed while counting, the
@@ -10,7 +10,8 @@ write is refused and the count is redone.
 An event with orders is audited and repaired the same way quota by quota: an order names
 the seats it holds on each quota's shards (``shard_seats``), the shards of each further
 quota must count those and add up to its size, and the seats placed must be what the
-orders' tickets take (``quota_within_capacity``, ``quota_counter_matches_orders``).
+orders' tickets take, plus the seats held for offers (an order's hold stores its part on
+each shard: ``hold_seats``) (``quota_within_capacity``, ``quota_counter_matches_orders``).
 """
 from collections import Counter
 
@@ -18,6 +19,7 @@ from booking.dynamo.access import ConditionFailed, TransactionCancelled
 from booking.models import CAPACITY_QUOTA
 from booking.strategies import audit
 from booking.strategies.base import CAPACITY_NAMES
+from booking.strategies.holds import held_seats
 from booking.strategies.shards import seats
 from booking.strategies.shards.orders import placed_on
 from booking.strategies.shards.seats import SHARDS, marker_key, quota_shard_key
@@ -39,10 +41,12 @@ def stored(strategy, event_id) -> dict[str, tuple]:
 
 
 def expected_counts(people: dict, quota: str, shards) -> list[int]:
+    """Each shard's count: the seats placed on it, plus those its holds take (every hold,
+    a lapsed one too, until it is released: an order's, its part of the order)."""
     on_shard = Counter()
     for _, placed in people.values():
         on_shard.update(placed.get(quota, {}))
-    return [on_shard.get(n, 0) + len((item or {}).get("holds") or {})
+    return [on_shard.get(n, 0) + held_seats(item, quota=quota)[quota]
             for n, item in enumerate(shards)]
 
 
@@ -60,14 +64,16 @@ def audit_event(strategy, event) -> list[audit.Violation]:
         found.append(audit.Violation(event.id, audit.LOCK_PRESENT, "present", "missing",
                                      "the sold-out marker item"))
     found += _shard_violations(event.id, CAPACITY_QUOTA, event.capacity, shards, counts)
-    placed = Counter()
+    placed, held = Counter(), Counter()
     for quota, size in sorted(event.quotas.items()):
         shards = quota_shards(strategy, event.id, quota)
         counts = expected_counts(people, quota, shards)
         placed[quota] = sum(counts)
+        for item in shards:
+            held += held_seats(item, quota=quota)
         found += _shard_violations(event.id, quota, size, shards, counts)
-    if not event.is_plain:  # the seats placed on the shards are what the tickets take
-        taken = audit.seats_taken(event, [tickets for tickets, _ in people.values()])
+    if not event.is_plain:  # the seats placed on the shards are what the tickets and holds take
+        taken = audit.seats_taken(event, [tickets for tickets, _ in people.values()]) + held
         found += audit.quota_violations(event, taken, dict(placed))
     return found + audit.person_violations(event.id, list(people))
 

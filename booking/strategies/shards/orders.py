@@ -42,7 +42,8 @@ quotas, so that is at most 1 + 8 x 11 + 2 = 91 members (a cancellation 92) and 8
 whatever the seats: ``check_order_shape`` keeps it so. Creating the event and a capacity
 edit write the event item, the marker and 8 shards per quota (at most 90).
 
-No waiting list: an event with orders has none yet, so its shards never hold seats.
+Waiting-list offers hold an entry's order on these shards (``holds.py``): placed as here,
+from one read, held with the same conditions, and released with the marker's bump.
 """
 import random
 
@@ -54,6 +55,7 @@ from booking.models import CAPACITY_QUOTA, Event, Order, QuotaAvailability, Regi
 from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite, client_token,
                                      now_ms, old_item, order_full, part_of, quota_order,
                                      refused_at, tickets_left)
+from booking.strategies.holds import availability_of
 from booking.strategies.shards import seats
 from booking.strategies.shards.seats import SHARDS, marker_key, quota_shard_key
 
@@ -125,7 +127,8 @@ class ShardsOrders:
     def provision_ops(self, event: Event) -> list:
         new = "attribute_not_exists(event_id)"
         return [("Put", self.strategy.locks.put_op(
-                    {**seats.shard_item(event.id, n, share), **quota_shard_key(event.id, quota, n)},
+                    {**seats.shard_item(event.id, n, share, orders=True),
+                     **quota_shard_key(event.id, quota, n)},
                     condition=new))
                 for quota, capacity in sorted(event.quotas.items())
                 for n, share in enumerate(seats.shares(capacity, [0] * SHARDS))]
@@ -295,10 +298,14 @@ class ShardsOrders:
             token=client_token(f"{stored.registration_id}:{request.request_id}", "cancel"))
 
     def further(self, event_id: str, quotas) -> tuple[list[dict], dict[str, QuotaAvailability]]:
-        """The capacity quota's shards and every further quota's seats, in one batch."""
+        """The capacity quota's shards and every further quota's seats (those held for
+        offers apart), in one batch."""
         found = seats.quota_shard_items(self.strategy, event_id, (CAPACITY_QUOTA, *quotas))
-        return found[CAPACITY_QUOTA], {
-            quota: QuotaAvailability(capacity=sum(i["capacity"] for i in shards),
-                                     confirmed=sum(i["confirmed_count"] for i in shards))
-            for quota, shards in found.items() if quota != CAPACITY_QUOTA and shards}
+        now, further = now_ms(), {}
+        for quota, shards in found.items():
+            if quota != CAPACITY_QUOTA and shards:
+                held = availability_of(seats.as_counter(shards), now, quota)
+                further[quota] = QuotaAvailability(capacity=held.capacity,
+                                                   confirmed=held.confirmed, held=held.held)
+        return found[CAPACITY_QUOTA], further
 

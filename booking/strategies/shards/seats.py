@@ -10,10 +10,13 @@ milliseconds until which the mark holds (the earliest hold's expiry, or ``FOREVE
 An event with orders (``orders.py``) has ``SHARDS`` such items per further quota too,
 keyed ``<event id>#<quota>#<n>`` (``quota_shard_key``; the capacity quota's are the
 event's own), and its marker carries ``full_quotas`` (quota -> until) beside
-``full_until``: every freeing write removes both.
+``full_until``: every freeing write removes both. A shard holding its part of an order's
+waiting-list hold stores it in ``hold_seats`` (e-mail key -> {quota: seats}; ``holds.py``),
+which an event with orders' shards have from the start.
 """
 import random
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from booking.dynamo.access import TransactionCancelled
@@ -23,6 +26,7 @@ from booking.strategies.base import CAPACITY_NAMES
 SHARDS = 8
 FOREVER = 2**62
 BUMP = "version = version + :one"  # every write of a shard: the repair's check
+SEATS = "event_id, #capacity, confirmed_count, holds, hold_seats"  # a shard's seats, as read
 FREED = "SET epoch = epoch + :one REMOVE full_until, full_quotas"  # the marker, on every freed seat
 
 
@@ -48,9 +52,12 @@ def shares(capacity: int, counts: list[int]) -> list[int]:
             for n, count in enumerate(counts)]
 
 
-def shard_item(event_id: str, shard: int, capacity: int, count: int = 0) -> dict:
+def shard_item(event_id: str, shard: int, capacity: int, count: int = 0, *,
+               orders: bool = False) -> dict:
+    """A new shard; of an event with orders, with the ``hold_seats`` its offers' holds of
+    orders write (else the first such hold on it makes sure of the map first)."""
     return {**shard_key(event_id, shard), "capacity": capacity, "confirmed_count": count,
-            "holds": {}, "version": 1}
+            "holds": {}, **({"hold_seats": {}} if orders else {}), "version": 1}
 
 
 def freed_op(locks, event_id: str) -> tuple[str, dict]:
@@ -127,8 +134,7 @@ def shard_items(strategy, event_ids: list[str]) -> dict[str, list[dict]]:
     """Every shard of each event (one consistent read per item, batched); events without
     shards left out."""
     keys = [shard_key(e, n) for e in event_ids for n in range(SHARDS)]
-    found = strategy.locks.batch_get(keys, projection="event_id, #capacity, confirmed_count, holds",
-                                     names=CAPACITY_NAMES)
+    found = strategy.locks.batch_get(keys, projection=SEATS, names=CAPACITY_NAMES)
     by_event: dict[str, list[dict]] = {}
     for item in found:
         if item is not None:
@@ -139,8 +145,7 @@ def shard_items(strategy, event_ids: list[str]) -> dict[str, list[dict]]:
 def quota_shard_items(strategy, event_id: str, quotas) -> dict[str, list[dict]]:
     """Quota -> its shards that exist (one consistent read per item, batched)."""
     keys = [(quota, quota_shard_key(event_id, quota, n)) for quota in quotas for n in range(SHARDS)]
-    found = strategy.locks.batch_get([key for _, key in keys],
-                                     projection="event_id, #capacity, confirmed_count, holds",
+    found = strategy.locks.batch_get([key for _, key in keys], projection=SEATS,
                                      names=CAPACITY_NAMES)
     by_quota: dict[str, list[dict]] = {quota: [] for quota in quotas}
     for (quota, _), item in zip(keys, found):
@@ -150,12 +155,16 @@ def quota_shard_items(strategy, event_id: str, quotas) -> dict[str, list[dict]]:
 
 
 def as_counter(shards: list[dict]) -> dict:
-    """The shards summed into one counter item (``holds.availability_of``'s shape)."""
-    holds = {}
+    """One quota's shards summed into one counter item (``holds.availability_of``'s shape:
+    an order's hold holds the seats of all its parts)."""
+    holds, hold_seats = {}, {}
     for item in shards:
         holds.update(item.get("holds") or {})
+        for email, part in (item.get("hold_seats") or {}).items():
+            hold_seats[email] = dict(Counter(hold_seats.get(email)) + Counter(part))
     return {"capacity": sum(i["capacity"] for i in shards),
-            "confirmed_count": sum(i["confirmed_count"] for i in shards), "holds": holds}
+            "confirmed_count": sum(i["confirmed_count"] for i in shards), "holds": holds,
+            "hold_seats": hold_seats}
 
 
 @dataclass(frozen=True)
