@@ -7,12 +7,17 @@ import uuid
 from playwright.sync_api import expect
 
 
+def devconf(site_service, *, workshop: int):
+    """An event with a conference ticket and a workshop of ``workshop`` seats."""
+    return site_service.create_event(
+        name=f"DevConf {uuid.uuid4().hex[:6]}", capacity=20, strategy="lock_table",
+        starts_at="2031-06-01T09:00:00+00:00", quotas={"workshop-a": workshop},
+        ticket_types={"conference": [], "workshop-a": ["workshop-a"]}, max_per_order=4)
+
+
 def test_browser__order_of_several_types__booked_whole_and_shown(
         live_site, site_service, page, screenshot):
-    event = site_service.create_event(
-        name=f"DevConf {uuid.uuid4().hex[:6]}", capacity=20, strategy="lock_table",
-        starts_at="2031-06-01T09:00:00+00:00", quotas={"workshop-a": 2},
-        ticket_types={"conference": [], "workshop-a": ["workshop-a"]}, max_per_order=4)
+    event = devconf(site_service, workshop=2)
     email = f"ada{uuid.uuid4().hex[:6]}@example.com"
 
     page.goto(live_site.url + f"/events/{event.id}/")
@@ -56,10 +61,7 @@ def test_browser__order_of_several_types__booked_whole_and_shown(
 
 def test_browser__order_that_does_not_fit_a_quota__says_which_and_offers_the_line(
         live_site, site_service, page, screenshot):
-    event = site_service.create_event(
-        name=f"DevConf {uuid.uuid4().hex[:6]}", capacity=20, strategy="lock_table",
-        starts_at="2031-06-01T09:00:00+00:00", quotas={"workshop-a": 1},
-        ticket_types={"conference": [], "workshop-a": ["workshop-a"]}, max_per_order=4)
+    event = devconf(site_service, workshop=1)
     site_service.book(event.id, name="Bo", email=f"bo{uuid.uuid4().hex[:6]}@example.com",
                       tickets={"workshop-a": 1})
 
