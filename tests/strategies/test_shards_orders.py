@@ -226,14 +226,21 @@ def test_order_hold__several_seats_on_one_shard__counted_by_audit_repair_and_edi
     assert service.audit(event.id) == []
 
 
-def test_order_hold__declined_after_a_sold_out_mark__mark_cleared_and_the_seats_booked(service):
-    # Eve's "full" is true while Cy's offer holds the last seats, and marks the event sold
-    # out until Cy's offer would lapse. Cy declines: the release must clear that mark in
-    # its own transaction, or Eve is told "full" with seats free.
+def cy_waits_behind_a_full_event(service):
+    """Four seats, two of them the workshop's: Ada holds both workshop seats, Bob two
+    conference seats, and Cy waits for one of each (`offered`)."""
     event = workshop(service, capacity=4, quota=2)
     service.book(event.id, name="Ada", email="ada@example.com", tickets={"workshop-a": 2})
     service.book(event.id, name="Bob", email="bob@example.com", tickets={"conference": 2})
     offered(service, event, "cy@example.com", {"conference": 1, "workshop-a": 1})
+    return event
+
+
+def test_order_hold__declined_after_a_sold_out_mark__mark_cleared_and_the_seats_booked(service):
+    # Eve's "full" is true while Cy's offer holds the last seats, and marks the event sold
+    # out until Cy's offer would lapse. Cy declines: the release must clear that mark in
+    # its own transaction, or Eve is told "full" with seats free.
+    event = cy_waits_behind_a_full_event(service)
     service.cancel(event.id, email="ada@example.com")
     waitlist_engine.flush()
     with pytest.raises(EventFull):
@@ -251,10 +258,7 @@ def test_order_hold__declined_after_a_sold_out_mark__mark_cleared_and_the_seats_
 
 
 def test_order_hold__lapsed__never_taken_over__released_whole_with_the_marker_bumped(service):
-    event = workshop(service, capacity=4, quota=2)
-    service.book(event.id, name="Ada", email="ada@example.com", tickets={"workshop-a": 2})
-    service.book(event.id, name="Bob", email="bob@example.com", tickets={"conference": 2})
-    offered(service, event, "cy@example.com", {"conference": 1, "workshop-a": 1})
+    event = cy_waits_behind_a_full_event(service)
     waitlist, clock = service.waitlist.engine, [time.time() * 1000 - 120_000]
     waitlist.clock, waitlist.offer_seconds = (lambda: round(clock[0])), 60
     service.cancel(event.id, email="ada@example.com")  # Cy's offer lapsed a minute ago
