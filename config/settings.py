@@ -288,7 +288,7 @@ BOOKING_DECIDER_INTERVAL = env.float("BOOKING_DECIDER_INTERVAL", default=0.2)
 # --- JSON API (booking/api/, docs/api.md) ------------------------------------------------
 REST_FRAMEWORK = {
     # JSON in and out; any other body answers 415, every refusal is problem+json.
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["booking.api.parsers.JSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # Organizers' tokens (booking/api/auth.py); public endpoints need none.
     "DEFAULT_AUTHENTICATION_CLASSES": ["booking.api.auth.BearerToken"],

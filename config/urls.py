@@ -17,3 +17,9 @@ urlpatterns = [
     path("metrics", web_metrics.metrics, name="metrics"),
     path("", include("booking.web.urls")),
 ]
+
+# Django's error views; under /api/ they answer problem+json (docs/api.md#errors).
+handler400 = "booking.api.fallbacks.bad_request"
+handler403 = "booking.api.fallbacks.permission_denied"
+handler404 = "booking.api.fallbacks.page_not_found"
+handler500 = "booking.api.fallbacks.server_error"

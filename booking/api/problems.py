@@ -1,8 +1,15 @@
 """Errors of the JSON API as ``application/problem+json`` (RFC 9457): the one map from a
 domain error (or a DRF refusal) to a status and a stable problem ``type``.
 
-The ``detail`` is the domain error's own message, the same words the pages show.
+The ``detail`` is the domain error's own message, the same words the pages show. What
+fails before DRF has the request (no route, a body over the limits, a server error) is
+answered by ``booking/api/fallbacks.py`` with the same bodies.
 """
+import json
+from http import HTTPStatus
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
 
@@ -45,6 +52,18 @@ KEY_REUSED = (422, "idempotency-key-reused", "Idempotency-Key used for another r
 IN_FLIGHT = (409, "request-in-flight", "A request with this key is being processed")
 BAD_LINK = (404, "bad-secret", "Unknown registration secret")
 BAD_REQUEST = (400, "bad-request", "Bad request")
+# Answered before or beside DRF (booking/api/fallbacks.py, booking/web/middleware.py).
+BODY_TOO_LARGE = (413, "body-too-large", "Request body too large")
+BAD_CHARSET = (400, "bad-charset", "Body not UTF-8")
+NOT_FOUND = (404, "not-found", "Not found")
+PERMISSION_DENIED = (403, "permission-denied", "Permission denied")
+SERVER_ERROR = (500, "server-error", "Server error")
+API_PREFIX = "/api/"
+
+
+def is_api(request) -> bool:
+    """Whether ``request`` is addressed to the JSON API (its errors are problems)."""
+    return request.path_info.startswith(API_PREFIX)
 
 
 class Refused(Exception):
@@ -55,16 +74,26 @@ class Refused(Exception):
         self.response = problem(kind, detail, **options)
 
 
+def problem_body(kind: tuple, detail: str, **extra) -> dict:
+    status, slug, title = kind
+    return {"type": TYPE_BASE + slug, "title": title, "status": status, "detail": detail,
+            **extra}
+
+
 def problem(kind: tuple, detail: str, *, retry_after: int | None = None,
             **extra) -> Response:
     """A problem+json response of ``kind`` (status, type slug, title)."""
-    status, slug, title = kind
-    body = {"type": TYPE_BASE + slug, "title": title, "status": status, "detail": detail,
-            **extra}
-    response = Response(body, status=status, content_type=PROBLEM_JSON)
+    response = Response(problem_body(kind, detail, **extra), status=kind[0],
+                        content_type=PROBLEM_JSON)
     if retry_after is not None:
         response["Retry-After"] = str(retry_after)
     return response
+
+
+def plain_problem(kind: tuple, detail: str) -> HttpResponse:
+    """The same problem as a plain Django response, for answers given outside DRF."""
+    return HttpResponse(json.dumps(problem_body(kind, detail)), status=kind[0],
+                        content_type=PROBLEM_JSON)
 
 
 def domain_kind(error: BookingError) -> tuple:
@@ -110,11 +139,34 @@ def exception_handler(error, context):
     if isinstance(error, BookingError):
         return from_domain_error(error, keyed=bool(getattr(context.get("request"),
                                                            "idempotency_keyed", False)))
+    if isinstance(error, RequestDataTooBig):  # DATA_UPLOAD_MAX_MEMORY_SIZE, read by DRF
+        return problem(BODY_TOO_LARGE, TOO_LARGE)
     if isinstance(error, exceptions.APIException):
-        slug = error.default_code.replace("_", "-")
-        detail = error.detail if isinstance(error.detail, str) else "Invalid input."
-        extra = {} if isinstance(error.detail, str) else {"errors": error.detail}
-        wait = getattr(error, "wait", None)
-        return problem((error.status_code, slug, str(error.default_detail)), str(detail),
-                       retry_after=int(wait) if wait else None, **extra)
-    return None
+        return from_api_exception(error)
+    return None  # a server error: Django logs it, ``fallbacks.server_error`` answers
+
+
+TOO_LARGE = "This request body is larger than this API accepts."
+
+
+def from_api_exception(error: exceptions.APIException) -> Response:
+    """DRF's refusal (parse error, 415, 405, 406, validation, throttling) as a problem.
+    The title is the status's own phrase where DRF's default text is a template
+    (``Unsupported media type "{media_type}" in request.``)."""
+    slug = error.default_code.replace("_", "-")
+    default = str(error.default_detail)
+    title = HTTPStatus(error.status_code).phrase if "{" in default else default
+    if isinstance(error.detail, str):
+        detail, extra = str(error.detail), {}
+    else:
+        detail, extra = invalid_detail(error.detail), {"errors": error.detail}
+    wait = getattr(error, "wait", None)
+    return problem((error.status_code, slug, title), detail,
+                   retry_after=int(wait) if wait else None, **extra)
+
+
+def invalid_detail(errors) -> str:
+    """"Invalid input: capacity, name." naming the fields refused (``errors`` has them)."""
+    fields = sorted(str(name) for name in errors) if isinstance(errors, dict) else []
+    named = [name for name in fields if name != "non_field_errors"]
+    return f"Invalid input: {', '.join(named)}." if named else "Invalid input."

@@ -29,6 +29,17 @@ class TextField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer, never a string ("5"), a float (1.0) or a boolean turned into one."""
+
+    default_error_messages = {"invalid": "A whole number (a JSON integer) is required."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 @extend_schema_field({"type": "string", "format": "email", "maxLength": 254})
 class EmailText(TextField):
     """An e-mail address as typed (the service checks and normalizes it)."""
@@ -105,7 +116,7 @@ class EventEdit(StrictSerializer):
     """An organizer's edit: only the fields sent change (the service validates them)."""
 
     name = TextField(required=False, max_length=200)
-    capacity = serializers.IntegerField(required=False, min_value=0)
+    capacity = StrictIntegerField(required=False, min_value=0)
     starts_at = TextField(required=False, allow_null=True)
     ends_at = TextField(required=False, allow_null=True)
     time_zone = TextField(required=False)
@@ -121,7 +132,7 @@ class EventCreate(StrictSerializer):
     """An organizer's new event (the service validates and normalizes every field)."""
 
     name = TextField(max_length=200)
-    capacity = serializers.IntegerField(min_value=0)
+    capacity = StrictIntegerField(min_value=0)
     strategy = TextField(required=False, help_text="aggregate, lock_table, slots or streams "
                                                    "(default: the site's)")
     starts_at = TextField(required=False, allow_null=True)
@@ -134,8 +145,8 @@ class EventCreate(StrictSerializer):
     ticket_types = TicketTypesField(required=False, help_text=(
         "Ticket type -> the further quotas it counts against (each counts against the "
         "capacity too). Leave it out for the one type 'admission'."))
-    max_per_order = serializers.IntegerField(required=False, help_text="Seats one order may "
-                                                                       "hold (default 1).")
+    max_per_order = StrictIntegerField(required=False, help_text="Seats one order may hold "
+                                                                 "(default 1).")
 
 
 class QuotaOutput(serializers.Serializer):
@@ -238,7 +249,7 @@ def decode_cursor(cursor: str, field: str = "event_id") -> dict:
     """The key a cursor names (``{field: value}``); ValidationError if it is not one of ours."""
     try:
         key = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-    except (binascii.Error, ValueError, UnicodeError):
+    except (binascii.Error, ValueError, UnicodeError, RecursionError):
         raise serializers.ValidationError({"cursor": "Not a cursor this API gave."}) from None
     if (not isinstance(key, dict) or set(key) != {field}
             or not isinstance(key[field], str) or not key[field]):

@@ -1,6 +1,8 @@
 """The public JSON API (``/api/v1/``): events, registrations. Thin over ``BookingService``
 like the pages; every refusal is a problem (``booking/api/problems.py``); every POST needs
 an Idempotency-Key (``booking/api/idempotency.py``)."""
+import re
+
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -15,7 +17,7 @@ from booking.api.problems import BAD_LINK, Refused
 from booking.api.schema import PENDING, problems
 from booking.api.serializers import (BookingInput, CancellationInput, CancellationOutput,
                                      EventCreate, EventEdit, EventPage, EventWithSeats,
-                                     RegistrationInput, RegistrationPage,
+                                     RegistrationPage,
                                      RegistrationOutput, decode_cursor, encode_cursor,
                                      event_body)
 from booking.errors import NotRegistered
@@ -74,9 +76,13 @@ class EventList(ApiView):
 
 
 def _limit(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 100:
+    # ASCII digits only: "²".isdigit() is True and int("²") fails; "٣" would read as 3.
+    if not _LIMIT.fullmatch(text) or not 1 <= int(text) <= 100:
         raise serializers.ValidationError({"limit": "A whole number from 1 to 100."})
     return int(text)
+
+
+_LIMIT = re.compile(r"[0-9]{1,3}")
 
 
 class EventDetail(ApiView):
@@ -136,7 +142,7 @@ class EventRegistrations(ApiView):
         """Book a seat, or an order's ``tickets`` (all or nothing; 409 ``event-full`` names
         the ``quota`` without room). The Idempotency-Key is the booking's request id: a
         retry answers the first 201 and books nothing (the same key with other tickets: 422)."""
-        request_id, data = keyed_input(request, BookingInput)
+        request_id, data = keyed_input(request, BookingInput, event_id)
         started = timezone.now()
         registration = get_booking_service().book(
             event_id, name=data["name"], email=data["email"], request_id=request_id,
@@ -146,17 +152,19 @@ class EventRegistrations(ApiView):
         return Response(RegistrationOutput(registration).data, status=201)
 
 
-def keyed_input(request, payload_class=RegistrationInput) -> tuple[str, dict]:
-    """A keyed signup POST read by ``payload_class`` (a ``RegistrationInput``), within the
-    abuse limits: (request id, its validated fields).
+def keyed_input(request, payload_class, event_id: str) -> tuple[str, dict]:
+    """A keyed POST for a person at ``event_id`` read by ``payload_class`` (a
+    ``RegistrationInput``), within the abuse limits: (request id, its validated fields).
+    The request id is the key scoped to the caller (``idempotency.caller_request_id``).
 
     Raises ``Refused`` (missing or malformed key), a validation error (400) or
     ``RateLimited`` (429); nothing is stored on any of them.
     """
-    request_id = idempotency.keyed_request_id(request)
+    key = idempotency.read_key(request)
     payload = payload_class(data=request.data)
     payload.is_valid(raise_exception=True)
     name, email = payload.validated_data["name"], payload.validated_data["email"]
+    request_id = idempotency.caller_request_id(request, key, event_id=event_id, email=email)
     # One Idempotency-Key counts once (a retried request spends nothing), and the
     # address's limit only for this network, as on the signup form.
     client = rate_limits.client_address(request)
@@ -193,7 +201,7 @@ class RegistrationBySecret(ApiView):
     def delete(self, request, secret):
         """Cancel: one conditional write removes exactly that registration; a repeat (it is
         gone already) answers 204 too."""
-        ref = _cancelling(request, secret)  # one secret counts once: a retry spends nothing
+        ref, _ = _cancelling(request, secret)  # one secret counts once: a retry spends nothing
         try:
             removed = get_booking_service().cancel(
                 ref.event_id, email=ref.email, registration_id=ref.registration_id,
@@ -213,10 +221,10 @@ class RegistrationCancellations(ApiView):
         """Cancel some seats of the order (all of them: the whole order). The
         Idempotency-Key is the cancellation's request id: a retry answers what the first
         freed and frees nothing more (the same key with other tickets: 422)."""
-        request_id = idempotency.keyed_request_id(request)
+        key = idempotency.read_key(request)
         payload = CancellationInput(data=request.data)
         payload.is_valid(raise_exception=True)
-        ref = _cancelling(request, secret, counted_by=request_id)  # one key counts once
+        ref, request_id = _cancelling(request, secret, key)  # one key counts once
         service = get_booking_service()
         removed = service.cancel(ref.event_id, email=ref.email,
                                  registration_id=ref.registration_id, request_id=request_id,
@@ -228,9 +236,10 @@ class RegistrationCancellations(ApiView):
             "registration": left if ref.matches(left) else None}).data)
 
 
-def _cancelling(request, secret: str, counted_by: str | None = None):
-    """The registration a cancellation's secret names, within the cancellation limit: a
-    bad secret counts every time, a good one once per ``counted_by`` (default: its
+def _cancelling(request, secret: str, key: str | None = None):
+    """The registration a cancellation's secret names, and the request id of ``key``
+    scoped to that person (None without a key), within the cancellation limit: a bad
+    secret counts every time, a good one once per request id (without one: per
     registration)."""
     client = rate_limits.client_address(request)
     try:
@@ -238,8 +247,10 @@ def _cancelling(request, secret: str, counted_by: str | None = None):
     except Refused:
         rate_limits.check(rate_limits.CANCEL, client)
         raise
-    rate_limits.check_once(rate_limits.CANCEL, client, counted_by or ref.registration_id)
-    return ref
+    request_id = None if key is None else idempotency.caller_request_id(
+        request, key, event_id=ref.event_id, email=ref.email)
+    rate_limits.check_once(rate_limits.CANCEL, client, request_id or ref.registration_id)
+    return ref, request_id
 
 
 def _read_secret(secret: str):

@@ -50,7 +50,7 @@ class WaitingList(ApiView):
         left: on an event with ticket types, while the order in ``tickets`` fits). The
         answer is the same whoever's address it is: its owner gets an e-mail whose link
         joins the line for those tickets (or says they are already in line or booked)."""
-        request_id, data = keyed_input(request, WaitlistJoinInput)
+        request_id, data = keyed_input(request, WaitlistJoinInput, event_id)
         message = get_booking_service().request_to_join_waiting_list(
             event_id, name=data["name"], email=data["email"], request_id=request_id,
             tickets=data.get("tickets"))
@@ -77,10 +77,12 @@ class OfferAccept(ApiView):
                                                                   429, 503)})
     def post(self, request, secret):
         """Take the offered seat: a booking (its answer replays like registrations')."""
-        request_id = idempotency.keyed_request_id(request)
+        key = idempotency.read_key(request)
         rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request),
                           message=OFFER_LIMITED)
         entry = _offer(secret)
+        request_id = idempotency.caller_request_id(request, key, event_id=entry.event_id,
+                                                   email=entry.email)
         started = timezone.now()
         registration = get_booking_service().accept_offer(
             entry.event_id, email=entry.email, request_id=request_id)

@@ -4,6 +4,7 @@ import secrets
 
 from django.utils.http import parse_header_parameters
 
+from booking.api import problems
 from booking.web.errors import error_page
 from booking.wiring import web_settings
 
@@ -12,7 +13,14 @@ CHARSET_REFUSED = "Please send forms encoded as UTF-8."
 TOO_LARGE = "This request is larger than this site accepts."
 
 
+# What the API answers instead of the page (problem+json), by the page's status.
+API_REFUSALS = {413: (problems.BODY_TOO_LARGE, problems.TOO_LARGE),
+                400: (problems.BAD_CHARSET, "Please send JSON bodies encoded as UTF-8.")}
+
+
 def refusal(request, message: str, status: int):
+    if problems.is_api(request) and status in API_REFUSALS:
+        return problems.plain_problem(*API_REFUSALS[status])
     return error_page(request, message, status, title="Request not accepted")
 
 
