@@ -47,15 +47,22 @@ LINKS = {
 CLOSED_BODIES = ("RegistrationInput", "BookingInput", "EventEdit", "PatchedEventEdit", "EventCreate", "WebhookInput")
 
 
+# Every operation that takes a body may answer this (booking/api/problems.py).
+BODY_TOO_LARGE = {"description": "The body is over the size the API accepts.",
+                  "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}}
+
+
 def add_links(result, generator, request, public):
     """drf-spectacular postprocessing hook (SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"]):
-    the links, and closed request bodies."""
+    the links, closed request bodies, and 413 wherever a body is read."""
     components = result.get("components", {}).get("schemas", {})
     for name in CLOSED_BODIES:
         if name in components:
             components[name]["additionalProperties"] = False
     for path_item in result.get("paths", {}).values():
         for operation in path_item.values():
+            if "requestBody" in operation and "Problem" in components:
+                operation.setdefault("responses", {}).setdefault("413", BODY_TOO_LARGE)
             for status, response in operation.get("responses", {}).items():
                 links = LINKS.get((operation.get("operationId"), status), {})
                 response.update(links={name: {"operationId": target, "parameters": params}
