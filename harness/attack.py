@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
+from harness import attack_api
 from harness.serving import ADMIN_USER, ProductionSite, nginx_available
 
 FORM = "application/x-www-form-urlencoded"
@@ -249,7 +250,8 @@ class AttackRun:
         print(f"Attack run on make serve at http://127.0.0.1:{self.site.port}/ "
               "(nginx -> gunicorn, DEBUG=false)", flush=True)
         for step in (self.encoded_address, self.waiting_list, self.lockout, self.large_bodies,
-                     self.login_race, self.invisible_names, self.resend_timing, self.dst_gap, self.slow_clients):
+                     self.login_race, self.invisible_names, self.resend_timing, self.dst_gap, self.slow_clients,
+                     *attack_api.steps(self)):
             step()
         print("not replayed here: 9 (needs a corrupt stored item: "
               "tests/web and check_capacity cover it)")
