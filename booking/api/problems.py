@@ -54,6 +54,7 @@ BAD_LINK = (404, "bad-secret", "Unknown registration secret")
 BAD_REQUEST = (400, "bad-request", "Bad request")
 # Answered before or beside DRF (booking/api/fallbacks.py, booking/web/middleware.py).
 BODY_TOO_LARGE = (413, "body-too-large", "Request body too large")
+TOO_LARGE = "This request body is larger than this API accepts."  # also in config/nginx.conf
 BAD_CHARSET = (400, "bad-charset", "Body not UTF-8")
 NOT_FOUND = (404, "not-found", "Not found")
 PERMISSION_DENIED = (403, "permission-denied", "Permission denied")
@@ -144,9 +145,6 @@ def exception_handler(error, context):
     if isinstance(error, exceptions.APIException):
         return from_api_exception(error)
     return None  # a server error: Django logs it, ``fallbacks.server_error`` answers
-
-
-TOO_LARGE = "This request body is larger than this API accepts."
 
 
 def from_api_exception(error: exceptions.APIException) -> Response:
