@@ -41,10 +41,10 @@ class Setting:
 
 S = Setting
 DJANGO, DYNAMO, BOOKING, MAIL, EXACTLY_ONCE, WAITLIST, SECURITY, LIMITS, WEBHOOKS, \
-    METRICS, SERVE, GUNICORN, LOCAL = (
+    METRICS, RUN, SERVE, GUNICORN, LOCAL = (
         "Django", "DynamoDB", "Booking", "E-mail and the worker", "Exactly once",
         "Waiting list", "Production security", "Abuse limits", "Webhooks",
-        "Metrics and logs", "make serve", "gunicorn", "The local store (DynamoDB Local)")
+        "Metrics and logs", "make run", "make serve", "gunicorn", "The local store (DynamoDB Local)")
 
 SETTINGS: tuple[Setting, ...] = (
     # --- Django
@@ -217,6 +217,9 @@ SETTINGS: tuple[Setting, ...] = (
       "Under gunicorn with several workers: an empty directory per start, so a scrape sums "
       "them (read by prometheus_client).", METRICS, example="/run/booking/prometheus",
       read_by="prometheus_client"),
+    # --- make run
+    S("RUN_ADDRESS", "127.0.0.1:8000", "str",
+      "Where `make run`'s development server listens.", RUN, read_by="scripts/run.sh"),
     # --- make serve
     S("SERVE_ADDRESS", "127.0.0.1:8000", "str", "Where nginx listens.", SERVE,
       read_by="scripts/serve.sh"),
