@@ -137,3 +137,80 @@ def on_files(files, config):
     """Add the HTTP API page, generated, to the site's files."""
     files.append(File.generated(config, PAGE, content=render(openapi_schema())))
     return files
+
+
+ERRORS_PAGE = "reference/errors.md"
+ERRORS_MARKER = "<!-- error table: generated -->"
+ERROR_TABLE_SCRIPT = """
+import json
+from booking import errors
+from booking.api.problems import DOMAIN_PROBLEMS as PROBLEMS
+from booking.web.errors import STATUS_FOR_ERROR as STATUSES
+rows = []
+for name in dir(errors):
+    cls = getattr(errors, name)
+    if isinstance(cls, type) and issubclass(cls, errors.BookingError):
+        api = next((PROBLEMS[c] for c in cls.__mro__ if c in PROBLEMS), None)
+        web = next((STATUSES[c] for c in cls.__mro__ if c in STATUSES), None)
+        rows.append([cls.__name__, cls.code, cls.default_message, web, api])
+print(json.dumps(rows))
+"""
+
+
+def error_rows() -> list:
+    """Each domain error with its code, message and the two HTTP mappings, read from the
+    code (booking/errors.py, booking/web/errors.py, booking/api/problems.py)."""
+    env = {**os.environ, "DEBUG": "true", "DJANGO_SETTINGS_MODULE": "config.settings"}
+    done = subprocess.run([sys.executable, "manage.py", "shell", "-c", ERROR_TABLE_SCRIPT],
+                          cwd=ROOT, env=env, check=True, capture_output=True, text=True,
+                          timeout=120)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def error_table() -> str:
+    lines = ["| error | code | message shown | web page | JSON API (status, problem type) |",
+             "|---|---|---|---|---|"]
+    for name, code, message, web, api in sorted(error_rows(), key=lambda r: r[0] != "BookingError"):
+        api_text = f"{api[0]} `{api[1]}`" if api else "-"
+        lines.append(f"| `{name}` | `{code}` | {_cell(message)} | {web or '-'} | {api_text} |")
+    return "\n".join(lines)
+
+
+
+
+TABLES_PAGE = "reference/tables.md"
+TABLES_MARKER = "<!-- table definitions: generated -->"
+
+
+def tables_table() -> str:
+    """Every table's keys, indexes, TTL and stream, from booking/dynamo/tables.py (which
+    also creates the tables and writes the AWS template)."""
+    sys.path.insert(0, str(ROOT))
+    from booking.dynamo.tables import ALL_TABLES
+
+    def key(spec) -> str:
+        return f"`{spec.hash_key[0]}`" + (f", `{spec.range_key[0]}`" if spec.range_key else "")
+
+    lines = ["| table | key | indexes | TTL attribute | stream |", "|---|---|---|---|---|"]
+    for spec in ALL_TABLES:
+        indexes = "; ".join(f"`{i.name}` ({key(i)})" for i in spec.indexes) or "-"
+        lines.append(f"| `{spec.suffix}` | {key(spec)} | {indexes} | "
+                     f"{'`' + spec.ttl_attribute + '`' if spec.ttl_attribute else '-'} | "
+                     f"{spec.stream_view or '-'} |")
+    return "\n".join(lines)
+
+
+# Pages with a part read from the code when the site is built: page -> (marker, writer).
+GENERATED_PARTS = {ERRORS_PAGE: (ERRORS_MARKER, error_table),
+                   TABLES_PAGE: (TABLES_MARKER, tables_table)}
+
+
+def on_page_markdown(markdown, page, config, files):
+    """Put each generated part in place of its marker."""
+    part = GENERATED_PARTS.get(page.file.src_uri)
+    if part is None:
+        return markdown
+    marker, write = part
+    if marker not in markdown:
+        raise ValueError(f"{page.file.src_uri} lost its marker {marker}")
+    return markdown.replace(marker, write())
