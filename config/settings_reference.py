@@ -345,8 +345,8 @@ def settings_page() -> str:
              "# Settings",
              "",
              "Every setting comes from the environment, or from a `.env` file beside "
-             "`manage.py` (copy [`.env.example`](#env-example), which lists the same "
-             "variables). Every one is optional: the defaults run everything on your "
+             "`manage.py` (copy `.env.example` from the repository, which lists the same "
+             "variables with their defaults). Every one is optional: the defaults run everything on your "
              "machine. This page, `.env.example`, `config/settings.py` and the system checks "
              "(`manage.py check`) all read one definition, `config/settings_reference.py`, "
              "and a test fails if they disagree.",
@@ -373,9 +373,6 @@ def settings_page() -> str:
                 meaning += f" (read by `{setting.read_by}`)"
             lines.append(f"| `{setting.name}` | {_cell(default)} | {meaning} |")
         lines.append("")
-    lines += ["## .env.example {#env-example}", "",
-              "The file in the repository, generated from the same definition:", "",
-              "```sh", env_example().rstrip("\n"), "```", ""]
     return "\n".join(lines)
 
 
