@@ -42,12 +42,12 @@ dynamodb: install
 
 ## The documentation site (docs/, mkdocs.yml), served on http://127.0.0.1:8002/ while you edit
 docs: install-dev
-	$(PY) -m mkdocs serve --dev-addr 127.0.0.1:8002
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve --dev-addr 127.0.0.1:8002
 
 ## The documentation site, built into site/; a broken link or a page missing from the
 ## navigation fails the build (make test builds it too: tests/docs/test_site.py)
 docs-build: install-dev
-	$(PY) -m mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 ## Write .env.example and docs/reference/settings.md from config/settings_reference.py
 settings-files: install
