@@ -4,6 +4,8 @@ import math
 from django.conf import settings
 from django.core.checks import Error, register
 
+from config.settings_reference import positive_settings
+
 # Names of the controls tests and harnesses build (harness/controls.py): named here only
 # so that a setting naming one gets a clear message.
 CONTROL_NAMES = ("unguarded",)
@@ -43,14 +45,8 @@ def rate_settings_check(app_configs=None, **kwargs):
 
 # Durations and counts that must be positive, finite numbers (0, a negative number, inf or
 # nan would hold seats for no time or forever, or spin the worker).
-POSITIVE_SETTINGS = ("BOOKING_WAITLIST_OFFER_SECONDS", "BOOKING_WAITLIST_CONFIRM_SECONDS",
-                     "BOOKING_WORKER_INTERVAL",
-                     "BOOKING_DECIDER_INTERVAL", "BOOKING_REPAIR_LEASE_SECONDS",
-                     "BOOKING_REPLAY_LEASE_SECONDS", "BOOKING_REQUEST_STALE_SECONDS",
-                     "BOOKING_REQUEST_HISTORY_DAYS", "BOOKING_FORM_MAX_AGE",
-                     "BOOKING_MAX_RETRIES", "BOOKING_RETRY_MAX_DELAY",
-                     "WEBHOOK_INTERVAL", "WEBHOOK_TIMEOUT_SECONDS", "WEBHOOK_RETRY_BASE_SECONDS",
-                     "WEBHOOK_RETRY_MAX_SECONDS", "WEBHOOK_DISABLE_AFTER_SECONDS")
+# They are the ones marked ``positive`` in the one definition of the settings.
+POSITIVE_SETTINGS = positive_settings()
 
 
 @register()

@@ -1,6 +1,8 @@
 """Settings, read from the environment (and an optional .env file) via django-environ.
 
-Every variable is documented in .env.example and the README.
+Every variable is defined once, in config/settings_reference.py (its default, kind and
+meaning), which also writes .env.example and docs/reference/settings.md; this module reads
+the environment only through ``setting(NAME)``.
 """
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -8,17 +10,20 @@ from urllib.parse import urlsplit
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from config.settings_reference import reader
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+setting = reader(env)
 
-DEBUG = env.bool("DEBUG", default=False)
+DEBUG = setting("DEBUG")
 DEVELOPMENT_SECRET_KEY = "insecure-dev-key-change-me-in-production"
-SECRET_KEY = env("SECRET_KEY", default=DEVELOPMENT_SECRET_KEY if DEBUG else "")
-ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+SECRET_KEY = setting("SECRET_KEY", default=DEVELOPMENT_SECRET_KEY if DEBUG else "")
+ALLOWED_HOSTS = setting("ALLOWED_HOSTS")
 # Earlier keys, still accepted for what they signed (sessions, links) while a rotation settles.
-SECRET_KEY_FALLBACKS = env.list("SECRET_KEY_FALLBACKS", default=[])
+SECRET_KEY_FALLBACKS = setting("SECRET_KEY_FALLBACKS")
 
 
 def _strong_secret_key(key: str) -> bool:
@@ -54,7 +59,7 @@ INSTALLED_APPS = [
 # manage.py torture and bench_booking, and the controls tests build: tools of the project,
 # never the product. Installed for development (DEBUG) and tests, or when INSTALL_HARNESS
 # asks (e.g. a benchmark run against AWS with DEBUG off).
-INSTALL_HARNESS = env.bool("INSTALL_HARNESS", default=DEBUG)
+INSTALL_HARNESS = setting("INSTALL_HARNESS", default=DEBUG)
 if INSTALL_HARNESS:
     INSTALLED_APPS.append("harness")
 
@@ -98,7 +103,7 @@ TEMPLATES = [
 WSGI_APPLICATION = "config.wsgi.application"
 
 # Django's own tables only (users, sessions, admin log). Events live in DynamoDB.
-DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+DATABASES = {"default": setting("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -108,50 +113,48 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en-us"
-TIME_ZONE = env("TIME_ZONE", default="UTC")
+TIME_ZONE = setting("TIME_ZONE")
 USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "var" / "staticfiles")
+STATIC_ROOT = setting("STATIC_ROOT", default=BASE_DIR / "var" / "staticfiles")
 # WhiteNoise serves static files from the web process (any WSGI server). Manifest names
 # (content hashes) let browsers cache them for a year; `collectstatic` builds them. Tests
 # and DEBUG serve from the app directories without a manifest.
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": env(
-        "STATICFILES_BACKEND",
-        default="whitenoise.storage.CompressedManifestStaticFilesStorage")},
+    "staticfiles": {"BACKEND": setting("STATICFILES_BACKEND")},
 }
-WHITENOISE_USE_FINDERS = env.bool("WHITENOISE_USE_FINDERS", default=DEBUG)
+WHITENOISE_USE_FINDERS = setting("WHITENOISE_USE_FINDERS", default=DEBUG)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Bounded request size: the signup form is small.
-DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=64 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = setting("DATA_UPLOAD_MAX_MEMORY_SIZE")
 # Any request body larger than this (by its Content-Length) answers 413 before a view, the
 # CSRF check or a form reads it, on every path, the admin's included. The site takes no
 # uploads, so the form limit above and a margin for multipart framing are plenty.
-REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=128 * 1024)
+REQUEST_BODY_MAX_BYTES = setting("REQUEST_BODY_MAX_BYTES")
 
 # --- DynamoDB -----------------------------------------------------------------
 # Empty DYNAMODB_ENDPOINT_URL means "AWS's own endpoint for AWS_REGION".
-DYNAMODB_ENDPOINT_URL = env("DYNAMODB_ENDPOINT_URL", default="http://127.0.0.1:8001")
-AWS_REGION = env("AWS_REGION", default="us-east-1")
-DYNAMODB_TABLE_PREFIX = env("DYNAMODB_TABLE_PREFIX", default="booking-")
-DYNAMODB_CONNECT_TIMEOUT = env.float("DYNAMODB_CONNECT_TIMEOUT", default=2.0)
-DYNAMODB_READ_TIMEOUT = env.float("DYNAMODB_READ_TIMEOUT", default=5.0)
-DYNAMODB_RETRY_MODE = env("DYNAMODB_RETRY_MODE", default="standard")
-DYNAMODB_MAX_ATTEMPTS = env.int("DYNAMODB_MAX_ATTEMPTS", default=4)
-DYNAMODB_MAX_POOL_CONNECTIONS = env.int("DYNAMODB_MAX_POOL_CONNECTIONS", default=64)
+DYNAMODB_ENDPOINT_URL = setting("DYNAMODB_ENDPOINT_URL")
+AWS_REGION = setting("AWS_REGION")
+DYNAMODB_TABLE_PREFIX = setting("DYNAMODB_TABLE_PREFIX")
+DYNAMODB_CONNECT_TIMEOUT = setting("DYNAMODB_CONNECT_TIMEOUT")
+DYNAMODB_READ_TIMEOUT = setting("DYNAMODB_READ_TIMEOUT")
+DYNAMODB_RETRY_MODE = setting("DYNAMODB_RETRY_MODE")
+DYNAMODB_MAX_ATTEMPTS = setting("DYNAMODB_MAX_ATTEMPTS")
+DYNAMODB_MAX_POOL_CONNECTIONS = setting("DYNAMODB_MAX_POOL_CONNECTIONS")
 
 # --- Booking ------------------------------------------------------------------
-BOOKING_DEFAULT_STRATEGY = env("BOOKING_DEFAULT_STRATEGY", default="lock_table")
+BOOKING_DEFAULT_STRATEGY = setting("BOOKING_DEFAULT_STRATEGY")
 # Our own retries of contended writes (transaction conflicts, lost slot races).
-BOOKING_MAX_RETRIES = env.int("BOOKING_MAX_RETRIES", default=10)
-BOOKING_RETRY_BASE_DELAY = env.float("BOOKING_RETRY_BASE_DELAY", default=0.01)
-BOOKING_RETRY_MAX_DELAY = env.float("BOOKING_RETRY_MAX_DELAY", default=0.5)
+BOOKING_MAX_RETRIES = setting("BOOKING_MAX_RETRIES")
+BOOKING_RETRY_BASE_DELAY = setting("BOOKING_RETRY_BASE_DELAY")
+BOOKING_RETRY_MAX_DELAY = setting("BOOKING_RETRY_MAX_DELAY")
 # Test controls (the unguarded strategy, no request rows, no ambiguity checks, a race
 # delay) are not settings: tests and harnesses build them (harness/controls.py).
 
@@ -159,7 +162,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": setting("LOG_LEVEL")},
     "loggers": {"botocore": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
 }
 
@@ -169,42 +172,42 @@ LOGGING = {
 # smtp+ssl://user:pass@host:465.
 # A booking never depends on the mail: its e-mail is an outbox row written with the seat,
 # sent right after the request and by `manage.py booking_worker`; failures are replayed.
-_email = env.email_url("EMAIL_URL", default="consolemail://")
+_email = setting("EMAIL_URL")
 EMAIL_BACKEND = _email["EMAIL_BACKEND"]
 for _key in ("EMAIL_HOST", "EMAIL_PORT", "EMAIL_HOST_USER", "EMAIL_HOST_PASSWORD",
              "EMAIL_USE_TLS", "EMAIL_USE_SSL", "EMAIL_FILE_PATH"):
     if _email.get(_key) not in (None, ""):
         globals()[_key] = _email[_key]
-DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Event booking <noreply@localhost>")
+DEFAULT_FROM_EMAIL = setting("DEFAULT_FROM_EMAIL")
 # Seconds before an unresponsive SMTP server is given up on (the signup waits for it).
-EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+EMAIL_TIMEOUT = setting("EMAIL_TIMEOUT")
 # Seconds a booking_worker waits between looks at the outbox.
-BOOKING_WORKER_INTERVAL = env.float("BOOKING_WORKER_INTERVAL", default=5.0)
+BOOKING_WORKER_INTERVAL = setting("BOOKING_WORKER_INTERVAL")
 # Seconds a signup form's one-time token stays valid (then the form asks for a reload).
-BOOKING_FORM_MAX_AGE = env.int("BOOKING_FORM_MAX_AGE", default=24 * 3600)
+BOOKING_FORM_MAX_AGE = setting("BOOKING_FORM_MAX_AGE")
 
 # --- Capacity checks (manage.py check_capacity --repair) -------------------------------
 # Seconds a repair's lease lasts; a crashed repair blocks others for at most this long.
-BOOKING_REPAIR_LEASE_SECONDS = env.float("BOOKING_REPAIR_LEASE_SECONDS", default=300.0)
+BOOKING_REPAIR_LEASE_SECONDS = setting("BOOKING_REPAIR_LEASE_SECONDS")
 
 # --- Exactly-once requests and e-mails (docs/exactly-once.md) -------------------------
 # Seconds after which an e-mail send's `started` row counts as crashed (another may send).
-BOOKING_REQUEST_STALE_SECONDS = env.float("BOOKING_REQUEST_STALE_SECONDS", default=30.0)
+BOOKING_REQUEST_STALE_SECONDS = setting("BOOKING_REQUEST_STALE_SECONDS")
 # Days request rows and e-mail history are kept (a repeat after that runs as new; TTL cleans up).
-BOOKING_REQUEST_HISTORY_DAYS = env.float("BOOKING_REQUEST_HISTORY_DAYS", default=7.0)
+BOOKING_REQUEST_HISTORY_DAYS = setting("BOOKING_REQUEST_HISTORY_DAYS")
 # Seconds a `replay_failed` run's lease lasts (a crashed run blocks others this long).
-BOOKING_REPLAY_LEASE_SECONDS = env.float("BOOKING_REPLAY_LEASE_SECONDS", default=300.0)
+BOOKING_REPLAY_LEASE_SECONDS = setting("BOOKING_REPLAY_LEASE_SECONDS")
 
 # --- Production security (docs/deployment.md) -----------------------------------------
 # On by default whenever DEBUG is off; each can be switched by its variable. Behind a
 # TLS-terminating proxy, set SECURE_PROXY_SSL_HEADER so Django knows a request was HTTPS.
 _secure = not DEBUG
-SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=_secure)
-SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=_secure)
-CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=_secure)
-SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600 if _secure else 0)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=_secure)
-SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=_secure)
+SECURE_SSL_REDIRECT = setting("SECURE_SSL_REDIRECT", default=_secure)
+SESSION_COOKIE_SECURE = setting("SESSION_COOKIE_SECURE", default=_secure)
+CSRF_COOKIE_SECURE = setting("CSRF_COOKIE_SECURE", default=_secure)
+SECURE_HSTS_SECONDS = setting("SECURE_HSTS_SECONDS", default=365 * 24 * 3600 if _secure else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = setting("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=_secure)
+SECURE_HSTS_PRELOAD = setting("SECURE_HSTS_PRELOAD", default=_secure)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
@@ -219,7 +222,7 @@ PERMISSIONS_POLICY = ("camera=(), microphone=(), geolocation=(), payment=(), usb
                       "accelerometer=(), gyroscope=(), magnetometer=()")
 # "HTTP_X_FORWARDED_PROTO,https": the header (as Django names it) and the value that means
 # HTTPS. Only set it when the proxy always sets (or strips) that header itself.
-_proxy_ssl_header = env.list("SECURE_PROXY_SSL_HEADER", default=[])
+_proxy_ssl_header = setting("SECURE_PROXY_SSL_HEADER")
 if _proxy_ssl_header:
     if len(_proxy_ssl_header) != 2:
         raise ImproperlyConfigured(
@@ -228,7 +231,7 @@ if _proxy_ssl_header:
     SECURE_PROXY_SSL_HEADER = tuple(_proxy_ssl_header)
 # Proxies in front of the app that append to X-Forwarded-For (0: use the peer address).
 # The client address decides rate limits, so never count a proxy you do not run.
-TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+TRUSTED_PROXY_COUNT = setting("TRUSTED_PROXY_COUNT")
 
 
 def _default_site_url() -> str:
@@ -243,47 +246,46 @@ def _default_site_url() -> str:
 
 # The public address of the site: every absolute link (e-mails, cancellation links) is
 # built from it, never from the request's Host header.
-SITE_URL = (env("SITE_URL", default=None) or _default_site_url()).rstrip("/")
+SITE_URL = (setting("SITE_URL", default=None) or _default_site_url()).rstrip("/")
 _site = urlsplit(SITE_URL)
 if _site.scheme not in ("http", "https") or not _site.hostname:
     raise ImproperlyConfigured(f"SITE_URL must be an http(s) URL, not {SITE_URL!r}.")
 # Origins allowed to POST forms (the site's own by default): https://a.example,https://b.example
-CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS",
-                                default=[f"{_site.scheme}://{_site.netloc}"])
+CSRF_TRUSTED_ORIGINS = setting("CSRF_TRUSTED_ORIGINS",
+                               default=[f"{_site.scheme}://{_site.netloc}"])
 
 # --- Abuse limits (booking/web/rate_limits.py) ------------------------------------------
 # "N/period" (10/10m, 5/h, 100/d) or "off". Counted in DynamoDB, shared by every process
 # and host. Signups and cancellations per client address (see TRUSTED_PROXY_COUNT):
-BOOKING_SIGNUP_RATE = env("BOOKING_SIGNUP_RATE", default="10/10m")
-BOOKING_CANCEL_RATE = env("BOOKING_CANCEL_RATE", default="10/10m")
+BOOKING_SIGNUP_RATE = setting("BOOKING_SIGNUP_RATE")
+BOOKING_CANCEL_RATE = setting("BOOKING_CANCEL_RATE")
 # Signups per e-mail address from one client address (each sends a confirmation e-mail
 # to it); a resubmission of one form (same token) counts once, and another network's
 # signups for the address never spend it (docs/security.md):
-BOOKING_SIGNUP_EMAIL_RATE = env("BOOKING_SIGNUP_EMAIL_RATE", default="5/h")
+BOOKING_SIGNUP_EMAIL_RATE = setting("BOOKING_SIGNUP_EMAIL_RATE")
 # "Resend my confirmation" requests per client address (never the signups' allowance):
-BOOKING_RESEND_RATE = env("BOOKING_RESEND_RATE", default="10/10m")
+BOOKING_RESEND_RATE = setting("BOOKING_RESEND_RATE")
 # Confirmations resent per registration (past it the form answers the same, and nothing
 # more is sent, so nobody can flood an inbox):
-BOOKING_RESEND_MAIL_RATE = env("BOOKING_RESEND_MAIL_RATE", default="3/h")
+BOOKING_RESEND_MAIL_RATE = setting("BOOKING_RESEND_MAIL_RATE")
 # Admin login attempts per client address and per user name, each reserved before its
 # password is checked (a right password gives it back); then even the right password is
 # refused until the period has passed.
-ADMIN_LOGIN_RATE = env("ADMIN_LOGIN_RATE", default="10/15m")
+ADMIN_LOGIN_RATE = setting("ADMIN_LOGIN_RATE")
 # Requests per organizer API token (docs/api.md):
-API_TOKEN_RATE = env("API_TOKEN_RATE", default="600/m")
+API_TOKEN_RATE = setting("API_TOKEN_RATE")
 
 # --- Waiting list (booking/waitlist/) ---------------------------------------------------
 # Seconds a waiting-list offer holds its seat for the person offered it (then it passes on).
-BOOKING_WAITLIST_OFFER_SECONDS = env.float("BOOKING_WAITLIST_OFFER_SECONDS", default=86400.0)
+BOOKING_WAITLIST_OFFER_SECONDS = setting("BOOKING_WAITLIST_OFFER_SECONDS")
 # How long a waiting-list confirmation link joins the line (at most the request history's
 # retention, which remembers that it was used).
-BOOKING_WAITLIST_CONFIRM_SECONDS = env.float("BOOKING_WAITLIST_CONFIRM_SECONDS",
-                                             default=2 * 86400.0)
+BOOKING_WAITLIST_CONFIRM_SECONDS = setting("BOOKING_WAITLIST_CONFIRM_SECONDS")
 
 # --- Streams strategy: the stream decider inside booking_worker (booking/strategies/streams/decider.py)
 # Seconds the decider waits, once it has read every shard to its end, before it looks for
 # new provisional bookings again (time to decision is about this plus one transaction).
-BOOKING_DECIDER_INTERVAL = env.float("BOOKING_DECIDER_INTERVAL", default=0.2)
+BOOKING_DECIDER_INTERVAL = setting("BOOKING_DECIDER_INTERVAL")
 
 # --- JSON API (booking/api/, docs/api.md) ------------------------------------------------
 REST_FRAMEWORK = {
@@ -311,25 +313,25 @@ SPECTACULAR_SETTINGS = {
 }
 # --- Webhooks (booking/webhooks/, docs/api.md#webhooks): sent by booking_worker --------------
 # Seconds between the worker's looks for deliveries due; seconds a receiver may take to answer.
-WEBHOOK_INTERVAL = env.float("WEBHOOK_INTERVAL", default=1.0)
-WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+WEBHOOK_INTERVAL = setting("WEBHOOK_INTERVAL")
+WEBHOOK_TIMEOUT_SECONDS = setting("WEBHOOK_TIMEOUT_SECONDS")
 # Backoff after failed attempt n: base * 2**(n-1) seconds, at most max (less up to a fifth).
-WEBHOOK_RETRY_BASE_SECONDS = env.float("WEBHOOK_RETRY_BASE_SECONDS", default=10.0)
-WEBHOOK_RETRY_MAX_SECONDS = env.float("WEBHOOK_RETRY_MAX_SECONDS", default=3600.0)
+WEBHOOK_RETRY_BASE_SECONDS = setting("WEBHOOK_RETRY_BASE_SECONDS")
+WEBHOOK_RETRY_MAX_SECONDS = setting("WEBHOOK_RETRY_MAX_SECONDS")
 # An endpoint whose deliveries all failed for this long is disabled (the admin shows why).
-WEBHOOK_DISABLE_AFTER_SECONDS = env.float("WEBHOOK_DISABLE_AFTER_SECONDS", default=86400.0)
+WEBHOOK_DISABLE_AFTER_SECONDS = setting("WEBHOOK_DISABLE_AFTER_SECONDS")
 
 # --- Metrics, structured logs, AWS (booking/metrics/, booking/web/metrics.py; docs/deployment.md)
 # The Prometheus endpoint at /metrics: off (404) unless enabled, then only for the peer
 # addresses or networks listed (the scraper's; never X-Forwarded-For) or a request with
 # "Authorization: Bearer <METRICS_BEARER_TOKEN>" (when that is set).
-METRICS_ENABLED = env.bool("METRICS_ENABLED", default=False)
-METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=["127.0.0.1", "::1"])
-METRICS_BEARER_TOKEN = env("METRICS_BEARER_TOKEN", default="")
+METRICS_ENABLED = setting("METRICS_ENABLED")
+METRICS_ALLOWED_IPS = setting("METRICS_ALLOWED_IPS")
+METRICS_BEARER_TOKEN = setting("METRICS_BEARER_TOKEN")
 # Seconds between two counts of the outbox backlog (a Scan) for the endpoint.
-METRICS_BACKLOG_SECONDS = env.float("METRICS_BACKLOG_SECONDS", default=60.0)
+METRICS_BACKLOG_SECONDS = setting("METRICS_BACKLOG_SECONDS")
 # One JSON object per log line, with the HTTP request's id and each booking's request id.
-LOG_JSON = env.bool("LOG_JSON", default=False)
+LOG_JSON = setting("LOG_JSON")
 if LOG_JSON:
     LOGGING["formatters"] = {"json": {"()": "booking.metrics.logs.JsonFormatter"}}
     LOGGING["handlers"]["console"]["formatter"] = "json"
@@ -337,4 +339,4 @@ if LOG_JSON:
 MIDDLEWARE = ["booking.web.metrics.RequestIdMiddleware", *MIDDLEWARE]
 # The installation's name on AWS (the template's Environment parameter): the outbox
 # backlog metric's dimension.
-BOOKING_ENVIRONMENT = env("BOOKING_ENVIRONMENT", default="production")
+BOOKING_ENVIRONMENT = setting("BOOKING_ENVIRONMENT")

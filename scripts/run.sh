@@ -57,5 +57,6 @@ esac
 worker_pid=$!
 trap 'kill "$worker_pid" 2>/dev/null || true; cleanup' EXIT INT TERM
 echo "Started the booking worker (log: var/booking_worker.log)"
-echo "Serving http://127.0.0.1:8000/ (Ctrl+C to stop)"
-"$PY" manage.py runserver --insecure --noreload 127.0.0.1:8000
+address=${RUN_ADDRESS:-127.0.0.1:8000}
+echo "Serving http://$address/ (Ctrl+C to stop)"
+"$PY" manage.py runserver --insecure --noreload "$address"

@@ -1,5 +1,5 @@
 """Organizers' side of the API (a token: read scope to read, write scope to change): edit
-an event under If-Match (seed 001), delete it, list and export its registrations, see its
+an event under If-Match (version-checked), delete it, list and export its registrations, see its
 waiting list. Thin over ``BookingService``."""
 import re
 

@@ -1,4 +1,4 @@
-"""The request-history table (seed 000): one partition per request id, immutable rows.
+"""The request-history table (execution history): one partition per request id, immutable rows.
 
 Rows are keyed ``(request_id, seq)``. Attempt generation ``g`` writes its ``started`` row
 at ``seq = 2g + 1`` and its outcome (``succeeded`` / ``failed``) at ``seq = 2g + 2``, so a

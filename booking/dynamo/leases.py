@@ -1,4 +1,4 @@
-"""Time-limited leases for maintenance jobs (seed 003: a lock released by time).
+"""Time-limited leases for maintenance jobs (a lock released by time).
 
 ``acquire`` is one conditional put: it succeeds if nobody holds the lease or the holder's
 lease has expired (``attribute_not_exists(lease_id) OR expires_at < :now``), so a crashed

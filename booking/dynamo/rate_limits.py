@@ -1,4 +1,4 @@
-"""Rate-limit counters: one item per bucket and fixed time window (seed 000's atomic
+"""Rate-limit counters: one item per bucket and fixed time window (an atomic
 counter, applied to requests). Every count is one UpdateItem, atomic across processes and
 hosts, that decides and counts in the same write (never a read, then a write):
 

@@ -98,7 +98,7 @@ SLOTS = TableSpec(
 # Time-limited leases for maintenance jobs; TTL only cleans up, expires_at decides.
 LEASES = TableSpec("leases", hash_key=("lease_id", "S"), ttl_attribute="ttl")
 
-# Request history (seed 000): immutable started / succeeded / failed rows per request id,
+# Request history (execution history): immutable started / succeeded / failed rows per request id,
 # in sequence order. TTL only cleans up; a row past its ``ttl`` is treated as absent.
 HISTORY = TableSpec("request_history", hash_key=("request_id", "S"), range_key=("seq", "N"),
                     ttl_attribute="ttl")

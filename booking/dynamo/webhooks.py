@@ -1,6 +1,6 @@
 """The webhook tables: organizers' endpoints and the deliveries owed to them.
 
-A delivery is claimed one attempt at a time on its own item (seed 000's counter, kept on
+A delivery is claimed one attempt at a time on its own item (the history's atomic counter, kept on
 the row): ``attempts = :seen + 1`` only if ``attempts = :seen`` and it is due, so of any
 number of workers that read the same due delivery exactly one makes attempt ``n``. The
 claim also moves ``next_attempt_at`` a lease ahead: a worker that dies mid-send leaves the

@@ -3,7 +3,7 @@
 A confirmation (after a booking) or a cancellation notice (after a cancellation) is one
 outbox row, put in the same TransactWriteItems as the seat and the request row, so an
 e-mail is owed exactly when the seat changed. The row is deleted once the e-mail went
-out; sending it exactly once is the sender's job (``booking/mail/sender.py``, seed 000).
+out; sending it exactly once is the sender's job (``booking/mail/sender.py``: execution history).
 """
 from booking.dynamo import items
 from booking.dynamo.access import Store

@@ -1,4 +1,4 @@
-"""Replay of failed e-mail sends (seed 000's archive replay): re-run only what ended ``failed``.
+"""Replay of failed e-mail sends (the history's replay): re-run only what ended ``failed``.
 
 Only technical failures of work delivered at least once are replayed: an e-mail whose
 send failed (its newest history row is ``failed``) and whose outbox row is still there.

@@ -1,4 +1,4 @@
-"""Send the outbox's e-mails exactly once (seed 000: immutable history + atomic counter).
+"""Send the outbox's e-mails exactly once (an immutable execution history + atomic counter).
 
 An outbox row (``booking/exactly_once/outbox.py``) is written in the booking's or cancellation's own
 transaction. Sending it is work delivered at least once: right after the request (a

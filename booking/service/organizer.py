@@ -1,5 +1,5 @@
 """Organizer edits: events and registrations page by page, edits with optimistic
-locking (seed 001), deletes. Everything it needs is the event catalog."""
+locking (version-checked), deletes. Everything it needs is the event catalog."""
 import dataclasses
 from collections.abc import Iterator
 from datetime import datetime
@@ -80,7 +80,7 @@ class OrganizerEdits:
         Only the given fields change (``starts_at=""`` clears the start, ``ends_at=""``
         the end). Times without an offset are read in the event's zone (the new one, if
         ``time_zone`` is given); the end is checked against the start it will have. The write happens
-        only if the event is still at ``expected_version`` and bumps it (seed 001), so an
+        only if the event is still at ``expected_version`` and bumps it (version-checked), so an
         edit based on a stale read never overwrites a newer change. A capacity change goes
         through the event's strategy, atomically with that check; it never drops a
         registration. ``quotas`` resizes further quotas (name -> seats; docs/orders.md) the

@@ -32,7 +32,7 @@ in one batch where the counts live in items): all read consistently.
 ``change_capacity(event_id, *, expected_version, capacity, changes, quotas=None)``
     Set the capacity and the other event attributes in ``changes`` (name -> value, None
     removes it) and bump ``version``, only if the event item's version is still
-    ``expected_version`` (seed 001). ``quotas`` (None, or further quota -> new size, never
+    ``expected_version`` (version-checked). ``quotas`` (None, or further quota -> new size, never
     ``capacity``) resizes further quotas in the same conditional write or transaction.
     Raises ``StaleEdit``, ``EventNotFound``, ``InvalidBooking(field="capacity")`` when
     more people hold seats than ``capacity``, or ``InvalidBooking(field="quotas")``

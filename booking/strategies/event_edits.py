@@ -1,4 +1,4 @@
-"""Version-checked edits of an event item (seed 001: write only if ``version = :read``).
+"""Version-checked edits of an event item (write only if ``version = :read``).
 
 Every strategy's ``change_capacity`` builds its write of the event item here, so an edit
 based on a stale read is refused the same way everywhere, and bumps ``version``. Further

@@ -1,4 +1,4 @@
-"""The waiting list's seat-holds protocol (seed 003: a seat held for one person until a
+"""The waiting list's seat-holds protocol (a time-limited hold: a seat held for one person until a
 time), and the holds map that the counter-item strategies share.
 
 A waiting-list offer holds a seat in the strategy's own terms, so a concurrent ``book``

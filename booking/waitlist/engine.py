@@ -6,12 +6,12 @@ together.)
 
 Entries (``WAITING_LIST`` table) are keyed by (event, e-mail key), so one entry per person
 is a conditional put. Join order is a ``position`` taken from the event's counter item in
-the same transaction as the entry (``next_position = :read``, seed 001), so positions are
+the same transaction as the entry (``next_position = :read``, version-checked), so positions are
 gap-free and an entry is visible only after every entry before it: offering "the first
 ``waiting`` entry by position" is offering in join order.
 
 When a seat frees, ``offer_next`` holds it for the first waiting person (the strategy's
-own time-released hold, seed 003) in one transaction with the entry's change from
+own time-released hold) in one transaction with the entry's change from
 ``waiting`` to ``offered`` (conditional on it) and the offer e-mail's outbox row. Two
 workers offering at once cannot both offer one entry, nor hold more seats than are free.
 An offer lapses by time alone: after ``offer_expires_at`` the hold no longer counts, the

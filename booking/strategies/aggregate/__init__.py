@@ -1,4 +1,4 @@
-"""Aggregate strategy (seed 004, pattern 2-1, with seed 001's version attribute).
+"""Aggregate strategy (aggregate item with a version: docs/concepts/guards.md).
 
 The event item itself is the lock target: it holds the attendees (a map keyed by the
 normalized e-mail), the confirmed count and a version. Instead of a read followed by a
@@ -6,7 +6,7 @@ version-checked write, a booking is one UpdateItem whose ConditionExpression sta
 whole rule: the event exists, a seat is free, the person is not yet in the map. DynamoDB
 applies conditional writes to one item one at a time, so two bookings can never both see
 the last seat. Bookings and cancellations bump ``booking_version``, never ``version``:
-``version`` counts the organizer's edits only (seed 001), so a busy event's bookings never
+``version`` counts the organizer's edits only (version-checked), so a busy event's bookings never
 refuse an edit, and an edit's own condition (``confirmed_count <= :capacity``) already
 states what it needs of the attendees.
 

@@ -2,7 +2,7 @@
 
 Repair recomputes ``confirmed_count`` from the same item read it writes back to, and
 writes only if ``booking_version`` (bumped by every booking and cancellation) is unchanged
-(seed 001), so a booking that lands mid-repair makes the write fail and the repair re-reads
+(version-checked), so a booking that lands mid-repair makes the write fail and the repair re-reads
 instead of overwriting the new count. Edits never write the count, so they need no check.
 """
 from booking.strategies import audit

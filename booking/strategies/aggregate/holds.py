@@ -1,4 +1,4 @@
-"""Waiting-list holds in the aggregate strategy's event item (seed 003 inside seed 004 2-1).
+"""Waiting-list holds in the aggregate strategy's event item (time-limited holds).
 
 A hold is an entry of the event item's ``holds`` map (``HoldsMap``, shared with the other
 counter items): e-mail key -> until (epoch milliseconds). It takes a seat like an attendee

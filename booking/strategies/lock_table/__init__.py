@@ -1,4 +1,4 @@
-"""Lock-table strategy (seed 004, pattern 2-2).
+"""Lock-table strategy (lock item in a transaction: docs/concepts/guards.md).
 
 Registrations stay one item per registration in their own table. A separate lock table
 holds one item per event with its capacity, confirmed count and version. A booking is one

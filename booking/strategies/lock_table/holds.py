@@ -1,4 +1,4 @@
-"""Waiting-list holds on the lock-table strategy's counter item (seed 003 on seed 004 2-2).
+"""Waiting-list holds on the lock-table strategy's counter item (time-limited holds).
 
 The event's lock item carries the holds: a ``holds`` map, e-mail key -> until (epoch
 milliseconds), and ``confirmed_count`` counts registrations *and* holds, so ``book``'s

@@ -1,4 +1,4 @@
-"""Shards strategy (seed 004, pattern 2-2 with its lock item split in shards).
+"""Shards strategy (sharded lock items: the lock item split in shards).
 
 lock_table materializes the lock target as one lock item per event, so every booking and
 every rejection of an event is a transactional write of that one item, and DynamoDB gives

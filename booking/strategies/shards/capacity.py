@@ -1,4 +1,4 @@
-"""The shards strategy's event-wide writes: the sold-out mark, capacity edits (seed 001)
+"""The shards strategy's event-wide writes: the sold-out mark, capacity edits (version-checked)
 and deletes.
 
 A capacity edit reads every shard, gives each its count plus an even share of the new free

@@ -1,4 +1,4 @@
-"""Waiting-list holds on the shards strategy's shard items (seed 003 on seed 004 2-2).
+"""Waiting-list holds on the shards strategy's shard items (time-limited holds).
 
 A hold lives in one shard's ``holds`` map, as on lock_table's lock item (``HoldsMap``): the
 shard's ``confirmed_count`` counts it, so its seat is kept from bookings, and time releases

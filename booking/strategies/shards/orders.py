@@ -1,4 +1,4 @@
-"""Orders on shards (docs/orders.md): seed 004 pattern 2-2 as lock_table's ``orders.py``
+"""Orders on shards (docs/orders.md): the lock item in a transaction as lock_table's ``orders.py``
 (a lock item per quota, one transaction over the quotas an order touches), each quota's
 lock item split in ``SHARDS`` shards.
 

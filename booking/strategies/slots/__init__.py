@@ -1,4 +1,4 @@
-"""Slots strategy (seed 004, pattern 2-3).
+"""Slots strategy (one item per seat: docs/concepts/guards.md).
 
 Creating the event creates one item per seat. A booking claims a free slot with a
 conditional update (``attribute_exists(free_in)``: still free) and, in the same

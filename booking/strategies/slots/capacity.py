@@ -1,5 +1,5 @@
-"""The slots strategy's seats (seed 004 pattern 2-3): what a free slot item is, and
-capacity edits and deletes (seed 001).
+"""The slots strategy's seats (one item per seat): what a free slot item is, and
+capacity edits and deletes (version-checked).
 
 A free slot has ``free_in`` set (the sparse free-slot index lists it only then) and a
 random ``shuffle`` key that spreads bookings over the index. The seats are the slot items, so the event item's capacity must always equal the number

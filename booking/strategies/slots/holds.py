@@ -1,4 +1,4 @@
-"""Waiting-list holds in the slots strategy (seed 003 on seed 004 2-3).
+"""Waiting-list holds in the slots strategy (time-limited holds on seat items).
 
 A hold is a slot claimed for one e-mail until a time: ``holder`` set, ``held_until``
 (epoch milliseconds) set, no registration yet, and out of the free list, so no booking's

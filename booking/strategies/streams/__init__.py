@@ -1,4 +1,4 @@
-"""Streams-serialized strategy (seed 004, countermeasure 1): accept now, decide in order.
+"""Streams-serialized strategy (decisions from the stream): accept now, decide in order.
 
 A booking never contends with another. It is one TransactWriteItems (one write request)
 of two puts:
@@ -24,7 +24,7 @@ found full, the decider tries the rejection first, so a rejection costs one requ
 The condition on
 ``pending`` commits with the seat, so a record delivered twice, or read by two deciders
 at once, is decided once: the second attempt is refused and changes nothing. That is
-seed 000's guard (only the first runner proceeds) built into the write itself, as strong
+the history's guard (only the first runner proceeds) built into the write itself, as strong
 as the history counter and cheaper: no separate claim that can outlive a crash.
 
 Cancelling a confirmed registration deletes it and counts the seat back in one

@@ -1,5 +1,5 @@
-"""Waiting-list holds in the streams strategy's event item (seed 003 inside seed 004's
-first countermeasure).
+"""Waiting-list holds in the streams strategy's event item (time-limited holds inside the
+stream decider's event item).
 
 The streams event item counts its seats as the aggregate one does (``confirmed_count``,
 ``capacity``), so its holds are the shared holds map (``HoldsMap``): an entry of the
