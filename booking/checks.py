@@ -3,6 +3,7 @@ import math
 
 from django.conf import settings
 from django.core.checks import Error, register
+from django.core.checks import Warning as CheckWarning
 
 # Names of the controls tests and harnesses build (harness/controls.py): named here only
 # so that a setting naming one gets a clear message.
@@ -49,7 +50,7 @@ POSITIVE_SETTINGS = ("BOOKING_WAITLIST_OFFER_SECONDS", "BOOKING_WAITLIST_CONFIRM
                      "BOOKING_REPLAY_LEASE_SECONDS", "BOOKING_REQUEST_STALE_SECONDS",
                      "BOOKING_REQUEST_HISTORY_DAYS", "BOOKING_FORM_MAX_AGE",
                      "BOOKING_MAX_RETRIES", "BOOKING_RETRY_MAX_DELAY",
-                     "WEBHOOK_INTERVAL", "WEBHOOK_TIMEOUT_SECONDS", "WEBHOOK_RETRY_BASE_SECONDS",
+                     "WEBHOOK_INTERVAL", "WEBHOOK_DELIVERY_DEADLINE", "WEBHOOK_RETRY_BASE_SECONDS",
                      "WEBHOOK_RETRY_MAX_SECONDS", "WEBHOOK_DISABLE_AFTER_SECONDS")
 
 
@@ -63,3 +64,16 @@ def positive_settings_check(app_configs=None, **kwargs):
             errors.append(Error(f"{name} must be a positive number; it is {value!r}.",
                                 id="booking.E003"))
     return errors
+
+
+@register()
+def webhook_allowed_hosts_check(app_configs=None, **kwargs):
+    """WEBHOOK_ALLOWED_HOSTS lets webhooks reach hosts that are not public (with DEBUG off,
+    that is a production server whose organizers could reach its private network)."""
+    if settings.DEBUG or not settings.WEBHOOK_ALLOWED_HOSTS:
+        return []
+    hosts = ", ".join(settings.WEBHOOK_ALLOWED_HOSTS)
+    return [CheckWarning(f"WEBHOOK_ALLOWED_HOSTS is set ({hosts}) with DEBUG off: webhooks may "
+                    "reach those hosts whatever address they have, over http:// too.",
+                    hint="Leave it empty in production; it is meant for development.",
+                    id="booking.W020")]

@@ -310,9 +310,15 @@ SPECTACULAR_SETTINGS = {
                              "booking.api.schema.add_links"],
 }
 # --- Webhooks (booking/webhooks/, docs/api.md#webhooks): sent by booking_worker --------------
-# Seconds between the worker's looks for deliveries due; seconds a receiver may take to answer.
+# Seconds between the worker's looks for deliveries due; seconds one attempt may take as a
+# whole (connect, TLS, send, the answer's headers): a receiver still answering then has failed
+# (WEBHOOK_TIMEOUT_SECONDS is the name it had before).
 WEBHOOK_INTERVAL = env.float("WEBHOOK_INTERVAL", default=1.0)
-WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+WEBHOOK_DELIVERY_DEADLINE = env.float(
+    "WEBHOOK_DELIVERY_DEADLINE", default=env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0))
+# Hosts a webhook may reach although they are not public addresses, with http:// too: for
+# development only (e.g. "127.0.0.1,localhost"); empty in production (manage.py check warns).
+WEBHOOK_ALLOWED_HOSTS = env.list("WEBHOOK_ALLOWED_HOSTS", default=[])
 # Backoff after failed attempt n: base * 2**(n-1) seconds, at most max (less up to a fifth).
 WEBHOOK_RETRY_BASE_SECONDS = env.float("WEBHOOK_RETRY_BASE_SECONDS", default=10.0)
 WEBHOOK_RETRY_MAX_SECONDS = env.float("WEBHOOK_RETRY_MAX_SECONDS", default=3600.0)
