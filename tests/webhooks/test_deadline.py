@@ -1,0 +1,185 @@
+"""A receiver that trickles its answer is cut off at the attempt's deadline and recorded
+as failed, and another organizer's endpoint, due in the same pass, is delivered before
+the slow one's deadline has passed: one slow endpoint holds only its own deliveries.
+
+Both receivers listen on 127.0.0.1 (the development allowance). The slow one answers a
+valid ``204`` one byte every ``BYTE_EVERY`` seconds, well within any per-read timeout.
+Controls: the post before (a timeout per socket read) lets the trickle run to its end and
+records it delivered; the pass before (a pool mapped over the due deliveries, oldest
+first) gives the slow endpoint's deliveries every thread, and the other waits.
+"""
+import socket
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from http.client import HTTPConnection
+
+import pytest
+
+from booking.dynamo.webhooks import WebhookDeliveries
+from booking.webhooks.delivery import DELIVERED, RETRYING, TIMED_OUT, WebhookSender
+from booking.webhooks.registry import endpoint_from_item
+from booking.wiring import webhook_registry, webhook_sender
+from tests.webhooks.receiver import LoopbackHttp, Receiver
+from tests.webhooks.test_webhooks import owed
+
+pytestmark = pytest.mark.concurrency
+DEADLINE = 1.0
+BYTE_EVERY = 0.15
+ANSWER = b"HTTP/1.1 204 No Content\r\n\r\n"  # 28 bytes: 4.2 s at BYTE_EVERY
+SLOW_DELIVERIES = 2
+
+
+class Trickler:
+    """Reads each request whole, then answers one byte every BYTE_EVERY seconds; notes
+    when each connection came (``accepted``, monotonic) and how long it was held."""
+
+    def __init__(self):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.accepted, self.held = [], []
+        self.closed = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @property
+    def port(self) -> int:
+        return self.listener.getsockname()[1]
+
+    def _serve(self):
+        while not self.closed.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.accepted.append(time.monotonic())
+            threading.Thread(target=self._trickle, args=(conn,), daemon=True).start()
+
+    def _trickle(self, conn):
+        began = time.monotonic()
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(65536)
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length")))
+            while len(body) < length:
+                body += conn.recv(65536)
+            try:
+                for byte in ANSWER:
+                    conn.sendall(bytes([byte]))
+                    time.sleep(BYTE_EVERY)
+            except OSError:
+                pass  # the sender hung up
+            else:  # stay until the sender is done with it
+                conn.settimeout(10)
+                try:
+                    conn.recv(1)
+                except OSError:
+                    pass
+        self.held.append(time.monotonic() - began)
+
+    def close(self):
+        self.closed.set()
+        self.listener.close()
+
+
+class TimedReceiver(Receiver):
+    """The fast receiver, noting when each POST arrived (monotonic)."""
+
+    def __init__(self):
+        super().__init__()
+        self.arrived = []
+
+    def answer(self, handler, body):
+        self.arrived.append(time.monotonic())
+        super().answer(handler, body)
+
+
+def per_read_post(target, body, headers, *, timeout):
+    """Control: the post before, whose timeout is per socket read."""
+    connection = HTTPConnection(target.addresses[0], target.port, timeout=timeout)
+    try:
+        connection.request("POST", target.path, body=body, headers=headers)
+        response = connection.getresponse()
+        response.read(65536)
+        return response.status
+    finally:
+        connection.close()
+
+
+class WaitingPassSender(WebhookSender):
+    """Control: the pass before: a pool mapped over the due deliveries, oldest first,
+    whichever endpoint they are for."""
+
+    def run_pass(self):
+        due = self.deliveries.due(now=self.clock(), limit=self.batch)
+        endpoints = {e.id: e for e in map(endpoint_from_item, self.endpoints.all())}
+        with ThreadPoolExecutor(self.threads) as pool:
+            return dict(Counter(pool.map(lambda d: self.attempt(d, endpoints[d["endpoint_id"]]),
+                                         due)))
+
+
+def one_pass(service, **sender_parts):
+    """Two organizers' endpoints (the slow one's deliveries older), one pass of a sender
+    with two threads; what the test measures."""
+    registry = webhook_registry(service, url_policy=LoopbackHttp())
+    trickler = Trickler()
+    with TimedReceiver() as fast:
+        slow_hook = registry.register(url=f"http://127.0.0.1:{trickler.port}/slow",
+                                      events=["registration.created"], owner="1")
+        fast_hook = registry.register(url=fast.url("fast"), events=["registration.created"],
+                                      owner="2")
+        deliveries, now = WebhookDeliveries(service.store), time.time()
+        for n in range(SLOW_DELIVERIES):
+            deliveries.add({"delivery_id": f"msg_slow{n}", "endpoint_id": slow_hook.id,
+                            "event_type": "registration.created", "event_id": "ev-a",
+                            "body": "{}"}, now=now - 10 + n, ttl=int(now + 3600))
+        deliveries.add({"delivery_id": "msg_fast", "endpoint_id": fast_hook.id,
+                        "event_type": "registration.created", "event_id": "ev-b",
+                        "body": "{}"}, now=now - 5, ttl=int(now + 3600))
+        sender = webhook_sender(service, url_policy=LoopbackHttp(), deadline_seconds=DEADLINE,
+                                threads=2, **sender_parts)
+        outcomes = sender.run_pass()
+        trickler.close()
+    rows = owed(service)
+    return {"outcomes": outcomes, "slow_started": trickler.accepted[0],
+            "fast_arrived": fast.arrived, "fast": rows["msg_fast"],
+            "slow": [rows[f"msg_slow{n}"] for n in range(SLOW_DELIVERIES)]}
+
+
+def check(seen) -> list[str]:
+    """What breaks "the trickle is cut at the deadline and failed; the other endpoint is
+    delivered before the slow one's deadline passed"."""
+    wrong = []
+    if seen["fast"]["status"] != "delivered":
+        wrong.append(f"fast endpoint not delivered: {seen['fast']['status']}")
+    elif seen["fast_arrived"][0] >= seen["slow_started"] + DEADLINE:
+        wrong.append("fast endpoint waited past the slow one's deadline: "
+                     f"{seen['fast_arrived'][0] - seen['slow_started']:.2f} s after it began")
+    for row in seen["slow"]:
+        [entry] = row["log"][-1:] or [{}]
+        if row["status"] != "pending" or entry.get("error") != TIMED_OUT:
+            wrong.append(f"slow delivery {row['status']}, logged {entry.get('error')!r}")
+        elif not DEADLINE * 1000 <= entry["ms"] < 2 * DEADLINE * 1000:
+            wrong.append(f"slow attempt took {entry['ms']} ms for a {DEADLINE} s deadline")
+    return wrong
+
+
+def test_trickling_receiver__cut_at_deadline_other_organizer_delivered_in_time(service):
+    seen = one_pass(service)
+
+    assert check(seen) == []
+    assert seen["outcomes"] == {DELIVERED: 1, RETRYING: SLOW_DELIVERIES}
+
+
+def test_control__per_read_timeout__trickle_recorded_delivered(service):
+    seen = one_pass(service, post=per_read_post)
+
+    assert any("slow delivery delivered" in w for w in check(seen))
+
+
+def test_control__pass_mapped_over_due__other_organizer_waits(service):
+    seen = one_pass(service, sender_class=WaitingPassSender)
+
+    assert any("waited past the slow one's deadline" in w for w in check(seen))
