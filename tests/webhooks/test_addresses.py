@@ -215,3 +215,14 @@ def test_send__failures_logged_in_fixed_words__no_socket_error_text(service):
 
     assert str(failed.value) == "could not connect"
     assert "Refused" not in str(failed.value) and "Errno" not in str(failed.value)
+
+
+def test_check__development_allowance_with_debug_off__warns(settings):
+    from booking.checks import webhook_allowed_hosts_check
+
+    settings.DEBUG, settings.WEBHOOK_ALLOWED_HOSTS = False, ["127.0.0.1"]
+    assert [w.id for w in webhook_allowed_hosts_check()] == ["booking.W020"]
+    settings.DEBUG = True
+    assert webhook_allowed_hosts_check() == []
+    settings.DEBUG, settings.WEBHOOK_ALLOWED_HOSTS = False, []
+    assert webhook_allowed_hosts_check() == []
