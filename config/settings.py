@@ -328,7 +328,8 @@ WEBHOOK_DISABLE_AFTER_SECONDS = env.float("WEBHOOK_DISABLE_AFTER_SECONDS", defau
 # --- Metrics, structured logs, AWS (booking/metrics/, booking/web/metrics.py; docs/deployment.md)
 # The Prometheus endpoint at /metrics: off (404) unless enabled, then only for the peer
 # addresses or networks listed (the scraper's; never X-Forwarded-For) or a request with
-# "Authorization: Bearer <METRICS_BEARER_TOKEN>" (when that is set).
+# "Authorization: Bearer <METRICS_BEARER_TOKEN>" (when that is set). A request that came
+# through a proxy (it carries X-Forwarded-For or X-Forwarded-Proto) needs the token.
 METRICS_ENABLED = env.bool("METRICS_ENABLED", default=False)
 METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=["127.0.0.1", "::1"])
 METRICS_BEARER_TOKEN = env("METRICS_BEARER_TOKEN", default="")
