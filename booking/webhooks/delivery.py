@@ -1,11 +1,14 @@
 """Send the deliveries owed, at least once, each attempt claimed exactly once.
 
-The booking worker runs ``WebhookSender.run`` on a thread of its own. Each pass queries
-the deliveries that are due, claims one attempt of each (``WebhookDeliveries.claim``:
-only one worker wins attempt ``n``, and the claim is a lease), then POSTs the fixed body
-with fresh Standard Webhooks headers (``signing``). A 2xx answer records the delivery
-done; anything else (another status, a timeout, a refused connection) schedules the next
-attempt after an exponential backoff. The outcome is recorded only after the send, so a
+The booking worker runs ``WebhookSender.run`` on a thread of its own. Every interval it
+queries the deliveries that are due and starts a lane for each endpoint that has none
+running (a slow endpoint's lane holds only its own deliveries; the others go on). A lane
+claims one attempt of each of its deliveries in turn (``WebhookDeliveries.claim``: only
+one worker wins attempt ``n``, and the claim is a lease), checks the URL again (its host
+resolved once, ``addresses``), then POSTs the fixed body with fresh Standard Webhooks
+headers (``signing``) to the checked address, within one deadline for the whole attempt.
+A 2xx answer records the delivery done; anything else (another status, the deadline, a
+refused connection or address) schedules the next attempt after an exponential backoff. The outcome is recorded only after the send, so a
 worker killed mid-send leaves a claim that lapses, and the next worker sends the same
 ``webhook-id`` again: receivers drop duplicates by that id.
 

@@ -8,8 +8,6 @@ Controls: the post before (a timeout per socket read) lets the trickle run to it
 records it delivered; the pass before (a pool mapped over the due deliveries, oldest
 first) gives the slow endpoint's deliveries every thread, and the other waits.
 """
-import socket
-import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -21,67 +19,14 @@ from booking.dynamo.webhooks import WebhookDeliveries
 from booking.webhooks.delivery import DELIVERED, RETRYING, TIMED_OUT, WebhookSender
 from booking.webhooks.registry import endpoint_from_item
 from booking.wiring import webhook_registry, webhook_sender
+from harness.attack_webhooks import Trickler
 from tests.webhooks.receiver import LoopbackHttp, Receiver
 from tests.webhooks.test_webhooks import owed
 
 pytestmark = pytest.mark.concurrency
 DEADLINE = 1.0
 BYTE_EVERY = 0.15
-ANSWER = b"HTTP/1.1 204 No Content\r\n\r\n"  # 28 bytes: 4.2 s at BYTE_EVERY
 SLOW_DELIVERIES = 2
-
-
-class Trickler:
-    """Reads each request whole, then answers one byte every BYTE_EVERY seconds; notes
-    when each connection came (``accepted``, monotonic) and how long it was held."""
-
-    def __init__(self):
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.accepted, self.held = [], []
-        self.closed = threading.Event()
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    @property
-    def port(self) -> int:
-        return self.listener.getsockname()[1]
-
-    def _serve(self):
-        while not self.closed.is_set():
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            self.accepted.append(time.monotonic())
-            threading.Thread(target=self._trickle, args=(conn,), daemon=True).start()
-
-    def _trickle(self, conn):
-        began = time.monotonic()
-        with conn:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                data += conn.recv(65536)
-            head, _, body = data.partition(b"\r\n\r\n")
-            length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length")))
-            while len(body) < length:
-                body += conn.recv(65536)
-            try:
-                for byte in ANSWER:
-                    conn.sendall(bytes([byte]))
-                    time.sleep(BYTE_EVERY)
-            except OSError:
-                pass  # the sender hung up
-            else:  # stay until the sender is done with it
-                conn.settimeout(10)
-                try:
-                    conn.recv(1)
-                except OSError:
-                    pass
-        self.held.append(time.monotonic() - began)
-
-    def close(self):
-        self.closed.set()
-        self.listener.close()
 
 
 class TimedReceiver(Receiver):
@@ -124,7 +69,7 @@ def one_pass(service, **sender_parts):
     """Two organizers' endpoints (the slow one's deliveries older), one pass of a sender
     with two threads; what the test measures."""
     registry = webhook_registry(service, url_policy=LoopbackHttp())
-    trickler = Trickler()
+    trickler = Trickler(every=BYTE_EVERY)  # 28 bytes: 4.2 s for the whole answer
     with TimedReceiver() as fast:
         slow_hook = registry.register(url=f"http://127.0.0.1:{trickler.port}/slow",
                                       events=["registration.created"], owner="1")
