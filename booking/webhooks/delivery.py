@@ -75,8 +75,8 @@ class Deadline:
 
 
 class DeliveryFailed(Exception):
-    """An attempt that failed, in a few fixed words for the log (``FAILURES``): never the
-    socket's own error, which would tell a closed port from an open one."""
+    """An attempt that failed, in a few fixed words for the log (``TIMED_OUT`` ...): never
+    the socket's own error, which would tell a closed port from an open one."""
 
 
 class _DeadlineReader(io.RawIOBase):
@@ -109,6 +109,8 @@ class PinnedConnection(HTTPConnection):
         super().__init__(target.host, target.port, timeout=deadline.remaining())
         self.address, self.deadline, self.tls = address, deadline, tls
         self.response_class = partial(_DeadlineResponse, deadline=deadline)
+        if tls is not None:
+            self.default_port = 443  # the Host header names no port for https on 443
 
     def connect(self) -> None:
         raw = socket.create_connection((self.address, self.port),
@@ -194,7 +196,7 @@ class WebhookSender:
     def run(self, stop, *, interval: float, report=None) -> None:
         """Start lanes every ``interval`` until ``stop`` is set, then let the running ones
         finish; ``report(outcomes)`` when lanes finished since the last look."""
-        lanes = _Lanes()
+        lanes = _Lanes(stop)
         with ThreadPoolExecutor(self.threads, thread_name_prefix="webhook") as pool:
             while not stop.is_set():
                 try:
@@ -236,6 +238,8 @@ class WebhookSender:
         outcomes = []
         try:
             for delivery in work:
+                if lanes.stop.is_set():  # the worker is stopping: the rest stays due
+                    break
                 outcomes.append(self.attempt(delivery, endpoint))
         except Exception:  # noqa: BLE001 - the rest stays due for the next lane
             logger.exception("Webhook lane failed; its deliveries stay due")
@@ -310,7 +314,8 @@ class WebhookSender:
 class _Lanes:
     """The lanes in flight, per endpoint, and the outcomes of those that finished."""
 
-    def __init__(self):
+    def __init__(self, stop: threading.Event | None = None):
+        self.stop = stop or threading.Event()
         self.lock = threading.Lock()
         self.busy: dict[str, int] = {}
         self.in_flight: set[str] = set()

@@ -8,6 +8,7 @@ Controls: the post before (a timeout per socket read) lets the trickle run to it
 records it delivered; the pass before (a pool mapped over the due deliveries, oldest
 first) gives the slow endpoint's deliveries every thread, and the other waits.
 """
+import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -128,3 +129,58 @@ def test_control__pass_mapped_over_due__other_organizer_waits(service):
     seen = one_pass(service, sender_class=WaitingPassSender)
 
     assert any("waited past the slow one's deadline" in w for w in check(seen))
+
+
+class PassAtATimeSender(WebhookSender):
+    """Control: the worker's loop before: one pass after another, each waiting for its
+    slowest send before the next looks for what became due."""
+
+    def run(self, stop, *, interval, report=None):
+        while not stop.is_set():
+            self.run_pass()
+            stop.wait(interval)
+
+
+def wait_for(condition, seconds):
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return condition()
+
+
+def owed_while_running(service, sender_class=WebhookSender):
+    """The worker's loop runs; while its attempt at the slow endpoint is in flight, another
+    organizer's delivery becomes due: seconds from the slow attempt's start to its arrival."""
+    registry = webhook_registry(service, url_policy=LoopbackHttp())
+    trickler, deliveries = Trickler(every=BYTE_EVERY), WebhookDeliveries(service.store)
+    with TimedReceiver() as fast:
+        slow_hook = registry.register(url=f"http://127.0.0.1:{trickler.port}/slow",
+                                      events=["registration.created"], owner="1")
+        fast_hook = registry.register(url=fast.url("fast"), events=["registration.created"],
+                                      owner="2")
+        item = {"event_type": "registration.created", "event_id": "ev", "body": "{}"}
+        deliveries.add({**item, "delivery_id": "msg_slow", "endpoint_id": slow_hook.id},
+                       now=time.time() - 1, ttl=int(time.time() + 3600))
+        sender = webhook_sender(service, url_policy=LoopbackHttp(), deadline_seconds=DEADLINE,
+                                threads=2, sender_class=sender_class)
+        stop = threading.Event()
+        loop = threading.Thread(target=sender.run, args=(stop,), kwargs={"interval": 0.05})
+        loop.start()
+        try:
+            assert wait_for(lambda: trickler.accepted, 5 * DEADLINE)
+            deliveries.add({**item, "delivery_id": "msg_fast", "endpoint_id": fast_hook.id},
+                           now=time.time() - 0.01, ttl=int(time.time() + 3600))
+            assert wait_for(lambda: fast.arrived, 5 * DEADLINE)
+        finally:
+            stop.set()
+            loop.join()
+            trickler.close()
+    return fast.arrived[0] - trickler.accepted[0]
+
+
+def test_worker_loop__delivery_due_while_slow_attempt_runs__sent_before_its_deadline(service):
+    assert owed_while_running(service) < DEADLINE
+
+
+def test_control__loop_waiting_for_each_pass__other_organizer_waits_past_deadline(service):
+    assert owed_while_running(service, PassAtATimeSender) >= DEADLINE
