@@ -113,7 +113,7 @@ class PublicUrls:
     def target(self, url: str) -> Target:
         """``url`` checked, its host resolved once; ``Refused`` if it may not be used."""
         parts = urlsplit(url)
-        host = (parts.hostname or "").lower()
+        host = _ascii(parts.hostname or "")
         allowed = host in self.allowed_hosts
         if parts.scheme not in (*self.schemes, *(("http",) if allowed else ())) or not host:
             raise Refused("Enter an https:// URL with a host name.")
@@ -144,6 +144,17 @@ class PublicUrls:
                           "private, link-local and other special addresses are refused).",
                           log=NOT_PUBLIC)
         return tuple(found)
+
+
+def _ascii(host: str) -> str:
+    """The host in ASCII (an internationalized name in its IDNA form); "" if it has none."""
+    host = host.lower()
+    if host.isascii():
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return ""
 
 
 def _public_text(address: str) -> bool:
