@@ -184,3 +184,21 @@ def test_worker_loop__delivery_due_while_slow_attempt_runs__sent_before_its_dead
 
 def test_control__loop_waiting_for_each_pass__other_organizer_waits_past_deadline(service):
     assert owed_while_running(service, PassAtATimeSender) >= DEADLINE
+
+
+def test_due__busy_endpoints_backlog__read_past_to_the_others(service):
+    """A slow endpoint's 120 older deliveries would fill a look of 100 (the plain look, the
+    control); skipping the busy endpoint finds the other organizer's delivery behind them."""
+    deliveries, now = WebhookDeliveries(service.store), time.time()
+    item = {"event_type": "registration.created", "event_id": "ev", "body": "{}"}
+    for n in range(120):
+        deliveries.add({**item, "delivery_id": f"msg_slow{n}", "endpoint_id": "ep_slow"},
+                       now=now - 100 + n / 10, ttl=int(now + 3600))
+    deliveries.add({**item, "delivery_id": "msg_fast", "endpoint_id": "ep_fast"},
+                   now=now - 1, ttl=int(now + 3600))
+
+    plain = deliveries.due(now=now, limit=100)
+    skipping = deliveries.due(now=now, limit=100, skip_endpoints=frozenset({"ep_slow"}))
+
+    assert {d["endpoint_id"] for d in plain} == {"ep_slow"}
+    assert [d["delivery_id"] for d in skipping] == ["msg_fast"]
