@@ -3,6 +3,7 @@ import math
 
 from django.conf import settings
 from django.core.checks import Error, register
+from django.core.checks import Warning as CheckWarning
 
 from config.settings_reference import positive_settings
 
@@ -59,3 +60,16 @@ def positive_settings_check(app_configs=None, **kwargs):
             errors.append(Error(f"{name} must be a positive number; it is {value!r}.",
                                 id="booking.E003"))
     return errors
+
+
+@register()
+def webhook_allowed_hosts_check(app_configs=None, **kwargs):
+    """WEBHOOK_ALLOWED_HOSTS lets webhooks reach hosts that are not public (with DEBUG off,
+    that is a production server whose organizers could reach its private network)."""
+    if settings.DEBUG or not settings.WEBHOOK_ALLOWED_HOSTS:
+        return []
+    hosts = ", ".join(settings.WEBHOOK_ALLOWED_HOSTS)
+    return [CheckWarning(f"WEBHOOK_ALLOWED_HOSTS is set ({hosts}) with DEBUG off: webhooks may "
+                    "reach those hosts whatever address they have, over http:// too.",
+                    hint="Leave it empty in production; it is meant for development.",
+                    id="booking.W020")]

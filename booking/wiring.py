@@ -32,6 +32,7 @@ from booking.strategies.streams.decider import StreamDecider
 from booking.dynamo.webhooks import WebhookDeliveries, WebhookEndpoints
 from booking.webhooks.delivery import RetryRule, WebhookSender
 from booking.webhooks.fanout import Fanout
+from booking.webhooks.addresses import PublicUrls
 from booking.webhooks.registry import WebhookRegistry
 
 DAY = 86400
@@ -178,17 +179,24 @@ def webhook_fanout(service: BookingService) -> Fanout:
                   retention_seconds=settings.BOOKING_REQUEST_HISTORY_DAYS * DAY)
 
 
-def webhook_registry(service: BookingService | None = None, *,
-                     url_policy=None) -> WebhookRegistry:
-    """Organizers' endpoints on ``service``'s store (https only unless a test's policy)."""
+def webhook_url_policy(*, resolver=None) -> PublicUrls:
+    """The rule for endpoint URLs: public addresses only, but the WEBHOOK_ALLOWED_HOSTS
+    (development); ``resolver`` replaces the system's (tests)."""
+    return PublicUrls(allowed_hosts=tuple(settings.WEBHOOK_ALLOWED_HOSTS), resolver=resolver)
+
+
+def webhook_registry(service: BookingService | None = None, *, url_policy=None,
+                     resolver=None) -> WebhookRegistry:
+    """Organizers' endpoints on ``service``'s store, under ``webhook_url_policy``."""
     service = service or get_booking_service()
     return WebhookRegistry(endpoints=WebhookEndpoints(service.store),
                            deliveries=WebhookDeliveries(service.store),
-                           event_exists=service.get_event, url_policy=url_policy,
+                           event_exists=service.get_event,
+                           url_policy=url_policy or webhook_url_policy(resolver=resolver),
                            retention_seconds=settings.BOOKING_REQUEST_HISTORY_DAYS * DAY)
 
 
-def webhook_sender(service: BookingService | None = None, *, url_policy=None,
+def webhook_sender(service: BookingService | None = None, *, url_policy=None, resolver=None,
                    sender_class=WebhookSender, **parts) -> WebhookSender:
     """The booking worker's webhook sender, from settings; the keyword arguments replace
     parts of it (tests and harnesses only)."""
@@ -198,8 +206,9 @@ def webhook_sender(service: BookingService | None = None, *, url_policy=None,
                       disable_after_seconds=settings.WEBHOOK_DISABLE_AFTER_SECONDS)
     return sender_class(endpoints=WebhookEndpoints(service.store),
                         deliveries=WebhookDeliveries(service.store),
-                        **{"retry": retry, "timeout_seconds": settings.WEBHOOK_TIMEOUT_SECONDS,
-                           "url_policy": url_policy, **parts})
+                        **{"retry": retry, "deadline_seconds": settings.WEBHOOK_DELIVERY_DEADLINE,
+                           "url_policy": url_policy or webhook_url_policy(resolver=resolver),
+                           **parts})
 
 
 def leases(service: BookingService | None = None) -> Leases:

@@ -312,9 +312,15 @@ SPECTACULAR_SETTINGS = {
                              "booking.api.schema.add_links"],
 }
 # --- Webhooks (booking/webhooks/, docs/api.md#webhooks): sent by booking_worker --------------
-# Seconds between the worker's looks for deliveries due; seconds a receiver may take to answer.
+# Seconds between the worker's looks for deliveries due; seconds one attempt may take as a
+# whole (connect, TLS, send, the answer's headers): a receiver still answering then has failed
+# (WEBHOOK_TIMEOUT_SECONDS is the name it had before).
 WEBHOOK_INTERVAL = setting("WEBHOOK_INTERVAL")
-WEBHOOK_TIMEOUT_SECONDS = setting("WEBHOOK_TIMEOUT_SECONDS")
+WEBHOOK_DELIVERY_DEADLINE = setting("WEBHOOK_DELIVERY_DEADLINE",
+                                    default=setting("WEBHOOK_TIMEOUT_SECONDS"))
+# Hosts a webhook may reach although they are not public addresses, with http:// too: for
+# development only (e.g. "127.0.0.1,localhost"); empty in production (manage.py check warns).
+WEBHOOK_ALLOWED_HOSTS = setting("WEBHOOK_ALLOWED_HOSTS")
 # Backoff after failed attempt n: base * 2**(n-1) seconds, at most max (less up to a fifth).
 WEBHOOK_RETRY_BASE_SECONDS = setting("WEBHOOK_RETRY_BASE_SECONDS")
 WEBHOOK_RETRY_MAX_SECONDS = setting("WEBHOOK_RETRY_MAX_SECONDS")
@@ -324,7 +330,8 @@ WEBHOOK_DISABLE_AFTER_SECONDS = setting("WEBHOOK_DISABLE_AFTER_SECONDS")
 # --- Metrics, structured logs, AWS (booking/metrics/, booking/web/metrics.py; docs/deployment.md)
 # The Prometheus endpoint at /metrics: off (404) unless enabled, then only for the peer
 # addresses or networks listed (the scraper's; never X-Forwarded-For) or a request with
-# "Authorization: Bearer <METRICS_BEARER_TOKEN>" (when that is set).
+# "Authorization: Bearer <METRICS_BEARER_TOKEN>" (when that is set). A request that came
+# through a proxy (it carries X-Forwarded-For or X-Forwarded-Proto) needs the token.
 METRICS_ENABLED = setting("METRICS_ENABLED")
 METRICS_ALLOWED_IPS = setting("METRICS_ALLOWED_IPS")
 METRICS_BEARER_TOKEN = setting("METRICS_BEARER_TOKEN")

@@ -187,8 +187,17 @@ SETTINGS: tuple[Setting, ...] = (
     S("WEBHOOK_INTERVAL", 1.0, "float",
       "Seconds between the worker's looks for webhook deliveries due.", WEBHOOKS,
       positive=True),
-    S("WEBHOOK_TIMEOUT_SECONDS", 10.0, "float", "Seconds a receiver may take to answer.",
-      WEBHOOKS, positive=True),
+    S("WEBHOOK_DELIVERY_DEADLINE", COMPUTED, "float",
+      "Seconds one delivery attempt may take as a whole (connect, TLS, send, the answer's "
+      "headers): a receiver still answering then has failed.", WEBHOOKS,
+      default_text="WEBHOOK_TIMEOUT_SECONDS, else 10", example="10", positive=True),
+    S("WEBHOOK_TIMEOUT_SECONDS", 10.0, "float",
+      "The name WEBHOOK_DELIVERY_DEADLINE had before; read only when that is unset.",
+      WEBHOOKS, example=""),
+    S("WEBHOOK_ALLOWED_HOSTS", [], "list",
+      "Hosts a webhook may reach although they are not public addresses, http:// too: for "
+      "development only (e.g. 127.0.0.1,localhost); `manage.py check` warns when set with "
+      "DEBUG off.", WEBHOOKS, example=""),
     S("WEBHOOK_RETRY_BASE_SECONDS", 10.0, "float",
       "Backoff after failed attempt n: base x 2^(n-1) seconds (less up to a fifth) ...",
       WEBHOOKS, positive=True),
@@ -201,7 +210,8 @@ SETTINGS: tuple[Setting, ...] = (
     S("METRICS_ENABLED", False, "bool", "The Prometheus endpoint /metrics (off: 404).",
       METRICS),
     S("METRICS_ALLOWED_IPS", ["127.0.0.1", "::1"], "list",
-      "TCP peers (addresses or CIDR networks, never X-Forwarded-For) that may scrape it.",
+      "TCP peers (addresses or CIDR networks, never X-Forwarded-For) that may scrape it; "
+      "a request that came through a proxy needs the token.",
       METRICS),
     S("METRICS_BEARER_TOKEN", "", "str",
       "Or a request with Authorization: Bearer <token> may (empty: no token).", METRICS),

@@ -25,6 +25,8 @@ TEST_ENVIRONMENT = {
     "STATIC_ROOT": str(_STATIC_ROOT),
     "WHITENOISE_USE_FINDERS": "true",
     "INSTALL_HARNESS": "true",
+    # The webhook receivers tests run listen on 127.0.0.1 (the development allowance).
+    "WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
 }
 for _name, _value in TEST_ENVIRONMENT.items():
     os.environ.setdefault(_name, _value)

@@ -22,6 +22,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from harness import attack_api
+from harness.attack_webhooks import SITE_ENV, WebhookFindings
 from harness.serving import ADMIN_USER, ProductionSite, nginx_available
 
 FORM = "application/x-www-form-urlencoded"
@@ -251,7 +252,7 @@ class AttackRun:
               "(nginx -> gunicorn, DEBUG=false)", flush=True)
         for step in (self.encoded_address, self.waiting_list, self.lockout, self.large_bodies,
                      self.login_race, self.invisible_names, self.resend_timing, self.dst_gap, self.slow_clients,
-                     *attack_api.steps(self)):
+                     *attack_api.steps(self), *WebhookFindings(self).steps()):
             step()
         print("not replayed here: 9 (needs a corrupt stored item: "
               "tests/web and check_capacity cover it)")
@@ -275,7 +276,7 @@ def main(argv=None) -> int:
         with tempfile.TemporaryDirectory() as workdir, ProductionSite(
                 server.url, workdir=Path(workdir), client_timeout=args.slow_seconds,
                 threads=8, BOOKING_RESEND_RATE="200/10m",
-                BOOKING_SIGNUP_RATE="200/10m") as site:
+                BOOKING_SIGNUP_RATE="200/10m", **SITE_ENV) as site:
             return AttackRun(site, args.slow_seconds).run()
     finally:
         server.stop()

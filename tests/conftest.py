@@ -66,6 +66,28 @@ def use_test_service(store=None, **controls):
 
 
 
+# The address the test DNS gives every name under example.com (a public one: nothing connects
+# to it, since tests that register such names fake the sending).
+EXAMPLE_ADDRESS = "93.184.215.14"
+
+
+@pytest.fixture(autouse=True)
+def test_dns(monkeypatch):
+    """Webhook URLs are resolved (booking/webhooks/addresses.py), and tests reach no DNS
+    server: names under example.com resolve to a public address; others as the system says
+    (``localhost`` from /etc/hosts)."""
+    from booking.webhooks import addresses
+
+    system = addresses.system_resolver
+
+    def resolve(host, port):
+        if host == "example.com" or host.endswith(".example.com"):
+            return [EXAMPLE_ADDRESS]
+        return system(host, port)
+
+    monkeypatch.setattr(addresses, "system_resolver", resolve)
+
+
 @pytest.fixture
 def service(dynamo):
     return get_booking_service()

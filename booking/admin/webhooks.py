@@ -24,7 +24,7 @@ def url(name, *args):
 
 
 class EndpointForm(forms.Form):
-    url = forms.CharField(label="URL", max_length=2000, help_text="https:// only.",
+    url = forms.CharField(label="URL", max_length=2000, help_text="https:// to a public address; port 443 or 1024-65535.",
                           widget=forms.URLInput(attrs={"size": 60}))
     events = forms.MultipleChoiceField(choices=[(t, t) for t in EVENT_TYPES],
                                        widget=forms.CheckboxSelectMultiple)

@@ -19,7 +19,8 @@ ENDPOINT_PROBLEMS = problems(401, 403, 404, 503)
 
 
 class WebhookInput(StrictSerializer):
-    url = TextField(max_length=2000, help_text="https:// only.")
+    url = TextField(max_length=2000,
+                    help_text="https:// to a public address; port 443 or 1024-65535.")
     events = serializers.ListField(child=serializers.ChoiceField(EVENT_TYPES), min_length=1)
     event_id = TextField(required=False, allow_null=True, max_length=100,
                          help_text="One event's id; absent or null: every event.")

@@ -105,12 +105,23 @@ class WebhookDeliveries:
             return False
         return True
 
-    def due(self, *, now: float, limit: int = 100) -> list[dict]:
+    def due(self, *, now: float, limit: int = 100, skip_endpoints=frozenset(),
+            max_read: int = 2000) -> list[dict]:
         """Deliveries owed whose time has come, oldest first (the index may lag: every
-        claim checks again on the item itself)."""
-        return list(self.table.query(
-            index="due", key_condition="due_in = :due AND next_attempt_at <= :now",
-            values={":due": DUE, ":now": _n(now)}, limit=limit))
+        claim checks again on the item itself). Those of ``skip_endpoints`` (busy ones)
+        are read past, up to ``max_read`` rows, so that a slow endpoint's backlog does not
+        hide the other endpoints' deliveries behind it."""
+        query = dict(index="due", key_condition="due_in = :due AND next_attempt_at <= :now",
+                     values={":due": DUE, ":now": _n(now)})
+        if not skip_endpoints:
+            return list(self.table.query(**query, limit=limit))
+        found = []
+        for read, row in enumerate(self.table.query(**query, page_size=limit), start=1):
+            if row["endpoint_id"] not in skip_endpoints:
+                found.append(row)
+            if len(found) >= limit or read >= max_read:
+                break
+        return found
 
     def claim(self, delivery_id: str, *, seen: int, now: float, lease_seconds: float,
               runner: str) -> dict | None:

@@ -1,10 +1,11 @@
 """The Prometheus endpoint (``/metrics``) and the request id of every HTTP request.
 
-The endpoint is off by default (404). With ``METRICS_ENABLED=true`` it answers only a
-peer address inside ``METRICS_ALLOWED_IPS`` (addresses or CIDR networks; the TCP peer,
-never ``X-Forwarded-For``: behind a load balancer list the scraper's own network or use
-the token) or a request with ``Authorization: Bearer <METRICS_BEARER_TOKEN>``; anyone else
-gets 403. Under gunicorn with several workers set ``PROMETHEUS_MULTIPROC_DIR`` (an empty
+The endpoint is off by default (404). With ``METRICS_ENABLED=true`` it answers a request
+with ``Authorization: Bearer <METRICS_BEARER_TOKEN>``, or one straight from a peer address
+inside ``METRICS_ALLOWED_IPS`` (addresses or CIDR networks; the TCP peer, never
+``X-Forwarded-For``). A request that came through a proxy (it carries ``X-Forwarded-For``,
+``X-Forwarded-Proto``, ``Forwarded`` or ``X-Real-IP``; the proxy of ``make serve`` sets the
+first two) has the proxy as its peer, so only the token lets it in. Anyone else gets 403. Under gunicorn with several workers set ``PROMETHEUS_MULTIPROC_DIR`` (an empty
 directory per start) so a scrape sums every worker (docs/deployment.md).
 """
 import hmac
@@ -21,6 +22,9 @@ from booking import wiring
 from booking.metrics.logs import bound, http_request_id
 from booking.metrics.prometheus import REGISTRY, StateCollector
 
+# Headers a proxy adds: a request carrying one came through a proxy (or says so).
+PROXY_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_X_FORWARDED_PROTO", "HTTP_FORWARDED",
+                 "HTTP_X_REAL_IP")
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 _state: dict = {}
 _state_lock = threading.Lock()
@@ -44,11 +48,14 @@ class RequestIdMiddleware:
 
 
 def allowed(request, config: wiring.MetricsSettings) -> bool:
+    """The token, or a listed peer address on a request that did not come through a proxy."""
     token = config.bearer_token
     header = request.headers.get("Authorization", "")
     if token and header.startswith("Bearer ") and hmac.compare_digest(
             header[len("Bearer "):].encode(), token.encode()):
         return True
+    if any(name in request.META for name in PROXY_HEADERS):
+        return False  # the peer is a proxy: its address says nothing of the client
     try:
         peer = ipaddress.ip_address(request.META.get("REMOTE_ADDR", ""))
     except ValueError:

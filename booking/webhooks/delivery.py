@@ -1,11 +1,14 @@
 """Send the deliveries owed, at least once, each attempt claimed exactly once.
 
-The booking worker runs ``WebhookSender.run`` on a thread of its own. Each pass queries
-the deliveries that are due, claims one attempt of each (``WebhookDeliveries.claim``:
-only one worker wins attempt ``n``, and the claim is a lease), then POSTs the fixed body
-with fresh Standard Webhooks headers (``signing``). A 2xx answer records the delivery
-done; anything else (another status, a timeout, a refused connection) schedules the next
-attempt after an exponential backoff. The outcome is recorded only after the send, so a
+The booking worker runs ``WebhookSender.run`` on a thread of its own. Every interval it
+queries the deliveries that are due and starts a lane for each endpoint that has none
+running (a slow endpoint's lane holds only its own deliveries; the others go on). A lane
+claims one attempt of each of its deliveries in turn (``WebhookDeliveries.claim``: only
+one worker wins attempt ``n``, and the claim is a lease), checks the URL again (its host
+resolved once, ``addresses``), then POSTs the fixed body with fresh Standard Webhooks
+headers (``signing``) to the checked address, within one deadline for the whole attempt.
+A 2xx answer records the delivery done; anything else (another status, the deadline, a
+refused connection or address) schedules the next attempt after an exponential backoff. The outcome is recorded only after the send, so a
 worker killed mid-send leaves a claim that lapses, and the next worker sends the same
 ``webhook-id`` again: receivers drop duplicates by that id.
 
@@ -13,27 +16,35 @@ An endpoint failing without a single success for ``disable_after_seconds`` (a da
 default) is disabled, the organizer sees why in the admin, and what is still owed to it
 (or to a deleted endpoint) is abandoned.
 """
+import io
 import logging
 import random
+import socket
 import ssl
+import threading
 import time
 import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from decimal import Decimal
-from http.client import HTTPConnection, HTTPSConnection
-from urllib.parse import urlsplit
+from functools import partial
+from http.client import HTTPConnection, HTTPException, HTTPResponse
 
 from booking.dynamo.webhooks import WebhookDeliveries, WebhookEndpoints
 from booking.service.store_errors import translating
 from booking.webhooks import signing
-from booking.webhooks.registry import HttpsOnly, endpoint_from_item
+from booking.webhooks.addresses import PublicUrls, Refused, Target
+from booking.webhooks.registry import endpoint_from_item
 
 logger = logging.getLogger(__name__)
 DELIVERED, RETRYING, ABANDONED, CLAIMED_ELSEWHERE = (
     "delivered", "retrying", "abandoned", "claimed_elsewhere")
 USER_AGENT = "event-booking-webhooks/1"
+# What the delivery log says of a failed attempt, besides "HTTP <status>" and the URL rule's
+# refusals (``addresses``): fixed words, so that the log is no port scanner.
+TIMED_OUT, TLS_FAILED, NO_CONNECTION, NO_ANSWER, FAILED = (
+    "timed out", "TLS failed", "could not connect", "no answer", "failed")
 
 
 @dataclass(frozen=True)
@@ -50,21 +61,103 @@ class RetryRule:
         return full * random.uniform(0.8, 1.0)
 
 
-def http_post(url: str, body: bytes, headers: dict, *, timeout: float) -> int:
-    """POST ``body`` to ``url``; the answer's status. Redirects are not followed."""
-    parts = urlsplit(url)
-    if parts.scheme == "https":
-        connection = HTTPSConnection(parts.hostname, parts.port, timeout=timeout,
-                                     context=ssl.create_default_context())
-    else:  # only a test's URL policy lets http:// through
-        connection = HTTPConnection(parts.hostname, parts.port, timeout=timeout)
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+class Deadline:
+    """One deadline for a whole attempt: ``remaining()`` seconds, ``TimeoutError`` once past."""
+
+    def __init__(self, seconds: float, clock=time.monotonic):
+        self.clock, self.at = clock, clock() + seconds
+
+    def remaining(self) -> float:
+        left = self.at - self.clock()
+        if left <= 0:
+            raise TimeoutError("the attempt's deadline passed")
+        return left
+
+
+class DeliveryFailed(Exception):
+    """An attempt that failed, in a few fixed words for the log (``TIMED_OUT`` ...): never
+    the socket's own error, which would tell a closed port from an open one."""
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The answer's bytes, each read given only the time left before the deadline."""
+
+    def __init__(self, sock, deadline: Deadline):
+        super().__init__()
+        self.sock, self.deadline = sock, deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        self.sock.settimeout(self.deadline.remaining())
+        return self.sock.recv_into(buffer)
+
+
+class _DeadlineResponse(HTTPResponse):
+    def __init__(self, sock, *args, deadline: Deadline, **kwargs):
+        super().__init__(sock, *args, **kwargs)
+        self.fp.close()
+        self.fp = io.BufferedReader(_DeadlineReader(sock, deadline))
+
+
+class PinnedConnection(HTTPConnection):
+    """HTTP(S) to ``address``, the one that was checked, while the Host header, TLS's server
+    name and the certificate check use the URL's host; every step within ``deadline``."""
+
+    def __init__(self, target: Target, address: str, deadline: Deadline, *, tls=None):
+        super().__init__(target.host, target.port, timeout=deadline.remaining())
+        self.address, self.deadline, self.tls = address, deadline, tls
+        self.response_class = partial(_DeadlineResponse, deadline=deadline)
+        if tls is not None:
+            self.default_port = 443  # the Host header names no port for https on 443
+
+    def connect(self) -> None:
+        raw = socket.create_connection((self.address, self.port),
+                                       timeout=self.deadline.remaining())
+        if self.tls is None:
+            self.sock = raw
+            return
+        try:
+            raw.settimeout(self.deadline.remaining())  # the whole handshake (ssl's rule)
+            self.sock = self.tls.wrap_socket(raw, server_hostname=self.host)
+        except BaseException:
+            raw.close()
+            raise
+
+
+def _connect(target: Target, deadline: Deadline) -> PinnedConnection:
+    """A connection to the first of the target's checked addresses that answers."""
+    tls = ssl.create_default_context() if target.scheme == "https" else None
+    for address in target.addresses:
+        try:
+            connection = PinnedConnection(target, address, deadline, tls=tls)
+            connection.connect()
+            return connection
+        except TimeoutError:
+            raise DeliveryFailed(TIMED_OUT) from None
+        except ssl.SSLError:  # (and certificate errors) before OSError: it is one too
+            raise DeliveryFailed(TLS_FAILED) from None
+        except OSError:
+            continue
+    raise DeliveryFailed(NO_CONNECTION)
+
+
+def http_post(target: Target, body: bytes, headers: dict, *, timeout: float) -> int:
+    """POST ``body`` to the checked ``target``; the answer's status, all within ``timeout``
+    seconds (connect, TLS, send, the answer's status line and headers). Redirects are not
+    followed; the answer's body is not read. Failures raise ``DeliveryFailed``."""
+    deadline = Deadline(timeout)
+    connection = _connect(target, deadline)
     try:
-        connection.request("POST", target, body=body, headers={
+        connection.sock.settimeout(deadline.remaining())
+        connection.request("POST", target.path, body=body, headers={
             **headers, "Content-Type": "application/json", "User-Agent": USER_AGENT})
-        response = connection.getresponse()
-        response.read(65536)
-        return response.status
+        return connection.getresponse().status
+    except TimeoutError:
+        raise DeliveryFailed(TIMED_OUT) from None
+    except (OSError, HTTPException):
+        raise DeliveryFailed(TIMED_OUT if deadline.at <= deadline.clock() else NO_ANSWER) from None
     finally:
         connection.close()
 
@@ -72,46 +165,86 @@ def http_post(url: str, body: bytes, headers: dict, *, timeout: float) -> int:
 @translating
 class WebhookSender:
     """Sends due deliveries. ``post`` is ``http_post``'s shape; ``url_policy`` is checked
-    again before each send (a test's policy may allow http://127.0.0.1)."""
+    (and the host resolved) again before each send; ``deadline_seconds`` bounds each
+    attempt as a whole.
+
+    One slow endpoint holds only its own deliveries: each endpoint's due deliveries go
+    through at most ``per_endpoint`` lanes (one attempt after another) on a pool of
+    ``threads``, and ``run`` starts lanes for the other endpoints every ``interval``
+    without waiting for a slow lane to finish.
+    """
 
     def __init__(self, *, endpoints: WebhookEndpoints, deliveries: WebhookDeliveries,
-                 retry: RetryRule | None = None, timeout_seconds: float = 10.0,
+                 retry: RetryRule | None = None, deadline_seconds: float = 10.0,
                  lease_seconds: float | None = None, url_policy=None, post=http_post,
-                 threads: int = 8, batch: int = 100, clock=time.time):
+                 threads: int = 8, per_endpoint: int = 1, batch: int = 100,
+                 clock=time.time):
         self.endpoints = endpoints
         self.deliveries = deliveries
         self.retry = retry or RetryRule()
-        self.timeout_seconds = timeout_seconds
+        self.deadline_seconds = deadline_seconds
         # Longer than any send can take, so a live sender's claim never lapses under it.
-        self.lease_seconds = lease_seconds or 2 * timeout_seconds + 30
-        self.url_policy = url_policy or HttpsOnly()
+        self.lease_seconds = lease_seconds or 2 * deadline_seconds + 30
+        self.url_policy = url_policy or PublicUrls()
         self.post = post
         self.threads = threads
+        self.per_endpoint = per_endpoint
         self.batch = batch
         self.clock = clock
         self.runner = uuid.uuid4().hex
 
     def run(self, stop, *, interval: float, report=None) -> None:
-        """Passes until ``stop`` is set; ``report(outcomes)`` after a pass that did something."""
-        while not stop.is_set():
-            try:
-                outcomes = self.run_pass()
-            except Exception:  # noqa: BLE001 - the store may be back next pass
-                logger.exception("Webhook pass failed; trying again")
-                outcomes = {}
-            if outcomes and report is not None:
-                report(outcomes)
-            stop.wait(interval)
+        """Start lanes every ``interval`` until ``stop`` is set, then let the running ones
+        finish; ``report(outcomes)`` when lanes finished since the last look."""
+        lanes = _Lanes(stop)
+        with ThreadPoolExecutor(self.threads, thread_name_prefix="webhook") as pool:
+            while not stop.is_set():
+                try:
+                    self.dispatch(pool, lanes)
+                except Exception:  # noqa: BLE001 - the store may be back next pass
+                    logger.exception("Webhook pass failed; trying again")
+                outcomes = lanes.take_outcomes()
+                if outcomes and report is not None:
+                    report(outcomes)
+                stop.wait(interval)
 
     def run_pass(self) -> dict:
-        """Attempt every delivery due now; the count of each outcome."""
-        due = self.deliveries.due(now=self.clock(), limit=self.batch)
-        if not due:
-            return {}
-        endpoints = {e.id: e for e in map(endpoint_from_item, self.endpoints.all())}
+        """Attempt every delivery due now and wait for all; the count of each outcome."""
+        lanes = _Lanes()
         with ThreadPoolExecutor(self.threads, thread_name_prefix="webhook") as pool:
-            outcomes = pool.map(lambda d: self.attempt(d, endpoints.get(d["endpoint_id"])), due)
-            return dict(Counter(outcomes))
+            futures = self.dispatch(pool, lanes)
+            for future in futures:
+                future.result()
+        return lanes.take_outcomes()
+
+    def dispatch(self, pool, lanes: "_Lanes") -> list:
+        """Start lanes for the due deliveries of endpoints with a lane to spare (those of
+        endpoints whose lanes are all busy are skipped, not waited for); their futures."""
+        due = self.deliveries.due(now=self.clock(), limit=self.batch,
+                                  skip_endpoints=lanes.full(self.per_endpoint))
+        due = [d for d in due if d["delivery_id"] not in lanes.in_flight]
+        if not due:
+            return []
+        endpoints = {e.id: e for e in map(endpoint_from_item, self.endpoints.all())}
+        futures = []
+        for endpoint_id, work in _group(due).items():
+            spare = self.per_endpoint - lanes.busy.get(endpoint_id, 0)
+            for share in (work[n::spare] for n in range(min(spare, len(work)))):
+                lanes.start(endpoint_id, share)
+                futures.append(pool.submit(self._lane, endpoints.get(endpoint_id), share, lanes))
+        return futures
+
+    def _lane(self, endpoint, work: list, lanes: "_Lanes") -> None:
+        outcomes = []
+        try:
+            for delivery in work:
+                if lanes.stop.is_set():  # the worker is stopping: the rest stays due
+                    break
+                outcomes.append(self.attempt(delivery, endpoint))
+        except Exception:  # noqa: BLE001 - the rest stays due for the next lane
+            logger.exception("Webhook lane failed; its deliveries stay due")
+        finally:
+            lanes.finish(work[0]["endpoint_id"], work, outcomes)
 
     def attempt(self, delivery: dict, endpoint) -> str:
         """Claim the delivery's next attempt and make it (unless another worker did)."""
@@ -145,15 +278,21 @@ class WebhookSender:
 
     def _post(self, delivery, endpoint):
         started, body = self.clock(), delivery["body"].encode()
-        refused = self.url_policy.refusal(endpoint.url)
-        if refused:
-            return 0, refused, started
         try:
-            status = self.post(endpoint.url, body,
+            target = self.url_policy.target(endpoint.url)  # resolved once, for this attempt
+        except Refused as refused:
+            return 0, refused.log, started
+        try:
+            status = self.post(target, body,
                                signing.headers(endpoint.secret, delivery["delivery_id"], body),
-                               timeout=self.timeout_seconds)
-        except Exception as error:  # noqa: BLE001 - the receiver's failure, not ours
-            return 0, f"{type(error).__name__}: {error}"[:300], started
+                               timeout=self.deadline_seconds)
+        except DeliveryFailed as failed:
+            return 0, str(failed), started
+        except TimeoutError:
+            return 0, TIMED_OUT, started
+        except Exception:  # noqa: BLE001 - the receiver's failure, not ours; no details
+            logger.info("Webhook attempt to endpoint %s failed", endpoint.id, exc_info=True)
+            return 0, FAILED, started
         return status, "" if 200 <= status < 300 else f"HTTP {status}", started
 
     def _entry(self, attempt, started, status, error) -> dict:
@@ -170,3 +309,44 @@ class WebhookSender:
         if self.endpoints.disable(endpoint.id, since=current["failing_since"], reason=reason,
                                   now=now):
             logger.warning("Webhook endpoint %s disabled: %s", endpoint.id, reason)
+
+
+class _Lanes:
+    """The lanes in flight, per endpoint, and the outcomes of those that finished."""
+
+    def __init__(self, stop: threading.Event | None = None):
+        self.stop = stop or threading.Event()
+        self.lock = threading.Lock()
+        self.busy: dict[str, int] = {}
+        self.in_flight: set[str] = set()
+        self.outcomes: Counter = Counter()
+
+    def full(self, per_endpoint: int) -> frozenset:
+        with self.lock:
+            return frozenset(e for e, n in self.busy.items() if n >= per_endpoint)
+
+    def start(self, endpoint_id: str, work: list) -> None:
+        with self.lock:
+            self.busy[endpoint_id] = self.busy.get(endpoint_id, 0) + 1
+            self.in_flight.update(d["delivery_id"] for d in work)
+
+    def finish(self, endpoint_id: str, work: list, outcomes: list) -> None:
+        with self.lock:
+            self.busy[endpoint_id] -= 1
+            if not self.busy[endpoint_id]:
+                del self.busy[endpoint_id]
+            self.in_flight.difference_update(d["delivery_id"] for d in work)
+            self.outcomes.update(outcomes)
+
+    def take_outcomes(self) -> dict:
+        with self.lock:
+            taken, self.outcomes = dict(self.outcomes), Counter()
+            return taken
+
+
+def _group(due: list) -> dict:
+    """The due deliveries by endpoint, each endpoint's oldest first."""
+    grouped: dict[str, list] = {}
+    for delivery in due:
+        grouped.setdefault(delivery["endpoint_id"], []).append(delivery)
+    return grouped

@@ -1,7 +1,8 @@
 """Organizers' webhook endpoints: registered per event or for all, listed, removed, enabled.
 
-Only ``https://`` URLs with a host are taken (``HttpsOnly``, what the wiring builds). A
-test that runs a receiver on 127.0.0.1 builds a policy of its own; no setting loosens it.
+Only ``https://`` URLs whose host is a public address are taken (``PublicUrls`` in
+``addresses``: the name is resolved at registration, and again at every delivery). The
+``WEBHOOK_ALLOWED_HOSTS`` setting lists hosts allowed anyway, for development.
 Each endpoint gets its own secret (``whsec_...``), shown to its organizer.
 """
 import hashlib
@@ -9,13 +10,13 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 from booking.dynamo.access import ConditionFailed
 from booking.dynamo.webhooks import WebhookDeliveries, WebhookEndpoints
 from booking.errors import InvalidBooking, WebhookNotFound
 from booking.service.store_errors import translating
 from booking.webhooks import signing
+from booking.webhooks.addresses import PublicUrls
 
 REGISTRATION_CREATED, REGISTRATION_CANCELLED = "registration.created", "registration.cancelled"
 WAITINGLIST_OFFERED, WAITINGLIST_ACCEPTED = "waitinglist.offered", "waitinglist.accepted"
@@ -62,21 +63,6 @@ def endpoint_from_item(item: dict) -> Endpoint:
                     deleted_at=number(item.get("deleted_at")))
 
 
-class HttpsOnly:
-    """The product's rule for endpoint URLs: ``https://`` and a host."""
-
-    schemes = ("https",)
-
-    def refusal(self, url: str) -> str | None:
-        """Why ``url`` is refused, or None."""
-        parts = urlsplit(url)
-        if parts.scheme not in self.schemes or not parts.hostname:
-            return "Enter an https:// URL with a host name."
-        if parts.username or parts.password:
-            return "The URL must not carry a user name or password."
-        return None
-
-
 @translating
 class WebhookRegistry:
     """Endpoints for ``event_exists(event_id)`` (raises ``EventNotFound``) under ``url_policy``."""
@@ -87,7 +73,7 @@ class WebhookRegistry:
         self.endpoints = endpoints
         self.delivery_log = deliveries
         self.event_exists = event_exists
-        self.url_policy = url_policy or HttpsOnly()
+        self.url_policy = url_policy or PublicUrls()
 
     def register(self, *, url, events, scope=ALL_EVENTS, owner="", description="",
                  request_id: str | None = None) -> Endpoint:

@@ -128,3 +128,45 @@ def test_request_id__echoed_when_well_formed_else_new(client, header, expected):
         assert response["X-Request-ID"] == expected
     else:
         assert len(response["X-Request-ID"]) == 32
+
+
+PROXY_HEADERS = {"HTTP_X_FORWARDED_FOR": "203.0.113.9", "HTTP_X_FORWARDED_PROTO": "https",
+                 "HTTP_FORWARDED": "for=203.0.113.9", "HTTP_X_REAL_IP": "203.0.113.9"}
+
+
+def peer_only(request, config):
+    """Control: the rule before, trusting the TCP peer whatever came through a proxy."""
+    import ipaddress
+
+    peer = ipaddress.ip_address(request.META["REMOTE_ADDR"])
+    return any(peer in ipaddress.ip_network(n, strict=False) for n in config.allowed_ips)
+
+
+def proxied_answers(client) -> dict:
+    """What the proxy's own address (127.0.0.1, listed) gets for a request that came
+    through it, by the header that says so."""
+    return {header: client.get("/metrics", REMOTE_ADDR="127.0.0.1",
+                               **{header: value}).status_code
+            for header, value in PROXY_HEADERS.items()}
+
+
+@pytest.fixture
+def metrics_on(settings):
+    settings.METRICS_ENABLED = True
+    settings.METRICS_ALLOWED_IPS = ["127.0.0.1", "::1"]
+    settings.METRICS_BEARER_TOKEN = "s3cret-token"
+
+
+def test_metrics__through_a_proxy__peer_not_trusted_only_the_token(client, metrics_on):
+    assert proxied_answers(client) == dict.fromkeys(PROXY_HEADERS, 403)
+    assert client.get("/metrics", REMOTE_ADDR="127.0.0.1", HTTP_AUTHORIZATION="Bearer s3cret-token",
+                      **PROXY_HEADERS).status_code == 200
+    assert client.get("/metrics", REMOTE_ADDR="127.0.0.1").status_code == 200  # straight
+
+
+def test_control__peer_only_rule__lets_proxied_requests_in(client, metrics_on, monkeypatch):
+    from booking.web import metrics
+
+    monkeypatch.setattr(metrics, "allowed", peer_only)
+
+    assert proxied_answers(client) == dict.fromkeys(PROXY_HEADERS, 200)

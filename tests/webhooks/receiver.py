@@ -1,26 +1,23 @@
 """A webhook receiver on 127.0.0.1 for tests, and the URL policy that lets tests use it.
 
-``LoopbackHttp`` is built by tests only: the product's policy (``HttpsOnly``) is the one
-the wiring builds, and no setting loosens it.
+``LoopbackHttp`` is the product's rule (``PublicUrls``) with 127.0.0.1 listed as the
+development setting ``WEBHOOK_ALLOWED_HOSTS`` would list it (config/test_settings.py sets
+that for the servers tests start).
 """
 import threading
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
 
 from booking.webhooks import signing
-from booking.webhooks.registry import HttpsOnly
+from booking.webhooks.addresses import PublicUrls
 
 
-class LoopbackHttp(HttpsOnly):
-    """HttpsOnly, and also http://127.0.0.1 (a test's receiver)."""
+class LoopbackHttp(PublicUrls):
+    """PublicUrls, and also http://127.0.0.1 (a test's receiver)."""
 
-    def refusal(self, url):
-        parts = urlsplit(url)
-        if parts.scheme == "http" and parts.hostname == "127.0.0.1":
-            return None
-        return super().refusal(url)
+    def __init__(self, **options):
+        super().__init__(allowed_hosts=("127.0.0.1",), **options)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ class FakeReceiver:
     def __init__(self, secret, status=204):
         self.secret, self.status, self.seen = secret, status, []
 
-    def __call__(self, url, body, headers, *, timeout):
+    def __call__(self, target, body, headers, *, timeout):
         assert signing.verify(self.secret, headers, body, now=int(headers["webhook-timestamp"]))
         self.seen.append((headers["webhook-id"], json.loads(body)))
         return self.status
@@ -220,18 +220,20 @@ def test_sender__failing_for_the_configured_time__endpoint_disabled_rest_abandon
     assert registry.get(endpoint.id).active
 
 
-def test_sender__http_url_refused_without_a_tests_policy(service):
+def test_sender__allowance_withdrawn__http_loopback_refused_before_sending(service, settings):
     endpoint = webhook_registry(service, url_policy=LoopbackHttp()).register(
         url="http://127.0.0.1:9/hook", events=["registration.created"])
     event = service.create_event(name="Hooks", capacity=5, strategy="lock_table")
     service.book(event.id, name="Ada", email="ada@example.com")
     send_owed(mail_sender(service), min_age=0)
+    settings.WEBHOOK_ALLOWED_HOSTS = []
     posts = []
     sender = webhook_sender(service, post=lambda *a, **k: posts.append(a) or 204)
 
     assert sender.run_pass() == {RETRYING: 1} and posts == []
     [row] = owed(service).values()
-    assert "https://" in row["log"][0]["error"] and endpoint.url.startswith("http://")
+    assert row["log"][0]["error"] == "refused: not an allowed URL"
+    assert endpoint.url.startswith("http://")
 
 
 def test_booking_worker_once__fans_out_then_delivers_next_pass(service, monkeypatch):

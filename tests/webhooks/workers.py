@@ -22,16 +22,16 @@ def run_sender(url: str, prefix: str, *, careless: bool = False, pause_file: str
     from harness.controls import CarelessWebhookSender, control_service, local_store
     from tests.webhooks.receiver import LoopbackHttp
 
-    def post(url, body, headers, *, timeout):
+    def post(target, body, headers, *, timeout):
         if pause_file and not Path(pause_file).exists():
             Path(pause_file).touch()
             time.sleep(60)
-        return http_post(url, body, headers, timeout=timeout)
+        return http_post(target, body, headers, timeout=timeout)
 
     wiring.reset_services()
     service = control_service(store=local_store(url, table_prefix=prefix))
     sender = webhook_sender(
-        service, url_policy=LoopbackHttp(), post=post, lease_seconds=0.5, timeout_seconds=5.0,
+        service, url_policy=LoopbackHttp(), post=post, lease_seconds=0.5, deadline_seconds=5.0,
         retry=RetryRule(base_seconds=0.05, max_seconds=0.3),
         sender_class=CarelessWebhookSender if careless else WebhookSender)
     stop = threading.Event()
