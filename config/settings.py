@@ -43,6 +43,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "booking",
     "booking.api.apps.ApiConfig",
+    # Organizers, teams and their rights (booking/organizers/rights.py).
+    "booking.organizers.apps.OrganizersConfig",
     # The JSON API (docs/api.md): DRF, its OpenAPI schema, Swagger UI / Redoc served from
     # our own static files (the sidecar), never a CDN.
     "rest_framework",

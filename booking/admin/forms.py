@@ -100,8 +100,14 @@ class EventAddForm(EventForm):
                    "capacity", "strategy", "quotas", "ticket_types", "max_per_order"]
     orders_fields = ("quotas", "ticket_types", "max_per_order")
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, organizers=(), **kwargs):
+        """``organizers``: (slug, name) of those the user may create events in."""
         super().__init__(*args, **kwargs)
+        self.fields["organizer"] = forms.ChoiceField(
+            choices=list(organizers), help_text="The organizer that owns the event.")
+        if len(organizers) == 1:
+            self.fields["organizer"].initial = organizers[0][0]
+        self.order_fields(["organizer", *self.field_order])
         self.fields["strategy"].choices = [(name, strategy_label(name)) for name in GUARDED]
         default = web_settings().default_strategy
         self.fields["strategy"].initial = default if default in GUARDED else GUARDED[0]

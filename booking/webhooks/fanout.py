@@ -8,6 +8,8 @@ rejection. The row lives until its e-mail went out, and every sender of that e-m
 So a delivery is owed exactly when the change committed, with no extra write in the
 change's transaction, and the row is never released before its deliveries exist.
 
+An endpoint hears only of the events of its own organizer (``Event.organizer``).
+
 Each delivery is one item keyed by a ``webhook-id`` derived from (endpoint, event type,
 outbox row): a repeated fan-out finds it there and adds nothing. The body is fixed when
 the delivery is written; every attempt sends the same bytes.
@@ -25,6 +27,7 @@ from datetime import datetime
 from datetime import timezone as dt_timezone
 
 from booking.dynamo.webhooks import WebhookDeliveries, WebhookEndpoints
+from booking.errors import EventNotFound
 from booking.models import BOOKED, CANCELLATION, CONFIRMATION, OFFER, REJECTION
 from booking.webhooks.registry import (ALL_EVENTS, EVENT_FULL, REGISTRATION_CANCELLED,
                                        REGISTRATION_CREATED, STREAMS_DECIDED,
@@ -65,6 +68,14 @@ class Fanout:
         event_id = message["event_id"]
         wanting = [e for e in map(endpoint_from_item, self.endpoints.all())
                    if e.active and e.scope in (ALL_EVENTS, event_id)]
+        if not wanting:
+            return 0
+        # Only the event's own organizer's endpoints hear of it (read, never guessed).
+        try:
+            owner = event().organizer
+        except EventNotFound:
+            return 0  # deleted: no organizer left to tell
+        wanting = [e for e in wanting if e.organizer == owner]
         if not wanting:
             return 0
         now = self.clock()
