@@ -55,7 +55,7 @@ class ApiView(APIView):
         return [OrganizerToken()]
 
     # --- scoping (the one place) ---------------------------------------------------
-    def action(self, request) -> str:
+    def right_needed(self, request) -> str:
         method = asked_as(request.method)
         default = organizer_rights.VIEW if method == "GET" else organizer_rights.CHANGE
         return self.actions.get(method, default)
@@ -67,7 +67,7 @@ class ApiView(APIView):
         if unknown:
             raise ImproperlyConfigured(f"{type(self).__name__}: the API scope knows no "
                                        f"URL keyword {sorted(unknown)}.")
-        rights, action = request.auth.rights, self.action(request)
+        rights, action = request.auth.rights, self.right_needed(request)
         self.rights, self.organizer = rights, request.auth.organizer.slug
         if "event_id" in kwargs:
             event = get_booking_service().get_event(kwargs["event_id"])

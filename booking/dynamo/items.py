@@ -99,7 +99,8 @@ def event_from_item(item: dict) -> Event:
         description=item.get("description") or "",
         venue=item.get("venue") or "",
         **_order_fields(item),
-        request_fingerprint=item.get("request_fingerprint, organizer") or "",
+        request_fingerprint=item.get("request_fingerprint") or "",
+        organizer=item.get("organizer") or "",
     )
 
 
