@@ -11,6 +11,7 @@ from django.contrib import admin, messages
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 
+from booking.admin.forms import organizer_field
 from booking.admin.views import page, require, rights_of
 from booking.api.models import WebhookEndpointEntry
 from booking.errors import BookingError, EventNotFound, InvalidBooking, WebhookNotFound
@@ -37,10 +38,8 @@ class EndpointForm(forms.Form):
 
     def __init__(self, *args, organizers=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["organizer"] = forms.ChoiceField(
-            choices=list(organizers), help_text="Its events' changes are sent here.")
-        if len(organizers) == 1:
-            self.fields["organizer"].initial = organizers[0][0]
+        self.fields["organizer"] = organizer_field(
+            organizers, "Its organizer's events' changes are sent here.")
         self.order_fields(["organizer", "url", "events", "event_id", "description"])
 
 
