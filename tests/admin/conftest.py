@@ -1,6 +1,6 @@
 import pytest
 
-from tests.organizers import organizer
+from tests.organizers.helpers import organizer
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,7 @@ from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from booking.organizers.models import EDITOR, VIEWER
-from tests.organizers import DEFAULT, member
+from tests.organizers.helpers import DEFAULT, member
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ from django.urls import reverse
 
 from booking.organizers.models import VIEWER
 from booking.waitlist import engine as waitlist_engine
-from tests.organizers import DEFAULT, member
+from tests.organizers.helpers import DEFAULT, member
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from booking.dynamo.webhooks import WebhookEndpoints
 from booking.mail.sender import send_owed
 from booking.organizers.models import ADMIN
 from booking.wiring import mail_sender, webhook_registry, webhook_sender
-from tests.organizers import DEFAULT, member
+from tests.organizers.helpers import DEFAULT, member
 
 pytestmark = pytest.mark.django_db
 FORM = {"url": "https://hooks.example.com/a", "events": ["registration.created"],

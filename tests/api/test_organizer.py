@@ -11,7 +11,7 @@ from tests.api.test_registrations import assert_problem, book
 pytestmark = pytest.mark.django_db
 
 
-from tests.organizers import DEFAULT, issue  # noqa: E402 - shared by the API tests
+from tests.organizers.helpers import DEFAULT, issue  # noqa: E402 - shared by the API tests
 
 
 def patch(client, event, body, auth, if_match=None):

@@ -6,7 +6,7 @@ import pytest
 
 from booking.mail.sender import send_owed
 from booking.wiring import mail_sender, webhook_sender
-from tests.organizers import DEFAULT, issue
+from tests.organizers.helpers import DEFAULT, issue
 from tests.api.test_registrations import assert_problem
 
 pytestmark = pytest.mark.django_db

@@ -1,5 +1,6 @@
 """manage.py create_api_token --organizer SLUG --user USERNAME --name NAME --scope read|write:
-mint an API token for a user on an organizer they administer; print it once, nothing else."""
+mint an API token for a member of an organizer; print it once, nothing else. (The
+operator running it holds the server; in the admin only the organizer's admins mint.)"""
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
@@ -10,8 +11,9 @@ from booking.organizers.models import Organizer
 
 class Command(BaseCommand):
     help = ("Create an API token of USERNAME on the organizer SLUG and print it (only "
-            "now: it is stored hashed). The user must be an admin of the organizer (or a "
-            "superuser); the token can do what the user can do there, at each request.")
+            "now: it is stored hashed). The user must be active staff with a role on the "
+            "organizer (or a superuser); the token can do what the user can do there, at "
+            "each request, and no more than read with --scope read.")
 
     def add_arguments(self, parser):
         parser.add_argument("--organizer", required=True, metavar="SLUG")
@@ -28,10 +30,9 @@ class Command(BaseCommand):
             raise CommandError(f"No such user: {user}.", returncode=2)
         if not name.strip() or len(name) > 100:
             raise CommandError("--name takes 1 to 100 characters.", returncode=2)
-        if not rights.may_mint_token(owner, found.slug):
-            raise CommandError(f"{user} is not an admin of {organizer} (active staff in a "
-                               "team with the admin role on all its events, or a "
-                               "superuser).", returncode=2)
+        if rights.for_user(owner, organizer=found.slug).is_empty:
+            raise CommandError(f"{user} has no role on {organizer} (active staff in one of "
+                               "its teams, or a superuser).", returncode=2)
         token = ApiToken(user=owner, organizer=found, name=name.strip(), scope=scope)
         secret = token.issue()
         token.save()
