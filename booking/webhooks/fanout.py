@@ -66,16 +66,7 @@ class Fanout:
         """Owe what ``message`` (an outbox row) means to every endpoint that wants it;
         return how many deliveries are new. ``event()`` gives its event, read if needed."""
         event_id = message["event_id"]
-        wanting = [e for e in map(endpoint_from_item, self.endpoints.all())
-                   if e.active and e.scope in (ALL_EVENTS, event_id)]
-        if not wanting:
-            return 0
-        # Only the event's own organizer's endpoints hear of it (read, never guessed).
-        try:
-            owner = event().organizer
-        except EventNotFound:
-            return 0  # deleted: no organizer left to tell
-        wanting = [e for e in wanting if e.organizer == owner]
+        wanting = self.listening(event_id, event)
         if not wanting:
             return 0
         now = self.clock()
@@ -91,6 +82,19 @@ class Fanout:
                 added += self.deliveries.add(item, now=now,
                                              ttl=int(now + self.retention_seconds))
         return added
+
+    def listening(self, event_id: str, event) -> list:
+        """The active endpoints for the event: only its own organizer's (the organizer is
+        read from the event, never guessed; a deleted event has nobody left to tell)."""
+        wanting = [e for e in map(endpoint_from_item, self.endpoints.all())
+                   if e.active and e.scope in (ALL_EVENTS, event_id)]
+        if not wanting:
+            return []
+        try:
+            owner = event().organizer
+        except EventNotFound:
+            return []
+        return [e for e in wanting if e.organizer == owner]
 
     def changes(self, message: dict, event, wanted: set):
         """(event type, data, change key) for each change the row reports that some
