@@ -3,6 +3,7 @@ superuser sees all). A token is its creator's rights on its organizer, at each r
 (``booking/organizers/rights.py``); a new token is shown once, on the page that created
 it, never in a cookie."""
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
@@ -55,7 +56,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         if not rights.may_mint_token(request.user, obj.organizer.slug):
-            raise PermissionError("not an admin of this organizer")  # the form's choices
+            raise PermissionDenied  # the form offers only the user's own organizers
         obj.user = request.user
         request.new_api_token = obj.issue()
         super().save_model(request, obj, form, change)
