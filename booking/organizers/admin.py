@@ -1,6 +1,7 @@
 """Organizers and teams in the admin: superusers manage organizers; an organizer's admins
 manage its teams (``rights.MANAGE``)."""
 from django.contrib import admin
+from django.contrib.auth.models import User
 
 from booking.organizers import rights
 from booking.organizers.models import Organizer, Team
@@ -52,6 +53,16 @@ class TeamAdmin(admin.ModelAdmin):
             kwargs["queryset"] = (Organizer.objects.all() if managed is rights.ALL
                                   else Organizer.objects.filter(slug__in=managed))
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        """An organizer's admin picks members among the people of their own organizers'
+        teams (a superuser adds anyone): no other organizer's staff is listed."""
+        if db_field.name == "members":
+            managed = self.managed(request)
+            if managed is not rights.ALL:
+                kwargs["queryset"] = User.objects.filter(
+                    organizer_teams__organizer__slug__in=managed).distinct()
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     def _may(self, request, obj=None):
         managed = self.managed(request)

@@ -238,8 +238,11 @@ def collection_breaches(api, world, alpha_tokens) -> list[str]:
         hooked = api("POST", "/api/v1/webhooks/", token,
                      {"url": "https://example.com/steal", "events": ["registration.created"],
                       "event_id": beta["event"]})
-        if hooked.status_code not in (403, 404):
+        if hooked.status_code not in (400, 403, 404):  # 400: a URL refused first
             breaches.append(f"{label}: webhook on beta's event -> {hooked.status_code}")
+    alpha_hooks = api("GET", "/api/v1/webhooks/", world["tokens"]["alpha-admin-read"]).json()
+    if any(h.get("event_id") == beta["event"] for h in alpha_hooks):
+        breaches.append("alpha holds a webhook on beta's event")
     return breaches
 
 
@@ -258,8 +261,9 @@ def own_object_failures(port, world) -> list[str]:
             for role in ROLES:
                 for scope in SCOPES:
                     event, endpoint = alpha["event"], alpha["endpoint"]
-                    if method == "DELETE":  # each delete gets an object of its own
+                    if method == "DELETE" and "event_id" in keywords:  # a delete's own
                         event = new_event(api, admin_write, "Disposable")
+                    if method == "DELETE" and "endpoint_id" in keywords:
                         endpoint = new_endpoint(api, admin_write, "alpha")
                     path = fill(route, event, endpoint)
                     etag = api("GET", f"/api/v1/events/{event}/").headers.get("ETag", '"1"')
