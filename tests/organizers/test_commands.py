@@ -95,14 +95,19 @@ def test_assign_organizer__only_unowned__idempotent(service):
     owned = service.create_event(name="Owned", capacity=3, organizer="other")
     hook = webhook_registry(service).register(url="https://hooks.example.com/a",
                                               events=["registration.created"])
+    old_token = ApiToken(user=User.objects.create_user("ann", is_staff=True), name="old")
+    old_token.issue()
+    old_token.save()
 
     assert run("assign_organizer", "--default", "acme") == (
-        "Assigned 1 event(s) and 1 webhook endpoint(s) to acme.")
+        "Assigned 1 event(s), 1 webhook endpoint(s) and 1 API token(s) to acme.")
     assert run("assign_organizer", "--default", "other") == (
-        "Assigned 0 event(s) and 0 webhook endpoint(s) to other.")
+        "Assigned 0 event(s), 0 webhook endpoint(s) and 0 API token(s) to other.")
 
     assert service.get_event(old.id).organizer == "acme"
     assert service.get_event(owned.id).organizer == "other"
     assert webhook_registry(service).get(hook.id).organizer == "acme"
+    old_token.refresh_from_db()
+    assert old_token.organizer.slug == "acme"
     with pytest.raises(CommandError, match="No organizer"):
         run("assign_organizer", "--default", "nope")
