@@ -440,3 +440,13 @@ def test_admin__alpha_staff_see_their_own_by_role(site):
         assert ("ada@alpha.example.com" in page.text) == sees
         hooks = user.get("/admin/booking_api/webhookendpointentry/")
         assert (hooks.status_code == 200 and "hooks/alpha" in hooks.text) == (role == "admin")
+
+
+def test_api__every_route_but_the_schema_is_an_api_view():
+    """The scope lives in ``ApiView``: a view outside it would escape the one place."""
+    from booking.api.base import ApiView
+
+    outside = [pattern.name for pattern in api_urls.urlpatterns
+               if not issubclass(pattern.callback.view_class, ApiView)]
+
+    assert sorted(outside) == ["docs", "redoc", "schema"]
