@@ -1,5 +1,7 @@
-"""Organizers' webhook endpoints over the API (a token: read scope to list, write scope to
-register or remove). Thin over ``WebhookRegistry``; docs/api.md#webhooks."""
+"""Organizers' webhook endpoints over the API: an admin's token of the organizer, read
+scope to list, write scope to register or remove (``ApiView.scope`` checks it and finds
+the endpoint among the organizer's own). Thin over ``WebhookRegistry``;
+docs/api.md#webhooks."""
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
