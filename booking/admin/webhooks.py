@@ -138,11 +138,13 @@ def _own(model_admin, request, endpoint_id, action):
 
 
 def delete(model_admin, request, endpoint_id):
-    return _act(model_admin, request, endpoint_id, "remove", "Removed {url}; nothing more is sent to it.")
+    return _act(model_admin, request, endpoint_id, "remove",
+                "Removed {url}; nothing more is sent to it.")
 
 
 def enable(model_admin, request, endpoint_id):
-    return _act(model_admin, request, endpoint_id, "enable", "Enabled {url}: it gets changes made from now on.")
+    return _act(model_admin, request, endpoint_id, "enable",
+                "Enabled {url}: it gets changes made from now on.")
 
 
 def _act(model_admin, request, endpoint_id, action, done):

@@ -5,7 +5,8 @@ grants its role on all of its organizer's events or on the listed ones. A superu
 do everything everywhere. An inactive user, and one without staff status, may do nothing
 (the admin needs staff status; so do their API tokens). An API token is exactly its
 user's rights on the token's organizer, read now, narrowed by its scope (read: ``VIEW``
-only, no secrets). Nothing here is cached across requests: a removed membership counts at once.
+only, no secrets). Nothing here is cached across requests: a removed membership counts
+at once.
 
 An event the asker knows nothing about answers exactly as a missing one (404); an event
 the asker holds some role on, without the right asked for, answers 403.
@@ -19,7 +20,7 @@ CHANGE = "change"  # edit events, cancel registrations, remove people from waiti
 DELETE = "delete"  # delete events
 CREATE = "create"  # create events in the organizer (a team on all of its events)
 SECRETS = "secrets"  # see registrations' cancellation secrets (write tokens, editors)
-MANAGE = "manage"  # change webhooks, API tokens, teams of the organizer (a team on all events)
+MANAGE = "manage"  # change the organizer's webhooks, API tokens and teams
 SEE_WEBHOOKS = "see-webhooks"  # list webhook endpoints and their deliveries
 ACTIONS = (VIEW, CHANGE, DELETE, CREATE, SECRETS, MANAGE, SEE_WEBHOOKS)
 
@@ -30,7 +31,8 @@ GRANTS = {
     CHECKIN: frozenset(),
 }
 READ_ONLY = frozenset({VIEW, SEE_WEBHOOKS})
-ORGANIZER_WIDE = frozenset({CREATE, MANAGE, SEE_WEBHOOKS})  # need a team on all of the organizer's events
+# Organizer-wide actions need a team on all of the organizer's events.
+ORGANIZER_WIDE = frozenset({CREATE, MANAGE, SEE_WEBHOOKS})
 ALL = None  # an event set meaning "every event of the organizer"
 
 
