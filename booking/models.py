@@ -73,6 +73,9 @@ class Event:
     # The fingerprint of the keyed request that created it (an API Idempotency-Key), so a
     # repeat of that request is recognised; "" for events created without a key.
     request_fingerprint: str = field(default="", compare=False)
+    # The slug of the organizer that owns it (booking/organizers/); "" only for an event
+    # stored before organizers existed, until ``manage.py assign_organizer`` gives it one.
+    organizer: str = ""
 
     @property
     def has_started(self) -> bool:

@@ -150,6 +150,18 @@ def clean_person_name(value) -> str:
     return name
 
 
+ORGANIZER_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,49}$")
+
+
+def clean_organizer(value) -> str:
+    """An organizer's slug (1 to 50 lower-case letters, digits, hyphens), or ""."""
+    if value in (None, ""):
+        return ""
+    if not isinstance(value, str) or not ORGANIZER_SLUG.match(value):
+        raise InvalidBooking("Unknown organizer.", field="organizer")
+    return value
+
+
 def clean_event_name(value) -> str:
     return clean_text(value, field="name", label="Event name", max_length=EVENT_NAME_MAX_LENGTH)
 

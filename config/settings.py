@@ -48,6 +48,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "booking",
     "booking.api.apps.ApiConfig",
+    # Organizers, teams and their rights (booking/organizers/rights.py).
+    "booking.organizers.apps.OrganizersConfig",
     # The JSON API (docs/api.md): DRF, its OpenAPI schema, Swagger UI / Redoc served from
     # our own static files (the sidecar), never a CDN.
     "rest_framework",
@@ -311,7 +313,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
                              "booking.api.schema.add_links"],
 }
-# --- Webhooks (booking/webhooks/, docs/api.md#webhooks): sent by booking_worker --------------
+# --- Webhooks (booking/webhooks/, docs/webhooks.md): sent by booking_worker --------------
 # Seconds between the worker's looks for deliveries due; seconds one attempt may take as a
 # whole (connect, TLS, send, the answer's headers): a receiver still answering then has failed
 # (WEBHOOK_TIMEOUT_SECONDS is the name it had before).

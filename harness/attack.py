@@ -1,4 +1,4 @@
-"""The attack run: replay issue 27's findings against the production serving command
+"""The attack run: replay the findings of the security reviews against the production serving command
 (`make serve`: nginx in front of gunicorn, DEBUG=false) on DynamoDB Local, and report
 each as defended or found. Exit status 0 when none is found, 1 otherwise.
 
@@ -68,10 +68,106 @@ class AttackRun:
         if not defended:
             self.found.append(finding)
 
-    def event(self, name: str, capacity: int = 50) -> str:
+    def event(self, name: str, capacity: int = 50, organizer: str = "alpha") -> str:
         out = self.site.manage("create_event", "--name", name, "--capacity", str(capacity),
-                               "--json")
+                               "--organizer", organizer, "--json")
         return json.loads(out)["id"]
+
+    # --- organizers own their events ------------------------------------------------
+    def organizers(self) -> None:
+        """Two organizers, alpha and beta, with users of three roles and their tokens;
+        one event of each with one person booked."""
+        self.site.manage("shell", "-c", (
+            "from django.contrib.auth.models import User, Permission\n"
+            "for org in ('alpha', 'beta'):\n"
+            "    for role in ('admin', 'viewer'):\n"
+            "        User.objects.create_user(f'{org}-{role}', password='pw-attack-1', "
+            "is_staff=True)\n"
+            "minter = User.objects.create_user('minter', password='pw-attack-1', is_staff=True)\n"
+            "minter.user_permissions.add(Permission.objects.get(codename='add_apitoken'))\n"))
+        for org in ("alpha", "beta"):
+            self.site.manage("create_organizer", org, "--member", f"{org}-admin:admin",
+                             "--member", f"{org}-viewer:viewer")
+        self.tokens = {f"{org}-{role}-{scope}": self.site.manage(
+            "create_api_token", "--organizer", org, "--user", f"{org}-{role}", "--name",
+            f"{role} {scope}", "--scope", scope).strip()
+            for org in ("alpha", "beta") for role in ("admin", "viewer")
+            for scope in ("read", "write")}
+        self.events = {org: self.event(f"{org} night", organizer=org) for org in ("alpha", "beta")}
+        for org, event_id in self.events.items():
+            self.api("POST", f"/api/v1/events/{event_id}/registrations/",
+                     {"name": "Ada", "email": f"ada@{org}.example.com"})
+
+    def api(self, method: str, path: str, body=None, token: str | None = None, **headers):
+        """(status, parsed JSON or text) of one API request."""
+        headers = {**headers, **({"Authorization": f"Bearer {token}"} if token else {})}
+        if body is not None:
+            headers.update({"Content-Type": "application/json",
+                            "Idempotency-Key": os.urandom(8).hex()})
+        status, text = Browser(self.site.port).request(
+            method, path, json.dumps(body) if body is not None else b"", headers)
+        try:
+            return status, json.loads(text)
+        except ValueError:
+            return status, text
+
+    def head_without_token(self):
+        beta = self.events["beta"]
+        paths = [f"/api/v1/events/{beta}/registrations/",
+                 f"/api/v1/events/{beta}/registrations/export/",
+                 f"/api/v1/events/{beta}/waiting-list/", "/api/v1/webhooks/"]
+        answers = {path: self.api(method, path)[0] for path in paths
+                   for method in ("HEAD", "OPTIONS")}
+        self.report("organizers 1 HEAD skips the token check",
+                    set(answers.values()) == {401}, f"HEAD/OPTIONS without a token: "
+                    f"{sorted(set(answers.values()))}")
+
+    def cross_organizer(self):
+        beta, alpha, tokens = self.events["beta"], self.events["alpha"], self.tokens
+        before = self.api("GET", f"/api/v1/events/{beta}/")[1]
+        answers = [
+            self.api("GET", f"/api/v1/events/{beta}/registrations/",
+                     token=tokens["alpha-admin-read"])[0],
+            self.api("GET", f"/api/v1/events/{beta}/registrations/export/",
+                     token=tokens["alpha-admin-read"])[0],
+            self.api("PATCH", f"/api/v1/events/{beta}/", {"capacity": 1},
+                     token=tokens["alpha-admin-write"], **{"If-Match": '"1"'})[0],
+            self.api("DELETE", f"/api/v1/events/{beta}/", token=tokens["alpha-admin-write"])[0],
+            self.api("POST", "/api/v1/webhooks/", {"url": "https://93.184.215.14/steal",
+                                                   "events": ["registration.created"],
+                                                   "event_id": beta},
+                     token=tokens["alpha-admin-write"])[0]]
+        after = self.api("GET", f"/api/v1/events/{beta}/")[1]
+        _, listed = self.api("GET", f"/api/v1/events/{alpha}/registrations/",
+                             token=tokens["alpha-admin-read"])
+        secrets = [r for r in listed.get("results", []) if "secret" in r] \
+            if isinstance(listed, dict) else ["?"]
+        self.report("organizers 2 no event has an owner",
+                    set(answers) == {404} and before == after and not secrets,
+                    f"alpha's tokens on beta's event: {answers}; beta unchanged: "
+                    f"{before == after}; secrets shown to a read token: {len(secrets)}")
+
+    def token_rights(self):
+        tokens, alpha = self.tokens, self.events["alpha"]
+        viewer_edit = self.api("PATCH", f"/api/v1/events/{alpha}/", {"capacity": 1},
+                               token=tokens["alpha-viewer-write"], **{"If-Match": '"1"'})[0]
+        viewer_create = self.api("POST", "/api/v1/events/", {"name": "x", "capacity": 1},
+                                 token=tokens["alpha-viewer-write"])[0]
+        minter = Browser(self.site.port)
+        fields = minter.form("/admin/login/")
+        logged_in = minter.post("/admin/login/?next=/admin/", {
+            "username": "minter", "password": "pw-attack-1",
+            "csrfmiddlewaretoken": fields.get("csrfmiddlewaretoken", "")})[0] == 302
+        mint = minter.request("GET", "/admin/booking_api/apitoken/add/")[0] if logged_in \
+            else "login failed"
+        self.site.manage("shell", "-c", "from django.contrib.auth.models import User; "
+                         "User.objects.filter(username='alpha-admin').update(is_staff=False)")
+        demoted = self.api("GET", f"/api/v1/events/{alpha}/registrations/",
+                           token=tokens["alpha-admin-write"])[0]
+        self.report("organizers 3 tokens ignore the user's rights",
+                    (viewer_edit, viewer_create, mint, demoted) == (403, 403, 403, 401),
+                    f"viewer's write token edits {viewer_edit}, creates {viewer_create}; "
+                    f"'add API token' alone mints {mint}; demoted user's token {demoted}")
 
     def signup(self, browser, event_id, email, name="Carol", token=None) -> int:
         path = f"/events/{event_id}/"
@@ -241,7 +337,7 @@ class AttackRun:
     def dst_gap(self):
         try:
             self.site.manage("create_event", "--name", "Finding 11", "--capacity", "5",
-                             "--time-zone", "Europe/Berlin", "--starts-at", "2030-03-31T02:30")
+                             "--organizer", "alpha", "--time-zone", "Europe/Berlin", "--starts-at", "2030-03-31T02:30")
             refused, detail = False, "accepted"
         except RuntimeError as error:
             refused, detail = "03:00" in str(error), str(error).strip().splitlines()[-1]
@@ -250,9 +346,13 @@ class AttackRun:
     def run(self) -> int:
         print(f"Attack run on make serve at http://127.0.0.1:{self.site.port}/ "
               "(nginx -> gunicorn, DEBUG=false)", flush=True)
-        for step in (self.encoded_address, self.waiting_list, self.lockout, self.large_bodies,
-                     self.login_race, self.invisible_names, self.resend_timing, self.dst_gap, self.slow_clients,
-                     *attack_api.steps(self), *WebhookFindings(self).steps()):
+        self.organizers()
+        # The organizers' replays log in before the login throttle's replay uses up this
+        # address's attempts.
+        for step in (self.head_without_token, self.cross_organizer, self.token_rights,
+                     self.encoded_address, self.waiting_list, self.lockout, self.large_bodies,
+                     self.login_race, self.invisible_names, self.resend_timing, self.dst_gap,
+                     self.slow_clients, *attack_api.steps(self), *WebhookFindings(self).steps()):
             step()
         print("not replayed here: 9 (needs a corrupt stored item: "
               "tests/web and check_capacity cover it)")

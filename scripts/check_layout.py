@@ -33,6 +33,9 @@ LAYERS = [
     ("webhooks", ["booking.webhooks"]),
     # Prometheus counters and JSON logs, hooked onto the store and the service by the wiring.
     ("metrics", ["booking.metrics"]),
+    # Organizers, teams and who may do what (Django's SQL data, no settings): the one
+    # place the web, API, admin and commands ask.
+    ("organizers", ["booking.organizers"]),
     # Reads the table definitions; only the aws_template command imports it.
     ("deployment", ["booking.deploy"]),
     ("composition root", ["booking.wiring"]),

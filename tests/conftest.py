@@ -93,6 +93,15 @@ def service(dynamo):
     return get_booking_service()
 
 
+@pytest.fixture
+def default_organizer(db):
+    """The one organizer (SQL): commands and admin forms that create events without
+    naming one give them to it."""
+    from tests.organizers.helpers import organizer
+
+    return organizer()
+
+
 def start_server(*extra_args):
     """Start DynamoDB Local (`manage.py dynamodb_local`) on a free port (localdynamo/process.py).
 

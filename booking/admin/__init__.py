@@ -7,7 +7,9 @@ from django.urls import path
 from booking.admin import registrations as admin_registrations
 from booking.admin import views as admin_views
 from booking.admin import waitlist as admin_waitlist
+from booking.admin.views import rights_of
 from booking.models import DynamoEvent
+from booking.organizers import rights
 
 
 @admin.register(DynamoEvent)
@@ -15,6 +17,23 @@ class EventAdmin(admin.ModelAdmin):
     """Every page calls the BookingService; nothing reads the (nonexistent) SQL table."""
 
     list_per_page = 25
+
+    # What the user may do comes from their teams (booking/organizers/rights.py), never
+    # from Django's model permissions; each event page checks the event itself.
+    def has_module_permission(self, request):
+        return self.has_view_permission(request)
+
+    def has_view_permission(self, request, obj=None):
+        return not rights_of(request).scope(rights.VIEW).is_empty
+
+    def has_change_permission(self, request, obj=None):
+        return not rights_of(request).scope(rights.CHANGE).is_empty
+
+    def has_delete_permission(self, request, obj=None):
+        return not rights_of(request).scope(rights.DELETE).is_empty
+
+    def has_add_permission(self, request):
+        return rights_of(request).organizers(rights.CREATE) != frozenset()
 
     def get_urls(self):
         name = f"{self.opts.app_label}_{self.opts.model_name}"

@@ -67,6 +67,23 @@ def strategy_label(name: str) -> str:
     return label.format(max=STRATEGIES[name].max_capacity) if label else name
 
 
+class OrganizerField(forms.ChoiceField):
+    """One of the organizers offered; with only one offered, that one (a hidden field)."""
+
+    def clean(self, value):
+        if value in self.empty_values and len(self.choices) == 1:
+            value = self.choices[0][0]
+        return super().clean(value)
+
+
+def organizer_field(organizers, help_text: str) -> OrganizerField:
+    organizers = list(organizers)
+    field = OrganizerField(choices=organizers, help_text=help_text)
+    if len(organizers) == 1:
+        field.initial, field.widget = organizers[0][0], forms.HiddenInput()
+    return field
+
+
 class EventAddForm(EventForm):
     strategy = forms.ChoiceField(
         label="Size",
@@ -100,8 +117,12 @@ class EventAddForm(EventForm):
                    "capacity", "strategy", "quotas", "ticket_types", "max_per_order"]
     orders_fields = ("quotas", "ticket_types", "max_per_order")
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, organizers=(), **kwargs):
+        """``organizers``: (slug, name) of those the user may create events in."""
         super().__init__(*args, **kwargs)
+        self.fields["organizer"] = organizer_field(organizers, "The organizer that owns "
+                                                               "the event.")
+        self.order_fields(["organizer", *self.field_order])
         self.fields["strategy"].choices = [(name, strategy_label(name)) for name in GUARDED]
         default = web_settings().default_strategy
         self.fields["strategy"].initial = default if default in GUARDED else GUARDED[0]

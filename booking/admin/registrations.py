@@ -9,11 +9,12 @@ from django.shortcuts import redirect, render
 
 from booking import times
 from booking.admin import log as admin_log
-from booking.admin.views import (TEMPLATES, domain_errors, event_page, link, page, require,
+from booking.admin.views import (TEMPLATES, domain_errors, event_page, link, page,
                                  seats_or_none, sign, unsign, url)
 from booking.errors import InvalidBooking, NotRegistered
+from booking.organizers.rights import VIEW
 from booking.mail import sender as mail
-from booking.wiring import get_booking_service, mail_sender
+from booking.wiring import mail_sender
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -107,9 +108,7 @@ def csv_cell(value: str) -> str:
 
 @domain_errors
 def export(model_admin, request, event_id):
-    require(model_admin.has_view_or_change_permission(request))
-    service = get_booking_service()
-    event = service.get_event(event_id)
+    service, event, _ = event_page(model_admin, request, event_id, post_action=VIEW)
     search = request.GET.get("q", "")
     found = service.iter_registrations(event.id, search=search)
     admin_log.record(request, event, admin_log.CHANGE,

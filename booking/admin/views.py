@@ -1,4 +1,9 @@
-"""Admin pages for events stored in DynamoDB. Thin: check permissions, call the service, render.
+"""Admin pages for events stored in DynamoDB. Thin: check rights, call the service, render.
+
+Who may do what comes from the user's teams (``booking/organizers/rights.py``), asked in
+one place here: ``event_page`` for a page of one event (another organizer's event answers
+404 exactly as a missing one; a role without the right, 403) and ``visible_events`` for
+lists.
 
 Every view takes the ModelAdmin first (``EventAdmin.get_urls`` binds it), so the admin's
 own permission methods, page size and site context apply.
@@ -9,6 +14,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.core import signing
 from django.core.exceptions import PermissionDenied
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
@@ -16,6 +22,8 @@ from booking import times
 from booking.admin import log as admin_log
 from booking.admin.forms import EventAddForm, EventChangeForm, strategy_label
 from booking.errors import BookingError, EventNotFound, InvalidBooking, StaleEdit
+from booking.organizers import rights as organizer_rights
+from booking.organizers.rights import CHANGE, CREATE, DELETE, VIEW
 from booking.wiring import get_booking_service
 
 TEMPLATES = "admin/booking/dynamoevent/"
@@ -27,14 +35,14 @@ def url(name, *args):
 
 
 def domain_errors(view):
-    """Render a missing event as a message on the list, and other domain errors as a page."""
+    """Render a missing event (or one of another organizer) as 404, and other domain
+    errors as a page."""
     @wraps(view)
     def wrapper(model_admin, request, *args, **kwargs):
         try:
             return view(model_admin, request, *args, **kwargs)
         except EventNotFound as missing:
-            messages.warning(request, f"{missing.message} Perhaps it was deleted.")
-            return redirect(url("changelist"))
+            raise Http404(f"{missing.message} Perhaps it was deleted.") from None
         except BookingError as error:
             context = page(model_admin, request, "Event booking unavailable", error=error)
             return render(request, TEMPLATES + "error.html", context, status=503)
@@ -46,16 +54,44 @@ def require(allowed: bool) -> None:
         raise PermissionDenied
 
 
-def event_page(model_admin, request, event_id):
-    """(service, event, can_change) for a page of one event the user may view; posting to
-    it needs the change permission."""
-    require(model_admin.has_view_or_change_permission(request))
+def rights_of(request) -> organizer_rights.Rights:
+    """The user's rights, read once per request."""
+    if not hasattr(request, "organizer_rights"):
+        request.organizer_rights = organizer_rights.for_user(request.user)
+    return request.organizer_rights
+
+
+def event_page(model_admin, request, event_id, action=VIEW, post_action=CHANGE):
+    """(service, event, can_change) for a page of one event the user may ``action``;
+    posting to it needs ``post_action``. ``EventNotFound`` for an event the user has no
+    role on (exactly as a missing one), 403 for a role without the right."""
     service = get_booking_service()
     event = service.get_event(event_id)
-    can_change = model_admin.has_change_permission(request)
+    rights = rights_of(request)
+    if not rights.knows_event(event):
+        raise EventNotFound()
+    require(rights.may_event(action, event))
+    can_change = rights.may_event(CHANGE, event)
     if request.method == "POST":
-        require(can_change)
+        require(rights.may_event(post_action, event))
     return service, event, can_change
+
+
+def visible_events(request, action=VIEW) -> dict:
+    """The ``organizers``/``event_ids`` keywords of a listing of what the user may see."""
+    scope = rights_of(request).scope(action)
+    return {"organizers": None if scope.is_everything else scope.organizers,
+            "event_ids": scope.event_ids}
+
+
+def creatable_organizers(request) -> list[tuple[str, str]]:
+    """(slug, name) of the organizers the user may create events in."""
+    from booking.organizers.models import Organizer
+
+    allowed = rights_of(request).organizers(CREATE)
+    found = Organizer.objects.all() if allowed is organizer_rights.ALL else \
+        Organizer.objects.filter(slug__in=allowed)
+    return [(o.slug, o.name or o.slug) for o in found]
 
 
 def page(model_admin, request, title, **context):
@@ -96,7 +132,7 @@ def changelist(model_admin, request):
     start = unsign(request, request.GET.get("page"))
     events, next_key = service.events_page(
         start_key=start, limit=model_admin.list_per_page, search=search,
-        when=show if show != "full" else "")
+        when=show if show != "full" else "", **visible_events(request))
     seats = service.availabilities(events)  # None: an event whose delete was interrupted
     rows = [{"event": event, "seats": seats.get(event.id),
              "size": strategy_label(event.strategy),
@@ -122,7 +158,7 @@ def seats_or_none(service, event_id):
 @domain_errors
 def add(model_admin, request):
     require(model_admin.has_add_permission(request))
-    form = EventAddForm(request.POST or None)
+    form = EventAddForm(request.POST or None, organizers=creatable_organizers(request))
     if request.method == "POST" and form.is_valid():
         try:
             event = get_booking_service().create_event(**form.cleaned_data)
@@ -174,7 +210,7 @@ def change(model_admin, request, event_id):
         model_admin, request, f"{'Change' if can_change else 'View'} event", form=form,
         event=event, conflict=conflict, seats=seats_or_none(service, event.id),
         strategy_label=strategy_label(event.strategy), time_zones=sorted(times.zone_names()),
-        can_save=can_change, can_delete=model_admin.has_delete_permission(request)))
+        can_save=can_change, can_delete=rights_of(request).may_event(DELETE, event)))
 
 
 def save(service, event_id, data, quotas=None):
@@ -197,9 +233,7 @@ def reapply_form(posted, current, error, seats=None):
 
 @domain_errors
 def delete(model_admin, request, event_id):
-    require(model_admin.has_delete_permission(request))
-    service = get_booking_service()
-    event = service.get_event(event_id)
+    service, event, _ = event_page(model_admin, request, event_id, DELETE, DELETE)
     if request.method == "POST":
         service.delete_event(event.id)
         admin_log.record(request, event, admin_log.DELETION,

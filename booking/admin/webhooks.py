@@ -1,6 +1,7 @@
-"""Webhook endpoints in the admin: organizers register, remove and re-enable their own (a
-superuser sees all), see each one's delivery log, and are told when one was disabled.
-Thin over ``WebhookRegistry``; data from DynamoDB, permissions from Django."""
+"""Webhook endpoints in the admin: an organizer's admins register, remove and re-enable
+its endpoints (a superuser sees all), see each one's delivery log, and are told when one
+was disabled. Thin over ``WebhookRegistry``; data from DynamoDB, rights from the user's
+teams (``booking/organizers/rights.py``): another organizer's endpoint is "not found"."""
 from datetime import datetime
 from datetime import timezone as dt_timezone
 from functools import partial, update_wrapper
@@ -10,9 +11,12 @@ from django.contrib import admin, messages
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 
-from booking.admin.views import page, require
+from booking.admin.forms import organizer_field
+from booking.admin.views import page, require, rights_of
 from booking.api.models import WebhookEndpointEntry
 from booking.errors import BookingError, EventNotFound, InvalidBooking, WebhookNotFound
+from booking.organizers import rights
+from booking.organizers.models import Organizer
 from booking.webhooks.registry import ALL_EVENTS, EVENT_TYPES
 from booking.wiring import webhook_registry
 
@@ -32,13 +36,39 @@ class EndpointForm(forms.Form):
                                help_text="Empty: every event.")
     description = forms.CharField(required=False, max_length=200)
 
+    def __init__(self, *args, organizers=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["organizer"] = organizer_field(
+            organizers, "Its organizer's events' changes are sent here.")
+        self.order_fields(["organizer", "url", "events", "event_id", "description"])
+
 
 def moment(epoch):
     return None if epoch is None else datetime.fromtimestamp(float(epoch), dt_timezone.utc)
 
 
+def organizers(request, action):
+    """The slugs of the organizers whose endpoints ``action`` reaches (None: all)."""
+    return rights_of(request).organizers(action)
+
+
 @admin.register(WebhookEndpointEntry)
 class WebhookAdmin(admin.ModelAdmin):
+    def has_module_permission(self, request):
+        return self.has_view_permission(request)
+
+    def has_view_permission(self, request, obj=None):
+        return organizers(request, rights.SEE_WEBHOOKS) != frozenset()
+
+    def has_add_permission(self, request):
+        return organizers(request, rights.MANAGE) != frozenset()
+
+    def has_change_permission(self, request, obj=None):
+        return self.has_add_permission(request)
+
+    def has_delete_permission(self, request, obj=None):
+        return self.has_add_permission(request)
+
     def get_urls(self):
         def route(pattern, view, suffix):
             bound = update_wrapper(partial(view, self), view)
@@ -51,14 +81,11 @@ class WebhookAdmin(admin.ModelAdmin):
                 route("<str:endpoint_id>/enable/", enable, "enable")]
 
 
-def owner(request):
-    return None if request.user.is_superuser else str(request.user.pk)
-
-
 def changelist(model_admin, request):
     require(model_admin.has_view_or_change_permission(request))
     try:
-        endpoints = webhook_registry().listing(owner=owner(request))
+        endpoints = webhook_registry().listing(
+            organizers=organizers(request, rights.SEE_WEBHOOKS))
     except BookingError as error:
         messages.error(request, error.message)
         endpoints = []
@@ -76,60 +103,66 @@ def changelist(model_admin, request):
 
 def add(model_admin, request):
     require(model_admin.has_add_permission(request))
-    form = EndpointForm(request.POST or None)
+    managed = organizers(request, rights.MANAGE)
+    choices = Organizer.objects.all() if managed is rights.ALL else \
+        Organizer.objects.filter(slug__in=managed)
+    form = EndpointForm(request.POST or None,
+                        organizers=[(o.slug, o.name or o.slug) for o in choices])
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
             endpoint = webhook_registry().register(
                 url=data["url"], events=data["events"], scope=data["event_id"] or ALL_EVENTS,
-                owner=str(request.user.pk), description=data["description"])
+                owner=str(request.user.pk), description=data["description"],
+                organizer=data["organizer"])
         except (InvalidBooking, EventNotFound) as refused:
             form.add_error("event_id" if isinstance(refused, EventNotFound)
                            else refused.field if refused.field in form.fields else None,
                            refused.message)
-        else:
-            messages.warning(request, f"Signing secret of {endpoint.url} (copy it now, it is "
-                                      f"shown only once): {endpoint.secret}")
-            return redirect(url("changelist"))
+        else:  # shown on this page only: never in the messages cookie
+            return render(request, "admin/booking_api/one_time_secret.html", page(
+                model_admin, request, "Webhook endpoint added", secret=endpoint.secret,
+                intro=f"The signing secret of {endpoint.url}:", back_url=url("changelist")))
     return render(request, TEMPLATES + "add_form.html",
                   page(model_admin, request, "Add webhook endpoint", form=form))
 
 
-def _own(model_admin, request, endpoint_id, allowed):
-    require(allowed)
+def _own(model_admin, request, endpoint_id, action):
+    """The endpoint, if ``action`` reaches it (else "not found", as a missing one)."""
+    require(model_admin.has_view_permission(request))
     try:
-        return webhook_registry().get(endpoint_id, owner=owner(request))
+        return webhook_registry().get(endpoint_id, organizers=organizers(request, action))
     except WebhookNotFound as missing:
         messages.warning(request, missing.message)
         return None
 
 
 def delete(model_admin, request, endpoint_id):
-    return _act(model_admin, request, endpoint_id, model_admin.has_delete_permission(request),
-                "remove", "Removed {url}; nothing more is sent to it.")
+    return _act(model_admin, request, endpoint_id, "remove",
+                "Removed {url}; nothing more is sent to it.")
 
 
 def enable(model_admin, request, endpoint_id):
-    return _act(model_admin, request, endpoint_id, model_admin.has_change_permission(request),
-                "enable", "Enabled {url}: it gets changes made from now on.")
+    return _act(model_admin, request, endpoint_id, "enable",
+                "Enabled {url}: it gets changes made from now on.")
 
 
-def _act(model_admin, request, endpoint_id, allowed, action, done):
-    """POST: the registry's ``action`` on the user's own endpoint; then the list."""
-    endpoint = _own(model_admin, request, endpoint_id, allowed)
+def _act(model_admin, request, endpoint_id, action, done):
+    """POST: the registry's ``action`` on an endpoint the user manages; then the list."""
+    endpoint = _own(model_admin, request, endpoint_id, rights.MANAGE)
     if endpoint is not None and request.method == "POST":
-        getattr(webhook_registry(), action)(endpoint.id, owner=owner(request))
+        getattr(webhook_registry(), action)(endpoint.id, organizers={endpoint.organizer})
         messages.success(request, done.format(url=endpoint.url))
     return redirect(url("changelist"))
 
 
 def deliveries(model_admin, request, endpoint_id):
-    endpoint = _own(model_admin, request, endpoint_id,
-                    model_admin.has_view_or_change_permission(request))
+    endpoint = _own(model_admin, request, endpoint_id, rights.SEE_WEBHOOKS)
     if endpoint is None:
         return redirect(url("changelist"))
     rows = [{**row, "created": moment(row["created_at"]),
              "attempts_log": [{**e, "when": moment(e["at"])} for e in row.get("log", [])]}
-            for row in webhook_registry().deliveries(endpoint.id, owner=owner(request))]
+            for row in webhook_registry().deliveries(endpoint.id,
+                                                     organizers={endpoint.organizer})]
     return render(request, TEMPLATES + "deliveries.html", page(
         model_admin, request, f"Deliveries to {endpoint.url}", endpoint=endpoint, rows=rows))

@@ -1,30 +1,73 @@
-"""API tokens in the admin: each organizer creates and revokes their own (a superuser sees
-all); a new token is shown once, in the message after saving, never again."""
+"""API tokens in the admin: an organizer's admins create and revoke its tokens (a
+superuser sees all). A token is its creator's rights on its organizer, at each request
+(``booking/organizers/rights.py``); a new token is shown once, on the page that created
+it, never in a cookie."""
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import render
+from django.urls import reverse
 from django.utils import timezone
 
+from booking.admin.views import rights_of
 from booking.api.models import ApiToken
+from booking.organizers import rights
+from booking.organizers.models import Organizer
 
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ("name", "user", "scope", "prefix", "created_at", "revoked_at")
-    fields = ("name", "scope")
+    list_display = ("name", "organizer", "user", "scope", "prefix", "created_at", "revoked_at")
+    fields = ("organizer", "name", "scope")
     actions = ["revoke"]
 
+    def managed(self, request):
+        """Slugs of the organizers whose tokens the user manages (None: all)."""
+        return rights_of(request).organizers(rights.MANAGE)
+
     def get_queryset(self, request):
-        tokens = super().get_queryset(request)
-        return tokens if request.user.is_superuser else tokens.filter(user=request.user)
+        tokens = super().get_queryset(request).select_related("organizer", "user")
+        managed = self.managed(request)
+        return tokens if managed is rights.ALL else tokens.filter(organizer__slug__in=managed)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "organizer":
+            managed = self.managed(request)
+            kwargs["queryset"] = (Organizer.objects.all() if managed is rights.ALL
+                                  else Organizer.objects.filter(slug__in=managed))
+            kwargs["required"] = True
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def has_module_permission(self, request):
+        return self.has_view_permission(request)
+
+    def has_view_permission(self, request, obj=None):
+        managed = self.managed(request)
+        return managed is rights.ALL or bool(managed) and (
+            obj is None or obj.organizer is not None and obj.organizer.slug in managed)
+
+    def has_add_permission(self, request):
+        return self.has_view_permission(request)
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # revoked (kept for the record), never deleted
 
     def has_change_permission(self, request, obj=None):
         return False  # a token is created or revoked, never edited
 
     def save_model(self, request, obj, form, change):
+        if not rights.may_mint_token(request.user, obj.organizer.slug):
+            raise PermissionDenied  # the form offers only the user's own organizers
         obj.user = request.user
-        token = obj.issue()
+        request.new_api_token = obj.issue()
         super().save_model(request, obj, form, change)
-        messages.warning(request, f"Your new API token (copy it now, it is shown only once): "
-                                  f"{token}")
+
+    def response_add(self, request, obj, post_url_continue=None):
+        """The new token on this page only: never in the messages cookie."""
+        return render(request, "admin/booking_api/one_time_secret.html", {
+            **self.admin_site.each_context(request), "title": "API token added",
+            "secret": request.new_api_token,
+            "intro": f"Your new API token “{obj.name}” for {obj.organizer} ({obj.scope}):",
+            "back_url": reverse("admin:booking_api_apitoken_changelist")})
 
     @admin.action(description="Revoke the selected tokens")
     def revoke(self, request, queryset):

@@ -1,11 +1,15 @@
-"""Organizers' API tokens on requests: ``Authorization: Bearer bk_...``; read scope for
-GET, write scope for everything else. Public endpoints take no token."""
+"""Organizers' API tokens on requests: ``Authorization: Bearer bk_...``. A token counts
+only while it is live and its user holds a role on its organizer now
+(``booking.organizers.rights.for_token``, read at every request); what it may do is
+decided by ``booking/api/base.py``. Public endpoints take no token."""
 from rest_framework import exceptions, permissions
 from rest_framework.authentication import BaseAuthentication
 
-from booking.api.models import WRITE, ApiToken
+from booking.api.models import ApiToken
+from booking.organizers import rights
 
 REVOKED = "This API token is not valid or was revoked."
+NO_RIGHTS = "This API token's user no longer has a role on its organizer."
 
 
 class BearerToken(BaseAuthentication):
@@ -16,6 +20,9 @@ class BearerToken(BaseAuthentication):
         found = ApiToken.authenticate(token.strip())
         if found is None:
             raise exceptions.AuthenticationFailed(REVOKED)
+        found.rights = rights.for_token(found)
+        if found.rights.is_empty:
+            raise exceptions.AuthenticationFailed(NO_RIGHTS)
         return found.user, found
 
     def authenticate_header(self, request):
@@ -23,12 +30,9 @@ class BearerToken(BaseAuthentication):
 
 
 class OrganizerToken(permissions.BasePermission):
-    """A live token; write scope unless the method only reads."""
+    """A live token with rights now (what it may do: ``ApiView.scope``)."""
 
-    message = "This needs an API token with write scope."
+    message = "This needs an API token."
 
     def has_permission(self, request, view):
-        token = request.auth
-        if not isinstance(token, ApiToken):
-            return False
-        return request.method in permissions.SAFE_METHODS or token.scope == WRITE
+        return isinstance(request.auth, ApiToken)

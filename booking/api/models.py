@@ -2,7 +2,7 @@
 
 A token reads ``bk_<prefix>_<secret>``: the prefix finds the row, the SHA-256 of the whole
 token is what is stored (the tokens are 190 random bits, so a fast hash is enough). The
-admin creates and revokes them (``booking/api/admin.py``).
+admin (``booking/api/admin.py``) and ``manage.py create_api_token`` create them.
 """
 import hashlib
 import hmac
@@ -19,8 +19,13 @@ def digest(token: str) -> str:
 
 
 class ApiToken(models.Model):
+    """A token of one user on one organizer: at each request it may do exactly what its
+    user may do there now (``booking.organizers.rights.for_token``), read scope: read only."""
+
     user = models.ForeignKey("auth.User", on_delete=models.CASCADE,
                              related_name="api_tokens")
+    organizer = models.ForeignKey("booking_organizers.Organizer", on_delete=models.CASCADE,
+                                  related_name="api_tokens", null=True)
     name = models.CharField(max_length=100, help_text="What the token is for.")
     scope = models.CharField(max_length=5, choices=[(READ, "read"), (WRITE, "read and write")],
                              default=READ)
@@ -46,13 +51,17 @@ class ApiToken(models.Model):
     def is_active(self) -> bool:
         return self.revoked_at is None and self.user.is_active
 
+    @property
+    def writes(self) -> bool:
+        return self.scope == WRITE
+
     @classmethod
     def authenticate(cls, token: str) -> "ApiToken | None":
         """The live token ``token`` is, or None."""
         parts = token.split("_")
         if len(parts) < 3 or parts[0] != "bk":
             return None
-        found = cls.objects.select_related("user").filter(prefix=parts[1]).first()
+        found = cls.objects.select_related("user", "organizer").filter(prefix=parts[1]).first()
         if found is None or not hmac.compare_digest(found.token_hash, digest(token)):
             return None
         return found if found.is_active else None

@@ -1,4 +1,5 @@
-"""Organizers' side of the API (a token: read scope to read, write scope to change): edit
+"""Organizers' side of the API (a token with its user's role on the event's organizer,
+checked by ``ApiView.scope``; read scope to read, write scope to change): edit
 an event under If-Match (version-checked), delete it, list and export its registrations, see its
 waiting list. Thin over ``BookingService``."""
 import re

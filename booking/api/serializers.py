@@ -207,6 +207,14 @@ class RegistrationOutput(serializers.Serializer):
     def get_secret(self, registration) -> str:
         return links.registration_token(registration, salt=links.CANCEL_SALT)
 
+    def to_representation(self, registration):
+        """Without ``secret`` when the context says the reader may not see secrets (an
+        organizer's read token)."""
+        body = super().to_representation(registration)
+        if self.context.get("secrets") is False:
+            body.pop("secret", None)
+        return body
+
 
 class CancellationOutput(serializers.Serializer):
     cancelled = CountsField(help_text="The seats this request freed: ticket type -> quantity.")

@@ -22,6 +22,7 @@ from booking.api.serializers import (BookingInput, CancellationInput, Cancellati
                                      event_body)
 from booking.errors import NotRegistered
 from booking.mail import sender as mail
+from booking.organizers import rights
 from booking.web import rate_limits
 from booking.web.views import EMAIL_LIMITED, SIGNUPS_LIMITED
 from booking.wiring import get_booking_service, mail_sender
@@ -40,7 +41,9 @@ CURSOR = OpenApiParameter("cursor", str, description="next_cursor of the page be
 
 
 class EventList(ApiView):
-    organizer_methods = ("POST",)
+    public_methods = ("GET",)
+    actions = {"POST": rights.CREATE}
+
     @extend_schema(
         operation_id="events_list", responses={200: EventPage, **problems(400, 503)},
         parameters=[OpenApiParameter("cursor", str, description="next_cursor of the page "
@@ -69,7 +72,8 @@ class EventList(ApiView):
         payload = EventCreate(data=request.data)
         payload.is_valid(raise_exception=True)
         service = get_booking_service()
-        event = service.create_event(**payload.validated_data, request_id=request_id)
+        event = service.create_event(**payload.validated_data, request_id=request_id,
+                                     organizer=self.organizer)
         response = with_etag(event, service.availability(event.id))
         response.status_code = 201
         return response
@@ -86,7 +90,8 @@ _LIMIT = re.compile(r"[0-9]{1,3}")
 
 
 class EventDetail(ApiView):
-    organizer_methods = ("PATCH", "DELETE")
+    public_methods = ("GET",)
+    actions = {"PATCH": rights.CHANGE, "DELETE": rights.DELETE}
 
     @extend_schema(operation_id="events_retrieve",
                    responses={200: EventWithSeats, **problems(404, 503)})
@@ -106,19 +111,21 @@ class EventDetail(ApiView):
         edit = EventEdit(data=request.data)
         edit.is_valid(raise_exception=True)
         service = get_booking_service()
-        event = service.update_event(event_id, expected_version=version, **edit.validated_data)
+        event = service.update_event(self.event.id, expected_version=version,
+                                     **edit.validated_data)
         return with_etag(event, service.availability(event.id))
 
     @extend_schema(operation_id="events_destroy",
                    responses={204: None, **problems(401, 403, 404, 503)})
     def delete(self, request, event_id):
         """Delete the event and everything booked for it."""
-        get_booking_service().delete_event(event_id)
+        get_booking_service().delete_event(self.event.id)
         return Response(status=204)
 
 
 class EventRegistrations(ApiView):
-    organizer_methods = ("GET",)
+    public_methods = ("POST",)
+    actions = {"GET": rights.VIEW}
 
     @extend_schema(operation_id="registrations_list",
                    parameters=[CURSOR, OpenApiParameter("limit", int,
@@ -128,11 +135,12 @@ class EventRegistrations(ApiView):
         """The event's registrations in e-mail order, one page at a time (organizers)."""
         limit = _limit(request.query_params.get("limit", "50"))
         cursor = request.query_params.get("cursor")
-        service = get_booking_service()
-        event = service.get_event(event_id)
+        service, event = get_booking_service(), self.event
         after = decode_cursor(cursor, "email")["email"] if cursor else None
         page, last = service.registrations_page(event.id, after=after, limit=limit)
-        return Response({"results": RegistrationOutput(page, many=True).data,
+        secrets = self.rights.may_event(rights.SECRETS, event)  # read tokens: none
+        return Response({"results": RegistrationOutput(page, many=True,
+                                                       context={"secrets": secrets}).data,
                          "next_cursor": encode_cursor({"email": last} if last else None)})
 
     @extend_schema(operation_id="registrations_create", request=BookingInput,
@@ -174,18 +182,18 @@ def keyed_input(request, payload_class, event_id: str) -> tuple[str, dict]:
 
 
 class RegistrationsExport(ApiView):
-    organizer_methods = ("GET",)
+    actions = {"GET": rights.VIEW}
 
     @extend_schema(operation_id="registrations_export",
                    responses={(200, "text/csv"): str, **problems(401, 403, 404, 503)})
     def get(self, request, event_id):
         """The registrations as CSV, as the admin exports them (organizers)."""
         service = get_booking_service()
-        event = service.get_event(event_id)
-        return registrations_csv(service.iter_registrations(event.id), event)
+        return registrations_csv(service.iter_registrations(self.event.id), self.event)
 
 
 class RegistrationBySecret(ApiView):
+    public_methods = ("GET", "DELETE")  # the person's own link
     @extend_schema(operation_id="registrations_retrieve",
                    responses={200: RegistrationOutput, **SECRET_PROBLEMS})
     def get(self, request, secret):
@@ -214,6 +222,7 @@ class RegistrationBySecret(ApiView):
 
 
 class RegistrationCancellations(ApiView):
+    public_methods = ("POST",)  # the person's own link
     @extend_schema(operation_id="registrations_cancel_seats", request=CancellationInput,
                    parameters=[KEY_PARAMETER],
                    responses={200: CancellationOutput, **SECRET_PROBLEMS, **PROBLEMS})

@@ -15,6 +15,7 @@ from booking.api.serializers import RegistrationOutput, WaitlistEntryOutput, Wai
 from booking.api.views import KEY_PARAMETER, PROBLEMS, keyed_input
 from booking.errors import NotWaiting
 from booking.mail import sender as mail
+from booking.organizers import rights
 from booking.web import rate_limits
 from booking.web.waitlist import OFFER_LIMITED
 from booking.wiring import get_booking_service, mail_sender
@@ -31,7 +32,8 @@ BAD_OFFER = "This secret names no offer. Use the secret from the offer e-mail's 
 
 
 class WaitingList(ApiView):
-    organizer_methods = ("GET",)
+    public_methods = ("POST",)
+    actions = {"GET": rights.VIEW}
 
     @extend_schema(operation_id="waitinglist_list",
                    responses={200: WaitlistEntryOutput(many=True),
@@ -39,8 +41,8 @@ class WaitingList(ApiView):
     def get(self, request, event_id):
         """The event's waiting list in join order (organizers)."""
         service = get_booking_service()
-        event = service.get_event(event_id)
-        return Response(WaitlistEntryOutput(service.waiting_list(event.id), many=True).data)
+        return Response(WaitlistEntryOutput(service.waiting_list(self.event.id),
+                                            many=True).data)
 
     @extend_schema(operation_id="waitinglist_join", request=WaitlistJoinInput,
                    parameters=[KEY_PARAMETER],
@@ -72,6 +74,7 @@ def _offer(secret: str):
 
 
 class OfferAccept(ApiView):
+    public_methods = ("POST",)  # the person's own offer link
     @extend_schema(operation_id="offers_accept", request=None, parameters=[KEY_PARAMETER],
                    responses={201: RegistrationOutput, **problems(400, 404, 409, 410, 422,
                                                                   429, 503)})
@@ -92,6 +95,7 @@ class OfferAccept(ApiView):
 
 
 class Offer(ApiView):
+    public_methods = ("DELETE",)  # the person's own offer link
     @extend_schema(operation_id="offers_decline",
                    responses={204: None, **problems(404, 429, 503)})
     def delete(self, request, secret):

@@ -1,5 +1,7 @@
-"""Organizers' webhook endpoints over the API (a token: read scope to list, write scope to
-register or remove). Thin over ``WebhookRegistry``; docs/api.md#webhooks."""
+"""Organizers' webhook endpoints over the API: an admin's token of the organizer, read
+scope to list, write scope to register or remove (``ApiView.scope`` checks it and finds
+the endpoint among the organizer's own). Thin over ``WebhookRegistry``;
+docs/webhooks.md."""
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
@@ -12,6 +14,7 @@ from booking.api.views import KEY_PARAMETER
 from booking.api.base import ApiView
 from booking.api.schema import PENDING, problems
 from booking.api.serializers import StrictSerializer, TextField
+from booking.organizers import rights
 from booking.webhooks.registry import ALL_EVENTS, EVENT_TYPES
 from booking.wiring import webhook_registry
 
@@ -79,19 +82,17 @@ def delivery_body(row: dict) -> dict:
                            "created_at": _moment(row["created_at"]), "log": log}).data
 
 
-def owner_of(request) -> str | None:
-    """Whose endpoints the token sees: its user's, or every one for a superuser."""
-    return None if request.user.is_superuser else str(request.user.pk)
+WEBHOOK_ACTIONS = {"GET": rights.SEE_WEBHOOKS, "POST": rights.MANAGE, "DELETE": rights.MANAGE}
 
 
 class WebhookList(ApiView):
-    organizer_methods = ("GET", "POST")
+    actions = WEBHOOK_ACTIONS
 
     @extend_schema(operation_id="webhooks_list",
                    responses={200: WebhookOutput(many=True), **ENDPOINT_PROBLEMS})
     def get(self, request):
-        """Your webhook endpoints."""
-        endpoints = webhook_registry().listing(owner=owner_of(request))
+        """Your organizer's webhook endpoints."""
+        endpoints = webhook_registry().listing(organizers={self.organizer})
         return Response([endpoint_body(e) for e in endpoints])
 
     @extend_schema(operation_id="webhooks_create", request=WebhookInput,
@@ -108,33 +109,32 @@ class WebhookList(ApiView):
         endpoint = webhook_registry().register(
             url=data["url"], events=data["events"], scope=data.get("event_id") or ALL_EVENTS,
             owner=str(request.user.pk), description=data.get("description", ""),
-            request_id=request_id)
+            request_id=request_id, organizer=self.organizer)
         return Response(endpoint_body(endpoint, with_secret=True), status=201)
 
 
 class WebhookDetail(ApiView):
-    organizer_methods = ("GET", "DELETE")
+    actions = WEBHOOK_ACTIONS
 
     @extend_schema(operation_id="webhooks_retrieve",
                    responses={200: WebhookOutput, **ENDPOINT_PROBLEMS})
     def get(self, request, endpoint_id):
         """One endpoint (its secret is not shown again)."""
-        return Response(endpoint_body(webhook_registry().get(endpoint_id,
-                                                             owner=owner_of(request))))
+        return Response(endpoint_body(self.endpoint))
 
     @extend_schema(operation_id="webhooks_destroy", responses={204: None, **ENDPOINT_PROBLEMS})
     def delete(self, request, endpoint_id):
         """Remove it: nothing more is sent to it, what is still owed is abandoned."""
-        webhook_registry().remove(endpoint_id, owner=owner_of(request))
+        webhook_registry().remove(self.endpoint.id, organizers={self.organizer})
         return Response(status=204)
 
 
 class WebhookDeliveries(ApiView):
-    organizer_methods = ("GET",)
+    actions = WEBHOOK_ACTIONS
 
     @extend_schema(operation_id="webhooks_deliveries",
                    responses={200: DeliveryOutput(many=True), **ENDPOINT_PROBLEMS})
     def get(self, request, endpoint_id):
         """The endpoint's 50 newest deliveries, each with its attempts."""
-        rows = webhook_registry().deliveries(endpoint_id, owner=owner_of(request))
+        rows = webhook_registry().deliveries(self.endpoint.id, organizers={self.organizer})
         return Response([delivery_body(r) for r in rows])

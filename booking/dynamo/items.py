@@ -41,6 +41,7 @@ def event_item(event: Event) -> dict:
         "version": event.version,
         **order_attributes(event),
         "request_fingerprint": event.request_fingerprint or None,
+        **({"organizer": event.organizer} if event.organizer else {}),
     }
 
 
@@ -79,7 +80,7 @@ def _tickets(item: dict) -> dict | None:
 # Everything but the aggregate strategy's attendees map, which can be large.
 EVENT_PROJECTION = ("event_id, #name, #capacity, strategy, starts_at, created_at, version, "
                     "#ends, #zone, #description, #venue, quota_capacities, ticket_types, max_per_order, "
-                    "request_fingerprint")
+                    "request_fingerprint, organizer")
 EVENT_PROJECTION_NAMES = {"#name": "name", "#capacity": "capacity", "#ends": "ends_at",
                           "#zone": "time_zone", "#description": "description", "#venue": "venue"}
 
@@ -99,6 +100,7 @@ def event_from_item(item: dict) -> Event:
         venue=item.get("venue") or "",
         **_order_fields(item),
         request_fingerprint=item.get("request_fingerprint") or "",
+        organizer=item.get("organizer") or "",
     )
 
 

@@ -139,7 +139,7 @@ STREAM_REGISTRATIONS = TableSpec("stream_registrations", hash_key=("event_id", "
 STREAM_CHECKPOINTS = TableSpec("stream_checkpoints", hash_key=("shard_id", "S"))
 ALL_TABLES = ALL_TABLES + (STREAM_REGISTRATIONS, STREAM_CHECKPOINTS)
 
-# --- Webhooks (booking/webhooks/, docs/api.md#webhooks) ------------------------------------
+# --- Webhooks (booking/webhooks/, docs/webhooks.md) ------------------------------------
 # Organizers' endpoints: one item each (url, secret, events, scope: an event id or "*").
 # Few and small, so the fan-out reads them all in one consistent Scan. A removed endpoint
 # stays as a tombstone (``deleted_at``) until its ``ttl``, so its Idempotency-Key still

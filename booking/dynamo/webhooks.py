@@ -49,6 +49,17 @@ class WebhookEndpoints:
             return False
         return True
 
+    def assign(self, endpoint_id: str, organizer: str) -> bool:
+        """Give an endpoint stored without an organizer to ``organizer`` (False: it has one)."""
+        try:
+            self.table.update({"endpoint_id": endpoint_id}, "SET organizer = :o",
+                              condition="attribute_exists(endpoint_id) AND "
+                                        "attribute_not_exists(organizer)",
+                              values={":o": organizer})
+        except ConditionFailed:
+            return False
+        return True
+
     def failed(self, endpoint_id: str, *, now: float) -> dict | None:
         """Note a failure: ``failing_since`` is kept from the first failure after a success.
         Returns the endpoint as it now stands (None if it was deleted)."""

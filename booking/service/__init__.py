@@ -74,12 +74,12 @@ class BookingService:
     # --- events (catalog.py) -------------------------------------------------------
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
                      time_zone=None, description="", venue="", quotas=None, ticket_types=None,
-                     max_per_order=None, request_id=None) -> Event:
+                     max_per_order=None, request_id=None, organizer="") -> Event:
         return self.catalog.create_event(
             name=name, capacity=capacity, strategy=strategy, starts_at=starts_at,
             ends_at=ends_at, time_zone=time_zone, description=description, venue=venue,
             quotas=quotas, ticket_types=ticket_types, max_per_order=max_per_order,
-            request_id=request_id)
+            request_id=request_id, organizer=organizer)
 
     def get_event(self, event_id) -> Event:
         return self.catalog.get_event(event_id)
@@ -181,10 +181,14 @@ class BookingService:
         return self.waitlist.waiting_list_pass()
 
     # --- organizer edits (organizer.py) --------------------------------------------
-    def events_page(self, *, start_key=None, limit=25, search="",
-                    when="") -> tuple[list[Event], dict | None]:
+    def events_page(self, *, start_key=None, limit=25, search="", when="",
+                    organizers=None, event_ids=()) -> tuple[list[Event], dict | None]:
         return self.organizer.events_page(start_key=start_key, limit=limit, search=search,
-                                          when=when)
+                                          when=when, organizers=organizers,
+                                          event_ids=event_ids)
+
+    def assign_organizer(self, organizer: str) -> list[str]:
+        return self.organizer.assign_organizer(organizer)
 
     def update_event(self, event_id, *, expected_version, name=None, capacity=None,
                      starts_at=None, ends_at=None, time_zone=None, description=None,

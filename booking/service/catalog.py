@@ -42,6 +42,8 @@ def creation_fingerprint(event: Event) -> str:
     if not event.is_plain:  # a plain event's fingerprint stays what it was before orders
         content.append([event.quotas, {name: list(quotas) for name, quotas
                                        in event.ticket_types.items()}, event.max_per_order])
+    if event.organizer:  # a key never answers another organizer's event
+        content.append({"organizer": event.organizer})
     return hashlib.sha256(json.dumps(content).encode()).hexdigest()
 
 
@@ -70,8 +72,11 @@ class EventCatalog:
 
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
                      time_zone=None, description="", venue="", quotas=None, ticket_types=None,
-                     max_per_order=None, request_id=None) -> Event:
+                     max_per_order=None, request_id=None, organizer="") -> Event:
         """Validate and create an event; return it (with its new ``id``).
+
+        ``organizer`` is the slug of the organizer that owns it (the entry point checked
+        that the asker may create events there; "" only for tests and harnesses).
 
         Orders (docs/orders.md): ``quotas`` (name -> seats) beside the capacity,
         ``ticket_types`` (type -> the quotas it counts against, besides the capacity; None:
@@ -109,6 +114,7 @@ class EventCatalog:
             quotas=clean_quotas,
             ticket_types=validation.clean_ticket_types(ticket_types, quotas=clean_quotas),
             max_per_order=validation.clean_max_per_order(max_per_order),
+            organizer=validation.clean_organizer(organizer),
         )
         if not (event.is_plain or implementation.takes_orders):
             raise InvalidBooking(f"The {strategy_name} strategy does not take orders of several "

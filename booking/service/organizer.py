@@ -10,12 +10,27 @@ from django.utils import timezone
 from booking import validation
 from booking.service.catalog import EventCatalog
 from booking.dynamo import items
+from booking.dynamo.access import ConditionFailed
 from booking.errors import InvalidBooking
 from booking.models import Event, Registration
 
 # A name search reads at most this many scan pages per page of results.
 _SEARCH_READS = 10
 _NO_DATE = datetime.max.replace(tzinfo=dt_timezone.utc)
+
+
+def _within(organizers: list, event_ids: list, values: dict) -> str | None:
+    """The filter for events of ``organizers`` or among ``event_ids`` (None: nothing)."""
+    parts = []
+    if organizers:
+        names = [f":org{n}" for n in range(len(organizers))]
+        values.update(zip(names, organizers))
+        parts.append(f"organizer IN ({', '.join(names)})")
+    if event_ids:
+        names = [f":eid{n}" for n in range(len(event_ids))]
+        values.update(zip(names, event_ids))
+        parts.append(f"event_id IN ({', '.join(names)})")
+    return " OR ".join(parts) if parts else None
 
 
 def _by_start(event: Event):
@@ -28,8 +43,8 @@ class OrganizerEdits:
         self.catalog = catalog
         self.events = catalog.events
 
-    def events_page(self, *, start_key=None, limit=25, search="",
-                    when="") -> tuple[list[Event], dict | None]:
+    def events_page(self, *, start_key=None, limit=25, search="", when="",
+                    organizers=None, event_ids=()) -> tuple[list[Event], dict | None]:
         """One page of events, soonest first within the page, and the key that continues
         after it (or None).
 
@@ -40,8 +55,17 @@ class OrganizerEdits:
         attribute existed match on the name as written); ``when`` is ``upcoming`` (or no
         date yet) or ``past``. A filtered page reads at most ``_SEARCH_READS`` scan pages
         per call, so it may hold fewer events.
+
+        ``organizers`` (slugs; None: every organizer) and ``event_ids`` keep the events
+        of those organizers and those events: what the asker may see, decided by the
+        entry point (``booking/organizers/rights.py``).
         """
         clauses, values = [], {}
+        if organizers is not None:
+            owned = _within(sorted(organizers), sorted(event_ids), values)
+            if owned is None:
+                return [], None
+            clauses.append(owned)
         if search:
             clauses.append("contains(name_folded, :folded) OR "
                            "(attribute_not_exists(name_folded) AND contains(#name, :search))")
@@ -70,7 +94,33 @@ class OrganizerEdits:
             found = found[:limit]
             key = {"event_id": found[-1]["event_id"]}  # any item's key can continue a scan
         events = [items.event_from_item(item) for item in found]
+        if organizers is not None:  # the filter above, checked again on the records
+            events = [e for e in events if e.organizer in organizers or e.id in event_ids]
         return sorted(events, key=_by_start), key
+
+    def assign_organizer(self, organizer: str) -> list[str]:
+        """Give every event stored without an organizer to ``organizer``; return their ids.
+
+        Each write is conditional on the event still having none, so running it again (or
+        two at once) changes nothing already assigned.
+        """
+        organizer = validation.clean_organizer(organizer)
+        if not organizer:
+            raise InvalidBooking("Name the organizer.", field="organizer")
+        assigned = []
+        for item in self.events.scan(projection="event_id, organizer"):
+            if item.get("organizer"):
+                continue
+            try:
+                self.events.update({"event_id": item["event_id"]}, "SET organizer = :o",
+                                   condition="attribute_exists(event_id) AND "
+                                             "attribute_not_exists(organizer)",
+                                   values={":o": organizer})
+            except ConditionFailed:
+                continue  # deleted or assigned meanwhile
+            self.catalog.forget(item["event_id"])
+            assigned.append(item["event_id"])
+        return assigned
 
     def update_event(self, event_id, *, expected_version, name=None, capacity=None,
                      starts_at=None, ends_at=None, time_zone=None, description=None,

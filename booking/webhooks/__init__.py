@@ -7,5 +7,5 @@
 - ``delivery``: the booking worker sends what is owed, at least once, each attempt
   claimed exactly once, retried with backoff; a day of failures disables an endpoint.
 
-docs/api.md#webhooks tells receivers what to expect.
+docs/webhooks.md tells receivers what to expect.
 """

@@ -1,7 +1,7 @@
 """Where a webhook may go: public unicast addresses only, checked at registration and again
 at every attempt, and the connection that goes to the very address that was checked.
 
-``PublicUrls`` is the product's rule for endpoint URLs (docs/api.md#webhooks):
+``PublicUrls`` is the product's rule for endpoint URLs (docs/webhooks.md):
 
 - ``https://`` with a host name or address, no user name or password;
 - port 443 (the default) or 1024-65535;

@@ -1,4 +1,4 @@
-"""From a change's outbox row to the webhook deliveries it owes (docs/api.md#webhooks).
+"""From a change's outbox row to the webhook deliveries it owes (docs/webhooks.md).
 
 Every change a webhook reports already writes an outbox row inside its own transaction
 (``booking/exactly_once/outbox.py``): a booking or an accepted offer its confirmation, a
@@ -7,6 +7,8 @@ rejection. The row lives until its e-mail went out, and every sender of that e-m
 (right after the request, the booking worker, ``replay_failed``) first calls this fan-out.
 So a delivery is owed exactly when the change committed, with no extra write in the
 change's transaction, and the row is never released before its deliveries exist.
+
+An endpoint hears only of the events of its own organizer (``Event.organizer``).
 
 Each delivery is one item keyed by a ``webhook-id`` derived from (endpoint, event type,
 outbox row): a repeated fan-out finds it there and adds nothing. The body is fixed when
@@ -25,6 +27,7 @@ from datetime import datetime
 from datetime import timezone as dt_timezone
 
 from booking.dynamo.webhooks import WebhookDeliveries, WebhookEndpoints
+from booking.errors import EventNotFound
 from booking.models import BOOKED, CANCELLATION, CONFIRMATION, OFFER, REJECTION
 from booking.webhooks.registry import (ALL_EVENTS, EVENT_FULL, REGISTRATION_CANCELLED,
                                        REGISTRATION_CREATED, STREAMS_DECIDED,
@@ -63,8 +66,7 @@ class Fanout:
         """Owe what ``message`` (an outbox row) means to every endpoint that wants it;
         return how many deliveries are new. ``event()`` gives its event, read if needed."""
         event_id = message["event_id"]
-        wanting = [e for e in map(endpoint_from_item, self.endpoints.all())
-                   if e.active and e.scope in (ALL_EVENTS, event_id)]
+        wanting = self.listening(event_id, event)
         if not wanting:
             return 0
         now = self.clock()
@@ -80,6 +82,19 @@ class Fanout:
                 added += self.deliveries.add(item, now=now,
                                              ttl=int(now + self.retention_seconds))
         return added
+
+    def listening(self, event_id: str, event) -> list:
+        """The active endpoints for the event: only its own organizer's (the organizer is
+        read from the event, never guessed; a deleted event has nobody left to tell)."""
+        wanting = [e for e in map(endpoint_from_item, self.endpoints.all())
+                   if e.active and e.scope in (ALL_EVENTS, event_id)]
+        if not wanting:
+            return []
+        try:
+            owner = event().organizer
+        except EventNotFound:
+            return []
+        return [e for e in wanting if e.organizer == owner]
 
     def changes(self, message: dict, event, wanted: set):
         """(event type, data, change key) for each change the row reports that some

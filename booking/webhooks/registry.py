@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from booking.dynamo.access import ConditionFailed
 from booking.dynamo.webhooks import WebhookDeliveries, WebhookEndpoints
-from booking.errors import InvalidBooking, WebhookNotFound
+from booking.errors import EventNotFound, InvalidBooking, WebhookNotFound
 from booking.service.store_errors import translating
 from booking.webhooks import signing
 from booking.webhooks.addresses import PublicUrls
@@ -35,13 +35,15 @@ class Endpoint:
     secret: str
     events: tuple[str, ...]
     scope: str  # ALL_EVENTS or an event id
-    owner: str  # the organizer's user id ("" if registered outside the admin and API)
+    owner: str  # the id of the user who registered it ("" if outside the admin and API)
     description: str = ""
     created_at: float = 0.0
     failing_since: float | None = None
     disabled_at: float | None = None
     disabled_reason: str = field(default="", compare=False)
     deleted_at: float | None = None
+    # The organizer it belongs to: it gets only that organizer's events' changes.
+    organizer: str = ""
 
     @property
     def active(self) -> bool:
@@ -60,12 +62,15 @@ def endpoint_from_item(item: dict) -> Endpoint:
                     failing_since=number(item.get("failing_since")),
                     disabled_at=number(item.get("disabled_at")),
                     disabled_reason=item.get("disabled_reason", ""),
-                    deleted_at=number(item.get("deleted_at")))
+                    deleted_at=number(item.get("deleted_at")),
+                    organizer=item.get("organizer", ""))
 
 
 @translating
 class WebhookRegistry:
-    """Endpoints for ``event_exists(event_id)`` (raises ``EventNotFound``) under ``url_policy``."""
+    """Endpoints for ``event_exists(event_id)`` (returns the event, raises
+    ``EventNotFound``) under ``url_policy``. Each belongs to an organizer; ``organizers``
+    (slugs; None: every one) is what the asker may see, decided by the entry point."""
 
     def __init__(self, *, endpoints: WebhookEndpoints, deliveries: WebhookDeliveries,
                  event_exists, url_policy=None, retention_seconds: float = 7 * 86400):
@@ -76,12 +81,14 @@ class WebhookRegistry:
         self.url_policy = url_policy or PublicUrls()
 
     def register(self, *, url, events, scope=ALL_EVENTS, owner="", description="",
-                 request_id: str | None = None) -> Endpoint:
+                 request_id: str | None = None, organizer: str = "") -> Endpoint:
         """A new endpoint with a new secret; bad input raises ``InvalidBooking``, storing nothing.
 
         ``request_id`` (an API call's Idempotency-Key) names the endpoint: its item is the
         record of the request, so a repeat answers the endpoint it made (also after it was
         removed), and the same id with other content is refused (``field="request_id"``).
+        A ``scope`` that is not one of ``organizer``'s events raises ``EventNotFound``,
+        exactly as a missing one.
         """
         url, description = _text(url, "url", MAX_URL), _text(description, "description", 200,
                                                               empty=True)
@@ -90,10 +97,10 @@ class WebhookRegistry:
             raise InvalidBooking(refused, field="url")
         events = _event_types(events)
         scope = _text(scope, "scope", 100)
-        if scope != ALL_EVENTS:
-            self.event_exists(scope)
+        if scope != ALL_EVENTS and self.event_exists(scope).organizer != organizer:
+            raise EventNotFound()
         content = {"url": url, "events": list(events), "scope": scope, "owner": str(owner),
-                   "description": description}
+                   "description": description, **({"organizer": organizer} if organizer else {})}
         fingerprint = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
         name = hashlib.sha256(request_id.encode()).hexdigest()[:32] if request_id else uuid.uuid4().hex
         item = {"endpoint_id": "ep_" + name, **content, "secret": signing.new_secret(),
@@ -106,36 +113,46 @@ class WebhookRegistry:
             item = taken.old_item
         return endpoint_from_item(item)
 
-    def listing(self, *, owner: str | None = None) -> list[Endpoint]:
-        """Every endpoint, or an organizer's own, oldest first."""
+    def listing(self, *, organizers=None) -> list[Endpoint]:
+        """Every endpoint (of ``organizers``), oldest first."""
         found = [endpoint_from_item(i) for i in self.endpoints.all() if "deleted_at" not in i]
-        return sorted((e for e in found if owner is None or e.owner == str(owner)),
+        return sorted((e for e in found if organizers is None or e.organizer in organizers),
                       key=lambda e: (e.created_at, e.id))
 
-    def get(self, endpoint_id: str, *, owner: str | None = None) -> Endpoint:
+    def get(self, endpoint_id: str, *, organizers=None) -> Endpoint:
+        """The endpoint; ``WebhookNotFound`` when missing or another organizer's."""
         item = self.endpoints.get(endpoint_id) if _plausible(endpoint_id) else None
         if (item is None or "deleted_at" in item
-                or (owner is not None and item.get("owner") != str(owner))):
+                or (organizers is not None and item.get("organizer", "") not in organizers)):
             raise WebhookNotFound()
         return endpoint_from_item(item)
 
-    def remove(self, endpoint_id: str, *, owner: str | None = None) -> None:
+    def assign_organizer(self, organizer: str) -> list[str]:
+        """Give every endpoint stored without an organizer to ``organizer`` (idempotent)."""
+        assigned = []
+        for item in self.endpoints.all():
+            if not item.get("organizer") and self.endpoints.assign(item["endpoint_id"],
+                                                                   organizer):
+                assigned.append(item["endpoint_id"])
+        return assigned
+
+    def remove(self, endpoint_id: str, *, organizers=None) -> None:
         """Delete it; deliveries still owed to it are abandoned by the worker."""
-        self.get(endpoint_id, owner=owner)
+        self.get(endpoint_id, organizers=organizers)
         now = time.time()
         if not self.endpoints.delete(endpoint_id, now=now,
                                      ttl=int(now + self.retention_seconds)):
             raise WebhookNotFound()
 
-    def enable(self, endpoint_id: str, *, owner: str | None = None) -> None:
+    def enable(self, endpoint_id: str, *, organizers=None) -> None:
         """Take a disabled endpoint back: it gets changes made from now on."""
-        self.get(endpoint_id, owner=owner)
+        self.get(endpoint_id, organizers=organizers)
         self.endpoints.enable(endpoint_id)
 
-    def deliveries(self, endpoint_id: str, *, owner: str | None = None,
+    def deliveries(self, endpoint_id: str, *, organizers=None,
                    limit: int = 50) -> list[dict]:
         """The endpoint's newest deliveries with their attempts (the delivery log)."""
-        self.get(endpoint_id, owner=owner)
+        self.get(endpoint_id, organizers=organizers)
         return self.delivery_log.for_endpoint(endpoint_id, limit=limit)
 
 

@@ -1,7 +1,11 @@
-"""Who may do what in the events admin: Django's permissions on the unmanaged model."""
+"""Who may do what in the events admin: the user's role on the event's organizer
+(booking/organizers/rights.py), not Django's model permissions."""
 import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
+
+from booking.organizers.models import EDITOR, VIEWER
+from tests.organizers.helpers import DEFAULT, member
 
 pytestmark = pytest.mark.django_db
 
@@ -12,7 +16,8 @@ def admin_url(name, *args):
 
 @pytest.fixture
 def event(service):
-    created = service.create_event(name="Talk", capacity=3, strategy="lock_table")
+    created = service.create_event(name="Talk", capacity=3, strategy="lock_table",
+                                   organizer=DEFAULT)
     service.book(created.id, name="Ada", email="ada@example.com")
     return created
 
@@ -20,7 +25,7 @@ def event(service):
 @pytest.fixture
 def viewer(client, django_user_model):
     user = django_user_model.objects.create_user("viewer", password="pw-viewer-1", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="view_dynamoevent"))
+    member(user, DEFAULT, VIEWER)
     client.force_login(user)
     return client
 
@@ -57,7 +62,7 @@ def test_view_only__cannot_change_add_delete_or_cancel(viewer, service, event):
 
 def test_non_staff__redirected_to_login(client, django_user_model, event):
     user = django_user_model.objects.create_user("guest", password="pw-guest-1")
-    user.user_permissions.add(Permission.objects.get(codename="change_dynamoevent"))
+    member(user, DEFAULT, EDITOR)
     client.force_login(user)
     for url in (admin_url("changelist"), admin_url("change", event.id),
                 admin_url("registrations", event.id), admin_url("export", event.id)):
@@ -65,8 +70,10 @@ def test_non_staff__redirected_to_login(client, django_user_model, event):
         assert response.status_code == 302 and "/admin/login/" in response["Location"]
 
 
-def test_staff_without_permissions__forbidden(client, django_user_model, event):
+def test_staff_without_a_team__forbidden_and_events_not_found(client, django_user_model,
+                                                                event):
     user = django_user_model.objects.create_user("staff", password="pw-staff-1", is_staff=True)
+    user.user_permissions.add(*Permission.objects.filter(codename__endswith="_dynamoevent"))
     client.force_login(user)
     assert client.get(admin_url("changelist")).status_code == 403
-    assert client.get(admin_url("change", event.id)).status_code == 403
+    assert client.get(admin_url("change", event.id)).status_code == 404

@@ -2,7 +2,9 @@
 import pytest
 from django.urls import reverse
 
+from booking.organizers.models import VIEWER
 from booking.waitlist import engine as waitlist_engine
+from tests.organizers.helpers import DEFAULT, member
 
 pytestmark = pytest.mark.django_db
 
@@ -14,7 +16,7 @@ def admin_url(name, *args):
 @pytest.fixture
 def lined_up(service):
     """A full one-seat event, three people waiting, the seat freed and offered to the first."""
-    event = service.create_event(name="Talk", capacity=1, strategy="slots")
+    event = service.create_event(name="Talk", capacity=1, strategy="slots", organizer=DEFAULT)
     service.book(event.id, name="Ada", email="ada@example.com")
     for name in ("Bo", "Cy", "Di"):
         service.join_waiting_list(event.id, name=name, email=f"{name.lower()}@example.com")
@@ -77,10 +79,8 @@ def test_waiting_list__remove_someone_no_longer_waiting__says_nobody_was_removed
 
 def test_waiting_list__view_only_staff__cannot_remove(client, django_user_model, service,
                                                      lined_up):
-    from django.contrib.auth.models import Permission
-
     user = django_user_model.objects.create_user("viewer", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="view_dynamoevent"))
+    member(user, DEFAULT, VIEWER)
     client.force_login(user)
 
     page = client.get(admin_url("waiting_list", lined_up.id))

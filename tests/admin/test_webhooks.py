@@ -6,7 +6,9 @@ from django.urls import reverse
 
 from booking.dynamo.webhooks import WebhookEndpoints
 from booking.mail.sender import send_owed
+from booking.organizers.models import ADMIN
 from booking.wiring import mail_sender, webhook_registry, webhook_sender
+from tests.organizers.helpers import DEFAULT, member
 
 pytestmark = pytest.mark.django_db
 FORM = {"url": "https://hooks.example.com/a", "events": ["registration.created"],
@@ -17,31 +19,43 @@ def admin_url(name, *args):
     return reverse(f"admin:booking_api_webhookendpointentry_{name}", args=args)
 
 
-def organizer(client, django_user_model, name):
+def organizer(client, django_user_model, name, slug=DEFAULT):
+    """Log in a new staff user, an admin of ``slug`` (Django's model permissions alone
+    would give nothing)."""
     user = django_user_model.objects.create_user(name, password="pw", is_staff=True)
     user.user_permissions.add(*Permission.objects.filter(codename__endswith="webhookendpointentry"))
+    member(user, slug, ADMIN)
     client.force_login(user)
     return user
 
 
-def test_add__https_only__secret_shown_once_owner_sees_it(client, django_user_model, service):
+def test_add__https_only__secret_shown_on_the_page_only_other_organizer_sees_nothing(
+        client, django_user_model, service):
     organizer(client, django_user_model, "ann")
     refused = client.post(admin_url("add"), {**FORM, "url": "http://hooks.example.com/a"})
     assert refused.status_code == 200 and "https://" in str(refused.context["form"].errors)
-    added = client.post(admin_url("add"), FORM, follow=True)
+    added = client.post(admin_url("add"), FORM)
 
-    [endpoint] = added.context["rows"]
-    assert endpoint[0].url == FORM["url"]
-    assert any(endpoint[0].secret in str(m) for m in added.context["messages"])
-    organizer(client, django_user_model, "bob")
+    [endpoint] = webhook_registry(service).listing()
+    assert endpoint.url == FORM["url"] and endpoint.organizer == DEFAULT
+    assert endpoint.secret in added.content.decode()
+    assert "messages" not in added.cookies  # never in the cookie
+    listed = client.get(admin_url("changelist"))
+    assert endpoint.secret not in listed.content.decode()
+    assert [row[0].id for row in listed.context["rows"]] == [endpoint.id]
+    organizer(client, django_user_model, "bob", slug="other-org")
     assert client.get(admin_url("changelist")).context["rows"] == []
+    assert client.get(admin_url("deliveries", endpoint.id)).status_code == 302  # not found
+    client.post(admin_url("delete", endpoint.id))
+    assert webhook_registry(service).listing() == [endpoint]
 
 
 def test_log_disable_enable_remove(client, django_user_model, service):
     user = organizer(client, django_user_model, "ann")
     endpoint = webhook_registry(service).register(url=FORM["url"], events=FORM["events"],
-                                                  owner=str(user.pk))
-    event = service.create_event(name="Hooks", capacity=3, strategy="lock_table")
+                                                  owner=str(user.pk), organizer=DEFAULT)
+    event = service.create_event(name="Hooks", capacity=3, strategy="lock_table",
+                                 organizer=DEFAULT)
     service.book(event.id, name="Ada", email="ada@example.com")
     send_owed(mail_sender(service), min_age=0)
     webhook_sender(service, post=lambda *a, **k: 502).run_pass()

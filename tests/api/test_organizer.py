@@ -11,12 +11,7 @@ from tests.api.test_registrations import assert_problem, book
 pytestmark = pytest.mark.django_db
 
 
-def issue(scope, username="org"):
-    user, _ = User.objects.get_or_create(username=username, defaults={"is_staff": True})
-    token = ApiToken(user=user, name="ci", scope=scope)
-    secret = token.issue()
-    token.save()
-    return token, {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+from tests.organizers.helpers import DEFAULT, issue  # noqa: E402 - shared by the API tests
 
 
 def patch(client, event, body, auth, if_match=None):
@@ -27,7 +22,8 @@ def patch(client, event, body, auth, if_match=None):
 
 @pytest.fixture
 def event(service):
-    return service.create_event(name="Board", capacity=3, strategy="lock_table")
+    return service.create_event(name="Board", capacity=3, strategy="lock_table",
+                                organizer=DEFAULT)
 
 
 def test_token__stored_hashed_only(service):
@@ -111,7 +107,8 @@ def test_token__over_its_rate__429_retry_after(client, event, settings):
 
 
 def test_registrations__paged__cursor_walks_every_one_once(client, service):
-    event = service.create_event(name="Paged", capacity=10, strategy="lock_table")
+    event = service.create_event(name="Paged", capacity=10, strategy="lock_table",
+                                 organizer=DEFAULT)
     for n in range(5):
         service.book(event.id, name=f"P{n}", email=f"p{n}@example.com")
     _, auth = issue(READ)
@@ -131,6 +128,7 @@ def test_registrations__paged__cursor_walks_every_one_once(client, service):
 def test_patch__quotas__resized_shown_and_below_confirmed_400_names_it(client, service):
     _, auth = issue(WRITE)
     event = service.create_event(name="DevConf", capacity=10, strategy="lock_table",
+                                 organizer=DEFAULT,
                                  quotas={"workshop-a": 3}, max_per_order=4,
                                  ticket_types={"conference": [], "workshop-a": ["workshop-a"]})
     service.book(event.id, name="Ada", email="ada@example.com", tickets={"workshop-a": 2})

@@ -6,7 +6,7 @@ import pytest
 
 from booking.mail.sender import send_owed
 from booking.wiring import mail_sender, webhook_sender
-from tests.api.test_organizer import issue
+from tests.organizers.helpers import DEFAULT, issue
 from tests.api.test_registrations import assert_problem
 
 pytestmark = pytest.mark.django_db
@@ -49,9 +49,10 @@ def test_register__refusals__problem_and_nothing_stored(client, service):
 
 def test_endpoint__other_organizer_404_owner_deletes_and_reads_log(client, service):
     _, auth = issue("write")
-    _, other = issue("write", username="other")
+    _, other = issue("write", username="other", slug="other-org")
     endpoint = register(client, auth).json()
-    event = service.create_event(name="Hooks", capacity=3, strategy="lock_table")
+    event = service.create_event(name="Hooks", capacity=3, strategy="lock_table",
+                                 organizer=DEFAULT)
     service.book(event.id, name="Ada", email="ada@example.com")
     send_owed(mail_sender(service), min_age=0)
     webhook_sender(service, post=lambda *a, **k: 204).run_pass()

@@ -124,6 +124,7 @@ def live_site(local_server, tmp_path_factory):
     site = LiveSite(env, workdir)
     site.manage("migrate", "--noinput")
     site.manage("create_tables")
+    site.manage("create_organizer", "acme", "--name", "Acme")  # the admin's events are its
     site.start()
     yield site
     site.stop()

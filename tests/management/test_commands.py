@@ -26,7 +26,8 @@ def test_create_event__valid__prints_id_and_stores_event(service):
 def test_create_event__json__prints_whole_event(service):
     data = json.loads(run("create_event", "--name", "Talk", "--capacity", "3", "--json"))
 
-    assert set(data) == {"id", "name", "capacity", "strategy", "version", "starts_at", "ends_at",
+    assert data["organizer"] == "acme"  # the only organizer
+    assert set(data) == {"id", "organizer", "name", "capacity", "strategy", "version", "starts_at", "ends_at",
                          "time_zone", "venue", "description", "created_at"}
     assert service.get_event(data["id"]).strategy == data["strategy"] == "lock_table"
 

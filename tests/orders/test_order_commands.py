@@ -15,7 +15,7 @@ def run(*args):
     return out.getvalue()
 
 
-def test_create_event__quotas_types_and_seats_per_order(service):
+def test_create_event__quotas_types_and_seats_per_order(service, default_organizer):
     data = json.loads(run("create_event", "--name", "DevConf", "--capacity", "50",
                           "--quota", "workshop-a=10", "--quota", "workshop-b=12",
                           "--ticket-type", "conference", "--ticket-type", "workshop-a:workshop-a",
@@ -32,7 +32,7 @@ def test_create_event__quotas_types_and_seats_per_order(service):
     assert run("check_capacity", event.id) == "Checked 1 event(s): all invariants hold.\n"
 
 
-def test_create_event__without_order_options__prints_as_ever(service):
+def test_create_event__without_order_options__prints_as_ever(service, default_organizer):
     data = json.loads(run("create_event", "--name", "Talk", "--capacity", "3", "--json"))
     assert "quotas" not in data and "ticket_types" not in data
 
@@ -45,7 +45,8 @@ def test_create_event__without_order_options__prints_as_ever(service):
     (["--ticket-type", "t:nope"], "unknown quota 'nope'"),
     (["--max-per-order", "0"], "from 1 to 50"),
 ])
-def test_create_event__bad_order_options__exit_2_and_nothing_stored(service, args, message):
+def test_create_event__bad_order_options__exit_2_and_nothing_stored(service, args, message,
+                                                                  default_organizer):
     with pytest.raises(CommandError) as refused:
         run("create_event", "--name", "X", "--capacity", "5", *args)
     assert message in str(refused.value) and refused.value.returncode == 2

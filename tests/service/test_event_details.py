@@ -168,7 +168,7 @@ def test_resend__rate_limited_per_network(client, berlin, settings):
     assert client.post(url, {"email": "bob@example.com"}).status_code == 429
 
 
-def test_create_event_command__one_line_summary_with_zone(service):
+def test_create_event_command__one_line_summary_with_zone(service, default_organizer):
     out = StringIO()
     call_command("create_event", name="Wine tasting", capacity="20", time_zone="Europe/Berlin",
                  starts_at=BERLIN_EVENING, stdout=out)

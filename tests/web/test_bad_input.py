@@ -97,7 +97,7 @@ def test_create_event__invisible_name__refused_nothing_stored(service, name):
     assert service.list_events() == []
 
 
-def test_admin_add__invisible_event_name__error_at_field_nothing_stored(admin_client, service):
+def test_admin_add__invisible_event_name__error_at_field_nothing_stored(admin_client, service, default_organizer):
     response = admin_client.post(reverse("admin:booking_dynamoevent_add"), {
         "name": "\u3164\u2800", "capacity": "3", "strategy": "lock_table"})
 
@@ -270,7 +270,8 @@ def test_create_event__implausible_start__refused_nothing_stored(service, starts
 
 
 @pytest.mark.parametrize("starts_at", [FAR_FUTURE, YEAR_ONE])
-def test_create_event_command__implausible_start__exit_2_nothing_stored(service, starts_at):
+def test_create_event_command__implausible_start__exit_2_nothing_stored(service, starts_at,
+                                                                     default_organizer):
     with pytest.raises(CommandError, match="Start time must be between") as refused:
         call_command("create_event", "--name", "Odd", "--capacity", "3",
                      "--starts-at", starts_at)
@@ -339,7 +340,8 @@ def test_request__body_within_the_limit__goes_on_to_the_usual_checks(service, ev
 
 @pytest.mark.parametrize("starts_at", [FAR_FUTURE, YEAR_ONE, "9999-12-31T23:59"])
 def test_admin_add__implausible_start__error_at_field_nothing_stored(admin_client, service,
-                                                                    starts_at):
+                                                                    starts_at,
+                                                                    default_organizer):
     response = admin_client.post(reverse("admin:booking_dynamoevent_add"), {
         "name": "Odd", "capacity": "3", "strategy": "lock_table", "starts_at": starts_at})
 

@@ -1,5 +1,5 @@
 """What webhooks cost in DynamoDB requests, counted on the wire (botocore's hooks, moto):
-the fan-out of one outbox row and one delivery attempt. docs/api.md#webhooks quotes them."""
+the fan-out of one outbox row and one delivery attempt. docs/webhooks.md quotes them."""
 from booking.dynamo.metrics import RequestMeter
 from booking.wiring import mail_sender, webhook_registry, webhook_sender
 

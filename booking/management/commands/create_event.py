@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from booking import times, validation
 from booking.errors import BookingError, InvalidBooking
+from booking.organizers.models import Organizer
 from booking.wiring import get_booking_service
 from booking.strategies import GUARDED
 
@@ -12,7 +13,8 @@ from booking.strategies import GUARDED
 def event_dict(event, availability=None) -> dict:
     """The JSON shape of an event (docs/commands.md): times with the event's own offset."""
     zone_name = event.time_zone or None
-    data = {"id": event.id, "name": event.name, "capacity": event.capacity,
+    data = {"id": event.id, "organizer": event.organizer or None,
+            "name": event.name, "capacity": event.capacity,
             "strategy": event.strategy, "version": event.version,
             "starts_at": times.iso_local(event.starts_at, zone_name),
             "ends_at": times.iso_local(event.ends_at, zone_name),
@@ -55,6 +57,21 @@ def summary(event) -> str:
     return line
 
 
+def owning_organizer(slug: str | None) -> str:
+    """The organizer named, or the only one there is (``CommandError`` otherwise)."""
+    if slug is not None:
+        if not Organizer.objects.filter(slug=slug).exists():
+            raise CommandError(f"No organizer {slug!r}.", returncode=2)
+        return slug
+    slugs = list(Organizer.objects.values_list("slug", flat=True)[:2])
+    if len(slugs) != 1:
+        raise CommandError("Name the event's organizer with --organizer SLUG (create one "
+                           "with manage.py create_organizer SLUG)." if not slugs else
+                           "More than one organizer exists: name one with --organizer SLUG.",
+                           returncode=2)
+    return slugs[0]
+
+
 class Command(BaseCommand):
     help = ("Create an event and print one line: id, name, start with its zone, strategy, "
             "capacity (--id-only: just the id, for scripts; --json: the whole event).")
@@ -82,6 +99,9 @@ class Command(BaseCommand):
                                  "type, admission).")
         parser.add_argument("--max-per-order", default=None,
                             help="Seats one order may hold (default 1).")
+        parser.add_argument("--organizer", default=None, metavar="SLUG",
+                            help="The organizer that owns the event (required when more "
+                                 "than one exists; with exactly one, that one).")
         output = parser.add_mutually_exclusive_group()
         output.add_argument("--json", action="store_true", dest="as_json",
                             help="Print the event as JSON.")
@@ -98,6 +118,7 @@ class Command(BaseCommand):
         except ValueError:
             raise CommandError("--max-per-order must be a whole number.", returncode=2) from None
         quotas = [parse_quota(value) for value in options["quota"]]
+        organizer = owning_organizer(options["organizer"])
         try:
             quotas = validation.unique_names(quotas, field="quotas", kind="--quota")
             types = validation.unique_names(types, field="ticket_types", kind="--ticket-type")
@@ -106,7 +127,7 @@ class Command(BaseCommand):
                 ends_at=options["ends_at"], time_zone=options["time_zone"],
                 venue=options["venue"], description=options["description"],
                 quotas=quotas or None, ticket_types=types or None,
-                max_per_order=per_order)
+                max_per_order=per_order, organizer=organizer)
         except BookingError as exc:
             raise CommandError(exc.message, returncode=2) from exc
         if as_json:

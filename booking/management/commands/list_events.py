@@ -15,11 +15,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--json", action="store_true", dest="as_json", help="Print JSON.")
+        parser.add_argument("--organizer", default=None, metavar="SLUG",
+                            help="Only this organizer's events.")
 
-    def handle(self, *args, as_json, **options):
+    def handle(self, *args, as_json, organizer, **options):
         service = get_booking_service()
         try:
-            events = service.list_events()
+            events = [e for e in service.list_events()
+                      if organizer is None or e.organizer == organizer]
             seats = service.availabilities(events)  # every quota, on every strategy
             rows = [event_dict(e, seats[e.id]) for e in events if e.id in seats]
         except BookingError as exc:

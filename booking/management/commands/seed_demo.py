@@ -5,8 +5,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from booking.errors import BookingError
+from booking.organizers.models import Organizer
 from booking.wiring import get_booking_service
 
+DEMO_ORGANIZER = "demo"
 # (name, capacity, strategy, days from now, hour)
 DEMO_EVENTS = (
     ("Intro to DynamoDB transactions (workshop)", 20, "lock_table", 7, 18),
@@ -22,8 +24,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--force", action="store_true",
                             help="Create them even if events already exist.")
+        parser.add_argument("--organizer", default=DEMO_ORGANIZER, metavar="SLUG",
+                            help=f"Their organizer (default {DEMO_ORGANIZER}, created if "
+                                 "missing).")
 
-    def handle(self, *args, force, **options):
+    def handle(self, *args, force, organizer, **options):
+        Organizer.objects.get_or_create(slug=organizer, defaults={"name": organizer})
         service = get_booking_service()
         try:
             if not force and next(service.iter_event_ids(page_size=1), None) is not None:
@@ -34,7 +40,7 @@ class Command(BaseCommand):
             for name, capacity, strategy, days, hour in DEMO_EVENTS:
                 starts_at = (today + timedelta(days=days)).replace(hour=hour)
                 event = service.create_event(name=name, capacity=capacity, strategy=strategy,
-                                             starts_at=starts_at)
+                                             starts_at=starts_at, organizer=organizer)
                 self.stdout.write(f"{event.id}  {strategy:<10}  {capacity:>5}  {name}")
         except BookingError as exc:
             raise CommandError(exc.message) from exc

@@ -1,0 +1,86 @@
+"""Organizers and teams in the admin: superusers manage organizers; an organizer's admins
+manage its teams (``rights.MANAGE``)."""
+from django.contrib import admin
+from django.contrib.auth.models import User
+
+from booking.organizers import rights
+from booking.organizers.models import Organizer, Team
+
+
+@admin.register(Organizer)
+class OrganizerAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name")
+    search_fields = ("slug", "name")
+
+    def get_queryset(self, request):
+        found = super().get_queryset(request)
+        managed = rights.for_user(request.user).organizers(rights.VIEW)
+        return found if managed is rights.ALL else found.filter(slug__in=managed)
+
+    def has_module_permission(self, request):
+        return rights.may_use(request.user)
+
+    def has_view_permission(self, request, obj=None):
+        return rights.may_use(request.user)
+
+    def has_add_permission(self, request):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_active and request.user.is_superuser
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ("name", "organizer", "role", "all_events")
+    list_filter = ("role",)
+    filter_horizontal = ("members",)
+
+    def managed(self, request):
+        return rights.for_user(request.user).organizers(rights.MANAGE)
+
+    def get_queryset(self, request):
+        found = super().get_queryset(request).select_related("organizer")
+        managed = self.managed(request)
+        return found if managed is rights.ALL else found.filter(organizer__slug__in=managed)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "organizer":
+            managed = self.managed(request)
+            kwargs["queryset"] = (Organizer.objects.all() if managed is rights.ALL
+                                  else Organizer.objects.filter(slug__in=managed))
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        """An organizer's admin picks members among the people of their own organizers'
+        teams (a superuser adds anyone): no other organizer's staff is listed."""
+        if db_field.name == "members":
+            managed = self.managed(request)
+            if managed is not rights.ALL:
+                kwargs["queryset"] = User.objects.filter(
+                    organizer_teams__organizer__slug__in=managed).distinct()
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+    def _may(self, request, obj=None):
+        managed = self.managed(request)
+        if managed is not rights.ALL and not managed:
+            return False
+        return obj is None or managed is rights.ALL or obj.organizer.slug in managed
+
+    def has_module_permission(self, request):
+        return self._may(request)
+
+    def has_view_permission(self, request, obj=None):
+        return self._may(request, obj)
+
+    def has_add_permission(self, request):
+        return self._may(request)
+
+    def has_change_permission(self, request, obj=None):
+        return self._may(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return self._may(request, obj)

@@ -1,0 +1,47 @@
+"""An organizer owns events (``Event.organizer`` is its slug); a team of an organizer
+grants its members one role on all of the organizer's events or on some of them."""
+from django.core.validators import RegexValidator
+from django.db import models
+
+ADMIN, EDITOR, VIEWER, CHECKIN = "admin", "editor", "viewer", "checkin"
+ROLES = (ADMIN, EDITOR, VIEWER, CHECKIN)
+ROLE_CHOICES = [
+    (ADMIN, "admin: everything of the organizer, with teams, tokens and webhooks"),
+    (EDITOR, "editor: create and change events, see and cancel registrations"),
+    (VIEWER, "viewer: read only"),
+    (CHECKIN, "check-in: the door only"),
+]
+SLUG_RULE = RegexValidator(r"^[a-z0-9][a-z0-9-]{0,49}$",
+                           "Use 1 to 50 lower-case letters, digits and hyphens.")
+
+
+class Organizer(models.Model):
+    slug = models.CharField(max_length=50, unique=True, validators=[SLUG_RULE],
+                            help_text="Stored on each of its events; never changes.")
+    name = models.CharField(max_length=200)
+
+    class Meta:
+        ordering = ("slug",)
+
+    def __str__(self):
+        return self.name or self.slug
+
+
+class Team(models.Model):
+    organizer = models.ForeignKey(Organizer, on_delete=models.CASCADE, related_name="teams")
+    name = models.CharField(max_length=100)
+    role = models.CharField(max_length=10, choices=ROLE_CHOICES)
+    members = models.ManyToManyField("auth.User", related_name="organizer_teams", blank=True)
+    all_events = models.BooleanField(
+        default=True, help_text="Every event of the organizer, now and later; else only "
+                                "the event ids listed below.")
+    limit_events = models.JSONField(default=list, blank=True,
+                                    help_text="Event ids, when not all events.")
+
+    class Meta:
+        ordering = ("organizer__slug", "name")
+        constraints = [models.UniqueConstraint(fields=("organizer", "name"),
+                                               name="one_team_name_per_organizer")]
+
+    def __str__(self):
+        return f"{self.organizer.slug}: {self.name} ({self.role})"
