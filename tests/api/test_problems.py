@@ -13,6 +13,7 @@ from tests.api.test_orders import ORDERS
 from tests.api.test_organizer import issue, patch
 from tests.api.test_registrations import assert_problem, post
 from tests.orders.test_orders import devconf
+from tests.organizers.helpers import DEFAULT
 
 DEEP = "[" * 1000 + "]" * 1000
 DEEP_OBJECT = '{"name": ' + "[" * 1000 + "]" * 1000 + ', "email": "ada@example.com"}'
@@ -87,12 +88,21 @@ def test_415__title_is_the_status_phrase_detail_names_the_type(client, service):
     ("get", "/api/v1/nothing/", {}, 404, "not-found"),
     ("get", "/api/v1/events/x/registrations/y/z/", {}, 404, "not-found"),
     ("post", "/api/v2/events/", {}, 404, "not-found"),
-    ("put", "/api/v1/events/", {}, 405, "method-not-allowed"),
+    ("put", "/api/v1/events/", {}, 401, "not-authenticated"),
     ("get", "/api/v1/events/", {"HTTP_ACCEPT": "text/html"}, 406, "not-acceptable"),
 ])
 def test_routes__no_route_method_or_accept__problem(client, service, method, path, headers,
                                                     status, slug):
     body = assert_problem(getattr(client, method)(path, **headers), status, slug)
+
+    assert "{" not in body["title"]
+
+
+@pytest.mark.django_db
+def test_routes__method_the_view_lacks__405_problem_with_a_plain_title(client, service):
+    _, auth = issue("write")
+
+    body = assert_problem(client.put("/api/v1/events/", **auth), 405, "method-not-allowed")
 
     assert "{" not in body["title"]
 
@@ -162,7 +172,7 @@ def test_create__quota_sizes_take_json_integers_only(client, service, value):
 @pytest.mark.parametrize("edit", [{"capacity": "5"}, {"capacity": 5.0}, {"capacity": True},
                                   {"quotas": {"workshop-a": "2"}}], ids=repr)
 def test_patch__number_fields_take_json_integers_only(client, service, edit):
-    event = devconf(service, "lock_table")
+    event = devconf(service, "lock_table", organizer=DEFAULT)
     _, auth = issue("write")
 
     response = patch(client, event, edit, auth, if_match=f'"{event.version}"')

@@ -38,6 +38,7 @@ class Receiver:
         self.secrets: dict[str, str] = {}
         self.received: list[Received] = []
         self.fail_until = 0.0
+        self.fail_next = 0  # answer 500 to this many requests still, whenever they come
         self.hold, self.holding, self.release = (threading.Event(), threading.Event(),
                                                  threading.Event())
         self.lock = threading.Lock()
@@ -69,9 +70,11 @@ class Receiver:
 
     def answer(self, handler, body: bytes) -> None:
         path = handler.path.lstrip("/")
-        status = 500 if time.time() < self.fail_until else 204
         valid = signing.verify(self.secrets.get(path, "whsec_"), dict(handler.headers), body)
         with self.lock:
+            failing = self.fail_next > 0
+            self.fail_next -= failing
+            status = 500 if failing or time.time() < self.fail_until else 204
             self.received.append(Received(path, handler.headers.get("webhook-id", ""), body,
                                           valid, status))
         if self.hold.is_set():
