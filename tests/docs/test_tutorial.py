@@ -142,7 +142,7 @@ def test_the_tutorial_runs_as_written(made_run):
     assert re.fullmatch(r"[0-9a-f-]{8,}", event_id), created
     assert "Intro to DynamoDB" in output_of("create_event")
 
-    posts = [out for block, out in outputs.items() if "registrations/" in block]
+    posts = [out for block, out in outputs.items() if "-X POST" in block]
     first, repeat = (json.loads(out) for out in posts)
     assert first["status"] == "confirmed" and first["email"] == "ada@example.com"
     assert repeat["id"] == first["id"]  # the same request: the same registration
@@ -154,5 +154,12 @@ def test_the_tutorial_runs_as_written(made_run):
     assert "refused:" in python
     assert "after the cancellation: 2 seats left" in python
 
-    assert output_of("createsuperuser").strip().splitlines()[-1] == "200"
+    # The token's list (curl prints no newline after it), then the two status codes.
+    admin = re.search(r'(\{"results".*\})(\d{3})\s+(\d{3})\s*$', output_of("create_api_token"),
+                      re.S)
+    listed, codes = admin.group(1), [admin.group(2), admin.group(3)]
+    registrations = json.loads(listed)["results"]
+    assert [r["email"] for r in registrations] == ["ada@example.com"]
+    assert all("secret" not in r for r in registrations)  # a read token sees no secrets
+    assert codes == ["401", "200"]  # no token: 401; the admin's login page
     assert "Serving" in log.read_text()
