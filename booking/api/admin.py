@@ -8,34 +8,16 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 
-from booking.admin.views import rights_of
 from booking.api.models import ApiToken
 from booking.organizers import rights
-from booking.organizers.models import Organizer
+from booking.organizers.admin import ManagedByOrganizer
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(ManagedByOrganizer):
     list_display = ("name", "organizer", "user", "scope", "prefix", "created_at", "revoked_at")
     fields = ("organizer", "name", "scope")
     actions = ["revoke"]
-
-    def managed(self, request):
-        """Slugs of the organizers whose tokens the user manages (None: all)."""
-        return rights_of(request).organizers(rights.MANAGE)
-
-    def get_queryset(self, request):
-        tokens = super().get_queryset(request).select_related("organizer", "user")
-        managed = self.managed(request)
-        return tokens if managed is rights.ALL else tokens.filter(organizer__slug__in=managed)
-
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        if db_field.name == "organizer":
-            managed = self.managed(request)
-            kwargs["queryset"] = (Organizer.objects.all() if managed is rights.ALL
-                                  else Organizer.objects.filter(slug__in=managed))
-            kwargs["required"] = True
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def has_module_permission(self, request):
         return self.has_view_permission(request)

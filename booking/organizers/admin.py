@@ -33,13 +33,12 @@ class OrganizerAdmin(admin.ModelAdmin):
         return request.user.is_active and request.user.is_superuser
 
 
-@admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
-    list_display = ("name", "organizer", "role", "all_events")
-    list_filter = ("role",)
-    filter_horizontal = ("members",)
+class ManagedByOrganizer(admin.ModelAdmin):
+    """Rows of a model with an ``organizer``: listed, and given an organizer, only for the
+    organizers the user manages (``rights.MANAGE``; a superuser: all)."""
 
     def managed(self, request):
+        """Slugs of the organizers whose rows the user manages (``rights.ALL``: all)."""
         return rights.for_user(request.user).organizers(rights.MANAGE)
 
     def get_queryset(self, request):
@@ -52,7 +51,15 @@ class TeamAdmin(admin.ModelAdmin):
             managed = self.managed(request)
             kwargs["queryset"] = (Organizer.objects.all() if managed is rights.ALL
                                   else Organizer.objects.filter(slug__in=managed))
+            kwargs["required"] = True
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+@admin.register(Team)
+class TeamAdmin(ManagedByOrganizer):
+    list_display = ("name", "organizer", "role", "all_events")
+    list_filter = ("role",)
+    filter_horizontal = ("members",)
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
         """An organizer's admin picks members among the people of their own organizers'
