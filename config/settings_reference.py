@@ -107,6 +107,14 @@ SETTINGS: tuple[Setting, ...] = (
       BOOKING),
     S("BOOKING_RETRY_MAX_DELAY", 0.5, "float", "Seconds: the longest retry backoff.",
       BOOKING, positive=True),
+    S("BOOKING_REQUEST_DEADLINE", 3.0, "float",
+      "Seconds a booking, cancellation or re-check may take in all: botocore's retries, "
+      "ours and the resolution of a lost answer together. Past it the answer is "
+      "\"pending, ask again with the same key\" (API 202, the form's re-check page).",
+      BOOKING, positive=True),
+    S("BOOKING_SHED_SECONDS", 1.0, "float",
+      "Seconds an event's new bookings are answered \"busy, try again\" (429 with "
+      "Retry-After) without a write after the store throttled it.", BOOKING, positive=True),
     S("BOOKING_FORM_MAX_AGE", 86400, "int",
       "Seconds a signup form's one-time token stays valid (then the form asks for a reload).",
       BOOKING, positive=True),
