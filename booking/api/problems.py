@@ -118,9 +118,10 @@ def from_domain_error(error: BookingError, *, keyed: bool = False) -> Response:
     return problem(domain_kind(error), error.message, retry_after=retry_after, **extra)
 
 
-CONFIRMING = ("The outcome is not known yet: the store's answer was lost and could not be "
-              "read back. Send the same request with the same Idempotency-Key after "
-              "Retry-After seconds: it answers the outcome and never acts twice.")
+CONFIRMING = ("The outcome is not known yet: the store did not answer within this "
+              "request's time, or its answer was lost and could not be read back. Send "
+              "the same request with the same Idempotency-Key after Retry-After seconds: "
+              "it answers the outcome and never acts twice.")
 
 
 def pending_retry_after() -> int:
