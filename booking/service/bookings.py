@@ -130,6 +130,12 @@ class Bookings:
         or a write botocore sent again) is told only once the request is fenced
         (``RequestLog.fence``): that attempt may still be in flight, and would otherwise
         book a seat freed after the refusal was told.
+
+        All of it runs within the thread's deadline (``booking.dynamo.access.deadline``, set
+        by ``book`` and ``cancel``) less a reserve for the fence: past it, ``StillDeciding``,
+        after fencing a lost attempt in the reserve. An event the store throttled a moment
+        ago is answered ``Overloaded`` without a write (``cool_down``), and a throttle met
+        here starts its cool-down.
         """
         event_id = request.content.get("event_id")
         self._shed(event_id)
