@@ -13,13 +13,16 @@ import uuid
 
 import pytest
 
+from booking.dynamo.access import time_left
 from booking.dynamo.provision import ensure_tables
-from booking.errors import OutcomeUnknown, StillDeciding
+from booking.errors import EventFull, OutcomeUnknown, StillDeciding
 from booking.service import BookingService
+from booking.service.bookings import Bookings
 from booking.wiring import reset_services, service_from_settings
 from harness.controls import local_store
 from localdynamo.faults import LOST_RESPONSE, THROTTLE, FaultSpec
 from tests.conftest import start_fault_proxy
+from tests.service.test_fence import HeldWrite
 
 DEADLINE = 1.0
 COOL_DOWN = 0.3  # after a throttle the event's next asks wait this long (Retry-After)
@@ -106,3 +109,59 @@ def test_control__no_deadline__the_thread_is_held_past_it(proxied):
     answer, taken, request_id, event = applied_then_throttled(proxy, unbounded_service(store))
 
     assert taken > DEADLINE + SLACK, taken
+
+
+class UnfencedAtDeadline(Bookings):
+    """The control: past the deadline it answers "pending" without fencing the lost
+    attempt, so that attempt may still land after a later asking was told "full"."""
+
+    def _out_of_time(self, request, unknown_message, cause, *, lost):
+        return super()._out_of_time(request, unknown_message, cause, lost=False)
+
+
+def told_full_after_a_pending(store, bookings_class=Bookings):
+    """Bob's first attempt is held in flight past the deadline (pending); Carol takes the
+    last seat; Bob asks again with the same request id and is told "full"; Carol cancels;
+    the held attempt arrives. Returns (Bob's two answers, the held attempt's HTTP status,
+    Bob's registration)."""
+    service = service_from_settings(store=store)
+    service.bookings.__class__ = bookings_class
+    event = service.create_event(name="Last seat", capacity=1, strategy="lock_table")
+    request_id = uuid.uuid4().hex
+    # The hold outlasts the part of the deadline before the fence's reserve.
+    held = HeldWrite(store.client, ["bob@example.com"],
+                     lambda: time.sleep(max(0.0, time_left()) + 0.05))
+    first = second = None
+    try:
+        try:
+            service.book(event.id, name="Bob", email="bob@example.com", request_id=request_id)
+        except OutcomeUnknown as pending:
+            first = pending
+        service.book(event.id, name="Carol", email="carol@example.com")
+        try:
+            service.book(event.id, name="Bob", email="bob@example.com", request_id=request_id)
+        except EventFull as full:
+            second = full
+    finally:
+        assert held.held is not None
+        service.cancel(event.id, email="carol@example.com")
+        status = held.send()
+    return (first, second), status, service.find_registration(event.id, email="bob@example.com")
+
+
+def test_pending_past_the_deadline__the_lost_attempt_is_fenced__full_stays_true(proxied):
+    _, store = proxied
+
+    (first, second), status, bob = told_full_after_a_pending(store)
+
+    assert isinstance(first, StillDeciding) and isinstance(second, EventFull)
+    assert status == 400 and bob is None  # refused by the fence
+
+
+def test_control__unfenced_at_the_deadline__the_person_told_full_is_booked(proxied):
+    _, store = proxied
+
+    (first, second), status, bob = told_full_after_a_pending(store, UnfencedAtDeadline)
+
+    assert isinstance(first, StillDeciding) and isinstance(second, EventFull)
+    assert status == 200 and bob is not None
