@@ -26,7 +26,7 @@ threads = _int("GUNICORN_THREADS", 8)
 # 1,000 and queue their requests inside), and the kernel holds only a short line of
 # connections not yet taken; beyond it nginx's connect times out in a second and answers
 # 503 with Retry-After (config/nginx.conf, docs/scaling.md).
-worker_connections = _int("GUNICORN_WORKER_CONNECTIONS", threads)
+worker_connections = _int("GUNICORN_WORKER_CONNECTIONS", 0) or threads
 # Seconds a worker may be silent before it is restarted (a request stuck that long is
 # lost anyway: DynamoDB calls time out after DYNAMODB_READ_TIMEOUT and bounded retries).
 timeout = _int("GUNICORN_TIMEOUT", 30)

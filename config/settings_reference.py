@@ -265,7 +265,11 @@ SETTINGS: tuple[Setting, ...] = (
       read_by="config/gunicorn.conf.py"),
     S("GUNICORN_MAX_REQUESTS_JITTER", 200, "int", "Randomness added to that number.",
       GUNICORN, read_by="config/gunicorn.conf.py"),
-    S("GUNICORN_BACKLOG", 2048, "int", "Connections waiting to be accepted.", GUNICORN,
+    S("GUNICORN_BACKLOG", 16, "int",
+      "Connections waiting to be accepted: a short line, so a full pool answers 503 at "
+      "once (nginx) rather than queueing.", GUNICORN, read_by="config/gunicorn.conf.py"),
+    S("GUNICORN_WORKER_CONNECTIONS", 0, "int",
+      "Connections a worker takes at once (0: as many as GUNICORN_THREADS).", GUNICORN,
       read_by="config/gunicorn.conf.py"),
     S("FORWARDED_ALLOW_IPS", "127.0.0.1", "str",
       "Proxies gunicorn takes X-Forwarded-* from.", GUNICORN, read_by="config/gunicorn.conf.py"),
