@@ -35,6 +35,13 @@ KEY_PARAMETER = OpenApiParameter(
     description=idempotency.POLICY)
 IF_MATCH = OpenApiParameter("If-Match", str, OpenApiParameter.HEADER, required=True,
                             description='The ETag of the event as read: "<version>".')
+RETRY_AFTER = OpenApiParameter(
+    "Retry-After", int, OpenApiParameter.HEADER, response=[202, 429, 503],
+    description="Seconds to wait before asking again with the same Idempotency-Key.")
+LOCATION = OpenApiParameter(
+    "Location", str, OpenApiParameter.HEADER, response=[202],
+    description="A booking waiting for its decision: its registration "
+                "(registrations/{secret}/).")
 BAD_SECRET = "This secret names no registration. Use the secret the booking answered."
 SECRET_PROBLEMS = problems(404, 429, 503)
 
@@ -146,7 +153,7 @@ class EventRegistrations(ApiView):
                          "next_cursor": encode_cursor({"email": last} if last else None)})
 
     @extend_schema(operation_id="registrations_create", request=BookingInput,
-                   parameters=[KEY_PARAMETER],
+                   parameters=[KEY_PARAMETER, RETRY_AFTER, LOCATION],
                    responses={201: RegistrationOutput, **PROBLEMS})
     def post(self, request, event_id):
         """Book a seat, or an order's ``tickets`` (all or nothing; 409 ``event-full`` names
