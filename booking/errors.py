@@ -94,6 +94,25 @@ class OutcomeUnknown(BookingError):
                        "checks again by itself.")
 
 
+class StillDeciding(OutcomeUnknown):
+    """The request's deadline passed before its outcome was known: it is pending, and the
+    same request asked again (the same request id) answers what happened."""
+
+    code = "still_deciding"
+
+
+class Overloaded(BookingError):
+    """The store throttled this event a moment ago: nothing was sent, try again shortly."""
+
+    code = "overloaded"
+    default_message = ("Many people are booking this event right now. Please try again in "
+                       "a few seconds.")
+
+    def __init__(self, message=None, *, retry_after: int = 1, **kwargs):
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after  # seconds to wait (jittered by whoever raised it)
+
+
 class RateLimited(BookingError):
     code = "rate_limited"
     default_message = "Too many attempts. Please wait a few minutes and try again."

@@ -27,6 +27,7 @@ from booking.mail.sender import MailSender
 from booking.exactly_once.outbox import Outbox
 from booking.exactly_once.request_log import RequestLog
 from booking.service import BookingService
+from booking.service.shedding import CoolDown
 from booking.strategies.base import RetryPolicy
 from booking.strategies.streams.decider import StreamDecider
 from booking.dynamo.webhooks import WebhookDeliveries, WebhookEndpoints
@@ -144,6 +145,8 @@ def service_from_settings(*, store: Store | None = None, extra_strategies: dict 
         waitlist_offer_seconds=settings.BOOKING_WAITLIST_OFFER_SECONDS,
         waitlist_confirm_seconds=settings.BOOKING_WAITLIST_CONFIRM_SECONDS,
         default_time_zone=settings.TIME_ZONE,
+        deadline_seconds=settings.BOOKING_REQUEST_DEADLINE,
+        cool_down=CoolDown(settings.BOOKING_SHED_SECONDS),
     )
 
 

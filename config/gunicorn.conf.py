@@ -21,6 +21,12 @@ bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 worker_class = "gthread"
 workers = _int("WEB_CONCURRENCY", min(2 * multiprocessing.cpu_count() + 1, 9))
 threads = _int("GUNICORN_THREADS", 8)
+# A full pool answers 503 at once rather than queueing past a booking's deadline: a worker
+# takes no more connections than it has threads (gthread would otherwise accept up to
+# 1,000 and queue their requests inside), and the kernel holds only a short line of
+# connections not yet taken; beyond it nginx's connect times out in a second and answers
+# 503 with Retry-After (config/nginx.conf, docs/scaling.md).
+worker_connections = _int("GUNICORN_WORKER_CONNECTIONS", 0) or threads
 # Seconds a worker may be silent before it is restarted (a request stuck that long is
 # lost anyway: DynamoDB calls time out after DYNAMODB_READ_TIMEOUT and bounded retries).
 timeout = _int("GUNICORN_TIMEOUT", 30)
@@ -29,7 +35,7 @@ keepalive = _int("GUNICORN_KEEPALIVE", 5)
 # Restart workers now and then, so a slow leak can never grow without bound.
 max_requests = _int("GUNICORN_MAX_REQUESTS", 2000)
 max_requests_jitter = _int("GUNICORN_MAX_REQUESTS_JITTER", 200)
-backlog = _int("GUNICORN_BACKLOG", 2048)
+backlog = _int("GUNICORN_BACKLOG", 16)
 # Request-line and header limits (gunicorn's defaults, stated).
 limit_request_line = 4094
 limit_request_fields = 100

@@ -157,6 +157,9 @@ BOOKING_DEFAULT_STRATEGY = setting("BOOKING_DEFAULT_STRATEGY")
 BOOKING_MAX_RETRIES = setting("BOOKING_MAX_RETRIES")
 BOOKING_RETRY_BASE_DELAY = setting("BOOKING_RETRY_BASE_DELAY")
 BOOKING_RETRY_MAX_DELAY = setting("BOOKING_RETRY_MAX_DELAY")
+# Every booking's time budget in all, and the pause after a throttle (docs/reliability.md).
+BOOKING_REQUEST_DEADLINE = setting("BOOKING_REQUEST_DEADLINE")
+BOOKING_SHED_SECONDS = setting("BOOKING_SHED_SECONDS")
 # Test controls (the unguarded strategy, no request rows, no ambiguity checks, a race
 # delay) are not settings: tests and harnesses build them (harness/controls.py).
 

@@ -107,6 +107,14 @@ SETTINGS: tuple[Setting, ...] = (
       BOOKING),
     S("BOOKING_RETRY_MAX_DELAY", 0.5, "float", "Seconds: the longest retry backoff.",
       BOOKING, positive=True),
+    S("BOOKING_REQUEST_DEADLINE", 3.0, "float",
+      "Seconds a booking, cancellation or re-check may take in all: botocore's retries, "
+      "ours and the resolution of a lost answer together. Past it the answer is "
+      "\"pending, ask again with the same key\" (API 202, the form's re-check page).",
+      BOOKING, positive=True),
+    S("BOOKING_SHED_SECONDS", 1.0, "float",
+      "Seconds an event's new bookings are answered \"busy, try again\" (429 with "
+      "Retry-After) without a write after the store throttled it.", BOOKING, positive=True),
     S("BOOKING_FORM_MAX_AGE", 86400, "int",
       "Seconds a signup form's one-time token stays valid (then the form asks for a reload).",
       BOOKING, positive=True),
@@ -257,7 +265,11 @@ SETTINGS: tuple[Setting, ...] = (
       read_by="config/gunicorn.conf.py"),
     S("GUNICORN_MAX_REQUESTS_JITTER", 200, "int", "Randomness added to that number.",
       GUNICORN, read_by="config/gunicorn.conf.py"),
-    S("GUNICORN_BACKLOG", 2048, "int", "Connections waiting to be accepted.", GUNICORN,
+    S("GUNICORN_BACKLOG", 16, "int",
+      "Connections waiting to be accepted: a short line, so a full pool answers 503 at "
+      "once (nginx) rather than queueing.", GUNICORN, read_by="config/gunicorn.conf.py"),
+    S("GUNICORN_WORKER_CONNECTIONS", 0, "int",
+      "Connections a worker takes at once (0: as many as GUNICORN_THREADS).", GUNICORN,
       read_by="config/gunicorn.conf.py"),
     S("FORWARDED_ALLOW_IPS", "127.0.0.1", "str",
       "Proxies gunicorn takes X-Forwarded-* from.", GUNICORN, read_by="config/gunicorn.conf.py"),

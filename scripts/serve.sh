@@ -18,9 +18,11 @@ bash scripts/ensure_nginx.sh
 [ -x "$NGINX" ] || { echo "make serve needs nginx ($NGINX)" >&2; exit 1; }
 mkdir -p "$RUNTIME"
 chmod 755 "$RUNTIME"
-body_max=$("$PY" -c 'import django, os; os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings"); django.setup(); from django.conf import settings; print(settings.REQUEST_BODY_MAX_BYTES)')
+limits=$("$PY" -c 'import django, math, os; os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings"); django.setup(); from django.conf import settings; print(settings.REQUEST_BODY_MAX_BYTES, math.ceil(settings.BOOKING_REQUEST_DEADLINE) + 2)')
+read -r body_max upstream_timeout <<< "$limits"  # nginx waits a deadline and a margin
 sed -e "s#@RUNTIME@#$RUNTIME#g" -e "s#@LISTEN@#$LISTEN#g" -e "s#@UPSTREAM@#$APP#g" \
     -e "s#@CLIENT_TIMEOUT@#${SERVE_CLIENT_TIMEOUT:-10}#g" -e "s#@BODY_MAX@#$body_max#g" \
+    -e "s#@UPSTREAM_TIMEOUT@#$upstream_timeout#g" \
     config/nginx.conf > "$RUNTIME/nginx.conf"
 "$NGINX" -t -q -c "$RUNTIME/nginx.conf"
 # nginx is the only proxy in front: the client's address is its X-Forwarded-For entry.

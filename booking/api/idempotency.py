@@ -11,6 +11,8 @@ scoped to the caller, so it rides in the booking's one transaction and costs no 
 - the row stores the registration, and the answer is built from the registration alone,
   so a completed request's retry gets the first answer again (the same 201 body) for as
   long as the row lives (``BOOKING_REQUEST_HISTORY_DAYS``, 7 days by default, at least 1);
+  a request that was pending (``streams``) answers its decision as the registration
+  stands now (``booking/api/views.py``), never the stored "pending";
 - a request refused by the domain (full, already registered, invalid) stored nothing:
   its key is free, and a retry runs again.
 """

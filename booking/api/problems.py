@@ -6,6 +6,7 @@ fails before DRF has the request (no route, a body over the limits, a server err
 answered by ``booking/api/fallbacks.py`` with the same bodies.
 """
 import json
+import random
 from http import HTTPStatus
 
 from django.core.exceptions import RequestDataTooBig
@@ -16,7 +17,7 @@ from rest_framework.response import Response
 from booking.errors import (AlreadyRegistered, AlreadyWaiting, BookingClosed, BookingContention,
                             BookingError, EventFull, EventNotFound, InvalidBooking,
                             NotRegistered, NotWaiting, OfferExpired, OutcomeUnknown,
-                            RateLimited, SeatsAvailable, StaleEdit, StoreUnavailable,
+                            Overloaded, RateLimited, SeatsAvailable, StaleEdit, StoreUnavailable,
                             WebhookNotFound)
 
 PROBLEM_JSON = "application/problem+json"
@@ -41,6 +42,7 @@ DOMAIN_PROBLEMS = {
     AlreadyWaiting: (409, "already-waiting", "Already on the waiting list"),
     OfferExpired: (410, "offer-expired", "Offer expired"),
     RateLimited: (429, "rate-limited", "Too many requests"),
+    Overloaded: (429, "overloaded", "Busy: try again shortly"),
     BookingContention: (503, "contention", "Busy"),
     StoreUnavailable: (503, "unavailable", "Temporarily unavailable"),
     BookingError: (503, "booking-error", "Not completed"),
@@ -111,21 +113,29 @@ def from_domain_error(error: BookingError, *, keyed: bool = False) -> Response:
     extra = {"field": error.field} if isinstance(error, InvalidBooking) and error.field else {}
     if isinstance(error, EventFull):  # the quota that had no room ("capacity": the event's)
         extra["quota"] = error.quota
-    retry_after = (error.retry_after if isinstance(error, RateLimited)
-                   else UNKNOWN_RETRY_SECONDS if isinstance(error, OutcomeUnknown) else None)
+    retry_after = (error.retry_after if isinstance(error, (RateLimited, Overloaded))
+                   else pending_retry_after() if isinstance(error, OutcomeUnknown) else None)
     return problem(domain_kind(error), error.message, retry_after=retry_after, **extra)
 
 
-CONFIRMING = ("The outcome is not known yet: the store's answer was lost and could not be "
-              "read back. Send the same request with the same Idempotency-Key after "
-              "Retry-After seconds: it answers the outcome and never acts twice.")
+CONFIRMING = ("The outcome is not known yet: the store did not answer within this "
+              "request's time, or its answer was lost and could not be read back. Send "
+              "the same request with the same Idempotency-Key after Retry-After seconds: "
+              "it answers the outcome and never acts twice.")
+
+
+def pending_retry_after() -> int:
+    """Seconds to wait before asking again about a pending request: jittered around
+    ``UNKNOWN_RETRY_SECONDS`` so that clients told at one instant do not all come back at
+    the next."""
+    return random.randint(UNKNOWN_RETRY_SECONDS - 1, UNKNOWN_RETRY_SECONDS + 1)
 
 
 def outcome_pending() -> Response:
     """202 for a keyed request whose outcome is not known yet (the pages answer 202 too):
     the way to check is the same request with the same key."""
     response = Response({"status": "pending", "detail": CONFIRMING}, status=202)
-    response["Retry-After"] = str(UNKNOWN_RETRY_SECONDS)
+    response["Retry-After"] = str(pending_retry_after())
     return response
 
 

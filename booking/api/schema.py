@@ -74,7 +74,9 @@ def add_links(result, generator, request, public):
 
 
 class OutcomePending(serializers.Serializer):
-    """A keyed request's outcome is not known yet: send it again with the same key."""
+    """A keyed request's outcome is not known yet: send it again with the same key after
+    ``Retry-After`` seconds. A booking waiting in line for its decision (``streams``) also
+    carries the registration's fields (``status`` "pending") and a ``Location`` header."""
 
     status = serializers.CharField()
     detail = serializers.CharField()

@@ -3,6 +3,7 @@ like the pages; every refusal is a problem (``booking/api/problems.py``); every 
 an Idempotency-Key (``booking/api/idempotency.py``)."""
 import re
 
+from django.urls import reverse
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -13,14 +14,15 @@ from booking.admin.registrations import registrations_csv
 from booking.api import idempotency
 from booking.api.base import ApiView
 from booking.api.organizer import expected_version, with_etag
-from booking.api.problems import BAD_LINK, Refused
+from booking.api.problems import BAD_LINK, Refused, pending_retry_after
 from booking.api.schema import PENDING, problems
 from booking.api.serializers import (BookingInput, CancellationInput, CancellationOutput,
                                      EventCreate, EventEdit, EventPage, EventWithSeats,
                                      RegistrationPage,
                                      RegistrationOutput, decode_cursor, encode_cursor,
                                      event_body)
-from booking.errors import NotRegistered
+from booking.errors import EventFull, NotRegistered
+from booking.models import PENDING as WAITING, REJECTED
 from booking.mail import sender as mail
 from booking.organizers import rights
 from booking.web import rate_limits
@@ -33,6 +35,13 @@ KEY_PARAMETER = OpenApiParameter(
     description=idempotency.POLICY)
 IF_MATCH = OpenApiParameter("If-Match", str, OpenApiParameter.HEADER, required=True,
                             description='The ETag of the event as read: "<version>".')
+RETRY_AFTER = OpenApiParameter(
+    "Retry-After", int, OpenApiParameter.HEADER, response=[202, 429, 503],
+    description="Seconds to wait before asking again with the same Idempotency-Key.")
+LOCATION = OpenApiParameter(
+    "Location", str, OpenApiParameter.HEADER, response=[202],
+    description="A booking waiting for its decision: its registration "
+                "(registrations/{secret}/).")
 BAD_SECRET = "This secret names no registration. Use the secret the booking answered."
 SECRET_PROBLEMS = problems(404, 429, 503)
 
@@ -144,20 +153,55 @@ class EventRegistrations(ApiView):
                          "next_cursor": encode_cursor({"email": last} if last else None)})
 
     @extend_schema(operation_id="registrations_create", request=BookingInput,
-                   parameters=[KEY_PARAMETER],
+                   parameters=[KEY_PARAMETER, RETRY_AFTER, LOCATION],
                    responses={201: RegistrationOutput, **PROBLEMS})
     def post(self, request, event_id):
         """Book a seat, or an order's ``tickets`` (all or nothing; 409 ``event-full`` names
         the ``quota`` without room). The Idempotency-Key is the booking's request id: a
-        retry answers the first 201 and books nothing (the same key with other tickets: 422)."""
+        retry answers the first 201 and books nothing (the same key with other tickets: 422).
+        A request waiting for its decision (``streams``) answers 202 with ``Retry-After``
+        and ``Location`` (the registration); asked again with the same key it answers the
+        decision once made: 201 confirmed, 409 ``event-full``."""
         request_id, data = keyed_input(request, BookingInput, event_id)
         started = timezone.now()
-        registration = get_booking_service().book(
+        service = get_booking_service()
+        registration = service.book(
             event_id, name=data["name"], email=data["email"], request_id=request_id,
             tickets=data.get("tickets"))
-        if registration.registered_at >= started and registration.is_confirmed:
+        new = registration.registered_at >= started
+        if registration.status == WAITING and not new:  # the stored first answer: look now
+            registration = _as_decided(service, registration)
+        if registration.status == REJECTED:
+            raise EventFull()
+        if registration.status == WAITING:
+            return _waiting(registration)
+        if new and registration.is_confirmed:
             mail.send_soon(mail_sender(), mail.CONFIRMATION, registration)
         return Response(RegistrationOutput(registration).data, status=201)
+
+
+WAITING_DETAIL = ("Your request is in line for a decision. Send the same request with the "
+                  "same Idempotency-Key after Retry-After seconds (or GET Location): it "
+                  "answers 201 once confirmed, 409 if the event was full.")
+
+
+def _as_decided(service, registration):
+    """``registration`` as it stands now (the decider may have decided it since the
+    request row recorded it pending); as recorded when the person's registration is
+    another by now."""
+    current = service.find_registration(registration.event_id, email=registration.email)
+    if current is None or current.registration_id != registration.registration_id:
+        return registration
+    return current
+
+
+def _waiting(registration) -> Response:
+    """202 for a registration waiting for its decision: where to look, and when."""
+    body = {**RegistrationOutput(registration).data, "detail": WAITING_DETAIL}
+    response = Response(body, status=202)
+    response["Retry-After"] = str(pending_retry_after())
+    response["Location"] = reverse("api:registration", args=[body["secret"]])
+    return response
 
 
 def keyed_input(request, payload_class, event_id: str) -> tuple[str, dict]:

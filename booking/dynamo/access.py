@@ -11,27 +11,57 @@ exports those errors and the item codec, so callers import from one place.
 import random
 import threading
 import time
+from contextlib import contextmanager
 
 from botocore.exceptions import (BotoCoreError, ClientError, ConnectTimeoutError,
                                  EndpointConnectionError)
 
 from booking.dynamo.codec import deserialize, serialize
-from booking.dynamo.errors import (CONDITION_FAILED, CancellationReason, ConditionFailed,
-                                   StoreError, Throttled, TransactionCancelled,
-                                   TransactionConflict, Unavailable, translate)
+from booking.dynamo.errors import (CONDITION_FAILED, THROTTLING_CODES, CancellationReason,
+                                   ConditionFailed, PastDeadline, StoreError, Throttled,
+                                   TransactionCancelled, TransactionConflict, Unavailable,
+                                   translate)
 from booking.dynamo.table import Table
 from booking.dynamo.tables import TableSpec
 
-__all__ = ["CONDITION_FAILED", "CancellationReason", "ConditionFailed", "Store", "StoreError",
-           "Table", "Throttled", "TransactionCancelled", "TransactionConflict", "Unavailable",
-           "deserialize", "serialize", "lost_attempts", "translate"]
+__all__ = ["CONDITION_FAILED", "CancellationReason", "ConditionFailed", "PastDeadline", "Store",
+           "StoreError", "Table", "Throttled", "TransactionCancelled", "TransactionConflict",
+           "Unavailable", "deadline", "deserialize", "serialize", "lost_attempts", "throttles",
+           "time_left", "translate"]
 
 # Writes whose attempt botocore gave up on (a timeout, a lost connection, a server error)
 # and sent again: the attempt may still be applied later, after the answer acted on.
 _WRITES = frozenset({"TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem",
                      "BatchWriteItem"})
-_NEVER_SENT = (ConnectTimeoutError, EndpointConnectionError)
+_NEVER_SENT = (ConnectTimeoutError, EndpointConnectionError, PastDeadline)
 _this_thread = threading.local()
+
+
+@contextmanager
+def deadline(seconds: float | None):
+    """Inside the block, this thread's calls to the store end by ``seconds`` from now: each
+    attempt's read timeout shrinks to the time left, botocore starts no retry whose pause
+    would pass it, and an attempt that would start after it raises ``PastDeadline`` (never
+    sent). None: no deadline (the block keeps none either). The outer deadline comes back
+    after the block."""
+    previous = getattr(_this_thread, "deadline", None)
+    _this_thread.deadline = None if seconds is None else time.monotonic() + seconds
+    try:
+        yield
+    finally:
+        _this_thread.deadline = previous
+
+
+def time_left() -> float | None:
+    """Seconds left before this thread's deadline (negative: past it), None without one."""
+    until = getattr(_this_thread, "deadline", None)
+    return None if until is None else until - time.monotonic()
+
+
+def throttles() -> int:
+    """How many attempts of this thread the store refused for throughput (ever; a
+    transaction cancelled by a throttled member counts): compare two readings."""
+    return getattr(_this_thread, "throttled", 0)
 
 
 def lost_attempts() -> int:
@@ -43,12 +73,67 @@ def lost_attempts() -> int:
 
 def _note_lost_attempt(response=None, caught_exception=None, operation=None, **_):
     """botocore's ``needs-retry`` hook, after every attempt (the calling thread)."""
+    if response is not None and _throttled(response[1]):
+        _this_thread.throttled = throttles() + 1
     if operation is None or operation.name not in _WRITES:
         return None
     lost = caught_exception is not None and not isinstance(caught_exception, _NEVER_SENT)
     if lost or (response is not None and response[0].status_code >= 500):
         _this_thread.lost = lost_attempts() + 1
     return None  # never a retry decision of its own
+
+
+def _throttled(parsed: dict) -> bool:
+    error = (parsed or {}).get("Error", {}).get("Code", "")
+    return error in THROTTLING_CODES or any(
+        reason.get("Code") == "ThrottlingError"
+        for reason in (parsed or {}).get("CancellationReasons", []) or [])
+
+
+def _shrink_to_deadline(request=None, **_):
+    """botocore's ``before-send`` hook: no attempt starts past this thread's deadline, and
+    an attempt waits for its answer no longer than the time left (the per-request read
+    timeout botocore's HTTP session honours)."""
+    left = time_left()
+    if left is None or request is None:
+        return None
+    if left <= 0:
+        raise PastDeadline()
+    context = getattr(request, "context", None)
+    if context is not None:
+        configured = context.get("read_timeout") or _configured_read_timeout(context)
+        context["read_timeout"] = max(0.01, min(configured or left, left))
+    return None
+
+
+def _configured_read_timeout(context: dict) -> float | None:
+    config = context.get("client_config")
+    return getattr(config, "read_timeout", None)
+
+
+def _bound_retries(client) -> None:
+    """Wrap botocore's own retry handler so that it starts no retry whose pause would end
+    past this thread's deadline: the last attempt's answer (or error) stands instead.
+    botocore keeps its handler by a unique id and offers no public way to wrap it; without
+    one (another botocore, a stub client), the ``before-send`` hook still bounds retries."""
+    events = client.meta.events
+    service = client.meta.service_model.service_id.hyphenize()
+    unique_id = f"retry-config-{service}"
+    emitter = getattr(events, "_emitter", events)
+    entry = getattr(emitter, "_unique_id_handlers", {}).get(unique_id)
+    if entry is None:
+        return
+    handler = entry["handler"]
+
+    def needs_retry(**kwargs):
+        delay = handler(**kwargs)
+        left = time_left()
+        if delay is None or left is None:
+            return delay
+        return None if delay >= left else delay
+
+    events.unregister(f"needs-retry.{service}", unique_id=unique_id)
+    events.register(f"needs-retry.{service}", needs_retry, unique_id=unique_id)
 
 
 class Store:
@@ -66,6 +151,11 @@ class Store:
         if events is not None:
             events.register("needs-retry.dynamodb", _note_lost_attempt,
                             unique_id="booking-lost-attempts")
+            events.register("before-send.dynamodb", _shrink_to_deadline,
+                            unique_id="booking-deadline")
+            if not getattr(client, "_booking_retries_bound", False):
+                _bound_retries(client)
+                client._booking_retries_bound = True
         self.table_prefix = table_prefix
         self._streams_client = streams_client
         self._tables: dict[str, Table] = {}

@@ -87,6 +87,15 @@ class Throttled(StoreError):
         self.maybe_applied = maybe_applied
 
 
+class PastDeadline(StoreError):
+    """The request's deadline passed before this attempt could start: it was never sent
+    (``booking.dynamo.access.deadline``)."""
+
+    def __init__(self, message: str | None = None):
+        super().__init__(message or "the request's time ran out")
+        self.message = message
+
+
 def translate(exc: Exception) -> Exception:
     """Map a botocore error to an access-layer error (the caller keeps the cause)."""
     if isinstance(exc, ClientError):

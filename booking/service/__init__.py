@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from booking.service.audits import Audits
 from booking.service.bookings import Bookings
+from booking.service.shedding import CoolDown
 from booking.service.catalog import EventCatalog
 from booking.strategies.streams.checkpoints import Checkpoints, lag
 from booking.dynamo.access import Store
@@ -38,14 +39,17 @@ class BookingService:
     product's guarded ones: only tests and harnesses pass the unguarded control there.
     ``repair_lease_seconds`` is the default lease of ``repair``; a waiting-list offer holds
     its seat for ``waitlist_offer_seconds``; an event created without a time zone gets
-    ``default_time_zone``.
+    ``default_time_zone``. Each booking and cancellation takes at most ``deadline_seconds``
+    (None: no deadline); ``cool_down`` turns an event's writes away for a moment after the
+    store throttled it (``booking/service/shedding.py``; None: never).
     """
 
     def __init__(self, *, store: Store, default_strategy: str, retry: RetryPolicy | None = None,
                  requests: RequestLog | None = None, tokens: WriteTokens | None = None,
                  extra_strategies: dict | None = None, repair_lease_seconds: float = 300.0,
                  waitlist_offer_seconds: float = 86400.0, default_time_zone: str = "UTC",
-                 waitlist_confirm_seconds: float = 2 * 86400.0):
+                 waitlist_confirm_seconds: float = 2 * 86400.0,
+                 deadline_seconds: float | None = None, cool_down: CoolDown | None = None):
         self.store = store
         self.requests = requests or RequestLog(store)
         strategies = {
@@ -56,7 +60,8 @@ class BookingService:
                                     default_strategy=default_strategy, offered=GUARDED,
                                     default_time_zone=default_time_zone, leases=Leases(store),
                                     provision_lease_seconds=repair_lease_seconds)
-        self.bookings = Bookings(catalog=self.catalog, requests=self.requests)
+        self.bookings = Bookings(catalog=self.catalog, requests=self.requests,
+                                 deadline_seconds=deadline_seconds, cool_down=cool_down)
         self.waitlist = WaitlistService(
             catalog=self.catalog, bookings=self.bookings, requests=self.requests,
             engine=WaitlistEngine(store=store, strategy_for=self.catalog.strategy_for,

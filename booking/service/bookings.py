@@ -14,9 +14,11 @@ from django.utils import timezone
 
 from booking import validation
 from booking.service.catalog import EventCatalog
-from booking.dynamo.access import StoreError, lost_attempts
+from booking.dynamo.access import (PastDeadline, StoreError, deadline, lost_attempts, throttles,
+                                   time_left)
 from booking.errors import (BookingClosed, BookingError, EventNotFound, InvalidBooking,
-                            NotRegistered, OutcomeUnknown)
+                            NotRegistered, OutcomeUnknown, Overloaded, StillDeciding)
+from booking.service.shedding import CoolDown
 from booking.service.store_errors import BUSY, UNAVAILABLE
 from booking.models import PENDING, Availability, Event, Registration
 from booking.exactly_once.request_log import Request, RequestLog
@@ -27,6 +29,9 @@ from booking.strategies.base import Strategy
 # RESOLVE_SECONDS of the first unknown answer.
 RESEND_DELAYS = (0.2, 1.0, 3.0)
 RESOLVE_SECONDS = 20.0
+# Of a request's deadline, the part kept for fencing a lost attempt once the rest is spent
+# (at most this many seconds, at most a quarter of the deadline).
+FENCE_RESERVE = 0.5
 CANCEL_UNKNOWN = ("We are confirming your cancellation. Please wait a moment: this page "
                   "checks again by itself.")
 
@@ -34,9 +39,14 @@ CANCEL_UNKNOWN = ("We are confirming your cancellation. Please wait a moment: th
 class Bookings:
     """Seats of the catalog's events, each written with its request row in ``requests``."""
 
-    def __init__(self, *, catalog: EventCatalog, requests: RequestLog):
+    def __init__(self, *, catalog: EventCatalog, requests: RequestLog,
+                 deadline_seconds: float | None = None, cool_down: CoolDown | None = None):
+        """``deadline_seconds``: each booking's and cancellation's time in all (None: none);
+        ``cool_down``: the events whose writes the store throttled a moment ago."""
         self.catalog = catalog
         self.requests = requests
+        self.deadline_seconds = deadline_seconds
+        self.cool_down = cool_down
         self._lock = threading.Lock()
         # How often a write's first answer left its outcome unknown, and how that ended
         # ("resolved" by a re-send or the read-back, or "unresolved"): benchmark figures.
@@ -61,8 +71,15 @@ class Bookings:
         same normalized e-mail holds a seat), ``BookingClosed`` (the event has started),
         ``BookingContention`` or ``StoreUnavailable`` (nothing happened), or
         ``OutcomeUnknown`` when a lost answer could not be resolved (ask again with the
-        same ``request_id``).
+        same ``request_id``): ``StillDeciding`` when the deadline passed first. ``Overloaded``
+        (nothing sent) while the store's throttle of the event cools down.
         """
+        with deadline(self.deadline_seconds):
+            return self._book(event_id, name=name, email=email, request_id=request_id,
+                              tickets=tickets)
+
+    def _book(self, event_id, *, name, email, request_id, tickets) -> Registration:
+        self._shed(validation.clean_event_id(event_id))  # before anything is read
         fields = dict(
             event_id=validation.clean_event_id(event_id),
             name=validation.clean_person_name(name),
@@ -113,28 +130,61 @@ class Bookings:
         or a write botocore sent again) is told only once the request is fenced
         (``RequestLog.fence``): that attempt may still be in flight, and would otherwise
         book a seat freed after the refusal was told.
+
+        All of it runs within the thread's deadline (``booking.dynamo.access.deadline``, set
+        by ``book`` and ``cancel``) less a reserve for the fence: past it, ``StillDeciding``,
+        after fencing a lost attempt in the reserve. An event the store throttled a moment
+        ago is answered ``Overloaded`` without a write (``cool_down``), and a throttle met
+        here starts its cool-down.
         """
-        deadline, lost = None, lost_attempts()
+        event_id = request.content.get("event_id")
+        self._shed(event_id)
+        throttled, left = throttles(), time_left()
+        reserve = None if left is None else min(FENCE_RESERVE, max(left, 0) / 4)
+        try:
+            try:
+                with deadline(None if left is None else left - reserve):
+                    return self._settle(request, write, unknown_message)
+            except _OutOfTime as late:  # the time kept for the fence is this block's
+                return self._out_of_time(request, unknown_message, late.__cause__,
+                                         lost=late.lost)
+        finally:
+            if self.cool_down is not None and throttles() != throttled:
+                self.cool_down.throttled(event_id)
+
+    def _shed(self, event_id: str) -> None:
+        """``Overloaded`` (nothing sent) while the store's throttle of the event cools down."""
+        wait = self.cool_down.retry_after(event_id) if self.cool_down else None
+        if wait is not None:
+            raise Overloaded(retry_after=wait)
+
+    def _settle(self, request: Request, write, unknown_message: str) -> Registration:
+        resolving, lost = None, lost_attempts()
+        failure, readable = None, True
         for delay in (*RESEND_DELAYS, None):
             try:
                 answer = write()
+            except PastDeadline as late:
+                raise _OutOfTime(lost=resolving is not None or lost != lost_attempts()) from late
             except UNAVAILABLE + BUSY as unknown:
                 if not (isinstance(unknown, UNAVAILABLE) or unknown.maybe_applied):
                     # every attempt was cancelled by a conflict: nothing happened
                     return self._refuse(request, unknown, unknown_message,
-                                        lost=deadline is not None or lost != lost_attempts())
-                self._count_unknown("first_attempt" if deadline is None else None)
-                deadline = deadline or time.monotonic() + RESOLVE_SECONDS
+                                        lost=resolving is not None or lost != lost_attempts())
+                self._count_unknown("first_attempt" if resolving is None else None)
+                resolving = resolving or time.monotonic() + RESOLVE_SECONDS
                 failure = unknown
             except (BookingError, StoreError) as refused:
-                self._count_unknown("resolved" if deadline is not None else None)
+                self._count_unknown("resolved" if resolving is not None else None)
                 return self._refuse(request, refused, unknown_message,
-                                    lost=deadline is not None or lost != lost_attempts())
+                                    lost=resolving is not None or lost != lost_attempts())
             else:
-                self._count_unknown("resolved" if deadline is not None else None)
+                self._count_unknown("resolved" if resolving is not None else None)
                 return answer
             try:
                 answered, readable = self.requests.recall(request), True
+            except PastDeadline as late:
+                raise _OutOfTime(lost=True) from late
             except (BookingError, StoreError) as error:
                 answered, readable = None, False
                 if getattr(error, "unreachable", False):
@@ -142,14 +192,36 @@ class Bookings:
             if answered is not None:
                 self._count_unknown("resolved")
                 return answered
-            if delay is None or time.monotonic() + delay > deadline:
+            left = time_left()
+            if left is not None and delay is not None and delay / 2 >= left:
+                raise _OutOfTime(lost=True) from failure
+            if delay is None or time.monotonic() + delay > resolving:
                 break
-            time.sleep(random.uniform(delay / 2, delay))
+            time.sleep(random.uniform(delay / 2, delay if left is None else min(delay, left)))
         if readable:
             self._count_unknown("resolved")
             return self._refuse(request, failure, unknown_message, lost=True)
         self._count_unknown("unresolved")
         raise OutcomeUnknown(unknown_message) from failure
+
+    def _out_of_time(self, request: Request, unknown_message: str, cause: Exception, *,
+                     lost: bool) -> Registration:
+        """The deadline passed before the outcome was known: "pending, ask again"
+        (``StillDeciding``). After a lost attempt the request is fenced first, in the time
+        kept for it, so that no attempt of this asking can apply after a later asking is
+        refused; a row found instead is the answer (it applied)."""
+        if lost:
+            try:
+                answered = self.requests.fence(request)
+            except InvalidBooking:
+                raise
+            except (BookingError, StoreError):
+                answered = None  # unfenced: the narrow case docs/exactly-once.md names
+            if answered is not None:
+                self._count_unknown("resolved")
+                return answered
+        self._count_unknown("past_deadline")
+        raise StillDeciding(unknown_message) from cause
 
     def _refuse(self, request: Request, refusal: Exception, unknown_message: str, *,
                 lost: bool) -> Registration:
@@ -192,9 +264,17 @@ class Bookings:
         from our signature): strategies that can then cancel in one write without reading.
         ``request_id`` makes a repeated cancellation answer like the first (as ``book``).
         Raises ``EventNotFound``, ``NotRegistered``, ``InvalidBooking`` for a malformed
-        e-mail, or, as ``book``, ``OutcomeUnknown``.
+        e-mail, or, as ``book``, ``OutcomeUnknown``, ``StillDeciding`` or ``Overloaded``.
         """
+        with deadline(self.deadline_seconds):
+            return self._cancel(event_id, email=email, registration_id=registration_id,
+                                request_id=request_id, registration=registration,
+                                tickets=tickets)
+
+    def _cancel(self, event_id, *, email, registration_id, request_id, registration,
+                tickets) -> Registration:
         event_id = validation.clean_event_id(event_id)
+        self._shed(event_id)  # before anything is read
         email = validation.email_lookup_key(email)
         if registration_id is not None and not validation.REGISTRATION_ID_PATTERN.match(
                 str(registration_id)):
@@ -264,6 +344,15 @@ class Bookings:
         event_id = validation.clean_event_id(event_id)
         found = self.catalog.strategy_for(event_id).registrations(event_id)
         return sorted(found, key=lambda r: (r.registered_at, r.email))
+
+
+class _OutOfTime(Exception):
+    """Inside ``settle``: the deadline passed (its cause says where); ``lost``: an attempt
+    of this asking may still be in flight."""
+
+    def __init__(self, *, lost: bool):
+        super().__init__("out of time")
+        self.lost = lost
 
 
 def _contact(email: str) -> str | None:

@@ -12,9 +12,10 @@ import inspect
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from booking.dynamo.access import StoreError, Throttled, Unavailable
+from booking.dynamo.access import PastDeadline, StoreError, Throttled, Unavailable
 from booking.dynamo.leases import LeaseTaken
-from booking.errors import BookingContention, BookingError, LeaseHeld, StoreUnavailable
+from booking.errors import (BookingContention, BookingError, LeaseHeld, StillDeciding,
+                            StoreUnavailable)
 
 # What a caller inside the service catches when a write's outcome may be unknown: the
 # store's own failures (raised below the facade) and their domain forms (raised above it).
@@ -24,7 +25,9 @@ BUSY = (Throttled, BookingContention)
 
 def domain_error(error: StoreError) -> BookingError:
     """The domain error for a store failure, carrying what the failure knew."""
-    if isinstance(error, Throttled):
+    if isinstance(error, PastDeadline):  # out of time: pending, ask again
+        translated = StillDeciding()
+    elif isinstance(error, Throttled):
         translated = BookingContention(error.message)
         translated.maybe_applied = error.maybe_applied
     elif isinstance(error, LeaseTaken):

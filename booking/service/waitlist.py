@@ -12,7 +12,7 @@ import uuid
 from django.utils import timezone
 
 from booking import validation
-from booking.dynamo.access import StoreError
+from booking.dynamo.access import StoreError, deadline
 from booking.waitlist import engine as waitlist_engine
 from booking.waitlist import audit as waitlist_audit
 from booking.service.bookings import Bookings
@@ -182,8 +182,9 @@ class WaitlistService:
                 raise BookingClosed()
             raise OfferExpired() if entry.status in (EXPIRED, BOOKED) else NotWaiting()
         # No early "expired?" check: the write's own condition (hold unexpired) decides.
-        return self.bookings.settle(request, lambda: self.engine.accept(
-            event_id, entry, registration, request), OutcomeUnknown.default_message)
+        with deadline(self.bookings.deadline_seconds):  # a booking's time, as any other
+            return self.bookings.settle(request, lambda: self.engine.accept(
+                event_id, entry, registration, request), OutcomeUnknown.default_message)
 
     def leave_waiting_list(self, event_id, *, email) -> WaitlistEntry:
         """Leave the line (or decline an offer: its seat goes to the next person).

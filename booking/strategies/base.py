@@ -67,7 +67,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from booking.dynamo import items
-from booking.dynamo.access import CONDITION_FAILED, Store, TransactionCancelled
+from booking.dynamo.access import (CONDITION_FAILED, PastDeadline, Store, TransactionCancelled,
+                                   time_left)
 from booking.dynamo.tables import EVENTS, REGISTRATIONS, TableSpec
 from booking.errors import (BookingContention, EventFull, EventNotFound, InvalidBooking,
                             NotRegistered)
@@ -101,17 +102,23 @@ class WriteTokens:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Bounded retries with exponential backoff and full jitter."""
+    """Bounded retries with exponential backoff and full jitter, within the thread's
+    deadline (``booking.dynamo.access.deadline``)."""
 
     max_attempts: int = 10
     base_delay: float = 0.01
     max_delay: float = 0.5
 
     def attempts(self):
-        """Yield attempt numbers, sleeping before each retry; raise when all are spent."""
+        """Yield attempt numbers, sleeping before each retry; raise ``BookingContention``
+        when all are spent, ``PastDeadline`` when the pause would end past the deadline."""
         for attempt in range(self.max_attempts):
             if attempt:
-                time.sleep(random.uniform(0, min(self.max_delay, self.base_delay * 2**attempt)))
+                pause = random.uniform(0, min(self.max_delay, self.base_delay * 2**attempt))
+                left = time_left()
+                if left is not None and pause >= left:
+                    raise PastDeadline()
+                time.sleep(pause)
             yield attempt
         raise BookingContention()
 

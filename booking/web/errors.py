@@ -8,7 +8,7 @@ from booking.errors import (AlreadyRegistered, AlreadyWaiting, BookingClosed, Bo
                             BookingError, EventFull, EventNotFound, InvalidBooking,
                             JoinLinkExpired,
                             NotRegistered, NotWaiting, OfferExpired, OutcomeUnknown,
-                            RateLimited, SeatsAvailable, StaleEdit, StoreUnavailable)
+                            Overloaded, RateLimited, SeatsAvailable, StaleEdit, StoreUnavailable)
 
 STATUS_FOR_ERROR = {
     OutcomeUnknown: 202,
@@ -25,6 +25,7 @@ STATUS_FOR_ERROR = {
     OfferExpired: 410,
     JoinLinkExpired: 410,
     RateLimited: 429,
+    Overloaded: 429,
     BookingContention: 503,
     StoreUnavailable: 503,
     BookingError: 503,

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from booking import calendar, links, validation
 from booking.errors import (AlreadyRegistered, BookingError, EventFull, EventNotFound,
-                            InvalidBooking, OutcomeUnknown)
+                            InvalidBooking, OutcomeUnknown, Overloaded)
 from booking.mail import sender as mail
 from booking.models import PENDING
 from booking.web import rate_limits, tokens
@@ -157,7 +157,10 @@ def _signup(request, service, event, *, rechecking=False):
             raise  # after a 202 nobody knows yet: the re-check's page says so
         # Keep the token: resubmitting after a 503 must not book a second seat.
         form.apply_error(error)
-        return render_event(request, service, event, form, token, status_for(error))
+        response = render_event(request, service, event, form, token, status_for(error))
+        if isinstance(error, Overloaded):  # nothing was sent: when to try again
+            response["Retry-After"] = str(error.retry_after)
+        return response
     # A replayed submission returns the earlier booking, whose e-mail is already owed.
     if registration.registered_at >= started and registration.is_confirmed:
         mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)

@@ -33,13 +33,14 @@ from booking import wiring
 from booking.dynamo.access import Throttled, TransactionCancelled
 from booking.dynamo.provision import drop_tables, ensure_tables
 from booking.errors import (BookingContention, BookingError, EventFull, OutcomeUnknown,
-                            StoreUnavailable)
+                            Overloaded, StoreUnavailable)
 from harness.controls import control_service, local_store
 from localdynamo import process as store_process
 
 from . import sizes, stats
 
-NOT_DEFINITE = (BookingContention, StoreUnavailable, OutcomeUnknown)
+# Overloaded: the event cools down after a throttle, nothing was sent: ask again.
+NOT_DEFINITE = (BookingContention, StoreUnavailable, OutcomeUnknown, Overloaded)
 
 
 @dataclass

@@ -181,6 +181,6 @@ def test_book__outcome_unknown__202_ask_again_with_the_same_key(client, service,
     monkeypatch.setattr(service, "book", booked)
     again = book(client, event, key="lost-1")
 
-    assert first.status_code == 202 and first["Retry-After"] == "2"
+    assert first.status_code == 202 and first["Retry-After"] in ("1", "2", "3")
     assert first.json()["status"] == "pending" and "same Idempotency-Key" in first.json()["detail"]
     assert again.status_code == 201 and len(service.registrations(event.id)) == 1

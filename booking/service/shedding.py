@@ -1,0 +1,40 @@
+"""Shedding load before it queues: an event whose hot item the store just throttled is
+answered "busy, try again shortly" for a moment, without a write (docs/reliability.md).
+
+One small in-process object: per event id, the time until which its new requests are
+turned away. It never says "full" (that is only ever told from the store), and it forgets
+an event as soon as its cool-down is over.
+"""
+import math
+import random
+import threading
+import time
+
+
+class CoolDown:
+    """Events the store throttled in the last ``seconds``; ``clock`` is monotonic seconds."""
+
+    def __init__(self, seconds: float, *, clock=time.monotonic):
+        self.seconds = seconds
+        self.clock = clock
+        self._until: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def throttled(self, event_id: str) -> None:
+        """The store throttled ``event_id``'s write just now: turn its next ones away."""
+        now = self.clock()
+        with self._lock:
+            if len(self._until) > 1000:  # forget the events whose moment has passed
+                self._until = {key: until for key, until in self._until.items() if until > now}
+            self._until[event_id] = now + self.seconds
+
+    def retry_after(self, event_id: str) -> int | None:
+        """Whole seconds (jittered, at least 1) to wait before asking again while
+        ``event_id`` cools down; None when it does not."""
+        with self._lock:
+            left = self._until.get(event_id, 0.0) - self.clock()
+        if left <= 0:
+            return None
+        # Spread the next asks over a window as long as the cool-down, so they do not
+        # all come back at the same instant.
+        return max(1, math.ceil(left + random.uniform(0, self.seconds)))
