@@ -21,6 +21,9 @@ can fail:
   quota whose guessed shard could not take the seats. ``MarkingShardsStrategy`` marks the
   event (or an order's quota) sold out without checking that no seat was freed since its
   read: a cancellation's seat is refused to everyone after it.
+- ``HintTrustingLockTableStrategy`` and ``HintTrustingAggregateStrategy`` answer "full"
+  from this process's memory of a sell-out (``booking/strategies/sold_out.py``'s hint)
+  without reading: a seat another process freed since is refused.
 
 ``BASELINES`` are not controls but earlier versions a benchmark compares with, side by
 side in one run: ``slots_lookup_each`` is slots as it was before its free-slot pool.
@@ -42,7 +45,9 @@ from booking.exactly_once.request_log import RequestLog
 from booking.strategies import STRATEGIES
 from booking.errors import EventFull
 from booking.models import CAPACITY_QUOTA
+from booking.strategies.aggregate import AggregateStrategy
 from booking.strategies.base import WriteTokens, order_full
+from booking.strategies.lock_table import LockTableStrategy
 from booking.strategies.shards import ShardsStrategy
 from booking.strategies.shards.orders import ShardsOrders
 from booking.strategies.shards.seats import marker_key
@@ -210,6 +215,25 @@ class MarkingShardsStrategy(ShardsStrategy):
     def mark_sold_out(self, event_id, seen):
         self.locks.update(marker_key(event_id), "SET full_until = :until",
                           values={":until": seen.full_until()})
+
+
+class TrustsSoldOutHint:
+    """Takes the hint for the answer: "full" without the read that would find a seat."""
+
+    def _answered_by_reading(self, event_id, registration, request):
+        raise EventFull()
+
+
+class HintTrustingLockTableStrategy(TrustsSoldOutHint, LockTableStrategy):
+    """lock_table answering "full" from its memory of a sell-out."""
+
+
+class HintTrustingAggregateStrategy(TrustsSoldOutHint, AggregateStrategy):
+    """aggregate answering "full" from its memory of a sell-out."""
+
+
+HINT_TRUSTING = {"lock_table": HintTrustingLockTableStrategy,
+                 "aggregate": HintTrustingAggregateStrategy}
 
 
 class LookupEachSlotsStrategy(SlotsStrategy):
