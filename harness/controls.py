@@ -50,7 +50,7 @@ from booking.strategies.base import WriteTokens, order_full
 from booking.strategies.lock_table import LockTableStrategy
 from booking.strategies.shards import ShardsStrategy
 from booking.strategies.shards.orders import ShardsOrders
-from booking.strategies.shards.seats import marker_key
+from booking.strategies.shards.seats import MARKERS, marker_key
 from booking.strategies.slots import SlotsStrategy
 from booking.strategies.slots.capacity import SHUFFLE_RANGE
 from booking.strategies.streams import StreamsStrategy
@@ -193,6 +193,13 @@ class HastyShardsStrategy(ShardsStrategy):
         raise EventFull() from None
 
 
+def mark_blindly(strategy, event_id, expression, values):
+    """The mark on the marker and every copy, whatever the epoch."""
+    strategy.store.transact_write([
+        ("Update", strategy.locks.update_op(marker_key(event_id, copy), expression, values=values))
+        for copy in range(MARKERS)])
+
+
 class MarkingShardsOrders(ShardsOrders):
     """Marks an order's quotas sold out whatever happened since its read."""
 
@@ -201,8 +208,7 @@ class MarkingShardsOrders(ShardsOrders):
             self.strategy.mark_sold_out(event_id, seen[CAPACITY_QUOTA])
         marks = {quota: seen[quota].full_until() for quota in sold_out if quota != CAPACITY_QUOTA}
         if marks:
-            self.strategy.locks.update(marker_key(event_id), "SET full_quotas = :marks",
-                                       values={":marks": marks})
+            mark_blindly(self.strategy, event_id, "SET full_quotas = :marks", {":marks": marks})
 
 
 class MarkingShardsStrategy(ShardsStrategy):
@@ -213,8 +219,7 @@ class MarkingShardsStrategy(ShardsStrategy):
         self.orders = MarkingShardsOrders(self)
 
     def mark_sold_out(self, event_id, seen):
-        self.locks.update(marker_key(event_id), "SET full_until = :until",
-                          values={":until": seen.full_until()})
+        mark_blindly(self, event_id, "SET full_until = :until", {":until": seen.full_until()})
 
 
 class TrustsSoldOutHint:

@@ -19,9 +19,10 @@ EXPECTED = {
               ["GetItem", "TransactWriteItems"], ["GetItem", "TransactWriteItems"]),
     # The order's guessed shards in one transaction; a refused shard, then the marker, one
     # read of the touched quotas' shards at one instant (workshop-a has no seat: "full")
-    # and its sold-out mark (the next refusal is one batch read: below).
+    # and its sold-out mark on the marker and its copies, in one transaction (the next
+    # refusal is one batch read: below).
     "shards": (["TransactWriteItems"],
-               ["TransactWriteItems", "GetItem", "TransactGetItems", "UpdateItem"],
+               ["TransactWriteItems", "GetItem", "TransactGetItems", "TransactWriteItems"],
                ["GetItem", "TransactWriteItems"], ["GetItem", "TransactWriteItems"]),
     "streams": (["TransactWriteItems"], ["TransactWriteItems"],
                 ["GetItem", "TransactWriteItems"], ["GetItem", "TransactWriteItems"]),
