@@ -127,7 +127,10 @@ class AggregateStrategy(AggregateHolds, Strategy):
             if over:  # full, but a waiting-list hold has expired: take its seat
                 return Rewrite([over, *operations[1:]],
                                self.tokens.client_token(registration.registration_id, "book-over"))
-            raise self._booking_refusal(old, registration.email) from None
+            refusal = self._booking_refusal(old, registration.email)
+            if isinstance(refusal, EventFull):
+                self.sold_out.note(event_id)  # the next rejections here read first
+            raise refusal from None
 
         return self.transact(operations, written=registration, decode=decode, request=request,
                              request_at=1,
@@ -140,7 +143,6 @@ class AggregateStrategy(AggregateHolds, Strategy):
         if email in attendees:
             existing = items.registration_from_attendee(event_item["event_id"], email, attendees[email])
             return AlreadyRegistered(existing=existing)
-        self.sold_out.note(event_item["event_id"])
         return EventFull()
 
     def _answered_by_reading(self, event_id, registration, request):
