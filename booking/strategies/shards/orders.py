@@ -36,11 +36,12 @@ sold out "full"), then the shards as in 2.
 
 Limits: a transaction holds at most 100 members, a TransactGetItems 100 items. An order
 writes the registration, at most ``min(SHARDS, max_per_order)`` shards per quota it
-touches and its request and outbox rows; a cancellation adds the marker; the read takes
-the marker and ``SHARDS`` shards per touched quota. An event has at most 10 further
-quotas, so that is at most 1 + 8 x 11 + 2 = 91 members (a cancellation 92) and 89 items,
-whatever the seats: ``check_order_shape`` keeps it so. Creating the event and a capacity
-edit write the event item, the marker and 8 shards per quota (at most 90).
+touches and its request and outbox rows; a cancellation adds the marker and its 3 copies;
+the read takes the marker and ``SHARDS`` shards per touched quota. An event has at most 10
+further quotas, so that is at most 1 + 8 x 11 + 2 = 91 members (a cancellation 95) and 89
+items, whatever the seats: ``check_order_shape`` keeps it so. Creating the event writes
+the event item, the marker and 8 shards per quota (at most 90); a capacity edit also the
+marker's copies (93).
 
 Waiting-list offers hold an entry's order on these shards (``holds.py``): placed as here,
 from one read, held with the same conditions, and released with the marker's bump.
