@@ -218,12 +218,19 @@ class Store:
             {"Get": {"TableName": table.name, "Key": serialize(key)}} for table, key in requests])
         return [deserialize(answer.get("Item")) for answer in response.get("Responses", [])]
 
-    def batch_get(self, requests: list[tuple["Table", dict]]) -> list[dict | None]:
-        """Read several items (any tables) consistently in one BatchGetItem; None where absent."""
+    def batch_get(self, requests: list[tuple["Table", dict]], *,
+                  projections: dict | None = None) -> list[dict | None]:
+        """Read several items (any tables) consistently in one BatchGetItem; None where absent.
+        ``projections``: table name -> (ProjectionExpression naming the keys, names)."""
         wanted = {}
         for table, key in requests:
             entry = wanted.setdefault(table.name, {"Keys": [], "ConsistentRead": True})
             entry["Keys"].append(serialize(key))
+            if table.name in (projections or {}):
+                expression, names = projections[table.name]
+                entry["ProjectionExpression"] = expression
+                if names:
+                    entry["ExpressionAttributeNames"] = names
         found = self.batch_get_all(wanted)
         results = []
         for table, key in requests:

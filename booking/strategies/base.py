@@ -41,7 +41,8 @@ in one batch where the counts live in items): all read consistently.
     Remove the event and everything stored for it; the event becomes unbookable first,
     so an interrupted delete never leaves a bookable event with missing pieces.
 
-Besides: ``audit``/``repair`` (derived data only), the test hook ``between_read_and_write``
+Besides: ``audit``/``repair`` (derived data only), ``sold_out`` (hints picking the read
+that answers "full": ``sold_out.py``), the test hook ``between_read_and_write``
 (called between a read and the write that depends on it), and the flags ``name``,
 ``max_capacity``, ``guarded`` (False only for controls), ``holds_seats`` (True for the
 waiting list's ``SeatHolds``, ``holds.py``; ``holds_orders`` when they hold orders too),
@@ -74,6 +75,7 @@ from booking.errors import (BookingContention, EventFull, EventNotFound, Invalid
                             NotRegistered)
 from booking.exactly_once.request_log import Request, RequestLog
 from booking.models import CAPACITY_QUOTA, Availability, Event, Order, Registration
+from booking.strategies.sold_out import SoldOutHints
 
 # ``capacity`` is a DynamoDB reserved word: every expression names it through this.
 CAPACITY_NAMES = {"#capacity": "capacity"}
@@ -238,6 +240,9 @@ class Strategy(ABC):
         self.retry = retry or RetryPolicy()
         self.requests = requests or RequestLog(store)
         self.tokens = tokens or WriteTokens()
+        # Per process: where a booking was lately refused "full" (a hint picking the read
+        # path, never an answer: ``sold_out.py``).
+        self.sold_out = SoldOutHints()
 
     @abstractmethod
     def provision(self, event: Event) -> None: ...

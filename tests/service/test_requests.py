@@ -289,6 +289,7 @@ def test_book__every_attempt_of_the_write_lost__resolved_before_answering(
 
 @pytest.mark.parametrize("strategy", ("aggregate", "lock_table"))
 def test_book__one_dynamodb_request_per_booking_and_per_rejection(server_store, strategy):
+    # The first rejection in a process is the refused write; the next ones one read.
     from booking.wiring import get_booking_service
 
     service = get_booking_service()
@@ -300,10 +301,14 @@ def test_book__one_dynamodb_request_per_booking_and_per_rejection(server_store, 
         with meter.track() as rejection:
             with pytest.raises(EventFull):
                 book(service, event, email="bo@example.com", request_id="bo-form-0001")
+        with meter.track() as next_rejection:  # this process was refused "full": it reads
+            with pytest.raises(EventFull):
+                book(service, event, email="cy@example.com", request_id="cy-form-0001")
     finally:
         meter.uninstall()
 
     assert booking.operations == rejection.operations == ["TransactWriteItems"]
+    assert next_rejection.operations == ["BatchGetItem"]
 
 
 @pytest.mark.parametrize("strategy", GUARDED)

@@ -10,7 +10,7 @@ from booking.dynamo.access import CancellationReason, TransactionCancelled
 from booking.dynamo.tables import EVENT_LOCKS
 from booking.errors import EventFull, InvalidBooking
 from booking.models import Registration
-from booking.strategies.shards.seats import SHARDS, Hint, marker_key, shard_key
+from booking.strategies.shards.seats import MARKERS, SHARDS, Hint, marker_key, shard_key
 from harness.controls import HastyShardsStrategy, MarkingShardsStrategy
 from tests.helpers import table
 
@@ -81,6 +81,43 @@ def test_cancel__after_sold_out__clears_the_mark_and_the_seat_is_booked(service)
 
     assert "full_until" not in table(EVENT_LOCKS).get(marker_key(event.id))
     assert service.book(event.id, name="Cy", email="cy@example.com").email == "cy@example.com"
+
+
+def test_mark__on_the_marker_and_every_copy__each_read_answers__a_freed_seat_unmarks_all(
+        service):
+    event = service.create_event(name="Drop", capacity=1, strategy="shards")
+    service.book(event.id, name="Ada", email="ada@example.com")
+    with pytest.raises(EventFull):
+        service.book(event.id, name="Bob", email="bob@example.com")  # marks it sold out
+    markers = [table(EVENT_LOCKS).get(marker_key(event.id, copy)) for copy in range(MARKERS)]
+    assert len({m["full_until"] for m in markers}) == 1
+
+    for copy in range(MARKERS):  # whichever copy a rejection reads says "full", by reading
+        with mock.patch("booking.strategies.shards.any_marker_key",
+                        return_value=marker_key(event.id, copy)), \
+                mock.patch.object(service.store, "transact_write") as write, \
+                pytest.raises(EventFull):
+            service.book(event.id, name="Cy", email=f"cy{copy}@example.com")
+        write.assert_not_called()
+
+    service.cancel(event.id, email="ada@example.com")
+    assert not any("full_until" in table(EVENT_LOCKS).get(marker_key(event.id, copy))
+                   for copy in range(MARKERS))
+    with mock.patch("booking.strategies.shards.any_marker_key",
+                    return_value=marker_key(event.id, MARKERS - 1)):
+        assert service.book(event.id, name="Dee", email="dee@example.com").email == \
+            "dee@example.com"
+
+
+def test_mark__copies_not_made_yet__read_as_not_marked_and_the_booking_writes(service):
+    event = service.create_event(name="Drop", capacity=2, strategy="shards")
+    assert table(EVENT_LOCKS).get(marker_key(event.id, 1)) is None  # made by the first mark
+    with mock.patch("booking.strategies.shards.any_marker_key",
+                    return_value=marker_key(event.id, 1)), \
+            mock.patch.object(Hint, "every", return_value=True):  # read first
+        service.book(event.id, name="Ada", email="ada@example.com")
+
+    assert service.availability(event.id).confirmed == 1
 
 
 @pytest.mark.parametrize("control", [False, True])

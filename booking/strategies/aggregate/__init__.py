@@ -18,7 +18,11 @@ that booked, at any later time, with the registration it made; a reused id with 
 content is refused by the same row; a refused booking wrote nothing, so its repeat runs
 again. A resend of the applied transaction is answered by its ClientRequestToken.
 
-One request per booking and per rejection; a cancellation removes exactly one
+One request per booking; once this process was told "full" for the event, a booking reads
+before it writes (``sold_out.py``): one consistent BatchGetItem of the event item (its
+counts and this person's attendee entry) and the request row answers "full" while the
+item shows no seat, with read units instead of a refused write of the whole item, and
+otherwise the booking writes as above. A cancellation removes exactly one
 registration (by its id), with its request row and the notice's outbox row, in one
 transaction: its only request when a signed link names the whole registration, otherwise
 after reading the attendee. The price: the item is capped at 400 KB, which bounds the capacity
@@ -36,13 +40,16 @@ from booking.dynamo.tables import EVENTS
 from booking.errors import (AlreadyRegistered, EventFull, EventNotFound, InvalidBooking,
                             NotRegistered)
 from booking.exactly_once.request_log import Request
+from booking.models import Registration
 
 from booking.strategies import event_edits
 from booking.strategies.aggregate import audit as aggregate_audit
 from booking.strategies.aggregate.holds import BUMP, BUMP_VALUES, AggregateHolds
 from booking.strategies.aggregate.orders import AggregateOrders
-from booking.strategies.base import AGAIN, CAPACITY_NAMES, Rewrite, Strategy, now_ms, refused_at
+from booking.strategies.base import (AGAIN, CAPACITY_NAMES, Rewrite, Strategy, expired_holder,
+                                     now_ms, refused_at)
 from booking.strategies.holds import HoldsMap, availability_of, quota_availability_of
+from booking.strategies.sold_out import read_first
 
 ITEM_SIZE_LIMIT = 400 * 1024
 # Room for the event's own attributes: name (twice: as typed and case-folded), dates,
@@ -99,6 +106,10 @@ class AggregateStrategy(AggregateHolds, Strategy):
         if order is not None:
             return self.orders.book(event_id, registration, order)
         request = Request.booking(registration)
+        if self.sold_out.any_of([event_id]):  # lately refused "full" here: read first
+            answered = self._answered_by_reading(event_id, registration, request)
+            if answered is not None:
+                return answered
         operations = [("Update", self.events.update_op(
             {"event_id": event_id}, BOOK, condition=BOOK_CONDITION,
             names={"#email": registration.email, **CAPACITY_NAMES},
@@ -116,7 +127,10 @@ class AggregateStrategy(AggregateHolds, Strategy):
             if over:  # full, but a waiting-list hold has expired: take its seat
                 return Rewrite([over, *operations[1:]],
                                self.tokens.client_token(registration.registration_id, "book-over"))
-            raise self._booking_refusal(old, registration.email) from None
+            refusal = self._booking_refusal(old, registration.email)
+            if isinstance(refusal, EventFull):
+                self.sold_out.note(event_id)  # the next rejections here read first
+            raise refusal from None
 
         return self.transact(operations, written=registration, decode=decode, request=request,
                              request_at=1,
@@ -130,6 +144,35 @@ class AggregateStrategy(AggregateHolds, Strategy):
             existing = items.registration_from_attendee(event_item["event_id"], email, attendees[email])
             return AlreadyRegistered(existing=existing)
         return EventFull()
+
+    def _answered_by_reading(self, event_id, registration, request):
+        """This request's registration, ``AlreadyRegistered``, ``EventNotFound``, or "full"
+        from one consistent read of the event item (no seat, no lapsed hold to take over);
+        None when it shows a seat (the hint is cleared and the booking writes)."""
+        item = self.read_event(event_id, registration, request)
+        if isinstance(item, Registration):
+            return item
+        if item["confirmed_count"] < item["capacity"] or expired_holder(item, now_ms()):
+            self.sold_out.clear(event_id)
+            return None
+        raise EventFull()
+
+    def read_event(self, event_id, registration, request) -> dict | Registration:
+        """The event item's counts (``read_first``: with the request row), or this
+        request's registration; raises ``AlreadyRegistered`` for an attendee."""
+        read = read_first(self, [(self.events, {"event_id": event_id})], registration, request,
+                          projections={self.events.name: (
+                              f"event_id, {COUNTS}, attendees.#email",
+                              {**CAPACITY_NAMES, "#email": registration.email})})
+        if read.answered is not None:
+            return read.answered
+        item = read.counters[0]
+        attendee = (item.get("attendees") or {}).get(registration.email)
+        if self.tokens.is_mine(attendee, registration):
+            return registration
+        if attendee is not None:
+            raise self._booking_refusal(item, registration.email)
+        return item
 
     def cancel(self, event_id, email, registration_id=None, *, request, known=None, event=None,
                release=None):

@@ -8,16 +8,19 @@ its ``tickets``) and every quota's seats, only if the person is new and every qu
 order draws on has room for all of them (``capacity >= :cap AND count <= :cap - n``, the
 capacities as last read: a refusal returns the item, which says which quota is full or
 corrects the guess). DynamoDB applies writes to one item one at a time: no write skew,
-whatever the number of quotas. One request per order and per rejection.
+whatever the number of quotas. One request per order; once this process was told "full"
+for a quota the order draws on, the order reads the item first (``sold_out.py``), which
+answers "full" naming a quota without room for it, or corrects the guess before writing.
 """
 from booking.dynamo import items
-from booking.errors import AlreadyRegistered, EventNotFound
+from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.exactly_once.request_log import Request
 from booking.models import Event, Order, Registration
 from booking.strategies.aggregate.holds import BUMP, BUMP_VALUES
 from booking.strategies.base import (AGAIN, Rewrite, checked_order, order_token, part_of,
                                      refused_at, tickets_left)
 from booking.strategies.quota_counts import count_changes, counts_of, room_condition
+from booking.strategies.sold_out import hint_key
 
 
 class AggregateOrders:
@@ -41,6 +44,14 @@ class AggregateOrders:
         strategy = self.strategy
         request = Request.booking(registration)
         rows = strategy.requests.ops(request, registration)
+        hints = [hint_key(event_id, quota) for quota in order.seats]
+        if strategy.sold_out.any_of(hints):  # lately refused "full" here: read first
+            item = strategy.read_event(event_id, registration, request)
+            if isinstance(item, Registration):
+                return item
+            order = self._checked(event_id, order, item)
+            for key in hints:
+                strategy.sold_out.clear(key)
         guess = [order]
 
         def decode(cancelled):
@@ -55,14 +66,22 @@ class AggregateOrders:
             if attendee is not None:
                 existing = items.registration_from_attendee(event_id, registration.email, attendee)
                 raise AlreadyRegistered(existing=existing) from None
-            guess[0] = checked_order(guess[0], {q: c for q, c in counts_of(old).items()
-                                                if q in guess[0].seats})
+            guess[0] = self._checked(event_id, guess[0], old)
             return Rewrite([self.book_op(event_id, registration, guess[0]), *rows],
                            order_token(registration, guess[0], "book"))
 
         return strategy.transact([self.book_op(event_id, registration, order), *rows],
                                  written=registration, decode=decode, request=request,
                                  request_at=1, token=order_token(registration, order, "book"))
+
+    def _checked(self, event_id, order: Order, item: dict) -> Order:
+        """``checked_order`` over the item's counts; a quota found without room is noted."""
+        try:
+            return checked_order(order, {q: c for q, c in counts_of(item).items()
+                                         if q in order.seats})
+        except EventFull as full:
+            self.strategy.sold_out.note(hint_key(event_id, full.quota))
+            raise
 
     def cancel(self, event_id, email, registration_id, *, request, event: Event, release):
         strategy = self.strategy

@@ -27,7 +27,11 @@ when a signed cancellation link names the whole registration that is its only re
 otherwise a GetItem finds it first. With nothing left to cancel, the request row says
 whether this very request already did.
 
-One request per booking and per rejection; capacity is not bounded by item size.
+One request per booking; capacity is not bounded by item size. Once this process was told
+"full" for the event, a booking reads before it writes (``sold_out.py``): one consistent
+BatchGetItem of the lock item, the person's registration and the request row answers
+"full" while the lock item shows no seat (no write of the lock item), and otherwise the
+booking writes as above.
 
 Orders (several seats, ticket types, further quotas: docs/orders.md) take one lock item
 per quota, all in the booking's one transaction: ``orders.py``.
@@ -42,11 +46,12 @@ from booking.models import CAPACITY_QUOTA, QuotaAvailability
 
 from booking.strategies import event_edits
 from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, OneItemPerPerson, Rewrite,
-                                     now_ms, old_item, refused_at)
+                                     expired_holder, now_ms, old_item, refused_at)
 from booking.strategies.holds import HoldsMap, availability_of
 from booking.strategies.lock_table import audit as lock_table_audit
 from booking.strategies.lock_table.holds import BUMP, LockTableHolds
 from booking.strategies.lock_table.orders import LockTableOrders, lock_key, quota_locks
+from booking.strategies.sold_out import read_first
 
 COUNT_ONE_MORE = f"SET confirmed_count = confirmed_count + :one, {BUMP}"
 COUNT_ONE_LESS = f"SET confirmed_count = confirmed_count - :one, {BUMP}"
@@ -77,6 +82,10 @@ class LockTableStrategy(LockTableHolds, OneItemPerPerson):
         if order is not None:
             return self.orders.book(event_id, registration, order)
         request = Request.booking(registration)
+        if self.sold_out.any_of([event_id]):  # lately refused "full" here: read first
+            answered = self._answered_by_reading(event_id, registration, request)
+            if answered is not None:
+                return answered
         operations = [
             ("Put", self.registrations_table.put_op(
                 items.registration_item(registration), condition="attribute_not_exists(email)")),
@@ -102,12 +111,27 @@ class LockTableStrategy(LockTableHolds, OneItemPerPerson):
                     return Rewrite([operations[0], over, *operations[2:]],
                                    self.tokens.client_token(registration.registration_id,
                                                             "book-over"))
+                self.sold_out.note(event_id)
                 raise EventFull() from None
             return None
 
         return self.transact(operations, written=registration, decode=decode, request=request,
                              request_at=2,
                              token=self.tokens.client_token(registration.registration_id, "book"))
+
+    def _answered_by_reading(self, event_id, registration, request):
+        """This request's registration, ``AlreadyRegistered``, ``EventNotFound``, or "full"
+        from one consistent read of the lock item (no seat, no lapsed hold to take over);
+        None when it shows a seat (the hint is cleared and the booking writes)."""
+        read = read_first(self, [(self.locks, {"event_id": event_id})], registration, request,
+                          registrations=self.registrations_table)
+        if read.answered is not None:
+            return read.answered
+        lock = read.counters[0]
+        if lock["confirmed_count"] < lock["capacity"] or expired_holder(lock, now_ms()):
+            self.sold_out.clear(event_id)
+            return None
+        raise EventFull()
 
     def cancel(self, event_id, email, registration_id=None, *, request, known=None, event=None,
                release=None):

@@ -13,19 +13,24 @@ A condition cannot add (``count + n <= capacity``), so each member states
 ``capacity >= :cap AND confirmed_count <= :cap - n`` with the quota's capacity as last
 read; a refusal carries the stored item, which either shows the quota full
 (``EventFull(quota=...)``) or corrects the guess for one more attempt. One request per
-order and per rejection when the guess is current.
+order and per rejection when the guess is current. Once this process was told "full" for
+a quota the order draws on, the order reads first (``sold_out.py``): one consistent
+BatchGetItem of every touched quota's lock item, the registration and the request row
+answers "full" naming a quota without room for the order, else corrects the guess and
+writes.
 
 A cancellation (whole, or some of the order's tickets) frees exactly the seats the stored
 order holds: the registration's write is conditional on its ``tickets`` being what was
 read, so a concurrent partial cancellation makes it read again.
 """
 from booking.dynamo import items
-from booking.errors import AlreadyRegistered, EventNotFound
+from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.exactly_once.request_log import Request
 from booking.models import CAPACITY_QUOTA, Event, Order, Registration
 from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite, checked_order,
                                      old_item, order_token, part_of, quota_order, refused_at,
                                      tickets_left)
+from booking.strategies.sold_out import hint_key, read_first
 
 TAKE = "SET confirmed_count = confirmed_count + :n, version = version + :one"
 GIVE = "SET confirmed_count = confirmed_count - :n, version = version + :one"
@@ -66,6 +71,11 @@ class LockTableOrders:
         quotas = quota_order(order)
         put = ("Put", strategy.registrations_table.put_op(
             items.registration_item(registration), condition="attribute_not_exists(email)"))
+        hints = [hint_key(event_id, quota) for quota in quotas]
+        if strategy.sold_out.any_of(hints):  # lately refused "full" here: read first
+            order = self._read_first(event_id, registration, request, order)
+            if isinstance(order, Registration):
+                return order
         guess = [order]
 
         def operations(current):
@@ -83,13 +93,38 @@ class LockTableOrders:
                 raise AlreadyRegistered(existing=items.registration_or_none(registered)) from None
             if not locks:
                 return None
-            guess[0] = checked_order(guess[0], {q: (int(lock["capacity"]), int(lock["confirmed_count"]))
-                                                for q, lock in locks.items()})
+            guess[0] = self._checked(event_id, guess[0], locks)
             return Rewrite(operations(guess[0]), order_token(registration, guess[0], "book"))
 
         return strategy.transact(operations(order), written=registration, decode=decode,
                                  request=request, request_at=1 + len(quotas),
                                  token=order_token(registration, order, "book"))
+
+    def _read_first(self, event_id, registration, request, order) -> Order | Registration:
+        """This request's registration, or the order with the capacities of one consistent
+        read of its quotas' lock items (with the registration and the request row); raises
+        ``EventFull`` naming a quota without room for it, or ``AlreadyRegistered``."""
+        quotas = quota_order(order)
+        read = read_first(self.strategy, [(self.strategy.locks, lock_key(event_id, quota))
+                                          for quota in quotas],
+                          registration, request, registrations=self.strategy.registrations_table)
+        if read.answered is not None:
+            return read.answered
+        if None in read.counters:
+            raise EventNotFound()
+        checked = self._checked(event_id, order, dict(zip(quotas, read.counters)))
+        for quota in quotas:
+            self.strategy.sold_out.clear(hint_key(event_id, quota))
+        return checked
+
+    def _checked(self, event_id, order: Order, locks: dict[str, dict]) -> Order:
+        """``checked_order`` over these lock items; a quota found without room is noted."""
+        try:
+            return checked_order(order, {q: (int(lock["capacity"]), int(lock["confirmed_count"]))
+                                         for q, lock in locks.items()})
+        except EventFull as full:
+            self.strategy.sold_out.note(hint_key(event_id, full.quota))
+            raise
 
     def cancel(self, event_id, email, registration_id, *, request, event: Event, release):
         strategy = self.strategy

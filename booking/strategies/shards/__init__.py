@@ -18,7 +18,8 @@ event never counts more than its capacity. Seats do not move between shards: whe
 picked shard is dry (refused at 2), the booking moves to the seats, and never answers
 "full" from one shard:
 
-- it reads the event's marker item strongly consistently; if it is marked sold out (and no
+- it reads the event's marker item (or one of its copies, ``seats.py``: they spread the
+  reads) strongly consistently; if it is marked sold out (and no
   waiting-list hold can have lapsed since), the answer is "full": a rejection after a
   sell-out is one refused transaction spread over the shards and one read, never a write
   of a hot item;
@@ -59,7 +60,8 @@ from booking.strategies.shards import capacity as shards_capacity
 from booking.strategies.shards import seats
 from booking.strategies.shards.holds import ShardsHolds
 from booking.strategies.shards.orders import ShardsOrders, check_order_shape
-from booking.strategies.shards.seats import BUMP, SHARDS, DryShards, marker_key, shard_key
+from booking.strategies.shards.seats import (BUMP, MARKERS, SHARDS, DryShards, any_marker_key,
+                                            marker_key, shard_key)
 
 COUNT_ONE_MORE = f"SET confirmed_count = confirmed_count + :one, {BUMP}"
 COUNT_ONE_LESS = f"SET confirmed_count = confirmed_count - :one, {BUMP}"
@@ -148,15 +150,17 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         """One consistent BatchGetItem of the marker, the person's registration and the
         request row: (the marker, this request's registration or None); raises
         ``EventNotFound`` or ``AlreadyRegistered``."""
+        key = any_marker_key(event_id)  # the marker or a copy: their reads spread
         marker, mine, *row = self.store.batch_get([
-            (self.locks, marker_key(event_id)),
+            (self.locks, key),
             (self.registrations_table, {"event_id": event_id, "email": registration.email}),
             *self.requests.reads(request)])
         answered = self.requests.answer(request, row[0]) if row else None
         if answered is not None:
             return marker, answered
-        if marker is None:
+        if marker is None and key == marker_key(event_id):
             raise EventNotFound()
+        marker = marker or {}  # a copy not made yet: not marked (the write decides)
         if self.tokens.is_mine(mine, registration):
             return marker, registration
         if mine is not None:
@@ -176,9 +180,7 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
     def _elsewhere(self, event_id, attempt):
         """After a dry shard: "full" from the sold-out mark, else from one consistent read
         of every shard, which otherwise names the shard (or lapsed hold) to try next."""
-        marker, now = self.locks.get(marker_key(event_id)), now_ms()
-        if marker is None:
-            raise EventNotFound() from None
+        marker, now = self.locks.get(any_marker_key(event_id)) or {}, now_ms()
         if marker.get("full_until", 0) > now:
             raise EventFull() from None
         try:
@@ -228,7 +230,7 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
             ("Update", self.locks.update_op(
                 shard_key(event_id, stored["shard"]), COUNT_ONE_LESS,
                 condition="attribute_exists(event_id)", values={":one": 1})),
-            seats.freed_op(self.locks, event_id),
+            *seats.freed_ops(self.locks, event_id),
             *self.requests.ops(request, removed),
         ]
 
@@ -238,7 +240,7 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
             return READ_AGAIN if refused_at(cancelled, 0) else None
 
         return self.transact_once(operations, written=removed, decode=decode, request=request,
-                                  request_at=3, token=self.tokens.client_token(
+                                  request_at=2 + MARKERS, token=self.tokens.client_token(
                                       f"{removed.registration_id}:{request.request_id}", "cancel"))
 
     def availability(self, event_id, quotas=()):

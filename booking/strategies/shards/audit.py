@@ -154,7 +154,7 @@ def _fix(strategy, event_id, quota, shards, counts, capacities, current, size) -
             names=CAPACITY_NAMES, values={":count": count, ":capacity": capacity, ":one": 1,
                                           ":version": item["version"]}))
           for n, (item, count, capacity) in enumerate(zip(shards, counts, capacities))],
-        seats.freed_op(strategy.locks, event_id),
+        *seats.freed_ops(strategy.locks, event_id),
         # A ConditionCheck member has exactly the shape of a Delete member.
         ("ConditionCheck", strategy.events.delete_op(
             {"event_id": event_id}, condition=f"{same} AND version = :v",

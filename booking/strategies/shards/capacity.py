@@ -10,7 +10,7 @@ further quotas the same way, in the same transaction (``quotas``: name -> seats)
 """
 import dataclasses
 
-from booking.dynamo.access import ConditionFailed
+from booking.dynamo.access import TransactionCancelled
 from booking.errors import EventNotFound, InvalidBooking
 from booking.models import CAPACITY_QUOTA
 
@@ -21,14 +21,15 @@ from booking.strategies.shards.seats import SHARDS, marker_key, quota_shard_key
 
 
 def mark_sold_out(strategy, event_id: str, seen: seats.Snapshot) -> None:
-    """Mark the event sold out, as ``seen`` (no seat anywhere), unless a seat was freed
-    since: every freeing write bumps the epoch, so the mark is refused then."""
+    """Mark the event sold out, as ``seen`` (no seat anywhere), on the marker and its
+    copies, unless a seat was freed since: every freeing write bumps the epoch, so the mark
+    is refused then."""
     try:
-        strategy.locks.update(marker_key(event_id), "SET full_until = :until",
-                              condition="epoch = :epoch",
-                              values={":until": seen.full_until(), ":epoch": seen.marker["epoch"]})
-    except ConditionFailed:
-        pass  # a seat was freed (or the mark moved on): the next rejection reads again
+        strategy.store.transact_write(seats.mark_ops(
+            strategy.locks, event_id, "SET full_until = :until", {":until": seen.full_until()},
+            seen.marker["epoch"]))
+    except TransactionCancelled:
+        pass  # a seat was freed (or a write was landing): the next rejection reads again
 
 
 def change_capacity(strategy, event_id, *, expected_version, capacity, changes, quotas=None):
@@ -56,7 +57,7 @@ def change_capacity(strategy, event_id, *, expected_version, capacity, changes, 
         operations = [
             ("Update", strategy.events.update_op({"event_id": event_id}, update.expression,
                                                  **update.kwargs())),
-            seats.freed_op(strategy.locks, event_id),
+            *seats.freed_ops(strategy.locks, event_id),
         ]
         for quota, size in sorted(sizes.items()):
             counts = [item["confirmed_count"] for item in seen[quota].shards]
@@ -107,5 +108,6 @@ def delete(strategy, event_id, quotas=()):
         for shard in range(SHARDS):
             strategy.locks.delete(quota_shard_key(event_id, quota, shard))
     strategy.registrations_table.delete_partition(event_id)
-    strategy.locks.delete(marker_key(event_id))
+    for copy in range(seats.MARKERS):
+        strategy.locks.delete(marker_key(event_id, copy))
     strategy.events.delete({"event_id": event_id})

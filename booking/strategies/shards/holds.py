@@ -146,12 +146,12 @@ class ShardsHolds(SeatHolds):
     def release_ops(self, event_id, email, *, until, ref, order=None):
         if order is None:
             return [self.held.release_op(shard_id(event_id, ref["shard"]), email, until=until),
-                    seats.freed_op(self.locks, event_id)]
+                    *seats.freed_ops(self.locks, event_id)]
         return [*(self.held.order_release_op(shard_id(event_id, n, quota), email,
                                              {quota: taken}, until=until)
                   for quota, shards in held_on(ref).items()
                   for n, taken in sorted(shards.items())),
-                seats.freed_op(self.locks, event_id)]
+                *seats.freed_ops(self.locks, event_id)]
 
     def release_expired(self, event_id, *, now, quotas=()):
         """Plain holds shard by shard; an order's lapsed hold whole (``_release_order``)."""
@@ -175,7 +175,7 @@ class ShardsHolds(SeatHolds):
         """Give every shard its part of ``email``'s lapsed order hold back and bump the
         marker, in one transaction (1), or 0 when it was released meanwhile."""
         operations = [*(self.held.order_lapsed_release_op(key, email, part, now=now)
-                        for key, part in parts), seats.freed_op(self.locks, event_id)]
+                        for key, part in parts), *seats.freed_ops(self.locks, event_id)]
         for _ in self.retry.attempts():
             try:
                 self.store.transact_write(operations)

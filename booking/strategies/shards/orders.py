@@ -36,11 +36,12 @@ sold out "full"), then the shards as in 2.
 
 Limits: a transaction holds at most 100 members, a TransactGetItems 100 items. An order
 writes the registration, at most ``min(SHARDS, max_per_order)`` shards per quota it
-touches and its request and outbox rows; a cancellation adds the marker; the read takes
-the marker and ``SHARDS`` shards per touched quota. An event has at most 10 further
-quotas, so that is at most 1 + 8 x 11 + 2 = 91 members (a cancellation 92) and 89 items,
-whatever the seats: ``check_order_shape`` keeps it so. Creating the event and a capacity
-edit write the event item, the marker and 8 shards per quota (at most 90).
+touches and its request and outbox rows; a cancellation adds the marker and its 3 copies;
+the read takes the marker and ``SHARDS`` shards per touched quota. An event has at most 10
+further quotas, so that is at most 1 + 8 x 11 + 2 = 91 members (a cancellation 95) and 89
+items, whatever the seats: ``check_order_shape`` keeps it so. Creating the event writes
+the event item, the marker and 8 shards per quota (at most 90); a capacity edit also the
+marker's copies (93).
 
 Waiting-list offers hold an entry's order on these shards (``holds.py``): placed as here,
 from one read, held with the same conditions, and released with the marker's bump.
@@ -48,7 +49,7 @@ from one read, held with the same conditions, and released with the marker's bum
 import random
 
 from booking.dynamo import items
-from booking.dynamo.access import ConditionFailed
+from booking.dynamo.access import TransactionCancelled
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound, InvalidBooking
 from booking.exactly_once.request_log import Request
 from booking.models import CAPACITY_QUOTA, Event, Order, QuotaAvailability, Registration
@@ -57,13 +58,14 @@ from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite, client
                                      refused_at, tickets_left)
 from booking.strategies.holds import availability_of
 from booking.strategies.shards import seats
-from booking.strategies.shards.seats import SHARDS, marker_key, quota_shard_key
+from booking.strategies.shards.seats import SHARDS, quota_shard_key
 
 TAKE = "SET confirmed_count = confirmed_count + :n, version = version + :one"
 GIVE = "SET confirmed_count = confirmed_count - :n, version = version + :one"
 FITS = "attribute_exists(event_id) AND #capacity >= :cap AND confirmed_count <= :room"
 TRANSACTION_LIMIT = 100
-OTHER_MEMBERS = 4  # the registration (or its update), the marker, the request and outbox rows
+OTHER_MEMBERS = 3 + seats.MARKERS  # the registration (or its update), the marker and its
+# copies, the request and outbox rows
 
 
 def hint_key(event_id: str, quota: str) -> str:
@@ -220,9 +222,7 @@ class ShardsOrders:
         the ``marker`` (read here when not given), else a plan from one read of every
         touched quota's shards, or "full" from that read."""
         strategy, quotas, now = self.strategy, quota_order(order), now_ms()
-        marker = marker or strategy.locks.get(marker_key(event_id))
-        if marker is None:
-            raise EventNotFound() from None
+        marker = marker or strategy.locks.get(seats.any_marker_key(event_id)) or {}
         for touched in quotas:
             if marked(marker, touched) > now:
                 raise order_full(order, touched) from None
@@ -249,10 +249,10 @@ class ShardsOrders:
         marks = {**(marker.get("full_quotas") or {}),
                  **{quota: seen[quota].full_until() for quota in further}}
         try:
-            self.strategy.locks.update(marker_key(event_id), "SET full_quotas = :marks",
-                                       condition="epoch = :epoch",
-                                       values={":marks": marks, ":epoch": marker["epoch"]})
-        except ConditionFailed:
+            self.strategy.store.transact_write(seats.mark_ops(
+                self.strategy.locks, event_id, "SET full_quotas = :marks", {":marks": marks},
+                marker["epoch"]))
+        except TransactionCancelled:
             pass  # a seat was freed since the read: the next refusal reads again
 
     def remove(self, event_id, item: dict, request, event: Event, release):
@@ -282,7 +282,7 @@ class ShardsOrders:
             first = ("Delete", strategy.registrations_table.delete_op(key, condition=condition,
                                                                       values=same))
         rows = strategy.requests.ops(request, answer)
-        operations = [first, *rows, seats.freed_op(strategy.locks, event_id), *[
+        operations = [first, *rows, *seats.freed_ops(strategy.locks, event_id), *[
             ("Update", strategy.locks.update_op(
                 quota_shard_key(event_id, quota, n), GIVE, condition="attribute_exists(event_id)",
                 values={":n": taken, ":one": 1}))

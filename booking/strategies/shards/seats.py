@@ -7,6 +7,15 @@ capacity. The event's marker item, ``<event id>#meta``, carries ``epoch`` (bumpe
 write that frees a seat) and, while the event is sold out, ``full_until``: the epoch
 milliseconds until which the mark holds (the earliest hold's expiry, or ``FOREVER``).
 
+Every rejection of a sold-out event reads a mark, and one item gives at most 3,000 read
+units a second. So the mark is kept on ``MARKERS`` items: the marker and its copies,
+``<event id>#meta-<n>``. The mark is written to all of them in one transaction, only if
+the marker's ``epoch`` is still the one read (``mark_ops``), and every write that frees a
+seat bumps the epoch and removes the mark from all of them in its own transaction
+(``freed_ops``): transactions are serializable, so a mark stands on a copy only while it
+stands on the marker, and a reader may pick any copy (``any_marker_key``). A copy is
+made by the first mark (a missing copy reads as "not marked": the booking writes).
+
 An event with orders (``orders.py``) has ``SHARDS`` such items per further quota too,
 keyed ``<event id>#<quota>#<n>`` (``quota_shard_key``; the capacity quota's are the
 event's own), and its marker carries ``full_quotas`` (quota -> until) beside
@@ -24,10 +33,12 @@ from booking.models import CAPACITY_QUOTA
 from booking.strategies.base import CAPACITY_NAMES
 
 SHARDS = 8
+MARKERS = 4  # the marker and its copies: 4 x 3,000 rejections a second read from them
 FOREVER = 2**62
 BUMP = "version = version + :one"  # every write of a shard: the repair's check
 SEATS = "event_id, #capacity, confirmed_count, holds, hold_seats"  # a shard's seats, as read
 FREED = "SET epoch = epoch + :one REMOVE full_until, full_quotas"  # the marker, on every freed seat
+UNMARK = "REMOVE full_until, full_quotas"  # its copies, on every freed seat
 
 
 def shard_key(event_id: str, shard: int) -> dict:
@@ -41,8 +52,14 @@ def quota_shard_key(event_id: str, quota: str, shard: int) -> dict:
     return {"event_id": f"{event_id}#{quota}#{shard}"}
 
 
-def marker_key(event_id: str) -> dict:
-    return {"event_id": f"{event_id}#meta"}
+def marker_key(event_id: str, copy: int = 0) -> dict:
+    """The marker (``copy`` 0: it carries the epoch), or one of its copies."""
+    return {"event_id": f"{event_id}#meta" + (f"-{copy}" if copy else "")}
+
+
+def any_marker_key(event_id: str) -> dict:
+    """The marker or a copy, at random: rejections spread their reads over them."""
+    return marker_key(event_id, random.randrange(MARKERS))
 
 
 def shares(capacity: int, counts: list[int]) -> list[int]:
@@ -60,11 +77,25 @@ def shard_item(event_id: str, shard: int, capacity: int, count: int = 0, *,
             "holds": {}, **({"hold_seats": {}} if orders else {}), "version": 1}
 
 
-def freed_op(locks, event_id: str) -> tuple[str, dict]:
-    """The marker's update for a write that frees a seat: a sold-out mark would lie."""
-    return ("Update", locks.update_op(marker_key(event_id), FREED,
-                                      condition="attribute_exists(event_id)",
-                                      values={":one": 1}))
+def freed_ops(locks, event_id: str) -> list[tuple[str, dict]]:
+    """The marker's and its copies' updates for a write that frees a seat (a sold-out mark
+    would lie): the marker first, only while the event exists."""
+    return [("Update", locks.update_op(marker_key(event_id), FREED,
+                                       condition="attribute_exists(event_id)",
+                                       values={":one": 1})),
+            *[("Update", locks.update_op(marker_key(event_id, copy), UNMARK))
+              for copy in range(1, MARKERS)]]
+
+
+def mark_ops(locks, event_id: str, expression: str, values: dict,
+             epoch: int) -> list[tuple[str, dict]]:
+    """The mark (``expression``: SET ``full_until`` or ``full_quotas``) on the marker, only
+    at ``epoch`` (no seat freed since the read), and on every copy."""
+    return [("Update", locks.update_op(marker_key(event_id), expression,
+                                       condition="epoch = :epoch",
+                                       values={**values, ":epoch": epoch})),
+            *[("Update", locks.update_op(marker_key(event_id, copy), expression, values=values))
+              for copy in range(1, MARKERS)]]
 
 
 @dataclass(frozen=True)
