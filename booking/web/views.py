@@ -110,11 +110,11 @@ def read_submission(request, event):
         form.is_valid()
         form.add_error(None, FORM_EXPIRED)
         return form, tokens.new_form_token(event.id), None
-    rate_limits.check_once(rate_limits.SIGNUP, client, request_id, message=SIGNUPS_LIMITED)
     if not form.is_valid():
+        rate_limits.check_signup(client, request_id, message=SIGNUPS_LIMITED)
         return form, token, None
-    rate_limits.check_address(form.cleaned_data["email"], client, request_id,
-                              message=EMAIL_LIMITED)
+    rate_limits.check_signup(client, request_id, email=form.cleaned_data["email"],
+                             message=SIGNUPS_LIMITED, email_message=EMAIL_LIMITED)
     return form, token, request_id
 
 

@@ -93,7 +93,7 @@ def test_recheck__limited__429_page_keeps_the_check_again_button(client, service
 
     # A re-check of the same form token counts once, so only a limit that refuses it
     # anyway (its window full before the token was counted) reaches this page.
-    for check in ("check", "check_once", "check_address"):
+    for check in ("check", "check_once", "check_address", "check_signup"):
         monkeypatch.setattr(rate_limits, check, limited)
 
     again = check_again(client, page)
