@@ -151,12 +151,13 @@ class EventRegistrations(ApiView):
         the ``quota`` without room). The Idempotency-Key is the booking's request id: a
         retry answers the first 201 and books nothing (the same key with other tickets: 422)."""
         request_id, data = keyed_input(request, BookingInput, event_id)
-        started = timezone.now()
-        registration = get_booking_service().book(
+        started, service = timezone.now(), get_booking_service()
+        registration = service.book(
             event_id, name=data["name"], email=data["email"], request_id=request_id,
             tickets=data.get("tickets"))
         if registration.registered_at >= started and registration.is_confirmed:
-            mail.send_soon(mail_sender(), mail.CONFIRMATION, registration)
+            mail.send_soon(mail_sender(), mail.CONFIRMATION, registration,
+                           event=service.recent_event(event_id))
         return Response(RegistrationOutput(registration).data, status=201)
 
 
