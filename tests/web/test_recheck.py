@@ -37,8 +37,9 @@ def check_again(client, page):
 def test_recheck__store_unreachable__503_page_says_not_known_yet_and_checks_again(
         client, service, event, monkeypatch):
     page = first_answer(client, service, event, monkeypatch)
-    monkeypatch.setattr(service, "get_event", lambda *a, **k: (_ for _ in ()).throw(
-        StoreUnavailable()))
+    for read in ("get_event", "recent_event"):  # past the event's remembered seconds
+        monkeypatch.setattr(service, read, lambda *a, **k: (_ for _ in ()).throw(
+            StoreUnavailable()))
 
     again = check_again(client, page)
 

@@ -108,6 +108,10 @@ class Command(BaseCommand):
                             help="--drop: seconds a person keeps asking (default 30).")
         parser.add_argument("--threads", type=int, default=64,
                             help="--drop: people in flight at once at most (default 64).")
+        parser.add_argument("--probes", type=int, default=10,
+                            help="--drop: people booking one at a time before the drop, and "
+                                 "refused one at a time after it, for the units each costs "
+                                 "(default 10).")
         parser.add_argument(
             "--via", choices=("api", "form"), default=None,
             help="--drop through the door: make serve's stack (nginx, gunicorn, the worker) "
@@ -147,7 +151,8 @@ class Command(BaseCommand):
         try:
             config = drop.DropConfig.parse(options["drop"], scale=options["scale"],
                                            strategies=chosen, patience=options["patience"],
-                                           threads=options["threads"])
+                                           threads=options["threads"],
+                                           probes=options["probes"])
         except ValueError as exc:
             raise CommandError(f"Bad --drop {options['drop']!r}: {exc}", returncode=2) from exc
         bar = progress(range(len(chosen)), self.stderr, total=len(chosen), unit="strategy")
