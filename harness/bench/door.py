@@ -88,7 +88,7 @@ def tier_cpu(root_pid: int) -> dict:
             if ppid == parent and pid not in below:
                 below.add(pid)
                 frontier.append(pid)
-    totals = {"gunicorn": 0.0, "nginx": 0.0, "gunicorn_workers": 0}
+    totals = {"gunicorn": 0.0, "nginx": 0.0, "gunicorn_workers": 0, "nginx_processes": 0}
     for pid in below:
         name, ppid, own, children = table[pid]
         kind = "nginx" if name.startswith("nginx") else "gunicorn" if (
@@ -96,6 +96,7 @@ def tier_cpu(root_pid: int) -> dict:
         if kind is None:
             continue
         totals[kind] += own + children
+        totals["nginx_processes"] += kind == "nginx"
         if kind == "gunicorn" and table.get(ppid, ("",))[0] == name:
             totals["gunicorn_workers"] += 1
     return totals
@@ -162,6 +163,7 @@ def form_person(door: Door, index: int, arrival: float) -> dict:
                 statuses[f"GET {status}"] = statuses.get(f"GET {status}", 0) + 1
                 token, csrf = _TOKEN.search(page), _CSRF.search(page)
                 if status != 200 or not token or not csrf:
+                    fields = None
                     raise LookupError(status)
                 cookie = "; ".join(c.split(";", 1)[0] for c in answer.headers.get_all(
                     "Set-Cookie") or [] if c.startswith("csrftoken="))
@@ -171,9 +173,12 @@ def form_person(door: Door, index: int, arrival: float) -> dict:
                 address, "POST", path, urllib.parse.urlencode(fields),
                 {"Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie,
                  "Referer": f"http://127.0.0.1:{door.port}{path}"})
-        except (OSError, http.client.HTTPException, LookupError):
+        except LookupError as failed:  # the page did not come (counted as "GET n")
+            status, page = f"page {failed.args[0]}", ""
+        except (OSError, http.client.HTTPException):
             status, page = "connection", ""
-        statuses[str(status)] = statuses.get(str(status), 0) + 1
+        if not str(status).startswith("page "):
+            statuses[str(status)] = statuses.get(str(status), 0) + 1
         if status == 303:
             return _answer("booked", arrival, asked, statuses)
         if status == 409:
@@ -369,6 +374,7 @@ def summarize(config, strategy, via, answers, started, ended, report, prefix, al
             (cpu_after["gunicorn"] - cpu_before["gunicorn"]) / people, 4),
         "nginx_cpu_s_per_person": round((cpu_after["nginx"] - cpu_before["nginx"]) / people, 4),
         "gunicorn_workers": cpu_after["gunicorn_workers"],
+        "nginx_processes": cpu_after["nginx_processes"],
         "requests_per_second_per_worker": round(requests / seconds / workers, 2),
         "longest_request_s": longest, "client_addresses_seen": addresses,
         "overbooked": max(0, stored - config.scaled_seats - config.probes),

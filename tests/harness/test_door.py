@@ -48,7 +48,9 @@ def test_door__each_person_seen_from_their_own_address(drop_row):
 
 
 def test_door__web_tier_and_store_figures(drop_row):
-    assert drop_row["gunicorn_cpu_s_per_person"] > 0 and drop_row["nginx_cpu_s_per_person"] > 0
+    # nginx's share is a few clock ticks for 30 people: read, perhaps 0.
+    assert drop_row["gunicorn_cpu_s_per_person"] > 0 and drop_row["nginx_cpu_s_per_person"] >= 0
+    assert drop_row["nginx_processes"] >= 2  # its master and at least one worker
     assert drop_row["gunicorn_workers"] == 2 and drop_row["requests_per_second_per_worker"] > 0
     assert drop_row["longest_request_s"] > 0
     assert drop_row["probe_bookings"] == {"booked": 2}
