@@ -27,6 +27,8 @@ import json
 import os
 import random
 import re
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -35,7 +37,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from harness.serving import ProductionSite
+from harness.serving import ROOT, ProductionSite
 
 from .drop import DropConfig, capacity, per, stats_quantile
 
@@ -282,14 +284,11 @@ STORED = ("from booking.wiring import get_booking_service as g; s = g(); "
 
 
 def _start_worker(site, workdir):
-    import subprocess
-    import sys
-
-    from harness.serving import ROOT
-
+    """``booking_worker`` in the site's environment (no stream decider: no drop strategy
+    uses streams), which sends what the web processes left."""
     log = (Path(workdir) / "worker.log").open("w")
-    return subprocess.Popen([sys.executable, "manage.py", "booking_worker", "--no-decider"], cwd=ROOT,
-                            env=site.env, stdout=log, stderr=subprocess.STDOUT)
+    return subprocess.Popen([sys.executable, "manage.py", "booking_worker", "--no-decider"],
+                            cwd=ROOT, env=site.env, stdout=log, stderr=subprocess.STDOUT)
 
 
 def probe(server, prefix, door, person, count, label, offset) -> dict:
