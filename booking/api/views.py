@@ -156,8 +156,9 @@ class EventRegistrations(ApiView):
             event_id, name=data["name"], email=data["email"], request_id=request_id,
             tickets=data.get("tickets"))
         if registration.registered_at >= started and registration.is_confirmed:
+            # The event as read here within seconds, if it was (else the sender reads it).
             mail.send_soon(mail_sender(), mail.CONFIRMATION, registration,
-                           event=service.recent_event(event_id))
+                           event=service.catalog.remembered_event(event_id))
         return Response(RegistrationOutput(registration).data, status=201)
 
 

@@ -204,12 +204,18 @@ class EventCatalog:
         would otherwise read it. Its capacity may be stale by that much: nothing decides a
         seat from it (the strategy's write or read does)."""
         event_id = validation.clean_event_id(event_id)
+        event = self.remembered_event(event_id, max_age=max_age, now=now)
+        return event if event is not None else self.get_event(event_id)
+
+    def remembered_event(self, event_id, *, max_age: float = RECENT_EVENT_SECONDS,
+                         now: float | None = None) -> Event | None:
+        """As ``recent_event``, but None rather than a read when it is not that fresh."""
         now = time.monotonic() if now is None else now
         with self._lock:
             event, read_at = self._event_of.get(event_id), self._read_at.get(event_id)
         if event is not None and read_at is not None and now - read_at < max_age:
             return event
-        return self.get_event(event_id)
+        return None
 
     def iter_events(self, *, page_size: int = 100) -> Iterator[Event]:
         """Yield every event, reading the table page by page."""
