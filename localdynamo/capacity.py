@@ -182,6 +182,7 @@ class CapacityModel:
         self.consumed = defaultdict(Counter)   # table -> {"write": units, "read": units}
         self.throttles = Counter()             # table -> refused requests
         self.by_key = Counter()                # (table, partition, kind) -> units
+        self.requests = Counter()              # table -> requests admitted that touch it
 
     def partition(self, index: str, schema_keys: tuple, item: dict, table_key: dict) -> str:
         """The bucket's name for ``item`` in the table (index "") or one of its indexes."""
@@ -222,6 +223,8 @@ class CapacityModel:
                     return position
             for charge in charges:
                 self._spend(charge, now)
+            for table in {charge.table for charge in charges}:
+                self.requests[table] += 1
             return None
 
     def settle(self, charges: list[Charge]) -> None:
@@ -247,9 +250,10 @@ class CapacityModel:
                 "limits": {"write_units_per_second": self.spec.write_rate,
                            "read_units_per_second": self.spec.read_rate},
                 "tables": {table: {"write_units": units[WRITE], "read_units": units[READ],
-                                   "throttles": self.throttles[table]}
+                                   "throttles": self.throttles[table],
+                                   "requests": self.requests[table]}
                            for table, units in self.consumed.items()} | {
-                    table: {"write_units": 0, "read_units": 0, "throttles": n}
+                    table: {"write_units": 0, "read_units": 0, "throttles": n, "requests": 0}
                     for table, n in self.throttles.items() if table not in self.consumed},
                 "hottest": [{"table": t, "partition": p, "kind": k, "units": u,
                              "units_per_second": u / elapsed}
@@ -262,6 +266,7 @@ class CapacityModel:
             self.consumed.clear()
             self.throttles.clear()
             self.by_key.clear()
+            self.requests.clear()
             self.started = self.clock()
 
 

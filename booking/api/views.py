@@ -176,7 +176,9 @@ class EventRegistrations(ApiView):
         if registration.status == WAITING:
             return _waiting(registration)
         if new and registration.is_confirmed:
-            mail.send_soon(mail_sender(), mail.CONFIRMATION, registration)
+            # The event as read here within seconds, if it was (else the sender reads it).
+            mail.send_soon(mail_sender(), mail.CONFIRMATION, registration,
+                           event=service.catalog.remembered_event(event_id))
         return Response(RegistrationOutput(registration).data, status=201)
 
 
@@ -218,10 +220,10 @@ def keyed_input(request, payload_class, event_id: str) -> tuple[str, dict]:
     name, email = payload.validated_data["name"], payload.validated_data["email"]
     request_id = idempotency.caller_request_id(request, key, event_id=event_id, email=email)
     # One Idempotency-Key counts once (a retried request spends nothing), and the
-    # address's limit only for this network, as on the signup form.
+    # address's limit only for this network, as on the signup form: one write for both.
     client = rate_limits.client_address(request)
-    rate_limits.check_once(rate_limits.SIGNUP, client, request_id, message=SIGNUPS_LIMITED)
-    rate_limits.check_address(email, client, request_id, message=EMAIL_LIMITED)
+    rate_limits.check_signup(client, request_id, email=email, message=SIGNUPS_LIMITED,
+                             email_message=EMAIL_LIMITED)
     return request_id, dict(payload.validated_data)
 
 

@@ -5,6 +5,9 @@ hosts, that decides and counts in the same write (never a read, then a write):
 - ``hit``: ``ADD hits :one``; the caller compares the count it returns with its limit.
 - ``hit_once``: counts a submission (e.g. one signed form token) only the first time and
   only while the window has room; a replay of a counted submission passes uncounted.
+- ``hit_all``: several counters of one client, kept in one item, counted together for a
+  submission in one conditional UpdateItem (each below its own limit), once per
+  submission: a signup's network and e-mail-address limits cost one write.
 - ``reserve`` / ``release``: take one of the window's places before work that must be
   bounded (an admin password check), and give it back when it should not count.
 
@@ -55,6 +58,42 @@ class RateCounters:
         except ConditionFailed as refused:
             return once in (refused.old_item or {}).get("seen", set())
         return True
+
+    def hit_all(self, bucket: str, *, window_start: int, window_seconds: int, once: str,
+                counters: dict[str, int], unless: tuple[str, ...] = ()) -> tuple[str, str | None]:
+        """Count the submission ``once`` in every counter of ``counters`` (attribute name ->
+        limit) of the bucket's item, in one conditional UpdateItem that holds only while
+        each counter is below its limit and neither ``once`` nor any mark of ``unless`` was
+        counted. Answers ``("counted", None)`` (now, or ``once`` before), ``("full",
+        counter)`` (nothing counted) or ``("seen", mark)``: a mark of ``unless`` was
+        counted (nothing counted now; the caller counts what that mark did not).
+        ``window_start``/``window_seconds`` are the item's (the longest counter's); a
+        counter with a shorter window carries its window in its name."""
+        names = {"#ttl": "ttl", "#seen": "seen"}
+        values = _values(window_start, window_seconds, **{":once": {once}, ":key": once})
+        adds, rooms = ["#seen :once"], ["NOT contains(#seen, :key)"]
+        for n, mark in enumerate(unless):
+            values[f":u{n}"] = mark
+            rooms.append(f"NOT contains(#seen, :u{n})")
+        for n, (counter, limit) in enumerate(counters.items()):
+            names[f"#c{n}"], values[f":l{n}"] = counter, limit
+            adds.append(f"#c{n} :one")
+            rooms.append(f"(attribute_not_exists(#c{n}) OR #c{n} < :l{n})")
+        try:
+            self.table.update(_key(bucket, window_start),
+                              f"ADD {', '.join(adds)} SET #ttl = if_not_exists(#ttl, :ttl)",
+                              names=names, condition=" AND ".join(rooms), values=values)
+        except ConditionFailed as refused:
+            old = refused.old_item or {}
+            seen = old.get("seen", set())
+            if once in seen:
+                return "counted", None
+            mark = next((m for m in unless if m in seen), None)
+            if mark is not None:
+                return "seen", mark
+            return "full", next((c for c, limit in counters.items()
+                                 if int(old.get(c, 0)) >= limit), next(iter(counters)))
+        return "counted", None
 
     def reserve(self, bucket: str, *, window_start: int, window_seconds: int,
                 limit: int) -> bool:

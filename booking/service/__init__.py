@@ -89,6 +89,11 @@ class BookingService:
     def get_event(self, event_id) -> Event:
         return self.catalog.get_event(event_id)
 
+    def recent_event(self, event_id) -> Event:
+        """The event as read here within ``RECENT_EVENT_SECONDS`` (never its seats), else
+        read now: for the booking pages and answers (``EventCatalog.recent_event``)."""
+        return self.catalog.recent_event(event_id)
+
     def iter_events(self, *, page_size: int = 100) -> Iterator[Event]:
         return self.catalog.iter_events(page_size=page_size)
 

@@ -7,6 +7,7 @@ which closes bookings) for the events used most recently.
 import hashlib
 import json
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -25,6 +26,11 @@ from booking.models import Event
 from booking.strategies import Strategy
 
 _REMEMBERED_EVENTS = 10_000
+# How long a process answers the event's page and bookings from the event as it last read
+# it (``recent_event``): its name, times and strategy, never its seats (those are read or
+# written every time). Another process's edit is seen within this many seconds; this
+# process's own at once.
+RECENT_EVENT_SECONDS = 2.0
 KEY_REUSED = "This key was already used to create a different event."
 BEING_CREATED = "This event is still being created. Ask again in a moment."
 
@@ -68,6 +74,7 @@ class EventCatalog:
         self._starts_of: dict[str, datetime | None] = {}
         # Each event as last read here: its ticket types and quotas, for orders.
         self._event_of: dict[str, Event] = {}
+        self._read_at: dict[str, float] = {}  # when get_event last read it (monotonic)
         self._lock = threading.Lock()
 
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
@@ -186,7 +193,29 @@ class EventCatalog:
             raise EventNotFound()
         event = items.event_from_item(item)
         self.remember(event_id, event.strategy, starts_at=event.starts_at, event=event)
+        with self._lock:
+            self._read_at[event_id] = time.monotonic()
         return event
+
+    def recent_event(self, event_id, *, max_age: float = RECENT_EVENT_SECONDS,
+                     now: float | None = None) -> Event:
+        """The event as read here less than ``max_age`` seconds ago, else read now
+        (``get_event``): for the pages and answers of a busy event, whose every request
+        would otherwise read it. Its capacity may be stale by that much: nothing decides a
+        seat from it (the strategy's write or read does)."""
+        event_id = validation.clean_event_id(event_id)
+        event = self.remembered_event(event_id, max_age=max_age, now=now)
+        return event if event is not None else self.get_event(event_id)
+
+    def remembered_event(self, event_id, *, max_age: float = RECENT_EVENT_SECONDS,
+                         now: float | None = None) -> Event | None:
+        """As ``recent_event``, but None rather than a read when it is not that fresh."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            event, read_at = self._event_of.get(event_id), self._read_at.get(event_id)
+        if event is not None and read_at is not None and now - read_at < max_age:
+            return event
+        return None
 
     def iter_events(self, *, page_size: int = 100) -> Iterator[Event]:
         """Yield every event, reading the table page by page."""
@@ -226,6 +255,7 @@ class EventCatalog:
             self._strategy_of.pop(event_id, None)
             self._starts_of.pop(event_id, None)
             self._event_of.pop(event_id, None)
+            self._read_at.pop(event_id, None)
 
     def remember(self, event_id: str, strategy_name: str, *, starts_at=None,
                  event: Event | None = None) -> None:
@@ -239,3 +269,4 @@ class EventCatalog:
                 forgotten, _ = self._strategy_of.popitem(last=False)
                 self._starts_of.pop(forgotten, None)
                 self._event_of.pop(forgotten, None)
+                self._read_at.pop(forgotten, None)

@@ -139,11 +139,73 @@ def check_once(limit: str, client: str, submission: str, *, message: str | None 
 
 def check_address(email: str, client: str, submission: str, *,
                   message: str | None = None) -> None:
-    """The per-e-mail signup limit, counted for the network it comes from and once per
-    submission: another network's requests about the address never spend its owner's
-    allowance, and the owner's own resubmissions spend nothing."""
+    """The per-e-mail signup limit alone (``check_signup`` counts it with the network's in
+    one write), counted for the network it comes from and once per submission."""
     check_once(SIGNUP_EMAIL, f"{validation.normalize_email(email)}|{client}", submission,
                message=message)
+
+
+# The signup limits of one network live in one item per window: its count (SIGNUP), its
+# count per e-mail address (SIGNUP_EMAIL) and the submissions counted.
+SIGNUPS = "signups"
+
+
+def _digest(text: str, size: int = 16) -> str:
+    return hmac.new(signing.Signer().key.encode(), text.encode(),
+                    hashlib.sha256).hexdigest()[:size]
+
+
+def check_signup(client: str, submission: str, *, email: str | None = None,
+                 message: str | None = None, email_message: str | None = None,
+                 now=None) -> None:
+    """A signup's limits in one write: the network's (``SIGNUP``) and, once the form is
+    valid, the e-mail address's from that network (``SIGNUP_EMAIL``), each counted once per
+    submission, decided and counted in one conditional UpdateItem on the network's item
+    (``RateCounters.hit_all``). Another network's requests about an address never spend
+    its owner's allowance; a resubmission (a double click, the 202 page's re-check, the
+    same Idempotency-Key) spends nothing; a form first sent invalid and then corrected
+    with the same token counts the network once and the address once (a second write,
+    only then). ``RateLimited`` with ``message`` (the network's) or ``email_message``."""
+    now = time.time() if now is None else now
+    limits = [(SIGNUP, _rate(SIGNUP), "n")]
+    if email is not None:
+        person = _digest(f"{validation.normalize_email(email)}")
+        limits.append((SIGNUP_EMAIL, _rate(SIGNUP_EMAIL), f"e{person}"))
+    limits = [(limit, rate, name) for limit, rate, name in limits if rate is not None]
+    if not limits:
+        return
+    longest = max(rate.seconds for _, rate, _ in limits)
+    item_start = int(now // longest) * longest
+    counters, which = {}, {}
+    for limit, rate, name in limits:
+        start, retry_after = _window(rate, now)
+        counters[f"{name}{start}"] = rate.limit
+        which[f"{name}{start}"] = (limit, retry_after)
+    marks = {"n": _digest(f"n|{submission}"), "e": _digest(f"e|{submission}")}
+    bucket = f"{SIGNUPS}:{_digest(client, 32)}"
+    counter_table = wiring.rate_counters()
+
+    def count(chosen, once, unless=()):
+        try:
+            return counter_table.hit_all(
+                bucket, window_start=item_start, window_seconds=longest, once=once,
+                counters=chosen, unless=unless)
+        except (BookingError, StoreError):
+            logger.warning("Signup limits not counted: the store is unavailable",
+                           exc_info=True)
+            return "counted", None
+
+    if email is None:
+        state, detail = count(counters, marks["n"])
+    else:
+        state, detail = count(counters, marks["e"], unless=(marks["n"],))
+        if state == "seen":  # the network counted this submission already (an invalid form)
+            only = {c: n for c, n in counters.items() if which[c][0] == SIGNUP_EMAIL}
+            state, detail = count(only, marks["e"]) if only else ("counted", None)
+    if state == "full":
+        limit, retry_after = which[detail]
+        raise RateLimited(email_message if limit == SIGNUP_EMAIL else message,
+                          retry_after=retry_after)
 
 
 @contextmanager

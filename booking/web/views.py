@@ -75,7 +75,7 @@ def event_detail(request, event_id):
     if request.method == "POST" and "checks" in request.POST:
         return _recheck(request, event_id)
     service = get_booking_service()
-    event = service.get_event(event_id)
+    event = service.recent_event(event_id)
     if request.method == "POST":
         return _signup(request, service, event)
     return render_event(request, service, event, None, tokens.new_form_token(event.id))
@@ -110,11 +110,11 @@ def read_submission(request, event):
         form.is_valid()
         form.add_error(None, FORM_EXPIRED)
         return form, tokens.new_form_token(event.id), None
-    rate_limits.check_once(rate_limits.SIGNUP, client, request_id, message=SIGNUPS_LIMITED)
     if not form.is_valid():
+        rate_limits.check_signup(client, request_id, message=SIGNUPS_LIMITED)
         return form, token, None
-    rate_limits.check_address(form.cleaned_data["email"], client, request_id,
-                              message=EMAIL_LIMITED)
+    rate_limits.check_signup(client, request_id, email=form.cleaned_data["email"],
+                             message=SIGNUPS_LIMITED, email_message=EMAIL_LIMITED)
     return form, token, request_id
 
 
@@ -173,7 +173,7 @@ def _recheck(request, event_id):
     saying plainly that it is not known yet, never a bare error page."""
     try:
         service = get_booking_service()
-        return _signup(request, service, service.get_event(event_id), rechecking=True)
+        return _signup(request, service, service.recent_event(event_id), rechecking=True)
     except BookingError as error:
         if status_for(error) not in (429, 503):
             return render_error(request, error)

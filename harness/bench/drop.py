@@ -73,8 +73,8 @@ class DropConfig:
     def parse(cls, text: str, **options) -> "DropConfig":
         people, seats, seconds = text.split(":")
         config = cls(people=int(people), seats=int(seats), seconds=float(seconds), **options)
-        if min(config.people, config.seats, config.seconds, config.scale) <= 0:
-            raise ValueError("people, seats, seconds and scale must be positive")
+        if min(config.people, config.seats, config.seconds, config.scale, config.probes) <= 0:
+            raise ValueError("people, seats, seconds, scale and probes must be positive")
         return config
 
 

@@ -132,7 +132,8 @@ def test_server_error__outside_the_api__still_a_page(server_errors_answered, ser
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(service, "get_event", broken)
+    for read in ("get_event", "recent_event"):
+        monkeypatch.setattr(service, read, broken)
     event_id = "0" * 32
 
     response = server_errors_answered.get(f"/events/{event_id}/")

@@ -102,6 +102,18 @@ def test_model__refuses_all_or_nothing():
     assert model.snapshot()["tables"]["t"]["write_units"] == 9  # b was not charged
 
 
+def test_model__requests_counted_per_table_touched_once_admitted():
+    model = CapacityModel(CapacitySpec(scale=0.01), Clock())
+    # A transaction over two tables (two items in one): one request for each table.
+    assert model.admit([Charge("t", "a", "write", 1), Charge("t", "b", "write", 1),
+                        Charge("u", "c", "write", 1)]) is None
+    assert model.admit([Charge("t", "a", "write", 50)]) == 0  # refused: not counted
+    tables = model.snapshot()["tables"]
+    assert (tables["t"]["requests"], tables["u"]["requests"]) == (1, 1)
+    model.reset()
+    assert model.snapshot()["tables"] == {}
+
+
 # --- Through the proxy, in front of the session's DynamoDB Local ---------------------------
 
 @pytest.fixture
@@ -251,6 +263,7 @@ def test_command__capacity_with_faults__both_on_one_port():
         stop_server(server)
     # The injected 500 is refused before it is charged; then one unit a second on "a".
     assert codes == ["InternalServerError", "ok", "ProvisionedThroughputExceededException"]
-    assert report["tables"][table] == {"write_units": 20, "read_units": 0, "throttles": 1}
+    assert report["tables"][table] == {"write_units": 20, "read_units": 0, "throttles": 1,
+                                       "requests": 1}
     assert report["hottest"][0]["partition"] == "a"
     assert "Capacity limits on" in server.log_path.read_text()

@@ -37,8 +37,9 @@ def check_again(client, page):
 def test_recheck__store_unreachable__503_page_says_not_known_yet_and_checks_again(
         client, service, event, monkeypatch):
     page = first_answer(client, service, event, monkeypatch)
-    monkeypatch.setattr(service, "get_event", lambda *a, **k: (_ for _ in ()).throw(
-        StoreUnavailable()))
+    for read in ("get_event", "recent_event"):  # past the event's remembered seconds
+        monkeypatch.setattr(service, read, lambda *a, **k: (_ for _ in ()).throw(
+            StoreUnavailable()))
 
     again = check_again(client, page)
 
@@ -93,7 +94,7 @@ def test_recheck__limited__429_page_keeps_the_check_again_button(client, service
 
     # A re-check of the same form token counts once, so only a limit that refuses it
     # anyway (its window full before the token was counted) reaches this page.
-    for check in ("check", "check_once", "check_address"):
+    for check in ("check", "check_once", "check_address", "check_signup"):
         monkeypatch.setattr(rate_limits, check, limited)
 
     again = check_again(client, page)

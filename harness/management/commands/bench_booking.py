@@ -4,7 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 
-from harness.bench import drop, report
+from harness.bench import door, drop, report
 from harness.bench.runner import BenchConfig, run
 from booking.dynamo.provision import existing_table_names
 from booking.dynamo.access import StoreError
@@ -108,6 +108,18 @@ class Command(BaseCommand):
                             help="--drop: seconds a person keeps asking (default 30).")
         parser.add_argument("--threads", type=int, default=64,
                             help="--drop: people in flight at once at most (default 64).")
+        parser.add_argument("--probes", type=int, default=10,
+                            help="--drop: people booking one at a time before the drop, and "
+                                 "refused one at a time after it, for the units each costs "
+                                 "(default 10).")
+        parser.add_argument(
+            "--via", choices=("api", "form"), default=None,
+            help="--drop through the door: make serve's stack (nginx, gunicorn, the worker) "
+                 "on that store, each person a new client from its own loopback address, "
+                 "by the JSON API (Idempotency-Key) or the signup form (token, 202 re-check).")
+        parser.add_argument("--workers", type=int, default=door.DEFAULT_WORKERS,
+                            help="--via: gunicorn worker processes (default: make serve's, "
+                                 f"{door.DEFAULT_WORKERS} here).")
 
     def handle(self, *args, as_json, chart, **options):
         if options.get("drop"):
@@ -139,18 +151,27 @@ class Command(BaseCommand):
         try:
             config = drop.DropConfig.parse(options["drop"], scale=options["scale"],
                                            strategies=chosen, patience=options["patience"],
-                                           threads=options["threads"])
+                                           threads=options["threads"],
+                                           probes=options["probes"])
         except ValueError as exc:
             raise CommandError(f"Bad --drop {options['drop']!r}: {exc}", returncode=2) from exc
         bar = progress(range(len(chosen)), self.stderr, total=len(chosen), unit="strategy")
+        via = options.get("via")
+        if via and options["workers"] < 1:
+            raise CommandError("--workers must be at least 1.", returncode=2)
         try:
-            results = drop.run_drop(config, step=lambda: bar.update(1))
+            if via:
+                results = door.run_door(config, via, workers=options["workers"],
+                                        step=lambda: bar.update(1))
+            else:
+                results = drop.run_drop(config, step=lambda: bar.update(1))
         finally:
             bar.close()
         results["machine"] = report.machine()
         if chart:
             drop.chart(results, chart)
-        self.stdout.write(json.dumps(results, indent=2) if as_json else drop.text(results))
+        text = door.text if via else drop.text
+        self.stdout.write(json.dumps(results, indent=2) if as_json else text(results))
 
     def _config(self, options) -> BenchConfig:
         if options.get("quick"):

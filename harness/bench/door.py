@@ -1,0 +1,403 @@
+"""The ticket drop through the door: ``bench_booking --drop P:S:T --via api|form``.
+
+The service-level drop (``drop.py``) calls the booking service in-process. This one starts
+``make serve``'s stack (``harness.serving.ProductionSite``: nginx in front of gunicorn,
+``DEBUG=false``, make serve's default workers and threads) and the ``booking_worker``
+against a DynamoDB Local of its own behind the capacity proxy, creates the event with
+``manage.py create_event --organizer``, and sends people open-loop: person ``i`` arrives at
+``i / rate``, as a new client connecting from its own loopback address (127.a.b.c: the
+whole 127.0.0.0/8 is loopback on Linux), so nginx's X-Forwarded-For and the app's
+per-address limits see each person as a different network.
+
+- ``--via api``: ``POST /api/v1/events/{id}/registrations/`` with an Idempotency-Key; 201
+  is booked, 409 full; anything else is asked again with the same key until ``patience``.
+- ``--via form``: ``GET`` the event's page (its CSRF cookie and form token), ``POST`` the
+  form; 303 is booked, 409 full; a 202 "confirming" page is re-checked as its own form
+  does (``checks``), anything else posted again with the same token until ``patience``.
+
+Reported per strategy, as the service-level drop: sold out against the arrival bound,
+answers by kind, time to a definite answer, the proxy's throttles and units by table;
+and the door's own: requests and units by table per booking and per rejection (``probes``
+people one at a time, before and after the drop), CPU seconds per person in gunicorn and
+nginx (``/proc/<pid>/stat`` of their processes before and after), requests a second per
+gunicorn worker, and the longest request in gunicorn's access log.
+"""
+import http.client
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from harness.serving import ROOT, ProductionSite
+
+from .drop import DropConfig, capacity, per, stats_quantile
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# make serve's defaults on this machine (config/gunicorn.conf.py).
+DEFAULT_WORKERS = min(2 * (os.cpu_count() or 1) + 1, 9)
+DEFAULT_THREADS = 8
+# Gunicorn's access log: the forwarded client address, the request and its seconds.
+ACCESS_FORMAT = '%({x-forwarded-for}i)s "%(r)s" %(s)s %(L)s'
+_TOKEN = re.compile(r'name="token" value="([^"]+)"')
+_CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+_CHECKS = re.compile(r'name="checks" value="(\d+)"')
+REQUEST_TIMEOUT = 15.0
+
+
+def person_address(index: int) -> str:
+    """Person ``index``'s own loopback address: 127.a.b.c, none of a, b, c 0 or 255, never
+    127.0.0.1 (the harness's own)."""
+    return (f"127.{1 + index // (254 * 254) % 254}.{1 + index // 254 % 254}."
+            f"{1 + index % 254}")
+
+
+# --- The processes' CPU time ------------------------------------------------------------
+
+def _stat(pid: int) -> tuple[str, int, float, float] | None:
+    """(name, parent, own CPU seconds, reaped children's CPU seconds) of ``pid``."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    name = text[text.index("(") + 1:text.rindex(")")]
+    fields = text[text.rindex(")") + 2:].split()
+    own = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    children = (int(fields[13]) + int(fields[14])) / CLOCK_TICKS
+    return name, int(fields[1]), own, children
+
+
+def tier_cpu(root_pid: int) -> dict:
+    """CPU seconds so far of ``root_pid``'s gunicorn (python) and nginx descendants, with
+    the time of children their parents have reaped (a worker restarted by max_requests),
+    and how many gunicorn workers are running."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (found := _stat(int(entry))):
+            table[int(entry)] = found
+    below, frontier = set(), [root_pid]
+    while frontier:
+        parent = frontier.pop()
+        for pid, (_, ppid, _, _) in table.items():
+            if ppid == parent and pid not in below:
+                below.add(pid)
+                frontier.append(pid)
+    totals = {"gunicorn": 0.0, "nginx": 0.0, "gunicorn_workers": 0, "nginx_processes": 0}
+    for pid in below:
+        name, ppid, own, children = table[pid]
+        kind = "nginx" if name.startswith("nginx") else "gunicorn" if (
+            name.startswith("python") or name.startswith("gunicorn")) else None
+        if kind is None:
+            continue
+        totals[kind] += own + children
+        totals["nginx_processes"] += kind == "nginx"
+        if kind == "gunicorn" and table.get(ppid, ("",))[0] == name:
+            totals["gunicorn_workers"] += 1
+    return totals
+
+
+# --- One person ---------------------------------------------------------------------------
+
+class Door:
+    """The stack's address and the event, for the people."""
+
+    def __init__(self, port: int, event_id: str, patience: float):
+        self.port, self.event_id, self.patience = port, event_id, patience
+
+    def connect(self, address: str) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=REQUEST_TIMEOUT,
+                                          source_address=(address, 0))
+
+    def call(self, address, method, path, body=None, headers=None):
+        """One request on a new connection from ``address``: (status, headers, text)."""
+        connection = self.connect(address)
+        try:
+            connection.request(method, path, body=body, headers=headers or {})
+            answer = connection.getresponse()
+            return answer.status, answer, answer.read().decode("utf-8", "replace")
+        finally:
+            connection.close()
+
+
+def _pause(asked: int) -> None:
+    time.sleep(random.uniform(0, min(2.0, 0.05 * 2 ** asked)))
+
+
+def api_person(door: Door, index: int, arrival: float) -> dict:
+    """Book by the API; ask again with the same Idempotency-Key on anything not definite."""
+    address, key, asked, statuses = person_address(index), uuid.uuid4().hex, 0, {}
+    body = json.dumps({"name": f"Fan {index}", "email": f"fan{index}@drop.example"})
+    headers = {"Content-Type": "application/json", "Idempotency-Key": key}
+    while True:
+        asked += 1
+        try:
+            status, _, _ = door.call(address, "POST",
+                                     f"/api/v1/events/{door.event_id}/registrations/",
+                                     body, headers)
+        except (OSError, http.client.HTTPException):
+            status = "connection"
+        statuses[str(status)] = statuses.get(str(status), 0) + 1
+        if status in (201, 409):
+            return _answer("booked" if status == 201 else "full", arrival, asked, statuses)
+        if time.monotonic() - arrival >= door.patience:
+            return _answer(f"gave_up:{status}", arrival, asked, statuses)
+        _pause(asked)
+
+
+def form_person(door: Door, index: int, arrival: float) -> dict:
+    """Book by the form: its page, the POST, the 202 page's re-checks with the same token."""
+    address, asked, statuses = person_address(index), 0, {}
+    path = f"/events/{door.event_id}/"
+    fields = cookie = None
+    while True:
+        asked += 1
+        try:
+            if fields is None:  # the page: its CSRF cookie and the form's token
+                status, answer, page = door.call(address, "GET", path)
+                statuses[f"GET {status}"] = statuses.get(f"GET {status}", 0) + 1
+                token, csrf = _TOKEN.search(page), _CSRF.search(page)
+                if status != 200 or not token or not csrf:
+                    fields = None
+                    raise LookupError(status)
+                cookie = "; ".join(c.split(";", 1)[0] for c in answer.headers.get_all(
+                    "Set-Cookie") or [] if c.startswith("csrftoken="))
+                fields = {"csrfmiddlewaretoken": csrf[1], "token": token[1],
+                          "name": f"Fan {index}", "email": f"fan{index}@drop.example"}
+            status, answer, page = door.call(
+                address, "POST", path, urllib.parse.urlencode(fields),
+                {"Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie,
+                 "Referer": f"http://127.0.0.1:{door.port}{path}"})
+        except LookupError as failed:  # the page did not come (counted as "GET n")
+            status, page = f"page {failed.args[0]}", ""
+        except (OSError, http.client.HTTPException):
+            status, page = "connection", ""
+        if not str(status).startswith("page "):
+            statuses[str(status)] = statuses.get(str(status), 0) + 1
+        if status == 303:
+            return _answer("booked", arrival, asked, statuses)
+        if status == 409:
+            return _answer("full", arrival, asked, statuses)
+        if status == 202 and (checks := _CHECKS.search(page)) and fields is not None:
+            fields = {**fields, "checks": checks[1]}  # the page's own "check again"
+        if time.monotonic() - arrival >= door.patience:
+            return _answer(f"gave_up:{status}", arrival, asked, statuses)
+        _pause(asked)
+
+
+def _answer(outcome, arrival, asked, statuses) -> dict:
+    answered = time.monotonic()
+    return {"outcome": outcome, "answered_at": answered, "seconds": answered - arrival,
+            "asked": asked, "statuses": statuses}
+
+
+PEOPLE = {"api": api_person, "form": form_person}
+
+
+# --- The run ------------------------------------------------------------------------------
+
+def by_table(report: dict, prefix: str) -> dict:
+    """Requests, write and read units by table (prefix removed) in ``report``."""
+    return {name.removeprefix(prefix): {k: t.get(k, 0) for k in (
+        "requests", "write_units", "read_units", "throttles")}
+            for name, t in report["tables"].items() if name.startswith(prefix)}
+
+
+def difference(after: dict, before: dict, count: int) -> dict:
+    """Per-person requests and units by table between two ``by_table`` readings."""
+    out = {}
+    for table, now in after.items():
+        then = before.get(table, {})
+        row = {k: per(now[k] - then.get(k, 0), count) for k in ("requests", "write_units",
+                                                                 "read_units")}
+        if any(row.values()):
+            out[table] = row
+    return out
+
+
+def run_door(config: DropConfig, via: str, *, workers: int = DEFAULT_WORKERS,
+             threads: int = DEFAULT_THREADS, step=lambda: None) -> dict:
+    """Every strategy's drop through ``make serve``'s stack, one after another, on one
+    store behind the capacity proxy."""
+    from localdynamo import process as store_process
+
+    server = store_process.start("--capacity", config.capacity_spec)
+    try:
+        rows = []
+        for strategy in config.strategies:
+            rows.append(door_one(config, server, strategy, via, workers, threads))
+            step()
+    finally:
+        server.stop()
+    return {"drop": rows, "drop_config": {
+        **vars(config), "strategies": list(config.strategies), "via": via,
+        "workers": workers, "gunicorn_threads": threads, "capacity_spec": config.capacity_spec,
+        "people_scaled": config.scaled_people, "seats_scaled": config.scaled_seats}}
+
+
+def door_one(config: DropConfig, server, strategy: str, via: str, workers: int,
+             threads: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="door-") as workdir:
+        site = ProductionSite(
+            server.url, workdir=Path(workdir), threads=threads,
+            WEB_CONCURRENCY=str(workers), GUNICORN_LOG_LEVEL="warning",
+            GUNICORN_CMD_ARGS=f"--access-logformat '{ACCESS_FORMAT}'",
+            BOOKING_WORKER_INTERVAL="0.5")
+        site.start(pages=True)
+        worker = None
+        try:
+            prefix = site.table_prefix
+            site.manage("create_organizer", "drop")
+            event_id = site.manage(
+                "create_event", "--organizer", "drop", "--name", f"Drop {strategy}",
+                "--capacity", str(config.scaled_seats + config.probes), "--strategy", strategy,
+                "--id-only").strip()
+            worker = _start_worker(site, workdir)
+            door = Door(site.port, event_id, config.patience)
+            person = PEOPLE[via]
+            alone = probe(server, prefix, door, person, config.probes, "Early", 10**6)
+            capacity(server, reset=True)
+            cpu_before, started = tier_cpu(site.process.pid), time.monotonic()
+            answers, ended = arrivals(config, door, person)
+            cpu_after, during = tier_cpu(site.process.pid), capacity(server)
+            rejected = probe(server, prefix, door, person, config.probes, "Late", 2 * 10**6)
+            stored = int(site.manage("shell", "-c", STORED.format(event_id=event_id)).split()[-1])
+            longest, addresses = access_log(Path(workdir) / "access.log")
+        finally:
+            if worker is not None:
+                worker.terminate()
+                worker.wait(timeout=30)
+            site.stop()
+    return summarize(config, strategy, via, answers, started, ended, during, prefix, alone,
+                     rejected, stored, cpu_before, cpu_after, longest, addresses)
+
+
+STORED = ("from booking.wiring import get_booking_service as g; s = g(); "
+          "print(len(list(s.iter_registrations('{event_id}'))))")
+
+
+def _start_worker(site, workdir):
+    """``booking_worker`` in the site's environment (no stream decider: no drop strategy
+    uses streams), which sends what the web processes left."""
+    log = (Path(workdir) / "worker.log").open("w")
+    return subprocess.Popen([sys.executable, "manage.py", "booking_worker", "--no-decider"],
+                            cwd=ROOT, env=site.env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def probe(server, prefix, door, person, count, label, offset) -> dict:
+    """``count`` people one at a time (indexes from ``offset``): their outcomes, and the
+    requests and units by table each cost."""
+    before = by_table(capacity(server), prefix)
+    outcomes = {}
+    for index in range(offset, offset + count):
+        answer = person(door, index, time.monotonic())
+        outcomes[answer["outcome"]] = outcomes.get(answer["outcome"], 0) + 1
+    after = by_table(capacity(server), prefix)
+    return {"outcomes": outcomes, "per_person": difference(after, before, count)}
+
+
+def arrivals(config: DropConfig, door: Door, person):
+    rate = config.scaled_people / config.seconds
+    answers, lock = [], threading.Lock()
+    started = time.monotonic()
+
+    def one(index):
+        answer = person(door, index, started + index / rate)
+        with lock:
+            answers.append(answer)
+
+    with ThreadPoolExecutor(config.threads) as pool:
+        for index in range(config.scaled_people):
+            time.sleep(max(0.0, started + index / rate - time.monotonic()))
+            pool.submit(one, index)
+    return answers, time.monotonic()
+
+
+def access_log(path: Path) -> tuple[float | None, int]:
+    """The longest request time in gunicorn's access log, and the distinct client
+    addresses it saw (X-Forwarded-For)."""
+    longest, addresses = None, set()
+    if not path.exists():
+        return None, 0
+    for line in path.read_text(errors="replace").splitlines():
+        parts = line.rsplit(" ", 2)
+        try:
+            seconds = float(parts[-1])
+        except (ValueError, IndexError):
+            continue
+        longest = seconds if longest is None else max(longest, seconds)
+        addresses.add(line.split(" ", 1)[0])
+    return longest, len(addresses)
+
+
+def summarize(config, strategy, via, answers, started, ended, report, prefix, alone,
+              rejected, stored, cpu_before, cpu_after, longest, addresses) -> dict:
+    outcomes, statuses = {}, {}
+    for answer in answers:
+        outcomes[answer["outcome"]] = outcomes.get(answer["outcome"], 0) + 1
+        for status, n in answer["statuses"].items():
+            statuses[status] = statuses.get(status, 0) + n
+    booked, full = outcomes.get("booked", 0), outcomes.get("full", 0)
+    sold_at = sorted(a["answered_at"] - started for a in answers if a["outcome"] == "booked")
+    definite = sorted(a["seconds"] for a in answers if a["outcome"] in ("booked", "full"))
+    tables = by_table(report, prefix)
+    seconds = max(ended - started, 1e-9)
+    requests = sum(statuses.values())
+    workers = max(cpu_after["gunicorn_workers"], 1)
+    people = max(len(answers), 1)
+    return {
+        "strategy": strategy, "via": via, "people": len(answers), "seats": config.scaled_seats,
+        "sold_out_s": round(sold_at[-1], 2) if booked >= config.scaled_seats else None,
+        "arrival_bound_s": round(config.seconds * config.scaled_seats / config.scaled_people, 2),
+        "booked": booked, "full": full,
+        "not_definite": len(answers) - booked - full,
+        "other": {k: v for k, v in outcomes.items() if k not in ("booked", "full")},
+        "answer_p50_s": stats_quantile(definite, 0.5),
+        "answer_p99_s": stats_quantile(definite, 0.99),
+        "answer_max_s": round(definite[-1], 2) if definite else None,
+        "statuses": statuses, "asked_per_person": per(requests, len(answers)),
+        "proxy_throttles": sum(t["throttles"] for t in tables.values()),
+        "write_units_by_table": {t: round(v["write_units"], 1) for t, v in tables.items()},
+        "read_units_by_table": {t: round(v["read_units"], 1) for t, v in tables.items()},
+        "requests_by_table": {t: v["requests"] for t, v in tables.items()},
+        "per_booking_alone": alone["per_person"], "probe_bookings": alone["outcomes"],
+        "per_rejection": rejected["per_person"], "probe_rejections": rejected["outcomes"],
+        "gunicorn_cpu_s_per_person": round(
+            (cpu_after["gunicorn"] - cpu_before["gunicorn"]) / people, 4),
+        "nginx_cpu_s_per_person": round((cpu_after["nginx"] - cpu_before["nginx"]) / people, 4),
+        "gunicorn_workers": cpu_after["gunicorn_workers"],
+        "nginx_processes": cpu_after["nginx_processes"],
+        "requests_per_second_per_worker": round(requests / seconds / workers, 2),
+        "longest_request_s": longest, "client_addresses_seen": addresses,
+        "overbooked": max(0, stored - config.scaled_seats - config.probes),
+        "stored": stored, "drop_seconds": round(seconds, 2),
+        "timeline": [round(t, 3) for t in sold_at],
+    }
+
+
+def text(results: dict) -> str:
+    config = results["drop_config"]
+    lines = [f"Ticket drop through the door (--via {config['via']}): {config['people_scaled']} "
+             f"people for {config['seats_scaled']} seats within {config['seconds']:g} s "
+             f"(--drop {config['people']}:{config['seats']}:{config['seconds']:g} --scale "
+             f"{config['scale']:g}), capacity {config['capacity_spec']}, patience "
+             f"{config['patience']:g} s, {config['workers']} gunicorn workers x "
+             f"{config['gunicorn_threads']} threads"]
+    columns = ("strategy", "sold_out_s", "arrival_bound_s", "booked", "full", "not_definite",
+               "answer_p50_s", "answer_p99_s", "answer_max_s", "proxy_throttles",
+               "asked_per_person", "gunicorn_cpu_s_per_person", "nginx_cpu_s_per_person",
+               "requests_per_second_per_worker", "longest_request_s", "client_addresses_seen",
+               "overbooked")
+    for row in results["drop"]:
+        lines.append("  ".join(f"{c}={json.dumps(row[c])}" for c in columns))
+        for name in ("statuses", "write_units_by_table", "requests_by_table",
+                     "per_booking_alone", "per_rejection"):
+            lines.append(f"    {name}: {json.dumps(row[name])}")
+    return "\n".join(lines) + "\n"
