@@ -12,6 +12,27 @@ OUTCOMES = {
 }
 
 
+ASK_AGAIN_FOR = 60.0  # seconds a careful client keeps asking a pending request again
+
+
+def until_decided(book, **kwargs):
+    """``book(**kwargs)`` as a careful client asks: one request id, asked again with it
+    while the answer is "pending, ask again" (past the request's deadline) or "overloaded"
+    (nothing sent), for up to ``ASK_AGAIN_FOR`` seconds; then the last answer stands."""
+    import uuid
+
+    from booking.errors import Overloaded, StillDeciding
+
+    request_id, give_up = uuid.uuid4().hex, time.monotonic() + ASK_AGAIN_FOR
+    while True:
+        try:
+            return book(**kwargs, request_id=request_id)
+        except (StillDeciding, Overloaded):
+            if time.monotonic() > give_up:
+                raise
+            time.sleep(0.2)
+
+
 def setup_django(env: dict) -> None:
     os.environ.update(env)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -73,7 +94,10 @@ def book_people(env: dict, event_id: str, people: list[tuple[str, str]], threads
     def attempt(person):
         name, email = person
         try:
-            book(event_id, name=name, email=email)
+            if direct:
+                book(event_id, name=name, email=email)
+            else:
+                until_decided(book, event_id=event_id, name=name, email=email)
             return email, "ok"
         except BookingError as exc:
             return email, OUTCOMES.get(type(exc).__name__, f"error:{type(exc).__name__}")
@@ -128,7 +152,8 @@ def book_orders(env: dict, orders: list[tuple[str, str, str, dict]], threads: in
     def attempt(order):
         event_id, name, email, tickets = order
         try:
-            service.book(event_id, name=name, email=email, tickets=tickets)
+            until_decided(service.book, event_id=event_id, name=name, email=email,
+                          tickets=tickets)
             return event_id, email, tickets, "ok", None
         except BookingError as exc:
             outcome = OUTCOMES.get(type(exc).__name__, f"error:{type(exc).__name__}")
