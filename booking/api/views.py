@@ -162,9 +162,10 @@ class EventRegistrations(ApiView):
         A request waiting for its decision (``streams``) answers 202 with ``Retry-After``
         and ``Location`` (the registration); asked again with the same key it answers the
         decision once made: 201 confirmed, 409 ``event-full``."""
+        service = get_booking_service()
+        service.turn_away_if_busy(event_id)  # before the limits spend a write on it
         request_id, data = keyed_input(request, BookingInput, event_id)
         started = timezone.now()
-        service = get_booking_service()
         registration = service.book(
             event_id, name=data["name"], email=data["email"], request_id=request_id,
             tickets=data.get("tickets"))

@@ -104,6 +104,11 @@ class BookingService:
         return self.catalog.strategies[name]
 
     # --- bookings (bookings.py) ----------------------------------------------------
+    def turn_away_if_busy(self, event_id) -> None:
+        """Raise ``Overloaded`` while the store's throttle of ``event_id`` cools down, so an
+        entry point spends nothing else (a limiter's write) on a request it cannot send."""
+        self.bookings.turn_away_if_busy(event_id)
+
     def book(self, event_id, *, name, email, request_id=None, tickets=None) -> Registration:
         return self.bookings.book(event_id, name=name, email=email, request_id=request_id,
                                   tickets=tickets)

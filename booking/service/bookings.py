@@ -79,7 +79,7 @@ class Bookings:
                               tickets=tickets)
 
     def _book(self, event_id, *, name, email, request_id, tickets) -> Registration:
-        self._shed(validation.clean_event_id(event_id))  # before anything is read
+        self.turn_away_if_busy(validation.clean_event_id(event_id))  # before anything is read
         fields = dict(
             event_id=validation.clean_event_id(event_id),
             name=validation.clean_person_name(name),
@@ -138,7 +138,7 @@ class Bookings:
         here starts its cool-down.
         """
         event_id = request.content.get("event_id")
-        self._shed(event_id)
+        self.turn_away_if_busy(event_id)
         throttled, left = throttles(), time_left()
         reserve = None if left is None else min(FENCE_RESERVE, max(left, 0) / 4)
         try:
@@ -152,7 +152,7 @@ class Bookings:
             if self.cool_down is not None and throttles() != throttled:
                 self.cool_down.throttled(event_id)
 
-    def _shed(self, event_id: str) -> None:
+    def turn_away_if_busy(self, event_id: str) -> None:
         """``Overloaded`` (nothing sent) while the store's throttle of the event cools down."""
         wait = self.cool_down.retry_after(event_id) if self.cool_down else None
         if wait is not None:
@@ -274,7 +274,7 @@ class Bookings:
     def _cancel(self, event_id, *, email, registration_id, request_id, registration,
                 tickets) -> Registration:
         event_id = validation.clean_event_id(event_id)
-        self._shed(event_id)  # before anything is read
+        self.turn_away_if_busy(event_id)  # before anything is read
         email = validation.email_lookup_key(email)
         if registration_id is not None and not validation.REGISTRATION_ID_PATTERN.match(
                 str(registration_id)):

@@ -127,6 +127,10 @@ class Door:
             connection.close()
 
 
+# The page of a full event or quota (booking/templates: "This event is full.", the quota's
+# data-full-quota attribute); any other 409 page is another refusal.
+_FULL_PAGE = re.compile(r"event is full|data-full-quota", re.I)
+
 def _pause(asked: int) -> None:
     time.sleep(random.uniform(0, min(2.0, 0.05 * 2 ** asked)))
 
@@ -139,14 +143,20 @@ def api_person(door: Door, index: int, arrival: float) -> dict:
     while True:
         asked += 1
         try:
-            status, _, _ = door.call(address, "POST",
-                                     f"/api/v1/events/{door.event_id}/registrations/",
-                                     body, headers)
+            status, _, text = door.call(address, "POST",
+                                        f"/api/v1/events/{door.event_id}/registrations/",
+                                        body, headers)
         except (OSError, http.client.HTTPException):
-            status = "connection"
+            status, text = "connection", ""
+        if status == 409:  # only "event-full" is "full"; another 409 is its own answer
+            status = f"409 {_problem_slug(text)}"
         statuses[str(status)] = statuses.get(str(status), 0) + 1
-        if status in (201, 409):
-            return _answer("booked" if status == 201 else "full", arrival, asked, statuses)
+        if status == 201:
+            return _answer("booked", arrival, asked, statuses)
+        if status == "409 event-full":
+            return _answer("full", arrival, asked, statuses)
+        if str(status).startswith("409 ") and status != "409 request-in-flight":
+            return _answer(str(status), arrival, asked, statuses)
         if time.monotonic() - arrival >= door.patience:
             return _answer(f"gave_up:{status}", arrival, asked, statuses)
         _pause(asked)
@@ -183,13 +193,22 @@ def form_person(door: Door, index: int, arrival: float) -> dict:
             statuses[str(status)] = statuses.get(str(status), 0) + 1
         if status == 303:
             return _answer("booked", arrival, asked, statuses)
-        if status == 409:
-            return _answer("full", arrival, asked, statuses)
+        if status == 409:  # the full page, or another refusal told as its own answer
+            full = _FULL_PAGE.search(page)
+            return _answer("full" if full else "409 other", arrival, asked, statuses)
         if status == 202 and (checks := _CHECKS.search(page)) and fields is not None:
             fields = {**fields, "checks": checks[1]}  # the page's own "check again"
         if time.monotonic() - arrival >= door.patience:
             return _answer(f"gave_up:{status}", arrival, asked, statuses)
         _pause(asked)
+
+
+def _problem_slug(text: str) -> str:
+    """The last part of a problem's ``type`` ("event-full"), or "?" for another body."""
+    try:
+        return str(json.loads(text).get("type", "?")).rstrip("/").rsplit("/", 1)[-1]
+    except (ValueError, AttributeError):
+        return "?"
 
 
 def _answer(outcome, arrival, asked, statuses) -> dict:

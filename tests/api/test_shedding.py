@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from booking.dynamo.provision import ensure_tables
+from booking.web import rate_limits
 from booking.wiring import install, reset_services, service_from_settings
 from harness.controls import local_store
 from localdynamo.faults import THROTTLE
@@ -103,3 +104,18 @@ def test_control__no_cool_down__every_next_booking_writes_into_the_throttle(clie
     event, answers, sent = after_a_throttle(client, proxy, service)
 
     assert sent >= 5 and all(response.status_code != 429 for response, _ in answers)
+
+
+def test_after_a_throttle__turned_away_bookings_spend_no_limiter_write(client, throttling,
+                                                                       monkeypatch):
+    # The cool-down is asked before the signup limits, whose counter write (even a refused
+    # conditional one) would cost a write unit per turned-away ask.
+    proxy, store = throttling
+    service = service_from_settings(store=store)
+    counted = []
+    monkeypatch.setattr(rate_limits, "check_signup", lambda *args, **kwargs: counted.append(args))
+
+    event, answers, sent = after_a_throttle(client, proxy, service)
+
+    assert [response.status_code for response, _ in answers] == [429] * 5
+    assert len(counted) == 1  # the first booking's, which was sent (and throttled)
