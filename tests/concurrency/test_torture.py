@@ -61,7 +61,12 @@ def test_torture__guarded_strategies_with_faults__no_anomaly():
     assert by_step["order"]["ok"] > 0 and by_step["partial"]["ok"] > 0, by_step
 
 
-def test_torture__unguarded_control__overbooking_found_and_saved_run_rechecks(tmp_path):
+def test_torture__unguarded_control__overbooking_found_and_saved_run_rechecks(tmp_path,
+                                                                            monkeypatch):
+    # The control's workers run without the cool-down after a throttle: turning an event's
+    # requests away for a second after each injected throttle would hide its overbooking
+    # by leaving fewer bookings in flight at once.
+    monkeypatch.setenv("BOOKING_SHED_SECONDS", "0.001")
     saved = tmp_path / "run.json"
     status, report = torture("--processes", "3", "--threads", "8", "--ops", "300",
                              "--seed", "7", "--strategies", "unguarded",
