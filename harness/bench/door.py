@@ -30,16 +30,14 @@ import re
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.parse
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from harness.serving import ROOT, ProductionSite
 
-from .drop import DropConfig, capacity, per, stats_quantile
+from .drop import DropConfig, capacity, open_loop, per, stats_quantile
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # make serve's defaults on this machine (config/gunicorn.conf.py).
@@ -284,7 +282,8 @@ def door_one(config: DropConfig, server, strategy: str, via: str, workers: int,
             alone = probe(server, prefix, door, person, config.probes, "Early", 10**6)
             capacity(server, reset=True)
             cpu_before, started = tier_cpu(site.process.pid), time.monotonic()
-            answers, ended = arrivals(config, door, person)
+            answers, _, ended = open_loop(
+                config, lambda index, arrival: person(door, index, arrival))
             cpu_after, during = tier_cpu(site.process.pid), capacity(server)
             rejected = probe(server, prefix, door, person, config.probes, "Late", 2 * 10**6)
             stored = int(site.manage("shell", "-c", STORED.format(event_id=event_id)).split()[-1])
@@ -320,23 +319,6 @@ def probe(server, prefix, door, person, count, label, offset) -> dict:
         outcomes[answer["outcome"]] = outcomes.get(answer["outcome"], 0) + 1
     after = by_table(capacity(server), prefix)
     return {"outcomes": outcomes, "per_person": difference(after, before, count)}
-
-
-def arrivals(config: DropConfig, door: Door, person):
-    rate = config.scaled_people / config.seconds
-    answers, lock = [], threading.Lock()
-    started = time.monotonic()
-
-    def one(index):
-        answer = person(door, index, started + index / rate)
-        with lock:
-            answers.append(answer)
-
-    with ThreadPoolExecutor(config.threads) as pool:
-        for index in range(config.scaled_people):
-            time.sleep(max(0.0, started + index / rate - time.monotonic()))
-            pool.submit(one, index)
-    return answers, time.monotonic()
 
 
 def access_log(path: Path) -> tuple[float | None, int]:

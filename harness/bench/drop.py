@@ -135,13 +135,20 @@ def drop_one(config: DropConfig, server, strategy: str) -> dict:
 
 def arrivals(config: DropConfig, service, event_id: str):
     """Open-loop arrivals at the drop's rate; every person's answer."""
+    return open_loop(config, lambda index, arrival: careful_person(
+        service, event_id, index, arrival, config.patience))
+
+
+def open_loop(config: DropConfig, person):
+    """``person(index, arrival)`` for each of the drop's people, the i-th started at
+    ``i / rate`` whether or not earlier ones were answered (a pool of ``config.threads``
+    serves them; time waiting for the pool counts). Returns (answers, started, ended)."""
     rate = config.scaled_people / config.seconds
     answers, lock = [], threading.Lock()
     started = time.monotonic()
 
     def one(index):
-        arrival = started + index / rate
-        answer = careful_person(service, event_id, index, arrival, config.patience)
+        answer = person(index, started + index / rate)
         with lock:
             answers.append(answer)
 
