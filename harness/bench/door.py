@@ -10,10 +10,20 @@ whole 127.0.0.0/8 is loopback on Linux), so nginx's X-Forwarded-For and the app'
 per-address limits see each person as a different network.
 
 - ``--via api``: ``POST /api/v1/events/{id}/registrations/`` with an Idempotency-Key; 201
-  is booked, 409 full; anything else is asked again with the same key until ``patience``.
+  with ``"status": "confirmed"`` is booked, 409 ``event-full`` full; anything else (a 202
+  "pending" of ``streams`` included) is asked again with the same key, after its
+  Retry-After, until ``patience``. A 201 for anything but a confirmed seat is counted as
+  its own answer ("201 pending"): a door that says "created" for a wait is caught.
 - ``--via form``: ``GET`` the event's page (its CSRF cookie and form token), ``POST`` the
-  form; 303 is booked, 409 full; a 202 "confirming" page is re-checked as its own form
-  does (``checks``), anything else posted again with the same token until ``patience``.
+  form; 409 is full; a 303 leads to the booking's page ("Booked", or for ``streams``
+  "Request received", loaded again after its Refresh until "Booked" or "No seat"); a 202
+  "confirming" page is re-checked as its own form does (``checks``), anything else posted
+  again with the same token until ``patience``.
+- ``streams`` runs with the worker's decider (the only strategy that needs it).
+
+After the drop the store is read: each person told "booked" must hold a confirmed seat
+(``told_booked_not_confirmed``) and each drop person holding one must have been told
+(``confirmed_not_told``), besides ``overbooked``.
 
 Reported per strategy, as the service-level drop: sold out against the arrival bound,
 answers by kind, time to a definite answer, the proxy's throttles and units by table;
