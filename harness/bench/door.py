@@ -10,10 +10,20 @@ whole 127.0.0.0/8 is loopback on Linux), so nginx's X-Forwarded-For and the app'
 per-address limits see each person as a different network.
 
 - ``--via api``: ``POST /api/v1/events/{id}/registrations/`` with an Idempotency-Key; 201
-  is booked, 409 full; anything else is asked again with the same key until ``patience``.
+  with ``"status": "confirmed"`` is booked, 409 ``event-full`` full; anything else (a 202
+  "pending" of ``streams`` included) is asked again with the same key, after its
+  Retry-After, until ``patience``. A 201 for anything but a confirmed seat is counted as
+  its own answer ("201 pending"): a door that says "created" for a wait is caught.
 - ``--via form``: ``GET`` the event's page (its CSRF cookie and form token), ``POST`` the
-  form; 303 is booked, 409 full; a 202 "confirming" page is re-checked as its own form
-  does (``checks``), anything else posted again with the same token until ``patience``.
+  form; 409 is full; a 303 leads to the booking's page ("Booked", or for ``streams``
+  "Request received", loaded again after its Refresh until "Booked" or "No seat"); a 202
+  "confirming" page is re-checked as its own form does (``checks``), anything else posted
+  again with the same token until ``patience``.
+- ``streams`` runs with the worker's decider (the only strategy that needs it).
+
+After the drop the store is read: each person told "booked" must hold a confirmed seat
+(``told_booked_not_confirmed``) and each drop person holding one must have been told
+(``confirmed_not_told``), besides ``overbooked``.
 
 Reported per strategy, as the service-level drop: sold out against the arrival bound,
 answers by kind, time to a definite answer, the proxy's throttles and units by table;
@@ -129,35 +139,47 @@ class Door:
 # data-full-quota attribute); any other 409 page is another refusal.
 _FULL_PAGE = re.compile(r"event is full|data-full-quota", re.I)
 
-def _pause(asked: int) -> None:
-    time.sleep(random.uniform(0, min(2.0, 0.05 * 2 ** asked)))
+def _pause(asked: int, answer=None) -> None:
+    """Wait before asking again: the answer's Retry-After when it gave one (a careful
+    client's manners), else a short jittered backoff."""
+    retry_after = answer.headers.get("Retry-After") if answer is not None else None
+    if retry_after and retry_after.isdigit():
+        time.sleep(int(retry_after))
+    else:
+        time.sleep(random.uniform(0, min(2.0, 0.05 * 2 ** asked)))
 
 
 def api_person(door: Door, index: int, arrival: float) -> dict:
-    """Book by the API; ask again with the same Idempotency-Key on anything not definite."""
+    """Book by the API; ask again with the same Idempotency-Key on anything not definite
+    (a 202 "pending" included: ``streams`` answers it until its decider has decided)."""
     address, key, asked, statuses = person_address(index), uuid.uuid4().hex, 0, {}
-    body = json.dumps({"name": f"Fan {index}", "email": f"fan{index}@drop.example"})
+    body = json.dumps({"name": f"Fan {index}", "email": email_of(index)})
     headers = {"Content-Type": "application/json", "Idempotency-Key": key}
     while True:
         asked += 1
+        answer = None
         try:
-            status, _, text = door.call(address, "POST",
-                                        f"/api/v1/events/{door.event_id}/registrations/",
-                                        body, headers)
+            status, answer, text = door.call(address, "POST",
+                                             f"/api/v1/events/{door.event_id}/registrations/",
+                                             body, headers)
         except (OSError, http.client.HTTPException):
             status, text = "connection", ""
         if status == 409:  # only "event-full" is "full"; another 409 is its own answer
             status = f"409 {_problem_slug(text)}"
+        if status == 201 and _json_field(text, "status") != "confirmed":
+            status = f"201 {_json_field(text, 'status')}"  # "created" for what is not a seat
         statuses[str(status)] = statuses.get(str(status), 0) + 1
         if status == 201:
             return _answer("booked", arrival, asked, statuses)
+        if str(status).startswith("201 "):
+            return _answer(str(status), arrival, asked, statuses)
         if status == "409 event-full":
             return _answer("full", arrival, asked, statuses)
         if str(status).startswith("409 ") and status != "409 request-in-flight":
             return _answer(str(status), arrival, asked, statuses)
         if time.monotonic() - arrival >= door.patience:
             return _answer(f"gave_up:{status}", arrival, asked, statuses)
-        _pause(asked)
+        _pause(asked, answer)
 
 
 def form_person(door: Door, index: int, arrival: float) -> dict:
@@ -178,7 +200,7 @@ def form_person(door: Door, index: int, arrival: float) -> dict:
                 cookie = "; ".join(c.split(";", 1)[0] for c in answer.headers.get_all(
                     "Set-Cookie") or [] if c.startswith("csrftoken="))
                 fields = {"csrfmiddlewaretoken": csrf[1], "token": token[1],
-                          "name": f"Fan {index}", "email": f"fan{index}@drop.example"}
+                          "name": f"Fan {index}", "email": email_of(index)}
             status, answer, page = door.call(
                 address, "POST", path, urllib.parse.urlencode(fields),
                 {"Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie,
@@ -189,8 +211,9 @@ def form_person(door: Door, index: int, arrival: float) -> dict:
             status, page = "connection", ""
         if not str(status).startswith("page "):
             statuses[str(status)] = statuses.get(str(status), 0) + 1
-        if status == 303:
-            return _answer("booked", arrival, asked, statuses)
+        if status == 303:  # the booking's page: booked, or (streams) waiting for its turn
+            return _booking_page(door, address, answer.headers["Location"], arrival, asked,
+                                 statuses)
         if status == 409:  # the full page, or another refusal told as its own answer
             full = _FULL_PAGE.search(page)
             return _answer("full" if full else "409 other", arrival, asked, statuses)
@@ -198,7 +221,45 @@ def form_person(door: Door, index: int, arrival: float) -> dict:
             fields = {**fields, "checks": checks[1]}  # the page's own "check again"
         if time.monotonic() - arrival >= door.patience:
             return _answer(f"gave_up:{status}", arrival, asked, statuses)
-        _pause(asked)
+        _pause(asked, answer if status in (202, 429, 503) else None)
+
+
+# The booking's page (templates/booking/): booked, waiting for the decision, or refused.
+_PAGE_TITLE = re.compile(r"<title>\s*(Booked|Received|No seat):", re.I)
+
+
+def _booking_page(door, address, location, arrival, asked, statuses) -> dict:
+    """Follow the 303 to the booking's page; while it says "Request received" (a
+    ``streams`` request before its decision: the page refreshes itself), load it again
+    after its Refresh seconds, until booked or refused or out of patience."""
+    path = urllib.parse.urlsplit(location).path
+    while True:
+        try:
+            status, answer, page = door.call(address, "GET", path)
+        except (OSError, http.client.HTTPException):
+            status, answer, page = "connection", None, ""
+        title = _PAGE_TITLE.search(page) if status == 200 else None
+        kind = title[1].lower() if title else str(status)
+        statuses[f"page {kind}"] = statuses.get(f"page {kind}", 0) + 1
+        if kind == "booked":
+            return _answer("booked", arrival, asked, statuses)
+        if kind == "no seat":
+            return _answer("full", arrival, asked, statuses)
+        if time.monotonic() - arrival >= door.patience:
+            return _answer(f"gave_up:page {kind}", arrival, asked, statuses)
+        refresh = answer.headers.get("Refresh", "") if answer is not None else ""
+        time.sleep(int(refresh) if refresh.isdigit() else 1)
+
+
+def email_of(index: int) -> str:
+    return f"fan{index}@drop.example"
+
+
+def _json_field(text: str, name: str) -> str:
+    try:
+        return str(json.loads(text).get(name, "?"))
+    except (ValueError, AttributeError):
+        return "?"
 
 
 def _problem_slug(text: str) -> str:
@@ -276,17 +337,18 @@ def door_one(config: DropConfig, server, strategy: str, via: str, workers: int,
                 "create_event", "--organizer", "drop", "--name", f"Drop {strategy}",
                 "--capacity", str(config.scaled_seats + config.probes), "--strategy", strategy,
                 "--id-only").strip()
-            worker = _start_worker(site, workdir)
+            worker = _start_worker(site, workdir, strategy)
             door = Door(site.port, event_id, config.patience)
             person = PEOPLE[via]
             alone = probe(server, prefix, door, person, config.probes, "Early", 10**6)
             capacity(server, reset=True)
             cpu_before, started = tier_cpu(site.process.pid), time.monotonic()
-            answers, _, ended = open_loop(
-                config, lambda index, arrival: person(door, index, arrival))
+            answers, _, ended = open_loop(config, lambda index, arrival: {
+                **person(door, index, arrival), "email": email_of(index)})
             cpu_after, during = tier_cpu(site.process.pid), capacity(server)
             rejected = probe(server, prefix, door, person, config.probes, "Late", 2 * 10**6)
-            stored = int(site.manage("shell", "-c", STORED.format(event_id=event_id)).split()[-1])
+            stored = json.loads(site.manage("shell", "-c", STORED.format(event_id=event_id)
+                                            ).strip().splitlines()[-1])
             longest, addresses = access_log(Path(workdir) / "access.log")
         finally:
             if worker is not None:
@@ -297,15 +359,18 @@ def door_one(config: DropConfig, server, strategy: str, via: str, workers: int,
                      rejected, stored, cpu_before, cpu_after, longest, addresses)
 
 
-STORED = ("from booking.wiring import get_booking_service as g; s = g(); "
-          "print(len(list(s.iter_registrations('{event_id}'))))")
+# The e-mails holding a confirmed seat once the drop is over (as one JSON line).
+STORED = ("import json; from booking.wiring import get_booking_service as g; s = g(); "
+          "print(json.dumps(sorted(r.email for r in s.iter_registrations('{event_id}') "
+          "if r.is_confirmed)))")
 
 
-def _start_worker(site, workdir):
-    """``booking_worker`` in the site's environment (no stream decider: no drop strategy
-    uses streams), which sends what the web processes left."""
+def _start_worker(site, workdir, strategy):
+    """``booking_worker`` in the site's environment, which sends what the web processes
+    left and, for ``streams``, decides the requests in arrival order."""
     log = (Path(workdir) / "worker.log").open("w")
-    return subprocess.Popen([sys.executable, "manage.py", "booking_worker", "--no-decider"],
+    decider = [] if strategy == "streams" else ["--no-decider"]
+    return subprocess.Popen([sys.executable, "manage.py", "booking_worker", *decider],
                             cwd=ROOT, env=site.env, stdout=log, stderr=subprocess.STDOUT)
 
 
@@ -350,6 +415,10 @@ def summarize(config, strategy, via, answers, started, ended, report, prefix, al
     definite = sorted(a["seconds"] for a in answers if a["outcome"] in ("booked", "full"))
     tables = by_table(report, prefix)
     seconds = max(ended - started, 1e-9)
+    # What each person was told against what the store holds once the drop is over.
+    confirmed = set(stored)
+    told_booked = {a["email"] for a in answers if a["outcome"] == "booked"}
+    drop_people = {a["email"] for a in answers}
     requests = sum(statuses.values())
     workers = max(cpu_after["gunicorn_workers"], 1)
     people = max(len(answers), 1)
@@ -377,8 +446,11 @@ def summarize(config, strategy, via, answers, started, ended, report, prefix, al
         "nginx_processes": cpu_after["nginx_processes"],
         "requests_per_second_per_worker": round(requests / seconds / workers, 2),
         "longest_request_s": longest, "client_addresses_seen": addresses,
-        "overbooked": max(0, stored - config.scaled_seats - config.probes),
-        "stored": stored, "drop_seconds": round(seconds, 2),
+        "overbooked": max(0, len(confirmed) - config.scaled_seats - config.probes),
+        "confirmed_stored": len(confirmed),
+        "told_booked_not_confirmed": len(told_booked - confirmed),
+        "confirmed_not_told": len((confirmed & drop_people) - told_booked),
+        "drop_seconds": round(seconds, 2),
         "timeline": [round(t, 3) for t in sold_at],
     }
 
@@ -395,7 +467,7 @@ def text(results: dict) -> str:
                "answer_p50_s", "answer_p99_s", "answer_max_s", "proxy_throttles",
                "asked_per_person", "gunicorn_cpu_s_per_person", "nginx_cpu_s_per_person",
                "requests_per_second_per_worker", "longest_request_s", "client_addresses_seen",
-               "overbooked")
+               "overbooked", "told_booked_not_confirmed", "confirmed_not_told")
     for row in results["drop"]:
         lines.append("  ".join(f"{c}={json.dumps(row[c])}" for c in columns))
         for name in ("statuses", "write_units_by_table", "requests_by_table",

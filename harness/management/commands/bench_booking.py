@@ -145,9 +145,13 @@ class Command(BaseCommand):
         strategies = options["strategies"]
         chosen = (tuple(s.strip() for s in strategies.split(",") if s.strip())
                   if strategies else drop.DropConfig.strategies)
-        unknown = [s for s in chosen if s not in STRATEGIES or s == "streams"]
+        via = options.get("via")
+        # streams decides in the worker's decider: only the door's stack runs one.
+        unknown = [s for s in chosen if s not in STRATEGIES or (s == "streams" and not via)]
         if unknown:
-            raise CommandError(f"Cannot drop on {', '.join(unknown)}.", returncode=2)
+            raise CommandError(f"Cannot drop on {', '.join(unknown)}"
+                               f"{' without --via' if 'streams' in unknown else ''}.",
+                               returncode=2)
         try:
             config = drop.DropConfig.parse(options["drop"], scale=options["scale"],
                                            strategies=chosen, patience=options["patience"],
@@ -156,7 +160,6 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(f"Bad --drop {options['drop']!r}: {exc}", returncode=2) from exc
         bar = progress(range(len(chosen)), self.stderr, total=len(chosen), unit="strategy")
-        via = options.get("via")
         if via and options["workers"] < 1:
             raise CommandError("--workers must be at least 1.", returncode=2)
         try:

@@ -1,0 +1,104 @@
+"""The door's people read their answers as a careful client would: "booked" only for a
+201 whose body says confirmed (or the booking page that says so), "full" only for the
+event-full problem or the refusal page, and anything else asked again. A door that says
+201 for a request still waiting is caught, not counted as a booking."""
+import json
+import time
+
+from harness.bench import door as door_module
+from harness.bench.door import Door, api_person, form_person, summarize
+
+
+class Answer:
+    def __init__(self, headers=None):
+        self.headers = _Headers(headers or {})
+
+
+class _Headers(dict):
+    def get_all(self, name):
+        value = self.get(name)
+        return [value] if value else []
+
+
+class ScriptedDoor(Door):
+    """Answers each call from a script of (status, headers, text), recording the calls."""
+
+    def __init__(self, script):
+        super().__init__(port=0, event_id="e1", patience=5.0)
+        self.script, self.calls = list(script), []
+
+    def call(self, address, method, path, body=None, headers=None):
+        self.calls.append((method, path, headers or {}))
+        status, answer_headers, text = self.script.pop(0)
+        return status, Answer(answer_headers), text
+
+
+def quick(monkeypatch):
+    monkeypatch.setattr(door_module.time, "sleep", lambda seconds: None)
+
+
+def test_api_person__pending_then_confirmed__booked_after_asking_again(monkeypatch):
+    quick(monkeypatch)
+    door = ScriptedDoor([
+        (202, {"Retry-After": "1"}, json.dumps({"status": "pending"})),
+        (201, {}, json.dumps({"status": "confirmed"}))])
+    answer = api_person(door, 7, time.monotonic())
+    assert answer["outcome"] == "booked" and answer["asked"] == 2
+    keys = {headers["Idempotency-Key"] for _, _, headers in door.calls}
+    assert len(keys) == 1  # asked again with the same key
+
+
+def test_api_person__created_for_a_request_still_waiting__caught_as_its_own_answer(monkeypatch):
+    # The control: a door that answers 201 while the request only waits for its decision.
+    quick(monkeypatch)
+    door = ScriptedDoor([(201, {}, json.dumps({"status": "pending"}))])
+    assert api_person(door, 7, time.monotonic())["outcome"] == "201 pending"
+
+
+def test_api_person__full_only_from_the_event_full_problem(monkeypatch):
+    quick(monkeypatch)
+    full = json.dumps({"type": "https://example.test/problems/event-full"})
+    door = ScriptedDoor([(429, {"Retry-After": "1"}, "{}"), (409, {}, full)])
+    assert api_person(door, 7, time.monotonic())["outcome"] == "full"
+
+
+PAGE = ('<form><input name="csrfmiddlewaretoken" value="c"><input name="token" value="t">'
+        '</form>')
+
+
+def test_form_person__follows_the_booking_page_until_decided(monkeypatch):
+    quick(monkeypatch)
+    door = ScriptedDoor([
+        (200, {"Set-Cookie": "csrftoken=c; Path=/"}, PAGE),
+        (303, {"Location": "/events/e1/booked/abc/"}, ""),
+        (200, {"Refresh": "2"}, "<title>Received: Drop</title>"),
+        (200, {}, "<title>No seat: Drop</title>")])
+    answer = form_person(door, 3, time.monotonic())
+    assert answer["outcome"] == "full"
+    assert [call[0] for call in door.calls] == ["GET", "POST", "GET", "GET"]
+
+
+def test_form_person__booked_page_is_booked(monkeypatch):
+    quick(monkeypatch)
+    door = ScriptedDoor([
+        (200, {"Set-Cookie": "csrftoken=c; Path=/"}, PAGE),
+        (303, {"Location": "/events/e1/booked/abc/"}, ""),
+        (200, {}, "<title>Booked: Drop</title>")])
+    assert form_person(door, 3, time.monotonic())["outcome"] == "booked"
+
+
+def test_summarize__told_against_stored():
+    from harness.bench.drop import DropConfig
+
+    config = DropConfig(people=3, seats=1, seconds=1, scale=1, probes=0)
+    answers = [{"outcome": o, "email": f"fan{i}@drop.example", "answered_at": 1.0,
+                "seconds": 0.5, "asked": 1, "statuses": {"201": 1}}
+               for i, o in enumerate(["booked", "booked", "full"])]
+    cpu = {"gunicorn": 0.0, "nginx": 0.0, "gunicorn_workers": 1, "nginx_processes": 1}
+    probe = {"per_person": {}, "outcomes": {}}
+    row = summarize(config, "streams", "api", answers, 0.0, 2.0, {"tables": {}}, "p-",
+                    probe, probe, ["fan0@drop.example", "fan2@drop.example"], cpu, cpu,
+                    0.1, 3)
+    # fan1 was told "booked" and holds nothing; fan2 holds a seat it was told was taken.
+    assert row["told_booked_not_confirmed"] == 1 and row["confirmed_not_told"] == 1
+    assert row["overbooked"] == 1
