@@ -24,6 +24,13 @@ can fail:
 - ``HintTrustingLockTableStrategy`` and ``HintTrustingAggregateStrategy`` answer "full"
   from this process's memory of a sell-out (``booking/strategies/sold_out.py``'s hint)
   without reading: a seat another process freed since is refused.
+  ``HintTrustingSlotsStrategy`` does the same on slots.
+- ``UnbumpedSlotsStrategy`` frees slots (cancellations, released holds, new slots)
+  without bumping the freed epoch (``booking/strategies/slots/freed.py``): a process that
+  verified the event sold out keeps refusing the freed seat. ``IndexTrustingSlotsStrategy``
+  takes the free-slot index's "none free" for the answer, as slots did before it read the
+  slot items themselves: a slot the (eventually consistent) index does not list yet is
+  refused.
 
 ``BASELINES`` are not controls but earlier versions a benchmark compares with, side by
 side in one run: ``slots_lookup_each`` is slots as it was before its free-slot pool.
@@ -237,8 +244,27 @@ class HintTrustingAggregateStrategy(TrustsSoldOutHint, AggregateStrategy):
     """aggregate answering "full" from its memory of a sell-out."""
 
 
+class HintTrustingSlotsStrategy(TrustsSoldOutHint, SlotsStrategy):
+    """slots answering "full" from its memory of a sell-out."""
+
+
 HINT_TRUSTING = {"lock_table": HintTrustingLockTableStrategy,
-                 "aggregate": HintTrustingAggregateStrategy}
+                 "aggregate": HintTrustingAggregateStrategy,
+                 "slots": HintTrustingSlotsStrategy}
+
+
+class UnbumpedSlotsStrategy(SlotsStrategy):
+    """slots whose freeing writes leave the freed epoch alone."""
+
+    def freed_ops(self, event_id):
+        return []
+
+
+class IndexTrustingSlotsStrategy(SlotsStrategy):
+    """slots that believes the free-slot index when it lists no free slot."""
+
+    def see_slots(self, event_id, part):
+        return replace(super().see_slots(event_id, part), free=[])
 
 
 class LookupEachSlotsStrategy(SlotsStrategy):

@@ -98,7 +98,7 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
         for _ in self.retry.attempts():
             candidates, now, seen = self._free_candidates(event_id), None, None
             if not candidates:  # the index may lag: read the slots themselves (freed.py)
-                seen = freed.see(self, event_id, event_id)
+                seen = self.see_slots(event_id, event_id)
                 candidates = random.sample(seen.free, min(PER_BOOKING, len(seen.free)))
             if not candidates:  # a waiting-list hold may have expired: its slot is free
                 now, candidates = seen.now, seen.lapsed
@@ -136,6 +136,14 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
             raise EventFull()
         self.sold_out.clear(event_id)
         return None
+
+    def freed_ops(self, event_id):
+        """The members every write that frees a slot adds: the freed epoch's bump."""
+        return freed.freed_ops(self.locks, event_id)
+
+    def see_slots(self, event_id, part) -> freed.Seen:
+        """A partition's free and held slots, one consistent read after the epoch's."""
+        return freed.see(self, event_id, part)
 
     def _no_free_slot(self, event_id, registration, request):
         event, mine, *row = self.store.batch_get([
@@ -203,7 +211,7 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
                     "SET free_in = :e REMOVE holder", condition="holder = :email",
                     values={":e": event_id, ":email": email})),
                 *self.requests.ops(request, removed),
-                *freed.freed_ops(self.locks, event_id),
+                *self.freed_ops(event_id),
             ], written=removed, request=request, request_at=2,
                 decode=lambda cancelled: AGAIN if refused_at(cancelled, 0) else None,
                 token=self.tokens.client_token(

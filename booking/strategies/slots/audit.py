@@ -191,7 +191,7 @@ def _free_unnamed(strategy, event_id, quota, number, holder):
         values={":e": part, ":r": random.randrange(SHUFFLE_RANGE), ":h": holder})
     check = _order_names(strategy, event_id, holder, quota, number, names=False)
     return _attempt(lambda: strategy.store.transact_write(
-        [("Update", free), check, *freed.freed_ops(strategy.locks, event_id)]),
+        [("Update", free), check, *strategy.freed_ops(event_id)]),
         f"freed slot {number} (claimed by {holder} without an order naming it)")
 
 
@@ -229,7 +229,7 @@ def _free_orphan(strategy, event_id, number, holder):
         values={":n": number})
     return _attempt(lambda: strategy.store.transact_write(
         [("Update", free), ("ConditionCheck", no_claim),
-         *freed.freed_ops(strategy.locks, event_id)]),
+         *strategy.freed_ops(event_id)]),
         f"freed slot {number} (claimed by {holder} without a registration)")
 
 
@@ -293,7 +293,7 @@ def _match_slot_count(strategy, event, slots, quota=CAPACITY_QUOTA):
     unchanged = ("ConditionCheck", _condition_check(
         strategy.events, key, condition=f"{path} = :c AND version = :v", names=names,
         values={":c": size, ":v": current["version"]}))
-    bump = freed.freed_ops(strategy.locks, event.id) if difference > 0 else []  # new free slots
+    bump = strategy.freed_ops(event.id) if difference > 0 else []  # new free slots
     fixed, per_step = [], TRANSACTION_WRITES - len(bump)
     for start in range(0, len(writes), per_step):
         chunk = writes[start:start + per_step]

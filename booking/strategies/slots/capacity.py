@@ -118,7 +118,7 @@ def _apply_step(strategy, event_id, version, step, changes, *, quota, capacity, 
         slot_writes = _new_slots(strategy, part, step) if step >= 0 else \
             _free_slot_deletes(strategy, event_id, quota, -step)
         if step > 0:  # new free slots: a booking verified "full" must look again
-            slot_writes += freed.freed_ops(strategy.locks, event_id)
+            slot_writes += strategy.freed_ops(event_id)
         strategy.between_read_and_write()  # test hook: bookings may claim listed slots here
         if strategy.transact_once([event_write, *slot_writes], written=True,
                                   decode=decode) is True:

@@ -56,7 +56,7 @@ def freed_ops(locks: Table, event_id: str) -> list[tuple[str, dict]]:
 def freed_together(strategy, event_id: str, operation: tuple[str, dict]) -> None:
     """One freeing write on its own, made a transaction with the epoch's bump. Raises
     ``TransactionCancelled`` when ``operation``'s condition fails."""
-    strategy.store.transact_write([operation, *freed_ops(strategy.locks, event_id)])
+    strategy.store.transact_write([operation, *strategy.freed_ops(event_id)])
 
 
 def ensure_epoch(locks: Table, event_id: str) -> int:

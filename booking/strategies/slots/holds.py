@@ -128,7 +128,7 @@ class SlotsHolds(SeatHolds):
                                            "AND held_until = :until",
                                            {":email": email, ":until": until}))
                   for quota, slots in held.items() for slot in slots),
-                *freed.freed_ops(self.locks, event_id)]
+                *self.freed_ops(event_id)]
 
     def release_expired(self, event_id, *, now, quotas=()):
         """Per quota partition (an order's hold holds slots in each)."""

@@ -105,7 +105,7 @@ class SlotsOrders:
                 part, needed = partition(event_id, quota), order.seats[quota]
                 claims[quota], seen = self.free_slots(part, needed), None
                 if not claims[quota]:  # the index may lag: read the slots themselves
-                    seen = freed.see(strategy, event_id, part)
+                    seen = strategy.see_slots(event_id, part)
                     if len(seen.free) >= needed:
                         claims[quota] = random.sample(seen.free, needed)
                 if not claims[quota]:
@@ -185,7 +185,7 @@ class SlotsOrders:
                                for q, slots in releasing.items() for slot in slots]]
         return self.strategy.transact_once(
             operations + self.strategy.requests.ops(request, answer)
-            + freed.freed_ops(self.strategy.locks, event_id), written=answer,
+            + self.strategy.freed_ops(event_id), written=answer,
             decode=lambda cancelled: READ_AGAIN if refused_at(cancelled, 0) else None,
             request=request, request_at=len(operations),
             token=client_token(f"{stored.registration_id}:{request.request_id}", "cancel"))
