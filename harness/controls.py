@@ -30,7 +30,8 @@ can fail:
   verified the event sold out keeps refusing the freed seat. ``IndexTrustingSlotsStrategy``
   takes the free-slot index's "none free" for the answer, as slots did before it read the
   slot items themselves: a slot the (eventually consistent) index does not list yet is
-  refused.
+  refused. ``EpochLastSlotsStrategy`` reads the freed epoch after the slot items instead of
+  before: a slot freed right after its read is refused under the newer epoch.
 
 ``BASELINES`` are not controls but earlier versions a benchmark compares with, side by
 side in one run: ``slots_lookup_each`` is slots as it was before its free-slot pool.
@@ -60,6 +61,7 @@ from booking.strategies.shards.orders import ShardsOrders
 from booking.strategies.shards.seats import MARKERS, marker_key
 from booking.strategies.slots import SlotsStrategy
 from booking.strategies.slots.capacity import SHUFFLE_RANGE
+from booking.strategies.slots.freed import epoch_key
 from booking.strategies.streams import StreamsStrategy
 
 from booking.webhooks.delivery import DELIVERED, RETRYING, WebhookSender
@@ -258,6 +260,14 @@ class UnbumpedSlotsStrategy(SlotsStrategy):
 
     def freed_ops(self, event_id):
         return []
+
+
+class EpochLastSlotsStrategy(SlotsStrategy):
+    """slots that reads the freed epoch after the slot items, not before them."""
+
+    def see_slots(self, event_id, part):
+        seen = super().see_slots(event_id, part)
+        return replace(seen, epoch=int(self.locks.get(epoch_key(event_id))["epoch"]))
 
 
 class IndexTrustingSlotsStrategy(SlotsStrategy):

@@ -3,6 +3,7 @@ sell-out verified once against the slot items at a freed epoch, then each reject
 BatchGetItem, and every write that frees a slot bumps the epoch."""
 import time
 import uuid
+from unittest import mock
 
 import pytest
 from django.utils import timezone
@@ -15,7 +16,8 @@ from booking.models import Registration
 from booking.strategies.base import now_ms
 from booking.strategies.slots import SlotsStrategy
 from booking.strategies.slots.freed import EPOCHS, epoch_key
-from harness.controls import IndexTrustingSlotsStrategy, UnbumpedSlotsStrategy
+from harness.controls import (EpochLastSlotsStrategy, IndexTrustingSlotsStrategy,
+                              UnbumpedSlotsStrategy)
 from tests.helpers import table
 from tests.orders.test_orders import devconf
 
@@ -132,6 +134,36 @@ def test_book__verified_full_with_a_hold__hold_lapses__its_seat_taken_over(servi
     time.sleep(0.4)  # no write frees the slot: time does
     assert hinted.book(event.id, registration(event.id, "cy@example.com")).email == \
         "cy@example.com"
+
+
+@pytest.mark.parametrize("control", [False, True])
+def test_book__slot_freed_right_after_the_verifying_read__next_booking_takes_it(service,
+                                                                                control):
+    # Bob's booking reads the slot items (none free) and Ada cancels right after that
+    # read: "full" was true at its instant, and the epoch read before it is now stale, so
+    # Cy's booking looks again. The control reads the epoch after the slot items: it
+    # remembers "full" at the epoch the cancellation made, and Cy is refused a free seat.
+    event = service.create_event(name="Tea", capacity=1, strategy="slots")
+    service.book(event.id, name="Ada", email="ada@example.com")
+    hinted = (EpochLastSlotsStrategy if control else SlotsStrategy)(store=service.store)
+    real_pages, cancelled = service.store.pages, []
+
+    def pages(operation, request, page_size=None):
+        yield from real_pages(operation, request, page_size)
+        if operation == "query" and "IndexName" not in request and not cancelled:
+            cancelled.append(True)  # the slot items' consistent read has answered
+            service.cancel(event.id, email="ada@example.com")
+
+    with mock.patch.object(service.store, "pages", pages):
+        refused(hinted, event.id, "bob@example.com")
+    assert cancelled
+
+    if control:
+        refused(hinted, event.id, "cy@example.com")
+        assert service.availability(event.id).remaining == 1
+    else:
+        assert hinted.book(event.id, registration(event.id, "cy@example.com")).email == \
+            "cy@example.com"
 
 
 class LaggingIndex:
