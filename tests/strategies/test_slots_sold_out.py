@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from booking.dynamo.metrics import RequestMeter
-from booking.dynamo.tables import EVENT_LOCKS
+from booking.dynamo.tables import EVENT_LOCKS, SLOTS
 from booking.errors import EventFull, EventNotFound
 from booking.exactly_once.request_log import Request
 from booking.models import Registration
@@ -157,6 +157,31 @@ def test_book__slot_freed_right_after_the_verifying_read__next_booking_takes_it(
     with mock.patch.object(service.store, "pages", pages):
         refused(hinted, event.id, "bob@example.com")
     assert cancelled
+
+    if control:
+        refused(hinted, event.id, "cy@example.com")
+        assert service.availability(event.id).remaining == 1
+    else:
+        assert hinted.book(event.id, registration(event.id, "cy@example.com")).email == \
+            "cy@example.com"
+
+
+@pytest.mark.parametrize("control", [False, True])
+def test_book__repair_lists_a_lost_free_slot__next_booking_takes_it(service, control):
+    # A free slot lost its free mark (neither held nor listed): no read finds it free, so
+    # "full" is verified; the audit's repair lists it again, which is a freeing write.
+    event = service.create_event(name="Tea", capacity=2, strategy="slots")
+    service.book(event.id, name="Ada", email="ada@example.com")
+    slots = table(SLOTS)
+    lost = next(item["slot"] for item in slots.query(
+        key_condition="event_id = :e", values={":e": event.id}) if "holder" not in item)
+    slots.update({"event_id": event.id, "slot": lost}, "REMOVE free_in")
+    hinted = SlotsStrategy(store=service.store)
+    refused(hinted, event.id, "bob@example.com")
+    refused(hinted, event.id, "bo@example.com")
+
+    repairer = (UnbumpedSlotsStrategy if control else SlotsStrategy)(store=service.store)
+    assert repairer.repair(service.get_event(event.id)) == [f"listed free slot {lost} as free"]
 
     if control:
         refused(hinted, event.id, "cy@example.com")
