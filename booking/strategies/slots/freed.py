@@ -60,8 +60,9 @@ def freed_together(strategy, event_id: str, operation: tuple[str, dict]) -> None
 
 
 def ensure_epoch(locks: Table, event_id: str) -> int:
-    """The event's epoch, read consistently; an event without one gets it (0, all copies)."""
-    found = locks.get(epoch_key(event_id))
+    """The event's epoch, read consistently from any copy (every transaction that writes
+    one writes all); an event without one gets it (0, on all copies)."""
+    found = locks.get(any_epoch_key(event_id))
     if found is not None:
         return int(found["epoch"])
     try:
@@ -71,7 +72,7 @@ def ensure_epoch(locks: Table, event_id: str) -> int:
             for copy in range(EPOCHS)])
     except TransactionCancelled:
         pass  # a freeing write made it meanwhile
-    return int(locks.get(epoch_key(event_id))["epoch"])
+    return int(locks.get(any_epoch_key(event_id))["epoch"])
 
 
 def delete_epoch(locks: Table, event_id: str) -> None:
