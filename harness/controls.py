@@ -24,6 +24,14 @@ can fail:
 - ``HintTrustingLockTableStrategy`` and ``HintTrustingAggregateStrategy`` answer "full"
   from this process's memory of a sell-out (``booking/strategies/sold_out.py``'s hint)
   without reading: a seat another process freed since is refused.
+  ``HintTrustingSlotsStrategy`` does the same on slots.
+- ``UnbumpedSlotsStrategy`` frees slots (cancellations, released holds, new slots)
+  without bumping the freed epoch (``booking/strategies/slots/freed.py``): a process that
+  verified the event sold out keeps refusing the freed seat. ``IndexTrustingSlotsStrategy``
+  takes the free-slot index's "none free" for the answer, as slots did before it read the
+  slot items themselves: a slot the (eventually consistent) index does not list yet is
+  refused. ``EpochLastSlotsStrategy`` reads the freed epoch after the slot items instead of
+  before: a slot freed right after its read is refused under the newer epoch.
 
 ``BASELINES`` are not controls but earlier versions a benchmark compares with, side by
 side in one run: ``slots_lookup_each`` is slots as it was before its free-slot pool.
@@ -53,6 +61,7 @@ from booking.strategies.shards.orders import ShardsOrders
 from booking.strategies.shards.seats import MARKERS, marker_key
 from booking.strategies.slots import SlotsStrategy
 from booking.strategies.slots.capacity import SHUFFLE_RANGE
+from booking.strategies.slots.freed import epoch_key
 from booking.strategies.streams import StreamsStrategy
 
 from booking.webhooks.delivery import DELIVERED, RETRYING, WebhookSender
@@ -237,8 +246,35 @@ class HintTrustingAggregateStrategy(TrustsSoldOutHint, AggregateStrategy):
     """aggregate answering "full" from its memory of a sell-out."""
 
 
+class HintTrustingSlotsStrategy(TrustsSoldOutHint, SlotsStrategy):
+    """slots answering "full" from its memory of a sell-out."""
+
+
 HINT_TRUSTING = {"lock_table": HintTrustingLockTableStrategy,
-                 "aggregate": HintTrustingAggregateStrategy}
+                 "aggregate": HintTrustingAggregateStrategy,
+                 "slots": HintTrustingSlotsStrategy}
+
+
+class UnbumpedSlotsStrategy(SlotsStrategy):
+    """slots whose freeing writes leave the freed epoch alone."""
+
+    def freed_ops(self, event_id):
+        return []
+
+
+class EpochLastSlotsStrategy(SlotsStrategy):
+    """slots that reads the freed epoch after the slot items, not before them."""
+
+    def see_slots(self, event_id, part):
+        seen = super().see_slots(event_id, part)
+        return replace(seen, epoch=int(self.locks.get(epoch_key(event_id))["epoch"]))
+
+
+class IndexTrustingSlotsStrategy(SlotsStrategy):
+    """slots that believes the free-slot index when it lists no free slot."""
+
+    def see_slots(self, event_id, part):
+        return replace(super().see_slots(event_id, part), free=[])
 
 
 class LookupEachSlotsStrategy(SlotsStrategy):

@@ -82,7 +82,7 @@ RARE_PATHS: dict[tuple[str, str, str | None, str], tuple[str, str]] = {
     ("web", "request_history", None, "Query"): (
         "booking/dynamo/history.py", "self.table.query(key_condition=\"request_id = :id\""),
     ("web", "slots", None, "UpdateItem"): (
-        "booking/strategies/slots/holds.py", "self.slots.update({\"event_id\": event_id"),
+        "booking/strategies/slots/audit.py", "return _attempt(lambda: strategy.slots.update("),
     ("web", "slots", None, DELETE): (
         "booking/strategies/slots/capacity.py", "(\"Delete\", strategy.slots.delete_op("),
     ("web", "waiting_list", None, "BatchWriteItem"): (

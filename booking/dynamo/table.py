@@ -66,8 +66,10 @@ class Table:
 
     def query(self, *, key_condition: str, values: dict, names=None, index: str | None = None,
               limit: int | None = None, consistent: bool = True, forward: bool = True,
-              projection: str | None = None, page_size: int | None = None):
-        """Yield items one page at a time from boto3's paginator (never the whole result)."""
+              projection: str | None = None, page_size: int | None = None,
+              filter: str | None = None):
+        """Yield items one page at a time from boto3's paginator (never the whole result);
+        ``filter`` drops items from the answer (DynamoDB still charges for reading them)."""
         request = {
             "TableName": self.name,
             "KeyConditionExpression": key_condition,
@@ -82,6 +84,8 @@ class Table:
             request["ExpressionAttributeNames"] = names
         if projection:
             request["ProjectionExpression"] = projection
+        if filter:
+            request["FilterExpression"] = filter
         if limit is not None:
             request["Limit"] = limit
             yield from (deserialize(i) for i in self.store.call("query", **request).get("Items", []))

@@ -77,6 +77,7 @@ REGISTRATIONS = TableSpec(
 )
 
 # lock_table: one counter item per event, written in the same transaction as a registration.
+# (shards keeps its shard and marker items here; slots its freed epoch, ``<event id>#freed``.)
 EVENT_LOCKS = TableSpec("event_locks", hash_key=("event_id", "S"))
 
 # slots: one item per seat. The sparse index holds only free slots (free_in is set while

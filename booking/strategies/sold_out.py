@@ -18,6 +18,10 @@ person's registration and the request row. That read decides:
 
 A process that never saw the refusal pays one refused write first. The hint is never an
 answer: a seat freed by another process is seen by the next read.
+
+A strategy whose "full" is not a refused write (``slots``: no counter item) keeps a mark
+with the hint (``note(key, mark)``): what its read must still find for "full" to hold
+(``slots/freed.py``: the freed epoch it verified the sell-out at).
 """
 import threading
 from dataclasses import dataclass, field
@@ -39,15 +43,24 @@ class SoldOutHints:
     """Keys (``hint_key``) a booking in this process was lately refused "full" for."""
 
     keys: set = field(default_factory=set)
+    marks: dict = field(default_factory=dict)  # key -> the strategy's mark, if it keeps one
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def note(self, key: str) -> None:
+    def note(self, key: str, mark=None) -> None:
         with self.lock:
             self.keys.add(key)
+            if mark is not None:
+                self.marks[key] = mark
 
     def clear(self, key: str) -> None:
         with self.lock:
             self.keys.discard(key)
+            self.marks.pop(key, None)
+
+    def mark(self, key: str):
+        """The mark noted with ``key`` (None: none)."""
+        with self.lock:
+            return self.marks.get(key)
 
     def any_of(self, keys) -> bool:
         return any(key in self.keys for key in keys)

@@ -311,6 +311,41 @@ def test_book__one_dynamodb_request_per_booking_and_per_rejection(server_store, 
     assert next_rejection.operations == ["BatchGetItem"]
 
 
+def test_book__slots__booking_unchanged_first_rejection_verifies_next_ones_one_read(
+        server_store):
+    # slots: a booking is its lookup and its transaction, as ever; the first rejection in
+    # a process reads the freed epoch and the slot items themselves (no write); each next
+    # one is one consistent BatchGetItem (booking/strategies/slots/freed.py).
+    from booking.wiring import get_booking_service
+
+    service = get_booking_service()
+    event = service.create_event(name="Tea", capacity=1, strategy="slots")
+    meter = RequestMeter().install(get_booking_service().store)
+    try:
+        with meter.track() as booking:
+            book(service, event)
+        with meter.track() as rejection:
+            with pytest.raises(EventFull):
+                book(service, event, email="bo@example.com", request_id="bo-form-0001")
+        nexts = []
+        for n in range(3):
+            with meter.track() as next_rejection:
+                with pytest.raises(EventFull):
+                    book(service, event, email=f"cy{n}@example.com", request_id=f"cy-form-{n}")
+            nexts.append(next_rejection)
+    finally:
+        meter.uninstall()
+
+    assert booking.operations[-1] == "TransactWriteItems"
+    assert set(booking.operations[:-1]) == {"Query"}  # the free-slot lookup
+    assert rejection.operations[-3:] == ["GetItem", "Query", "BatchGetItem"]
+    # This event had no epoch item yet: its first verification puts it (once per event).
+    assert rejection.operations[-5:-3] == ["GetItem", "TransactWriteItems"]
+    assert set(rejection.operations[:-5]) == {"Query"}  # the free-slot lookup
+    assert [n.operations for n in nexts] == [["BatchGetItem"]] * 3
+    assert sum(n.writes for n in nexts) == 0
+
+
 @pytest.mark.parametrize("strategy", GUARDED)
 def test_cancel__link_names_whole_registration__removed_repeat_answers_stale_link_refused(
         service, strategy):

@@ -14,7 +14,7 @@ from booking.strategies.base import now_ms
 from harness.controls import HINT_TRUSTING
 from tests.orders.test_orders import devconf
 
-READ_FIRST = ("aggregate", "lock_table")
+READ_FIRST = ("aggregate", "lock_table", "slots")
 
 
 def registration(event_id, email, request_id=None):

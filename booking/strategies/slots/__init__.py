@@ -24,8 +24,13 @@ repeat runs again. A resend of an applied claim is answered by its ClientRequest
 
 Costs: creating an event writes ``capacity`` items (batched, 25 per request); a booking is
 one transaction plus a share of a lookup (one in ``LOOKUP / PER_BOOKING`` bookings of a
-busy process, one each when a process books rarely); a rejection is a lookup, the held
-slots' query and one batch read. Slots are freed, never deleted, by cancellations.
+busy process, one each when a process books rarely). "Full" is never taken from the
+index alone (``freed.py``): the first rejection in a process reads the event's freed
+epoch and then the slot items themselves (one consistent Query) before the batch read;
+the process then remembers the sell-out at that epoch, and each later rejection is one
+consistent BatchGetItem (an epoch item, the registration, the request row), 0 WCU. Slots
+are freed, never deleted, by cancellations, and every write that frees one bumps the
+epoch in the same transaction.
 
 Orders (several seats, ticket types, further quotas: docs/orders.md) claim slot items of
 every quota they draw on in one transaction: ``orders.py`` (and what the 100-action limit
@@ -34,7 +39,7 @@ of a transaction bounds).
 import random
 
 from booking.dynamo import items
-from booking.dynamo.tables import SLOTS
+from booking.dynamo.tables import EVENT_LOCKS, SLOTS
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.exactly_once.request_log import Request
 from booking.models import Availability
@@ -42,10 +47,12 @@ from booking.models import Availability
 from booking.strategies.base import AGAIN, OneItemPerPerson, now_ms, refused_at
 from booking.strategies.slots import audit as slots_audit
 from booking.strategies.slots import capacity as slots_capacity
-from booking.strategies.slots.candidates import LOOKUP, FreeSlotPool
+from booking.strategies.slots import freed
+from booking.strategies.slots.candidates import LOOKUP, PER_BOOKING, FreeSlotPool
 from booking.strategies.slots.capacity import SHUFFLE_RANGE, free_slot
 from booking.strategies.slots.holds import SlotsHolds
 from booking.strategies.slots.orders import SlotsOrders, check_order_shape
+from booking.strategies.sold_out import read_first
 
 
 class SlotsStrategy(SlotsHolds, OneItemPerPerson):
@@ -57,6 +64,7 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.slots = self.store.table(SLOTS)
+        self.locks = self.store.table(EVENT_LOCKS)  # the freed epoch (freed.py)
         self.orders = SlotsOrders(self)
         self.free_pool = FreeSlotPool()
 
@@ -83,13 +91,21 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
             # Someone else took this slot (or collided with us): try the next one.
             return AGAIN if refused_at(cancelled, 0) else None
 
+        if self.sold_out.any_of([event_id]):  # verified sold out here: read first
+            answered = self._answered_by_reading(event_id, registration, request)
+            if answered is not None:
+                return answered
         for _ in self.retry.attempts():
-            candidates, now = self._free_candidates(event_id), None
+            candidates, now, seen = self._free_candidates(event_id), None, None
+            if not candidates:  # the index may lag: read the slots themselves (freed.py)
+                seen = self.see_slots(event_id, event_id)
+                candidates = random.sample(seen.free, min(PER_BOOKING, len(seen.free)))
             if not candidates:  # a waiting-list hold may have expired: its slot is free
-                now = now_ms()
-                candidates = self.expired_hold_slots(event_id, now)
+                now, candidates = seen.now, seen.lapsed
             if not candidates:
                 refusal = self._no_free_slot(event_id, registration, request)
+                if isinstance(refusal, EventFull):  # the next rejections here: one read
+                    self.sold_out.note(event_id, seen.verified)
                 if isinstance(refusal, Exception):
                     raise refusal
                 return refusal  # this request's own earlier claim took a seat
@@ -105,6 +121,29 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
                     decode=decode, token=token, request=request, request_at=2)
                 if outcome is not AGAIN:
                     return outcome
+
+    def _answered_by_reading(self, event_id, registration, request):
+        """This request's registration, ``AlreadyRegistered``, ``EventNotFound``, or "full"
+        from one consistent read of an epoch item (``freed.py``: no slot freed since the
+        sell-out was verified, no hold lapsed); None when a slot may be free (the hint is
+        cleared and the booking looks)."""
+        verified = self.sold_out.mark(event_id)
+        read = read_first(self, [(self.locks, freed.any_epoch_key(event_id))], registration,
+                          request, registrations=self.registrations_table)
+        if read.answered is not None:
+            return read.answered
+        if verified is not None and verified.holds(read.counters[0], now_ms()):
+            raise EventFull()
+        self.sold_out.clear(event_id)
+        return None
+
+    def freed_ops(self, event_id):
+        """The members every write that frees a slot adds: the freed epoch's bump."""
+        return freed.freed_ops(self.locks, event_id)
+
+    def see_slots(self, event_id, part) -> freed.Seen:
+        """A partition's free and held slots, one consistent read after the epoch's."""
+        return freed.see(self, event_id, part)
 
     def _no_free_slot(self, event_id, registration, request):
         event, mine, *row = self.store.batch_get([
@@ -172,6 +211,7 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
                     "SET free_in = :e REMOVE holder", condition="holder = :email",
                     values={":e": event_id, ":email": email})),
                 *self.requests.ops(request, removed),
+                *self.freed_ops(event_id),
             ], written=removed, request=request, request_at=2,
                 decode=lambda cancelled: AGAIN if refused_at(cancelled, 0) else None,
                 token=self.tokens.client_token(

@@ -13,6 +13,10 @@ of slot items, an order naming its slots per quota (``slots.<quota>``): a claim 
 names is freed only if the holder's order still does not name it (``NOT contains``), a
 slot an order names is claimed for it only if the order still names it, and a quota's
 slot count follows its size only while the event item's size and version are as read.
+
+A repair that makes a slot free (freeing an orphaned claim, listing a free slot again,
+creating missing slots) adds 1 to the event's freed epoch in the same transaction
+(``freed.py``), as every freeing write does.
 """
 import random
 
@@ -21,6 +25,7 @@ from booking.strategies import audit
 from booking.dynamo.access import ConditionFailed, TransactionCancelled
 
 from booking.strategies.base import CAPACITY_NAMES
+from booking.strategies.slots import freed
 from booking.strategies.slots.capacity import SHUFFLE_RANGE, free_slot
 from booking.strategies.slots.orders import partition
 
@@ -132,7 +137,7 @@ def repair_event(strategy, event) -> list[str]:
         elif holder is not None and "free_in" in slot:
             fixed += _unlist(strategy, event.id, number, holder)
         elif holder is None and "free_in" not in slot:
-            fixed += _relist(strategy, event.id, number)
+            fixed += _relist(strategy, event.id, event.id, number)
     slots = read_slots(strategy, event.id)
     for email, number in sorted(registrations.items()):
         if number in slots and "holder" not in slots[number]:
@@ -158,7 +163,7 @@ def repair_orders(strategy, event) -> list[str]:
             elif holder is not None and "free_in" in slot:
                 done += _unlist(strategy, part, number, holder)
             elif holder is None and "free_in" not in slot:
-                done += _relist(strategy, part, number)
+                done += _relist(strategy, event.id, part, number)
         slots = read_slots(strategy, part)
         for email, number in sorted(named):
             if number in slots and "holder" not in slots[number]:
@@ -185,8 +190,9 @@ def _free_unnamed(strategy, event_id, quota, number, holder):
         condition="holder = :h AND attribute_not_exists(held_until)",
         values={":e": part, ":r": random.randrange(SHUFFLE_RANGE), ":h": holder})
     check = _order_names(strategy, event_id, holder, quota, number, names=False)
-    return _attempt(lambda: strategy.store.transact_write([("Update", free), check]),
-                    f"freed slot {number} (claimed by {holder} without an order naming it)")
+    return _attempt(lambda: strategy.store.transact_write(
+        [("Update", free), check, *strategy.freed_ops(event_id)]),
+        f"freed slot {number} (claimed by {holder} without an order naming it)")
 
 
 def _claim_for_order(strategy, event_id, quota, number, email):
@@ -221,8 +227,10 @@ def _free_orphan(strategy, event_id, number, holder):
         {"event_id": event_id, "email": holder},
         condition="attribute_not_exists(email) OR #slot <> :n", names=SLOT_NAMES,
         values={":n": number})
-    return _attempt(lambda: strategy.store.transact_write([("Update", free), ("ConditionCheck", no_claim)]),
-                    f"freed slot {number} (claimed by {holder} without a registration)")
+    return _attempt(lambda: strategy.store.transact_write(
+        [("Update", free), ("ConditionCheck", no_claim),
+         *strategy.freed_ops(event_id)]),
+        f"freed slot {number} (claimed by {holder} without a registration)")
 
 
 def _unlist(strategy, event_id, number, holder):
@@ -232,13 +240,14 @@ def _unlist(strategy, event_id, number, holder):
         f"removed held slot {number} from the free list")
 
 
-def _relist(strategy, event_id, number):
-    return _attempt(lambda: strategy.slots.update(
-        {"event_id": event_id, "slot": number}, "SET free_in = :e, shuffle = :r",
+def _relist(strategy, event_id, part, number):
+    relist = strategy.slots.update_op(
+        {"event_id": part, "slot": number}, "SET free_in = :e, shuffle = :r",
         condition="attribute_exists(event_id) AND attribute_not_exists(holder) "
                   "AND attribute_not_exists(free_in)",
-        values={":e": event_id, ":r": random.randrange(SHUFFLE_RANGE)}),
-        f"listed free slot {number} as free")
+        values={":e": part, ":r": random.randrange(SHUFFLE_RANGE)})
+    return _attempt(lambda: freed.freed_together(strategy, event_id, ("Update", relist)),
+                    f"listed free slot {number} as free")
 
 
 def _claim_for(strategy, event_id, number, email):
@@ -284,8 +293,10 @@ def _match_slot_count(strategy, event, slots, quota=CAPACITY_QUOTA):
     unchanged = ("ConditionCheck", _condition_check(
         strategy.events, key, condition=f"{path} = :c AND version = :v", names=names,
         values={":c": size, ":v": current["version"]}))
-    fixed = []
-    for start in range(0, len(writes), TRANSACTION_WRITES):
-        chunk = writes[start:start + TRANSACTION_WRITES]
-        fixed += _attempt(lambda c=chunk: strategy.store.transact_write([unchanged, *c]), done.format(len(chunk)))
+    bump = strategy.freed_ops(event.id) if difference > 0 else []  # new free slots
+    fixed, per_step = [], TRANSACTION_WRITES - len(bump)
+    for start in range(0, len(writes), per_step):
+        chunk = writes[start:start + per_step]
+        fixed += _attempt(lambda c=chunk: strategy.store.transact_write([unchanged, *c, *bump]),
+                          done.format(len(chunk)))
     return fixed

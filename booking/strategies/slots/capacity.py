@@ -6,7 +6,8 @@ random ``shuffle`` key that spreads bookings over the index. The seats are the s
 of slots. Each step of an edit is one TransactWriteItems that changes the capacity on the
 event item (only at the version the organizer read, bumping it) together with the slots:
 
-- raising puts new free slots (new slot numbers, never reused keys);
+- raising puts new free slots (new slot numbers, never reused keys), and adds 1 to the
+  event's freed epoch (``freed.py``) in the same transaction;
 - lowering deletes free slots, each only if it is still free (``attribute_exists
   (free_in)``). A booking that claims one of them in the meantime cancels the whole step,
   which is then retried with other free slots. A held slot is never removed, so no
@@ -25,6 +26,7 @@ import random
 from booking.models import CAPACITY_QUOTA
 from booking.strategies import event_edits
 from booking.strategies.base import AGAIN, CAPACITY_NAMES, refused_at
+from booking.strategies.slots import freed
 
 STEP = 25
 SHUFFLE_RANGE = 2**31
@@ -115,6 +117,8 @@ def _apply_step(strategy, event_id, version, step, changes, *, quota, capacity, 
     for _ in strategy.retry.attempts():
         slot_writes = _new_slots(strategy, part, step) if step >= 0 else \
             _free_slot_deletes(strategy, event_id, quota, -step)
+        if step > 0:  # new free slots: a booking verified "full" must look again
+            slot_writes += strategy.freed_ops(event_id)
         strategy.between_read_and_write()  # test hook: bookings may claim listed slots here
         if strategy.transact_once([event_write, *slot_writes], written=True,
                                   decode=decode) is True:
@@ -150,6 +154,7 @@ def _free_slot_deletes(strategy, event_id, quota, count):
 def delete(strategy, event_id):
     # Slots first: with no slot left, no booking can succeed; then registrations, event.
     strategy.slots.delete_partition(event_id)
+    freed.delete_epoch(strategy.locks, event_id)  # a rejection read now finds no event
     strategy.registrations_table.delete_partition(event_id)
     strategy.events.delete({"event_id": event_id})
 

@@ -16,11 +16,12 @@ them; releasing frees every one.
 import random
 
 from booking.dynamo import items
-from booking.dynamo.access import CONDITION_FAILED as CCF, ConditionFailed, Table
+from booking.dynamo.access import CONDITION_FAILED as CCF, Table, TransactionCancelled
 from booking.errors import AlreadyRegistered, EventFull
 from booking.models import CAPACITY_QUOTA
 from booking.strategies.base import order_full, quota_order
 from booking.strategies.holds import SeatHolds
+from booking.strategies.slots import freed
 from booking.strategies.slots.capacity import SHUFFLE_RANGE
 from booking.strategies.slots.orders import partition
 
@@ -35,6 +36,7 @@ class SlotsHolds(SeatHolds):
 
     slots: Table
     registrations_table: Table
+    locks: Table  # the freed epoch's items (freed.py)
     holds_orders = True
 
     def hold_ops(self, event_id, email, *, until, now, refused=None, order=None):
@@ -122,24 +124,25 @@ class SlotsHolds(SeatHolds):
     def release_ops(self, event_id, email, *, until, ref, order=None):
         held = ({q: s for q, s in ref["slots"].items()} if order is not None
                 else {CAPACITY_QUOTA: [ref["slot"]]})
-        return [("Update", self._release(partition(event_id, quota), slot, "holder = :email AND "
-                                         "held_until = :until", {":email": email, ":until": until}))
-                for quota, slots in held.items() for slot in slots]
+        return [*(("Update", self._release(partition(event_id, quota), slot, "holder = :email "
+                                           "AND held_until = :until",
+                                           {":email": email, ":until": until}))
+                  for quota, slots in held.items() for slot in slots),
+                *self.freed_ops(event_id)]
 
     def release_expired(self, event_id, *, now, quotas=()):
         """Per quota partition (an order's hold holds slots in each)."""
-        return sum(self._release_expired(partition(event_id, quota), now)
+        return sum(self._release_expired(event_id, partition(event_id, quota), now)
                    for quota in (CAPACITY_QUOTA, *quotas))
 
-    def _release_expired(self, event_id, now):
+    def _release_expired(self, event_id, part, now):
         released = 0
-        for slot in self.expired_hold_slots(event_id, now):
-            try:
-                self.slots.update({"event_id": event_id, "slot": slot}, RELEASE,
-                                  condition="held_until <= :now",
-                                  values={":e": event_id, ":r": random.randrange(SHUFFLE_RANGE), ":now": now})
+        for slot in self.expired_hold_slots(part, now):
+            try:  # each with the freed epoch's bump (freed.py)
+                freed.freed_together(self, event_id, ("Update", self._release(
+                    part, slot, "held_until <= :now", {":now": now})))
                 released += 1
-            except ConditionFailed:
+            except TransactionCancelled:
                 pass  # claimed or released meanwhile
         return released
 

@@ -11,9 +11,15 @@ needs refuses it (``EventFull(quota=...)``), nothing stored.
 
 The 100-action limit of a transaction bounds an order: one member per claimed slot (a
 seat counts once in the capacity and once in every further quota its type names), plus
-the registration and up to three request/outbox rows. ``check_order_shape`` refuses an
-event whose largest order could pass it (``max_per_order`` x (1 + the most quotas a type
-names) + 4 > 100).
+the registration, up to three request/outbox rows and (a cancellation) the freed epoch's
+items. ``check_order_shape`` refuses an event whose largest order could pass it
+(``max_per_order`` x (1 + the most quotas a type names) + 4 + ``freed.EPOCHS`` > 100).
+
+"Full" for a quota is verified as for the event's own seats (``freed.py``): when the index
+shows too few free slots, the quota's slot items are read consistently (the event's one
+freed epoch read first); none free is remembered per quota (``hint_key``), and the next
+order drawing on a quota so remembered is refused from one consistent BatchGetItem of an
+epoch item, the person's registration and the request row.
 """
 import random
 
@@ -21,12 +27,16 @@ from booking.dynamo import items
 from booking.errors import AlreadyRegistered, InvalidBooking
 from booking.exactly_once.request_log import Request
 from booking.models import CAPACITY_QUOTA, Event, Order, QuotaAvailability, Registration
-from booking.strategies.base import (AGAIN, READ_AGAIN, client_token, order_full, part_of,
-                                     quota_order, refused_at, tickets_left)
+from booking.strategies.base import (AGAIN, READ_AGAIN, client_token, now_ms, order_full,
+                                     part_of, quota_order, refused_at, tickets_left)
+from booking.strategies.slots import freed
 from booking.strategies.slots.capacity import SHUFFLE_RANGE, free_slot, partition
+from booking.strategies.sold_out import hint_key, read_first
 
 TRANSACTION_LIMIT = 100
-OTHER_MEMBERS = 4  # the registration, the request row and up to two outbox rows
+# the registration, the request row, up to two outbox rows, and (a cancellation) the freed
+# epoch and its copies
+OTHER_MEMBERS = 4 + freed.EPOCHS
 
 
 def check_order_shape(event: Event) -> None:
@@ -85,12 +95,21 @@ class SlotsOrders:
                 raise AlreadyRegistered(existing=items.registration_or_none(registered)) from None
             return AGAIN  # a slot was taken since the lookup (or a conflict): look again
 
+        if strategy.sold_out.any_of([hint_key(event_id, q) for q in quota_order(order)]):
+            answered = self._answered_by_reading(event_id, registration, request, order)
+            if answered is not None:  # verified sold out here: one read answers
+                return answered
         for _ in strategy.retry.attempts():
             claims = {}
             for quota in quota_order(order):
-                claims[quota] = self.free_slots(partition(event_id, quota), order.seats[quota])
+                part, needed = partition(event_id, quota), order.seats[quota]
+                claims[quota], seen = self.free_slots(part, needed), None
+                if not claims[quota]:  # the index may lag: read the slots themselves
+                    seen = strategy.see_slots(event_id, part)
+                    if len(seen.free) >= needed:
+                        claims[quota] = random.sample(seen.free, needed)
                 if not claims[quota]:
-                    return self._refusal(event_id, registration, request, order, quota)
+                    return self._refusal(event_id, registration, request, order, quota, seen)
             strategy.between_read_and_write()
             operations = [
                 ("Put", strategy.registrations_table.put_op(
@@ -106,11 +125,32 @@ class SlotsOrders:
             if outcome is not AGAIN:
                 return outcome
 
-    def _refusal(self, event_id, registration, request, order, quota):
+    def _answered_by_reading(self, event_id, registration, request, order):
+        """As ``SlotsStrategy._answered_by_reading``, for the quotas of ``order`` this
+        process verified sold out: "full" naming the first whose mark still holds."""
+        strategy = self.strategy
+        read = read_first(strategy, [(strategy.locks, freed.any_epoch_key(event_id))],
+                          registration, request, registrations=strategy.registrations_table)
+        if read.answered is not None:
+            return read.answered
+        now = now_ms()
+        for quota in quota_order(order):
+            key = hint_key(event_id, quota)
+            if strategy.sold_out.any_of([key]):
+                verified = strategy.sold_out.mark(key)
+                if verified is not None and verified.holds(read.counters[0], now):
+                    raise order_full(order, quota)
+                strategy.sold_out.clear(key)
+        return None
+
+    def _refusal(self, event_id, registration, request, order, quota, seen):
         """No room for the order in ``quota``: unless this request already booked, or the
-        person holds an order, or the event is gone, ``EventFull`` naming the quota."""
+        person holds an order, or the event is gone, ``EventFull`` naming the quota (a
+        quota ``seen`` with no free slot is remembered: the next refusal reads)."""
         refusal = self.strategy._no_free_slot(event_id, registration, request)
         if isinstance(refusal, Exception) and refusal.code == "event_full":
+            if seen is not None and not seen.free:
+                self.strategy.sold_out.note(hint_key(event_id, quota), seen.verified)
             raise order_full(order, quota)
         if isinstance(refusal, Exception):
             raise refusal
@@ -144,7 +184,8 @@ class SlotsOrders:
         operations = [first, *[self._free_op(partition(event_id, q), slot, stored.email)
                                for q, slots in releasing.items() for slot in slots]]
         return self.strategy.transact_once(
-            operations + self.strategy.requests.ops(request, answer), written=answer,
+            operations + self.strategy.requests.ops(request, answer)
+            + self.strategy.freed_ops(event_id), written=answer,
             decode=lambda cancelled: READ_AGAIN if refused_at(cancelled, 0) else None,
             request=request, request_at=len(operations),
             token=client_token(f"{stored.registration_id}:{request.request_id}", "cancel"))
