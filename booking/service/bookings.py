@@ -52,6 +52,7 @@ class Bookings:
         self.cool_down = cool_down
         self._lock = threading.Lock()
         self._seats_seen: dict[str, tuple[Availability, float]] = {}  # page_availability
+        self.clock = time.monotonic  # when seats were read (tests hold it still)
         # How often a write's first answer left its outcome unknown, and how that ended
         # ("resolved" by a re-send or the read-back, or "unresolved"): benchmark figures.
         self.unknown_outcomes: Counter = Counter()
@@ -339,7 +340,7 @@ class Bookings:
             return strategy.availability(event_id)
         return strategy.availability(event_id, tuple(event.quotas))
 
-    def page_availability(self, event_id, *, clock=time.monotonic) -> Availability | None:
+    def page_availability(self, event_id) -> Availability | None:
         """The event's seats for its page, cheap and bounded in time: None (show no count)
         while the event cools down (nothing is sent), or when the read is throttled, fails
         or passes the request's deadline (``deadline_seconds``, as a booking's). Seats read
@@ -349,7 +350,7 @@ class Bookings:
         event_id = validation.clean_event_id(event_id)
         if self.cool_down is not None and self.cool_down.retry_after(event_id) is not None:
             return None
-        now = clock()
+        now = self.clock()
         with self._lock:
             seen, read_at = self._seats_seen.get(event_id, (None, 0.0))
         if seen is not None and now - read_at < RECENT_SEATS_SECONDS:
