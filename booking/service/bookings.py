@@ -16,8 +16,9 @@ from booking import validation
 from booking.service.catalog import EventCatalog
 from booking.dynamo.access import (PastDeadline, StoreError, deadline, lost_attempts, throttles,
                                    time_left)
-from booking.errors import (BookingClosed, BookingError, EventNotFound, InvalidBooking,
-                            NotRegistered, OutcomeUnknown, Overloaded, StillDeciding)
+from booking.errors import (BookingClosed, BookingError, EventFull, EventNotFound,
+                            InvalidBooking, NotRegistered, OutcomeUnknown, Overloaded,
+                            StillDeciding)
 from booking.service.shedding import CoolDown
 from booking.service.store_errors import BUSY, UNAVAILABLE
 from booking.models import PENDING, Availability, Event, Registration
@@ -80,8 +81,13 @@ class Bookings:
         (nothing sent) while the store's throttle of the event cools down.
         """
         with deadline(self.deadline_seconds):
-            return self._book(event_id, name=name, email=email, request_id=request_id,
-                              tickets=tickets)
+            try:
+                return self._book(event_id, name=name, email=email, request_id=request_id,
+                                  tickets=tickets)
+            except EventFull:  # the page's remembered seats are no longer to be shown
+                with self._lock:
+                    self._seats_seen.pop(validation.clean_event_id(event_id), None)
+                raise
 
     def _book(self, event_id, *, name, email, request_id, tickets) -> Registration:
         # Before anything is read; while the event cools down only a booking this process

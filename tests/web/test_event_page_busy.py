@@ -15,6 +15,7 @@ import pytest
 from django.urls import reverse
 
 from booking.dynamo.metrics import RequestMeter
+from booking.errors import EventFull
 from booking.service import bookings as bookings_module
 from booking.service.shedding import CoolDown
 from booking.web import rate_limits
@@ -192,3 +193,33 @@ def test_recheck__event_cools_down__busy_still_checking_page_with_retry_after(
     assert response.status_code == 429 and 1 <= int(response["Retry-After"]) <= 61
     assert "Many people are booking this event right now" in html
     assert re.search(r'<form id="check-again"', html) and counted == []
+
+
+class Unforgetting(dict):
+    """A control's memory of seats: a "full" answer does not make it forget."""
+
+    def pop(self, *args):
+        return None
+
+
+def seats_shown_after_a_full_answer(client, service):
+    """The page (one seat left, remembered), the seat sold by another process, a person
+    told "full" here, the page again at the same instant."""
+    event = service.create_event(name="Tea", capacity=1, strategy="lock_table")
+    service.bookings.clock = lambda: 1000.0
+    assert "1 of 1 seat left" in client.get(page_url(event)).content.decode()
+    control_service(store=service.store).book(event.id, name="Ada", email="ada@example.com")
+    with pytest.raises(EventFull):
+        service.book(event.id, name="Bo", email="bo@example.com")
+    return client.get(page_url(event)).content.decode()
+
+
+def test_page__after_a_full_answer__remembered_seats_forgotten(client, service):
+    assert "This event is full" in seats_shown_after_a_full_answer(client, service)
+
+
+def test_page__after_a_full_answer__control_still_remembering__caught(client, service):
+    service.bookings._seats_seen = Unforgetting()
+
+    with pytest.raises(AssertionError):
+        assert "This event is full" in seats_shown_after_a_full_answer(client, service)
