@@ -346,20 +346,21 @@ class Bookings:
             return strategy.availability(event_id)
         return strategy.availability(event_id, tuple(event.quotas))
 
-    def page_availability(self, event_id) -> Availability | None:
+    def page_availability(self, event_id, *, fresh: bool = False) -> Availability | None:
         """The event's seats for its page, cheap and bounded in time: None (show no count)
         while the event cools down (nothing is sent), or when the read is throttled, fails
         or passes the request's deadline (``deadline_seconds``, as a booking's). Seats read
         here less than ``RECENT_SEATS_SECONDS`` ago are shown again without a read, unless
         they said the event (or a quota) had no seat left: "full" is said only from a read
-        at that instant. ``EventNotFound`` as ``availability``."""
+        at that instant; ``fresh``: never from memory (the booking's own page, which says
+        whether it took the last seat). ``EventNotFound`` as ``availability``."""
         event_id = validation.clean_event_id(event_id)
         if self.cool_down is not None and self.cool_down.retry_after(event_id) is not None:
             return None
         now = self.clock()
         with self._lock:
             seen, read_at = self._seats_seen.get(event_id, (None, 0.0))
-        if seen is not None and now - read_at < RECENT_SEATS_SECONDS:
+        if seen is not None and now - read_at < RECENT_SEATS_SECONDS and not fresh:
             return seen
         try:
             with deadline(self.deadline_seconds):

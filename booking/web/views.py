@@ -287,7 +287,8 @@ def booked(request, event_id, token):
     event = service.get_event(event_id)
     registration = service.find_registration(event_id, email=ref.email)
     # "You got the last one" only from a read at this instant; none in a rush (bounded).
-    context = {"event": event, "availability": service.page_availability(event_id)}
+    context = {"event": event, "availability": service.page_availability(event_id,
+                                                                           fresh=True)}
     if not ref.matches(registration):
         return render(request, "booking/booking_gone.html", context, status=410)
     context.update(registration=registration,
