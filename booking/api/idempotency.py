@@ -34,8 +34,9 @@ KEY_SCHEMA = {"type": "string", "pattern": r"^[!#-~]{1,255}$", "minLength": 1,
 PUBLIC_SCOPE = "public"
 POLICY = ("Required on every POST. A completed request's retry answers the first response "
           "for at least 24 hours (7 days by default); the same key with another payload "
-          "answers 422; a key whose first request is still in flight answers 409 with "
-          "Retry-After. Keys are scoped to the caller: the API token, or without one the "
+          "answers 422; a request that could not be completed yet (its first request still "
+          "in flight, the store busy, its deadline passed) answers 202 pending with "
+          "Retry-After: ask again with the same key. Keys are scoped to the caller: the API token, or without one the "
           "event and the person (e-mail) the request is for. Use a fresh random key (a "
           "UUID) per request: for a caller without a token it is what proves a retry is "
           "the same client's.")
@@ -48,7 +49,7 @@ def request_id(key: str, scope: str = PUBLIC_SCOPE) -> str:
 
 def read_key(request) -> str:
     """The request's Idempotency-Key; ``Refused`` (400) when it is missing or malformed.
-    Marks the request keyed: contention then answers 409 in flight."""
+    Marks the request keyed: contention then answers 202 pending."""
     raw = request.headers.get(HEADER)
     if raw is None:
         raise Refused(KEY_MISSING, f"This request needs an {HEADER} header.")

@@ -22,7 +22,6 @@ from booking.errors import (AlreadyRegistered, AlreadyWaiting, BookingClosed, Bo
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_BASE = "/api/v1/problems/"
-IN_FLIGHT_RETRY_SECONDS = 1
 UNKNOWN_RETRY_SECONDS = 2
 
 # (status, type slug, title) per domain error; the nearest mapped class wins.
@@ -51,7 +50,6 @@ DOMAIN_PROBLEMS = {
 KEY_MISSING = (400, "idempotency-key-missing", "Idempotency-Key missing")
 KEY_INVALID = (400, "idempotency-key-invalid", "Idempotency-Key invalid")
 KEY_REUSED = (422, "idempotency-key-reused", "Idempotency-Key used for another request")
-IN_FLIGHT = (409, "request-in-flight", "A request with this key is being processed")
 BAD_LINK = (404, "bad-secret", "Unknown registration secret")
 BAD_REQUEST = (400, "bad-request", "Bad request")
 # Answered before or beside DRF (booking/api/fallbacks.py, booking/web/middleware.py).
@@ -103,13 +101,11 @@ def domain_kind(error: BookingError) -> tuple:
     return next(DOMAIN_PROBLEMS[cls] for cls in type(error).__mro__ if cls in DOMAIN_PROBLEMS)
 
 
-def from_domain_error(error: BookingError, *, keyed: bool = False) -> Response:
-    """The problem for a domain error. ``keyed``: the request carried an Idempotency-Key,
-    so contention (every attempt refused, nothing written) is "in flight: retry later"."""
+def from_domain_error(error: BookingError) -> Response:
+    """The problem for a domain error (a keyed request's pending answers are not problems:
+    ``exception_handler``)."""
     if isinstance(error, InvalidBooking) and error.field == "request_id":
         return problem(KEY_REUSED, error.message)
-    if keyed and isinstance(error, BookingContention):
-        return problem(IN_FLIGHT, error.message, retry_after=IN_FLIGHT_RETRY_SECONDS)
     extra = {"field": error.field} if isinstance(error, InvalidBooking) and error.field else {}
     if isinstance(error, EventFull):  # the quota that had no room ("capacity": the event's)
         extra["quota"] = error.quota
@@ -118,6 +114,9 @@ def from_domain_error(error: BookingError, *, keyed: bool = False) -> Response:
     return problem(domain_kind(error), error.message, retry_after=retry_after, **extra)
 
 
+ASK_AGAIN = ("Nothing was written yet. Send the same request with the same "
+             "Idempotency-Key after Retry-After seconds: it answers the outcome and never "
+             "acts twice.")
 CONFIRMING = ("The outcome is not known yet: the store did not answer within this "
               "request's time, or its answer was lost and could not be read back. Send "
               "the same request with the same Idempotency-Key after Retry-After seconds: "
@@ -131,25 +130,28 @@ def pending_retry_after() -> int:
     return random.randint(UNKNOWN_RETRY_SECONDS - 1, UNKNOWN_RETRY_SECONDS + 1)
 
 
-def outcome_pending() -> Response:
+def outcome_pending(detail: str = CONFIRMING) -> Response:
     """202 for a keyed request whose outcome is not known yet (the pages answer 202 too):
     the way to check is the same request with the same key."""
-    response = Response({"status": "pending", "detail": CONFIRMING}, status=202)
+    response = Response({"status": "pending", "detail": detail}, status=202)
     response["Retry-After"] = str(pending_retry_after())
     return response
 
 
 def exception_handler(error, context):
     """DRF's hook (REST_FRAMEWORK["EXCEPTION_HANDLER"]): every refusal as a problem, and a
-    keyed request's unknown outcome as 202 "ask again"."""
+    keyed request's unknown outcome as 202 "ask again". So is a keyed request whose every
+    attempt met contention: nothing was written, and the same key asked again answers the
+    outcome (201, or a definite refusal) where a 409 would read as "full"."""
     if isinstance(error, Refused):
         return error.response
     keyed = bool(getattr(context.get("request"), "idempotency_keyed", False))
     if isinstance(error, OutcomeUnknown) and keyed:
         return outcome_pending()
+    if isinstance(error, BookingContention) and keyed:
+        return outcome_pending(f"{error.message} {ASK_AGAIN}")
     if isinstance(error, BookingError):
-        return from_domain_error(error, keyed=bool(getattr(context.get("request"),
-                                                           "idempotency_keyed", False)))
+        return from_domain_error(error)
     if isinstance(error, RequestDataTooBig):  # DATA_UPLOAD_MAX_MEMORY_SIZE, read by DRF
         return problem(BODY_TOO_LARGE, TOO_LARGE)
     if isinstance(error, exceptions.APIException):

@@ -10,7 +10,7 @@ from booking import links
 from booking.api import idempotency
 from booking.api.base import ApiView
 from booking.api.problems import BAD_LINK, Refused
-from booking.api.schema import problems
+from booking.api.schema import PENDING, problems
 from booking.api.serializers import RegistrationOutput, WaitlistEntryOutput, WaitlistJoinInput
 from booking.api.views import KEY_PARAMETER, PROBLEMS, keyed_input
 from booking.errors import NotWaiting
@@ -76,8 +76,8 @@ def _offer(secret: str):
 class OfferAccept(ApiView):
     public_methods = ("POST",)  # the person's own offer link
     @extend_schema(operation_id="offers_accept", request=None, parameters=[KEY_PARAMETER],
-                   responses={201: RegistrationOutput, **problems(400, 404, 409, 410, 422,
-                                                                  429, 503)})
+                   responses={201: RegistrationOutput, **PENDING,
+                              **problems(400, 404, 409, 410, 422, 429, 503)})
     def post(self, request, secret):
         """Take the offered seat: a booking (its answer replays like registrations')."""
         key = idempotency.read_key(request)

@@ -105,9 +105,17 @@ class BookingService:
 
     # --- bookings (bookings.py) ----------------------------------------------------
     def turn_away_if_busy(self, event_id) -> None:
-        """Raise ``Overloaded`` while the store's throttle of ``event_id`` cools down, so an
-        entry point spends nothing else (a limiter's write) on a request it cannot send."""
+        """Raise ``Overloaded`` while the store's throttle of ``event_id`` cools down, so a
+        booking's entry point spends nothing else (a limiter's write) on a request it cannot
+        send. A booking this process would answer "full" from a read gets through (the
+        booking itself turns it away if the read finds a seat)."""
         self.bookings.turn_away_if_busy(event_id)
+
+    def page_availability(self, event_id, *, fresh: bool = False) -> Availability | None:
+        """The event's seats for its page, cheap and bounded: None (show no count) while
+        it cools down or when the read is throttled or runs out of time; ``fresh``: read
+        now, not remembered (``Bookings.page_availability``)."""
+        return self.bookings.page_availability(event_id, fresh=fresh)
 
     def book(self, event_id, *, name, email, request_id=None, tickets=None) -> Registration:
         return self.bookings.book(event_id, name=name, email=email, request_id=request_id,

@@ -16,8 +16,9 @@ from booking import validation
 from booking.service.catalog import EventCatalog
 from booking.dynamo.access import (PastDeadline, StoreError, deadline, lost_attempts, throttles,
                                    time_left)
-from booking.errors import (BookingClosed, BookingError, EventNotFound, InvalidBooking,
-                            NotRegistered, OutcomeUnknown, Overloaded, StillDeciding)
+from booking.errors import (BookingClosed, BookingError, EventFull, EventNotFound,
+                            InvalidBooking, NotRegistered, OutcomeUnknown, Overloaded,
+                            StillDeciding)
 from booking.service.shedding import CoolDown
 from booking.service.store_errors import BUSY, UNAVAILABLE
 from booking.models import PENDING, Availability, Event, Registration
@@ -32,6 +33,9 @@ RESOLVE_SECONDS = 20.0
 # Of a request's deadline, the part kept for fencing a lost attempt once the rest is spent
 # (at most this many seconds, at most a quarter of the deadline).
 FENCE_RESERVE = 0.5
+# An event's seats read for its page are shown again for this long in this process (a
+# drop's page views would otherwise each read them); never a "full" (read at the instant).
+RECENT_SEATS_SECONDS = 1.0
 CANCEL_UNKNOWN = ("We are confirming your cancellation. Please wait a moment: this page "
                   "checks again by itself.")
 
@@ -48,6 +52,8 @@ class Bookings:
         self.deadline_seconds = deadline_seconds
         self.cool_down = cool_down
         self._lock = threading.Lock()
+        self._seats_seen: dict[str, tuple[Availability, float]] = {}  # page_availability
+        self.clock = time.monotonic  # when seats were read (tests hold it still)
         # How often a write's first answer left its outcome unknown, and how that ended
         # ("resolved" by a re-send or the read-back, or "unresolved"): benchmark figures.
         self.unknown_outcomes: Counter = Counter()
@@ -75,11 +81,18 @@ class Bookings:
         (nothing sent) while the store's throttle of the event cools down.
         """
         with deadline(self.deadline_seconds):
-            return self._book(event_id, name=name, email=email, request_id=request_id,
-                              tickets=tickets)
+            try:
+                return self._book(event_id, name=name, email=email, request_id=request_id,
+                                  tickets=tickets)
+            except EventFull:  # the page's remembered seats are no longer to be shown
+                with self._lock:
+                    self._seats_seen.pop(validation.clean_event_id(event_id), None)
+                raise
 
     def _book(self, event_id, *, name, email, request_id, tickets) -> Registration:
-        self.turn_away_if_busy(validation.clean_event_id(event_id))  # before anything is read
+        # Before anything is read; while the event cools down only a booking this process
+        # would answer "full" from a read gets further (``_answer_by_reading``).
+        cooling = self.turn_away_if_busy(validation.clean_event_id(event_id))
         fields = dict(
             event_id=validation.clean_event_id(event_id),
             name=validation.clean_person_name(name),
@@ -100,11 +113,13 @@ class Bookings:
             if answered is None:
                 raise BookingClosed()
             return answered
+        order = None if event.is_plain else event.order(tickets)
+        if cooling is not None:
+            return self._answer_by_reading(strategy, registration, order, cooling)
         if event.is_plain:  # today's booking, written exactly as ever
             write = lambda: strategy.book(event_id, registration)  # noqa: E731
         else:
-            write = lambda: strategy.book(event_id, registration,  # noqa: E731
-                                          order=event.order(tickets))
+            write = lambda: strategy.book(event_id, registration, order=order)  # noqa: E731
         return self.settle(request, write, OutcomeUnknown.default_message)
 
     def tickets_of(self, event_id, tickets) -> tuple[Event, dict[str, int]]:
@@ -138,7 +153,7 @@ class Bookings:
         here starts its cool-down.
         """
         event_id = request.content.get("event_id")
-        self.turn_away_if_busy(event_id)
+        self._turn_away(event_id)
         throttled, left = throttles(), time_left()
         reserve = None if left is None else min(FENCE_RESERVE, max(left, 0) / 4)
         try:
@@ -152,11 +167,36 @@ class Bookings:
             if self.cool_down is not None and throttles() != throttled:
                 self.cool_down.throttled(event_id)
 
-    def turn_away_if_busy(self, event_id: str) -> None:
-        """``Overloaded`` (nothing sent) while the store's throttle of the event cools down."""
+    def turn_away_if_busy(self, event_id: str) -> int | None:
+        """A booking's first question: ``Overloaded`` (nothing sent) while the store's
+        throttle of the event cools down, unless this process lately saw the event sold
+        out (``Strategy.sold_out_lately``): that booking is answered from a read, which
+        costs no write and says "full" truly. Returns the cool-down's wait when it lets
+        such a booking through (None: no cool-down)."""
+        wait = self.cool_down.retry_after(event_id) if self.cool_down else None
+        if wait is not None and not self.catalog.strategy_for(event_id).sold_out_lately(
+                event_id):
+            raise Overloaded(retry_after=wait)
+        return wait
+
+    def _turn_away(self, event_id: str) -> None:
+        """``Overloaded`` (nothing sent) while the event cools down: before any write."""
         wait = self.cool_down.retry_after(event_id) if self.cool_down else None
         if wait is not None:
             raise Overloaded(retry_after=wait)
+
+    def _answer_by_reading(self, strategy: Strategy, registration: Registration, order,
+                           wait: int) -> Registration:
+        """While the event cools down: the answer of one consistent read ("full", "already
+        registered", this request's own registration), else ``Overloaded`` as for anyone
+        else (the read found room, or could not be made): nothing is written."""
+        try:
+            answered = strategy.full_by_reading(registration.event_id, registration, order)
+        except (StoreError, *BUSY, *UNAVAILABLE):  # throttled, past the deadline: busy
+            answered = None
+        if answered is None:
+            raise Overloaded(retry_after=wait)
+        return answered
 
     def _settle(self, request: Request, write, unknown_message: str) -> Registration:
         resolving, lost = None, lost_attempts()
@@ -274,7 +314,7 @@ class Bookings:
     def _cancel(self, event_id, *, email, registration_id, request_id, registration,
                 tickets) -> Registration:
         event_id = validation.clean_event_id(event_id)
-        self.turn_away_if_busy(event_id)  # before anything is read
+        self._turn_away(event_id)  # before anything is read
         email = validation.email_lookup_key(email)
         if registration_id is not None and not validation.REGISTRATION_ID_PATTERN.match(
                 str(registration_id)):
@@ -305,6 +345,35 @@ class Bookings:
         if event.is_plain:
             return strategy.availability(event_id)
         return strategy.availability(event_id, tuple(event.quotas))
+
+    def page_availability(self, event_id, *, fresh: bool = False) -> Availability | None:
+        """The event's seats for its page, cheap and bounded in time: None (show no count)
+        while the event cools down (nothing is sent), or when the read is throttled, fails
+        or passes the request's deadline (``deadline_seconds``, as a booking's). Seats read
+        here less than ``RECENT_SEATS_SECONDS`` ago are shown again without a read, unless
+        they said the event (or a quota) had no seat left: "full" is said only from a read
+        at that instant; ``fresh``: never from memory (the booking's own page, which says
+        whether it took the last seat). ``EventNotFound`` as ``availability``."""
+        event_id = validation.clean_event_id(event_id)
+        if self.cool_down is not None and self.cool_down.retry_after(event_id) is not None:
+            return None
+        now = self.clock()
+        with self._lock:
+            seen, read_at = self._seats_seen.get(event_id, (None, 0.0))
+        if seen is not None and now - read_at < RECENT_SEATS_SECONDS and not fresh:
+            return seen
+        try:
+            with deadline(self.deadline_seconds):
+                seats = self.availability(event_id)
+        except (StoreError, *BUSY, *UNAVAILABLE):
+            return None
+        if all(quota.remaining > 0 for quota in seats.quotas.values()):
+            with self._lock:
+                if len(self._seats_seen) > 1000:  # forget what is no longer recent
+                    self._seats_seen = {key: value for key, value in self._seats_seen.items()
+                                        if now - value[1] < RECENT_SEATS_SECONDS}
+                self._seats_seen[event_id] = (seats, now)
+        return seats
 
     def availabilities(self, events: list[Event]) -> dict[str, Availability]:
         """Availability of each of ``events`` by event id, read in one batch per strategy

@@ -42,7 +42,8 @@ in one batch where the counts live in items): all read consistently.
     so an interrupted delete never leaves a bookable event with missing pieces.
 
 Besides: ``audit``/``repair`` (derived data only), ``sold_out`` (hints picking the read
-that answers "full": ``sold_out.py``), the test hook ``between_read_and_write``
+that answers "full": ``sold_out.py``; ``sold_out_lately`` and ``full_by_reading`` let the
+service answer "full" from that read while the event's writes cool down), the test hook ``between_read_and_write``
 (called between a read and the write that depends on it), and the flags ``name``,
 ``max_capacity``, ``guarded`` (False only for controls), ``holds_seats`` (True for the
 waiting list's ``SeatHolds``, ``holds.py``; ``holds_orders`` when they hold orders too),
@@ -263,6 +264,23 @@ class Strategy(ABC):
                         changes: dict, quotas: dict[str, int] | None = None) -> None: ...
     @abstractmethod
     def delete(self, event_id: str) -> None: ...
+
+    # --- "full" from a read while the event's writes are turned away ---------------
+    def sold_out_lately(self, event_id: str) -> bool:
+        """Whether this process lately saw ``event_id`` (or one of its quotas) sold out:
+        a booking of it would be answered from a read before any write, so the service
+        lets it through the cool-down (``full_by_reading``). Never an answer itself."""
+        return self.sold_out.any_for(event_id)
+
+    def full_by_reading(self, event_id: str, registration: Registration,
+                        order: Order | None = None) -> Registration | None:
+        """The booking's answer from one consistent read, writing nothing, when this
+        process's hint says the event (or a quota ``order`` draws on) is sold out: this
+        request's registration (it had booked), or raises ``EventFull`` (no room at the
+        instant of the read), ``AlreadyRegistered`` or ``EventNotFound``. None when there
+        is no hint or the read found room (the hint is cleared): the booking must then
+        write, which the caller may not do yet. Strategies without hints: None."""
+        return None
 
     def check_order_shape(self, event: Event) -> None:
         """Refuse (``InvalidBooking``) an event whose orders this strategy cannot write."""

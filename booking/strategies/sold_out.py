@@ -65,6 +65,11 @@ class SoldOutHints:
     def any_of(self, keys) -> bool:
         return any(key in self.keys for key in keys)
 
+    def any_for(self, event_id: str) -> bool:
+        """Whether the event or one of its quotas is hinted."""
+        with self.lock:
+            return any(key == event_id or key.startswith(f"{event_id}#") for key in self.keys)
+
 
 @dataclass(frozen=True)
 class FirstRead:

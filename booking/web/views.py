@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from booking import calendar, links, validation
 from booking.errors import (AlreadyRegistered, BookingError, EventFull, EventNotFound,
-                            InvalidBooking, OutcomeUnknown, Overloaded)
+                            InvalidBooking, OutcomeUnknown, Overloaded, RateLimited)
 from booking.mail import sender as mail
 from booking.models import PENDING
 from booking.web import rate_limits, tokens
@@ -83,8 +83,11 @@ def event_detail(request, event_id):
 
 def render_event(request, service, event, form, form_token, status=200, **extra):
     """The event's page: its seats, and the signup (or waiting-list) form (a new one when
-    ``form`` is None: an event with orders asks a quantity per ticket type)."""
-    availability = service.availability(event.id)
+    ``form`` is None: an event with orders asks a quantity per ticket type). The seats are
+    read cheaply and within the request's deadline (``page_availability``): while the event
+    cools down, or when the read is throttled or late, the page says seats are going fast
+    (no count) and shows the form; the booking itself answers."""
+    availability = service.page_availability(event.id)
     if form is None and not extra:
         form = SignupForm(event=event, availability=availability)
     context = {"event": event, "availability": availability, "form": form,
@@ -119,6 +122,14 @@ def read_submission(request, event):
 
 
 def _signup(request, service, event, *, rechecking=False):
+    try:
+        service.turn_away_if_busy(event.id)  # before the limits spend a write on it
+    except Overloaded as error:
+        if rechecking:
+            raise  # the re-check's page says "busy, still checking"
+        form = SignupForm(request.POST, event=event)
+        form.is_valid()  # what was typed stays in the form
+        return _busy(request, service, event, form, request.POST.get("token", ""), error)
     form, token, request_id = read_submission(request, event)
     if request_id is None:
         return render_event(request, service, event, form, token, 400)
@@ -156,15 +167,23 @@ def _signup(request, service, event, *, rechecking=False):
         if rechecking and status_for(error) in (429, 503):
             raise  # after a 202 nobody knows yet: the re-check's page says so
         # Keep the token: resubmitting after a 503 must not book a second seat.
+        if isinstance(error, Overloaded):
+            return _busy(request, service, event, form, token, error)
         form.apply_error(error)
-        response = render_event(request, service, event, form, token, status_for(error))
-        if isinstance(error, Overloaded):  # nothing was sent: when to try again
-            response["Retry-After"] = str(error.retry_after)
-        return response
+        return render_event(request, service, event, form, token, status_for(error))
     # A replayed submission returns the earlier booking, whose e-mail is already owed.
     if registration.registered_at >= started and registration.is_confirmed:
         mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)
     return see_other(booked_url(registration))
+
+
+def _busy(request, service, event, form, token, error: Overloaded):
+    """The event's page with the form as typed and the token kept (sending it again can
+    never book twice), saying "busy, try again in a few seconds": nothing was sent."""
+    form.apply_error(error)
+    response = render_event(request, service, event, form, token, status_for(error))
+    response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 def _recheck(request, event_id):
@@ -180,8 +199,11 @@ def _recheck(request, event_id):
         form = SignupForm(request.POST)
         form.is_valid()
         message = error.message if status_for(error) == 429 else RECHECK_UNANSWERED
-        return _in_progress(request, event_id, form, request.POST.get("token", ""), message,
-                            status_for(error))
+        response = _in_progress(request, event_id, form, request.POST.get("token", ""),
+                                message, status_for(error))
+        if isinstance(error, (Overloaded, RateLimited)):  # when asking again makes sense
+            response["Retry-After"] = str(error.retry_after)
+        return response
 
 
 def _in_progress(request, event_id, form, token, message, status):
@@ -264,7 +286,9 @@ def booked(request, event_id, token):
     service = get_booking_service()
     event = service.get_event(event_id)
     registration = service.find_registration(event_id, email=ref.email)
-    context = {"event": event, "availability": service.availability(event_id)}
+    # "You got the last one" only from a read at this instant; none in a rush (bounded).
+    context = {"event": event, "availability": service.page_availability(event_id,
+                                                                           fresh=True)}
     if not ref.matches(registration):
         return render(request, "booking/booking_gone.html", context, status=410)
     context.update(registration=registration,

@@ -13,7 +13,6 @@ from harness.controls import control_service
 pytestmark = pytest.mark.concurrency
 
 THREADS = 16
-IN_FLIGHT = "/api/v1/problems/request-in-flight"
 
 
 def post(port, path, body, key):
@@ -51,13 +50,13 @@ def assert_one_booking_one_answer(answers, retry, stored):
     created = [body for status, body in answers if status == 201]
     assert created, answers
     assert all(status == 201 and body == created[0]
-               or status == 409 and body["type"] == IN_FLIGHT for status, body in answers), answers
+               or status == 202 and body["status"] == "pending" for status, body in answers), answers
     assert retry == (201, created[0])
     assert len(stored) == 1 and stored[0].registration_id == created[0]["id"]
 
 
 @pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots"])
-def test_same_key_16_threads__one_registration_same_201_or_in_flight(live_api, strategy):
+def test_same_key_16_threads__one_registration_same_201_or_pending(live_api, strategy):
     answers, retry, stored = race(live_api, wiring.get_booking_service(), strategy)
 
     assert_one_booking_one_answer(answers, retry, stored)

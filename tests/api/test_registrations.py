@@ -184,3 +184,59 @@ def test_book__outcome_unknown__202_ask_again_with_the_same_key(client, service,
     assert first.status_code == 202 and first["Retry-After"] in ("1", "2", "3")
     assert first.json()["status"] == "pending" and "same Idempotency-Key" in first.json()["detail"]
     assert again.status_code == 201 and len(service.registrations(event.id)) == 1
+
+
+def contention_as_in_flight(error, context):
+    """A control: the handler as it was, answering a keyed request's contention 409
+    ``request-in-flight``, the status this API uses for "full"."""
+    from booking.api import problems
+    from booking.errors import BookingContention
+
+    if isinstance(error, BookingContention) and getattr(context.get("request"),
+                                                        "idempotency_keyed", False):
+        return problems.problem((409, "request-in-flight", "In flight"), error.message,
+                                retry_after=1)
+    return problems.exception_handler(error, context)
+
+
+def contended_then_retried(client, service, monkeypatch):
+    """Every attempt of the first ask meets contention (nothing written); the same key
+    asked again books."""
+    from booking.errors import BookingContention
+
+    event = service.create_event(name="Busy", capacity=1, strategy="lock_table")
+    strategy = service.catalog.strategy_for(event.id)
+
+    def contended(*args, **kwargs):
+        raise BookingContention()
+
+    monkeypatch.setattr(strategy, "book", contended)
+    first = book(client, event, key="busy-1")
+    assert service.registrations(event.id) == []  # nothing was written
+    monkeypatch.undo()
+    return event, first, book(client, event, key="busy-1")
+
+
+def assert_pending_then_definite(service, event, first, again):
+    assert first.status_code == 202, first.content
+    assert 1 <= int(first["Retry-After"]) <= 3
+    body = first.json()
+    assert body["status"] == "pending" and "same Idempotency-Key" in body["detail"]
+    assert again.status_code == 201 and len(service.registrations(event.id)) == 1
+
+
+def test_book__keyed_contention__202_pending_then_the_same_key_answers_201(
+        client, service, monkeypatch):
+    event, first, again = contended_then_retried(client, service, monkeypatch)
+
+    assert_pending_then_definite(service, event, first, again)
+
+
+def test_book__keyed_contention__control_answering_409_in_flight__caught(
+        client, service, monkeypatch, settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "EXCEPTION_HANDLER":
+                               "tests.api.test_registrations.contention_as_in_flight"}
+    event, first, again = contended_then_retried(client, service, monkeypatch)
+
+    with pytest.raises(AssertionError):
+        assert_pending_then_definite(service, event, first, again)

@@ -119,3 +119,32 @@ def test_after_a_throttle__turned_away_bookings_spend_no_limiter_write(client, t
 
     assert [response.status_code for response, _ in answers] == [429] * 5
     assert len(counted) == 1  # the first booking's, which was sent (and throttled)
+
+
+def full_during_cool_down(client, service):
+    """A sold-out event (one seat; a second person told "full" here), then the store's
+    throttle: the answer to a third person while the event cools down."""
+    from booking.service.shedding import CoolDown
+
+    event = service.create_event(name="Gone", capacity=1, strategy="lock_table")
+    assert book(client, event.id, 0)[0].status_code == 201
+    assert book(client, event.id, 1)[0].status_code == 409
+    service.bookings.cool_down = CoolDown(COOL_DOWN)
+    service.bookings.cool_down.throttled(event.id)
+    return book(client, event.id, 2)[0]
+
+
+def test_after_a_sell_out__cool_down__full_is_still_told_from_a_read(client, service):
+    response = full_during_cool_down(client, service)
+
+    assert response.status_code == 409 and response.json()["type"].endswith("/event-full")
+
+
+def test_after_a_sell_out__control_strategy_without_its_hint__only_busy(client, service,
+                                                                        monkeypatch):
+    strategy = service.strategy("lock_table")
+    monkeypatch.setattr(strategy, "sold_out_lately", lambda event_id: False)
+
+    response = full_during_cool_down(client, service)
+
+    assert response.status_code == 429  # what the person met before: only "busy"

@@ -65,13 +65,20 @@ def test_recent_event__within_the_bound__no_read(service):
     assert tally.operations.count("GetItem") == 0
 
 
-def test_event_page__seats_read_every_time_not_remembered(client, service):
+def test_event_page__seats_remembered_a_second_not_as_long_as_the_event(client, service):
+    # A count may be shown again for RECENT_SEATS_SECONDS (never a "full":
+    # tests/web/test_event_page_busy.py); after that the seats are read again, while
+    # the event itself is still remembered.
+    from booking.service.bookings import RECENT_SEATS_SECONDS
+
     event = service.create_event(name="Launch", capacity=2, strategy="lock_table")
     page = reverse("booking:event_detail", args=[event.id])
+    service.bookings.clock = lambda: 1000.0
     assert "This event is full" not in client.get(page).content.decode()
     other = other_process(service)
     other.book(event.id, name="Ann", email="ann@example.com")
     other.book(event.id, name="Bob", email="bob@example.com")
+    service.bookings.clock = lambda: 1000.0 + RECENT_SEATS_SECONDS
 
     html = client.get(page).content.decode()  # within the bound: the event remembered
 

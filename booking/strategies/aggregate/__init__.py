@@ -136,6 +136,13 @@ class AggregateStrategy(AggregateHolds, Strategy):
                              request_at=1,
                              token=self.tokens.client_token(registration.registration_id, "book"))
 
+    def full_by_reading(self, event_id, registration, order=None):
+        if order is not None:
+            return self.orders.full_by_reading(event_id, registration, order)
+        if not self.sold_out.any_of([event_id]):
+            return None
+        return self._answered_by_reading(event_id, registration, Request.booking(registration))
+
     def _booking_refusal(self, event_item, email):
         if event_item is None:
             return EventNotFound()

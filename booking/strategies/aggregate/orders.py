@@ -44,14 +44,10 @@ class AggregateOrders:
         strategy = self.strategy
         request = Request.booking(registration)
         rows = strategy.requests.ops(request, registration)
-        hints = [hint_key(event_id, quota) for quota in order.seats]
-        if strategy.sold_out.any_of(hints):  # lately refused "full" here: read first
-            item = strategy.read_event(event_id, registration, request)
-            if isinstance(item, Registration):
-                return item
-            order = self._checked(event_id, order, item)
-            for key in hints:
-                strategy.sold_out.clear(key)
+        if strategy.sold_out.any_of(self._hints(event_id, order)):  # lately "full" here
+            order = self._read_first(event_id, registration, request, order)
+            if isinstance(order, Registration):
+                return order
         guess = [order]
 
         def decode(cancelled):
@@ -73,6 +69,30 @@ class AggregateOrders:
         return strategy.transact([self.book_op(event_id, registration, order), *rows],
                                  written=registration, decode=decode, request=request,
                                  request_at=1, token=order_token(registration, order, "book"))
+
+    def full_by_reading(self, event_id: str, registration: Registration,
+                        order: Order) -> Registration | None:
+        """``Strategy.full_by_reading`` for an order: the event item read first."""
+        if not self.strategy.sold_out.any_of(self._hints(event_id, order)):
+            return None
+        found = self._read_first(event_id, registration, Request.booking(registration), order)
+        return found if isinstance(found, Registration) else None
+
+    @staticmethod
+    def _hints(event_id: str, order: Order) -> list[str]:
+        return [hint_key(event_id, quota) for quota in order.seats]
+
+    def _read_first(self, event_id, registration, request, order) -> Order | Registration:
+        """This request's registration, or the order checked against one consistent read
+        of the event item (its hints cleared); raises ``EventFull`` naming a quota without
+        room, or ``AlreadyRegistered``."""
+        item = self.strategy.read_event(event_id, registration, request)
+        if isinstance(item, Registration):
+            return item
+        order = self._checked(event_id, order, item)
+        for key in self._hints(event_id, order):
+            self.strategy.sold_out.clear(key)
+        return order
 
     def _checked(self, event_id, order: Order, item: dict) -> Order:
         """``checked_order`` over the item's counts; a quota found without room is noted."""

@@ -119,6 +119,13 @@ class LockTableStrategy(LockTableHolds, OneItemPerPerson):
                              request_at=2,
                              token=self.tokens.client_token(registration.registration_id, "book"))
 
+    def full_by_reading(self, event_id, registration, order=None):
+        if order is not None:
+            return self.orders.full_by_reading(event_id, registration, order)
+        if not self.sold_out.any_of([event_id]):
+            return None
+        return self._answered_by_reading(event_id, registration, Request.booking(registration))
+
     def _answered_by_reading(self, event_id, registration, request):
         """This request's registration, ``AlreadyRegistered``, ``EventNotFound``, or "full"
         from one consistent read of the lock item (no seat, no lapsed hold to take over);

@@ -100,6 +100,14 @@ class LockTableOrders:
                                  request=request, request_at=1 + len(quotas),
                                  token=order_token(registration, order, "book"))
 
+    def full_by_reading(self, event_id: str, registration: Registration,
+                        order: Order) -> Registration | None:
+        """``Strategy.full_by_reading`` for an order: its quotas' lock items read first."""
+        if not self.strategy.sold_out.any_of([hint_key(event_id, q) for q in quota_order(order)]):
+            return None
+        found = self._read_first(event_id, registration, Request.booking(registration), order)
+        return found if isinstance(found, Registration) else None
+
     def _read_first(self, event_id, registration, request, order) -> Order | Registration:
         """This request's registration, or the order with the capacities of one consistent
         read of its quotas' lock items (with the registration and the request row); raises

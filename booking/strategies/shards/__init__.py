@@ -134,6 +134,14 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         return self.transact(first.operations, written=registration, decode=decode,
                              request=request, request_at=2, token=first.token)
 
+    def sold_out_lately(self, event_id):
+        return self.dry.get(event_id).every()
+
+    def full_by_reading(self, event_id, registration, order=None):
+        if order is not None or not self.sold_out_lately(event_id):
+            return None  # an order's quotas: the cool-down answers it (no read here)
+        return self._answered_by_reading(event_id, registration, Request.booking(registration))
+
     def _answered_by_reading(self, event_id, registration, request):
         """This request's registration, ``AlreadyRegistered``, or "full" from the mark, read
         before any write (``read_before_writing``); None when the event is not marked sold
