@@ -175,7 +175,7 @@ def api_person(door: Door, index: int, arrival: float) -> dict:
             return _answer(str(status), arrival, asked, statuses)
         if status == "409 event-full":
             return _answer("full", arrival, asked, statuses)
-        if str(status).startswith("409 ") and status != "409 request-in-flight":
+        if str(status).startswith("409 "):  # another refusal, told as its own answer
             return _answer(str(status), arrival, asked, statuses)
         if time.monotonic() - arrival >= door.patience:
             return _answer(f"gave_up:{status}", arrival, asked, statuses)

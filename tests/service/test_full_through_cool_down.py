@@ -63,7 +63,7 @@ def assert_full_from_a_read(answer, tally):
     assert tally.writes == 0 and tally.operations == ["BatchGetItem"], tally.operations
 
 
-PLAIN = ["aggregate", "lock_table", "shards"]
+PLAIN = ["aggregate", "lock_table", "slots", "shards"]
 ORDERS = {"tickets": {"workshop-a": 1}}
 
 

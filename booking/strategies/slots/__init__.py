@@ -122,6 +122,11 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
                 if outcome is not AGAIN:
                     return outcome
 
+    def full_by_reading(self, event_id, registration, order=None):
+        if order is not None or not self.sold_out.any_of([event_id]):
+            return None  # an order's quotas: the cool-down answers it (no read here)
+        return self._answered_by_reading(event_id, registration, Request.booking(registration))
+
     def _answered_by_reading(self, event_id, registration, request):
         """This request's registration, ``AlreadyRegistered``, ``EventNotFound``, or "full"
         from one consistent read of an epoch item (``freed.py``: no slot freed since the
