@@ -16,8 +16,9 @@ from booking import validation
 from booking.service.catalog import EventCatalog
 from booking.dynamo.access import (PastDeadline, StoreError, deadline, lost_attempts, throttles,
                                    time_left)
-from booking.errors import (BookingClosed, BookingError, EventNotFound, InvalidBooking,
-                            NotRegistered, OutcomeUnknown, Overloaded, StillDeciding)
+from booking.errors import (BookingClosed, BookingContention, BookingError, EventNotFound,
+                            InvalidBooking, NotRegistered, OutcomeUnknown, Overloaded,
+                            StillDeciding, StoreUnavailable)
 from booking.service.shedding import CoolDown
 from booking.service.store_errors import BUSY, UNAVAILABLE
 from booking.models import PENDING, Availability, Event, Registration
@@ -32,6 +33,9 @@ RESOLVE_SECONDS = 20.0
 # Of a request's deadline, the part kept for fencing a lost attempt once the rest is spent
 # (at most this many seconds, at most a quarter of the deadline).
 FENCE_RESERVE = 0.5
+# What tells a person nothing definite: ask again (the cool-down starts when a throttle
+# ended a booking with one of these).
+NOT_ANSWERED = (BookingContention, StoreUnavailable, OutcomeUnknown)
 CANCEL_UNKNOWN = ("We are confirming your cancellation. Please wait a moment: this page "
                   "checks again by itself.")
 
@@ -135,22 +139,30 @@ class Bookings:
         by ``book`` and ``cancel``) less a reserve for the fence: past it, ``StillDeciding``,
         after fencing a lost attempt in the reserve. An event the store throttled a moment
         ago is answered ``Overloaded`` without a write (``cool_down``), and a throttle met
-        here starts its cool-down.
+        here starts its cool-down when it left the person without a definite answer
+        (``NOT_ANSWERED``); one absorbed on the way to a seat or a "full" does not.
         """
         event_id = request.content.get("event_id")
         self.turn_away_if_busy(event_id)
         throttled, left = throttles(), time_left()
         reserve = None if left is None else min(FENCE_RESERVE, max(left, 0) / 4)
+        answered = False
         try:
             try:
                 with deadline(None if left is None else left - reserve):
-                    return self._settle(request, write, unknown_message)
+                    answer = self._settle(request, write, unknown_message)
             except _OutOfTime as late:  # the time kept for the fence is this block's
-                return self._out_of_time(request, unknown_message, late.__cause__,
-                                         lost=late.lost)
+                answer = self._out_of_time(request, unknown_message, late.__cause__,
+                                           lost=late.lost)
+            answered = True
+            return answer
+        except BookingError as refused:
+            answered = not isinstance(refused, NOT_ANSWERED)
+            raise
         finally:
-            if self.cool_down is not None and throttles() != throttled:
-                self.cool_down.throttled(event_id)
+            if self.cool_down is not None:
+                self.cool_down.after(event_id, throttled=throttles() != throttled,
+                                     answered=answered)
 
     def turn_away_if_busy(self, event_id: str) -> None:
         """``Overloaded`` (nothing sent) while the store's throttle of the event cools down."""
