@@ -11,9 +11,10 @@ person is a careful client: one request id, asked again with that same id on an 
 that is not definite (contention, store unavailable, outcome unknown) until ``patience``
 seconds after arriving. Per strategy, on fresh tables, in one run: seats sold, time to sell
 out, answers by kind, time to a definite answer, throttles seen by botocore (the proxy's
-refusals) and throttled answers that reached a person, WCU and RCU per booking and per
-rejection from the proxy's accounting, the hottest partition's units per second against
-its limit, overbooked, unknown outcomes.
+refusals) and throttled answers that reached a person, the answers that were not definite
+by kind, WCU and RCU per booking and per rejection from the proxy's accounting, the
+partitions' busiest whole seconds against their limit (``peaks``; ``hottest`` is the
+average over the drop, which a sell-out's seconds hide in), overbooked, unknown outcomes.
 
 Units per booking made alone are measured before the drop (``probes`` people one at a time,
 on seats added for them), and compared with ``sizes.py``'s estimate; units per rejection
@@ -26,6 +27,7 @@ import threading
 import time
 import urllib.request
 import uuid
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -162,6 +164,7 @@ def open_loop(config: DropConfig, person):
 def careful_person(service, event_id: str, index: int, arrival: float, patience: float) -> dict:
     """Book once; ask again with the same request id on any answer that is not definite."""
     request_id, not_definite, throttled, asked = uuid.uuid4().hex, 0, 0, 0
+    kinds = Counter()  # the not definite answers by code
     while True:
         asked += 1
         try:
@@ -172,6 +175,7 @@ def careful_person(service, event_id: str, index: int, arrival: float, patience:
             outcome = "full"
         except NOT_DEFINITE as exc:
             not_definite += 1
+            kinds[exc.code] += 1
             throttled += was_throttled(exc)
             if time.monotonic() - arrival < patience:
                 time.sleep(random.uniform(0, min(2.0, 0.05 * 2 ** asked)))
@@ -181,7 +185,8 @@ def careful_person(service, event_id: str, index: int, arrival: float, patience:
             outcome = exc.code
         answered = time.monotonic()
         return {"outcome": outcome, "answered_at": answered, "seconds": answered - arrival,
-                "asked": asked, "not_definite": not_definite, "throttled": throttled}
+                "asked": asked, "not_definite": not_definite, "throttled": throttled,
+                "kinds": kinds}
 
 
 def was_throttled(error: BaseException | None) -> bool:
@@ -254,6 +259,7 @@ def summarize(config, strategy, answers, started, ended, report, prefix, probes,
         # and botocore's retries spent), and all answers that were not definite.
         "throttles_to_people": sum(a["throttled"] for a in answers),
         "not_definite_answers": sum(a["not_definite"] for a in answers),
+        "not_definite_by_kind": dict(sum((a["kinds"] for a in answers), Counter())),
         "asked_per_person": per(sum(a["asked"] for a in answers), len(answers)),
         "wcu_per_booking": per(write_units - full * (wcu_reject or 0), booked),
         "rcu_per_booking": per(read_units - full * (rcu_reject or 0), booked),
@@ -266,11 +272,22 @@ def summarize(config, strategy, answers, started, ended, report, prefix, probes,
                                 "units_per_second": round(hottest["units"] / max(
                                     report["seconds"], 1e-9), 2),
                                 "limit_per_second": limit},
+        "peaks": peaks(report, prefix),
         "overbooked": max(0, stored - config.scaled_seats - config.probes),
         "unknown_outcomes": unknown,
         "drop_seconds": round(ended - started, 2),
         "timeline": [round(t, 3) for t in sold_at],
     }
+
+
+def peaks(report: dict, prefix: str, count: int = 5) -> list[dict]:
+    """The drop's partitions (of its tables) by their busiest whole second against the
+    limit: table, partition, kind, second (since the drop opened), units, limit, share."""
+    return [{"table": p["table"].removeprefix(prefix), "partition": p["partition"],
+             "kind": p["kind"], "second": p["second"], "units": round(p["units"], 2),
+             "limit_per_second": p["limit_per_second"],
+             "share_of_limit": round(p["share_of_limit"], 3)}
+            for p in report.get("peaks", []) if p["table"].startswith(prefix)][:count]
 
 
 def stats_quantile(values, q):
@@ -288,7 +305,7 @@ def text(results: dict) -> str:
              f"{config['threads']} threads"]
     columns = ("strategy", "sold", "sold_out_s", "booked", "full", "other", "answer_p50_s",
                "answer_p99_s", "answer_max_s", "throttles_botocore", "throttles_to_people",
-               "not_definite_answers",
+               "not_definite_answers", "not_definite_by_kind",
                "wcu_per_booking", "rcu_per_booking", "wcu_per_booking_alone",
                "wcu_per_booking_estimate", "rcu_per_booking_alone",
                "wcu_per_rejection", "rcu_per_rejection", "overbooked", "unknown_outcomes")
@@ -296,8 +313,13 @@ def text(results: dict) -> str:
         lines.append("  ".join(f"{c}={json.dumps(row[c])}" for c in columns))
         hot = row["hottest"]
         if hot:
-            lines.append(f"    hottest: {hot['table']} {hot['partition']} ({hot['kind']}) "
-                         f"{hot['units_per_second']} units/s, limit {hot['limit_per_second']:g}")
+            lines.append(f"    hottest on average over the drop: {hot['table']} "
+                         f"{hot['partition']} ({hot['kind']}) {hot['units_per_second']} units/s, "
+                         f"limit {hot['limit_per_second']:g}")
+        for peak in row["peaks"][:3]:
+            lines.append(f"    peak second: {peak['table']} {peak['partition']} ({peak['kind']}) "
+                         f"{peak['units']:g} units in second {peak['second']}, limit "
+                         f"{peak['limit_per_second']:g} ({peak['share_of_limit']:.0%})")
     return "\n".join(lines) + "\n"
 
 
