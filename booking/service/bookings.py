@@ -14,13 +14,13 @@ from django.utils import timezone
 
 from booking import validation
 from booking.service.catalog import EventCatalog
-from booking.dynamo.access import (PastDeadline, StoreError, deadline, lost_attempts, throttles,
-                                   time_left)
+from booking.dynamo.access import (PastDeadline, StoreError, deadline, last_attempt_throttled,
+                                   lost_attempts, throttles, time_left)
 from booking.errors import (BookingClosed, BookingContention, BookingError, EventNotFound,
                             InvalidBooking, NotRegistered, OutcomeUnknown, Overloaded,
                             StillDeciding, StoreUnavailable)
 from booking.service.shedding import CoolDown
-from booking.service.store_errors import BUSY, UNAVAILABLE
+from booking.service.store_errors import BUSY, UNAVAILABLE, caused_by_throttle
 from booking.models import PENDING, Availability, Event, Registration
 from booking.exactly_once.request_log import Request, RequestLog
 from booking.strategies.base import Strategy
@@ -140,13 +140,16 @@ class Bookings:
         after fencing a lost attempt in the reserve. An event the store throttled a moment
         ago is answered ``Overloaded`` without a write (``cool_down``), and a throttle met
         here starts its cool-down when it left the person without a definite answer
-        (``NOT_ANSWERED``); one absorbed on the way to a seat or a "full" does not.
+        (``NOT_ANSWERED``, caused by the throttle: ``caused_by_throttle``, or after a last
+        attempt that was throttled); one absorbed on
+        the way to a seat or a "full", or met by a booking that then ran out of time for
+        another reason, does not.
         """
         event_id = request.content.get("event_id")
         self.turn_away_if_busy(event_id)
         throttled, left = throttles(), time_left()
         reserve = None if left is None else min(FENCE_RESERVE, max(left, 0) / 4)
-        answered = False
+        denied = True  # by a throttle: until an answer or another failure says otherwise
         try:
             try:
                 with deadline(None if left is None else left - reserve):
@@ -154,15 +157,16 @@ class Bookings:
             except _OutOfTime as late:  # the time kept for the fence is this block's
                 answer = self._out_of_time(request, unknown_message, late.__cause__,
                                            lost=late.lost)
-            answered = True
+            denied = False
             return answer
-        except BookingError as refused:
-            answered = not isinstance(refused, NOT_ANSWERED)
+        except Exception as failure:
+            denied = isinstance(failure, NOT_ANSWERED + (StoreError,)) and (
+                caused_by_throttle(failure) or last_attempt_throttled())
             raise
         finally:
             if self.cool_down is not None:
                 self.cool_down.after(event_id, throttled=throttles() != throttled,
-                                     answered=answered)
+                                     denied=denied)
 
     def turn_away_if_busy(self, event_id: str) -> None:
         """``Overloaded`` (nothing sent) while the store's throttle of the event cools down."""

@@ -25,11 +25,11 @@ class CoolDown:
         self._until: dict[str, float] = {}
         self._lock = threading.Lock()
 
-    def after(self, event_id: str, *, throttled: bool, answered: bool) -> None:
+    def after(self, event_id: str, *, throttled: bool, denied: bool) -> None:
         """A booking of ``event_id`` ended: ``throttled`` if the store refused one of its
-        attempts for throughput, ``answered`` if the person got a definite answer anyway.
-        Only a throttle that left the person without one starts the cool-down."""
-        if throttled and not answered:
+        attempts for throughput, ``denied`` if a throttle is why the person got no
+        definite answer. Only such a throttle starts the cool-down."""
+        if throttled and denied:
             self.throttled(event_id)
 
     def throttled(self, event_id: str) -> None:
