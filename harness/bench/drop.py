@@ -57,6 +57,7 @@ class DropConfig:
     threads: int = 64
     patience: float = 30.0
     probes: int = 10
+    state_rate: bool = True  # the event states the drop's arrivals a second (unscaled)
 
     @property
     def scaled_people(self) -> int:
@@ -65,6 +66,12 @@ class DropConfig:
     @property
     def scaled_seats(self) -> int:
         return max(1, round(self.seats * self.scale))
+
+    @property
+    def expected_rate(self) -> int | None:
+        """What the drop's organizer states: its arrivals a second on DynamoDB (unscaled, as
+        the partitions' limits are scaled with the people)."""
+        return max(1, round(self.people / self.seconds)) if self.state_rate else None
 
     @property
     def capacity_spec(self) -> str:
@@ -92,6 +99,7 @@ def run_drop(config: DropConfig, step=lambda: None) -> dict:
         server.stop()
     return {"drop": rows, "drop_config": {**vars(config), "strategies": list(config.strategies),
                                           "capacity_spec": config.capacity_spec,
+                                          "expected_rate": config.expected_rate,
                                           "people_scaled": config.scaled_people,
                                           "seats_scaled": config.scaled_seats}}
 
@@ -119,6 +127,7 @@ def drop_one(config: DropConfig, server, strategy: str) -> dict:
     try:
         with wiring.use_service(control_service(store=store)) as service:
             event = service.create_event(name=f"Drop {strategy}", strategy=strategy,
+                                         expected_rate=config.expected_rate,
                                          capacity=config.scaled_seats + config.probes)
             alone = probe_bookings(config, service, event.id, server, prefix)
             estimate = sizes.booking_wcu(service.strategy(strategy), event.id)  # those alone
@@ -129,10 +138,12 @@ def drop_one(config: DropConfig, server, strategy: str) -> dict:
             implementation = service.strategy(strategy)
             stored = len(list(implementation.registrations(event.id)))
             unknown = sum(service.unknown_outcomes.values())
+            shards = (implementation.shard_count(event.id)
+                      if hasattr(implementation, "shard_count") else None)
     finally:
         drop_tables(store)
-    return summarize(config, strategy, answers, started, ended, during, prefix, probes,
-                     stored, estimate, unknown, alone)
+    return {**summarize(config, strategy, answers, started, ended, during, prefix, probes,
+                        stored, estimate, unknown, alone), "shards": shards}
 
 
 def arrivals(config: DropConfig, service, event_id: str):
@@ -303,7 +314,7 @@ def text(results: dict) -> str:
              f"{config['seconds']:g} --scale {config['scale']:g}), capacity "
              f"{config['capacity_spec']}, patience {config['patience']:g} s, "
              f"{config['threads']} threads"]
-    columns = ("strategy", "sold", "sold_out_s", "booked", "full", "other", "answer_p50_s",
+    columns = ("strategy", "shards", "sold", "sold_out_s", "booked", "full", "other", "answer_p50_s",
                "answer_p99_s", "answer_max_s", "throttles_botocore", "throttles_to_people",
                "not_definite_answers", "not_definite_by_kind",
                "wcu_per_booking", "rcu_per_booking", "wcu_per_booking_alone",

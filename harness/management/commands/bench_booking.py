@@ -112,6 +112,10 @@ class Command(BaseCommand):
                             help="--drop: people booking one at a time before the drop, and "
                                  "refused one at a time after it, for the units each costs "
                                  "(default 10).")
+        parser.add_argument("--no-expected-rate", action="store_true",
+                            help="--drop: the event states no expected arrivals a second (by "
+                                 "default it states the drop's, PEOPLE / SECONDS unscaled, "
+                                 "and shards splits its seats for them).")
         parser.add_argument(
             "--via", choices=("api", "form"), default=None,
             help="--drop through the door: make serve's stack (nginx, gunicorn, the worker) "
@@ -152,7 +156,8 @@ class Command(BaseCommand):
             config = drop.DropConfig.parse(options["drop"], scale=options["scale"],
                                            strategies=chosen, patience=options["patience"],
                                            threads=options["threads"],
-                                           probes=options["probes"])
+                                           probes=options["probes"],
+                                           state_rate=not options["no_expected_rate"])
         except ValueError as exc:
             raise CommandError(f"Bad --drop {options['drop']!r}: {exc}", returncode=2) from exc
         bar = progress(range(len(chosen)), self.stderr, total=len(chosen), unit="strategy")
