@@ -16,7 +16,10 @@ by kind, WCU and RCU per booking and per rejection from the proxy's accounting, 
 partitions' busiest whole seconds against their limit (``peaks``; ``hottest`` is the
 average over the drop, which a sell-out's seconds hide in), overbooked, unknown outcomes.
 
-Units per booking made alone are measured before the drop (``probes`` people one at a time,
+The store is warmed first: ``warmup`` people book and are refused on an event of their
+own (DynamoDB Local is a JVM: its first few hundred requests run several times slower,
+which a drop would otherwise count as its own first second's lag). Units per booking made
+alone are measured before the drop (``probes`` people one at a time,
 on seats added for them), and compared with ``sizes.py``'s estimate; units per rejection
 after it (``probes`` more people against the sold-out event). The drop's units per booking
 are its units less its rejections': lost races and cancelled transactions included.
@@ -31,7 +34,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from booking import wiring
+from booking import validation, wiring
 from booking.dynamo.access import Throttled, TransactionCancelled
 from booking.dynamo.provision import drop_tables, ensure_tables
 from booking.errors import (BookingContention, BookingError, EventFull, OutcomeUnknown,
@@ -57,6 +60,7 @@ class DropConfig:
     threads: int = 64
     patience: float = 30.0
     probes: int = 10
+    warmup: int = 300  # people booking (and refused) on an event of their own first
     state_rate: bool = True  # the event states the drop's arrivals a second (unscaled)
 
     @property
@@ -84,6 +88,8 @@ class DropConfig:
         config = cls(people=int(people), seats=int(seats), seconds=float(seconds), **options)
         if min(config.people, config.seats, config.seconds, config.scale, config.probes) <= 0:
             raise ValueError("people, seats, seconds, scale and probes must be positive")
+        if config.warmup < 0:
+            raise ValueError("warmup must be 0 or more")
         return config
 
 
@@ -126,6 +132,7 @@ def drop_one(config: DropConfig, server, strategy: str) -> dict:
     ensure_tables(store)
     try:
         with wiring.use_service(control_service(store=store)) as service:
+            warm_up(config, service, strategy)
             event = service.create_event(name=f"Drop {strategy}", strategy=strategy,
                                          expected_rate=config.expected_rate,
                                          capacity=config.scaled_seats + config.probes)
@@ -211,6 +218,27 @@ def was_throttled(error: BaseException | None) -> bool:
             return True
         error = error.__cause__ or error.__context__
     return False
+
+
+def warm_up(config: DropConfig, service, strategy: str) -> None:
+    """``config.warmup`` people on an event of their own, a quarter of them refused, from a
+    few threads at once: the store's code paths run warm before the drop. On shards with
+    the most shards whatever the drop's strategy, so its partitions' limits (scaled) hold
+    nobody up: the warm-up is the store's, not the strategy's."""
+    if not config.warmup:
+        return
+    seats = max(1, config.warmup * 3 // 4)
+    event = service.create_event(name=f"Warm-up {strategy}", strategy="shards", capacity=seats,
+                                 expected_rate=validation.MAX_EXPECTED_RATE)
+
+    def one(index):
+        try:
+            service.book(event.id, name=f"Warm {index}", email=f"warm{index}@drop.example")
+        except BookingError:
+            pass  # full, or busy: either warms the same paths
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(one, range(config.warmup)))
 
 
 def probe_bookings(config, service, event_id, server, prefix) -> dict:
