@@ -85,6 +85,7 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         self.orders = ShardsOrders(self)
         self._shard_counts: dict[str, int] = {}  # event id -> its shards (never changes)
         self._counting = threading.Lock()
+        self._marks: set = set()  # (event id, epoch, until) this process marked or is marking
 
     def shard_count(self, event_id) -> int:
         """How many shards ``event_id`` has (its marker's ``shards``; ``SHARDS`` when the
@@ -233,7 +234,17 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         raise EventFull() from None
 
     def mark_sold_out(self, event_id, seen):
-        """Mark the event sold out as ``seen``, unless a seat was freed since."""
+        """Mark the event sold out as ``seen``, unless a seat was freed since. Once per
+        process for one reading (epoch and until): at the sell-out, every booking in flight
+        reads "no seat" at the same epoch, and one mark serves them all (each still answers
+        "full" from its own read); a freed seat bumps the epoch, so a new mark is made."""
+        mark = (event_id, seen.marker["epoch"], seen.full_until())
+        with self._counting:
+            if mark in self._marks:
+                return
+            if len(self._marks) > 1000:  # forget old marks: at worst one write more
+                self._marks.clear()
+            self._marks.add(mark)
         shards_capacity.mark_sold_out(self, event_id, seen)
 
     def cancel(self, event_id, email, registration_id=None, *, request, known=None, event=None,
