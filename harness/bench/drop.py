@@ -35,10 +35,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from booking import validation, wiring
-from booking.dynamo.access import Throttled, TransactionCancelled
 from booking.dynamo.provision import drop_tables, ensure_tables
 from booking.errors import (BookingContention, BookingError, EventFull, OutcomeUnknown,
                             Overloaded, StoreUnavailable)
+from booking.service.store_errors import caused_by_throttle
 from harness.controls import control_service, local_store
 from localdynamo import process as store_process
 
@@ -207,17 +207,9 @@ def careful_person(service, event_id: str, index: int, arrival: float, patience:
                 "kinds": kinds}
 
 
-def was_throttled(error: BaseException | None) -> bool:
-    """Whether a throttle (botocore's spent retries, or a transaction cancelled for
-    ``ThrottlingError``) caused ``error``, through its causes."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, Throttled) or (isinstance(error, TransactionCancelled) and any(
-                reason.code == "ThrottlingError" for reason in error.reasons)):
-            return True
-        error = error.__cause__ or error.__context__
-    return False
+# Whether a throttle (botocore's spent retries, or a transaction cancelled for
+# ``ThrottlingError``) caused an error, through its causes: the cool-down's own test.
+was_throttled = caused_by_throttle
 
 
 def warm_up(config: DropConfig, service, strategy: str) -> None:
