@@ -50,6 +50,9 @@ class Event:
     quotas: dict = field(default_factory=dict, compare=False)
     ticket_types: dict = field(default_factory=lambda: {DEFAULT_TICKET_TYPE: ()}, compare=False)
     max_per_order: int = 1
+    # The arrivals a second its organizer expects at the busiest moment (a drop's opening),
+    # or None: the shards strategy splits the seats of a plain event for it (docs/scaling.md).
+    expected_rate: int | None = None
 
     @property
     def is_plain(self) -> bool:

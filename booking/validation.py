@@ -454,6 +454,19 @@ def clean_ticket_types(value, *, quotas: dict[str, int]) -> dict[str, tuple[str,
     return types
 
 
+MAX_EXPECTED_RATE = 1_000_000
+
+
+def clean_expected_rate(value) -> int | None:
+    """Arrivals a second an organizer expects (None or "": not stated)."""
+    if value in (None, ""):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_EXPECTED_RATE:
+        raise InvalidBooking(f"Expected arrivals a second must be a whole number from 1 to "
+                             f"{MAX_EXPECTED_RATE:,}.", field="expected_rate")
+    return value
+
+
 def clean_max_per_order(value) -> int:
     if value is None:
         return 1

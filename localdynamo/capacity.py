@@ -183,6 +183,8 @@ class CapacityModel:
         self.throttles = Counter()             # table -> refused requests
         self.by_key = Counter()                # (table, partition, kind) -> units
         self.requests = Counter()              # table -> requests admitted that touch it
+        # (table, partition, kind, whole seconds since the start) -> units: the peaks
+        self.by_second = Counter()
 
     def partition(self, index: str, schema_keys: tuple, item: dict, table_key: dict) -> str:
         """The bucket's name for ``item`` in the table (index "") or one of its indexes."""
@@ -240,6 +242,20 @@ class CapacityModel:
         self._bucket(charge, now).tokens -= charge.units
         self.consumed[charge.table][charge.kind] += charge.units
         self.by_key[(charge.table, charge.partition, charge.kind)] += charge.units
+        second = int(now - self.started)
+        self.by_second[(charge.table, charge.partition, charge.kind, second)] += charge.units
+
+    def peaks(self, hottest: int) -> list[dict]:
+        """The partitions with the most units in one whole second (since the start or the
+        last reset) against their limit, highest share first: each one's busiest second."""
+        busiest = {}
+        for (table, partition, kind, second), units in self.by_second.items():
+            if units > busiest.get((table, partition, kind), (0, -1.0))[1]:
+                busiest[(table, partition, kind)] = (second, units)
+        ranked = sorted(busiest.items(), key=lambda kv: -kv[1][1] / self.rate(kv[0][2]))
+        return [{"table": t, "partition": p, "kind": k, "second": second, "units": units,
+                 "limit_per_second": self.rate(k), "share_of_limit": units / self.rate(k)}
+                for (t, p, k), (second, units) in ranked[:hottest]]
 
     def snapshot(self, hottest: int = 10) -> dict:
         with self.lock:
@@ -258,6 +274,7 @@ class CapacityModel:
                 "hottest": [{"table": t, "partition": p, "kind": k, "units": u,
                              "units_per_second": u / elapsed}
                             for (t, p, k), u in self.by_key.most_common(hottest)],
+                "peaks": self.peaks(hottest),
             }
 
     def reset(self) -> None:
@@ -266,6 +283,7 @@ class CapacityModel:
             self.consumed.clear()
             self.throttles.clear()
             self.by_key.clear()
+            self.by_second.clear()
             self.requests.clear()
             self.started = self.clock()
 

@@ -94,6 +94,13 @@ class EventAddForm(EventForm):
                   "Ticket drop answers thousands of people a second at once, for launches. "
                   "Sets the most seats the event can ever have; cannot be changed later.")
 
+    expected_rate = forms.IntegerField(
+        label="Expected arrivals a second", min_value=1, max_value=validation.MAX_EXPECTED_RATE,
+        required=False,
+        help_text="Optional, for a Ticket drop: the people a second you expect when sales "
+                  "open. The event gets one more booking record per 400 beyond 3,200, so it "
+                  "keeps up with them; cannot be changed later.")
+
     # Orders (docs/orders.md), in a section of their own: left empty, the event is a plain
     # one (one type, one seat per person), exactly as before.
     quotas = forms.CharField(
@@ -114,7 +121,8 @@ class EventAddForm(EventForm):
         required=False, help_text="The most seats one person may book in one order.")
 
     field_order = ["name", "time_zone", "starts_at", "ends_at", "venue", "description",
-                   "capacity", "strategy", "quotas", "ticket_types", "max_per_order"]
+                   "capacity", "strategy", "expected_rate", "quotas", "ticket_types",
+                   "max_per_order"]
     orders_fields = ("quotas", "ticket_types", "max_per_order")
 
     def __init__(self, *args, organizers=(), **kwargs):

@@ -64,6 +64,11 @@ def throttles() -> int:
     return getattr(_this_thread, "throttled", 0)
 
 
+def last_attempt_throttled() -> bool:
+    """Whether this thread's last attempt the store saw was refused for throughput."""
+    return getattr(_this_thread, "last_throttled", False)
+
+
 def lost_attempts() -> int:
     """How many write attempts this thread has seen end with their outcome unknown (ever):
     a caller compares two readings to learn whether one of its own may still be in flight.
@@ -73,6 +78,9 @@ def lost_attempts() -> int:
 
 def _note_lost_attempt(response=None, caught_exception=None, operation=None, **_):
     """botocore's ``needs-retry`` hook, after every attempt (the calling thread)."""
+    if response is not None or not isinstance(caught_exception, _NEVER_SENT):
+        # an attempt the store saw (one never sent says nothing of the store)
+        _this_thread.last_throttled = response is not None and _throttled(response[1])
     if response is not None and _throttled(response[1]):
         _this_thread.throttled = throttles() + 1
     if operation is None or operation.name not in _WRITES:

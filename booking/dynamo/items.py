@@ -40,6 +40,7 @@ def event_item(event: Event) -> dict:
         "created_at": _iso(event.created_at),
         "version": event.version,
         **order_attributes(event),
+        **({"expected_rate": event.expected_rate} if event.expected_rate else {}),
         "request_fingerprint": event.request_fingerprint or None,
         **({"organizer": event.organizer} if event.organizer else {}),
     }
@@ -80,7 +81,7 @@ def _tickets(item: dict) -> dict | None:
 # Everything but the aggregate strategy's attendees map, which can be large.
 EVENT_PROJECTION = ("event_id, #name, #capacity, strategy, starts_at, created_at, version, "
                     "#ends, #zone, #description, #venue, quota_capacities, ticket_types, max_per_order, "
-                    "request_fingerprint, organizer")
+                    "request_fingerprint, organizer, expected_rate")
 EVENT_PROJECTION_NAMES = {"#name": "name", "#capacity": "capacity", "#ends": "ends_at",
                           "#zone": "time_zone", "#description": "description", "#venue": "venue"}
 
@@ -99,6 +100,7 @@ def event_from_item(item: dict) -> Event:
         description=item.get("description") or "",
         venue=item.get("venue") or "",
         **_order_fields(item),
+        expected_rate=int(item["expected_rate"]) if item.get("expected_rate") else None,
         request_fingerprint=item.get("request_fingerprint") or "",
         organizer=item.get("organizer") or "",
     )

@@ -79,12 +79,13 @@ class BookingService:
     # --- events (catalog.py) -------------------------------------------------------
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
                      time_zone=None, description="", venue="", quotas=None, ticket_types=None,
-                     max_per_order=None, request_id=None, organizer="") -> Event:
+                     max_per_order=None, request_id=None, organizer="",
+                     expected_rate=None) -> Event:
         return self.catalog.create_event(
             name=name, capacity=capacity, strategy=strategy, starts_at=starts_at,
             ends_at=ends_at, time_zone=time_zone, description=description, venue=venue,
             quotas=quotas, ticket_types=ticket_types, max_per_order=max_per_order,
-            request_id=request_id, organizer=organizer)
+            request_id=request_id, organizer=organizer, expected_rate=expected_rate)
 
     def get_event(self, event_id) -> Event:
         return self.catalog.get_event(event_id)

@@ -14,13 +14,13 @@ from django.utils import timezone
 
 from booking import validation
 from booking.service.catalog import EventCatalog
-from booking.dynamo.access import (PastDeadline, StoreError, deadline, lost_attempts, throttles,
-                                   time_left)
-from booking.errors import (BookingClosed, BookingError, EventFull, EventNotFound,
-                            InvalidBooking, NotRegistered, OutcomeUnknown, Overloaded,
-                            StillDeciding)
+from booking.dynamo.access import (PastDeadline, StoreError, deadline, last_attempt_throttled,
+                                   lost_attempts, throttles, time_left)
+from booking.errors import (BookingClosed, BookingContention, BookingError, EventFull,
+                            EventNotFound, InvalidBooking, NotRegistered, OutcomeUnknown,
+                            Overloaded, StillDeciding, StoreUnavailable)
 from booking.service.shedding import CoolDown
-from booking.service.store_errors import BUSY, UNAVAILABLE
+from booking.service.store_errors import BUSY, UNAVAILABLE, caused_by_throttle
 from booking.models import PENDING, Availability, Event, Registration
 from booking.exactly_once.request_log import Request, RequestLog
 from booking.strategies.base import Strategy
@@ -36,6 +36,9 @@ FENCE_RESERVE = 0.5
 # An event's seats read for its page are shown again for this long in this process (a
 # drop's page views would otherwise each read them); never a "full" (read at the instant).
 RECENT_SEATS_SECONDS = 1.0
+# What tells a person nothing definite: ask again (the cool-down starts when a throttle
+# ended a booking with one of these).
+NOT_ANSWERED = (BookingContention, StoreUnavailable, OutcomeUnknown)
 CANCEL_UNKNOWN = ("We are confirming your cancellation. Please wait a moment: this page "
                   "checks again by itself.")
 
@@ -150,22 +153,34 @@ class Bookings:
         by ``book`` and ``cancel``) less a reserve for the fence: past it, ``StillDeciding``,
         after fencing a lost attempt in the reserve. An event the store throttled a moment
         ago is answered ``Overloaded`` without a write (``cool_down``), and a throttle met
-        here starts its cool-down.
+        here starts its cool-down when it left the person without a definite answer
+        (``NOT_ANSWERED``, caused by the throttle: ``caused_by_throttle``, or after a last
+        attempt that was throttled); one absorbed on
+        the way to a seat or a "full", or met by a booking that then ran out of time for
+        another reason, does not.
         """
         event_id = request.content.get("event_id")
         self._turn_away(event_id)
         throttled, left = throttles(), time_left()
         reserve = None if left is None else min(FENCE_RESERVE, max(left, 0) / 4)
+        denied = True  # by a throttle: until an answer or another failure says otherwise
         try:
             try:
                 with deadline(None if left is None else left - reserve):
-                    return self._settle(request, write, unknown_message)
+                    answer = self._settle(request, write, unknown_message)
             except _OutOfTime as late:  # the time kept for the fence is this block's
-                return self._out_of_time(request, unknown_message, late.__cause__,
-                                         lost=late.lost)
+                answer = self._out_of_time(request, unknown_message, late.__cause__,
+                                           lost=late.lost)
+            denied = False
+            return answer
+        except Exception as failure:
+            denied = isinstance(failure, NOT_ANSWERED + (StoreError,)) and (
+                caused_by_throttle(failure) or last_attempt_throttled())
+            raise
         finally:
-            if self.cool_down is not None and throttles() != throttled:
-                self.cool_down.throttled(event_id)
+            if self.cool_down is not None:
+                self.cool_down.after(event_id, throttled=throttles() != throttled,
+                                     denied=denied)
 
     def turn_away_if_busy(self, event_id: str) -> int | None:
         """A booking's first question: ``Overloaded`` (nothing sent) while the store's

@@ -50,6 +50,8 @@ def creation_fingerprint(event: Event) -> str:
                                        in event.ticket_types.items()}, event.max_per_order])
     if event.organizer:  # a key never answers another organizer's event
         content.append({"organizer": event.organizer})
+    if event.expected_rate:
+        content.append({"expected_rate": event.expected_rate})
     return hashlib.sha256(json.dumps(content).encode()).hexdigest()
 
 
@@ -79,7 +81,8 @@ class EventCatalog:
 
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
                      time_zone=None, description="", venue="", quotas=None, ticket_types=None,
-                     max_per_order=None, request_id=None, organizer="") -> Event:
+                     max_per_order=None, request_id=None, organizer="",
+                     expected_rate=None) -> Event:
         """Validate and create an event; return it (with its new ``id``).
 
         ``organizer`` is the slug of the organizer that owns it (the entry point checked
@@ -88,6 +91,9 @@ class EventCatalog:
         Orders (docs/orders.md): ``quotas`` (name -> seats) beside the capacity,
         ``ticket_types`` (type -> the quotas it counts against, besides the capacity; None:
         the one type ``admission``) and ``max_per_order`` (seats per order, default 1).
+        ``expected_rate``: the arrivals a second the organizer expects at the busiest moment
+        (None: not stated); the shards strategy gives a plain event one shard per 400 of
+        them beyond its 8 (docs/scaling.md).
         ``request_id`` (an API Idempotency-Key, scoped) makes the creation repeatable: see
         ``_create_keyed``.
 
@@ -121,6 +127,7 @@ class EventCatalog:
             quotas=clean_quotas,
             ticket_types=validation.clean_ticket_types(ticket_types, quotas=clean_quotas),
             max_per_order=validation.clean_max_per_order(max_per_order),
+            expected_rate=validation.clean_expected_rate(expected_rate),
             organizer=validation.clean_organizer(organizer),
         )
         if not (event.is_plain or implementation.takes_orders):

@@ -1,5 +1,10 @@
-"""Shedding load before it queues: an event whose hot item the store just throttled is
-answered "busy, try again shortly" for a moment, without a write (docs/reliability.md).
+"""Shedding load before it queues: an event whose throttling just cost a person their
+answer is answered "busy, try again shortly" for a moment, without a write
+(docs/reliability.md).
+
+A throttle the booking absorbed (botocore's retry went through, or a sharded event's
+booking moved to another shard and got its seat or a "full") starts nothing: turning the
+whole event away for it would stop a drop for a moment at every throttle of one item.
 
 One small in-process object: per event id, the time until which its new requests are
 turned away. It never says "full" (that is only ever told from the store), and it forgets
@@ -19,6 +24,13 @@ class CoolDown:
         self.clock = clock
         self._until: dict[str, float] = {}
         self._lock = threading.Lock()
+
+    def after(self, event_id: str, *, throttled: bool, denied: bool) -> None:
+        """A booking of ``event_id`` ended: ``throttled`` if the store refused one of its
+        attempts for throughput, ``denied`` if a throttle is why the person got no
+        definite answer. Only such a throttle starts the cool-down."""
+        if throttled and denied:
+            self.throttled(event_id)
 
     def throttled(self, event_id: str) -> None:
         """The store throttled ``event_id``'s write just now: turn its next ones away."""

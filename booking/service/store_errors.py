@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from booking.dynamo.access import PastDeadline, StoreError, Throttled, Unavailable
+from booking.dynamo.errors import TransactionCancelled
 from booking.dynamo.leases import LeaseTaken
 from booking.errors import (BookingContention, BookingError, LeaseHeld, StillDeciding,
                             StoreUnavailable)
@@ -21,6 +22,19 @@ from booking.errors import (BookingContention, BookingError, LeaseHeld, StillDec
 # store's own failures (raised below the facade) and their domain forms (raised above it).
 UNAVAILABLE = (Unavailable, StoreUnavailable)
 BUSY = (Throttled, BookingContention)
+
+
+def caused_by_throttle(error: BaseException | None) -> bool:
+    """Whether a throttle the store kept up (botocore's retries spent, or a transaction
+    cancelled for ``ThrottlingError``) is behind ``error``, through its causes."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, Throttled) or (isinstance(error, TransactionCancelled) and any(
+                reason.code == "ThrottlingError" for reason in error.reasons)):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def domain_error(error: StoreError) -> BookingError:

@@ -11,11 +11,15 @@ person is a careful client: one request id, asked again with that same id on an 
 that is not definite (contention, store unavailable, outcome unknown) until ``patience``
 seconds after arriving. Per strategy, on fresh tables, in one run: seats sold, time to sell
 out, answers by kind, time to a definite answer, throttles seen by botocore (the proxy's
-refusals) and throttled answers that reached a person, WCU and RCU per booking and per
-rejection from the proxy's accounting, the hottest partition's units per second against
-its limit, overbooked, unknown outcomes.
+refusals) and throttled answers that reached a person, the answers that were not definite
+by kind, WCU and RCU per booking and per rejection from the proxy's accounting, the
+partitions' busiest whole seconds against their limit (``peaks``; ``hottest`` is the
+average over the drop, which a sell-out's seconds hide in), overbooked, unknown outcomes.
 
-Units per booking made alone are measured before the drop (``probes`` people one at a time,
+The store is warmed first: ``warmup`` people book and are refused on an event of their
+own (DynamoDB Local is a JVM: its first few hundred requests run several times slower,
+which a drop would otherwise count as its own first second's lag). Units per booking made
+alone are measured before the drop (``probes`` people one at a time,
 on seats added for them), and compared with ``sizes.py``'s estimate; units per rejection
 after it (``probes`` more people against the sold-out event). The drop's units per booking
 are its units less its rejections': lost races and cancelled transactions included.
@@ -26,14 +30,15 @@ import threading
 import time
 import urllib.request
 import uuid
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from booking import wiring
-from booking.dynamo.access import Throttled, TransactionCancelled
+from booking import validation, wiring
 from booking.dynamo.provision import drop_tables, ensure_tables
 from booking.errors import (BookingContention, BookingError, EventFull, OutcomeUnknown,
                             Overloaded, StoreUnavailable)
+from booking.service.store_errors import caused_by_throttle
 from harness.controls import control_service, local_store
 from localdynamo import process as store_process
 
@@ -55,6 +60,8 @@ class DropConfig:
     threads: int = 64
     patience: float = 30.0
     probes: int = 10
+    warmup: int = 300  # people booking (and refused) on an event of their own first
+    state_rate: bool = True  # the event states the drop's arrivals a second (unscaled)
 
     @property
     def scaled_people(self) -> int:
@@ -63,6 +70,12 @@ class DropConfig:
     @property
     def scaled_seats(self) -> int:
         return max(1, round(self.seats * self.scale))
+
+    @property
+    def expected_rate(self) -> int | None:
+        """What the drop's organizer states: its arrivals a second on DynamoDB (unscaled, as
+        the partitions' limits are scaled with the people)."""
+        return max(1, round(self.people / self.seconds)) if self.state_rate else None
 
     @property
     def capacity_spec(self) -> str:
@@ -75,6 +88,8 @@ class DropConfig:
         config = cls(people=int(people), seats=int(seats), seconds=float(seconds), **options)
         if min(config.people, config.seats, config.seconds, config.scale, config.probes) <= 0:
             raise ValueError("people, seats, seconds, scale and probes must be positive")
+        if config.warmup < 0:
+            raise ValueError("warmup must be 0 or more")
         return config
 
 
@@ -90,6 +105,7 @@ def run_drop(config: DropConfig, step=lambda: None) -> dict:
         server.stop()
     return {"drop": rows, "drop_config": {**vars(config), "strategies": list(config.strategies),
                                           "capacity_spec": config.capacity_spec,
+                                          "expected_rate": config.expected_rate,
                                           "people_scaled": config.scaled_people,
                                           "seats_scaled": config.scaled_seats}}
 
@@ -116,7 +132,9 @@ def drop_one(config: DropConfig, server, strategy: str) -> dict:
     ensure_tables(store)
     try:
         with wiring.use_service(control_service(store=store)) as service:
+            warm_up(config, service, strategy)
             event = service.create_event(name=f"Drop {strategy}", strategy=strategy,
+                                         expected_rate=config.expected_rate,
                                          capacity=config.scaled_seats + config.probes)
             alone = probe_bookings(config, service, event.id, server, prefix)
             estimate = sizes.booking_wcu(service.strategy(strategy), event.id)  # those alone
@@ -127,10 +145,12 @@ def drop_one(config: DropConfig, server, strategy: str) -> dict:
             implementation = service.strategy(strategy)
             stored = len(list(implementation.registrations(event.id)))
             unknown = sum(service.unknown_outcomes.values())
+            shards = (implementation.shard_count(event.id)
+                      if hasattr(implementation, "shard_count") else None)
     finally:
         drop_tables(store)
-    return summarize(config, strategy, answers, started, ended, during, prefix, probes,
-                     stored, estimate, unknown, alone)
+    return {**summarize(config, strategy, answers, started, ended, during, prefix, probes,
+                        stored, estimate, unknown, alone), "shards": shards}
 
 
 def arrivals(config: DropConfig, service, event_id: str):
@@ -162,6 +182,7 @@ def open_loop(config: DropConfig, person):
 def careful_person(service, event_id: str, index: int, arrival: float, patience: float) -> dict:
     """Book once; ask again with the same request id on any answer that is not definite."""
     request_id, not_definite, throttled, asked = uuid.uuid4().hex, 0, 0, 0
+    kinds = Counter()  # the not definite answers by code
     while True:
         asked += 1
         try:
@@ -172,6 +193,7 @@ def careful_person(service, event_id: str, index: int, arrival: float, patience:
             outcome = "full"
         except NOT_DEFINITE as exc:
             not_definite += 1
+            kinds[exc.code] += 1
             throttled += was_throttled(exc)
             if time.monotonic() - arrival < patience:
                 time.sleep(random.uniform(0, min(2.0, 0.05 * 2 ** asked)))
@@ -181,20 +203,34 @@ def careful_person(service, event_id: str, index: int, arrival: float, patience:
             outcome = exc.code
         answered = time.monotonic()
         return {"outcome": outcome, "answered_at": answered, "seconds": answered - arrival,
-                "asked": asked, "not_definite": not_definite, "throttled": throttled}
+                "asked": asked, "not_definite": not_definite, "throttled": throttled,
+                "kinds": kinds}
 
 
-def was_throttled(error: BaseException | None) -> bool:
-    """Whether a throttle (botocore's spent retries, or a transaction cancelled for
-    ``ThrottlingError``) caused ``error``, through its causes."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, Throttled) or (isinstance(error, TransactionCancelled) and any(
-                reason.code == "ThrottlingError" for reason in error.reasons)):
-            return True
-        error = error.__cause__ or error.__context__
-    return False
+# Whether a throttle (botocore's spent retries, or a transaction cancelled for
+# ``ThrottlingError``) caused an error, through its causes: the cool-down's own test.
+was_throttled = caused_by_throttle
+
+
+def warm_up(config: DropConfig, service, strategy: str) -> None:
+    """``config.warmup`` people on an event of their own, a quarter of them refused, from a
+    few threads at once: the store's code paths run warm before the drop. On shards with
+    the most shards whatever the drop's strategy, so its partitions' limits (scaled) hold
+    nobody up: the warm-up is the store's, not the strategy's."""
+    if not config.warmup:
+        return
+    seats = max(1, config.warmup * 3 // 4)
+    event = service.create_event(name=f"Warm-up {strategy}", strategy="shards", capacity=seats,
+                                 expected_rate=validation.MAX_EXPECTED_RATE)
+
+    def one(index):
+        try:
+            service.book(event.id, name=f"Warm {index}", email=f"warm{index}@drop.example")
+        except BookingError:
+            pass  # full, or busy: either warms the same paths
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(one, range(config.warmup)))
 
 
 def probe_bookings(config, service, event_id, server, prefix) -> dict:
@@ -254,6 +290,7 @@ def summarize(config, strategy, answers, started, ended, report, prefix, probes,
         # and botocore's retries spent), and all answers that were not definite.
         "throttles_to_people": sum(a["throttled"] for a in answers),
         "not_definite_answers": sum(a["not_definite"] for a in answers),
+        "not_definite_by_kind": dict(sum((a["kinds"] for a in answers), Counter())),
         "asked_per_person": per(sum(a["asked"] for a in answers), len(answers)),
         "wcu_per_booking": per(write_units - full * (wcu_reject or 0), booked),
         "rcu_per_booking": per(read_units - full * (rcu_reject or 0), booked),
@@ -266,11 +303,22 @@ def summarize(config, strategy, answers, started, ended, report, prefix, probes,
                                 "units_per_second": round(hottest["units"] / max(
                                     report["seconds"], 1e-9), 2),
                                 "limit_per_second": limit},
+        "peaks": peaks(report, prefix),
         "overbooked": max(0, stored - config.scaled_seats - config.probes),
         "unknown_outcomes": unknown,
         "drop_seconds": round(ended - started, 2),
         "timeline": [round(t, 3) for t in sold_at],
     }
+
+
+def peaks(report: dict, prefix: str, count: int = 5) -> list[dict]:
+    """The drop's partitions (of its tables) by their busiest whole second against the
+    limit: table, partition, kind, second (since the drop opened), units, limit, share."""
+    return [{"table": p["table"].removeprefix(prefix), "partition": p["partition"],
+             "kind": p["kind"], "second": p["second"], "units": round(p["units"], 2),
+             "limit_per_second": p["limit_per_second"],
+             "share_of_limit": round(p["share_of_limit"], 3)}
+            for p in report.get("peaks", []) if p["table"].startswith(prefix)][:count]
 
 
 def stats_quantile(values, q):
@@ -286,9 +334,9 @@ def text(results: dict) -> str:
              f"{config['seconds']:g} --scale {config['scale']:g}), capacity "
              f"{config['capacity_spec']}, patience {config['patience']:g} s, "
              f"{config['threads']} threads"]
-    columns = ("strategy", "sold", "sold_out_s", "booked", "full", "other", "answer_p50_s",
+    columns = ("strategy", "shards", "sold", "sold_out_s", "booked", "full", "other", "answer_p50_s",
                "answer_p99_s", "answer_max_s", "throttles_botocore", "throttles_to_people",
-               "not_definite_answers",
+               "not_definite_answers", "not_definite_by_kind",
                "wcu_per_booking", "rcu_per_booking", "wcu_per_booking_alone",
                "wcu_per_booking_estimate", "rcu_per_booking_alone",
                "wcu_per_rejection", "rcu_per_rejection", "overbooked", "unknown_outcomes")
@@ -296,8 +344,13 @@ def text(results: dict) -> str:
         lines.append("  ".join(f"{c}={json.dumps(row[c])}" for c in columns))
         hot = row["hottest"]
         if hot:
-            lines.append(f"    hottest: {hot['table']} {hot['partition']} ({hot['kind']}) "
-                         f"{hot['units_per_second']} units/s, limit {hot['limit_per_second']:g}")
+            lines.append(f"    hottest on average over the drop: {hot['table']} "
+                         f"{hot['partition']} ({hot['kind']}) {hot['units_per_second']} units/s, "
+                         f"limit {hot['limit_per_second']:g}")
+        for peak in row["peaks"][:3]:
+            lines.append(f"    peak second: {peak['table']} {peak['partition']} ({peak['kind']}) "
+                         f"{peak['units']:g} units in second {peak['second']}, limit "
+                         f"{peak['limit_per_second']:g} ({peak['share_of_limit']:.0%})")
     return "\n".join(lines) + "\n"
 
 

@@ -108,3 +108,15 @@ def test_export__plain_event__the_three_columns_as_ever(admin_client, service):
     response = admin_client.get(admin_url("export", event.id))
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert rows[0] == ["name", "email", "registered_at"] and len(rows[1]) == 3
+
+
+def test_add__expected_rate__a_ticket_drop_split_for_it(admin_client, service):
+    response = admin_client.post(admin_url("add"), {**PLAIN, "strategy": "shards",
+                                                    "expected_rate": "5000"})
+    assert response.status_code == 302, response.context and response.context["form"].errors
+    (event,) = service.iter_events()
+    assert event.expected_rate == 5000
+    assert service.strategy("shards").shard_count(event.id) == 13
+    refused = admin_client.post(admin_url("add"), {**PLAIN, "expected_rate": "0"})
+    assert "expected_rate" in refused.context["form"].errors
+    assert len(list(service.iter_events())) == 1

@@ -180,7 +180,8 @@ def small_drop():
     proxy: counts only."""
     out = StringIO()
     call_command("bench_booking", "--drop", "2000:200:4", "--scale", "0.02", "--strategies",
-                 "lock_table,shards", "--patience", "20", "--json", stdout=out, stderr=StringIO())
+                 "lock_table,shards", "--patience", "20", "--warmup", "40", "--json", stdout=out,
+                 stderr=StringIO())
     return json.loads(out.getvalue())
 
 
@@ -198,6 +199,18 @@ def test_drop__every_person_a_definite_answer_never_overbooked(small_drop, strat
     assert row["wcu_per_booking_alone"] == pytest.approx(row["wcu_per_booking_estimate"],
                                                          rel=0.1 if strategy != "shards" else 0.3)
     assert row["hottest"]["limit_per_second"] in (20, 60)
+    # Each partition's busiest second, and the answers that were not definite by kind.
+    assert row["peaks"] and all(p["limit_per_second"] in (20, 60) and p["units"] > 0
+                                for p in row["peaks"])
+    assert [p["share_of_limit"] for p in row["peaks"]] == sorted(
+        (p["share_of_limit"] for p in row["peaks"]), reverse=True)
+    assert sum(row["not_definite_by_kind"].values()) == row["not_definite_answers"]
+    assert set(row["not_definite_by_kind"]) <= {"contention", "store_unavailable",
+                                                "outcome_unknown", "still_deciding",
+                                                "overloaded"}
+    # The drop states its arrivals a second (2000 / 4, unscaled): shards keeps 8 for 500.
+    assert small_drop["drop_config"]["expected_rate"] == 500
+    assert row["shards"] == (8 if strategy == "shards" else None)
 
 
 def test_drop__bad_spec__usage_error():

@@ -114,6 +114,28 @@ def test_model__requests_counted_per_table_touched_once_admitted():
     assert model.snapshot()["tables"] == {}
 
 
+def test_model__peaks__a_partition_busy_for_one_second_not_diluted_by_the_quiet_ones():
+    clock = Clock()
+    model = CapacityModel(CapacitySpec(scale=0.01), clock)   # 10 WCU, 30 RCU per second
+    for second in range(10):                  # "steady": 6 units every second
+        clock.now = second + 0.5
+        assert model.admit([Charge("t", "steady", "write", 6)]) is None
+    clock.now = 3.2                           # "burst": 9 units within second 3, then quiet
+    for _ in range(9):
+        assert model.admit([Charge("t", "burst", "write", 1)]) is None
+    clock.now = 9.99
+    snapshot = model.snapshot()
+
+    # Averaged over the run, "steady" is the hotter; its busiest second is not.
+    assert snapshot["hottest"][0]["partition"] == "steady"
+    peak, second = snapshot["peaks"][:2]
+    assert (peak["partition"], peak["second"], peak["units"]) == ("burst", 3, 9)
+    assert peak["limit_per_second"] == 10 and peak["share_of_limit"] == pytest.approx(0.9)
+    assert (second["partition"], second["units"]) == ("steady", 6)
+    model.reset()
+    assert model.snapshot()["peaks"] == []
+
+
 # --- Through the proxy, in front of the session's DynamoDB Local ---------------------------
 
 @pytest.fixture

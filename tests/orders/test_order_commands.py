@@ -44,6 +44,8 @@ def test_create_event__without_order_options__prints_as_ever(service, default_or
     (["--max-per-order", "many"], "whole number"),
     (["--ticket-type", "t:nope"], "unknown quota 'nope'"),
     (["--max-per-order", "0"], "from 1 to 50"),
+    (["--expected-rate", "fast"], "whole number"),
+    (["--expected-rate", "0"], "from 1 to 1,000,000"),
 ])
 def test_create_event__bad_order_options__exit_2_and_nothing_stored(service, args, message,
                                                                   default_organizer):
@@ -67,3 +69,10 @@ def test_list_events_json__every_strategy__each_quota_with_its_seats(service):
             "capacity": 3, "confirmed": confirmed, "held": 0, "remaining": 3 - confirmed}, row
         assert row["quota_seats"]["capacity"]["confirmed"] == confirmed + confirmed // 2
         assert row["quotas_remaining"]["workshop-b"] == 3
+
+
+def test_create_event__expected_rate__shards_split_for_it(service, default_organizer):
+    event_id = run("create_event", "--name", "Drop", "--capacity", "100", "--strategy",
+                   "shards", "--expected-rate", "5000", "--id-only").strip()
+    assert service.get_event(event_id).expected_rate == 5000
+    assert service.strategy("shards").shard_count(event_id) == 13

@@ -10,7 +10,9 @@ from booking.dynamo.access import CancellationReason, TransactionCancelled
 from booking.dynamo.tables import EVENT_LOCKS
 from booking.errors import EventFull, InvalidBooking
 from booking.models import Registration
-from booking.strategies.shards.seats import MARKERS, SHARDS, Hint, marker_key, shard_key
+from booking.strategies.shards import ShardsStrategy, capacity
+from booking.strategies.shards.seats import (MARKERS, SHARDS, Hint, marker_key, shard_key,
+                                             snapshot)
 from harness.controls import HastyShardsStrategy, MarkingShardsStrategy
 from tests.helpers import table
 
@@ -183,3 +185,26 @@ def test_audit__shard_count_wrong__named_then_repaired(service):
     service.repair(event.id)
     assert service.audit(event.id) == []
     assert service.availability(event.id).confirmed == 1
+
+
+class MarksEveryTime(ShardsStrategy):
+    """The control: marks the event sold out after every read that found no seat."""
+
+    def mark_sold_out(self, event_id, seen):
+        capacity.mark_sold_out(self, event_id, seen)
+
+
+@pytest.mark.parametrize("strategy_class, marks", [(ShardsStrategy, 1), (MarksEveryTime, 3)])
+def test_mark__sold_out_read_three_times_at_one_epoch__marked_once(service, strategy_class,
+                                                                   marks):
+    event = service.create_event(name="Drop", capacity=1, strategy="shards")
+    service.book(event.id, name="Ada", email="ada@example.com")
+    strategy = strategy_class(store=service.store)
+    seen = snapshot(strategy, event.id)
+    sent = []
+    with mock.patch.object(capacity, "mark_sold_out",
+                           side_effect=lambda *args: sent.append(args)):
+        for _ in range(3):
+            strategy.mark_sold_out(event.id, seen)
+
+    assert len(sent) == marks

@@ -99,6 +99,10 @@ class Command(BaseCommand):
                                  "type, admission).")
         parser.add_argument("--max-per-order", default=None,
                             help="Seats one order may hold (default 1).")
+        parser.add_argument("--expected-rate", default=None, metavar="PER_SECOND",
+                            help="Arrivals a second expected at the busiest moment (a drop's "
+                                 "opening); shards gives the event a shard per 400 beyond its "
+                                 "8 (docs/scaling.md).")
         parser.add_argument("--organizer", default=None, metavar="SLUG",
                             help="The organizer that owns the event (required when more "
                                  "than one exists; with exactly one, that one).")
@@ -117,6 +121,10 @@ class Command(BaseCommand):
             per_order = None if options["max_per_order"] is None else int(options["max_per_order"])
         except ValueError:
             raise CommandError("--max-per-order must be a whole number.", returncode=2) from None
+        try:
+            rate = None if options["expected_rate"] is None else int(options["expected_rate"])
+        except ValueError:
+            raise CommandError("--expected-rate must be a whole number.", returncode=2) from None
         quotas = [parse_quota(value) for value in options["quota"]]
         organizer = owning_organizer(options["organizer"])
         try:
@@ -127,7 +135,7 @@ class Command(BaseCommand):
                 ends_at=options["ends_at"], time_zone=options["time_zone"],
                 venue=options["venue"], description=options["description"],
                 quotas=quotas or None, ticket_types=types or None,
-                max_per_order=per_order, organizer=organizer)
+                max_per_order=per_order, organizer=organizer, expected_rate=rate)
         except BookingError as exc:
             raise CommandError(exc.message, returncode=2) from exc
         if as_json:

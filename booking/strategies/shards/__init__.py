@@ -3,8 +3,9 @@
 lock_table materializes the lock target as one lock item per event, so every booking and
 every rejection of an event is a transactional write of that one item, and DynamoDB gives
 one item at most 1,000 WCU/s: about 500 answers per second per event, whatever the number
-of web servers. Here the lock target is split: the event's seats are ``SHARDS`` lock items
-(``seats.py``), each owning a share of the capacity; the shares add up to the event's.
+of web servers. Here the lock target is split: the event's seats are ``SHARDS`` lock items,
+or more for an event that expects more arrivals a second (``seats.py``), each owning a
+share of the capacity; the shares add up to the event's.
 
 A booking is lock_table's TransactWriteItems, on one shard picked at random:
 
@@ -43,8 +44,8 @@ in the booking's one transaction: ``orders.py`` (and what the 100-action limit b
 A waiting-list offer holds an order the same way, on the same shards (``holds.py``).
 """
 import dataclasses
-
 import random
+import threading
 
 from booking.dynamo import items
 from booking.dynamo.access import TransactionCancelled
@@ -61,7 +62,7 @@ from booking.strategies.shards import seats
 from booking.strategies.shards.holds import ShardsHolds
 from booking.strategies.shards.orders import ShardsOrders, check_order_shape
 from booking.strategies.shards.seats import (BUMP, MARKERS, SHARDS, DryShards, any_marker_key,
-                                            marker_key, shard_key)
+                                            marker_key, shard_key, shards_for)
 
 COUNT_ONE_MORE = f"SET confirmed_count = confirmed_count + :one, {BUMP}"
 COUNT_ONE_LESS = f"SET confirmed_count = confirmed_count - :one, {BUMP}"
@@ -73,7 +74,8 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
     max_capacity = 100_000
     takes_orders = True
     description = (f"Registrations in their own table; the seats split over {SHARDS} lock "
-                   "items; one transaction per booking, for ticket drops.")
+                   "items (more for an event expecting more arrivals a second); one "
+                   "transaction per booking, for ticket drops.")
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -81,28 +83,54 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         self.held = HoldsMap(self.locks, BUMP)
         self.dry = DryShards()
         self.orders = ShardsOrders(self)
+        self._shard_counts: dict[str, int] = {}  # event id -> its shards (never changes)
+        self._counting = threading.Lock()
+        self._marks: set = set()  # (event id, epoch, until) this process marked or is marking
+
+    def shard_count(self, event_id) -> int:
+        """How many shards ``event_id`` has (its marker's ``shards``; ``SHARDS`` when the
+        marker names none, or when there is no marker)."""
+        return self.shard_counts([event_id])[event_id]
+
+    def shard_counts(self, event_ids) -> dict[str, int]:
+        """Event id -> its shards: read once per process (one BatchGetItem of the markers not
+        known yet; a drop's first bookings wait for one read, not one each)."""
+        if any(event_id not in self._shard_counts for event_id in event_ids):
+            with self._counting:
+                unknown = list(dict.fromkeys(e for e in event_ids if e not in self._shard_counts))
+                if unknown:
+                    markers = self.store.batch_get([(self.locks, marker_key(e)) for e in unknown])
+                    for event_id, marker in zip(unknown, markers):
+                        if marker is not None:
+                            self._shard_counts[event_id] = int(marker.get("shards", SHARDS))
+        return {event_id: self._shard_counts.get(event_id, SHARDS) for event_id in event_ids}
 
     def check_order_shape(self, event):
         check_order_shape(event)
 
     def provision(self, event):
         new = "attribute_not_exists(event_id)"
-        shares = seats.shares(event.capacity, [0] * SHARDS)
+        count = shards_for(event)
+        shares = seats.shares(event.capacity, [0] * count)
+        marker = {**marker_key(event.id), "epoch": 0,
+                  **({"shards": count} if count != SHARDS else {})}  # else stored as ever
         self.store.transact_write([
             ("Put", self.events.put_op(items.event_item(event), condition=new)),
-            ("Put", self.locks.put_op({**marker_key(event.id), "epoch": 0}, condition=new)),
+            ("Put", self.locks.put_op(marker, condition=new)),
             *[("Put", self.locks.put_op(seats.shard_item(event.id, n, share,
                                                           orders=not event.is_plain),
                                         condition=new))
               for n, share in enumerate(shares)],
             *self.orders.provision_ops(event),
         ])
+        self._shard_counts[event.id] = count
 
     def book(self, event_id, registration, order=None):
         if order is not None:
             return self.orders.book(event_id, registration, order)
         request = Request.booking(registration)
-        hint = self.dry.get(event_id)
+        count = self.shard_count(event_id)
+        hint = self.dry.get(event_id, count)
         if hint.every():  # every shard was dry a moment ago: read before writing
             answered = self._answered_by_reading(event_id, registration, request)
             if answered is not None:
@@ -127,7 +155,7 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
                 self.dry.note(event_id, [at["shard"]])
                 return self._elsewhere(event_id, attempt)
             if cancelled.code(1) == THROTTLED:  # this shard is over its capacity: another
-                return attempt(self.dry.get(event_id).pick(avoid=at["shard"]))
+                return attempt(self.dry.get(event_id, count).pick(avoid=at["shard"]))
             return None
 
         first = attempt(at["shard"])
@@ -135,7 +163,9 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
                              request=request, request_at=2, token=first.token)
 
     def sold_out_lately(self, event_id):
-        return self.dry.get(event_id).every()
+        if not self.dry.get(event_id).dry:  # nothing seen dry: no need to know the count
+            return False
+        return self.dry.get(event_id, self.shard_count(event_id)).every()
 
     def full_by_reading(self, event_id, registration, order=None):
         if order is not None or not self.sold_out_lately(event_id):
@@ -150,7 +180,8 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         if answered is not None:
             return answered
         if marker.get("full_until", 0) > now_ms():
-            self.dry.note(event_id, range(SHARDS))  # still sold out: keep reading first
+            # still sold out: keep reading first
+            self.dry.note(event_id, range(self.shard_count(event_id)))
             raise EventFull()
         return None
 
@@ -196,8 +227,9 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         except TransactionCancelled as cancelled:
             if not cancelled.conflict:
                 raise
-            hint = self.dry.get(event_id)  # a booking was landing, or a shard is busy:
-            return AGAIN if hint.every() else attempt(hint.pick())  # try one not seen dry
+            # a booking was landing, or a shard is busy: try one not seen dry
+            hint = self.dry.get(event_id, self.shard_count(event_id))
+            return AGAIN if hint.every() else attempt(hint.pick())
         self.between_read_and_write()
         free = seen.free()
         self.dry.note(event_id, seen.dry(), replace=True)
@@ -212,7 +244,17 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         raise EventFull() from None
 
     def mark_sold_out(self, event_id, seen):
-        """Mark the event sold out as ``seen``, unless a seat was freed since."""
+        """Mark the event sold out as ``seen``, unless a seat was freed since. Once per
+        process for one reading (epoch and until): at the sell-out, every booking in flight
+        reads "no seat" at the same epoch, and one mark serves them all (each still answers
+        "full" from its own read); a freed seat bumps the epoch, so a new mark is made."""
+        mark = (event_id, seen.marker["epoch"], seen.full_until())
+        with self._counting:
+            if mark in self._marks:
+                return
+            if len(self._marks) > 1000:  # forget old marks: at worst one write more
+                self._marks.clear()
+            self._marks.add(mark)
         shards_capacity.mark_sold_out(self, event_id, seen)
 
     def cancel(self, event_id, email, registration_id=None, *, request, known=None, event=None,

@@ -22,7 +22,7 @@ from booking.strategies.base import CAPACITY_NAMES
 from booking.strategies.holds import held_seats
 from booking.strategies.shards import seats
 from booking.strategies.shards.orders import placed_on
-from booking.strategies.shards.seats import SHARDS, marker_key, quota_shard_key
+from booking.strategies.shards.seats import SHARDS, marker_key, quota_shard_key, shards_for
 
 FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + :one"
 
@@ -52,7 +52,8 @@ def expected_counts(people: dict, quota: str, shards) -> list[int]:
 
 def quota_shards(strategy, event_id, quota) -> list[dict | None]:
     """The quota's shards (None: missing), read consistently in one batch."""
-    return strategy.locks.batch_get([quota_shard_key(event_id, quota, n) for n in range(SHARDS)])
+    return strategy.locks.batch_get([quota_shard_key(event_id, quota, n)
+                                     for n in range(strategy.shard_count(event_id))])
 
 
 def audit_event(strategy, event) -> list[audit.Violation]:
@@ -102,7 +103,7 @@ def repair_event(strategy, event) -> list[str]:
     key = {"event_id": event.id}
     if strategy.events.get(key, projection="event_id") is None:
         return []
-    fixed = _recreate_missing(strategy, event.id, sorted(event.quotas))
+    fixed = _recreate_missing(strategy, event, sorted(event.quotas))
     for quota in [CAPACITY_QUOTA, *sorted(event.quotas)]:
         fixed += _repair_quota(strategy, event.id, quota)
     return fixed
@@ -163,14 +164,18 @@ def _fix(strategy, event_id, quota, shards, counts, capacities, current, size) -
     ]
 
 
-def _recreate_missing(strategy, event_id, quotas) -> list[str]:
-    """Put a missing marker or shard (no capacity yet: the fix gives it its share)."""
-    fixed = []
-    wanted = [(marker_key(event_id), {"epoch": 0}, "marker item")] + [
+def _recreate_missing(strategy, event, quotas) -> list[str]:
+    """Put a missing marker or shard (no capacity yet: the fix gives it its share). The
+    event's shards: as its marker says, or, the marker lost, as chosen at its creation."""
+    fixed, event_id = [], event.id
+    marker = strategy.locks.get(marker_key(event_id))
+    count = int(marker.get("shards", SHARDS)) if marker else shards_for(event)
+    wanted = [(marker_key(event_id), {"epoch": 0, **({"shards": count} if count != SHARDS else {})},
+               "marker item")] + [
         (quota_shard_key(event_id, quota, n),
          {"capacity": 0, "confirmed_count": 0, "holds": {}, "version": 1},
          f"{'' if quota == CAPACITY_QUOTA else f'quota {quota} '}shard {n}")
-        for quota in [CAPACITY_QUOTA, *quotas] for n in range(SHARDS)]
+        for quota in [CAPACITY_QUOTA, *quotas] for n in range(count)]
     present = strategy.locks.batch_get([key for key, _, _ in wanted])
     for (key, item, what), found in zip(wanted, present):
         if found is not None:

@@ -17,7 +17,7 @@ from booking.models import CAPACITY_QUOTA
 from booking.strategies import event_edits
 from booking.strategies.base import AGAIN, CAPACITY_NAMES, refused_at
 from booking.strategies.shards import seats
-from booking.strategies.shards.seats import SHARDS, marker_key, quota_shard_key
+from booking.strategies.shards.seats import marker_key, quota_shard_key
 
 
 def mark_sold_out(strategy, event_id: str, seen: seats.Snapshot) -> None:
@@ -104,8 +104,9 @@ def _below_taken(quota: str, taken: int) -> InvalidBooking:
 
 def delete(strategy, event_id, quotas=()):
     # The shards first: without them every booking fails, so nothing new arrives.
+    count = strategy.shard_count(event_id)
     for quota in (CAPACITY_QUOTA, *quotas):
-        for shard in range(SHARDS):
+        for shard in range(count):
             strategy.locks.delete(quota_shard_key(event_id, quota, shard))
     strategy.registrations_table.delete_partition(event_id)
     for copy in range(seats.MARKERS):

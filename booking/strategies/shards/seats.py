@@ -1,9 +1,13 @@
 """The shards strategy's seats: shard and marker items, their keys, and how seats are read.
 
-An event's seats live in ``SHARDS`` lock items of the lock table, keyed ``<event id>#<n>``,
+An event's seats live in its shards: lock items of the lock table, keyed ``<event id>#<n>``,
 each with its share of the capacity (``capacity``), ``confirmed_count`` (its attendees and
 its waiting-list holds), ``holds`` and ``version``. The shares add up to the event's
-capacity. The event's marker item, ``<event id>#meta``, carries ``epoch`` (bumped by every
+capacity. How many an event has is chosen when it is created, from the arrivals a second
+its organizer expects (``shards_for``: ``SHARDS`` at least, one more per
+``BOOKINGS_PER_SHARD``), and kept on its marker (``shards``; an event stored before the
+count was chosen has none there and ``SHARDS`` shards). The event's marker item,
+``<event id>#meta``, carries ``epoch`` (bumped by every
 write that frees a seat) and, while the event is sold out, ``full_until``: the epoch
 milliseconds until which the mark holds (the earliest hold's expiry, or ``FOREVER``).
 
@@ -16,13 +20,14 @@ seat bumps the epoch and removes the mark from all of them in its own transactio
 stands on the marker, and a reader may pick any copy (``any_marker_key``). A copy is
 made by the first mark (a missing copy reads as "not marked": the booking writes).
 
-An event with orders (``orders.py``) has ``SHARDS`` such items per further quota too,
+An event with orders (``orders.py``) always has ``SHARDS`` shards, and as many per further quota,
 keyed ``<event id>#<quota>#<n>`` (``quota_shard_key``; the capacity quota's are the
 event's own), and its marker carries ``full_quotas`` (quota -> until) beside
 ``full_until``: every freeing write removes both. A shard holding its part of an order's
 waiting-list hold stores it in ``hold_seats`` (e-mail key -> {quota: seats}; ``holds.py``),
 which an event with orders' shards have from the start.
 """
+import math
 import random
 import time
 from collections import Counter
@@ -32,13 +37,27 @@ from booking.dynamo.access import TransactionCancelled
 from booking.models import CAPACITY_QUOTA
 from booking.strategies.base import CAPACITY_NAMES
 
-SHARDS = 8
+SHARDS = 8  # an event's shards unless it expects more arrivals (and any event with orders)
+# A shard takes a booking's transactional write (2 WCU of its 1,000 a second): at 80% of it,
+# 400 bookings a second. An event gets one shard per 400 arrivals a second it expects.
+BOOKINGS_PER_SHARD = 400
+MAX_SHARDS = 64  # a snapshot reads the marker and every shard in one TransactGetItems (100)
 MARKERS = 4  # the marker and its copies: 4 x 3,000 rejections a second read from them
 FOREVER = 2**62
 BUMP = "version = version + :one"  # every write of a shard: the repair's check
 SEATS = "event_id, #capacity, confirmed_count, holds, hold_seats"  # a shard's seats, as read
 FREED = "SET epoch = epoch + :one REMOVE full_until, full_quotas"  # the marker, on every freed seat
 UNMARK = "REMOVE full_until, full_quotas"  # its copies, on every freed seat
+
+
+def shards_for(event) -> int:
+    """The shards a new event gets: ``SHARDS``, or for a plain event expecting more arrivals
+    a second than ``SHARDS`` shards carry, one per ``BOOKINGS_PER_SHARD`` (``MAX_SHARDS``
+    at most)."""
+    rate = getattr(event, "expected_rate", None)
+    if not rate or not event.is_plain:
+        return SHARDS
+    return min(MAX_SHARDS, max(SHARDS, math.ceil(rate / BOOKINGS_PER_SHARD)))
 
 
 def shard_key(event_id: str, shard: int) -> dict:
@@ -139,12 +158,14 @@ def snapshot(strategy, event_id: str) -> Snapshot:
 
 def quota_snapshots(strategy, event_id: str, quotas: list[str]) -> dict[str, Snapshot]:
     """The marker and every shard of each of ``quotas`` in one TransactGetItems (one
-    instant; at most 1 + 8 x 11 = 89 of its 100 items), as a ``Snapshot`` per quota."""
+    instant; at most 1 + 8 x 11 = 89 of its 100 items with orders, 1 + ``MAX_SHARDS``
+    without), as a ``Snapshot`` per quota."""
+    count = strategy.shard_count(event_id)
     found = strategy.store.transact_get(
         [(strategy.locks, marker_key(event_id))]
         + [(strategy.locks, quota_shard_key(event_id, quota, n))
-           for quota in quotas for n in range(SHARDS)])
-    return {quota: Snapshot(found[0], found[1 + i * SHARDS:1 + (i + 1) * SHARDS])
+           for quota in quotas for n in range(count)])
+    return {quota: Snapshot(found[0], found[1 + i * count:1 + (i + 1) * count])
             for i, quota in enumerate(quotas)}
 
 
@@ -164,7 +185,8 @@ def settled_snapshot(strategy, event_id: str, quotas: list[str] | None = None):
 def shard_items(strategy, event_ids: list[str]) -> dict[str, list[dict]]:
     """Every shard of each event (one consistent read per item, batched); events without
     shards left out."""
-    keys = [shard_key(e, n) for e in event_ids for n in range(SHARDS)]
+    counts = strategy.shard_counts(event_ids)
+    keys = [shard_key(e, n) for e in event_ids for n in range(counts[e])]
     found = strategy.locks.batch_get(keys, projection=SEATS, names=CAPACITY_NAMES)
     by_event: dict[str, list[dict]] = {}
     for item in found:
@@ -175,7 +197,8 @@ def shard_items(strategy, event_ids: list[str]) -> dict[str, list[dict]]:
 
 def quota_shard_items(strategy, event_id: str, quotas) -> dict[str, list[dict]]:
     """Quota -> its shards that exist (one consistent read per item, batched)."""
-    keys = [(quota, quota_shard_key(event_id, quota, n)) for quota in quotas for n in range(SHARDS)]
+    count = strategy.shard_count(event_id)
+    keys = [(quota, quota_shard_key(event_id, quota, n)) for quota in quotas for n in range(count)]
     found = strategy.locks.batch_get([key for _, key in keys], projection=SEATS,
                                      names=CAPACITY_NAMES)
     by_quota: dict[str, list[dict]] = {quota: [] for quota in quotas}
@@ -200,17 +223,19 @@ def as_counter(shards: list[dict]) -> dict:
 
 @dataclass(frozen=True)
 class Hint:
-    """Shards this process saw dry lately: where a booking's first try should not go."""
+    """Shards this process saw dry lately (of ``shards``): where a booking's first try
+    should not go."""
 
     dry: frozenset = frozenset()
+    shards: int = SHARDS
 
     def every(self) -> bool:
-        return len(self.dry) == SHARDS
+        return len(self.dry) >= self.shards
 
     def pick(self, avoid: int | None = None) -> int:
         """A random shard not seen dry (nor ``avoid``), or any when there is none."""
-        wanted = [n for n in range(SHARDS) if n not in self.dry and n != avoid]
-        return random.choice(wanted or [n for n in range(SHARDS) if n != avoid] or [0])
+        wanted = [n for n in range(self.shards) if n not in self.dry and n != avoid]
+        return random.choice(wanted or [n for n in range(self.shards) if n != avoid] or [0])
 
 
 @dataclass
@@ -223,9 +248,9 @@ class DryShards:
     seconds: float = 5.0
     seen: dict = field(default_factory=dict)  # event id -> (frozenset of shards, when)
 
-    def get(self, event_id: str) -> Hint:
+    def get(self, event_id: str, shards: int = SHARDS) -> Hint:
         dry, when = self.seen.get(event_id, (frozenset(), 0.0))
-        return Hint(dry if time.monotonic() - when < self.seconds else frozenset())
+        return Hint(dry if time.monotonic() - when < self.seconds else frozenset(), shards)
 
     def note(self, event_id: str, shards, *, replace: bool = False) -> None:
         earlier = frozenset() if replace else self.get(event_id).dry

@@ -112,6 +112,13 @@ class Command(BaseCommand):
                             help="--drop: people booking one at a time before the drop, and "
                                  "refused one at a time after it, for the units each costs "
                                  "(default 10).")
+        parser.add_argument("--warmup", type=int, default=300,
+                            help="--drop: people booking on an event of their own first, so "
+                                 "the store runs warm (default 300; 0: none).")
+        parser.add_argument("--no-expected-rate", action="store_true",
+                            help="--drop: the event states no expected arrivals a second (by "
+                                 "default it states the drop's, PEOPLE / SECONDS unscaled, "
+                                 "and shards splits its seats for them).")
         parser.add_argument(
             "--via", choices=("api", "form"), default=None,
             help="--drop through the door: make serve's stack (nginx, gunicorn, the worker) "
@@ -156,7 +163,9 @@ class Command(BaseCommand):
             config = drop.DropConfig.parse(options["drop"], scale=options["scale"],
                                            strategies=chosen, patience=options["patience"],
                                            threads=options["threads"],
-                                           probes=options["probes"])
+                                           probes=options["probes"],
+                                           state_rate=not options["no_expected_rate"],
+                                           warmup=options["warmup"])
         except ValueError as exc:
             raise CommandError(f"Bad --drop {options['drop']!r}: {exc}", returncode=2) from exc
         bar = progress(range(len(chosen)), self.stderr, total=len(chosen), unit="strategy")
