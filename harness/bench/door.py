@@ -20,6 +20,8 @@ per-address limits see each person as a different network.
   "confirming" page is re-checked as its own form does (``checks``), anything else posted
   again with the same token until ``patience``.
 - ``streams`` runs with the worker's decider (the only strategy that needs it).
+- The store is warmed first, as in the service-level drop (``drop.warm_up``), and the
+  event states the drop's arrivals a second (``--expected-rate``: shards' count).
 
 After the drop the store is read: each person told "booked" must hold a confirmed seat
 (``told_booked_not_confirmed``) and each drop person holding one must have been told
@@ -47,7 +49,7 @@ from pathlib import Path
 
 from harness.serving import ROOT, ProductionSite
 
-from .drop import DropConfig, capacity, open_loop, per, stats_quantile
+from .drop import DropConfig, capacity, open_loop, per, stats_quantile, warm_up
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # make serve's defaults on this machine (config/gunicorn.conf.py).
@@ -336,7 +338,9 @@ def door_one(config: DropConfig, server, strategy: str, via: str, workers: int,
             event_id = site.manage(
                 "create_event", "--organizer", "drop", "--name", f"Drop {strategy}",
                 "--capacity", str(config.scaled_seats + config.probes), "--strategy", strategy,
+                *(["--expected-rate", str(config.expected_rate)] if config.expected_rate else []),
                 "--id-only").strip()
+            warm_store(config, server, prefix, strategy)
             worker = _start_worker(site, workdir, strategy)
             door = Door(site.port, event_id, config.patience)
             person = PEOPLE[via]
@@ -357,6 +361,17 @@ def door_one(config: DropConfig, server, strategy: str, via: str, workers: int,
             site.stop()
     return summarize(config, strategy, via, answers, started, ended, during, prefix, alone,
                      rejected, stored, cpu_before, cpu_after, longest, addresses)
+
+
+def warm_store(config: DropConfig, server, prefix: str, strategy: str) -> None:
+    """The service-level drop's warm-up (``drop.warm_up``) on the site's tables, from this
+    process: the store runs warm before the drop, as it does in the service-level drop."""
+    from booking import wiring
+    from harness.controls import control_service, local_store
+
+    store = local_store(server.url, table_prefix=prefix, max_pool_connections=16)
+    with wiring.use_service(control_service(store=store)) as service:
+        warm_up(config, service, strategy)
 
 
 # The e-mails holding a confirmed seat once the drop is over (as one JSON line).
