@@ -21,7 +21,7 @@ from booking.errors import (BookingClosed, BookingContention, BookingError, Even
                             Overloaded, StillDeciding, StoreUnavailable)
 from booking.service.shedding import CoolDown
 from booking.service.store_errors import BUSY, UNAVAILABLE, caused_by_throttle
-from booking.models import PENDING, Availability, Event, Registration
+from booking.models import CAPACITY_QUOTA, PENDING, Availability, Event, Registration
 from booking.exactly_once.request_log import Request, RequestLog
 from booking.strategies.base import Strategy
 
@@ -36,6 +36,12 @@ FENCE_RESERVE = 0.5
 # An event's seats read for its page are shown again for this long in this process (a
 # drop's page views would otherwise each read them); never a "full" (read at the instant).
 RECENT_SEATS_SECONDS = 1.0
+# After this process told someone the event was full, its page reads no seats for this
+# long (a sold-out drop's page views would each read them, into the reads that tell the
+# next people "full"): it shows the form without a count, and the POST answers.
+TOLD_FULL_SECONDS = 2.0
+# The page's read is worth less than a booking: at most this long, throttles not waited on.
+PAGE_READ_SECONDS = 1.0
 # What tells a person nothing definite: ask again (the cool-down starts when a throttle
 # ended a booking with one of these).
 NOT_ANSWERED = (BookingContention, StoreUnavailable, OutcomeUnknown)
@@ -56,6 +62,7 @@ class Bookings:
         self.cool_down = cool_down
         self._lock = threading.Lock()
         self._seats_seen: dict[str, tuple[Availability, float]] = {}  # page_availability
+        self._told_full: dict[str, float] = {}  # event id -> when this process said "full"
         self.clock = time.monotonic  # when seats were read (tests hold it still)
         # How often a write's first answer left its outcome unknown, and how that ended
         # ("resolved" by a re-send or the read-back, or "unresolved"): benchmark figures.
@@ -87,9 +94,13 @@ class Bookings:
             try:
                 return self._book(event_id, name=name, email=email, request_id=request_id,
                                   tickets=tickets)
-            except EventFull:  # the page's remembered seats are no longer to be shown
+            except EventFull as full:  # the page's remembered seats are no longer to be shown
                 with self._lock:
                     self._seats_seen.pop(validation.clean_event_id(event_id), None)
+                    if full.quota == CAPACITY_QUOTA:
+                        if len(self._told_full) > 1000:
+                            self._told_full.clear()
+                        self._told_full[validation.clean_event_id(event_id)] = self.clock()
                 raise
 
     def _book(self, event_id, *, name, email, request_id, tickets) -> Registration:
@@ -363,8 +374,9 @@ class Bookings:
 
     def page_availability(self, event_id, *, fresh: bool = False) -> Availability | None:
         """The event's seats for its page, cheap and bounded in time: None (show no count)
-        while the event cools down (nothing is sent), or when the read is throttled, fails
-        or passes the request's deadline (``deadline_seconds``, as a booking's). Seats read
+        while the event cools down or for ``TOLD_FULL_SECONDS`` after this process told
+        someone it was full (nothing is sent), or when the read is throttled, fails or
+        takes longer than ``PAGE_READ_SECONDS`` (within the request's deadline). Seats read
         here less than ``RECENT_SEATS_SECONDS`` ago are shown again without a read, unless
         they said the event (or a quota) had no seat left: "full" is said only from a read
         at that instant; ``fresh``: never from memory (the booking's own page, which says
@@ -375,10 +387,15 @@ class Bookings:
         now = self.clock()
         with self._lock:
             seen, read_at = self._seats_seen.get(event_id, (None, 0.0))
+            told_full = self._told_full.get(event_id)
+        if not fresh and told_full is not None and now - told_full < TOLD_FULL_SECONDS:
+            return None
         if seen is not None and now - read_at < RECENT_SEATS_SECONDS and not fresh:
             return seen
+        budget = PAGE_READ_SECONDS if self.deadline_seconds is None else min(
+            PAGE_READ_SECONDS, self.deadline_seconds)
         try:
-            with deadline(self.deadline_seconds):
+            with deadline(budget):
                 seats = self.availability(event_id)
         except (StoreError, *BUSY, *UNAVAILABLE):
             return None
