@@ -19,8 +19,12 @@ registration it reads. ``decide`` is one transaction:
 
 When (2) refuses, the event is full: a second transaction moves the registration to
 ``rejected`` with the rejection's outbox row, only while it is pending and the event is
-still full (a cancellation meanwhile sends the decision back to (1)); once an event was
-found full, the decider tries the rejection first, so a rejection costs one request too.
+still full (a cancellation meanwhile sends the decision back to (1)). Once an event was
+found full (a hint only), the next rejections are decided from a read: one consistent read
+of the event item per stream page (``decide_all``) that shows no seat rejects that page's
+pending registrations of the event, each with (1) and the rejection's outbox row, no write
+on the event item (a ConditionCheck is charged as a write on the hot item); a read that
+shows a seat sends the decision back to the transactions above (docs/streams.md).
 The condition on
 ``pending`` commits with the seat, so a record delivered twice, or read by two deciders
 at once, is decided once: the second attempt is refused and changes nothing. That is
@@ -44,6 +48,9 @@ decider and ``check_capacity``:
 ``decide(registration, *, now=None) -> str``
     The decider's step for one pending registration: ``CONFIRMED``, ``REJECTED``,
     ``NOT_PENDING`` (decided before, or withdrawn) or ``EVENT_GONE``.
+``decide_all(registrations, *, now=None)``
+    ``decide`` for one stream page's pending registrations, in order, yielding each with
+    its outcome; a read that found an event full serves only this call.
 ``place_in_line(registration) -> int``
     1 + the pending registrations of the event that arrived before this one.
 ``decider_running(now) -> bool``
