@@ -15,6 +15,9 @@ can fail:
   sender killed mid-send loses the delivery.
 - ``CarelessStreamsStrategy`` decides a streams registration whatever its state, so a
   stream record read twice (a restart, two deciders) is decided twice.
+  ``HastyRejectionStreamsStrategy`` rejects without the event item's "still full" check;
+  ``StaleFullStreamsStrategy`` keeps the decider's read "full" across stream pages: both
+  refuse a seat a cancellation freed.
 - ``HastyShardsStrategy`` (event strategy ``hasty_shards``) answers "full" as soon as the
   shard it picked is dry, without reading the others: people are refused while seats
   are free. Its orders do the same per quota (``HastyShardsOrders``): "full" naming the
@@ -163,6 +166,19 @@ class HastyRejectionStreamsStrategy(StreamsStrategy):
     def _decision(self, key, registration, status, now):
         operations = super()._decision(key, registration, status, now)
         return [op for op in operations if op[0] != "ConditionCheck"]
+
+
+class StaleFullStreamsStrategy(StreamsStrategy):
+    """Keeps a consistent read's "full" for every later stream page, not just its own: a
+    seat freed between two pages is refused to the next request."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._read_once: set[str] = set()
+
+    def decide_all(self, registrations, *, now=None):
+        for registration in registrations:
+            yield registration, self._decide(registration, now, self._read_once)
 
 
 class CarelessStreamsStrategy(StreamsStrategy):

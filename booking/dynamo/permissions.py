@@ -65,7 +65,7 @@ GRANTS: dict[str, dict[tuple[TableSpec, str | None], frozenset[str]]] = {
     },
     "decider": {
         (STREAM_REGISTRATIONS, None): frozenset({"DeleteItem", UPDATE}),
-        (EVENTS, None): frozenset({UPDATE, CHECK}),
+        (EVENTS, None): frozenset({"GetItem", UPDATE, CHECK}),
         (OUTBOX, None): frozenset({PUT}),
     },
     "probe": {

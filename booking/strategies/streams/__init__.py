@@ -19,8 +19,12 @@ registration it reads. ``decide`` is one transaction:
 
 When (2) refuses, the event is full: a second transaction moves the registration to
 ``rejected`` with the rejection's outbox row, only while it is pending and the event is
-still full (a cancellation meanwhile sends the decision back to (1)); once an event was
-found full, the decider tries the rejection first, so a rejection costs one request too.
+still full (a cancellation meanwhile sends the decision back to (1)). Once an event was
+found full (a hint only), the next rejections are decided from a read: one consistent read
+of the event item per stream page (``decide_all``) that shows no seat rejects that page's
+pending registrations of the event, each with (1) and the rejection's outbox row, no write
+on the event item (a ConditionCheck is charged as a write on the hot item); a read that
+shows a seat sends the decision back to the transactions above (docs/streams.md).
 The condition on
 ``pending`` commits with the seat, so a record delivered twice, or read by two deciders
 at once, is decided once: the second attempt is refused and changes nothing. That is
@@ -44,6 +48,9 @@ decider and ``check_capacity``:
 ``decide(registration, *, now=None) -> str``
     The decider's step for one pending registration: ``CONFIRMED``, ``REJECTED``,
     ``NOT_PENDING`` (decided before, or withdrawn) or ``EVENT_GONE``.
+``decide_all(registrations, *, now=None)``
+    ``decide`` for one stream page's pending registrations, in order, yielding each with
+    its outcome; a read that found an event full serves only this call.
 ``place_in_line(registration) -> int``
     1 + the pending registrations of the event that arrived before this one.
 ``decider_running(now) -> bool``
@@ -133,18 +140,35 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
 
     def decide(self, registration, *, now: float | None = None) -> str:
         """Confirm or reject one pending registration (the decider's step); what happened."""
+        return self._decide(registration, now, set())
+
+    def decide_all(self, registrations, *, now: float | None = None):
+        """Decide ``registrations`` (one stream page's pending ones) in order; yield each
+        with its outcome. A consistent read that found an event full serves the rest of
+        this call's registrations of that event, never a later call's."""
+        read_full: set[str] = set()  # events a read in this call found full
+        for registration in registrations:
+            yield registration, self._decide(registration, now, read_full)
+
+    def _decide(self, registration, now, read_full: set[str]) -> str:
         now = time.time() if now is None else now
         if not registration.is_plain:
             return self.orders.decide(registration, now)
         event_id = registration.event_id
         for _ in self.retry.attempts():
-            # Once an event was found full, try the rejection first: its condition
-            # ("still full") sends the decision to a confirmation if a seat was freed.
-            first, second = ((REJECTED, CONFIRMED) if event_id in self._full
-                             else (CONFIRMED, REJECTED))
-            outcome = self._try(registration, first, now)
-            if outcome == _REFUSED:
-                outcome = self._try(registration, second, now)
+            if event_id in self._full and (event_id in read_full or self._read_full(event_id)):
+                # Full at the instant of the read, and this registration was pending
+                # then: rejected without a write on the event item.
+                read_full.add(event_id)
+                outcome = self._try(registration, REJECTED, now, checked=False)
+            else:
+                # Once an event was found full, try the rejection first: its condition
+                # ("still full") sends the decision to a confirmation if a seat was freed.
+                first, second = ((REJECTED, CONFIRMED) if event_id in self._full
+                                 else (CONFIRMED, REJECTED))
+                outcome = self._try(registration, first, now)
+                if outcome == _REFUSED:
+                    outcome = self._try(registration, second, now)
             if outcome == REJECTED:
                 self._full.add(event_id)
             elif outcome == CONFIRMED:
@@ -153,19 +177,32 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
                 return outcome
             # a conflict, or the count moved between the two: decide again
 
-    def _try(self, registration, status, now) -> str:
+    def _read_full(self, event_id) -> bool:
+        """One consistent read of the event item: no seat at this instant, as the
+        rejection's ConditionCheck judges it (a held seat counts as taken)? A missing
+        event is not "full" (the write path finds it gone)."""
+        event = self.events.get({"event_id": event_id}, projection="confirmed_count, #capacity",
+                                names=CAPACITY_NAMES)
+        return event is not None and event["confirmed_count"] >= event["capacity"]
+
+    def _try(self, registration, status, now, *, checked=True) -> str:
+        """One decision's transaction; ``checked=False``: a rejection a read found full,
+        without the event item's ConditionCheck."""
         key = {"event_id": registration.event_id, "email": registration.email}
 
         def decode(cancelled):
             if refused_at(cancelled, 0):
                 return NOT_PENDING  # decided before (a redelivery, another decider), withdrawn
+            if not checked:
+                return None
             if refused_at(cancelled, 1) and cancelled.reasons[1].old_item is None:
                 self._forget_orphan(key, registration)  # the event was deleted meanwhile
                 return EVENT_GONE
             return _REFUSED if refused_at(cancelled, 1) else None
 
-        outcome = self.transact_once(self._decision(key, registration, status, now),
-                                     written=status, decode=decode)
+        operations = (self._decision(key, registration, status, now) if checked
+                      else self._rejection_from_read(key, registration, now))
+        outcome = self.transact_once(operations, written=status, decode=decode)
         return _CONFLICT if outcome is AGAIN else outcome
 
     def _forget_orphan(self, key, registration) -> None:
@@ -179,16 +216,20 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         except ConditionFailed:
             pass
 
+    def _decided_op(self, key, registration, status, now):
+        """The registration: pending -> ``status``, only while it is this pending one."""
+        return ("Update", self.registrations_table.update_op(
+            key, "SET #status = :status, decided_at = :now", condition=self.decidable,
+            names=STATUS_NAMES,
+            values={":status": status, ":now": Decimal(f"{now:.3f}"), ":pending": PENDING,
+                    ":rid": registration.registration_id}))
+
     def _decision(self, key, registration, status, now):
         """The decision's transaction: the pending registration, the event's count (a
         confirmation counts the seat; a rejection checks the event is still full), and
         the decision's e-mail."""
         event_key = {"event_id": registration.event_id}
-        decided = [("Update", self.registrations_table.update_op(
-            key, "SET #status = :status, decided_at = :now", condition=self.decidable,
-            names=STATUS_NAMES,
-            values={":status": status, ":now": Decimal(f"{now:.3f}"), ":pending": PENDING,
-                    ":rid": registration.registration_id}))]
+        decided = [self._decided_op(key, registration, status, now)]
         if status == CONFIRMED:
             decided.append(("Update", self.events.update_op(
                 event_key, "SET confirmed_count = confirmed_count + :one ADD count_changes :one",
@@ -201,6 +242,13 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         kind = CONFIRMATION if status == CONFIRMED else REJECTION
         return decided + self.requests.outbox.ops(kind, replace(registration, status=status),
                                                   at=int(now))
+
+    def _rejection_from_read(self, key, registration, now):
+        """A rejection whose "full" a consistent read established: the pending
+        registration and the rejection's e-mail, nothing on the event item."""
+        return [self._decided_op(key, registration, REJECTED, now),
+                *self.requests.outbox.ops(REJECTION, replace(registration, status=REJECTED),
+                                          at=int(now))]
 
     def cancel(self, event_id, email, registration_id=None, *, request, known=None, event=None,
                release=None):

@@ -66,13 +66,11 @@ class StreamDecider:
         self.decided_total = 0
 
     def decide_records(self, records: list[dict]) -> Counter:
-        """Decide the pending registrations among ``records``, in order."""
+        """Decide the pending registrations among ``records``, in order (one call, one
+        page: after a sell-out, one consistent read of the event serves its rejections)."""
         outcomes = Counter()
-        for record in records:
-            registration = registration_of(record)
-            if registration is None:
-                continue
-            outcome = self.strategy.decide(registration)
+        pending = [r for r in map(registration_of, records) if r is not None]
+        for registration, outcome in self.strategy.decide_all(pending):
             outcomes[outcome] += 1
             if self.on_decided is not None and outcome in (CONFIRMED, REJECTED):
                 self.on_decided(outcome, registration)
