@@ -353,14 +353,14 @@ def door_one(config: DropConfig, server, strategy: str, via: str, workers: int,
             rejected = probe(server, prefix, door, person, config.probes, "Late", 2 * 10**6)
             stored = json.loads(site.manage("shell", "-c", STORED.format(event_id=event_id)
                                             ).strip().splitlines()[-1])
-            longest, addresses = access_log(Path(workdir) / "access.log")
+            longest, addresses, slowest = access_log(Path(workdir) / "access.log")
         finally:
             if worker is not None:
                 worker.terminate()
                 worker.wait(timeout=30)
             site.stop()
     return summarize(config, strategy, via, answers, started, ended, during, prefix, alone,
-                     rejected, stored, cpu_before, cpu_after, longest, addresses)
+                     rejected, stored, cpu_before, cpu_after, longest, addresses, slowest)
 
 
 def warm_store(config: DropConfig, server, prefix: str, strategy: str) -> None:
@@ -401,12 +401,13 @@ def probe(server, prefix, door, person, count, label, offset) -> dict:
     return {"outcomes": outcomes, "per_person": difference(after, before, count)}
 
 
-def access_log(path: Path) -> tuple[float | None, int]:
-    """The longest request time in gunicorn's access log, and the distinct client
-    addresses it saw (X-Forwarded-For)."""
-    longest, addresses = None, set()
+def access_log(path: Path) -> tuple[float | None, int, list]:
+    """The longest request time in gunicorn's access log, the distinct client addresses it
+    saw (X-Forwarded-For), and its ``SLOWEST`` slowest requests (method, path with ids
+    and tokens shown as ``<id>``, status, seconds): which pages took the time."""
+    longest, addresses, timed = None, set(), []
     if not path.exists():
-        return None, 0
+        return None, 0, []
     for line in path.read_text(errors="replace").splitlines():
         parts = line.rsplit(" ", 2)
         try:
@@ -415,11 +416,28 @@ def access_log(path: Path) -> tuple[float | None, int]:
             continue
         longest = seconds if longest is None else max(longest, seconds)
         addresses.add(line.split(" ", 1)[0])
-    return longest, len(addresses)
+        request = line.split('"')[1] if line.count('"') >= 2 else "?"
+        timed.append((seconds, f"{_shape(request)} {parts[-2]}"))
+    slowest = [[what, round(seconds, 2)] for seconds, what in sorted(timed, reverse=True)[:SLOWEST]]
+    return longest, len(addresses), slowest
+
+
+SLOWEST = 5
+_ID = re.compile(r"/[0-9a-f]{32}/|/[A-Za-z0-9_:.=-]{20,}/")
+
+
+def _shape(request: str) -> str:
+    """``POST /events/<id>/``: a request line without its protocol, ids and tokens."""
+    method, _, rest = request.partition(" ")
+    path = rest.rsplit(" ", 1)[0].split("?", 1)[0]
+    while _ID.search(path):
+        path = _ID.sub("/<id>/", path, count=1)
+    return f"{method} {path}"
 
 
 def summarize(config, strategy, via, answers, started, ended, report, prefix, alone,
-              rejected, stored, cpu_before, cpu_after, longest, addresses) -> dict:
+              rejected, stored, cpu_before, cpu_after, longest, addresses,
+              slowest=()) -> dict:
     outcomes, statuses = {}, {}
     for answer in answers:
         outcomes[answer["outcome"]] = outcomes.get(answer["outcome"], 0) + 1
@@ -460,7 +478,8 @@ def summarize(config, strategy, via, answers, started, ended, report, prefix, al
         "gunicorn_workers": cpu_after["gunicorn_workers"],
         "nginx_processes": cpu_after["nginx_processes"],
         "requests_per_second_per_worker": round(requests / seconds / workers, 2),
-        "longest_request_s": longest, "client_addresses_seen": addresses,
+        "longest_request_s": longest, "slowest_requests": list(slowest),
+        "client_addresses_seen": addresses,
         "overbooked": max(0, len(confirmed) - config.scaled_seats - config.probes),
         "confirmed_stored": len(confirmed),
         "told_booked_not_confirmed": len(told_booked - confirmed),
@@ -485,7 +504,7 @@ def text(results: dict) -> str:
                "overbooked", "told_booked_not_confirmed", "confirmed_not_told")
     for row in results["drop"]:
         lines.append("  ".join(f"{c}={json.dumps(row[c])}" for c in columns))
-        for name in ("statuses", "write_units_by_table", "requests_by_table",
+        for name in ("statuses", "slowest_requests", "write_units_by_table", "requests_by_table",
                      "per_booking_alone", "per_rejection"):
             lines.append(f"    {name}: {json.dumps(row[name])}")
     return "\n".join(lines) + "\n"

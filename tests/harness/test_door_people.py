@@ -102,3 +102,18 @@ def test_summarize__told_against_stored():
     # fan1 was told "booked" and holds nothing; fan2 holds a seat it was told was taken.
     assert row["told_booked_not_confirmed"] == 1 and row["confirmed_not_told"] == 1
     assert row["overbooked"] == 1
+
+
+def test_access_log__slowest_requests_named_by_page(tmp_path):
+    from harness.bench.door import access_log
+
+    log = tmp_path / "access.log"
+    log.write_text(
+        '127.1.1.1 "GET /events/0123456789abcdef0123456789abcdef/ HTTP/1.0" 200 0.020\n'
+        '127.1.1.2 "POST /events/0123456789abcdef0123456789abcdef/ HTTP/1.0" 303 2.500\n'
+        '127.1.1.2 "GET /events/0123456789abcdef0123456789abcdef/booked/'
+        'eyJlIjoiMDEyMyJ9:1tAbCd:XyZ0123456789abcdefgh/ HTTP/1.0" 200 0.300\n')
+    longest, addresses, slowest = access_log(log)
+    assert longest == 2.5 and addresses == 2
+    assert slowest == [["POST /events/<id>/ 303", 2.5], ["GET /events/<id>/booked/<id>/ 200", 0.3],
+                       ["GET /events/<id>/ 200", 0.02]]
