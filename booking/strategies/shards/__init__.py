@@ -130,7 +130,7 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
             return self.orders.book(event_id, registration, order)
         request = Request.booking(registration)
         count = self.shard_count(event_id)
-        hint = self.dry.get(event_id, count)
+        hint = self.dry.next_turn(event_id, count)
         if hint.every():  # every shard was dry a moment ago: read before writing
             answered = self._answered_by_reading(event_id, registration, request)
             if answered is not None:
