@@ -30,6 +30,7 @@ which an event with orders' shards have from the start.
 import itertools
 import math
 import random
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -271,3 +272,49 @@ class DryShards:
     def note(self, event_id: str, shards, *, replace: bool = False) -> None:
         earlier = frozenset() if replace else self.get(event_id).dry
         self.seen[event_id] = (earlier | frozenset(shards), time.monotonic())
+
+
+class SharedReads:
+    """One snapshot in flight per event in this process: a booking that met a dry shard
+    joins a snapshot that started after its refusal instead of sending its own. At the
+    sell-out every booking in flight meets a dry shard at once, and each snapshot reads
+    the marker and every shard (2 read units an item): shared, one process sends one.
+
+    Joining is sound: the shared read started after this booking's refusal and ended
+    before its answer, so what it saw held at an instant during the booking, as its own
+    read would have. A read that failed is not shared (each booking reads for itself)."""
+
+    def __init__(self, clock=time.monotonic, wait_seconds: float = 5.0):
+        self.clock, self.wait_seconds = clock, wait_seconds
+        self._lock = threading.Lock()
+        self._flights: dict[str, _Flight] = {}
+
+    def read(self, event_id: str, since: float, read):
+        """``read()``'s result from a call that started at or after ``since`` (this
+        process's clock), this thread's own call or one it joined."""
+        with self._lock:
+            flight = self._flights.get(event_id)
+            joined = flight is not None and flight.started >= since
+            if not joined:
+                flight = self._flights[event_id] = _Flight(self.clock())
+        if joined:
+            if flight.done.wait(self.wait_seconds) and flight.failed is None:
+                return flight.result
+            return read()  # the shared read failed or is late: read for this booking
+        try:
+            flight.result = read()
+        except BaseException as error:
+            flight.failed = error
+            raise
+        finally:
+            with self._lock:
+                if self._flights.get(event_id) is flight:
+                    del self._flights[event_id]
+            flight.done.set()
+        return flight.result
+
+
+class _Flight:
+    def __init__(self, started: float):
+        self.started, self.done = started, threading.Event()
+        self.result, self.failed = None, None
