@@ -124,12 +124,18 @@ def test_race__unguarded_control__is_caught_overbooking(server_store):
 
 def test_race__hasty_shards_control__is_caught_refusing_with_seats_free(server_store):
     # Shards that answer "full" when the one they picked is dry refuse people while other
-    # shards still have seats. With a few more people than seats, some shard runs dry while
-    # another is left with seats nobody is sent to: the race's tally catches it.
-    people = CAPACITY + 10
-    event, outcomes, stored, counter = run_distinct_race(server_store, "hasty_shards",
-                                                         people=people)
-
-    tally = Counter(outcome for _, outcome in outcomes)
-    assert tally["ok"] < CAPACITY and tally["full"] > people - CAPACITY, tally
-    assert violations(event, outcomes, stored, counter) == []  # only the answers lie
+    # shards still have seats. With barely more people than seats, some shard runs dry
+    # while another is left with seats nobody is sent to: the race's tally catches it.
+    # Each process takes the shards in turn, so they run dry nearly together and one race
+    # in about seven shows no lie; up to three races are run, each on a new event.
+    people = CAPACITY + 2
+    tallies = []
+    for _ in range(3):
+        event, outcomes, stored, counter = run_distinct_race(server_store, "hasty_shards",
+                                                             people=people)
+        assert violations(event, outcomes, stored, counter) == []  # only the answers lie
+        tally = Counter(outcome for _, outcome in outcomes)
+        tallies.append(tally)
+        if tally["ok"] < CAPACITY and tally["full"] > people - CAPACITY:
+            return
+    pytest.fail(f"the hasty control told no untrue 'full' in three races: {tallies}")

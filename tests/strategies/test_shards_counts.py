@@ -126,3 +126,30 @@ def test_create__bad_expected_rate__clear_error_nothing_stored(service, bad):
 
     assert refused.value.field == "expected_rate"
     assert len(service.list_events()) == before
+
+
+def confirmed_by_shard(event_id, shards):
+    return [int(item["confirmed_count"]) for item in shard_items(event_id, shards)]
+
+
+def test_book__a_process_takes_the_shards_in_turn__each_gets_its_share(service):
+    # 13 shards of 4 seats; 39 bookings from one process: 3 on every shard, none on one
+    # twice its share (at random, a second's bookings crowd some shards: over the
+    # partition's limit while others idle).
+    event = service.create_event(name="Drop", capacity=52, strategy="shards",
+                                 expected_rate=5_000)
+
+    assert fill(service, event, 39) == (39, 0)
+    assert confirmed_by_shard(event.id, 13) == [3] * 13
+
+
+def test_book__control_picking_at_random__shards_crowded_unevenly(service, monkeypatch):
+    # The control: each booking picks its shard at random (as before turns).
+    dry = service.strategy("shards").dry
+    monkeypatch.setattr(dry, "next_turn", lambda event_id, shards=SHARDS: dry.get(event_id,
+                                                                                  shards))
+    event = service.create_event(name="Drop", capacity=52, strategy="shards",
+                                 expected_rate=5_000)
+
+    assert fill(service, event, 39) == (39, 0)
+    assert confirmed_by_shard(event.id, 13) != [3] * 13

@@ -82,6 +82,7 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         self.locks = self.store.table(EVENT_LOCKS)
         self.held = HoldsMap(self.locks, BUMP)
         self.dry = DryShards()
+        self.shared = seats.SharedReads()  # one snapshot in flight per event
         self.orders = ShardsOrders(self)
         self._shard_counts: dict[str, int] = {}  # event id -> its shards (never changes)
         self._counting = threading.Lock()
@@ -130,7 +131,7 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
             return self.orders.book(event_id, registration, order)
         request = Request.booking(registration)
         count = self.shard_count(event_id)
-        hint = self.dry.get(event_id, count)
+        hint = self.dry.next_turn(event_id, count)
         if hint.every():  # every shard was dry a moment ago: read before writing
             answered = self._answered_by_reading(event_id, registration, request)
             if answered is not None:
@@ -219,11 +220,12 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
     def _elsewhere(self, event_id, attempt):
         """After a dry shard: "full" from the sold-out mark, else from one consistent read
         of every shard, which otherwise names the shard (or lapsed hold) to try next."""
+        refused = self.shared.clock()  # a snapshot joined must start after this
         marker, now = self.locks.get(any_marker_key(event_id)) or {}, now_ms()
         if marker.get("full_until", 0) > now:
             raise EventFull() from None
         try:
-            seen = seats.snapshot(self, event_id)
+            seen = self.shared.read(event_id, refused, lambda: seats.snapshot(self, event_id))
         except TransactionCancelled as cancelled:
             if not cancelled.conflict:
                 raise

@@ -27,8 +27,10 @@ event's own), and its marker carries ``full_quotas`` (quota -> until) beside
 waiting-list hold stores it in ``hold_seats`` (e-mail key -> {quota: seats}; ``holds.py``),
 which an event with orders' shards have from the start.
 """
+import itertools
 import math
 import random
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -228,14 +230,18 @@ class Hint:
 
     dry: frozenset = frozenset()
     shards: int = SHARDS
+    turn: int | None = None  # this booking's turn in the process's rotation over shards
 
     def every(self) -> bool:
         return len(self.dry) >= self.shards
 
     def pick(self, avoid: int | None = None) -> int:
-        """A random shard not seen dry (nor ``avoid``), or any when there is none."""
+        """The shard whose turn it is among those not seen dry (nor ``avoid``), or any
+        when there is none; at random without a turn. Taking turns spreads a process's
+        bookings evenly (at random, some shards would take twice their share in a second)."""
         wanted = [n for n in range(self.shards) if n not in self.dry and n != avoid]
-        return random.choice(wanted or [n for n in range(self.shards) if n != avoid] or [0])
+        wanted = wanted or [n for n in range(self.shards) if n != avoid] or [0]
+        return random.choice(wanted) if self.turn is None else wanted[self.turn % len(wanted)]
 
 
 @dataclass
@@ -247,11 +253,68 @@ class DryShards:
 
     seconds: float = 5.0
     seen: dict = field(default_factory=dict)  # event id -> (frozenset of shards, when)
+    turns: dict = field(default_factory=dict)  # event id -> its rotation (from a random start)
 
     def get(self, event_id: str, shards: int = SHARDS) -> Hint:
         dry, when = self.seen.get(event_id, (frozenset(), 0.0))
         return Hint(dry if time.monotonic() - when < self.seconds else frozenset(), shards)
 
+    def next_turn(self, event_id: str, shards: int = SHARDS) -> Hint:
+        """``get`` with this booking's turn: a process's bookings of an event take the
+        shards in turn, each process starting at its own random point."""
+        if event_id not in self.turns:
+            if len(self.turns) > 1000:
+                self.turns.clear()
+            self.turns.setdefault(event_id, itertools.count(random.randrange(1 << 16)))
+        hint = self.get(event_id, shards)
+        return Hint(hint.dry, hint.shards, turn=next(self.turns[event_id]))
+
     def note(self, event_id: str, shards, *, replace: bool = False) -> None:
         earlier = frozenset() if replace else self.get(event_id).dry
         self.seen[event_id] = (earlier | frozenset(shards), time.monotonic())
+
+
+class SharedReads:
+    """One snapshot in flight per event in this process: a booking that met a dry shard
+    joins a snapshot that started after its refusal instead of sending its own. At the
+    sell-out every booking in flight meets a dry shard at once, and each snapshot reads
+    the marker and every shard (2 read units an item): shared, one process sends one.
+
+    Joining is sound: the shared read started after this booking's refusal and ended
+    before its answer, so what it saw held at an instant during the booking, as its own
+    read would have. A read that failed is not shared (each booking reads for itself)."""
+
+    def __init__(self, clock=time.monotonic, wait_seconds: float = 5.0):
+        self.clock, self.wait_seconds = clock, wait_seconds
+        self._lock = threading.Lock()
+        self._flights: dict[str, _Flight] = {}
+
+    def read(self, event_id: str, since: float, read):
+        """``read()``'s result from a call that started at or after ``since`` (this
+        process's clock), this thread's own call or one it joined."""
+        with self._lock:
+            flight = self._flights.get(event_id)
+            joined = flight is not None and flight.started >= since
+            if not joined:
+                flight = self._flights[event_id] = _Flight(self.clock())
+        if joined:
+            if flight.done.wait(self.wait_seconds) and flight.failed is None:
+                return flight.result
+            return read()  # the shared read failed or is late: read for this booking
+        try:
+            flight.result = read()
+        except BaseException as error:
+            flight.failed = error
+            raise
+        finally:
+            with self._lock:
+                if self._flights.get(event_id) is flight:
+                    del self._flights[event_id]
+            flight.done.set()
+        return flight.result
+
+
+class _Flight:
+    def __init__(self, started: float):
+        self.started, self.done = started, threading.Event()
+        self.result, self.failed = None, None
