@@ -1,4 +1,5 @@
 """Fixtures: an in-process moto store for unit tests, a real embedded server for races."""
+import contextlib
 import os
 import threading
 import uuid
@@ -120,6 +121,21 @@ def start_fault_proxy(server, spec=""):
     Its ``url`` serves DynamoDB with the spec's faults; ``injector`` scripts more.
     """
     return FaultProxy(server.url, FaultInjector(FaultSpec.parse(spec))).start()
+
+
+@contextlib.contextmanager
+def proxied_tables(server, prefix: str):
+    """A fault proxy in front of ``server`` and fresh tables behind it (named ``prefix``
+    and a random part): (proxy, store); after the block, this process's services are
+    dropped and the proxy stopped."""
+    proxy = start_fault_proxy(server)
+    store = local_store(proxy.url, table_prefix=f"{prefix}{uuid.uuid4().hex[:8]}-")
+    ensure_tables(store)
+    try:
+        yield proxy, store
+    finally:
+        reset_services()
+        proxy.stop()
 
 
 @pytest.fixture(scope="session")

@@ -9,12 +9,10 @@ import uuid
 
 import pytest
 
-from booking.dynamo.provision import ensure_tables
 from booking.web import rate_limits
-from booking.wiring import install, reset_services, service_from_settings
-from harness.controls import local_store
+from booking.wiring import install, service_from_settings
 from localdynamo.faults import THROTTLE
-from tests.conftest import start_fault_proxy
+from tests.conftest import proxied_tables
 
 COOL_DOWN = 5.0
 DEADLINE = 0.8
@@ -27,12 +25,8 @@ def throttling(local_server, settings):
     settings.BOOKING_REQUEST_DEADLINE = DEADLINE
     settings.BOOKING_SHED_SECONDS = COOL_DOWN
     settings.BOOKING_SIGNUP_RATE = settings.BOOKING_SIGNUP_EMAIL_RATE = "off"
-    proxy = start_fault_proxy(local_server)
-    store = local_store(proxy.url, table_prefix=f"h{uuid.uuid4().hex[:8]}-")
-    ensure_tables(store)
-    yield proxy, store
-    reset_services()
-    proxy.stop()
+    with proxied_tables(local_server, "h") as proxied:
+        yield proxied
 
 
 class Sent:

@@ -4,18 +4,15 @@ seat), or one met by a booking that then failed for another reason (the store's 
 not turn the event's next bookings away; a booking throttled until its deadline does.
 Against DynamoDB Local behind the fault proxy. The control is a cool-down built here that
 starts on every throttle seen, as it did before: it turns the next booking away."""
-import uuid
 
 import pytest
 
 from booking.dynamo.access import throttles
-from booking.dynamo.provision import ensure_tables
 from booking.errors import OutcomeUnknown, Overloaded, StillDeciding, StoreUnavailable
 from booking.service.shedding import CoolDown
-from booking.wiring import reset_services, service_from_settings
-from harness.controls import local_store
+from booking.wiring import service_from_settings
 from localdynamo.faults import ERROR500, THROTTLE
-from tests.conftest import start_fault_proxy
+from tests.conftest import proxied_tables
 
 COOL_DOWN = 30.0  # long enough that the next booking surely falls inside it
 
@@ -33,12 +30,8 @@ def proxied(local_server, settings):
     settings.BOOKING_REQUEST_DEADLINE = 2.0
     settings.BOOKING_SHED_SECONDS = COOL_DOWN
     settings.BOOKING_SIGNUP_RATE = settings.BOOKING_SIGNUP_EMAIL_RATE = "off"
-    proxy = start_fault_proxy(local_server)
-    store = local_store(proxy.url, table_prefix=f"c{uuid.uuid4().hex[:8]}-")
-    ensure_tables(store)
-    yield proxy, store
-    reset_services()
-    proxy.stop()
+    with proxied_tables(local_server, "c") as proxied:
+        yield proxied
 
 
 def booked_through_one_throttle(proxy, service, strategy):

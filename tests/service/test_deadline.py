@@ -14,14 +14,12 @@ import uuid
 import pytest
 
 from booking.dynamo.access import time_left
-from booking.dynamo.provision import ensure_tables
 from booking.errors import EventFull, OutcomeUnknown, StillDeciding
 from booking.service import BookingService
 from booking.service.bookings import Bookings
-from booking.wiring import reset_services, service_from_settings
-from harness.controls import local_store
+from booking.wiring import service_from_settings
 from localdynamo.faults import LOST_RESPONSE, THROTTLE, FaultSpec
-from tests.conftest import start_fault_proxy
+from tests.conftest import proxied_tables
 from tests.service.test_fence import HeldWrite
 
 DEADLINE = 1.0
@@ -34,12 +32,8 @@ def proxied(local_server, settings):
     """The service on a fault proxy in front of DynamoDB Local, a 1 s deadline."""
     settings.BOOKING_REQUEST_DEADLINE = DEADLINE
     settings.BOOKING_SHED_SECONDS = COOL_DOWN
-    proxy = start_fault_proxy(local_server)
-    store = local_store(proxy.url, table_prefix=f"d{uuid.uuid4().hex[:8]}-")
-    ensure_tables(store)
-    yield proxy, store
-    reset_services()
-    proxy.stop()
+    with proxied_tables(local_server, "d") as proxied:
+        yield proxied
 
 
 def unbounded_service(store) -> BookingService:
