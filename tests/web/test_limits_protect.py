@@ -3,7 +3,6 @@ address counts only what its owner's own network sends, once per form submission
 resend form never spends the signups' allowance, and it does the same work whether or
 not the address is registered."""
 import re
-import time
 
 import pytest
 from django.core import mail
@@ -12,6 +11,7 @@ from django.urls import reverse
 from booking.dynamo.metrics import RequestMeter
 from booking.mail import sender as booking_mail
 from booking.wiring import get_booking_service
+from tests.helpers import within_one_window
 from tests.web.test_signup import form_page, submit
 
 VICTIM = "victim@example.com"
@@ -30,15 +30,6 @@ def resend(client, event, email, addr):
                            REMOTE_ADDR=addr)
     booking_mail.flush()
     return response
-
-
-def within_one_window(seconds: int, room: float = 10.0) -> None:
-    """Wait, if need be, so that the next ``room`` seconds fall in one limit window: the
-    windows are aligned to multiples of their length, and a count that spans a boundary
-    starts again (the limit is right; the test's arithmetic would not be)."""
-    left = seconds - time.time() % seconds
-    if left < room:
-        time.sleep(left + 0.1)
 
 
 @pytest.fixture
