@@ -70,7 +70,7 @@ def test_torture__unguarded_control__overbooking_found_and_saved_run_rechecks(tm
     saved = tmp_path / "run.json"
     status, report = torture("--processes", "3", "--threads", "8", "--ops", "300",
                              "--seed", "7", "--strategies", "unguarded",
-                             "--unguarded-race-delay-ms", "5", "--history", str(saved))
+                             "--unguarded-race-delay-ms", "10", "--history", str(saved))
 
     assert status == 1
     assert report["anomaly_counts"].get("overbooked", 0) > 0, report["anomaly_counts"]
