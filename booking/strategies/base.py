@@ -1,69 +1,14 @@
-"""The narrow contract every write-skew guard strategy implements, and what they share.
+"""What every strategy shares: the transaction loop, retries, write tokens, order helpers.
 
-A strategy owns how one event's seats are guarded in DynamoDB. The service has validated
-and normalized every argument, so a strategy never re-checks input.
-
-Contract (the abstract methods of ``Strategy``)
------------------------------------------------
-``provision(event)``
-    Write everything the event needs (its item in the events table, plus counters, slots
-    or lock items) so that afterwards the event is bookable. Must not leave a bookable
-    half-made event behind if it fails.
-``book(event_id, registration) -> Registration``
-    Confirm ``registration`` if, atomically, the event exists, has a free seat, and the
-    person holds no registration for it. Raises ``EventNotFound``, ``EventFull``,
-    ``AlreadyRegistered`` (with ``existing`` set to the stored registration when the
-    refusal returned it), or ``BookingContention`` once bounded retries are spent.
-    Guarded strategies keep invariants 1 and 2 under any interleaving. The request row
-    and the confirmation's outbox row (``self.requests.ops``) ride in the same transaction:
-    a repeat of a request that booked answers with the registration it made, a reused id
-    with other content is ``InvalidBooking`` (``booking/exactly_once/request_log.py``).
-``cancel(event_id, email, registration_id=None, *, request, known=None) -> Registration``
-    Remove the person's registration and free its seat in one atomic step, returning what
-    was removed; with ``registration_id``, only if that is the registration stored (an old
-    cancellation link must not cancel a newer booking), with its request and notice rows;
-    a repeat answers with what it removed. ``known`` is the whole registration a signed
-    link names (no read needed). Raises ``EventNotFound`` or ``NotRegistered``.
-``find(event_id, email) -> Registration | None`` (``EventNotFound``),
-``registrations(event_id) -> Iterator[Registration]`` (page by page) and
-``availability(event_id) -> Availability`` (capacity and counts from the strategy's own
-authoritative data; ``availabilities(event_ids)`` for several, missing ones left out,
-in one batch where the counts live in items): all read consistently.
-``change_capacity(event_id, *, expected_version, capacity, changes, quotas=None)``
-    Set the capacity and the other event attributes in ``changes`` (name -> value, None
-    removes it) and bump ``version``, only if the event item's version is still
-    ``expected_version`` (version-checked). ``quotas`` (None, or further quota -> new size, never
-    ``capacity``) resizes further quotas in the same conditional write or transaction.
-    Raises ``StaleEdit``, ``EventNotFound``, ``InvalidBooking(field="capacity")`` when
-    more people hold seats than ``capacity``, or ``InvalidBooking(field="quotas")``
-    naming the quota and its count when a quota has more seats confirmed or held.
-``delete(event_id)``
-    Remove the event and everything stored for it; the event becomes unbookable first,
-    so an interrupted delete never leaves a bookable event with missing pieces.
-
-Besides: ``audit``/``repair`` (derived data only), ``sold_out`` (hints picking the read
-that answers "full": ``sold_out.py``; ``sold_out_lately`` and ``full_by_reading`` let the
-service answer "full" from that read while the event's writes cool down), the test hook ``between_read_and_write``
-(called between a read and the write that depends on it), and the flags ``name``,
-``max_capacity``, ``guarded`` (False only for controls), ``holds_seats`` (True for the
-waiting list's ``SeatHolds``, ``holds.py``; ``holds_orders`` when they hold orders too),
-``decides_at_once`` (False for ``streams``,
-whose ``book`` answers ``pending``: see its documented surface) and ``description``.
-
-A strategy is given the ``store`` (tables: ``store.table(SPEC)``) and writes through
-``transact``: one TransactWriteItems, retried on conflicts (``RetryPolicy``), whose
-refusal the request row answers first, then the strategy's ``decode``.
-
-Exactly-once under retries (docs/exactly-once-retries.md): a write whose answer was lost
-is re-sent and can come back refused. ``self.tokens`` (``WriteTokens``; tests and
-harnesses build the blind control) names a transaction after its registration
-(``client_token``) and tells a refusal that found one's own write (``is_mine``).
+The contract itself is ``contract.py`` (``Seats``, ``Holds``, ``Audited``); ``Strategy``
+is all three plus the loop that writes named ``Members`` with their ``Riders``, retries
+conflicts (``RetryPolicy``) and decodes a refusal: the riders' answer first, then the
+strategy's ``decode``. docs/development/adding-a-strategy.md walks through writing one.
 """
 import dataclasses
 import hashlib
 import random
 import time
-from abc import ABC, abstractmethod
 from contextlib import suppress
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -74,8 +19,11 @@ from booking.dynamo.access import (CONDITION_FAILED, PastDeadline, Store, Transa
 from booking.dynamo.tables import EVENTS, REGISTRATIONS, TableSpec
 from booking.errors import (BookingContention, EventFull, EventNotFound, InvalidBooking,
                             NotRegistered)
+from booking.dynamo.transaction import Members, Refusal
 from booking.exactly_once.request_log import Request, RequestLog
+from booking.exactly_once.riders import Riders
 from booking.models import CAPACITY_QUOTA, Availability, Event, Order, Registration
+from booking.strategies.contract import Audited, Holds, Seats
 from booking.strategies.sold_out import SoldOutHints
 
 # ``capacity`` is a DynamoDB reserved word: every expression names it through this.
@@ -213,26 +161,20 @@ READ_AGAIN = Signal("READ_AGAIN")  # what the write relied on changed since it w
 
 @dataclass(frozen=True)
 class Rewrite:
-    """``decode``'s answer to write other members instead (take an expired hold's seat)."""
+    """``decode``'s answer to write other members instead (take an expired hold's seat,
+    or the order again with the capacities its refusal showed)."""
 
-    operations: list
+    members: "Members | list"
     token: str | None = None
 
 
-class Strategy(ABC):
-    """The contract (see the module docstring) and the transaction loop it shares."""
+class Strategy(Seats, Holds, Audited):
+    """A strategy: the contract's three roles (``contract.py``), and the transaction loop
+    they share."""
 
     name: str = ""
     max_capacity: int = 0
     guarded: bool = True
-    holds_seats: bool = False
-    # True when its seat holds can hold an order (seats in every quota it draws on): events
-    # with orders have a waiting list only then (booking/strategies/holds.py).
-    holds_orders: bool = False
-    decides_at_once: bool = True
-    # True when ``book``/``cancel`` take an ``order`` (several seats, types, quotas:
-    # docs/orders.md); events that need one are refused on other strategies.
-    takes_orders: bool = False
     description: str = ""
 
     def __init__(self, *, store: Store, retry: RetryPolicy | None = None,
@@ -245,134 +187,100 @@ class Strategy(ABC):
         # path, never an answer: ``sold_out.py``).
         self.sold_out = SoldOutHints()
 
-    @abstractmethod
-    def provision(self, event: Event) -> None: ...
-    @abstractmethod
-    def book(self, event_id: str, registration: Registration) -> Registration: ...
-    @abstractmethod
-    def cancel(self, event_id: str, email: str, registration_id: str | None = None, *,
-               request: Request, known: Registration | None = None) -> Registration: ...
-    @abstractmethod
-    def find(self, event_id: str, email: str) -> Registration | None: ...
-    @abstractmethod
-    def availability(self, event_id: str) -> Availability: ...
-
-    @abstractmethod
-    def registrations(self, event_id: str) -> Iterator[Registration]: ...
-    @abstractmethod
-    def change_capacity(self, event_id: str, *, expected_version: int, capacity: int,
-                        changes: dict, quotas: dict[str, int] | None = None) -> None: ...
-    @abstractmethod
-    def delete(self, event_id: str) -> None: ...
-
-    # --- "full" from a read while the event's writes are turned away ---------------
     def sold_out_lately(self, event_id: str) -> bool:
-        """Whether this process lately saw ``event_id`` (or one of its quotas) sold out:
-        a booking of it would be answered from a read before any write, so the service
-        lets it through the cool-down (``full_by_reading``). Never an answer itself."""
         return self.sold_out.any_for(event_id)
 
-    def full_by_reading(self, event_id: str, registration: Registration,
-                        order: Order | None = None) -> Registration | None:
-        """The booking's answer from one consistent read, writing nothing, when this
-        process's hint says the event (or a quota ``order`` draws on) is sold out: this
-        request's registration (it had booked), or raises ``EventFull`` (no room at the
-        instant of the read), ``AlreadyRegistered`` or ``EventNotFound``. None when there
-        is no hint or the read found room (the hint is cleared): the booking must then
-        write, which the caller may not do yet. Strategies without hints: None."""
-        return None
-
-    def check_order_shape(self, event: Event) -> None:
-        """Refuse (``InvalidBooking``) an event whose orders this strategy cannot write."""
-
-    def availabilities(self, event_ids: list[str]) -> dict[str, Availability]:
-        """Availability of several events (missing ones left out), one by one."""
+    def availabilities(self, events: list[Event]) -> dict[str, Availability]:
+        """One by one (strategies whose counts live in items read them in one batch)."""
         found = {}
-        for event_id in event_ids:
+        for event in events:
             with suppress(EventNotFound):
-                found[event_id] = self.availability(event_id)
+                found[event.id] = self.availability(event)
         return found
-
-    def audit(self, event: Event) -> list:
-        """``audit.Violation`` records of what this strategy stores, read consistently."""
-        return []
-
-    def repair(self, event: Event) -> list[str]:
-        """Fix derived data only, each write conditional on its read; what was changed."""
-        return []
 
     def between_read_and_write(self) -> None:
         """Hook between a read and the write that depends on it (tests replace it)."""
 
     # --- the shared "transaction, retry, decode the refusal" loop -----------------
-    def transact(self, operations: list, *, written, decode: Callable, token: str | None = None,
-                 request: Request | None = None, request_at: int = 0):
-        """Write ``operations`` in one transaction and return ``written``, retrying
+    def transact(self, members, *, written, decode: Callable, token: str | None = None,
+                 riders: Riders | None = None, request: Request | None = None,
+                 request_at: int = 0):
+        """Write ``members`` in one transaction and return ``written``, retrying
         conflicts with ``self.retry`` (``BookingContention`` once spent, caused by the last
         refusal: a throttle stays visible). A refusal is answered by ``transact_once``; a
         ``Rewrite`` replaces the members and token."""
         refusals = []
 
-        def noted(cancelled):
-            refusals[:] = [cancelled]
-            return decode(cancelled)
+        def noted(refusal):
+            refusals[:] = [refusal.cancelled if isinstance(refusal, Refusal) else refusal]
+            return decode(refusal)
 
         try:
             for _ in self.retry.attempts():
-                outcome = self.transact_once(operations, written=written, decode=noted,
-                                             token=token, request=request, request_at=request_at)
+                outcome = self.transact_once(members, written=written, decode=noted,
+                                             token=token, riders=riders, request=request,
+                                             request_at=request_at)
                 if isinstance(outcome, Rewrite):
-                    operations, token = outcome.operations, outcome.token
+                    members, token = outcome.members, outcome.token
                 elif outcome is not AGAIN:
                     return outcome
         except BookingContention as spent:
             raise spent from (refusals[0] if refusals else None)
 
-    def transact_once(self, operations: list, *, written, decode: Callable,
-                      token: str | None = None, request: Request | None = None,
+    def transact_once(self, members, *, written, decode: Callable, token: str | None = None,
+                      riders: Riders | None = None, request: Request | None = None,
                       request_at: int = 0):
-        """One attempt: ``written``, or for a refusal, in order: the request row's answer
-        (``request``'s rows start at member ``request_at``), else ``decode(cancelled)``
-        (a result, ``AGAIN``, a ``Rewrite``, or it raises the domain error), else ``AGAIN``
-        for a conflict; anything else is raised as it came."""
+        """One attempt: ``written``, or for a refusal, in order: the riders' answer, else
+        ``decode(refusal)`` (a result, ``AGAIN``, a ``Rewrite``, or it raises the domain
+        error), else ``AGAIN`` for a conflict; anything else is raised as it came."""
+        named = isinstance(members, Members)
         try:
-            self.store.transact_write(operations, token=token)
+            self.store.transact_write(members.operations if named else members, token=token)
             return written
         except TransactionCancelled as cancelled:
-            if request is not None:
-                answered = self.requests.answer_refusal(request, cancelled, request_at)
+            refusal = members.refusal(cancelled) if named else None
+            if riders is not None and refusal is not None:
+                answered = riders.answer(refusal)
                 if answered is not None:
                     return answered  # this request already wrote (or a resend of ours)
-            outcome = decode(cancelled)
+            if request is not None:  # positional members (being replaced by riders)
+                answered = self.requests.answer_refusal(request, cancelled, request_at)
+                if answered is not None:
+                    return answered
+            outcome = decode(refusal if named else cancelled)
             if outcome is not None:
                 return outcome
             if cancelled.conflict:
                 return AGAIN
             raise
 
-    def remove_as_read(self, read: Callable, remove: Callable, *, request: Request,
+    def remove_as_read(self, read: Callable, remove: Callable, *,
+                       riders: Riders | None = None, request: Request | None = None,
                        require_event: Callable) -> Registration:
         """The cancel loop: ``read()`` the registration (None: nothing to cancel), then
         ``remove(stored)``, reading again while it answers ``AGAIN`` or ``READ_AGAIN``."""
+        recall = riders.recall if riders is not None else lambda: self.requests.recall(request)
         for _ in self.retry.attempts():
             stored = read()
             if stored is None:
-                return self._not_registered(request, require_event)
+                return self._not_registered(recall, require_event)
             try:
                 removed = remove(stored)
             except InvalidBooking:
                 # Part of an order the order no longer holds: an earlier run of this very
                 # request may have freed it (its repeat answers as it did), else refused.
-                answered = self.requests.recall(request)
+                answered = recall()
                 if answered is None:
                     raise
                 return answered
             if not isinstance(removed, Signal):
                 return removed
+        raise BookingContention()
 
-    def _not_registered(self, request: Request, require_event) -> Registration:
+    @staticmethod
+    def _not_registered(recall: Callable, require_event: Callable) -> Registration:
         """Nothing to cancel: an earlier run of this very request may have cancelled it."""
-        answered = self.requests.recall(request)
+        answered = recall()
         if answered is not None:
             return answered
         require_event()

@@ -1,0 +1,85 @@
+"""Riders: members the service adds to a booking's or cancellation's one write.
+
+A strategy writes the seat members (its guard); the service hands it ``Riders``, whose
+members ride in the same transaction: the request row and the e-mail's outbox row today
+(``request_log.py``, ``outbox.py``), an access code's use or an order's answers next. A
+strategy never builds a rider and never knows which ride: it adds ``riders.members(...)``
+to its write and asks ``riders.answer(refusal)`` first when the write is refused. A rider
+decodes its own refusal: it answers (the request had already applied) or raises its own
+error. Each rider's members carry names of their own (``request``, ``outbox``...).
+"""
+from dataclasses import dataclass
+from typing import Protocol
+
+from booking.dynamo.access import Table
+from booking.dynamo.transaction import Op, Refusal
+from booking.models import CANCELLATION, CONFIRMATION, Registration
+from booking.exactly_once.request_log import Request, RequestLog
+
+
+class Rider(Protocol):
+    """One kind of member that rides on the seats' write."""
+
+    def members(self, answer: Registration, *, notice: bool) -> list[tuple[str, Op]]:
+        """Named members for a write whose answer is ``answer``; ``notice``: the write owes
+        its e-mail now (False for a booking decided later)."""
+        ...
+
+    def answer(self, refusal: Refusal) -> Registration | None:
+        """The answer when one of this rider's members refused the write, or None; raises
+        the rider's own error when its refusal is the answer."""
+        ...
+
+
+@dataclass(frozen=True)
+class RequestRider:
+    """The request row (exactly once) and the outbox row of the e-mail the write owes."""
+
+    log: RequestLog
+    request: Request
+
+    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
+        named = [("request", op) for op in self.log.row_ops(self.request, answer)]
+        if notice:
+            kind = CONFIRMATION if self.request.operation == "book" else CANCELLATION
+            ops = self.log.outbox.ops(kind, answer, at=int(self.request.at))
+            named += [(f"outbox:{index}", op) for index, op in enumerate(ops)]
+        return named
+
+    def answer(self, refusal: Refusal) -> Registration | None:
+        return self.log.answer(self.request, refusal.old("request")) \
+            if refusal.refused("request") else None
+
+
+@dataclass(frozen=True)
+class Riders:
+    """Every rider of one request's write, the request's own first: what a strategy is
+    handed with a booking or a cancellation."""
+
+    log: RequestLog
+    request: Request
+    others: tuple[Rider, ...] = ()
+
+    @property
+    def riders(self) -> tuple[Rider, ...]:
+        return (RequestRider(self.log, self.request), *self.others)
+
+    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
+        """Every rider's members for a write that answers ``answer``."""
+        return [named for rider in self.riders for named in rider.members(answer, notice=notice)]
+
+    def answer(self, refusal: Refusal) -> Registration | None:
+        """The first rider's answer to ``refusal`` (the request's own first), or None."""
+        for rider in self.riders:
+            answered = rider.answer(refusal)
+            if answered is not None:
+                return answered
+        return None
+
+    def recall(self) -> Registration | None:
+        """What this request already did (one consistent read of its row), or None."""
+        return self.log.recall(self.request)
+
+    def reads(self) -> list[tuple[Table, dict]]:
+        """Reads to add to a batch that should also recall the request."""
+        return self.log.reads(self.request)
