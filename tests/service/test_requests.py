@@ -13,7 +13,7 @@ import pytest
 from booking.service import bookings as bookings_module
 from booking.service import BookingService
 from booking.dynamo.metrics import RequestMeter
-from tests.helpers import table
+from tests.helpers import answers_at_once, table
 from booking.dynamo.tables import REGISTRATIONS, REQUESTS
 from booking.errors import (AlreadyRegistered, EventFull, InvalidBooking, NotRegistered,
                             OutcomeUnknown, StoreUnavailable)
@@ -24,7 +24,7 @@ from tests.conftest import GUARDED
 RID = "form-token-0001"
 # Strategies that answer a booking at once (streams answers "pending"; its requests are
 # tested in tests/strategies/test_streams.py).
-ALL = tuple(n for n, cls in STRATEGIES.items() if cls.decides_at_once)
+ALL = tuple(n for n, cls in STRATEGIES.items() if answers_at_once(cls))
 
 
 @pytest.fixture(params=ALL)

@@ -8,10 +8,11 @@ from booking.errors import (
     InvalidBooking,
     NotRegistered,
 )
+from tests.helpers import answers_at_once
 from harness.controls import ALL_STRATEGIES as STRATEGIES
 
 # Strategies that answer a booking at once (streams: tests/strategies/test_streams.py).
-ALL = tuple(n for n, cls in STRATEGIES.items() if cls.decides_at_once)
+ALL = tuple(n for n, cls in STRATEGIES.items() if answers_at_once(cls))
 
 
 @pytest.fixture(params=ALL)
