@@ -18,14 +18,6 @@ def within_one_window(seconds: int, room: float = 10.0) -> None:
         time.sleep(left + 0.1)
 
 
-def answers_at_once(strategy_class) -> bool:
-    """Whether a strategy answers a booking at once (streams answers "pending" and puts
-    the request in line: its ``place_in_line`` says where)."""
-    from booking.strategies.contract import Seats
-
-    return strategy_class.place_in_line is Seats.place_in_line
-
-
 def book_directly(strategy, service, event, registration, tickets=None):
     """``strategy.book`` as the service calls it, without the service around it: the
     order of ``tickets`` (None: one seat of the event's only type) and the riders of the

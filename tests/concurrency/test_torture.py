@@ -10,6 +10,7 @@ import json
 from io import StringIO
 
 import pytest
+from tests import conformance
 from django.core.management import CommandError, call_command
 
 
@@ -31,7 +32,7 @@ def torture(*args) -> tuple[int, dict]:
 def test_torture__guarded_strategies_with_faults__no_anomaly():
     status, report = torture("--processes", "3", "--threads", "12", "--ops", "1200",
                              "--seed", "20261123", "--strategies",
-                             "aggregate,lock_table,slots,streams,shards")
+                             ",".join(conformance.ALL))
 
     assert report["anomalies"] == [], report["anomaly_counts"]
     assert status == 0
@@ -48,7 +49,7 @@ def test_torture__guarded_strategies_with_faults__no_anomaly():
     assert report["mail"]["still_owed"] == 0
     assert report["decider_kills"] == 1  # the streams event's decider, mid-run
     # Orders: an order event for every strategy, whole, quota by quota.
-    ordering = {"aggregate", "lock_table", "slots", "streams", "shards"}
+    ordering = set(conformance.ALL)
     assert {e["strategy"] for e in report["events"] if e["orders"]} == ordering
     for event in (e for e in report["events"] if e["orders"]):
         assert set(event["quotas"]) == {"capacity", "workshop-a", "workshop-b"}

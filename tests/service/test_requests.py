@@ -13,18 +13,18 @@ import pytest
 from booking.service import bookings as bookings_module
 from booking.service import BookingService
 from booking.dynamo.metrics import RequestMeter
-from tests.helpers import answers_at_once, table
+from tests.helpers import table
 from booking.dynamo.tables import REGISTRATIONS, REQUESTS
 from booking.errors import (AlreadyRegistered, EventFull, InvalidBooking, NotRegistered,
                             OutcomeUnknown, StoreUnavailable)
-from harness.controls import ALL_STRATEGIES as STRATEGIES
 from harness.controls import ForgetfulRequestLog
 from tests.conftest import GUARDED
+from tests import conformance
 
 RID = "form-token-0001"
 # Strategies that answer a booking at once (streams answers "pending"; its requests are
 # tested in tests/strategies/test_streams.py).
-ALL = tuple(n for n, cls in STRATEGIES.items() if answers_at_once(cls))
+ALL = conformance.AT_ONCE
 
 
 @pytest.fixture(params=ALL)

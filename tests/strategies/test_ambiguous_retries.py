@@ -13,11 +13,12 @@ from django.utils import timezone
 from booking.errors import AlreadyRegistered
 from booking.models import Registration
 from booking.strategies.base import client_token
-from tests.helpers import answers_at_once, book_directly
-from harness.controls import ALL_STRATEGIES, control_service
+from tests.helpers import book_directly
+from harness.controls import control_service
+from tests import conformance
 
 # Strategies that answer a booking at once (streams: tests/strategies/test_streams.py).
-ALL = tuple(n for n, cls in ALL_STRATEGIES.items() if answers_at_once(cls))
+ALL = (*conformance.AT_ONCE, "unguarded")
 
 
 def attempt(event_id, email="ada@example.com"):

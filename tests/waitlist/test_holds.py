@@ -7,8 +7,9 @@ from booking.dynamo.access import TransactionCancelled
 from booking.dynamo.transaction import Members
 from booking.errors import EventFull
 from booking.models import Availability, Registration
+from tests import conformance
 
-GUARDED = ("aggregate", "lock_table", "slots", "shards")
+GUARDED = conformance.AT_ONCE
 T = 1_000_000_000_000  # an epoch in milliseconds; holds never read the real clock here
 
 

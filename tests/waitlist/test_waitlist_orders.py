@@ -9,8 +9,9 @@ from booking.dynamo.tables import WAITING_LIST
 from booking.errors import EventFull, InvalidBooking, OfferExpired, SeatsAvailable
 from booking.models import BOOKED, EXPIRED, LEFT, OFFERED, WAITING
 from booking.waitlist import engine as waitlist_engine
+from tests import conformance
 
-ORDER_HOLDS = ("aggregate", "lock_table", "slots", "streams", "shards")
+ORDER_HOLDS = conformance.ALL
 
 
 @pytest.fixture(params=ORDER_HOLDS)
