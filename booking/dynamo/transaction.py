@@ -64,10 +64,15 @@ class Refusal:
         """Nothing applied, and another attempt may succeed (a conflict or a throttle)."""
         return self.cancelled.conflict
 
+    def code(self, name: str) -> str:
+        """Member ``name``'s cancellation code ("None" when it did not stop the write;
+        ``ConditionalCheckFailed``, ``TransactionConflict``, ``ThrottlingError``...)."""
+        index = self._index.get(name)
+        return "None" if index is None else self.cancelled.code(index)
+
     def refused(self, name: str) -> bool:
         """Whether member ``name``'s condition refused the transaction (False: no such member)."""
-        index = self._index.get(name)
-        return index is not None and self.cancelled.code(index) == CONDITION_FAILED
+        return self.code(name) == CONDITION_FAILED
 
     def old(self, name: str) -> dict | None:
         """What member ``name`` found when its condition refused it (None: no such item)."""
