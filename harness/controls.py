@@ -287,16 +287,16 @@ class UnbumpedSlotsStrategy(SlotsStrategy):
 class EpochLastSlotsStrategy(SlotsStrategy):
     """slots that reads the freed epoch after the slot items, not before them."""
 
-    def see_slots(self, event_id, part):
-        seen = super().see_slots(event_id, part)
+    def see_slots(self, event_id, part, now=None):
+        seen = super().see_slots(event_id, part, now)
         return replace(seen, epoch=int(self.locks.get(epoch_key(event_id))["epoch"]))
 
 
 class IndexTrustingSlotsStrategy(SlotsStrategy):
     """slots that believes the free-slot index when it lists no free slot."""
 
-    def see_slots(self, event_id, part):
-        return replace(super().see_slots(event_id, part), free=[])
+    def see_slots(self, event_id, part, now=None):
+        return replace(super().see_slots(event_id, part, now), free=[])
 
 
 class LookupEachSlotsStrategy(SlotsStrategy):

@@ -73,8 +73,8 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
                 return outcome
         raise BookingContention()  # (the attempts raise it first)
 
-    def candidates(self, event_id: str, quota: str,
-                   needed: int) -> tuple[list[int], freed.Seen | None]:
+    def candidates(self, event_id: str, quota: str, needed: int,
+                   now: float | None = None) -> tuple[list[int], freed.Seen | None]:
         """Slots of ``quota`` to try (``needed`` and spares): from this process's pool or a
         lookup of the free-slot index, else (the index may lag) from a consistent read of
         the slot items themselves (``Seen``), lapsed holds' slots after the free ones."""
@@ -82,7 +82,7 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
         found = self._pooled(part, needed)
         if len(found) >= needed:
             return found, None
-        seen = self.see_slots(event_id, part)
+        seen = self.see_slots(event_id, part, now)
         return random.sample(seen.free, len(seen.free)) + seen.lapsed, seen
 
     def _pooled(self, part: str, needed: int) -> list[int]:
@@ -192,9 +192,9 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
         """The members every write that frees a slot adds: the freed epoch's bump."""
         return freed.freed_members(self.locks, event_id)
 
-    def see_slots(self, event_id: str, part: str) -> freed.Seen:
+    def see_slots(self, event_id: str, part: str, now: float | None = None) -> freed.Seen:
         """A partition's free and held slots, one consistent read after the epoch's."""
-        return freed.see(self, event_id, part)
+        return freed.see(self, event_id, part, now)
 
     # --- cancelling: free the slots the stored registration names -------------------------
     def cancel(self, event: Event, email: str, registration_id: str | None, *, riders: Riders,

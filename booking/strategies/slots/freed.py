@@ -91,11 +91,11 @@ class Seen:
         return Verified(self.epoch, self.until)
 
 
-def see(strategy, event_id: str, part: str) -> Seen:
+def see(strategy, event_id: str, part: str, now: float | None = None) -> Seen:
     """The epoch first, then every slot of ``part`` (one consistent Query, paginated),
-    filtered to the free and the held ones."""
+    filtered to the free and the held ones (lapsed at ``now``: by default, the clock's)."""
     epoch = ensure_epoch(strategy.locks, event_id)
-    now = now_ms()
+    now = now_ms() if now is None else now
     free, lapsed, until = [], [], FOREVER
     for item in strategy.slots.query(key_condition=PART, values={":e": part}, projection=SEEN,
                                      names={"#slot": "slot"}, filter=FREE_OR_HELD):

@@ -26,7 +26,7 @@ class SlotsHolds(Holds):
     slots: Table
     registrations_table: Table
     # The strategy's own, declared here for the type checker:
-    candidates: Callable[[str, str, int], tuple[list[int], Any]]
+    candidates: Callable[[str, str, int, float], tuple[list[int], Any]]
     freed_ops: Callable[[str], list]
     _require_event: Callable[[str], dict]
 
@@ -39,7 +39,7 @@ class SlotsHolds(Holds):
             raise AlreadyRegistered()
         claims = {}
         for quota in quota_order(order):
-            found, _ = self.candidates(event.id, quota, order.seats[quota])
+            found, _ = self.candidates(event.id, quota, order.seats[quota], now)
             if len(found) < order.seats[quota]:
                 self._require_event(event.id)
                 raise order_full(order, quota)
