@@ -103,8 +103,9 @@ def repair_event(strategy, event) -> list[str]:
                     {"event_id": part, "slot": n}, UNLIST, condition=LISTED_HELD,
                     values={":email": h}), f"removed held slot {number} from the free list")
             elif holder is None and "free_in" not in slot:
-                done += _attempt(lambda n=number: freed.freed_together(strategy, event.id, free_op(
-                    strategy.slots, event.id, quota, n, LOST)), f"listed free slot {number} as free")
+                relist = free_op(strategy.slots, event.id, quota, number, LOST)
+                done += _attempt(lambda op=relist: freed.freed_together(strategy, event.id, op),
+                                 f"listed free slot {number} as free")
         slots = read_slots(strategy, part)
         for email, number in sorted(named):
             if number in slots and "holder" not in slots[number]:

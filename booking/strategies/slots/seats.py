@@ -60,7 +60,8 @@ def claimed(item: dict) -> dict[str, list[int]]:
     one slot as ``slot`` (as it always did), an order its slots per quota as ``slots``."""
     if "slot" in item:
         return {CAPACITY_QUOTA: [int(item["slot"])]}
-    return {quota: [int(n) for n in numbers] for quota, numbers in (item.get("slots") or {}).items()}
+    return {quota: [int(n) for n in numbers]
+            for quota, numbers in (item.get("slots") or {}).items()}
 
 
 def slots_value(registration: Registration, claims: dict[str, list[int]]) -> dict:
