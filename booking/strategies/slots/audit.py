@@ -99,9 +99,7 @@ def repair_event(strategy, event) -> list[str]:
             if holder is not None and (holder, number) not in named:
                 done += _free_unnamed(strategy, event.id, quota, number, holder)
             elif holder is not None and "free_in" in slot:
-                done += _attempt(lambda n=number, h=holder: strategy.slots.update(
-                    {"event_id": part, "slot": n}, UNLIST, condition=LISTED_HELD,
-                    values={":email": h}), f"removed held slot {number} from the free list")
+                done += _unlist(strategy, part, number, holder)
             elif holder is None and "free_in" not in slot:
                 relist = free_op(strategy.slots, event.id, quota, number, LOST)
                 done += _attempt(lambda op=relist: freed.freed_together(strategy, event.id, op),
@@ -129,6 +127,12 @@ def _free_unnamed(strategy, event_id, quota, number, holder):
     return _attempt(lambda: strategy.store.transact_write(
         [free, check, *(op for _, op in strategy.freed_ops(event_id))]),
         f"freed slot {number} (claimed by {holder} without a registration naming it)")
+
+
+def _unlist(strategy, part, number, holder):
+    return _attempt(lambda: strategy.slots.update(
+        {"event_id": part, "slot": number}, UNLIST, condition=LISTED_HELD,
+        values={":email": holder}), f"removed held slot {number} from the free list")
 
 
 def _claim_for(strategy, event_id, quota, number, email):
