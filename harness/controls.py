@@ -63,7 +63,7 @@ from booking.strategies.shards import ShardsStrategy
 from booking.strategies.shards.orders import ShardsOrders
 from booking.strategies.shards.seats import MARKERS, marker_key
 from booking.strategies.slots import SlotsStrategy
-from booking.strategies.slots.capacity import SHUFFLE_RANGE
+from booking.strategies.slots.seats import SHUFFLE_RANGE, partition
 from booking.strategies.slots.freed import epoch_key
 from booking.strategies.streams import StreamsStrategy
 
@@ -261,8 +261,14 @@ class HintTrustingAggregateStrategy(TrustsSoldOutHint, AggregateStrategy):
     """aggregate answering "full" from its memory of a sell-out."""
 
 
-class HintTrustingSlotsStrategy(TrustsSoldOutHint, SlotsStrategy):
+class HintTrustingSlotsStrategy(SlotsStrategy):
     """slots answering "full" from its memory of a sell-out."""
+
+    def full_by_reading(self, event, registration, order, riders):
+        for quota in order.seats:
+            if self.sold_out.mark(partition(event.id, quota)) is not None:
+                raise order_full(order, quota)
+        return None
 
 
 HINT_TRUSTING = {"lock_table": HintTrustingLockTableStrategy,
@@ -280,16 +286,16 @@ class UnbumpedSlotsStrategy(SlotsStrategy):
 class EpochLastSlotsStrategy(SlotsStrategy):
     """slots that reads the freed epoch after the slot items, not before them."""
 
-    def see_slots(self, event_id, part):
-        seen = super().see_slots(event_id, part)
+    def see_slots(self, event_id, part, now=None):
+        seen = super().see_slots(event_id, part, now)
         return replace(seen, epoch=int(self.locks.get(epoch_key(event_id))["epoch"]))
 
 
 class IndexTrustingSlotsStrategy(SlotsStrategy):
     """slots that believes the free-slot index when it lists no free slot."""
 
-    def see_slots(self, event_id, part):
-        return replace(super().see_slots(event_id, part), free=[])
+    def see_slots(self, event_id, part, now=None):
+        return replace(super().see_slots(event_id, part, now), free=[])
 
 
 class LookupEachSlotsStrategy(SlotsStrategy):
@@ -297,17 +303,17 @@ class LookupEachSlotsStrategy(SlotsStrategy):
 
     name = "slots_lookup_each"
 
-    def _free_candidates(self, event_id):
+    def _pooled(self, part, needed):
         start = random.randrange(SHUFFLE_RANGE)
-        found = self._eight(event_id, "free_in = :e AND shuffle >= :start", {":start": start})
+        found = self._eight(part, "free_in = :e AND shuffle >= :start", {":start": start})
         if not found:
-            found = self._eight(event_id, "free_in = :e", {})
+            found = self._eight(part, "free_in = :e", {})
         random.shuffle(found)
         return found
 
-    def _eight(self, event_id, condition, values):
+    def _eight(self, part, condition, values):
         return [item["slot"] for item in self.slots.query(
-            index="free_slots", key_condition=condition, values={":e": event_id, **values},
+            index="free_slots", key_condition=condition, values={":e": part, **values},
             limit=8)]
 
 

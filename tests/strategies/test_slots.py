@@ -1,11 +1,17 @@
 import threading
+import time
 
 import pytest
+from django.utils import timezone
 
 from tests.helpers import table
 from booking.dynamo.tables import SLOTS
+from booking.dynamo.access import TransactionCancelled
 from booking.errors import EventFull
+from booking.models import Registration
+from booking.strategies.base import now_ms
 from booking.wiring import get_booking_service
+from tests.orders.test_orders import devconf
 from tests.strategies.interleaving import book_from_two_threads
 
 
@@ -75,3 +81,29 @@ def test_book__all_slots_taken__full_even_if_index_lists_none(service):
 
     with pytest.raises(EventFull):
         service.book(event.id, name="C", email="c@example.com")
+
+
+def test_order__a_lapsed_holds_slot_taken_over__its_offer_no_longer_accepted(service):
+    # Time releases a hold: once lapsed, its slot is a free seat to an order as to a
+    # plain booking; the offer it held for can then no longer be accepted.
+    event = devconf(service, "slots", workshop=1)
+    strategy, order = service.strategy("slots"), event.order({"workshop-a": 1})
+    now = now_ms()
+    members, ref = strategy.hold_ops(event, "held@example.com", order, until=now + 300, now=now)
+    service.store.transact_write([op for _, op in members])
+    with pytest.raises(EventFull) as full:
+        service.book(event.id, name="Bo", email="bo@example.com", tickets={"workshop-a": 1})
+    assert full.value.quota == "workshop-a"
+
+    time.sleep(0.4)
+    assert service.book(event.id, name="Cy", email="cy@example.com",
+                        tickets={"workshop-a": 1}).tickets == {"workshop-a": 1}
+    held = Registration(event_id=event.id, email="held@example.com", name="Held",
+                        registered_at=timezone.now(), registration_id="held" * 8,
+                        ticket_counts={"workshop-a": 1})
+    with pytest.raises(TransactionCancelled):
+        service.store.transact_write(
+            [op for _, op in strategy.accept_ops(event, held, order, now=now_ms(), ref=ref)])
+    assert strategy.release_expired(event, now=now_ms()) == 1  # its capacity slot
+    assert service.availability(event.id).quotas["workshop-a"].confirmed == 1
+    assert service.audit(event.id) == []

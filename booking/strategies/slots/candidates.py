@@ -1,13 +1,9 @@
 """Free slots this process has looked up and not tried yet: a hint its threads share.
 
-A lookup reads up to ``LOOKUP`` free slots from a random point of the free-slot index; the
-booking keeps ``PER_BOOKING`` of them and leaves the rest here, so the process's next
-bookings start without a lookup of their own, and its threads never try the same slot at
-once (each candidate is handed out once a ``seconds``, unless a lookup finds nothing
-else). A candidate is only a hint: another process may
-have claimed it meanwhile, which the claim's condition catches (the next one is tried).
-Candidates older than ``seconds`` are dropped. A lookup that found nothing is remembered as
-long, so the next one reads the index from its start at once (one query, not two).
+A lookup reads up to ``LOOKUP`` free slots of a partition; a booking keeps what it needs
+(and a spare) and leaves the rest here for the process's next bookings, each candidate
+handed out once a ``seconds``. A candidate may have been claimed meanwhile: the claim's
+condition catches it. Why: docs/strategies/slots.md ("Spreading contention").
 """
 import threading
 import time
@@ -20,14 +16,14 @@ PER_BOOKING = 2
 @dataclass
 class FreeSlotPool:
     seconds: float = 1.0
-    pools: dict = field(default_factory=dict)  # event id -> (slot numbers, when looked up)
-    handed: dict = field(default_factory=dict)  # event id -> (slots handed out, since when)
-    none_seen: dict = field(default_factory=dict)  # event id -> when a lookup found none
+    pools: dict = field(default_factory=dict)  # partition -> (slot numbers, when looked up)
+    handed: dict = field(default_factory=dict)  # partition -> (slots handed out, since when)
+    none_seen: dict = field(default_factory=dict)  # partition -> when a lookup found none
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def take(self, event_id: str, found: list[int] | None = None) -> list[int]:
-        """``PER_BOOKING`` candidates, none handed out lately, after adding ``found`` (a
-        lookup's answer) to the pool."""
+    def take(self, event_id: str, found: list[int] | None = None, needed: int = 1) -> list[int]:
+        """``needed`` candidates and ``PER_BOOKING - 1`` spares, none handed out lately, after
+        adding ``found`` (a lookup's answer) to the pool; none while it has too few."""
         now = time.monotonic()
         with self.lock:
             slots, when = self.pools.get(event_id, ([], 0.0))
@@ -38,15 +34,15 @@ class FreeSlotPool:
                 slots = []
             if found is not None:
                 fresh = [s for s in dict.fromkeys([*found, *slots]) if s not in handed]
-                # Every free slot found was handed out lately (to bookings that may have
-                # lost it or not used it): try them all the same; never "none" from here.
-                slots, when = fresh or list(found), now
+                # Too few found were not handed out lately (to bookings that may have lost
+                # them or not used them): try them all the same.
+                slots, when = (fresh if len(fresh) >= needed else list(found)), now
                 if found:
                     self.none_seen.pop(event_id, None)
                 else:
                     self.none_seen[event_id] = now
-            taken = slots[:PER_BOOKING]
-            self.pools[event_id] = (slots[PER_BOOKING:], when)
+            taken = slots[:needed + PER_BOOKING - 1] if len(slots) >= needed else []
+            self.pools[event_id] = (slots[len(taken):], when)
             self.handed[event_id] = (handed | set(taken), since)
             return taken
 

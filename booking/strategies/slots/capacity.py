@@ -1,68 +1,39 @@
-"""The slots strategy's seats (one item per seat): what a free slot item is, and
-capacity edits and deletes (version-checked).
-
-A free slot has ``free_in`` set (the sparse free-slot index lists it only then) and a
-random ``shuffle`` key that spreads bookings over the index. The seats are the slot items, so the event item's capacity must always equal the number
-of slots. Each step of an edit is one TransactWriteItems that changes the capacity on the
-event item (only at the version the organizer read, bumping it) together with the slots:
-
-- raising puts new free slots (new slot numbers, never reused keys), and adds 1 to the
-  event's freed epoch (``freed.py``) in the same transaction;
-- lowering deletes free slots, each only if it is still free (``attribute_exists
-  (free_in)``). A booking that claims one of them in the meantime cancels the whole step,
-  which is then retried with other free slots. A held slot is never removed, so no
-  registration is ever dropped, and there are never fewer slots than registrations.
-
-A step moves at most ``STEP`` slots (a transaction holds at most 100 writes). Larger edits
-chain steps, each conditional on the version the previous step wrote; if another edit
-slips in between, the rest is refused as stale, and what was done stays consistent.
-
-A further quota (docs/orders.md) is resized the same way, in its own partition of slot
-items (``<event id>#<quota>``), each step setting its entry of ``quota_capacities`` on
-the event item; the capacity's steps come first, then each quota's in name order.
-"""
-import random
-
-from booking.models import CAPACITY_QUOTA
+"""Capacity and quota edits of the slots strategy, and deleting an event: slot items put
+or deleted in version-checked steps (docs/strategies/slots.md, "Capacity edits")."""
+from booking.dynamo.transaction import Members, Refusal
+from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies import event_edits
-from booking.strategies.base import AGAIN, CAPACITY_NAMES, refused_at
+from booking.strategies.base import AGAIN, CAPACITY_NAMES
 from booking.strategies.slots import freed
+from booking.strategies.slots.seats import free_slot, partition
 
-STEP = 25
-SHUFFLE_RANGE = 2**31
-
-
-def free_slot(event_id, number) -> dict:
-    """A new free slot item."""
-    return {"event_id": event_id, "slot": number, "free_in": event_id,
-            "shuffle": random.randrange(SHUFFLE_RANGE)}
-
-
-def partition(event_id: str, quota: str) -> str:
-    """The partition of a quota's slot items: the event's own for the capacity."""
-    return event_id if quota == CAPACITY_QUOTA else f"{event_id}#{quota}"
+STEP = 25  # slots put or deleted per step (a transaction holds at most 100 members)
+SIZES = "#capacity, version, quota_capacities"
+PART = "event_id = :e"
+FREE_IN = "free_in = :e"
+IS_FREE = "attribute_exists(free_in)"
+ABSENT = "attribute_not_exists(event_id)"
 
 
 def change_capacity(strategy, event_id, *, expected_version, capacity, changes, quotas=None):
-    event = strategy.events.get({"event_id": event_id},
-                                projection="#capacity, version, quota_capacities",
-                                names=CAPACITY_NAMES)
+    """Refused below the slots taken (claimed or held) in a quota; then the capacity's
+    steps (at least one, carrying ``changes``), then each resized quota's, by name."""
+    event = strategy.events.get({"event_id": event_id}, projection=SIZES, names=CAPACITY_NAMES)
     refusal = event_edits.stale_or_missing(event, expected_version)
     if refusal:
         raise refusal
-    sizes = {quota: int(event["quota_capacities"][quota]) for quota in sorted(quotas or {})}
-    if capacity < event["capacity"]:
-        _refuse_below_confirmed(strategy, event_id, capacity)
-    for quota, target in sorted((quotas or {}).items()):
-        if target < sizes[quota]:
-            _refuse_below_taken(strategy, event_id, quota, target)
-    resizes = [(quota, sizes[quota], target) for quota, target in sorted((quotas or {}).items())
-               if target != sizes[quota]]
-    if capacity != event["capacity"] or not resizes:  # at least one write, with ``changes``
-        resizes.insert(0, (CAPACITY_QUOTA, event["capacity"], capacity))
+    targets = {CAPACITY_QUOTA: capacity, **dict(sorted((quotas or {}).items()))}
+    sizes = {quota: int(event["capacity"] if quota == CAPACITY_QUOTA else
+                        event["quota_capacities"][quota]) for quota in targets}
+    for quota, target in targets.items():
+        taken = _taken(strategy, partition(event_id, quota)) if target < sizes[quota] else 0
+        if taken > target:
+            raise _below(quota, taken)
+    # At least one write (it carries ``changes``): the capacity's, unchanged or not.
+    resizes = [quota for quota in targets if targets[quota] != sizes[quota]] or [CAPACITY_QUOTA]
     version = expected_version
-    for quota, current, target in resizes:
-        version = _resize(strategy, event_id, quota, current, target,
+    for quota in resizes:
+        version = _resize(strategy, event_id, quota, sizes[quota], targets[quota],
                           version=version, capacity=capacity, changes=changes)
         changes = {}
 
@@ -81,24 +52,18 @@ def _resize(strategy, event_id, quota, current, target, *, version, capacity, ch
             return version
 
 
-def _refuse_below_confirmed(strategy, event_id, capacity):
-    confirmed = strategy.registrations_table.count(
-        key_condition="event_id = :e", values={":e": event_id})
-    if confirmed > capacity:
-        raise event_edits.below_confirmed(confirmed)
-
-
 def _taken(strategy, part) -> int:
-    """The slots of a partition that are not free: claimed by an order or held."""
+    """The slots of a partition that are not free: claimed or held."""
     return sum(1 for item in strategy.slots.query(
-        key_condition="event_id = :e", values={":e": part}, projection="free_in")
+        key_condition=PART, values={":e": part}, projection="free_in")
         if "free_in" not in item)
 
 
-def _refuse_below_taken(strategy, event_id, quota, size):
-    taken = _taken(strategy, partition(event_id, quota))
-    if taken > size:
-        raise event_edits.below_taken(quota, taken)
+def _below(quota: str, taken: int):
+    """The refusal of a size below the seats ``taken`` in ``quota``."""
+    if quota == CAPACITY_QUOTA:
+        return event_edits.below_confirmed(taken)
+    return event_edits.below_taken(quota, taken)
 
 
 def _apply_step(strategy, event_id, version, step, changes, *, quota, capacity, quotas=None):
@@ -107,54 +72,48 @@ def _apply_step(strategy, event_id, version, step, changes, *, quota, capacity, 
     event_write = ("Update", strategy.events.update_op(
         {"event_id": event_id}, update.expression, **update.kwargs()))
 
-    def decode(cancelled):
-        if refused_at(cancelled, 0):
-            old = cancelled.reasons[0].old_item
-            raise event_edits.stale_or_missing(old, version) from None
+    def decode(refusal: Refusal):
+        if refusal.refused("event"):
+            raise event_edits.stale_or_missing(refusal.old("event"), version) from None
         return AGAIN  # a slot was claimed since we listed it (or a conflict): list again
 
     part = partition(event_id, quota)
     for _ in strategy.retry.attempts():
-        slot_writes = _new_slots(strategy, part, step) if step >= 0 else \
-            _free_slot_deletes(strategy, event_id, quota, -step)
+        members = Members([("event", event_write)])
+        members.extend(_new_slots(strategy, part, step) if step >= 0 else
+                       _free_slot_deletes(strategy, event_id, quota, -step))
         if step > 0:  # new free slots: a booking verified "full" must look again
-            slot_writes += strategy.freed_ops(event_id)
+            members.extend(strategy.freed_ops(event_id))
         strategy.between_read_and_write()  # test hook: bookings may claim listed slots here
-        if strategy.transact_once([event_write, *slot_writes], written=True,
-                                  decode=decode) is True:
+        if strategy.transact_once(members, written=True, decode=decode) is True:
             return
 
 
 def _new_slots(strategy, part, count):
     highest = list(strategy.slots.query(
-        key_condition="event_id = :e", values={":e": part}, forward=False, limit=1,
+        key_condition=PART, values={":e": part}, forward=False, limit=1,
         projection="#slot", names={"#slot": "slot"}))
     first = highest[0]["slot"] + 1 if highest else 0
-    return [("Put", strategy.slots.put_op(
-        free_slot(part, number), condition="attribute_not_exists(event_id)"))
-        for number in range(first, first + count)]
+    return [(f"slot:{number}", ("Put", strategy.slots.put_op(free_slot(part, number),
+                                                              condition=ABSENT)))
+            for number in range(first, first + count)]
 
 
 def _free_slot_deletes(strategy, event_id, quota, count):
     part = partition(event_id, quota)
     free = list(strategy.slots.query(
-        index="free_slots", key_condition="free_in = :e", values={":e": part}, limit=count))
-    if len(free) < count:
-        # Bookings took the seats since the count was checked.
-        if quota != CAPACITY_QUOTA:
-            raise event_edits.below_taken(quota, _taken(strategy, part))
-        confirmed = strategy.registrations_table.count(
-            key_condition="event_id = :e", values={":e": event_id})
-        raise event_edits.below_confirmed(confirmed)
-    return [("Delete", strategy.slots.delete_op(
-        {"event_id": part, "slot": item["slot"]}, condition="attribute_exists(free_in)"))
-        for item in free]
+        index="free_slots", key_condition=FREE_IN, values={":e": part}, limit=count))
+    if len(free) < count:  # bookings took the seats since the count was checked
+        raise _below(quota, _taken(strategy, part))
+    return [(f"slot:{item['slot']}", ("Delete", strategy.slots.delete_op(
+        {"event_id": part, "slot": item["slot"]}, condition=IS_FREE))) for item in free]
 
 
-def delete(strategy, event_id):
+def delete(strategy, event: Event) -> None:
     # Slots first: with no slot left, no booking can succeed; then registrations, event.
-    strategy.slots.delete_partition(event_id)
-    freed.delete_epoch(strategy.locks, event_id)  # a rejection read now finds no event
-    strategy.registrations_table.delete_partition(event_id)
-    strategy.events.delete({"event_id": event_id})
+    for quota in event.quota_capacities():
+        strategy.slots.delete_partition(partition(event.id, quota))
+    freed.delete_epoch(strategy.locks, event.id)  # a rejection read now finds no event
+    strategy.registrations_table.delete_partition(event.id)
+    strategy.events.delete({"event_id": event.id})
 

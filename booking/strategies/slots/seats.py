@@ -1,0 +1,95 @@
+"""The slots strategy's items: one slot item per seat, the expressions that claim and free
+one, and what a registration or a hold stores of its slots (docs/strategies/slots.md)."""
+import random
+
+from booking.dynamo.access import Table
+from booking.dynamo.transaction import Op
+from booking.errors import InvalidBooking
+from booking.models import CAPACITY_QUOTA, Event, Registration
+from booking.strategies.slots.freed import EPOCHS
+
+SHUFFLE_RANGE = 2**31
+TRANSACTION_LIMIT = 100
+# Besides the slots: the registration, the request row, up to two outbox rows, and (a
+# cancellation) the freed epoch and its copies.
+OTHER_MEMBERS = 4 + EPOCHS
+
+# A slot a booking or a hold may take: free, or held by a hold that has lapsed.
+CLAIMABLE = "attribute_exists(free_in) OR held_until <= :now"
+CLAIM = "SET holder = :email REMOVE free_in, held_until"
+HOLD = "SET holder = :email, held_until = :until REMOVE free_in"
+HELD_UNTIL = "holder = :email AND held_until = :until"
+UNEXPIRED = "holder = :email AND held_until > :now"
+KEEP = "REMOVE held_until"  # a hold's slot becomes its registration's
+HOLDER = "holder = :email"
+FREE = "SET free_in = :e, shuffle = :r REMOVE holder, held_until"
+NOT_REGISTERED = "attribute_not_exists(email)"
+SLOT_NAMES = {"#slot": "slot"}
+
+
+def check_order_shape(event: Event) -> None:
+    """An order's write holds one member per slot it claims (a seat counts once in the
+    capacity and once in each further quota its type names): refuse an event whose
+    largest order would pass DynamoDB's 100 members."""
+    widest = max(len(quotas) for quotas in event.ticket_types.values())
+    if event.max_per_order * (1 + widest) + OTHER_MEMBERS > TRANSACTION_LIMIT:
+        most = (TRANSACTION_LIMIT - OTHER_MEMBERS) // (1 + widest)
+        raise InvalidBooking(f"With slots, an order claims one item per seat and quota in one "
+                             f"transaction (at most {TRANSACTION_LIMIT}): allow at most {most} "
+                             f"seats per order here.", field="max_per_order")
+
+
+def partition(event_id: str, quota: str) -> str:
+    """The partition of a quota's slot items: the event's own for the capacity."""
+    return event_id if quota == CAPACITY_QUOTA else f"{event_id}#{quota}"
+
+
+def free_slot(part: str, number: int) -> dict:
+    """A new free slot item (listed in the sparse free-slot index by ``free_in``)."""
+    return {"event_id": part, "slot": number, "free_in": part,
+            "shuffle": random.randrange(SHUFFLE_RANGE)}
+
+
+def slot_name(quota: str, number: int) -> str:
+    """A slot's member name in a transaction."""
+    return f"slot:{quota}:{number}"
+
+
+def claimed(item: dict) -> dict[str, list[int]]:
+    """The slots a registration item names, per quota: a one-seat registration stores its
+    one slot as ``slot`` (as it always did), an order its slots per quota as ``slots``."""
+    if "slot" in item:
+        return {CAPACITY_QUOTA: [int(item["slot"])]}
+    return {quota: [int(n) for n in numbers]
+            for quota, numbers in (item.get("slots") or {}).items()}
+
+
+def slots_value(registration: Registration, claims: dict[str, list[int]]) -> dict:
+    """What a registration item stores of ``claims`` (read back by ``claimed``)."""
+    if registration.ticket_counts is None:  # one seat of the only type
+        (slot,), = claims.values()
+        return {"slot": slot}
+    return {"slots": claims}
+
+
+def hold_ref(claims: dict[str, list[int]]) -> dict:
+    """What a waiting-list offer stores of its held slots: one capacity slot as ``slot``
+    (as it always did), else ``slots`` per quota (read back by ``claimed``)."""
+    if list(claims) == [CAPACITY_QUOTA] and len(claims[CAPACITY_QUOTA]) == 1:
+        return {"slot": claims[CAPACITY_QUOTA][0]}
+    return {"slots": claims}
+
+
+def slot_op(slots: Table, event_id: str, quota: str, number: int, update: str, *,
+            condition: str, **values) -> Op:
+    """An update of slot ``number`` of ``quota`` (values given without their colon)."""
+    return ("Update", slots.update_op(
+        {"event_id": partition(event_id, quota), "slot": number}, update, condition=condition,
+        values={f":{name}": value for name, value in values.items()}))
+
+
+def free_op(slots: Table, event_id: str, quota: str, number: int, condition: str,
+            **values) -> Op:
+    """Free a slot (listed again, at a new random place) if ``condition`` holds."""
+    return slot_op(slots, event_id, quota, number, FREE, condition=condition,
+                   e=partition(event_id, quota), r=random.randrange(SHUFFLE_RANGE), **values)
