@@ -1,55 +1,26 @@
-"""Aggregate strategy (aggregate item with a version: docs/concepts/guards.md).
-
-The event item itself is the lock target: it holds the attendees (a map keyed by the
-normalized e-mail), the confirmed count and a version. Instead of a read followed by a
-version-checked write, a booking is one UpdateItem whose ConditionExpression states the
-whole rule: the event exists, a seat is free, the person is not yet in the map. DynamoDB
-applies conditional writes to one item one at a time, so two bookings can never both see
-the last seat. Bookings and cancellations bump ``booking_version``, never ``version``:
-``version`` counts the organizer's edits only (version-checked), so a busy event's bookings never
-refuse an edit, and an edit's own condition (``confirmed_count <= :capacity``) already
-states what it needs of the attendees.
-
-Idempotency: the update goes out in one TransactWriteItems with the request row (request
-id -> this registration, only if no live row holds the id) and the confirmation's outbox
-row (``booking/exactly_once/request_log.py``). The attendee itself also carries its request id, but that
-is gone after a cancellation, so the request row is what answers a repeat of a request
-that booked, at any later time, with the registration it made; a reused id with other
-content is refused by the same row; a refused booking wrote nothing, so its repeat runs
-again. A resend of the applied transaction is answered by its ClientRequestToken.
-
-One request per booking; once this process was told "full" for the event, a booking reads
-before it writes (``sold_out.py``): one consistent BatchGetItem of the event item (its
-counts and this person's attendee entry) and the request row answers "full" while the
-item shows no seat, with read units instead of a refused write of the whole item, and
-otherwise the booking writes as above. A cancellation removes exactly one
-registration (by its id), with its request row and the notice's outbox row, in one
-transaction: its only request when a signed link names the whole registration, otherwise
-after reading the attendee. The price: the item is capped at 400 KB, which bounds the capacity
-(``max_capacity``; ``ORDER_MAX_CAPACITY`` for an event with orders, whose attendees hold
-their tickets), and every write rewrites the whole item (twice the units, being
-transactional), so capacity units per booking grow with the number of attendees.
-
-Orders (several seats, ticket types, further quotas: docs/orders.md) are the same one
-conditional update, over every quota's count in this item: ``orders.py``.
+"""The aggregate strategy (aggregate item with a version): the event's own item holds its
+attendees, every quota's count and a version, and a booking is one conditional update of
+it. How it works, what it costs and its limits: docs/strategies/aggregate.md.
 """
-import dataclasses
-
 from booking.dynamo import items
 from booking.dynamo.tables import EVENTS
+from booking.dynamo.transaction import Members, Refusal
 from booking.errors import (AlreadyRegistered, EventFull, EventNotFound, InvalidBooking,
                             NotRegistered)
-from booking.exactly_once.request_log import Request
-from booking.models import Registration
-
+from booking.exactly_once.riders import Riders
+from booking.models import Availability, Event, Order, Registration
 from booking.strategies import event_edits
 from booking.strategies.aggregate import audit as aggregate_audit
-from booking.strategies.aggregate.holds import BUMP, BUMP_VALUES, AggregateHolds
-from booking.strategies.aggregate.orders import AggregateOrders
-from booking.strategies.base import (AGAIN, CAPACITY_NAMES, Rewrite, Strategy, expired_holder,
-                                     now_ms, refused_at)
-from booking.strategies.holds import HoldsMap, availability_of, quota_availability_of
-from booking.strategies.sold_out import read_first
+from booking.strategies.aggregate.holds import (BUMP, BUMP_VALUES, EVENT, AggregateHolds,
+                                                attendee_of)
+from booking.strategies.aggregate.writes import (ATTENDEE, ATTENDEES, AVAILABILITY, FIRST_READ,
+                                                 book_update, cancel_update, item_availability)
+from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite, Strategy,
+                                     checked_order, expired_holder, now_ms, part_of,
+                                     quota_order, tickets_left)
+from booking.strategies.holds import HoldsMap
+from booking.strategies.quota_counts import counts_of
+from booking.strategies.sold_out import hint_key
 
 ITEM_SIZE_LIMIT = 400 * 1024
 # Room for the event's own attributes: name (twice: as typed and case-folded), dates,
@@ -58,204 +29,200 @@ EVENT_ATTRIBUTES_RESERVE = 12 * 1024
 # Worst case for one attendee: a 254-byte e-mail key, a 100-character name (up to 400
 # bytes in UTF-8), the timestamp, the registration and request ids, and attribute names.
 ATTENDEE_MAX_BYTES = 900
-# Orders (docs/orders.md): the event item also defines its ticket types (20 names of 40
-# bytes, each naming up to 10 quotas) and counts its quotas (10 names, twice), and every
-# attendee holds a ``tickets`` map. Each entry of that map is at least one seat, so a seat
-# needs at most one entry more: a 40-byte type name, its number and the map's overhead.
+# An event with ticket types also defines them (20 names of 40 bytes, each naming up to 10
+# quotas) and counts its quotas (10 names, twice), and every attendee holds a ``tickets``
+# map: at most one entry a seat (a 40-byte type name, its number, the map's overhead).
 ORDER_DEFINITION_RESERVE = 11 * 1024
 TICKET_ENTRY_MAX_BYTES = 60
 ORDER_MAX_CAPACITY = ((ITEM_SIZE_LIMIT - EVENT_ATTRIBUTES_RESERVE - ORDER_DEFINITION_RESERVE)
                       // (ATTENDEE_MAX_BYTES + TICKET_ENTRY_MAX_BYTES))
-COUNTS = ("#capacity, confirmed_count, holds, hold_seats, quota_capacities, "  # availability
-          "quota_counts")
+NEW_EVENT = "attribute_not_exists(event_id)"
 
-BOOK = f"SET attendees.#email = :attendee, confirmed_count = confirmed_count + :one, {BUMP}"
-BOOK_CONDITION = (
-    "attribute_exists(event_id) AND confirmed_count < #capacity "
-    "AND attribute_not_exists(attendees.#email)"
-)
-CANCEL = f"REMOVE attendees.#email SET confirmed_count = confirmed_count - :one, {BUMP}"
+
+def hints(event_id: str, order: Order) -> list[str]:
+    """The sold-out hints a booking of ``order`` reads first for (``sold_out.py``)."""
+    return [hint_key(event_id, quota) for quota in order.seats]
 
 
 class AggregateStrategy(AggregateHolds, Strategy):
     name = "aggregate"
     max_capacity = (ITEM_SIZE_LIMIT - EVENT_ATTRIBUTES_RESERVE) // ATTENDEE_MAX_BYTES
-    takes_orders = True
     description = "One event item holds attendees, count and version; one conditional update per booking."
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.events = self.store.table(EVENTS)
         self.held = HoldsMap(self.events, BUMP, BUMP_VALUES, counts_quotas=True)
-        self.orders = AggregateOrders(self)
 
-    def check_order_shape(self, event):
-        if event.capacity > ORDER_MAX_CAPACITY:
+    def check_order_shape(self, event: Event) -> None:
+        # An event with ticket types stores them, and its attendees their tickets.
+        if items.order_attributes(event) and event.capacity > ORDER_MAX_CAPACITY:
             raise InvalidBooking(
                 f"With aggregate, an event with ticket types or orders of several seats holds "
                 f"at most {ORDER_MAX_CAPACITY} seats (its orders' tickets share the event "
                 f"item's 400 KB): lower the capacity, or choose 'lock_table'.", field="capacity")
 
-    def provision(self, event):
+    def provision(self, event: Event) -> None:
         item = {**items.event_item(event), "attendees": {}, "confirmed_count": 0}
         if event.quotas:
             item["quota_counts"] = {quota: 0 for quota in event.quotas}
-        self.events.put(item, condition="attribute_not_exists(event_id)")
+        self.events.put(item, condition=NEW_EVENT)
 
-    def book(self, event_id, registration, order=None):
-        if order is not None:
-            return self.orders.book(event_id, registration, order)
-        request = Request.booking(registration)
-        if self.sold_out.any_of([event_id]):  # lately refused "full" here: read first
-            answered = self._answered_by_reading(event_id, registration, request)
-            if answered is not None:
-                return answered
-        operations = [("Update", self.events.update_op(
-            {"event_id": event_id}, BOOK, condition=BOOK_CONDITION,
-            names={"#email": registration.email, **CAPACITY_NAMES},
-            values={":attendee": items.attendee_value(registration), **BUMP_VALUES})),
-            *self.requests.ops(request, registration)]
+    # --- booking: one update of the event item, with the riders -------------------------
+    def book(self, event: Event, registration: Registration, order: Order,
+             riders: Riders) -> Registration:
+        if self.sold_out.any_of(hints(event.id, order)):  # lately "full" here: read first
+            read = self.read_first(event, registration, order, riders)
+            if isinstance(read, Registration):
+                return read
+            order = read
+        members = Members([(EVENT, book_update(self.events, event.id, registration, order)),
+                           *riders.members(registration)])
+        guess = [order]
 
-        def decode(cancelled):
-            if not refused_at(cancelled, 0):
+        def decode(refusal: Refusal):
+            if not refusal.refused(EVENT):
                 return None
-            old = cancelled.reasons[0].old_item
-            attendee = (old or {}).get("attendees", {}).get(registration.email)
-            if self.tokens.is_mine(attendee, registration):
-                return registration  # botocore resent an update whose answer was lost
-            over = old and self.book_over_expired(event_id, old, registration, now_ms())
-            if over:  # full, but a waiting-list hold has expired: take its seat
-                return Rewrite([over, *operations[1:]],
+            old = refusal.old(EVENT)
+            mine = self.registered(old, registration)
+            if mine is not None:
+                return mine  # botocore resent an update whose answer was lost
+            holder = expired_holder(old, now_ms()) if guess[0].is_single_seat else None
+            if holder is not None:  # full, but a waiting-list hold has lapsed: take its seat
+                over = self.book_over_op(event.id, registration, holder, now_ms())
+                return Rewrite(members.replaced(EVENT, over),
                                self.tokens.client_token(registration.registration_id, "book-over"))
-            refusal = self._booking_refusal(old, registration.email)
-            if isinstance(refusal, EventFull):
-                self.sold_out.note(event_id)  # the next rejections here read first
-            raise refusal from None
+            guess[0] = self.checked(event.id, guess[0], old)  # EventFull, or a stale guess
+            return Rewrite(members.replaced(EVENT, book_update(
+                self.events, event.id, registration, guess[0])), self.token(registration, guess[0]))
 
-        return self.transact(operations, written=registration, decode=decode, request=request,
-                             request_at=1,
-                             token=self.tokens.client_token(registration.registration_id, "book"))
+        return self.transact(members, written=registration, decode=decode, riders=riders,
+                             token=self.token(registration, order))
 
-    def full_by_reading(self, event_id, registration, order=None):
-        if order is not None:
-            return self.orders.full_by_reading(event_id, registration, order)
-        if not self.sold_out.any_of([event_id]):
+    def full_by_reading(self, event: Event, registration: Registration, order: Order,
+                        riders: Riders) -> Registration | None:
+        if not self.sold_out.any_of(hints(event.id, order)):
             return None
-        return self._answered_by_reading(event_id, registration, Request.booking(registration))
+        read = self.read_first(event, registration, order, riders)
+        return read if isinstance(read, Registration) else None
 
-    def _booking_refusal(self, event_item, email):
-        if event_item is None:
-            return EventNotFound()
-        attendees = event_item.get("attendees", {})
-        if email in attendees:
-            existing = items.registration_from_attendee(event_item["event_id"], email, attendees[email])
-            return AlreadyRegistered(existing=existing)
-        return EventFull()
+    def read_first(self, event: Event, registration: Registration, order: Order,
+                   riders: Riders) -> Order | Registration:
+        """One consistent BatchGetItem of the event item and the request row: this request's
+        registration, or ``order`` checked against the counts (its hints cleared). Raises
+        ``EventFull`` (no room, and no lapsed hold a one-seat order could take over),
+        ``AlreadyRegistered``, ``EventNotFound``."""
+        item, *rows = self.store.batch_get(
+            [(self.events, {"event_id": event.id}), *riders.reads()],
+            projections={self.events.name: (FIRST_READ, {**CAPACITY_NAMES,
+                                                         "#email": registration.email})})
+        answered = riders.log.answer(riders.request, rows[0]) if rows else None
+        mine = answered or self.registered(item, registration)
+        if mine is not None:
+            return mine
+        if not (order.is_single_seat and expired_holder(item, now_ms())):
+            order = self.checked(event.id, order, item)
+        for key in hints(event.id, order):
+            self.sold_out.clear(key)
+        return order
 
-    def _answered_by_reading(self, event_id, registration, request):
-        """This request's registration, ``AlreadyRegistered``, ``EventNotFound``, or "full"
-        from one consistent read of the event item (no seat, no lapsed hold to take over);
-        None when it shows a seat (the hint is cleared and the booking writes)."""
-        item = self.read_event(event_id, registration, request)
-        if isinstance(item, Registration):
-            return item
-        if item["confirmed_count"] < item["capacity"] or expired_holder(item, now_ms()):
-            self.sold_out.clear(event_id)
-            return None
-        raise EventFull()
-
-    def read_event(self, event_id, registration, request) -> dict | Registration:
-        """The event item's counts (``read_first``: with the request row), or this
-        request's registration; raises ``AlreadyRegistered`` for an attendee."""
-        read = read_first(self, [(self.events, {"event_id": event_id})], registration, request,
-                          projections={self.events.name: (
-                              f"event_id, {COUNTS}, attendees.#email",
-                              {**CAPACITY_NAMES, "#email": registration.email})})
-        if read.answered is not None:
-            return read.answered
-        item = read.counters[0]
-        attendee = (item.get("attendees") or {}).get(registration.email)
+    def registered(self, item: dict | None, registration: Registration) -> Registration | None:
+        """``registration`` when ``item`` already holds it (our own write), else None;
+        raises ``EventNotFound`` (no item) or ``AlreadyRegistered`` (another of the person's)."""
+        if item is None:
+            raise EventNotFound()
+        attendee = attendee_of(item, registration.email)
         if self.tokens.is_mine(attendee, registration):
             return registration
         if attendee is not None:
-            raise self._booking_refusal(item, registration.email)
-        return item
+            raise AlreadyRegistered(existing=items.registration_from_attendee(
+                item["event_id"], registration.email, attendee))
+        return None
 
-    def cancel(self, event_id, email, registration_id=None, *, request, known=None, event=None,
-               release=None):
-        if event is not None:  # an event with orders: the stored order says what to free
-            return self.orders.cancel(event_id, email, registration_id, request=request,
-                                      event=event, release=release)
-        # Remove only the registration read (or named by a link, unread), in a transaction
-        # with the request row: its ClientRequestToken makes botocore's resend of an
-        # applied cancel answer success (a plain UpdateItem's resend would find it gone).
-        def decode(cancelled):
-            if known is not None and refused_at(cancelled, 0):
-                if cancelled.reasons[0].old_item is None:
-                    raise EventNotFound() from None
-                raise NotRegistered() from None
-            return AGAIN if refused_at(cancelled, 0) else None  # changed since read: again
+    def checked(self, event_id: str, order: Order, item: dict) -> Order:
+        """``checked_order`` over the item's counts; a quota found without room is noted."""
+        try:
+            return checked_order(order, {q: c for q, c in counts_of(item).items()
+                                         if q in order.seats})
+        except EventFull as full:
+            self.sold_out.note(hint_key(event_id, full.quota))
+            raise
+
+    def token(self, registration: Registration, order: Order) -> str | None:
+        """The booking's ClientRequestToken with these capacity guesses."""
+        guesses = ",".join(f"{q}={order.capacities.get(q)}" for q in quota_order(order))
+        return self.tokens.client_token(f"{registration.registration_id}:{guesses}", "book")
+
+    # --- cancelling: the stored order says which seats go back -------------------------
+    def cancel(self, event: Event, email: str, registration_id: str | None, *, riders: Riders,
+               known: Registration | None = None,
+               release: dict[str, int] | None = None) -> Registration:
+        unread = [known]  # a link's whole registration: the first write trusts it unread
 
         def read():
-            stored = known or self.find(event_id, email)
+            stored = (unread.pop() if unread else None) or self.find(event.id, email)
             return stored if stored and registration_id in (None, stored.registration_id) else None
 
-        def remove(stored):
+        def decode(refusal: Refusal):
+            if not refusal.refused(EVENT):
+                return None
+            old = refusal.old(EVENT)
+            if old is None:
+                raise EventNotFound()
+            attendee = attendee_of(old, email)
+            if attendee is None or registration_id not in (None, attendee["registration_id"]):
+                raise NotRegistered()
+            return READ_AGAIN  # its tickets changed (a part cancelled) since the read
+
+        def remove(stored: Registration):
+            keep = tickets_left(stored, release) if release is not None else {}
+            freed = release if keep and release else stored.tickets
+            answer = part_of(stored, freed, riders.request) if keep else stored
+            update = cancel_update(self.events, event.id, stored, event.order(freed).seats, keep)
             return self.transact_once(
-                [("Update", self.events.update_op(
-                    {"event_id": event_id}, CANCEL,
-                    condition="attendees.#email.registration_id = :rid", names={"#email": email},
-                    values={":rid": stored.registration_id, **BUMP_VALUES})),
-                 *self.requests.ops(request, stored)],
-                written=stored, decode=decode, request=request, request_at=1,
-                token=self.tokens.client_token(
-                    f"{stored.registration_id}:{request.request_id}", "cancel"))
+                Members([(EVENT, update), *riders.members(answer)]), written=answer,
+                decode=decode, riders=riders, token=self.tokens.client_token(
+                    f"{stored.registration_id}:{riders.request.request_id}", "cancel"))
 
-        return self.remove_as_read(read, remove, request=request, require_event=lambda: None)
+        return self.remove_as_read(read, remove, riders=riders, require_event=lambda: None)
 
-    def find(self, event_id, email):
-        item = self._get(event_id, "attendees.#email", {"#email": email})
-        value = item.get("attendees", {}).get(email)
+    # --- reading, editing, deleting ------------------------------------------------------
+    def find(self, event_id: str, email: str) -> Registration | None:
+        item = self.get(event_id, ATTENDEE, {"#email": email})
+        value = attendee_of(item, email)
         return items.registration_from_attendee(event_id, email, value) if value else None
 
-    def availability(self, event_id, quotas=()):
-        return self._availability(self._get(event_id, COUNTS, CAPACITY_NAMES), now_ms())
-
-    def availabilities(self, event_ids):
-        found = self.events.batch_get([{"event_id": e} for e in event_ids],
-                                      projection=f"event_id, {COUNTS}", names=CAPACITY_NAMES)
-        now = now_ms()
-        return {item["event_id"]: self._availability(item, now) for item in found if item is not None}
-
-    @staticmethod
-    def _availability(item, now):
-        seats = availability_of(item, now)
-        if not item.get("quota_capacities"):
-            return seats
-        return dataclasses.replace(seats, further=quota_availability_of(item, now))
-
-    def registrations(self, event_id):
-        attendees = self._get(event_id, "attendees")["attendees"]
+    def registrations(self, event_id: str):
+        attendees = self.get(event_id, ATTENDEES)["attendees"]
         for email, value in sorted(attendees.items()):
             yield items.registration_from_attendee(event_id, email, value)
 
-    def change_capacity(self, event_id, *, expected_version, capacity, changes, quotas=None):
-        # One conditional update: the version check and "no fewer seats than attendees".
-        event_edits.change_counted_event(self.events, event_id, expected_version=expected_version,
+    def availability(self, event: Event) -> Availability:
+        return item_availability(self.get(event.id, AVAILABILITY, CAPACITY_NAMES), now_ms())
+
+    def availabilities(self, events: list[Event]) -> dict[str, Availability]:
+        found = self.events.batch_get([{"event_id": event.id} for event in events],
+                                      projection=AVAILABILITY, names=CAPACITY_NAMES)
+        now = now_ms()
+        return {item["event_id"]: item_availability(item, now) for item in found if item}
+
+    def change_capacity(self, event: Event, *, expected_version: int, capacity: int,
+                        changes: dict, quotas: dict[str, int] | None = None) -> None:
+        # One conditional update: the version check and "no fewer seats than taken".
+        event_edits.change_counted_event(self.events, event.id, expected_version=expected_version,
                                          capacity=capacity, changes=changes, quotas=quotas)
 
-    def delete(self, event_id, quotas=()):
-        self.events.delete({"event_id": event_id})  # the registrations live in this item
+    def delete(self, event: Event) -> None:
+        self.events.delete({"event_id": event.id})  # the registrations live in this item
 
-    def audit(self, event):
+    def audit(self, event: Event) -> list:
         return aggregate_audit.audit_event(self, event)
 
-    def repair(self, event):
+    def repair(self, event: Event) -> list[str]:
         return aggregate_audit.repair_event(self, event)
 
-    def _get(self, event_id, projection, names=None):
-        item = self.events.get(
-            {"event_id": event_id}, projection=f"event_id, {projection}", names=names)
+    def get(self, event_id: str, projection: str, names: dict | None = None) -> dict:
+        item = self.events.get({"event_id": event_id}, projection=projection, names=names)
         if item is None:
             raise EventNotFound()
         return item
