@@ -258,8 +258,11 @@ class HintTrustingLockTableStrategy(TrustsSoldOutHint, LockTableStrategy):
     """lock_table answering "full" from its memory of a sell-out."""
 
 
-class HintTrustingAggregateStrategy(TrustsSoldOutHint, AggregateStrategy):
+class HintTrustingAggregateStrategy(AggregateStrategy):
     """aggregate answering "full" from its memory of a sell-out."""
+
+    def read_first(self, event, registration, order, riders):
+        raise EventFull()
 
 
 class HintTrustingSlotsStrategy(TrustsSoldOutHint, SlotsStrategy):

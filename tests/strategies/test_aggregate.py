@@ -3,9 +3,9 @@ import pytest
 from tests.helpers import table
 from booking.dynamo.tables import EVENTS
 from booking.errors import InvalidBooking
-from booking.strategies.aggregate import (ATTENDEE_MAX_BYTES, EVENT_ATTRIBUTES_RESERVE,
-                                          ORDER_DEFINITION_RESERVE, ORDER_MAX_CAPACITY,
-                                          AggregateStrategy)
+from booking.strategies.aggregate import AggregateStrategy
+from booking.strategies.aggregate.item import (ATTENDEE_MAX_BYTES, EVENT_ATTRIBUTES_RESERVE,
+                                               ORDER_DEFINITION_RESERVE, ORDER_MAX_CAPACITY)
 
 
 def test_create_event__beyond_item_size_limit__names_strategies_to_use(service):

@@ -1,5 +1,5 @@
-"""Waiting-list holds in the aggregate strategy's event item (time-limited holds), with the
-expressions every write of that item shares. How they work: docs/strategies/aggregate.md.
+"""Waiting-list holds in the aggregate strategy's event item (time-limited holds), and the
+update every write of that item is. How they work: docs/strategies/aggregate.md.
 """
 from booking.dynamo import items
 from booking.dynamo.access import Table
@@ -10,26 +10,23 @@ from booking.strategies.base import CAPACITY_NAMES, expired_holder
 from booking.strategies.contract import Holds
 from booking.strategies.holds import HoldsMap, refused_order
 
-# Every write of this strategy is one member: an update of the event item.
-EVENT = "event"
+EVENT = "event"  # the one seat member of every write: an update of the event item
 # The SET clause every write of the item adds: the version a repair checks.
 BUMP = "booking_version = if_not_exists(booking_version, :zero) + :one"
 BUMP_VALUES = {":one": 1, ":zero": 0}
 NOT_ATTENDEE = " AND attribute_not_exists(attendees.#email)"
-
 HOLD = "SET holds.#email = :until, confirmed_count = confirmed_count + :one, " + BUMP
 HOLD_CONDITION = ("attribute_exists(event_id) AND confirmed_count < #capacity" + NOT_ATTENDEE
                   + " AND attribute_not_exists(holds.#email)")
 RENEW = "SET holds.#email = :until, " + BUMP  # the person's own lapsed hold, again
 RENEW_CONDITION = "holds.#email <= :now" + NOT_ATTENDEE
-HOLD_OVER = "REMOVE holds.#h SET holds.#email = :until, " + BUMP  # #h's lapsed hold's seat
-HOLD_OVER_CONDITION = ("holds.#h <= :now" + NOT_ATTENDEE
-                       + " AND attribute_not_exists(holds.#email)")
-BOOK_OVER = "REMOVE holds.#h SET attendees.#email = :attendee, " + BUMP
+BOOK_OVER = "REMOVE holds.#h SET attendees.#email = :attendee, " + BUMP  # #h's lapsed seat
 BOOK_OVER_CONDITION = "holds.#h <= :now" + NOT_ATTENDEE
+HOLD_OVER = "REMOVE holds.#h SET holds.#email = :until, " + BUMP
+HOLD_OVER_CONDITION = BOOK_OVER_CONDITION + " AND attribute_not_exists(holds.#email)"
 ACCEPT = "REMOVE holds.#email SET attendees.#email = :attendee, " + BUMP
 ACCEPT_CONDITION = "holds.#email > :now" + NOT_ATTENDEE
-ACCEPT_ORDER = "attendees.#email = :attendee, "  # SET before the hold of an order goes
+ACCEPT_ORDER = "attendees.#email = :attendee, "  # SET as an order's hold goes
 ABSENT_CONDITION = "attribute_exists(event_id)" + NOT_ATTENDEE
 
 
@@ -37,55 +34,59 @@ def attendee_of(item: dict, email: str) -> dict | None:
     return (item.get("attendees") or {}).get(email)
 
 
+def present(item: dict | None) -> dict:
+    if item is None:
+        raise EventNotFound()
+    return item
+
+
 class AggregateHolds(Holds):
-    """Holds in the event item (``events``), in its ``holds`` map (``held``): a hold of one
-    seat of the capacity is a bare ``until`` (a booking or the next offer may take it over
-    once lapsed); a hold of an order also stores its seats per quota."""
+    """Holds in the event item (``events``), in its holds map (``held``). A hold of one
+    seat of the capacity is a bare ``until``, as stored before orders: a booking or the next
+    offer may take it over once lapsed. A hold of an order also stores its seats."""
 
     events: Table
     held: HoldsMap
 
+    def update(self, event_id: str, expression: str, condition: str, names: dict,
+               values: dict) -> Op:
+        """An update of the event item, bumping its ``booking_version``."""
+        return ("Update", self.events.update_op({"event_id": event_id}, expression,
+                                                condition=condition, names=names,
+                                                values={**values, **BUMP_VALUES}))
+
     def hold_ops(self, event: Event, email: str, order: Order, *, until: float, now: float,
                  refused: Refusal | None = None) -> tuple[list[tuple[str, Op]], dict]:
-        key = {"event_id": event.id}
-        if refused is None or not refused.refused(EVENT):  # a first try, or a conflict
-            if refused is None:
-                self.held.ensure_map(event.id, orders=not order.is_single_seat)
-            if not order.is_single_seat:
-                return [(EVENT, self.held.order_hold_op(event.id, email, order, until=until,
-                                                        also=NOT_ATTENDEE))], {}
-            return [(EVENT, ("Update", self.events.update_op(
-                key, HOLD, condition=HOLD_CONDITION, names={"#email": email, **CAPACITY_NAMES},
-                values={":until": until, **BUMP_VALUES})))], {}
-        old = refused.old(EVENT)
-        if old is None:
-            raise EventNotFound()
-        if attendee_of(old, email) is not None:
-            raise AlreadyRegistered()
-        if not order.is_single_seat:  # with the capacities it showed, or EventFull
-            corrected = refused_order(order, [old], email)
-            return [(EVENT, self.held.order_hold_op(event.id, email, corrected, until=until,
+        if refused is None:
+            self.held.ensure_map(event.id, orders=not order.is_single_seat)
+        elif refused.refused(EVENT):  # what the refused try found decides the next
+            old = present(refused.old(EVENT))
+            if attendee_of(old, email) is not None:
+                raise AlreadyRegistered()
+            if order.is_single_seat:  # a lapsed hold's seat (the person's own first)
+                return [(EVENT, self.hold_over(event.id, email, old, until, now))], {}
+            order = refused_order(order, [old], email)  # the capacities it showed, or full
+        if not order.is_single_seat:
+            return [(EVENT, self.held.order_hold_op(event.id, email, order, until=until,
                                                     also=NOT_ATTENDEE))], {}
-        holder = expired_holder(old, now, prefer=email)
+        return [(EVENT, self.update(event.id, HOLD, HOLD_CONDITION,
+                                    {"#email": email, **CAPACITY_NAMES}, {":until": until}))], {}
+
+    def hold_over(self, event_id: str, email: str, old: dict, until: float, now: float) -> Op:
+        holder, values = expired_holder(old, now, prefer=email), {":until": until, ":now": now}
         if holder is None:
             raise EventFull()
-        values = {":until": until, ":now": now, **BUMP_VALUES}
         if holder == email:
-            update = self.events.update_op(key, RENEW, condition=RENEW_CONDITION,
-                                           names={"#email": email}, values=values)
-        else:
-            update = self.events.update_op(key, HOLD_OVER, condition=HOLD_OVER_CONDITION,
-                                           names={"#email": email, "#h": holder}, values=values)
-        return [(EVENT, ("Update", update))], {}
+            return self.update(event_id, RENEW, RENEW_CONDITION, {"#email": email}, values)
+        return self.update(event_id, HOLD_OVER, HOLD_OVER_CONDITION,
+                           {"#email": email, "#h": holder}, values)
 
-    def book_over_op(self, event_id: str, registration: Registration, holder: str,
-                     now: float) -> Op:
-        """The booking's update taking the seat of ``holder``'s lapsed hold of one seat."""
-        return ("Update", self.events.update_op(
-            {"event_id": event_id}, BOOK_OVER, condition=BOOK_OVER_CONDITION,
-            names={"#email": registration.email, "#h": holder},
-            values={":attendee": items.attendee_value(registration), ":now": now,
-                    **BUMP_VALUES}))
+    def book_over(self, event_id: str, registration: Registration, holder: str,
+                  now: float) -> Op:
+        """A booking of one seat taking the seat of ``holder``'s lapsed hold."""
+        return self.update(event_id, BOOK_OVER, BOOK_OVER_CONDITION,
+                           {"#email": registration.email, "#h": holder},
+                           {":attendee": items.attendee_value(registration), ":now": now})
 
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
                    now: float, ref: dict) -> list[tuple[str, Op]]:
@@ -94,17 +95,13 @@ class AggregateHolds(Holds):
             return [(EVENT, self.held.order_unhold_op(
                 event.id, registration.email, order.seats, now, also=NOT_ATTENDEE,
                 then=ACCEPT_ORDER, values=attendee))]
-        return [(EVENT, ("Update", self.events.update_op(
-            {"event_id": event.id}, ACCEPT, condition=ACCEPT_CONDITION,
-            names={"#email": registration.email},
-            values={**attendee, ":now": now, **BUMP_VALUES})))]
+        return [(EVENT, self.update(event.id, ACCEPT, ACCEPT_CONDITION,
+                                    {"#email": registration.email}, {**attendee, ":now": now}))]
 
     def release_ops(self, event: Event, email: str, order: Order, *, until: float,
                     ref: dict) -> list[tuple[str, Op]]:
-        if not order.is_single_seat:
-            return [(EVENT, self.held.order_release_op(event.id, email, order.seats,
-                                                       until=until))]
-        return [(EVENT, self.held.release_op(event.id, email, until=until))]
+        return [(EVENT, self.held.release_op(event.id, email, until=until) if order.is_single_seat
+                 else self.held.order_release_op(event.id, email, order.seats, until=until))]
 
     def release_expired(self, event: Event, *, now: float) -> int:
         return self.held.release_expired(event.id, now=now)
