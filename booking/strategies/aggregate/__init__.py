@@ -1,7 +1,6 @@
 """The aggregate strategy (aggregate item with a version): the event's own item holds its
 attendees, every quota's count and a version; a booking is one conditional update of it.
-How it works, what it costs and its limits: docs/strategies/aggregate.md.
-"""
+How it works, what it costs, its limits: docs/strategies/aggregate.md."""
 from booking.dynamo import items
 from booking.dynamo.tables import EVENTS
 from booking.dynamo.transaction import Members, Refusal
@@ -22,11 +21,6 @@ from booking.strategies.quota_counts import counts_of
 from booking.strategies.sold_out import hint_key
 
 
-def changed(refusal: Refusal):
-    """A cancellation's refusal: the registration read changed (gone, a part cancelled)."""
-    return READ_AGAIN if refusal.refused(EVENT) else None
-
-
 class AggregateStrategy(AggregateHolds, Strategy):
     name = "aggregate"
     max_capacity = MAX_CAPACITY
@@ -39,13 +33,12 @@ class AggregateStrategy(AggregateHolds, Strategy):
         self.events = self.store.table(EVENTS)
         self.held = HoldsMap(self.events, BUMP, BUMP_VALUES, counts_quotas=True)
 
-    def check_order_shape(self, event: Event) -> None:
-        # An event with ticket types stores them, and its attendees their tickets.
+    def check_order_shape(self, event: Event) -> None:  # ticket types: attendees keep tickets
         if items.order_attributes(event) and event.capacity > ORDER_MAX_CAPACITY:
-            raise InvalidBooking(
-                f"With aggregate, an event with ticket types or orders of several seats holds "
-                f"at most {ORDER_MAX_CAPACITY} seats (its orders' tickets share the event "
-                f"item's 400 KB): lower the capacity, or choose 'lock_table'.", field="capacity")
+            raise InvalidBooking(f"With aggregate, an event with ticket types or orders of several "
+                                 f"seats holds at most {ORDER_MAX_CAPACITY} seats (its orders' "
+                                 f"tickets share the event item's 400 KB): lower the capacity, "
+                                 f"or choose 'lock_table'.", field="capacity")
 
     def provision(self, event: Event) -> None:
         quotas = {"quota_counts": dict.fromkeys(event.quotas, 0)} if event.quotas else {}
@@ -88,9 +81,8 @@ class AggregateStrategy(AggregateHolds, Strategy):
     def read_first(self, event: Event, registration: Registration, order: Order,
                    riders: Riders) -> Order | Registration:
         """``order`` as it is, unless this process was lately told "full" for a quota of it
-        (``sold_out.py``); then from one consistent BatchGetItem of the event item and the
-        request row: this request's registration, or ``order`` with the capacities read
-        (its hints cleared), or raises what the write would."""
+        (``sold_out.py``); then what one consistent BatchGetItem of the event item and the
+        request row says (``next_try``), hints cleared unless it raises."""
         hints = [hint_key(event.id, quota) for quota in order.seats]
         if not self.sold_out.any_of(hints):
             return order
@@ -108,10 +100,9 @@ class AggregateStrategy(AggregateHolds, Strategy):
 
     def next_try(self, event_id: str, registration: Registration, order: Order,
                  item: dict) -> Registration | str | Order:
-        """What the event ``item`` says to a booking of ``order``: ``registration`` (our own
-        write is in it), a lapsed hold's e-mail (an order of one seat takes its seat over),
-        or ``order`` with the item's capacities. Raises ``AlreadyRegistered``, or
-        ``EventFull`` naming a quota without room (its hint noted)."""
+        """What ``item`` says to a booking of ``order``: ``registration`` (our own write is in
+        it), a lapsed hold's e-mail (an order of one seat takes its seat), or ``order`` with
+        the item's capacities; or raises ``AlreadyRegistered``, ``EventFull`` (hint noted)."""
         attendee = attendee_of(item, registration.email)
         if self.tokens.is_mine(attendee, registration):
             return registration
@@ -144,15 +135,15 @@ class AggregateStrategy(AggregateHolds, Strategy):
             keep = tickets_left(stored, release) if release is not None else {}
             freed = release if keep and release else stored.tickets
             answer = part_of(stored, freed, riders.request) if keep else stored
-            update = cancel_update(stored, event.order(freed).seats, keep)
-            return self.transact_once(
-                Members([(EVENT, self.update(event.id, *update)), *riders.members(answer)]),
-                written=answer, decode=changed, riders=riders, token=self.tokens.client_token(
-                    f"{stored.registration_id}:{riders.request.request_id}", "cancel"))
+            update = self.update(event.id, *cancel_update(stored, event.order(freed).seats, keep))
+            token = f"{stored.registration_id}:{riders.request.request_id}"
+            return self.transact_once(  # refused: what was read changed (gone, a part cancelled)
+                Members([(EVENT, update), *riders.members(answer)]), written=answer, riders=riders,
+                decode=lambda refusal: READ_AGAIN if refusal.refused(EVENT) else None,
+                token=self.tokens.client_token(token, "cancel"))
 
         return self.remove_as_read(read, remove, riders=riders, require_event=lambda: None)
 
-    # --- reading, editing, deleting ------------------------------------------------------
     def find(self, event_id: str, email: str) -> Registration | None:
         value = attendee_of(self.get(event_id, ATTENDEE, {"#email": email}), email)
         return items.registration_from_attendee(event_id, email, value) if value else None
@@ -167,8 +158,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
     def availabilities(self, events: list[Event]) -> dict[str, Availability]:
         found = self.events.batch_get([{"event_id": event.id} for event in events],
                                       projection=AVAILABILITY, names=CAPACITY_NAMES)
-        now = now_ms()
-        return {item["event_id"]: seats_of(item, now) for item in found if item}
+        return {item["event_id"]: seats_of(item, now_ms()) for item in found if item}
 
     def change_capacity(self, event: Event, *, expected_version: int, capacity: int,
                         changes: dict, quotas: dict[str, int] | None = None) -> None:

@@ -1,6 +1,5 @@
 """Waiting-list holds in the aggregate strategy's event item (time-limited holds), and the
-update every write of that item is. How they work: docs/strategies/aggregate.md.
-"""
+update every write of that item is. How they work: docs/strategies/aggregate.md."""
 from booking.dynamo import items
 from booking.dynamo.access import Table
 from booking.dynamo.transaction import Op, Refusal
@@ -41,16 +40,13 @@ def present(item: dict | None) -> dict:
 
 
 class AggregateHolds(Holds):
-    """Holds in the event item (``events``), in its holds map (``held``). A hold of one
-    seat of the capacity is a bare ``until``, as stored before orders: a booking or the next
-    offer may take it over once lapsed. A hold of an order also stores its seats."""
+    """Holds in the event item's map: one seat's a bare ``until``, an order's with its seats."""
 
     events: Table
     held: HoldsMap
 
     def update(self, event_id: str, expression: str, condition: str, names: dict,
                values: dict) -> Op:
-        """An update of the event item, bumping its ``booking_version``."""
         return ("Update", self.events.update_op({"event_id": event_id}, expression,
                                                 condition=condition, names=names,
                                                 values={**values, **BUMP_VALUES}))
@@ -81,9 +77,7 @@ class AggregateHolds(Holds):
         return self.update(event_id, HOLD_OVER, HOLD_OVER_CONDITION,
                            {"#email": email, "#h": holder}, values)
 
-    def book_over(self, event_id: str, registration: Registration, holder: str,
-                  now: float) -> Op:
-        """A booking of one seat taking the seat of ``holder``'s lapsed hold."""
+    def book_over(self, event_id: str, registration: Registration, holder: str, now: float) -> Op:
         return self.update(event_id, BOOK_OVER, BOOK_OVER_CONDITION,
                            {"#email": registration.email, "#h": holder},
                            {":attendee": items.attendee_value(registration), ":now": now})
