@@ -125,7 +125,10 @@ class AggregateStrategy(AggregateHolds, Strategy):
     def cancel(self, event: Event, email: str, registration_id: str | None, *, riders: Riders,
                known: Registration | None = None,
                release: dict[str, int] | None = None) -> Registration:
-        unread = [known]  # a link's whole registration: the first write trusts it unread
+        # A link's whole registration, trusted unread by the first write where it says which
+        # tickets are stored (a link carries none: an event with ticket types stores them).
+        unread = [known] if known and (known.ticket_counts or not items.order_attributes(event)) \
+            else []
 
         def read():
             stored = (unread.pop() if unread else None) or self.find(event.id, email)
