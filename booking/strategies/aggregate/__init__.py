@@ -34,7 +34,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
         self.held = HoldsMap(self.events, BUMP, BUMP_VALUES, counts_quotas=True)
 
     def check_order_shape(self, event: Event) -> None:  # ticket types: attendees keep tickets
-        if items.order_attributes(event) and event.capacity > ORDER_MAX_CAPACITY:
+        if event.offers_orders and event.capacity > ORDER_MAX_CAPACITY:
             raise InvalidBooking(f"With aggregate, an event with ticket types or orders of several "
                                  f"seats holds at most {ORDER_MAX_CAPACITY} seats (its orders' "
                                  f"tickets share the event item's 400 KB): lower the capacity, "
@@ -125,10 +125,8 @@ class AggregateStrategy(AggregateHolds, Strategy):
     def cancel(self, event: Event, email: str, registration_id: str | None, *, riders: Riders,
                known: Registration | None = None,
                release: dict[str, int] | None = None) -> Registration:
-        # A link's whole registration, trusted unread by the first write where it says which
-        # tickets are stored (a link carries none: an event with ticket types stores them).
-        unread = [known] if known and (known.ticket_counts or not items.order_attributes(event)) \
-            else []
+        # A link's registration (it carries no tickets) is trusted unread where none are stored.
+        unread = [known] if known and (known.ticket_counts or not event.offers_orders) else []
 
         def read():
             stored = (unread.pop() if unread else None) or self.find(event.id, email)
@@ -172,5 +170,4 @@ class AggregateStrategy(AggregateHolds, Strategy):
         self.events.delete({"event_id": event.id})  # the registrations live in this item
 
     def get(self, event_id: str, projection: str, names: dict | None = None) -> dict:
-        return present(self.events.get({"event_id": event_id}, projection=projection,
-                                       names=names))
+        return present(self.events.get({"event_id": event_id}, projection=projection, names=names))
