@@ -1,6 +1,8 @@
 """The aggregate strategy (aggregate item with a version): the event's own item holds its
 attendees, every quota's count and a version; a booking is one conditional update of it.
 How it works, what it costs, its limits: docs/strategies/aggregate.md."""
+from collections.abc import Iterator
+
 from booking.dynamo import items
 from booking.dynamo.tables import EVENTS
 from booking.dynamo.transaction import Members, Refusal
@@ -45,7 +47,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
         self.events.put({**items.event_item(event), "attendees": {}, "confirmed_count": 0,
                          **quotas}, condition=NEW_EVENT)
 
-    # --- booking: one update of the event item, with the riders -------------------------
+    # --- booking and cancelling: one update of the event item, with the riders ------------
     def book(self, event: Event, registration: Registration, order: Order,
              riders: Riders) -> Registration:
         read = self.read_first(event, registration, order, riders)
@@ -121,7 +123,6 @@ class AggregateStrategy(AggregateHolds, Strategy):
         guesses = ",".join(f"{q}={order.capacities.get(q)}" for q in quota_order(order))
         return self.tokens.client_token(f"{registration.registration_id}:{guesses}", "book")
 
-    # --- cancelling: the stored order says which seats go back -------------------------
     def cancel(self, event: Event, email: str, registration_id: str | None, *, riders: Riders,
                known: Registration | None = None,
                release: dict[str, int] | None = None) -> Registration:
@@ -149,7 +150,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
         value = attendee_of(self.get(event_id, ATTENDEE, {"#email": email}), email)
         return items.registration_from_attendee(event_id, email, value) if value else None
 
-    def registrations(self, event_id: str):
+    def registrations(self, event_id: str) -> Iterator[Registration]:
         for email, value in sorted(self.get(event_id, ATTENDEES)["attendees"].items()):
             yield items.registration_from_attendee(event_id, email, value)
 

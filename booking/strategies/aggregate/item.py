@@ -78,8 +78,7 @@ def seats_of(item: dict, now: float) -> Availability:
     return dataclasses.replace(availability_of(item, now), further=further)
 
 
-def taken(event: Event, item: dict):
-    """Seats per quota of the attendees' orders (one without tickets) and of the holds."""
+def taken(event: Event, item: dict):  # per quota: attendees' seats (1 without tickets), holds'
     tickets = (value.get("tickets") for value in (item.get("attendees") or {}).values())
     return audit.seats_taken(event, tickets) + held_seats(item)
 
