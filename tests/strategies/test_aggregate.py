@@ -65,6 +65,14 @@ def test_create_and_update__order_event_beyond_order_max_capacity__refused(servi
     assert service.get_event(event.id).capacity == ORDER_MAX_CAPACITY
 
 
+def test_create_and_update__plain_event_above_order_max_capacity__accepted(service):
+    # A plain event's attendees store no tickets: it keeps the larger limit.
+    event = service.create_event(name="Big", capacity=ORDER_MAX_CAPACITY + 1, strategy="aggregate")
+    updated = service.update_event(event.id, expected_version=event.version,
+                                   capacity=AggregateStrategy.max_capacity)
+    assert updated.capacity == AggregateStrategy.max_capacity > ORDER_MAX_CAPACITY
+
+
 def test_book__bookings_bump_the_booking_version_never_the_edit_version(service):
     event = service.create_event(name="Talk", capacity=3, strategy="aggregate")
     events = table(EVENTS)
