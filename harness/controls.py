@@ -257,8 +257,13 @@ class HintTrustingLockTableStrategy(TrustsSoldOutHint, LockTableStrategy):
     """lock_table answering "full" from its memory of a sell-out."""
 
 
-class HintTrustingAggregateStrategy(TrustsSoldOutHint, AggregateStrategy):
+class HintTrustingAggregateStrategy(AggregateStrategy):
     """aggregate answering "full" from its memory of a sell-out."""
+
+    def read_first(self, event, registration, order, riders):
+        if self.sold_out.any_for(event.id):
+            raise EventFull()
+        return order
 
 
 class HintTrustingSlotsStrategy(SlotsStrategy):

@@ -1,11 +1,17 @@
-import pytest
+import uuid
 
-from tests.helpers import table
+import pytest
+from django.utils import timezone
+
+from tests.helpers import book_directly, table
+from booking.dynamo.metrics import RequestMeter
 from booking.dynamo.tables import EVENTS
 from booking.errors import InvalidBooking
-from booking.strategies.aggregate import (ATTENDEE_MAX_BYTES, EVENT_ATTRIBUTES_RESERVE,
-                                          ORDER_DEFINITION_RESERVE, ORDER_MAX_CAPACITY,
-                                          AggregateStrategy)
+from booking.models import Registration
+from booking.waitlist import engine as waitlist_engine
+from booking.strategies.aggregate import AggregateStrategy
+from booking.strategies.aggregate.item import (ATTENDEE_MAX_BYTES, EVENT_ATTRIBUTES_RESERVE,
+                                               ORDER_DEFINITION_RESERVE, ORDER_MAX_CAPACITY)
 
 
 def test_create_event__beyond_item_size_limit__names_strategies_to_use(service):
@@ -59,6 +65,14 @@ def test_create_and_update__order_event_beyond_order_max_capacity__refused(servi
     assert service.get_event(event.id).capacity == ORDER_MAX_CAPACITY
 
 
+def test_create_and_update__plain_event_above_order_max_capacity__accepted(service):
+    # A plain event's attendees store no tickets: it keeps the larger limit.
+    event = service.create_event(name="Big", capacity=ORDER_MAX_CAPACITY + 1, strategy="aggregate")
+    updated = service.update_event(event.id, expected_version=event.version,
+                                   capacity=AggregateStrategy.max_capacity)
+    assert updated.capacity == AggregateStrategy.max_capacity > ORDER_MAX_CAPACITY
+
+
 def test_book__bookings_bump_the_booking_version_never_the_edit_version(service):
     event = service.create_event(name="Talk", capacity=3, strategy="aggregate")
     events = table(EVENTS)
@@ -91,3 +105,43 @@ def test_book__refused__leaves_item_unchanged(service):
             service.book(event.id, name="X", email=email)
 
     assert table(EVENTS).get({"event_id": event.id}) == before
+
+
+def test_plain_event__hold_and_attendee_stored_exactly_as_ever(service):
+    # A plain booking is an order of one seat; what it stores is what it always stored: a
+    # hold is a bare time in the holds map (no seats beside it), an attendee no tickets.
+    event = service.create_event(name="Talk", capacity=1, strategy="aggregate")
+    service.book(event.id, name="Ada", email="ada@example.com")
+    service.join_waiting_list(event.id, name="Bo", email="bo@example.com")
+    service.cancel(event.id, email="ada@example.com")
+    waitlist_engine.flush()
+
+    item = table(EVENTS).get({"event_id": event.id})
+    assert "hold_seats" not in item and list(item["holds"]) == ["bo@example.com"]
+    assert service.accept_offer(event.id, email="bo@example.com").ticket_counts is None
+    item = table(EVENTS).get({"event_id": event.id})
+    assert item["holds"] == {} and item["confirmed_count"] == 1
+    assert set(item["attendees"]["bo@example.com"]) == {
+        "name", "registered_at", "registration_id", "request_id"}
+    assert service.audit(event.id) == []
+
+
+def test_book__capacity_raised_since_the_event_was_read__one_seat_still_one_write(service):
+    # One seat of a quota needs no guess of its capacity ("count < capacity"): a process
+    # whose event says capacity 1 books the seat an edit elsewhere added in one write.
+    stale = service.create_event(name="Talk", capacity=1, strategy="aggregate")
+    service.book(stale.id, name="Ada", email="ada@example.com")
+    service.update_event(stale.id, expected_version=stale.version, capacity=2)
+    bob = Registration(event_id=stale.id, email="bob@example.com", name="Bob",
+                       registered_at=timezone.now(), registration_id=uuid.uuid4().hex,
+                       request_id=uuid.uuid4().hex)
+
+    meter = RequestMeter().install(service.store)
+    try:
+        with meter.track() as booking:
+            book_directly(service.strategy("aggregate"), service, stale, bob)
+    finally:
+        meter.uninstall()
+
+    assert booking.operations == ["TransactWriteItems"]
+    assert service.availability(stale.id).confirmed == 2

@@ -1,80 +1,108 @@
-"""Waiting-list holds in the aggregate strategy's event item (time-limited holds).
-
-A hold is an entry of the event item's ``holds`` map (``HoldsMap``, shared with the other
-counter items): e-mail key -> until (epoch milliseconds). It takes a seat like an attendee
-does: ``confirmed_count`` counts attendees *and* holds, so ``book``'s unchanged condition
-(``confirmed_count < capacity``) already keeps the held seat from anyone else. Time
-releases it: a write may take over a hold only with ``holds.#h <= :now`` in its condition
-(a booking when no other seat is free, or the next offer), turning the held seat into its
-own without changing the count. Accepting is one update whose condition is
-``holds.#email > :now``: an offer that expires during an accept either books or refuses,
-never both. The attendees live in the same item, so every hold condition also states
-that the person is not one.
-
-On an event with orders a hold takes the entry's seats in every quota count of the item
-(``hold_seats`` remembers them), in the same one conditional update as an order's
-booking; accepting moves them to the attendee, releasing gives them back.
-"""
+"""Waiting-list holds in the aggregate strategy's event item (time-limited holds), and the
+update every write of that item is. How they work: docs/strategies/aggregate.md."""
 from booking.dynamo import items
-from booking.dynamo.access import CONDITION_FAILED, Table
-from booking.errors import AlreadyRegistered
-from booking.strategies.base import expired_holder
-from booking.strategies.holds import HoldsMap, MapHolds
+from booking.dynamo.access import Table
+from booking.dynamo.transaction import Op, Refusal
+from booking.errors import AlreadyRegistered, EventFull, EventNotFound
+from booking.models import Event, Order, Registration
+from booking.strategies.base import CAPACITY_NAMES, expired_holder
+from booking.strategies.contract import Holds
+from booking.strategies.holds import HoldsMap, refused_order
 
+EVENT = "event"  # the one seat member of every write: an update of the event item
 # The SET clause every write of the item adds: the version a repair checks.
 BUMP = "booking_version = if_not_exists(booking_version, :zero) + :one"
 BUMP_VALUES = {":one": 1, ":zero": 0}
 NOT_ATTENDEE = " AND attribute_not_exists(attendees.#email)"
+HOLD = "SET holds.#email = :until, confirmed_count = confirmed_count + :one, " + BUMP
+HOLD_CONDITION = ("attribute_exists(event_id) AND confirmed_count < #capacity" + NOT_ATTENDEE
+                  + " AND attribute_not_exists(holds.#email)")
+RENEW = "SET holds.#email = :until, " + BUMP  # the person's own lapsed hold, again
+RENEW_CONDITION = "holds.#email <= :now" + NOT_ATTENDEE
+BOOK_OVER = "REMOVE holds.#h SET attendees.#email = :attendee, " + BUMP  # #h's lapsed seat
+BOOK_OVER_CONDITION = "holds.#h <= :now" + NOT_ATTENDEE
+HOLD_OVER = "REMOVE holds.#h SET holds.#email = :until, " + BUMP
+HOLD_OVER_CONDITION = BOOK_OVER_CONDITION + " AND attribute_not_exists(holds.#email)"
+ACCEPT = "REMOVE holds.#email SET attendees.#email = :attendee, " + BUMP
+ACCEPT_CONDITION = "holds.#email > :now" + NOT_ATTENDEE
+ACCEPT_ORDER = "attendees.#email = :attendee, "  # SET as an order's hold goes
+ABSENT_CONDITION = "attribute_exists(event_id)" + NOT_ATTENDEE
 
 
-class AggregateHolds(MapHolds):
-    """The seat-holds protocol on the event item: ``events`` is its table, ``held`` its
-    holds map (both set by ``AggregateStrategy``)."""
+def attendee_of(item: dict, email: str) -> dict | None:
+    return (item.get("attendees") or {}).get(email)
+
+
+def present(item: dict | None) -> dict:
+    if item is None:
+        raise EventNotFound()
+    return item
+
+
+class AggregateHolds(Holds):
+    """Holds in the event item's map: one seat's a bare ``until``, an order's with its seats."""
 
     events: Table
     held: HoldsMap
 
-    holds_orders = True
+    def update(self, event_id: str, expression: str, condition: str, names: dict,
+               values: dict) -> Op:
+        return ("Update", self.events.update_op({"event_id": event_id}, expression,
+                                                condition=condition, names=names,
+                                                values={**values, **BUMP_VALUES}))
 
-    def hold_ops(self, event_id, email, *, until, now, refused=None, order=None):
-        if refused is not None and refused.code(0) == CONDITION_FAILED:
-            old = refused.reasons[0].old_item
-            if old is not None and email in (old.get("attendees") or {}):
+    def hold_ops(self, event: Event, email: str, order: Order, *, until: float, now: float,
+                 refused: Refusal | None = None) -> tuple[list[tuple[str, Op]], dict]:
+        if refused is None:
+            self.held.ensure_map(event.id, orders=not order.is_single_seat)
+        elif refused.refused(EVENT):  # what the refused try found decides the next
+            old = present(refused.old(EVENT))
+            if attendee_of(old, email) is not None:
                 raise AlreadyRegistered()
-        if order is not None:  # every quota's count is in this item: one update
-            return self.order_hold_ops(event_id, email, order, until=until, refused=refused,
-                                       also=NOT_ATTENDEE), {}
-        return [self.held.hold_op(event_id, email, until=until, now=now, refused=refused,
-                                  also=NOT_ATTENDEE)], {}
+            if order.is_single_seat:  # a lapsed hold's seat (the person's own first)
+                return [(EVENT, self.hold_over(event.id, email, old, until, now))], {}
+            order = refused_order(order, [old], email)  # the capacities it showed, or full
+        if not order.is_single_seat:
+            return [(EVENT, self.held.order_hold_op(event.id, email, order, until=until,
+                                                    also=NOT_ATTENDEE))], {}
+        return [(EVENT, self.update(event.id, HOLD, HOLD_CONDITION,
+                                    {"#email": email, **CAPACITY_NAMES}, {":until": until}))], {}
 
-    def book_over_expired(self, event_id, old, registration, now):
-        """The booking's update taking the seat of an expired hold in ``old``, or None."""
-        holder = expired_holder(old, now)
-        if holder is None or registration.email in (old.get("attendees") or {}):
-            return None
-        return ("Update", self.events.update_op(
-            {"event_id": event_id}, f"REMOVE holds.#h SET attendees.#email = :attendee, {BUMP}",
-            condition="holds.#h <= :now AND attribute_not_exists(attendees.#email)",
-            names={"#email": registration.email, "#h": holder},
-            values={":attendee": items.attendee_value(registration), ":now": now,
-                    **BUMP_VALUES}))
+    def hold_over(self, event_id: str, email: str, old: dict, until: float, now: float) -> Op:
+        holder, values = expired_holder(old, now, prefer=email), {":until": until, ":now": now}
+        if holder is None:
+            raise EventFull()
+        if holder == email:
+            return self.update(event_id, RENEW, RENEW_CONDITION, {"#email": email}, values)
+        return self.update(event_id, HOLD_OVER, HOLD_OVER_CONDITION,
+                           {"#email": email, "#h": holder}, values)
 
-    def accept_ops(self, event_id, registration, *, now, ref, order=None):
-        if order is not None:  # the held seats stay counted: they become the attendee's
-            return [self.held.order_unhold_op(
-                event_id, registration.email, order.seats, now, also=NOT_ATTENDEE,
-                then="attendees.#email = :attendee, ",
-                values={":attendee": items.attendee_value(registration)})]
-        return [("Update", self.events.update_op(
-            {"event_id": event_id},
-            f"REMOVE holds.#email SET attendees.#email = :attendee, {BUMP}",
-            condition="holds.#email > :now AND attribute_not_exists(attendees.#email)",
-            names={"#email": registration.email},
-            values={":attendee": items.attendee_value(registration), ":now": now,
-                    **BUMP_VALUES}))]
+    def book_over(self, event_id: str, registration: Registration, holder: str, now: float) -> Op:
+        return self.update(event_id, BOOK_OVER, BOOK_OVER_CONDITION,
+                           {"#email": registration.email, "#h": holder},
+                           {":attendee": items.attendee_value(registration), ":now": now})
 
-    def registration_absent_op(self, event_id, email):
+    def accept_ops(self, event: Event, registration: Registration, order: Order, *,
+                   now: float, ref: dict) -> list[tuple[str, Op]]:
+        attendee = {":attendee": items.attendee_value(registration)}
+        if not order.is_single_seat:  # the held seats stay counted: they become the attendee's
+            return [(EVENT, self.held.order_unhold_op(
+                event.id, registration.email, order.seats, now, also=NOT_ATTENDEE,
+                then=ACCEPT_ORDER, values=attendee))]
+        return [(EVENT, self.update(event.id, ACCEPT, ACCEPT_CONDITION,
+                                    {"#email": registration.email}, {**attendee, ":now": now}))]
+
+    def release_ops(self, event: Event, email: str, order: Order, *, until: float,
+                    ref: dict) -> list[tuple[str, Op]]:
+        return [(EVENT, self.held.release_op(event.id, email, until=until) if order.is_single_seat
+                 else self.held.order_release_op(event.id, email, order.seats, until=until))]
+
+    def release_expired(self, event: Event, *, now: float) -> int:
+        return self.held.release_expired(event.id, now=now)
+
+    def holds(self, event_id: str) -> dict[str, float]:
+        return self.held.holds(event_id)
+
+    def registration_absent_op(self, event_id: str, email: str) -> Op:
         return ("ConditionCheck", self.events.delete_op(
-            {"event_id": event_id},
-            condition="attribute_exists(event_id) AND attribute_not_exists(attendees.#email)",
-            names={"#email": email}))
+            {"event_id": event_id}, condition=ABSENT_CONDITION, names={"#email": email}))
