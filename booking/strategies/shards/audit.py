@@ -1,30 +1,22 @@
-"""Audit and repair for the shards strategy: each shard must count what is stored on it.
-
-A registration names its shard, so each shard's ``confirmed_count`` must be the number of
-registrations naming it plus the seats its holds take, and the shards' capacities must add up to the
-event's. Every booking, cancellation and hold write bumps its shard's ``version``; the
-repair counts page by page, then rewrites every shard in one transaction, each only if its
-version is unchanged and the event's capacity too: if a booking landed while counting, the
-write is refused and the count is redone.
-
-An event with orders is audited and repaired the same way quota by quota: an order names
-the seats it holds on each quota's shards (``shard_seats``), the shards of each further
-quota must count those and add up to its size, and the seats placed must be what the
-orders' tickets take, plus the seats held for offers (an order's hold stores its part on
-each shard: ``hold_seats``) (``quota_within_capacity``, ``quota_counter_matches_orders``).
+"""Audit and repair for the shards strategy: each shard must count the seats placed and
+held on it, and a quota's shards add up to its size. docs/strategies/shards.md#audit.
 """
 from collections import Counter
 
 from booking.dynamo.access import ConditionFailed, TransactionCancelled
+from booking.dynamo.transaction import Members
 from booking.models import CAPACITY_QUOTA
 from booking.strategies import audit
 from booking.strategies.base import CAPACITY_NAMES
 from booking.strategies.holds import held_seats
 from booking.strategies.shards import seats
-from booking.strategies.shards.orders import placed_on
-from booking.strategies.shards.seats import SHARDS, marker_key, quota_shard_key, shards_for
+from booking.strategies.shards.seats import (NEW, SHARDS, marker_key, member, placed_on, shard_key,
+                                            shards_for)
 
 FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + :one"
+SAME_VERSION = "version = :version"
+SAME_CAPACITY = "#capacity = :c AND version = :v"
+SAME_QUOTA = "quota_capacities.#q = :c AND version = :v"
 
 
 def stored(strategy, event_id) -> dict[str, tuple]:
@@ -33,10 +25,7 @@ def stored(strategy, event_id) -> dict[str, tuple]:
     for item in strategy.registrations_table.query(
             key_condition="event_id = :e", values={":e": event_id},
             projection="email, #shard, tickets, shard_seats", names={"#shard": "shard"}):
-        placed = placed_on(item)  # an order; a single seat names its one shard
-        if not placed and item.get("shard") is not None:
-            placed = {CAPACITY_QUOTA: {int(item["shard"]): 1}}
-        found[item["email"]] = (item.get("tickets"), placed)
+        found[item["email"]] = (item.get("tickets"), placed_on(item))
     return found
 
 
@@ -52,7 +41,7 @@ def expected_counts(people: dict, quota: str, shards) -> list[int]:
 
 def quota_shards(strategy, event_id, quota) -> list[dict | None]:
     """The quota's shards (None: missing), read consistently in one batch."""
-    return strategy.locks.batch_get([quota_shard_key(event_id, quota, n)
+    return strategy.locks.batch_get([shard_key(event_id, n, quota)
                                      for n in range(strategy.shard_count(event_id))])
 
 
@@ -73,9 +62,9 @@ def audit_event(strategy, event) -> list[audit.Violation]:
         for item in shards:
             held += held_seats(item, quota=quota)
         found += _shard_violations(event.id, quota, size, shards, counts)
-    if not event.is_plain:  # the seats placed on the shards are what the tickets and holds take
-        taken = audit.seats_taken(event, [tickets for tickets, _ in people.values()]) + held
-        found += audit.quota_violations(event, taken, dict(placed))
+    # the seats placed on the further quotas' shards are what the tickets and holds take
+    taken = audit.seats_taken(event, [tickets for tickets, _ in people.values()]) + held
+    found += audit.quota_violations(event, taken, dict(placed))
     return found + audit.person_violations(event.id, list(people))
 
 
@@ -119,7 +108,7 @@ def _repair_quota(strategy, event_id, quota) -> list[str]:
             return []
         bad = [n for n, item in enumerate(shards) if not _numeric(item.get("version"))]
         for n in bad:
-            audit.fix_version(strategy.locks, quota_shard_key(event_id, quota, n), shards[n])
+            audit.fix_version(strategy.locks, shard_key(event_id, n, quota), shards[n])
         if bad:
             continue
         size = (current["capacity"] if quota == CAPACITY_QUOTA
@@ -147,21 +136,20 @@ def _numeric(version) -> bool:
 
 def _fix(strategy, event_id, quota, shards, counts, capacities, current, size) -> list:
     """Every shard's write, valid only if no shard and not the event changed since read."""
-    same = ("#capacity = :c" if quota == CAPACITY_QUOTA else "quota_capacities.#q = :c")
-    names = CAPACITY_NAMES if quota == CAPACITY_QUOTA else {"#q": quota}
-    return [
-        *[("Update", strategy.locks.update_op(
-            quota_shard_key(event_id, quota, n), FIX, condition="version = :version",
-            names=CAPACITY_NAMES, values={":count": count, ":capacity": capacity, ":one": 1,
-                                          ":version": item["version"]}))
+    same, names = ((SAME_CAPACITY, CAPACITY_NAMES) if quota == CAPACITY_QUOTA
+                   else (SAME_QUOTA, {"#q": quota}))
+    return Members([
+        *[(member(quota, n), ("Update", strategy.locks.update_op(
+            shard_key(event_id, n, quota), FIX, condition=SAME_VERSION, names=CAPACITY_NAMES,
+            values={":count": count, ":capacity": capacity, ":one": 1,
+                    ":version": item["version"]})))
           for n, (item, count, capacity) in enumerate(zip(shards, counts, capacities))],
         *seats.freed_ops(strategy.locks, event_id),
         # A ConditionCheck member has exactly the shape of a Delete member.
-        ("ConditionCheck", strategy.events.delete_op(
-            {"event_id": event_id}, condition=f"{same} AND version = :v",
-            names=names,
-            values={":c": size, ":v": current["version"]})),
-    ]
+        ("event", ("ConditionCheck", strategy.events.delete_op(
+            {"event_id": event_id}, condition=same, names=names,
+            values={":c": size, ":v": current["version"]}))),
+    ]).operations
 
 
 def _recreate_missing(strategy, event, quotas) -> list[str]:
@@ -172,7 +160,7 @@ def _recreate_missing(strategy, event, quotas) -> list[str]:
     count = int(marker.get("shards", SHARDS)) if marker else shards_for(event)
     wanted = [(marker_key(event_id), {"epoch": 0, **({"shards": count} if count != SHARDS else {})},
                "marker item")] + [
-        (quota_shard_key(event_id, quota, n),
+        (shard_key(event_id, n, quota),
          {"capacity": 0, "confirmed_count": 0, "holds": {}, "version": 1},
          f"{'' if quota == CAPACITY_QUOTA else f'quota {quota} '}shard {n}")
         for quota in [CAPACITY_QUOTA, *quotas] for n in range(count)]
@@ -181,7 +169,7 @@ def _recreate_missing(strategy, event, quotas) -> list[str]:
         if found is not None:
             continue
         try:
-            strategy.locks.put({**key, **item}, condition="attribute_not_exists(event_id)")
+            strategy.locks.put({**key, **item}, condition=NEW)
             fixed.append(f"{what} recreated")
         except ConditionFailed:
             pass
