@@ -17,7 +17,7 @@ from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.exactly_once.riders import Riders
 from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
                             Registration)
-from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, OneItemPerPerson, Rewrite,
+from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite,
                                      now_ms, order_full, part_of, quota_order, tickets_left)
 from booking.strategies.holds import HoldsMap, availability_of
 from booking.strategies.shards import audit as shards_audit
@@ -37,9 +37,10 @@ SAME_ORDER = "registration_id = :rid AND (attribute_not_exists(tickets) OR ticke
 KEEP_PART = "SET tickets = :keep, shard_seats = :left"
 THROTTLED = "ThrottlingError"
 Lapsed = tuple[int, str, float]  # (shard, holder, now) of a lapsed hold's seat to take over
+Placement = tuple[Plan, Lapsed | None]
 
 
-class ShardsStrategy(ShardsHolds, OneItemPerPerson):
+class ShardsStrategy(ShardsHolds):
     name = "shards"
     max_capacity = 100_000
     description = (f"Registrations in their own table; the seats split over {SHARDS} lock "
@@ -64,76 +65,65 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
             if answered is not None:
                 return answered
             placed = self.elsewhere(event.id, order, marker)
-        tried: dict = {}
+        tried = Members()
 
         def attempt(plan: Plan, lapsed: Lapsed | None = None) -> Rewrite:
-            tried.update(members=Members([("registration", ("Put", self.registrations_table.put_op(
+            nonlocal tried
+            tried = Members([("registration", ("Put", self.registrations_table.put_op(
                 items.registration_item(registration, **seats.stored(seats.taken(plan))),
-                condition=NOT_REGISTERED)))]), shards={})
-            for quota, parts in plan.items():
-                for n, (seats_taken, capacity) in sorted(parts.items()):
-                    tried["shards"][member(quota, n)] = (quota, n)
-                    tried["members"].add(member(quota, n), self.take_op(
-                        event.id, quota, n, seats_taken, capacity, lapsed))
-            tried["members"].extend(riders.members(registration))
-            return Rewrite(tried["members"], self.tokens.client_token(
+                condition=NOT_REGISTERED)))])
+            tried.extend((member(quota, n), self.take_op(event.id, quota, n, *part, lapsed))
+                         for quota, parts in plan.items() for n, part in sorted(parts.items()))
+            tried.extend(riders.members(registration))
+            return Rewrite(tried, self.tokens.client_token(
                 registration.registration_id, f"book:{sorted(plan.items())}:{lapsed}"))
 
         def decode(refusal: Refusal):
             registered = refusal.old("registration")
             if refusal.refused("registration") and self.tokens.is_mine(registered, registration):
                 return registration  # a resend of our own transaction that had applied
-            refused = {name: refusal.old(name) for name in refusal.refused_names("shard:")}
-            if any(item is None for item in refused.values()):
+            refused = refusal.refused_names("shard:")
+            found = [item for item in map(refusal.old, refused) if item is not None]
+            if len(found) < len(refused):
                 raise EventNotFound() from None
             if refusal.refused("registration"):
                 raise AlreadyRegistered(existing=items.registration_or_none(registered)) from None
-            for name, item in refused.items():
+            for name, item in zip(refused, found):
                 if item["confirmed_count"] >= item["capacity"]:
-                    quota, n = tried["shards"][name]
+                    quota, n = seats.shard_of(name)
                     self.dry.note(hint_key(event.id, quota), [n])
             if refused:  # no room where guessed: where is a seat?
                 return attempt(*self.elsewhere(event.id, order))
-            names = tried["members"].names
-            throttled = [shard for name, shard in tried["shards"].items()
-                         if refusal.cancelled.code(names.index(name)) == THROTTLED]
+            throttled = [seats.shard_of(name) for at, name in enumerate(tried.names)
+                         if name.startswith("shard:") and refusal.cancelled.code(at) == THROTTLED]
             if throttled:  # a shard over its capacity: another at once
                 return attempt(*(self.guess(event.id, order, avoid=throttled)
                                  or self.elsewhere(event.id, order)))
             return None
 
-        first = attempt(*placed)
-        return self.transact(first.members, written=registration, decode=decode,
-                             token=first.token, riders=riders)
+        token = attempt(*placed).token
+        return self.transact(tried, written=registration, decode=decode, token=token,
+                             riders=riders)
 
-    def guess(self, event_id: str, order: Order, avoid=()) -> tuple[Plan, None] | None:
-        """A placement without a read, from each quota's shares as provisioned: the shard
-        whose turn it is among those not seen dry whose share holds the quota's seats, else
-        whole shares of several; None when the shards not seen dry cannot hold them."""
-        count, plan = self.shard_count(event_id), {}
+    def guess(self, event_id: str, order: Order, avoid=()) -> Placement | None:
+        """A placement without a read, from the shares as provisioned, over shards not seen
+        dry (one in turn per quota, else several); None when they cannot hold the seats."""
+        count, plan = self.shard_count(event_id), Plan()
         for quota in quota_order(order):
-            hint = self.dry.next_turn(hint_key(event_id, quota), count)
-            need, shares = order.seats[quota], seats.shares(order.capacities[quota], [0] * count)
-            usable = [n for n in range(count)
-                      if shares[n] and n not in hint.dry and (quota, n) not in avoid]
-            fits = [n for n in usable if shares[n] >= need]
-            if fits:
-                shard = hint.pick(fits)
-                plan[quota] = {shard: (need, shares[shard])}
-                continue
-            plan[quota] = {}
-            for n in sorted(usable, key=lambda n: -shares[n]):
-                if need:
-                    plan[quota][n], need = (min(need, shares[n]), shares[n]), need - min(need, shares[n])
-            if need:
+            hint, need = self.dry.next_turn(hint_key(event_id, quota), count), order.seats[quota]
+            shares = seats.shares(order.capacities[quota], [0] * count)
+            room = {n: share for n, share in enumerate(shares)
+                    if share and n not in hint.dry and (quota, n) not in avoid}
+            fits = [n for n in room if room[n] >= need]
+            parts = {hint.pick(fits): need} if fits else seats.split(need, room)
+            if parts is None:
                 return None
+            plan[quota] = {n: (taken, shares[n]) for n, taken in parts.items()}
         return plan, None
 
-    def elsewhere(self, event_id: str, order: Order,
-                  marker: dict | None = None) -> tuple[Plan, Lapsed | None]:
-        """After a refused (or hopeless) guess: "full" from a mark on the ``marker`` (read
-        here when not given), else a placement from one read of every shard of every quota
-        the order draws on, at one instant, or "full" from that read."""
+    def elsewhere(self, event_id: str, order: Order, marker: dict | None = None) -> Placement:
+        """After a refused (or hopeless) guess: "full" from a mark on ``marker`` (read if not
+        given), else a placement, or "full", from one read of every shard it draws on."""
         quotas, since = quota_order(order), self.shared.clock()  # a joined read starts later
         marker = (self.locks.get(any_marker_key(event_id)) or {}) if marker is None else marker
         now = now_ms()
@@ -180,9 +170,8 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
 
     def read_first(self, event_id: str, registration: Registration, order: Order,
                    riders: Riders) -> tuple[Registration | None, dict]:
-        """One consistent BatchGetItem of the marker (or a copy: their reads spread), the
-        person's registration and the request row: (this request's registration, or None
-        and the marker); "full" from a mark, ``AlreadyRegistered``, ``EventNotFound``."""
+        """One BatchGetItem of the marker (or a copy), the person's registration and the
+        request row: (this request's registration, or None and the marker), or "full"."""
         key = any_marker_key(event_id)
         marker, mine, *row = self.store.batch_get([
             (self.locks, key), (self.registrations_table,
@@ -206,24 +195,21 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
 
     def full_by_reading(self, event: Event, registration: Registration, order: Order,
                         riders: Riders) -> Registration | None:
-        if not any(self._seen_sold_out(hint_key(event.id, quota)) for quota in order.seats):
+        if not any(self._seen_sold_out(event.id, quota) for quota in order.seats):
             return None
         return self.read_first(event.id, registration, order, riders)[0]
 
     def sold_out_lately(self, event_id: str) -> bool:
-        return self._seen_sold_out(event_id)
+        return self._seen_sold_out(event_id, CAPACITY_QUOTA)
 
-    def _seen_sold_out(self, key: str) -> bool:
-        """Whether this process lately saw every shard of a quota dry."""
-        if not self.dry.get(key).dry:  # nothing seen dry: no need to know the count
-            return False
-        return self.dry.get(key, self.shard_count(key.split("#")[0])).every()
+    def _seen_sold_out(self, event_id: str, quota: str) -> bool:  # every shard seen dry
+        key = hint_key(event_id, quota)  # none seen dry: no need to know the count
+        return bool(self.dry.get(key).dry) and self.dry.get(key, self.shard_count(event_id)).every()
 
     def mark_sold_out(self, event_id: str, seen: dict[str, seats.Snapshot],
                       sold_out: list[str]) -> None:
-        """Mark ``sold_out`` quotas as ``seen``, unless a seat was freed since the read (the
-        marker's epoch). Once per process for one reading: every booking in flight at the
-        sell-out reads "no seat" at the same epoch, and one mark serves them all."""
+        """Mark ``sold_out`` quotas as ``seen`` unless a seat was freed since; once per
+        process for one reading (every booking in flight at the sell-out read it)."""
         if not sold_out:
             return
         marker = seen[sold_out[0]].marker or {}
@@ -239,13 +225,11 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
 
     # --- the rest of the contract -----------------------------------------------------
     def shard_count(self, event_id: str) -> int:
-        """How many shards each quota of ``event_id`` has (its marker's ``shards``;
-        ``SHARDS`` when the marker names none, or when there is no marker)."""
         return self.shard_counts([event_id])[event_id]
 
     def shard_counts(self, event_ids: list[str]) -> dict[str, int]:
-        """Event id -> its shards: read once per process (one BatchGetItem of the markers
-        not known yet; a drop's first bookings wait for one read, not one each)."""
+        """Event id -> its shards per quota (its marker's ``shards``, else ``SHARDS``), read
+        once per process: one BatchGetItem of the markers not known yet."""
         if any(event_id not in self._shard_counts for event_id in event_ids):
             with self._counting:
                 unknown = list(dict.fromkeys(e for e in event_ids if e not in self._shard_counts))
@@ -282,8 +266,7 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
             riders=riders, require_event=lambda: self._require_event(event.id))
 
     def _remove(self, event: Event, item: dict, riders: Riders, release: dict | None):
-        """Free ``release`` of the stored order (None: all of it) from the shards holding
-        it, and bump the marker, in one transaction."""
+        """Free ``release`` of the order (None: all) on its shards, bumping the marker."""
         stored, held = items.registration_from_item(item), seats.placed_on(item)
         keep = tickets_left(stored, release) if release is not None else {}
         freed = (event.order(release).seats if release and keep
@@ -328,7 +311,6 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         return found
 
     def availabilities(self, events: list[Event]) -> dict[str, Availability]:
-        """Every quota's shards of every event in one batch (those held for offers apart)."""
         now, found = now_ms(), seats.quota_shard_items(self, events)
         return {event_id: dataclasses.replace(
             availability_of(seats.as_counter(quotas[CAPACITY_QUOTA]), now), further={

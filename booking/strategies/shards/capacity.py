@@ -52,7 +52,7 @@ def change_capacity(strategy, event_id: str, *, expected_version: int, capacity:
         if refusal.refused("event"):
             old = refusal.old("event")
             raise (event_edits.stale_or_missing(old, expected_version)
-                   or _unknown_quota(old, quotas)) from None
+                   or _unknown_quota(old, quotas) or EventNotFound()) from None
         if refusal.refused("marker"):
             raise EventNotFound() from None
         return AGAIN  # a shard's count moved since it was read: read again

@@ -4,48 +4,40 @@ the entry's order where its booking would take it. docs/strategies/shards.md#hol
 from abc import abstractmethod
 
 from booking.dynamo import items
-from booking.dynamo.access import ConditionFailed, Store, Table, TransactionCancelled
+from booking.dynamo.access import ConditionFailed, Table
 from booking.dynamo.transaction import Members, Op, Refusal
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.models import CAPACITY_QUOTA, Event, Order, Registration
-from booking.strategies.base import CAPACITY_NAMES, RetryPolicy, expired_holder, quota_order
+from booking.strategies.base import CAPACITY_NAMES, OneItemPerPerson, expired_holder, quota_order
 from booking.strategies.contract import Holds
 from booking.strategies.holds import HoldsMap
 from booking.strategies.shards import seats
-from booking.strategies.shards.seats import SEATS, member, shard_key
+from booking.strategies.shards.seats import BUMP, EXISTS, SEATS, member, shard_key
 
-NOT_REGISTERED = "attribute_not_exists(email)"
-HOLD_ONE = ("SET holds.#email = :until, confirmed_count = confirmed_count + :one, "
-            "version = version + :one")
-ROOM_TO_HOLD = ("attribute_exists(event_id) AND confirmed_count < #capacity "
-                "AND attribute_not_exists(holds.#email)")
-TAKE_OVER = "REMOVE holds.#h SET version = version + :one"
-TAKE_OVER_FOR = "REMOVE holds.#h SET holds.#email = :until, version = version + :one"
-RENEW = "SET holds.#h = :until, version = version + :one"
-LAPSED = "holds.#h <= :now"
-UNHOLD_ONE = "REMOVE holds.#email SET version = version + :one"
-UNEXPIRED = "holds.#email > :now"
-RELEASE_ONE = ("REMOVE holds.#email SET confirmed_count = confirmed_count - :one, "
-               "version = version + :one")
-HELD_UNTIL = "holds.#email = :until"
-RELEASE_LAPSED = ("REMOVE holds.#h SET confirmed_count = confirmed_count - :one, "
-                  "version = version + :one")
+# Holds of one seat: a bare ``until`` in ``holds`` (counted in ``confirmed_count``).
+NOT_REGISTERED, LAPSED = "attribute_not_exists(email)", "holds.#h <= :now"
+UNEXPIRED, HELD_UNTIL = "holds.#email > :now", "holds.#email = :until"
+ONE_MORE = "confirmed_count = confirmed_count + :one"
+ONE_LESS = "confirmed_count = confirmed_count - :one"
+HOLD_ONE = f"SET holds.#email = :until, {ONE_MORE}, {BUMP}"
+ROOM_TO_HOLD = f"{EXISTS} AND confirmed_count < #capacity AND attribute_not_exists(holds.#email)"
+TAKE_OVER = f"REMOVE holds.#h SET {BUMP}"
+TAKE_OVER_FOR = f"REMOVE holds.#h SET holds.#email = :until, {BUMP}"
+RENEW, UNHOLD_ONE = f"SET holds.#h = :until, {BUMP}", f"REMOVE holds.#email SET {BUMP}"
+RELEASE_ONE = f"REMOVE holds.#email SET {ONE_LESS}, {BUMP}"
+RELEASE_LAPSED = f"REMOVE holds.#h SET {ONE_LESS}, {BUMP}"
 
 
 def shard_id(event_id: str, shard: int, quota: str = CAPACITY_QUOTA) -> str:
-    """The key value of a (quota's) shard item: ``HoldsMap`` keys its items by it."""
     return shard_key(event_id, shard, quota)["event_id"]
 
 
-class ShardsHolds(Holds):
+class ShardsHolds(OneItemPerPerson, Holds):
     """``Holds`` on the shard items: a hold of one seat is a bare ``until`` in one shard's
     ``holds`` (a write may take it over once lapsed); a hold of more, a part on each shard
     placed, in ``HoldsMap``'s ``hold_seats`` (released whole, never taken over)."""
 
-    store: Store
-    retry: RetryPolicy
     locks: Table
-    registrations_table: Table
     held: HoldsMap
 
     @abstractmethod
@@ -54,9 +46,9 @@ class ShardsHolds(Holds):
 
     def take_over_op(self, event_id: str, shard: int, holder: str, now: float, *,
                      email: str | None = None, until: float | None = None) -> Op:
-        """The update taking the seat of ``holder``'s lapsed hold on ``shard`` (for a
-        booking, or for ``email``'s hold until ``until``)."""
-        names, values = {"#h": holder}, {":now": now, ":one": 1}
+        """Take ``holder``'s lapsed hold's seat (for a booking, or ``email``'s hold)."""
+        names: dict = {"#h": holder}
+        values: dict = {":now": now, ":one": 1}
         expression = TAKE_OVER if email is None else RENEW if email == holder else TAKE_OVER_FOR
         if email is not None:
             values[":until"] = until
@@ -75,9 +67,9 @@ class ShardsHolds(Holds):
         named = [("registration", self.registration_absent_op(event.id, email))]
         mine = [(n, item) for snapshot in seen.values() for n, item in enumerate(snapshot.shards)
                 if email in ((item or {}).get("holds") or {})]
-        if mine:  # the person's own lapsed hold of one seat is renewed; any other, released first
+        if mine:  # the person's own lapsed hold of one seat is renewed; others released first
             shard, item = mine[0]
-            if len(mine) > 1 or not order.is_single_seat or expired_holder(item, now, email) != email:
+            if mine[1:] or not order.is_single_seat or expired_holder(item, now, email) != email:
                 raise EventFull()
             return [*named, (member(CAPACITY_QUOTA, shard), self.take_over_op(
                 event.id, shard, email, now, email=email, until=until))], {"shard": shard}
@@ -90,12 +82,12 @@ class ShardsHolds(Holds):
             return [*named, (member(CAPACITY_QUOTA, lapsed[0]), self.take_over_op(
                 event.id, *lapsed, now, email=email, until=until))], {"shard": lapsed[0]}
         placed = seats.taken(plan)
-        shard = seats.one_seat(placed)
-        if shard is not None:
-            return [*named, (member(CAPACITY_QUOTA, shard), ("Update", self.locks.update_op(
-                shard_key(event.id, shard), HOLD_ONE, condition=ROOM_TO_HOLD,
+        one = seats.one_seat(placed)
+        if one is not None:
+            return [*named, (member(CAPACITY_QUOTA, one), ("Update", self.locks.update_op(
+                shard_key(event.id, one), HOLD_ONE, condition=ROOM_TO_HOLD,
                 names={"#email": email, **CAPACITY_NAMES},
-                values={":until": until, ":one": 1})))], {"shard": shard}
+                values={":until": until, ":one": 1})))], {"shard": one}
         for quota, parts in plan.items():  # a shard that never held an order gets its map
             for n in parts:
                 if "hold_seats" not in (seen[quota].shards[n] or {}):
@@ -108,7 +100,6 @@ class ShardsHolds(Holds):
 
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
                    now: float, ref: dict) -> list[tuple[str, Op]]:
-        """Every part kept, only while unexpired, and the order naming the shards held."""
         held, email = seats.placed_on(ref, "shards"), registration.email
         put = ("registration", ("Put", self.registrations_table.put_op(
             items.registration_item(registration, **seats.stored(held)),
@@ -123,7 +114,6 @@ class ShardsHolds(Holds):
 
     def release_ops(self, event: Event, email: str, order: Order, *, until: float,
                     ref: dict) -> list[tuple[str, Op]]:
-        """Every part given back, and the marker bumped (a sold-out mark would lie)."""
         if "shard" in ref:  # a hold of one seat
             parts = [(member(CAPACITY_QUOTA, ref["shard"]), ("Update", self.locks.update_op(
                 shard_key(event.id, ref["shard"]), RELEASE_ONE, condition=HELD_UNTIL,
@@ -136,9 +126,8 @@ class ShardsHolds(Holds):
         return [*parts, *seats.freed_ops(self.locks, event.id)]
 
     def release_expired(self, event: Event, *, now: float) -> int:
-        """Lapsed holds of one seat shard by shard; an order's lapsed hold whole, with the
-        marker's bump (``_release_order``). An expired hold of one seat needs no bump: a
-        sold-out mark never lasts past the earliest hold it saw."""
+        """Lapsed holds of one seat shard by shard (a sold-out mark never outlasts them); an
+        order's whole, with the marker's bump (``_release_order``)."""
         found = seats.quota_shard_items(self, [event]).get(event.id, {})
         orders: dict[str, list] = {}
         released = 0
@@ -162,19 +151,12 @@ class ShardsHolds(Holds):
                               for email, parts in sorted(orders.items()))
 
     def _release_order(self, event_id: str, email: str, parts: list, now: float) -> int:
-        """Give every shard its part of ``email``'s lapsed order hold back and bump the
-        marker, in one transaction (1), or 0 when it was released meanwhile."""
-        members = Members([*((f"part:{key}", self.held.order_lapsed_release_op(
+        """Every part of ``email``'s lapsed hold back and the marker bumped, in one
+        transaction (1), or 0 when it was released meanwhile."""
+        return self.transact(Members([*((f"part:{key}", self.held.order_lapsed_release_op(
             key, email, part, now=now)) for key, part in parts),
-            *seats.freed_ops(self.locks, event_id)])
-        for _ in self.retry.attempts():
-            try:
-                self.store.transact_write(members.operations)
-                return 1
-            except TransactionCancelled as cancelled:
-                if not cancelled.conflict:
-                    return 0  # released (or renewed) meanwhile
-        return 0
+            *seats.freed_ops(self.locks, event_id)]), written=1,
+            decode=lambda refusal: None if refusal.conflict else 0)
 
     def holds(self, event_id: str) -> dict[str, float]:
         found = [item for item in self.locks.batch_get(

@@ -33,19 +33,16 @@ MARK_BOTH = "SET full_until = :until, full_quotas = :marks"
 
 
 def several_seats(event: Event) -> bool:
-    """Whether an order of ``event`` may take more than one seat or draw on a further
-    quota: its shards then carry ``hold_seats`` and stay ``SHARDS`` per quota (one read
-    takes every shard of every quota an order draws on)."""
+    """Whether an order may take several seats or a further quota's (docs: the shards)."""
     return bool(event.quotas) or event.max_per_order > 1
 
 
 def shards_for(event: Event) -> int:
-    """A new event's shards per quota: ``SHARDS``, or one per ``BOOKINGS_PER_SHARD``
-    arrivals a second it expects (``MAX_SHARDS`` at most) when its orders take one seat."""
-    rate = event.expected_rate
-    if not rate or several_seats(event):
+    """A new event's shards per quota: ``SHARDS``, or for orders of one seat one per
+    ``BOOKINGS_PER_SHARD`` arrivals a second it expects (``MAX_SHARDS`` at most)."""
+    if not event.expected_rate or several_seats(event):
         return SHARDS
-    return min(MAX_SHARDS, max(SHARDS, math.ceil(rate / BOOKINGS_PER_SHARD)))
+    return min(MAX_SHARDS, max(SHARDS, math.ceil(event.expected_rate / BOOKINGS_PER_SHARD)))
 
 
 def hint_key(event_id: str, quota: str) -> str:
@@ -83,13 +80,16 @@ def shard_item(event_id: str, shard: int, capacity: int, quota: str = CAPACITY_Q
 
 
 def member(quota: str, shard: int) -> str:
-    """A shard's name among a transaction's members."""
-    return f"shard:{quota}:{shard}"
+    return f"shard:{quota}:{shard}"  # a shard's name among a transaction's members
+
+
+def shard_of(name: str) -> tuple[str, int]:
+    _, quota, shard = name.split(":")  # ``member``'s reverse
+    return quota, int(shard)
 
 
 def freed_ops(locks: Table, event_id: str) -> list[tuple[str, Op]]:
-    """The marker's and its copies' updates for a write that frees a seat (a sold-out mark
-    would lie): the marker first, only while the event exists."""
+    """The marker's epoch bumped (only while the event exists) and every mark removed."""
     return [("marker", ("Update", locks.update_op(marker_key(event_id), FREED, condition=EXISTS,
                                                   values={":one": 1}))),
             *[(f"marker:{copy}", ("Update", locks.update_op(marker_key(event_id, copy), UNMARK)))
@@ -97,8 +97,7 @@ def freed_ops(locks: Table, event_id: str) -> list[tuple[str, Op]]:
 
 
 def mark_update(marks: dict[str, int], standing: dict) -> tuple[str, dict]:
-    """The marker's update marking ``marks`` (quota -> until) sold out, keeping the
-    further quotas' marks ``standing`` (still true at the epoch read)."""
+    """The update marking ``marks`` (quota -> until), keeping further quotas' ``standing``."""
     further = {**standing, **{q: until for q, until in marks.items() if q != CAPACITY_QUOTA}}
     if CAPACITY_QUOTA not in marks:
         return MARK_QUOTAS, {":marks": further}
@@ -109,8 +108,7 @@ def mark_update(marks: dict[str, int], standing: dict) -> tuple[str, dict]:
 
 def mark_ops(locks: Table, event_id: str, expression: str, values: dict,
              epoch: int) -> list[Op]:
-    """The mark on the marker, only at ``epoch`` (no seat freed since the read), and on
-    every copy."""
+    """The mark on the marker, only at ``epoch`` (no seat freed since), and on every copy."""
     return [("Update", locks.update_op(marker_key(event_id), expression, condition=AT_EPOCH,
                                        values={**values, ":epoch": epoch})),
             *[("Update", locks.update_op(marker_key(event_id, copy), expression, values=values))
@@ -132,12 +130,10 @@ class Snapshot:
     shards: list[dict | None]
 
     @property
-    def complete(self) -> bool:
-        """The marker and every shard exist (else the event does not, or not whole)."""
+    def complete(self) -> bool:  # else the event does not exist, or not whole
         return self.marker is not None and None not in self.shards
 
-    def room(self) -> dict[int, int]:
-        """Shard -> its free seats, for shards with any."""
+    def room(self) -> dict[int, int]:  # shard -> its free seats, for shards with any
         return {n: item["capacity"] - item["confirmed_count"] for n, item in enumerate(self.shards)
                 if item and item["capacity"] > item["confirmed_count"]}
 
@@ -154,18 +150,16 @@ class Snapshot:
         return None
 
     def full_until(self) -> int:
-        """How long a sold-out mark made from this read may hold: until a hold lapses."""
+        """How long a sold-out mark from this read may hold: until the first hold lapses."""
         return min((until for item in self.shards
                     for until in ((item or {}).get("holds") or {}).values()), default=FOREVER)
 
 
 def snapshots(strategy, event_id: str, quotas: list[str]) -> dict[str, Snapshot]:
-    """The marker and every shard of each of ``quotas`` in one TransactGetItems (one
-    instant), as a ``Snapshot`` per quota."""
+    """The marker and every shard of ``quotas`` in one TransactGetItems (one instant)."""
     count = strategy.shard_count(event_id)
-    found = strategy.store.transact_get(
-        [(strategy.locks, marker_key(event_id))]
-        + [(strategy.locks, shard_key(event_id, n, quota)) for quota in quotas for n in range(count)])
+    found = strategy.store.transact_get([(strategy.locks, marker_key(event_id)), *(
+        (strategy.locks, shard_key(event_id, n, quota)) for quota in quotas for n in range(count))])
     return {quota: Snapshot(found[0], found[1 + i * count:1 + (i + 1) * count])
             for i, quota in enumerate(quotas)}
 
@@ -182,8 +176,7 @@ def settled_snapshots(strategy, event_id: str, quotas: list[str]) -> dict[str, S
 
 
 def quota_shard_items(strategy, events: list[Event]) -> dict[str, dict[str, list[dict]]]:
-    """Event id -> quota -> its shards that exist (consistent reads, batched); events
-    without shards left out."""
+    """Event id -> quota -> its shards, batched (events without shards left out)."""
     counts = strategy.shard_counts([event.id for event in events])
     keys = [(event.id, quota, shard_key(event.id, n, quota)) for event in events
             for quota in event.quota_capacities() for n in range(counts[event.id])]
@@ -199,8 +192,7 @@ def quota_shard_items(strategy, events: list[Event]) -> dict[str, dict[str, list
 
 
 def as_counter(shards: list[dict]) -> dict:
-    """One quota's shards summed into one counter item (``holds.availability_of``'s shape:
-    an order's hold holds the seats of all its parts)."""
+    """A quota's shards summed into one counter item (``holds.availability_of``'s shape)."""
     holds: dict = {}
     hold_seats: dict = {}
     for item in shards:
@@ -223,38 +215,39 @@ def place(order: Order, seen: dict[str, Snapshot]) -> Plan:
     plan: Plan = {}
     for quota in quota_order(order):
         room, need = seen[quota].room(), order.seats[quota]
-        capacity = {n: item["capacity"] for n, item in enumerate(seen[quota].shards) if item}
-        if sum(room.values()) < need:
-            raise order_full(order, quota)
         fits = [n for n in room if room[n] >= need]
-        if fits:
-            (n,) = random.choices(fits, weights=[room[n] for n in fits])
-            plan[quota] = {n: (need, capacity[n])}
-            continue
-        plan[quota] = {}
-        for n in sorted(room, key=lambda n: (-room[n], random.random())):
-            taken = min(need, room[n])
-            if taken:
-                plan[quota][n], need = (taken, capacity[n]), need - taken
+        parts = ({random.choices(fits, weights=[room[n] for n in fits])[0]: need} if fits
+                 else split(need, room))
+        if parts is None:
+            raise order_full(order, quota)
+        capacity = {n: item["capacity"] for n, item in enumerate(seen[quota].shards) if item}
+        plan[quota] = {n: (taken, capacity[n]) for n, taken in parts.items()}
     return plan
 
 
-def taken(plan: Plan) -> dict[str, dict[int, int]]:
-    """Quota -> shard -> seats of a plan."""
+def split(need: int, room: dict[int, int]) -> dict[int, int] | None:
+    """``need`` seats over the shards with the most ``room`` (None: not enough of it)."""
+    parts = {}
+    for n in sorted(room, key=lambda n: (-room[n], random.random())):
+        if need and room[n]:
+            parts[n], need = min(need, room[n]), need - min(need, room[n])
+    return None if need else parts
+
+
+def taken(plan: Plan) -> dict[str, dict[int, int]]:  # quota -> shard -> seats
     return {quota: {n: part[0] for n, part in shards.items()} for quota, shards in plan.items()}
 
 
 def one_seat(placed: dict[str, dict[int, int]]) -> int | None:
-    """The shard of a placement of one seat of the capacity, else None: such a seat is
-    stored as ``shard``, and held as a hold that a write may take over once lapsed."""
+    """The shard of a placement of one seat of the capacity (stored as ``shard``; its hold
+    may be taken over once lapsed), else None."""
     if list(placed) == [CAPACITY_QUOTA] and list(placed[CAPACITY_QUOTA].values()) == [1]:
         return next(iter(placed[CAPACITY_QUOTA]))
     return None
 
 
 def stored(placed: dict[str, dict[int, int]], key: str = "shard_seats") -> dict:
-    """A placement as stored: ``{"shard": n}`` for one seat, else ``{key: quota -> shard
-    (as text) -> seats}`` (a registration's ``shard_seats``, an offer's ``shards``)."""
+    """As stored: ``{"shard": n}`` for one seat, else ``{key: seat_map(placed)}``."""
     shard = one_seat(placed)
     return {"shard": shard} if shard is not None else {key: seat_map(placed)}
 
@@ -285,9 +278,7 @@ class Hint:
         return len(self.dry) >= self.shards
 
     def pick(self, among: list[int]) -> int:
-        """The shard of ``among`` whose turn it is (at random without a turn). Taking turns
-        spreads a process's bookings evenly (at random, some shards would take twice
-        their share in a second)."""
+        """The shard of ``among`` whose turn it is (at random without a turn)."""
         return random.choice(among) if self.turn is None else among[self.turn % len(among)]
 
 
@@ -305,8 +296,7 @@ class DryShards:
         return Hint(dry if time.monotonic() - when < self.seconds else frozenset(), shards)
 
     def next_turn(self, key: str, shards: int = SHARDS) -> Hint:
-        """``get`` with this booking's turn: a process's bookings take the shards in turn,
-        each process starting at its own random point."""
+        """``get`` with this booking's turn (each process starts at a random point)."""
         if key not in self.turns:
             if len(self.turns) > 1000:
                 self.turns.clear()
@@ -320,23 +310,21 @@ class DryShards:
 
 
 class SharedReads:
-    """One snapshot in flight per key in this process: a booking that met a dry shard joins
-    a read that started after its refusal (what it saw held at an instant during the
-    booking) instead of sending its own. A read that failed is not shared."""
+    """One snapshot in flight per key in this process: a booking joins a read that started
+    after its refusal instead of sending its own; a read that failed is not shared."""
 
     def __init__(self, clock=time.monotonic, wait_seconds: float = 5.0):
         self.clock, self.wait_seconds = clock, wait_seconds
         self._lock = threading.Lock()
-        self._flights: dict = {}
+        self._flights: dict[object, _Flight] = {}
 
     def read(self, key, since: float, read):
-        """``read()``'s result from a call that started at or after ``since`` (this
-        process's clock), this thread's own call or one it joined."""
+        """``read()``'s result from a call started at or after ``since`` (own or joined)."""
         with self._lock:
-            flight = self._flights.get(key)
-            joined = flight is not None and flight.started >= since
-            if not joined:
-                flight = self._flights[key] = _Flight(self.clock())
+            found = self._flights.get(key)
+            joined = found is not None and found.started >= since
+            flight = found if found is not None and joined else _Flight(self.clock())
+            self._flights[key] = flight
         if joined:
             if flight.done.wait(self.wait_seconds) and flight.failed is None:
                 return flight.result
@@ -357,4 +345,5 @@ class SharedReads:
 class _Flight:
     def __init__(self, started: float):
         self.started, self.done = started, threading.Event()
-        self.result, self.failed = None, None
+        self.result: object = None
+        self.failed: BaseException | None = None
