@@ -114,10 +114,13 @@ def test_mark__on_the_marker_and_every_copy__each_read_answers__a_freed_seat_unm
 def test_mark__copies_not_made_yet__read_as_not_marked_and_the_booking_writes(service):
     event = service.create_event(name="Drop", capacity=2, strategy="shards")
     assert table(EVENT_LOCKS).get(marker_key(event.id, 1)) is None  # made by the first mark
+    service.strategy("shards").dry.note(event.id, range(SHARDS))  # every shard seen dry
     with mock.patch("booking.strategies.shards.any_marker_key",
                     return_value=marker_key(event.id, 1)), \
-            mock.patch.object(Hint, "every", return_value=True):  # read first
+            mock.patch.object(service.store, "batch_get", wraps=service.store.batch_get) as read:
         service.book(event.id, name="Ada", email="ada@example.com")
+
+    read.assert_called()  # read first, found no mark on the copy not made yet, and wrote
 
     assert service.availability(event.id).confirmed == 1
 

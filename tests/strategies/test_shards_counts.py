@@ -146,8 +146,7 @@ def test_book__a_process_takes_the_shards_in_turn__each_gets_its_share(service):
 def test_book__control_picking_at_random__shards_crowded_unevenly(service, monkeypatch):
     # The control: each booking picks its shard at random (as before turns).
     dry = service.strategy("shards").dry
-    monkeypatch.setattr(dry, "next_turn", lambda event_id, shards=SHARDS: dry.get(event_id,
-                                                                                  shards))
+    monkeypatch.setattr(dry, "next_turn", dry.get)
     event = service.create_event(name="Drop", capacity=52, strategy="shards",
                                  expected_rate=5_000)
 

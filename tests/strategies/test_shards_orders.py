@@ -131,7 +131,7 @@ def test_change_capacity__quotas_resized_with_the_capacity_never_below_their_sea
     with pytest.raises(InvalidBooking) as below:
         shards.change_capacity(event, expected_version=2, capacity=30, changes={},
                                quotas={"workshop-a": 2})
-    assert below.value.field == "quotas" and "3 seat(s)" in below.value.message
+    assert below.value.field == "quotas" and "3 seats are" in below.value.message
     with pytest.raises(InvalidBooking) as unknown:
         shards.change_capacity(event, expected_version=2, capacity=30, changes={},
                                quotas={"workshop-z": 2})
@@ -217,7 +217,7 @@ def test_order_hold__several_seats_on_one_shard__counted_by_audit_repair_and_edi
     with pytest.raises(InvalidBooking) as below:  # 14 booked and 2 held
         shards.change_capacity(event, expected_version=1, capacity=16, changes={},
                                quotas={"workshop-a": 15})
-    assert "16 seat(s)" in below.value.message
+    assert "16 seats are" in below.value.message
     shards.change_capacity(event, expected_version=1, capacity=18, changes={},
                            quotas={"workshop-a": 18})
     assert seats_of(service, event.id) == {"capacity": (14, 2), "workshop-a": (14, 2)}

@@ -110,7 +110,7 @@ class ShardsStrategy(ShardsHolds):
         dry (one in turn per quota, else several); None when they cannot hold the seats."""
         count, plan = self.shard_count(event_id), Plan()
         for quota in quota_order(order):
-            hint, need = self.dry.next_turn(hint_key(event_id, quota), count), order.seats[quota]
+            hint, need = self.dry.next_turn(hint_key(event_id, quota)), order.seats[quota]
             shares = seats.shares(order.capacities[quota], [0] * count)
             room = {n: share for n, share in enumerate(shares)
                     if share and n not in hint.dry and (quota, n) not in avoid}
@@ -203,8 +203,8 @@ class ShardsStrategy(ShardsHolds):
         return self._seen_sold_out(event_id, CAPACITY_QUOTA)
 
     def _seen_sold_out(self, event_id: str, quota: str) -> bool:  # every shard seen dry
-        key = hint_key(event_id, quota)  # none seen dry: no need to know the count
-        return bool(self.dry.get(key).dry) and self.dry.get(key, self.shard_count(event_id)).every()
+        dry = self.dry.get(hint_key(event_id, quota)).dry  # none: no need to know the count
+        return bool(dry) and len(dry) >= self.shard_count(event_id)
 
     def mark_sold_out(self, event_id: str, seen: dict[str, seats.Snapshot],
                       sold_out: list[str]) -> None:
@@ -311,7 +311,8 @@ class ShardsStrategy(ShardsHolds):
         return found
 
     def availabilities(self, events: list[Event]) -> dict[str, Availability]:
-        now, found = now_ms(), seats.quota_shard_items(self, events)
+        now = now_ms()
+        found = seats.quota_shard_items(self, {e.id: list(e.quota_capacities()) for e in events})
         return {event_id: dataclasses.replace(
             availability_of(seats.as_counter(quotas[CAPACITY_QUOTA]), now), further={
                 quota: QuotaAvailability(capacity=held.capacity, confirmed=held.confirmed,

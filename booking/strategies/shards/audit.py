@@ -113,7 +113,7 @@ def _repair_quota(strategy, event_id: str, quota: str) -> list[str]:
         shards = [item for item in read if item is not None]
         if current is None or len(shards) < len(read):
             return []
-        bad = [n for n, item in enumerate(shards) if not _numeric(item.get("version"))]
+        bad = [n for n, item in enumerate(shards) if audit.version_violation(event_id, item)]
         for n in bad:
             audit.fix_version(strategy.locks, shard_key(event_id, n, quota), shards[n])
         size = current["capacity"] if quota == CAPACITY_QUOTA else (
@@ -135,10 +135,6 @@ def _repair_quota(strategy, event_id: str, quota: str) -> list[str]:
         return [f"{_where(quota)}shard counts {before[0]} -> {counts}, "
                 f"capacities {before[1]} -> {capacities}"]
     return []
-
-
-def _numeric(version) -> bool:
-    return isinstance(version, int) and not isinstance(version, bool)
 
 
 def _fix(strategy, event_id, quota, shards, counts, capacities, current, size) -> list:

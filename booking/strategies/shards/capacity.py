@@ -71,7 +71,7 @@ def change_capacity(strategy, event_id: str, *, expected_version: int, capacity:
             counts = [item["confirmed_count"] for item in seen[quota].shards if item]
             if sum(counts) > size:
                 raise (event_edits.below_confirmed(sum(counts)) if quota == CAPACITY_QUOTA
-                       else _below_taken(quota, sum(counts)))
+                       else event_edits.below_taken(quota, sum(counts)))
             for n, share in enumerate(seats.shares(size, counts)):
                 members.add(member(quota, n), ("Update", strategy.locks.update_op(
                     shard_key(event_id, n, quota), RESIZE, condition=FITS_SIZE,
@@ -91,11 +91,6 @@ def _unknown_quota(event: dict | None, quotas: dict | None) -> InvalidBooking | 
     if event is None or not unknown:
         return None
     return InvalidBooking(f"This event has no quota {unknown[0]!r}.", field="quotas")
-
-
-def _below_taken(quota: str, taken: int) -> InvalidBooking:
-    return InvalidBooking(f"{taken} seat(s) of {quota!r} are taken, so it cannot be lower than "
-                          "that. Cancel orders first if you need fewer.", field="quotas")
 
 
 def delete(strategy, event: Event) -> None:

@@ -12,7 +12,7 @@ from booking.strategies.base import CAPACITY_NAMES, OneItemPerPerson, expired_ho
 from booking.strategies.contract import Holds
 from booking.strategies.holds import HoldsMap
 from booking.strategies.shards import seats
-from booking.strategies.shards.seats import BUMP, EXISTS, SEATS, member, shard_key
+from booking.strategies.shards.seats import BUMP, EXISTS, member, shard_key
 
 # Holds of one seat: a bare ``until`` in ``holds`` (counted in ``confirmed_count``).
 NOT_REGISTERED, LAPSED = "attribute_not_exists(email)", "holds.#h <= :now"
@@ -67,18 +67,20 @@ class ShardsHolds(OneItemPerPerson, Holds):
         named = [("registration", self.registration_absent_op(event.id, email))]
         mine = [(n, item) for snapshot in seen.values() for n, item in enumerate(snapshot.shards)
                 if email in ((item or {}).get("holds") or {})]
+        lapsed = None
         if mine:  # the person's own lapsed hold of one seat is renewed; others released first
             shard, item = mine[0]
             if mine[1:] or not order.is_single_seat or expired_holder(item, now, email) != email:
                 raise EventFull()
-            return [*named, (member(CAPACITY_QUOTA, shard), self.take_over_op(
-                event.id, shard, email, now, email=email, until=until))], {"shard": shard}
-        try:
-            plan = seats.place(order, seen)
-        except EventFull:
-            lapsed = seen[CAPACITY_QUOTA].expired_hold(now) if order.is_single_seat else None
-            if lapsed is None:
-                raise
+            lapsed = shard, email
+        else:
+            try:
+                plan = seats.place(order, seen)
+            except EventFull:
+                lapsed = seen[CAPACITY_QUOTA].expired_hold(now) if order.is_single_seat else None
+                if lapsed is None:
+                    raise
+        if lapsed is not None:  # a lapsed hold's seat (the count stays)
             return [*named, (member(CAPACITY_QUOTA, lapsed[0]), self.take_over_op(
                 event.id, *lapsed, now, email=email, until=until))], {"shard": lapsed[0]}
         placed = seats.taken(plan)
@@ -128,10 +130,10 @@ class ShardsHolds(OneItemPerPerson, Holds):
     def release_expired(self, event: Event, *, now: float) -> int:
         """Lapsed holds of one seat shard by shard (a sold-out mark never outlasts them); an
         order's whole, with the marker's bump (``_release_order``)."""
-        found = seats.quota_shard_items(self, [event]).get(event.id, {})
+        found = seats.quota_shard_items(self, {event.id: list(event.quota_capacities())})
         orders: dict[str, list] = {}
         released = 0
-        for shards in found.values():
+        for shards in found.get(event.id, {}).values():
             for item in shards:
                 for email, until in (item.get("holds") or {}).items():
                     if until > now:
@@ -159,12 +161,10 @@ class ShardsHolds(OneItemPerPerson, Holds):
             decode=lambda refusal: None if refusal.conflict else 0)
 
     def holds(self, event_id: str) -> dict[str, float]:
-        found = [item for item in self.locks.batch_get(
-            [shard_key(event_id, n) for n in range(self.shard_count(event_id))],
-            projection=SEATS, names=CAPACITY_NAMES) if item is not None]
-        if not found:
+        found = seats.quota_shard_items(self, {event_id: [CAPACITY_QUOTA]})
+        if event_id not in found:
             raise EventNotFound()
-        return seats.as_counter(found)["holds"]
+        return seats.as_counter(found[event_id][CAPACITY_QUOTA])["holds"]
 
     def registration_absent_op(self, event_id: str, email: str) -> Op:
         return ("ConditionCheck", self.registrations_table.delete_op(

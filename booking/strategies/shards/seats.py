@@ -7,6 +7,7 @@ import random
 import threading
 import time
 from collections import Counter
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from booking.dynamo.access import Table, TransactionCancelled
@@ -175,20 +176,18 @@ def settled_snapshots(strategy, event_id: str, quotas: list[str]) -> dict[str, S
     raise AssertionError("unreachable: attempts() raises when spent")
 
 
-def quota_shard_items(strategy, events: list[Event]) -> dict[str, dict[str, list[dict]]]:
-    """Event id -> quota -> its shards, batched (events without shards left out)."""
-    counts = strategy.shard_counts([event.id for event in events])
-    keys = [(event.id, quota, shard_key(event.id, n, quota)) for event in events
-            for quota in event.quota_capacities() for n in range(counts[event.id])]
+def quota_shard_items(strategy, wanted: dict[str, list[str]]) -> dict[str, dict[str, list]]:
+    """Event id -> quota -> its shards, for ``wanted`` (event id -> quotas), in one batch;
+    events without shards left out."""
+    counts = strategy.shard_counts(list(wanted))
+    keys = [(event_id, quota, shard_key(event_id, n, quota))
+            for event_id, quotas in wanted.items() for quota in quotas for n in range(counts[event_id])]
     found = strategy.locks.batch_get([key for _, _, key in keys], projection=SEATS,
                                      names=CAPACITY_NAMES)
     by_event: dict[str, dict[str, list[dict]]] = {}
     for (event_id, quota, _), item in zip(keys, found):
-        by_event.setdefault(event_id, {}).setdefault(quota, [])
-        if item is not None:
-            by_event[event_id][quota].append(item)
-    return {event_id: quotas for event_id, quotas in by_event.items()
-            if quotas.get(CAPACITY_QUOTA)}
+        by_event.setdefault(event_id, {}).setdefault(quota, []).extend([item] if item else [])
+    return {event_id: quotas for event_id, quotas in by_event.items() if quotas[CAPACITY_QUOTA]}
 
 
 def as_counter(shards: list[dict]) -> dict:
@@ -268,14 +267,10 @@ def placed_on(item: dict, key: str = "shard_seats") -> dict[str, dict[int, int]]
 
 @dataclass(frozen=True)
 class Hint:
-    """Shards this process saw dry lately (of ``shards``): where a first try should not go."""
+    """Shards this process saw dry lately: where a first try should not go."""
 
     dry: frozenset = frozenset()
-    shards: int = SHARDS
     turn: int | None = None  # this booking's turn in the process's rotation over shards
-
-    def every(self) -> bool:
-        return len(self.dry) >= self.shards
 
     def pick(self, among: list[int]) -> int:
         """The shard of ``among`` whose turn it is (at random without a turn)."""
@@ -291,18 +286,17 @@ class DryShards:
     seen: dict = field(default_factory=dict)  # key -> (frozenset of shards, when)
     turns: dict = field(default_factory=dict)  # key -> its rotation (from a random start)
 
-    def get(self, key: str, shards: int = SHARDS) -> Hint:
+    def get(self, key: str) -> Hint:
         dry, when = self.seen.get(key, (frozenset(), 0.0))
-        return Hint(dry if time.monotonic() - when < self.seconds else frozenset(), shards)
+        return Hint(dry if time.monotonic() - when < self.seconds else frozenset())
 
-    def next_turn(self, key: str, shards: int = SHARDS) -> Hint:
+    def next_turn(self, key: str) -> Hint:
         """``get`` with this booking's turn (each process starts at a random point)."""
         if key not in self.turns:
             if len(self.turns) > 1000:
                 self.turns.clear()
             self.turns.setdefault(key, itertools.count(random.randrange(1 << 16)))
-        hint = self.get(key, shards)
-        return Hint(hint.dry, hint.shards, turn=next(self.turns[key]))
+        return Hint(self.get(key).dry, turn=next(self.turns[key]))
 
     def note(self, key: str, shards, *, replace: bool = False) -> None:
         earlier = frozenset() if replace else self.get(key).dry
@@ -316,34 +310,27 @@ class SharedReads:
     def __init__(self, clock=time.monotonic, wait_seconds: float = 5.0):
         self.clock, self.wait_seconds = clock, wait_seconds
         self._lock = threading.Lock()
-        self._flights: dict[object, _Flight] = {}
+        self._flights: dict[object, tuple[float, Future]] = {}  # key -> (started, its result)
 
     def read(self, key, since: float, read):
         """``read()``'s result from a call started at or after ``since`` (own or joined)."""
         with self._lock:
-            found = self._flights.get(key)
-            joined = found is not None and found.started >= since
-            flight = found if found is not None and joined else _Flight(self.clock())
-            self._flights[key] = flight
-        if joined:
-            if flight.done.wait(self.wait_seconds) and flight.failed is None:
-                return flight.result
-            return read()  # the shared read failed or is late: read for this booking
+            started, found = self._flights.get(key, (-math.inf, None))
+            flight = found if found is not None and started >= since else Future()
+            if flight is not found:
+                self._flights[key] = (self.clock(), flight)
+        if flight is found:
+            try:
+                return flight.result(self.wait_seconds)
+            except Exception:  # the shared read failed or is late: read for this booking
+                return read()
         try:
-            flight.result = read()
+            flight.set_result(read())
         except BaseException as error:
-            flight.failed = error
+            flight.set_exception(error)
             raise
         finally:
             with self._lock:
-                if self._flights.get(key) is flight:
+                if self._flights.get(key, (0, None))[1] is flight:
                     del self._flights[key]
-            flight.done.set()
-        return flight.result
-
-
-class _Flight:
-    def __init__(self, started: float):
-        self.started, self.done = started, threading.Event()
-        self.result: object = None
-        self.failed: BaseException | None = None
+        return flight.result()
