@@ -59,7 +59,7 @@ from booking.strategies.aggregate import AggregateStrategy
 from booking.strategies.base import WriteTokens, order_full, quota_order
 from booking.strategies.lock_table import LockTableStrategy
 from booking.strategies.shards import ShardsStrategy
-from booking.strategies.shards.seats import MARKERS, hint_key, mark_update, marker_key
+from booking.strategies.shards.seats import MARK, MARKERS, hint_key, mark_update, marker_key
 from booking.strategies.slots import SlotsStrategy
 from booking.strategies.slots.capacity import SHUFFLE_RANGE
 from booking.strategies.slots.freed import epoch_key
@@ -214,11 +214,10 @@ class MarkingShardsStrategy(ShardsStrategy):
     def mark_sold_out(self, event_id, seen, sold_out):
         if not sold_out:
             return
-        marker = seen[sold_out[0]].marker or {}
-        expression, values = mark_update({quota: seen[quota].full_until() for quota in sold_out},
-                                         marker.get("full_quotas") or {})
+        values = mark_update({quota: seen[quota].full_until() for quota in sold_out},
+                             seen[sold_out[0]].marker or {})
         self.store.transact_write([
-            ("Update", self.locks.update_op(marker_key(event_id, copy), expression, values=values))
+            ("Update", self.locks.update_op(marker_key(event_id, copy), MARK, values=values))
             for copy in range(MARKERS)])
 
 

@@ -61,10 +61,10 @@ class ShardsStrategy(ShardsHolds):
              riders: Riders) -> Registration:
         placed = self.guess(event.id, order)
         if placed is None:  # the shards not seen dry cannot hold it: read before writing
-            answered, marker = self.read_first(event.id, registration, order, riders)
+            answered = self.read_first(event.id, registration, order, riders)
             if answered is not None:
                 return answered
-            placed = self.elsewhere(event.id, order, marker)
+            placed = self.elsewhere(event.id, order, marker={})  # the mark was read
         tried = Members()
 
         def attempt(plan: Plan, lapsed: Lapsed | None = None) -> Rewrite:
@@ -125,11 +125,8 @@ class ShardsStrategy(ShardsHolds):
         """After a refused (or hopeless) guess: "full" from a mark on ``marker`` (read if not
         given), else a placement, or "full", from one read of every shard it draws on."""
         quotas, since = quota_order(order), self.shared.clock()  # a joined read starts later
-        marker = (self.locks.get(any_marker_key(event_id)) or {}) if marker is None else marker
-        now = now_ms()
-        for quota in quotas:
-            if seats.marked(marker, quota) > now:
-                raise order_full(order, quota) from None
+        self._full_if_marked(event_id, order, self.locks.get(any_marker_key(event_id)) or {}
+                             if marker is None else marker)
         for _ in self.retry.attempts():
             try:
                 seen = self.shared.read((event_id, *quotas), since,
@@ -142,6 +139,7 @@ class ShardsStrategy(ShardsHolds):
                 if guessed is not None:
                     return guessed
         self.between_read_and_write()
+        now = now_ms()
         for quota, snapshot in seen.items():
             self.dry.note(hint_key(event_id, quota), snapshot.dry(), replace=True)
         try:
@@ -169,9 +167,9 @@ class ShardsStrategy(ShardsHolds):
                                                values={":n": taken, ":one": 1, **room[1]}))
 
     def read_first(self, event_id: str, registration: Registration, order: Order,
-                   riders: Riders) -> tuple[Registration | None, dict]:
+                   riders: Riders) -> Registration | None:
         """One BatchGetItem of the marker (or a copy), the person's registration and the
-        request row: (this request's registration, or None and the marker), or "full"."""
+        request row: this request's registration, or "full" from a mark, or None."""
         key = any_marker_key(event_id)
         marker, mine, *row = self.store.batch_get([
             (self.locks, key), (self.registrations_table,
@@ -179,25 +177,27 @@ class ShardsStrategy(ShardsHolds):
             *riders.reads()])
         answered = self.requests.answer(riders.request, row[0]) if row else None
         if answered is not None:
-            return answered, {}
+            return answered
         if marker is None and key == marker_key(event_id):
             raise EventNotFound()
         if self.tokens.is_mine(mine, registration):
-            return registration, {}
+            return registration
         if mine is not None:
             raise AlreadyRegistered(existing=items.registration_from_item(mine))
-        marker, now = marker or {}, now_ms()  # a copy not made yet: not marked
+        self._full_if_marked(event_id, order, marker or {})  # a copy not made yet: not marked
+        return None
+
+    def _full_if_marked(self, event_id: str, order: Order, marker: dict) -> None:
         for quota in quota_order(order):
-            if seats.marked(marker, quota) > now:  # still sold out: keep reading first
+            if seats.marked(marker, quota) > now_ms():  # still sold out: keep reading first
                 self.dry.note(hint_key(event_id, quota), range(self.shard_count(event_id)))
-                raise order_full(order, quota)
-        return None, marker
+                raise order_full(order, quota) from None
 
     def full_by_reading(self, event: Event, registration: Registration, order: Order,
                         riders: Riders) -> Registration | None:
         if not any(self._seen_sold_out(event.id, quota) for quota in order.seats):
             return None
-        return self.read_first(event.id, registration, order, riders)[0]
+        return self.read_first(event.id, registration, order, riders)
 
     def sold_out_lately(self, event_id: str) -> bool:
         return self._seen_sold_out(event_id, CAPACITY_QUOTA)
@@ -231,29 +231,23 @@ class ShardsStrategy(ShardsHolds):
         """Event id -> its shards per quota (its marker's ``shards``, else ``SHARDS``), read
         once per process: one BatchGetItem of the markers not known yet."""
         if any(event_id not in self._shard_counts for event_id in event_ids):
-            with self._counting:
-                unknown = list(dict.fromkeys(e for e in event_ids if e not in self._shard_counts))
-                if unknown:
-                    markers = self.store.batch_get([(self.locks, marker_key(e)) for e in unknown])
-                    for event_id, marker in zip(unknown, markers):
-                        if marker is not None:
-                            self._shard_counts[event_id] = int(marker.get("shards", SHARDS))
+            with self._counting:  # the first to ask reads; the others wait for its read
+                unknown = [e for e in dict.fromkeys(event_ids) if e not in self._shard_counts]
+                found = self.store.batch_get([(self.locks, marker_key(e)) for e in unknown]
+                                             ) if unknown else []
+                self._shard_counts.update({event_id: int(marker.get("shards", SHARDS))
+                                           for event_id, marker in zip(unknown, found) if marker})
         return {event_id: self._shard_counts.get(event_id, SHARDS) for event_id in event_ids}
 
     def check_order_shape(self, event: Event) -> None:
         shards_capacity.check_order_shape(event)
 
     def provision(self, event: Event) -> None:
-        count, orders = seats.shards_for(event), seats.several_seats(event)
-        marker = {**marker_key(event.id), "epoch": 0,
-                  **({"shards": count} if count != SHARDS else {})}  # else stored as ever
+        count = seats.shards_for(event)  # the marker names it, unless SHARDS (stored as ever)
         self.store.transact_write([
             ("Put", self.events.put_op(items.event_item(event), condition=seats.NEW)),
-            ("Put", self.locks.put_op(marker, condition=seats.NEW)),
-            *[("Put", self.locks.put_op(seats.shard_item(event.id, n, share, quota, orders=orders),
-                                        condition=seats.NEW))
-              for quota, size in event.quota_capacities().items()
-              for n, share in enumerate(seats.shares(size, [0] * count))]])
+            *(("Put", self.locks.put_op(item, condition=seats.NEW))
+              for item in seats.new_items(event, count))])
         self._shard_counts[event.id] = count
 
     def cancel(self, event: Event, email: str, registration_id: str | None, *, riders: Riders,
@@ -271,28 +265,27 @@ class ShardsStrategy(ShardsHolds):
         keep = tickets_left(stored, release) if release is not None else {}
         freed = (event.order(release).seats if release and keep
                  else {quota: sum(shards.values()) for quota, shards in held.items()})
-        giving = []
-        for quota, need in freed.items():
-            for n in sorted(held.get(quota, {})):
-                taken = min(need, held[quota][n])
-                if taken:
-                    giving.append((member(quota, n), ("Update", self.locks.update_op(
-                        shard_key(event.id, n, quota), GIVE, condition=EXISTS,
-                        values={":n": taken, ":one": 1}))))
-                    need, held[quota][n] = need - taken, held[quota][n] - taken
+        giving = {quota: seats.split(need, held.get(quota, {}), by=int) or {}
+                  for quota, need in freed.items()}  # from the first shards: the same on a resend
+        left = {quota: {n: k - giving.get(quota, {}).get(n, 0) for n, k in shards.items()}
+                for quota, shards in held.items()}
         key = {"event_id": event.id, "email": stored.email}
         same = {":rid": stored.registration_id, ":old": stored.tickets}
         if keep:
             answer = part_of(stored, release or {}, riders.request)
             first = ("Update", self.registrations_table.update_op(
                 key, KEEP_PART, condition=SAME_ORDER,
-                values={**same, ":keep": keep, ":left": seats.seat_map(held)}))
+                values={**same, ":keep": keep, ":left": seats.seat_map(left)}))
         else:
             answer = stored
             first = ("Delete", self.registrations_table.delete_op(key, condition=SAME_ORDER,
                                                                   values=same))
-        members = Members([("registration", first), *giving,
-                           *seats.freed_ops(self.locks, event.id), *riders.members(answer)])
+        members = Members([("registration", first), *(
+            (member(quota, n), ("Update", self.locks.update_op(shard_key(event.id, n, quota), GIVE,
+                                                               condition=EXISTS,
+                                                               values={":n": taken, ":one": 1})))
+            for quota, parts in giving.items() for n, taken in sorted(parts.items())),
+            *seats.freed_ops(self.locks, event.id), *riders.members(answer)])
 
         def decode(refusal: Refusal):
             if refusal.refused_names("shard:") or refusal.refused("marker"):
@@ -305,8 +298,7 @@ class ShardsStrategy(ShardsHolds):
                                       "cancel"))
 
     def availability(self, event: Event) -> Availability:
-        found = self.availabilities([event]).get(event.id)
-        if found is None:
+        if (found := self.availabilities([event]).get(event.id)) is None:
             raise EventNotFound()
         return found
 

@@ -158,19 +158,16 @@ def _fix(strategy, event_id, quota, shards, counts, capacities, current, size) -
 def _recreate_missing(strategy, event: Event) -> list[str]:
     """Put a missing marker or shard (no capacity yet: the fix gives it its share). The
     event's shards: as its marker says, or, the marker lost, as chosen at its creation."""
-    fixed, marker = [], strategy.locks.get(marker_key(event.id))
+    marker = strategy.locks.get(marker_key(event.id))
     count = int(marker.get("shards", SHARDS)) if marker else shards_for(event)
-    wanted = [(marker_key(event.id), {"epoch": 0, **({"shards": count} if count != SHARDS else {})},
-               "marker item")] + [
-        (shard_key(event.id, n, quota), {"capacity": 0, "confirmed_count": 0, "holds": {},
-                                         "version": 1}, f"{_where(quota)}shard {n}")
-        for quota in _quotas(event) for n in range(count)]
-    present = strategy.locks.batch_get([key for key, _, _ in wanted])
-    for (key, item, what), found in zip(wanted, present):
+    wanted = seats.new_items(event, count, empty=True)
+    present = strategy.locks.batch_get([{"event_id": item["event_id"]} for item in wanted])
+    fixed = []
+    for item, found in zip(wanted, present):
         try:
             if found is None:
-                strategy.locks.put({**key, **item}, condition=NEW)
-                fixed.append(f"{what} recreated")
+                strategy.locks.put(item, condition=NEW)
+                fixed.append(f"{item['event_id']} recreated")
         except ConditionFailed:
             pass
     return fixed

@@ -30,10 +30,9 @@ def check_order_shape(event: Event) -> None:
 def mark_sold_out(strategy, event_id: str, marks: dict[str, int], marker: dict) -> None:
     """Mark ``marks`` (quota -> until) sold out on the marker and its copies, unless a seat
     was freed since ``marker`` was read: every freeing write bumps its epoch."""
-    expression, values = seats.mark_update(marks, marker.get("full_quotas") or {})
     try:
-        strategy.store.transact_write(seats.mark_ops(strategy.locks, event_id, expression,
-                                                     values, marker["epoch"]))
+        strategy.store.transact_write(seats.mark_ops(
+            strategy.locks, event_id, seats.mark_update(marks, marker), marker["epoch"]))
     except TransactionCancelled:
         pass  # a seat was freed (or a write was landing): the next rejection reads again
 

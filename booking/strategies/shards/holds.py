@@ -47,13 +47,9 @@ class ShardsHolds(OneItemPerPerson, Holds):
     def take_over_op(self, event_id: str, shard: int, holder: str, now: float, *,
                      email: str | None = None, until: float | None = None) -> Op:
         """Take ``holder``'s lapsed hold's seat (for a booking, or ``email``'s hold)."""
-        names: dict = {"#h": holder}
-        values: dict = {":now": now, ":one": 1}
         expression = TAKE_OVER if email is None else RENEW if email == holder else TAKE_OVER_FOR
-        if email is not None:
-            values[":until"] = until
-        if email not in (None, holder):
-            names["#email"] = email
+        names = {"#h": holder, **({"#email": email} if expression is TAKE_OVER_FOR else {})}
+        values = {":now": now, ":one": 1, **({":until": until} if email is not None else {})}
         return ("Update", self.locks.update_op(shard_key(event_id, shard), expression,
                                                condition=LAPSED, names=names, values=values))
 

@@ -28,9 +28,7 @@ SEATS = "event_id, #capacity, confirmed_count, holds, hold_seats"  # a shard's s
 FREED = "SET epoch = epoch + :one REMOVE full_until, full_quotas"  # the marker, on every freed seat
 UNMARK = "REMOVE full_until, full_quotas"  # its copies, on every freed seat
 AT_EPOCH = "epoch = :epoch"
-MARK_CAPACITY = "SET full_until = :until"
-MARK_QUOTAS = "SET full_quotas = :marks"
-MARK_BOTH = "SET full_until = :until, full_quotas = :marks"
+MARK = "SET full_until = :until, full_quotas = :marks"  # until when sold out (0: it is not)
 
 
 def several_seats(event: Event) -> bool:
@@ -46,8 +44,7 @@ def shards_for(event: Event) -> int:
     return min(MAX_SHARDS, max(SHARDS, math.ceil(event.expected_rate / BOOKINGS_PER_SHARD)))
 
 
-def hint_key(event_id: str, quota: str) -> str:
-    """The key of a quota's dry-shard hint (the capacity's is the event's own)."""
+def hint_key(event_id: str, quota: str) -> str:  # a quota's hints: the capacity's the event's
     return event_id if quota == CAPACITY_QUOTA else f"{event_id}#{quota}"
 
 
@@ -56,28 +53,29 @@ def shard_key(event_id: str, shard: int, quota: str = CAPACITY_QUOTA) -> dict:
     return {"event_id": f"{hint_key(event_id, quota)}#{shard}"}
 
 
-def marker_key(event_id: str, copy: int = 0) -> dict:
-    """The marker (``copy`` 0: it carries the epoch), or one of its copies."""
+def marker_key(event_id: str, copy: int = 0) -> dict:  # copy 0: the marker, with the epoch
     return {"event_id": f"{event_id}#meta" + (f"-{copy}" if copy else "")}
 
 
-def any_marker_key(event_id: str) -> dict:
-    """The marker or a copy, at random: rejections spread their reads over them."""
+def any_marker_key(event_id: str) -> dict:  # at random: rejections spread their reads
     return marker_key(event_id, random.randrange(MARKERS))
 
 
-def shares(capacity: int, counts: list[int]) -> list[int]:
-    """Each shard's capacity: its count, plus an even share of the free seats."""
+def shares(capacity: int, counts: list[int]) -> list[int]:  # count + an even share of the free
     free = capacity - sum(counts)
     return [count + free // len(counts) + (1 if n < free % len(counts) else 0)
             for n, count in enumerate(counts)]
 
 
-def shard_item(event_id: str, shard: int, capacity: int, quota: str = CAPACITY_QUOTA, *,
-               orders: bool = False) -> dict:
-    """A new shard; with ``orders``, with the ``hold_seats`` its holds of orders write."""
-    return {**shard_key(event_id, shard, quota), "capacity": capacity, "confirmed_count": 0,
-            "holds": {}, **({"hold_seats": {}} if orders else {}), "version": 1}
+def new_items(event: Event, count: int, *, empty: bool = False) -> list[dict]:
+    """A new event's marker and ``count`` shards per quota, sharing its size (``empty``: none
+    of it, for a repair's fix to share); with ``hold_seats`` where holds may be of orders."""
+    orders: dict = {"hold_seats": {}} if several_seats(event) and not empty else {}
+    return [{**marker_key(event.id), "epoch": 0, **({"shards": count} if count != SHARDS else {})},
+            *({**shard_key(event.id, n, quota), "capacity": 0 if empty else share,
+               "confirmed_count": 0, "holds": {}, **orders, "version": 1}
+              for quota, size in event.quota_capacities().items()
+              for n, share in enumerate(shares(size, [0] * count)))]
 
 
 def member(quota: str, shard: int) -> str:
@@ -97,27 +95,22 @@ def freed_ops(locks: Table, event_id: str) -> list[tuple[str, Op]]:
               for copy in range(1, MARKERS)]]
 
 
-def mark_update(marks: dict[str, int], standing: dict) -> tuple[str, dict]:
-    """The update marking ``marks`` (quota -> until), keeping further quotas' ``standing``."""
-    further = {**standing, **{q: until for q, until in marks.items() if q != CAPACITY_QUOTA}}
-    if CAPACITY_QUOTA not in marks:
-        return MARK_QUOTAS, {":marks": further}
-    if len(marks) == 1:
-        return MARK_CAPACITY, {":until": marks[CAPACITY_QUOTA]}
-    return MARK_BOTH, {":until": marks[CAPACITY_QUOTA], ":marks": further}
+def mark_update(marks: dict[str, int], marker: dict) -> dict:
+    """The values marking ``marks`` (quota -> until), keeping the ``marker``'s others."""
+    further = {q: until for q, until in marks.items() if q != CAPACITY_QUOTA}
+    return {":until": marks.get(CAPACITY_QUOTA, marker.get("full_until", 0)),
+            ":marks": {**(marker.get("full_quotas") or {}), **further}}
 
 
-def mark_ops(locks: Table, event_id: str, expression: str, values: dict,
-             epoch: int) -> list[Op]:
+def mark_ops(locks: Table, event_id: str, values: dict, epoch: int) -> list[Op]:
     """The mark on the marker, only at ``epoch`` (no seat freed since), and on every copy."""
-    return [("Update", locks.update_op(marker_key(event_id), expression, condition=AT_EPOCH,
+    return [("Update", locks.update_op(marker_key(event_id), MARK, condition=AT_EPOCH,
                                        values={**values, ":epoch": epoch})),
-            *[("Update", locks.update_op(marker_key(event_id, copy), expression, values=values))
+            *[("Update", locks.update_op(marker_key(event_id, copy), MARK, values=values))
               for copy in range(1, MARKERS)]]
 
 
-def marked(marker: dict, quota: str) -> int:
-    """Until when ``quota`` is marked sold out on the marker (0: it is not)."""
+def marked(marker: dict, quota: str) -> int:  # until when the quota is sold out (0: not)
     if quota == CAPACITY_QUOTA:
         return marker.get("full_until", 0)
     return (marker.get("full_quotas") or {}).get(quota, 0)
@@ -144,11 +137,8 @@ class Snapshot:
 
     def expired_hold(self, now: float) -> tuple[int, str] | None:
         """(shard, e-mail) of a lapsed hold of one seat (a seat a write may take over)."""
-        for n, item in enumerate(self.shards):
-            holder = expired_holder(item, now)
-            if holder is not None:
-                return n, holder
-        return None
+        return next(((n, holder) for n, item in enumerate(self.shards)
+                     if (holder := expired_holder(item, now)) is not None), None)
 
     def full_until(self) -> int:
         """How long a sold-out mark from this read may hold: until the first hold lapses."""
@@ -180,8 +170,8 @@ def quota_shard_items(strategy, wanted: dict[str, list[str]]) -> dict[str, dict[
     """Event id -> quota -> its shards, for ``wanted`` (event id -> quotas), in one batch;
     events without shards left out."""
     counts = strategy.shard_counts(list(wanted))
-    keys = [(event_id, quota, shard_key(event_id, n, quota))
-            for event_id, quotas in wanted.items() for quota in quotas for n in range(counts[event_id])]
+    keys = [(event_id, quota, shard_key(event_id, n, quota)) for event_id, quotas in wanted.items()
+            for quota in quotas for n in range(counts[event_id])]
     found = strategy.locks.batch_get([key for _, _, key in keys], projection=SEATS,
                                      names=CAPACITY_NAMES)
     by_event: dict[str, dict[str, list[dict]]] = {}
@@ -224,10 +214,11 @@ def place(order: Order, seen: dict[str, Snapshot]) -> Plan:
     return plan
 
 
-def split(need: int, room: dict[int, int]) -> dict[int, int] | None:
-    """``need`` seats over the shards with the most ``room`` (None: not enough of it)."""
+def split(need: int, room: dict[int, int], by=None) -> dict[int, int] | None:
+    """``need`` seats over the shards with the most ``room`` (or in the order ``by``
+    sorts them); None when there is not enough of it."""
     parts = {}
-    for n in sorted(room, key=lambda n: (-room[n], random.random())):
+    for n in sorted(room, key=by or (lambda n: (-room[n], random.random()))):
         if need and room[n]:
             parts[n], need = min(need, room[n]), need - min(need, room[n])
     return None if need else parts
