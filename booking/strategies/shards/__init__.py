@@ -315,7 +315,7 @@ class ShardsStrategy(ShardsHolds):
 
     def change_capacity(self, event: Event, *, expected_version: int, capacity: int,
                         changes: dict, quotas: dict[str, int] | None = None) -> None:
-        shards_capacity.change_capacity(self, event.id, expected_version=expected_version,
+        shards_capacity.change_capacity(self, event, expected_version=expected_version,
                                         capacity=capacity, changes=changes, quotas=quotas)
 
     def delete(self, event: Event) -> None:

@@ -37,35 +37,32 @@ def mark_sold_out(strategy, event_id: str, marks: dict[str, int], marker: dict) 
         pass  # a seat was freed (or a write was landing): the next rejection reads again
 
 
-def change_capacity(strategy, event_id: str, *, expected_version: int, capacity: int,
+def change_capacity(strategy, event: Event, *, expected_version: int, capacity: int,
                     changes: dict, quotas: dict[str, int] | None = None) -> None:
     """Resize the capacity and each of ``quotas``: every shard gets its count plus an even
     share of the free seats, with the version-checked event write, in one transaction
     (redone from a new read when a booking lands in between)."""
+    unknown = sorted(set(quotas or {}) - set(event.quotas))  # an event's quotas never change
+    if unknown:
+        raise InvalidBooking(f"This event has no quota {unknown[0]!r}.", field="quotas")
     sizes = {CAPACITY_QUOTA: capacity, **(quotas or {})}
     update = event_edits.event_update(expected_version=expected_version, capacity=capacity,
-                                      changes=changes, quotas=quotas,
-                                      extra_condition=_quotas_exist(quotas))
+                                      changes=changes, quotas=quotas)
 
     def decode(refusal: Refusal):
-        if refusal.refused("event"):
-            old = refusal.old("event")
-            raise (event_edits.stale_or_missing(old, expected_version)
-                   or _unknown_quota(old, quotas) or EventNotFound()) from None
-        if refusal.refused("marker"):
-            raise EventNotFound() from None
+        if refusal.refused("event") or refusal.refused("marker"):
+            raise event_edits.stale_or_missing(refusal.old("event"), expected_version) or \
+                EventNotFound() from None
         return AGAIN  # a shard's count moved since it was read: read again
 
     for _ in strategy.retry.attempts():
-        seen = seats.settled_snapshots(strategy, event_id, sorted(sizes))
+        seen = seats.settled_snapshots(strategy, event.id, sorted(sizes))
         if not all(snapshot.complete for snapshot in seen.values()):
-            event = strategy.events.get({"event_id": event_id},
-                                        projection="version, quota_capacities")
-            raise (event_edits.stale_or_missing(event, expected_version)
-                   or _unknown_quota(event, quotas) or EventNotFound())
+            stored = strategy.events.get({"event_id": event.id}, projection="version")
+            raise event_edits.stale_or_missing(stored, expected_version) or EventNotFound()
         members = Members([("event", ("Update", strategy.events.update_op(
-            {"event_id": event_id}, update.expression, **update.kwargs()))),
-            *seats.freed_ops(strategy.locks, event_id)])
+            {"event_id": event.id}, update.expression, **update.kwargs()))),
+            *seats.freed_ops(strategy.locks, event.id)])
         for quota, size in sorted(sizes.items()):
             counts = [item["confirmed_count"] for item in seen[quota].shards if item]
             if sum(counts) > size:
@@ -73,23 +70,10 @@ def change_capacity(strategy, event_id: str, *, expected_version: int, capacity:
                        else event_edits.below_taken(quota, sum(counts)))
             for n, share in enumerate(seats.shares(size, counts)):
                 members.add(member(quota, n), ("Update", strategy.locks.update_op(
-                    shard_key(event_id, n, quota), RESIZE, condition=FITS_SIZE,
+                    shard_key(event.id, n, quota), RESIZE, condition=FITS_SIZE,
                     names=CAPACITY_NAMES, values={":capacity": share, ":one": 1})))
         if strategy.transact_once(members, written=None, decode=decode) is not AGAIN:
             return
-
-
-def _quotas_exist(quotas: dict | None) -> str:
-    """The condition that the event has each of ``quotas`` (``event_update``'s names)."""
-    return " AND ".join(f"attribute_exists(quota_capacities.{name})"
-                        for name, _ in event_edits.quota_size_names(quotas).values())
-
-
-def _unknown_quota(event: dict | None, quotas: dict | None) -> InvalidBooking | None:
-    unknown = sorted(set(quotas or {}) - set((event or {}).get("quota_capacities") or {}))
-    if event is None or not unknown:
-        return None
-    return InvalidBooking(f"This event has no quota {unknown[0]!r}.", field="quotas")
 
 
 def delete(strategy, event: Event) -> None:

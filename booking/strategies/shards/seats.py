@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 from booking.dynamo.access import Table, TransactionCancelled
 from booking.dynamo.transaction import Op
-from booking.errors import EventFull
 from booking.models import CAPACITY_QUOTA, Event, Order
 from booking.strategies.base import CAPACITY_NAMES, expired_holder, order_full, quota_order
 
