@@ -27,11 +27,7 @@ from booking.strategies.shards.holds import ShardsHolds
 from booking.strategies.shards.seats import (BUMP, EXISTS, SHARDS, Plan, any_marker_key,
                                             hint_key, marker_key, member, shard_key)
 
-TAKE = "SET confirmed_count = confirmed_count + :n, version = version + :one"
 GIVE = "SET confirmed_count = confirmed_count - :n, version = version + :one"
-ROOM_FOR_ONE = "attribute_exists(event_id) AND confirmed_count < #capacity"
-# A condition cannot add: :room is the shard's capacity as guessed or read, less the seats.
-ROOM_FOR_SEATS = "attribute_exists(event_id) AND #capacity >= :cap AND confirmed_count <= :room"
 NOT_REGISTERED = "attribute_not_exists(email)"
 SAME_ORDER = "registration_id = :rid AND (attribute_not_exists(tickets) OR tickets = :old)"
 KEEP_PART = "SET tickets = :keep, shard_seats = :left"
@@ -72,7 +68,8 @@ class ShardsStrategy(ShardsHolds):
             tried = Members([("registration", ("Put", self.registrations_table.put_op(
                 items.registration_item(registration, **seats.stored(seats.taken(plan))),
                 condition=NOT_REGISTERED)))])
-            tried.extend((member(quota, n), self.take_op(event.id, quota, n, *part, lapsed))
+            tried.extend((member(quota, n), self.take_over_op(event.id, *lapsed) if lapsed
+                          else seats.take_op(self.locks, event.id, quota, n, *part))
                          for quota, parts in plan.items() for n, part in sorted(parts.items()))
             tried.extend(riders.members(registration))
             return Rewrite(tried, self.tokens.client_token(
@@ -155,17 +152,6 @@ class ShardsStrategy(ShardsHolds):
                 if not snapshot.room() and seats.marked(snapshot.marker or {}, quota) <= now])
             raise
 
-    def take_op(self, event_id: str, quota: str, n: int, taken: int, capacity: int,
-                lapsed: Lapsed | None) -> Op:
-        """The update taking ``taken`` seats of a shard (or a lapsed hold's seat)."""
-        if lapsed is not None:
-            return self.take_over_op(event_id, *lapsed)
-        room = (ROOM_FOR_ONE, {}) if taken == 1 else (
-            ROOM_FOR_SEATS, {":cap": capacity, ":room": capacity - taken})
-        return ("Update", self.locks.update_op(shard_key(event_id, n, quota), TAKE,
-                                               condition=room[0], names=CAPACITY_NAMES,
-                                               values={":n": taken, ":one": 1, **room[1]}))
-
     def read_first(self, event_id: str, registration: Registration, order: Order,
                    riders: Riders) -> Registration | None:
         """One BatchGetItem of the marker (or a copy), the person's registration and the
@@ -193,23 +179,10 @@ class ShardsStrategy(ShardsHolds):
                 self.dry.note(hint_key(event_id, quota), range(self.shard_count(event_id)))
                 raise order_full(order, quota) from None
 
-    def full_by_reading(self, event: Event, registration: Registration, order: Order,
-                        riders: Riders) -> Registration | None:
-        if not any(self._seen_sold_out(event.id, quota) for quota in order.seats):
-            return None
-        return self.read_first(event.id, registration, order, riders)
-
-    def sold_out_lately(self, event_id: str) -> bool:
-        return self._seen_sold_out(event_id, CAPACITY_QUOTA)
-
-    def _seen_sold_out(self, event_id: str, quota: str) -> bool:  # every shard seen dry
-        dry = self.dry.get(hint_key(event_id, quota)).dry  # none: no need to know the count
-        return bool(dry) and len(dry) >= self.shard_count(event_id)
-
     def mark_sold_out(self, event_id: str, seen: dict[str, seats.Snapshot],
                       sold_out: list[str]) -> None:
-        """Mark ``sold_out`` quotas as ``seen`` unless a seat was freed since; once per
-        process for one reading (every booking in flight at the sell-out read it)."""
+        """Mark ``sold_out`` quotas as ``seen`` (unless a seat was freed since), once per
+        process for one reading: every booking in flight at the sell-out read it."""
         if not sold_out:
             return
         marker = seen[sold_out[0]].marker or {}
@@ -224,6 +197,19 @@ class ShardsStrategy(ShardsHolds):
         shards_capacity.mark_sold_out(self, event_id, marks, marker)
 
     # --- the rest of the contract -----------------------------------------------------
+    def full_by_reading(self, event: Event, registration: Registration, order: Order,
+                        riders: Riders) -> Registration | None:
+        if not any(self._seen_sold_out(event.id, quota) for quota in order.seats):
+            return None
+        return self.read_first(event.id, registration, order, riders)
+
+    def sold_out_lately(self, event_id: str) -> bool:
+        return self._seen_sold_out(event_id, CAPACITY_QUOTA)
+
+    def _seen_sold_out(self, event_id: str, quota: str) -> bool:  # every shard seen dry
+        dry = self.dry.get(hint_key(event_id, quota)).dry  # none: no need to know the count
+        return bool(dry) and len(dry) >= self.shard_count(event_id)
+
     def shard_count(self, event_id: str) -> int:
         return self.shard_counts([event_id])[event_id]
 

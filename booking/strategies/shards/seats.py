@@ -28,6 +28,10 @@ FREED = "SET epoch = epoch + :one REMOVE full_until, full_quotas"  # the marker,
 UNMARK = "REMOVE full_until, full_quotas"  # its copies, on every freed seat
 AT_EPOCH = "epoch = :epoch"
 MARK = "SET full_until = :until, full_quotas = :marks"  # until when sold out (0: it is not)
+TAKE = "SET confirmed_count = confirmed_count + :n, version = version + :one"
+ROOM_FOR_ONE = "attribute_exists(event_id) AND confirmed_count < #capacity"
+# A condition cannot add: :room is the shard's capacity as guessed or read, less the seats.
+ROOM_FOR_SEATS = "attribute_exists(event_id) AND #capacity >= :cap AND confirmed_count <= :room"
 
 
 def several_seats(event: Event) -> bool:
@@ -75,6 +79,15 @@ def new_items(event: Event, count: int, *, empty: bool = False) -> list[dict]:
                "confirmed_count": 0, "holds": {}, **orders, "version": 1}
               for quota, size in event.quota_capacities().items()
               for n, share in enumerate(shares(size, [0] * count)))]
+
+
+def take_op(locks: Table, event_id: str, quota: str, n: int, taken: int, capacity: int) -> Op:
+    """The update taking ``taken`` seats of a shard whose capacity was guessed or read."""
+    room = (ROOM_FOR_ONE, {}) if taken == 1 else (
+        ROOM_FOR_SEATS, {":cap": capacity, ":room": capacity - taken})
+    return ("Update", locks.update_op(shard_key(event_id, n, quota), TAKE, condition=room[0],
+                                      names=CAPACITY_NAMES,
+                                      values={":n": taken, ":one": 1, **room[1]}))
 
 
 def member(quota: str, shard: int) -> str:
