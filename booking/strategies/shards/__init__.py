@@ -161,7 +161,7 @@ class ShardsStrategy(ShardsHolds):
             (self.locks, key), (self.registrations_table,
                                 {"event_id": event_id, "email": registration.email}),
             *riders.reads()])
-        answered = self.requests.answer(riders.request, row[0]) if row else None
+        answered = riders.answer_read(row[0]) if row else None
         if answered is not None:
             return answered
         if marker is None and key == marker_key(event_id):
