@@ -20,8 +20,8 @@ can fail:
   refuse a seat a cancellation freed.
 - ``HastyShardsStrategy`` (event strategy ``hasty_shards``) answers "full" as soon as the
   shard it picked is dry, without reading the others: people are refused while seats
-  are free. Its orders do the same per quota (``HastyShardsOrders``): "full" naming the
-  quota whose guessed shard could not take the seats. ``MarkingShardsStrategy`` marks the
+  are free; an order is told "full" naming the quota whose guessed shard could not take
+  its seats. ``MarkingShardsStrategy`` marks the
   event (or an order's quota) sold out without checking that no seat was freed since its
   read: a cancellation's seat is refused to everyone after it.
 - ``HintTrustingLockTableStrategy`` and ``HintTrustingAggregateStrategy`` answer "full"
@@ -55,13 +55,11 @@ from booking.mail.sender import SENT, MailSender
 from booking.exactly_once.request_log import RequestLog
 from booking.strategies import STRATEGIES
 from booking.errors import EventFull
-from booking.models import CAPACITY_QUOTA
 from booking.strategies.aggregate import AggregateStrategy
-from booking.strategies.base import WriteTokens, order_full
+from booking.strategies.base import WriteTokens, order_full, quota_order
 from booking.strategies.lock_table import LockTableStrategy
 from booking.strategies.shards import ShardsStrategy
-from booking.strategies.shards.orders import ShardsOrders
-from booking.strategies.shards.seats import MARKERS, marker_key
+from booking.strategies.shards.seats import MARK, MARKERS, hint_key, mark_update, marker_key
 from booking.strategies.slots import SlotsStrategy
 from booking.strategies.slots.seats import SHUFFLE_RANGE, partition
 from booking.strategies.slots.freed import epoch_key
@@ -197,53 +195,30 @@ class CarelessWebhookSender(WebhookSender):
         return RETRYING if error else DELIVERED
 
 
-class HastyShardsOrders(ShardsOrders):
-    """An order's "full" naming the quota whose guessed shards could not take its seats."""
-
-    def elsewhere(self, event_id, order, quota, *, marker=None):
-        raise order_full(order, quota) from None
-
-
 class HastyShardsStrategy(ShardsStrategy):
-    """Answers "full" when the shard it picked is dry, without looking at the others."""
+    """Answers "full" when the shard it picked is dry, without looking at the others (an
+    order: naming the first quota its guessed shards could not take)."""
 
     name = "hasty_shards"
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.orders = HastyShardsOrders(self)
-
-    def _elsewhere(self, event_id, attempt):
-        raise EventFull() from None
-
-
-def mark_blindly(strategy, event_id, expression, values):
-    """The mark on the marker and every copy, whatever the epoch."""
-    strategy.store.transact_write([
-        ("Update", strategy.locks.update_op(marker_key(event_id, copy), expression, values=values))
-        for copy in range(MARKERS)])
-
-
-class MarkingShardsOrders(ShardsOrders):
-    """Marks an order's quotas sold out whatever happened since its read."""
-
-    def mark_sold_out(self, event_id, seen, sold_out):
-        if CAPACITY_QUOTA in sold_out:
-            self.strategy.mark_sold_out(event_id, seen[CAPACITY_QUOTA])
-        marks = {quota: seen[quota].full_until() for quota in sold_out if quota != CAPACITY_QUOTA}
-        if marks:
-            mark_blindly(self.strategy, event_id, "SET full_quotas = :marks", {":marks": marks})
+    def elsewhere(self, event_id, order, marker=None):
+        quotas = quota_order(order)
+        seen_dry = [quota for quota in quotas if self.dry.get(hint_key(event_id, quota)).dry]
+        raise order_full(order, (seen_dry or quotas)[0]) from None
 
 
 class MarkingShardsStrategy(ShardsStrategy):
-    """Marks the event sold out whatever happened since its read (no epoch check)."""
+    """Marks the event (or an order's quotas) sold out whatever happened since its read
+    (no epoch check)."""
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.orders = MarkingShardsOrders(self)
-
-    def mark_sold_out(self, event_id, seen):
-        mark_blindly(self, event_id, "SET full_until = :until", {":until": seen.full_until()})
+    def mark_sold_out(self, event_id, seen, sold_out):
+        if not sold_out:
+            return
+        values = mark_update({quota: seen[quota].full_until() for quota in sold_out},
+                             seen[sold_out[0]].marker or {})
+        self.store.transact_write([
+            ("Update", self.locks.update_op(marker_key(event_id, copy), MARK, values=values))
+            for copy in range(MARKERS)])
 
 
 class TrustsSoldOutHint:

@@ -12,9 +12,9 @@ from booking.errors import EventFull, InvalidBooking
 from booking.models import Registration
 from booking.strategies.shards import ShardsStrategy, capacity
 from booking.strategies.shards.seats import (MARKERS, SHARDS, Hint, marker_key, shard_key,
-                                             snapshot)
+                                             snapshots)
 from harness.controls import HastyShardsStrategy, MarkingShardsStrategy
-from tests.helpers import table
+from tests.helpers import book_directly, table
 
 
 
@@ -51,7 +51,7 @@ def test_book__hasty_control__refuses_while_seats_are_free(service):
     hasty = HastyShardsStrategy(store=service.store)
 
     with mock.patch.object(Hint, "pick", return_value=SHARDS - 1), pytest.raises(EventFull):
-        hasty.book(event.id, registration(event.id, "ada@example.com"))
+        book_directly(hasty, service, event, registration(event.id, "ada@example.com"))
 
     assert service.availability(event.id).confirmed == 0  # yet "full"
 
@@ -114,10 +114,13 @@ def test_mark__on_the_marker_and_every_copy__each_read_answers__a_freed_seat_unm
 def test_mark__copies_not_made_yet__read_as_not_marked_and_the_booking_writes(service):
     event = service.create_event(name="Drop", capacity=2, strategy="shards")
     assert table(EVENT_LOCKS).get(marker_key(event.id, 1)) is None  # made by the first mark
+    service.strategy("shards").dry.note(event.id, range(SHARDS))  # every shard seen dry
     with mock.patch("booking.strategies.shards.any_marker_key",
                     return_value=marker_key(event.id, 1)), \
-            mock.patch.object(Hint, "every", return_value=True):  # read first
+            mock.patch.object(service.store, "batch_get", wraps=service.store.batch_get) as read:
         service.book(event.id, name="Ada", email="ada@example.com")
+
+    read.assert_called()  # read first, found no mark on the copy not made yet, and wrote
 
     assert service.availability(event.id).confirmed == 1
 
@@ -134,13 +137,13 @@ def test_mark__seat_freed_between_read_and_mark__mark_refused(service, control):
 
     with mock.patch.object(Hint, "pick", return_value=SHARDS - 1):
         with pytest.raises(EventFull):  # true at the instant Bob's read saw
-            strategy.book(event.id, registration(event.id, "bob@example.com"))
+            book_directly(strategy, service, event, registration(event.id, "bob@example.com"))
         strategy.between_read_and_write = lambda: None
         if control:
             with pytest.raises(EventFull):
-                strategy.book(event.id, registration(event.id, "cy@example.com"))
+                book_directly(strategy, service, event, registration(event.id, "cy@example.com"))
         else:
-            strategy.book(event.id, registration(event.id, "cy@example.com"))
+            book_directly(strategy, service, event, registration(event.id, "cy@example.com"))
 
     assert service.availability(event.id).confirmed == (0 if control else 1)
 
@@ -190,8 +193,9 @@ def test_audit__shard_count_wrong__named_then_repaired(service):
 class MarksEveryTime(ShardsStrategy):
     """The control: marks the event sold out after every read that found no seat."""
 
-    def mark_sold_out(self, event_id, seen):
-        capacity.mark_sold_out(self, event_id, seen)
+    def mark_sold_out(self, event_id, seen, sold_out):
+        capacity.mark_sold_out(self, event_id, {q: seen[q].full_until() for q in sold_out},
+                               seen["capacity"].marker)
 
 
 @pytest.mark.parametrize("strategy_class, marks", [(ShardsStrategy, 1), (MarksEveryTime, 3)])
@@ -200,11 +204,11 @@ def test_mark__sold_out_read_three_times_at_one_epoch__marked_once(service, stra
     event = service.create_event(name="Drop", capacity=1, strategy="shards")
     service.book(event.id, name="Ada", email="ada@example.com")
     strategy = strategy_class(store=service.store)
-    seen = snapshot(strategy, event.id)
+    seen = snapshots(strategy, event.id, ["capacity"])
     sent = []
     with mock.patch.object(capacity, "mark_sold_out",
                            side_effect=lambda *args: sent.append(args)):
         for _ in range(3):
-            strategy.mark_sold_out(event.id, seen)
+            strategy.mark_sold_out(event.id, seen, ["capacity"])
 
     assert len(sent) == marks

@@ -68,7 +68,7 @@ def test_control__read_as_eight_shards__seats_on_the_others_lost(service):
                                  expected_rate=5_000)
     eight = EightShards(store=service.store)
 
-    assert eight.availability(event.id).capacity == 16  # 5 shards' seats unseen
+    assert eight.availability(event).capacity == 16  # 5 shards' seats unseen
 
 
 def test_another_process__reads_the_count_from_the_marker(service):
@@ -77,7 +77,7 @@ def test_another_process__reads_the_count_from_the_marker(service):
     fresh = ShardsStrategy(store=service.store)  # nothing known yet, as in another process
 
     assert fresh.shard_count(event.id) == 13
-    assert fresh.availabilities([event.id])[event.id].capacity == 26
+    assert fresh.availabilities([event])[event.id].capacity == 26
 
 
 def test_event_stored_before_counts__marker_without_count__eight_shards(service):
@@ -86,7 +86,7 @@ def test_event_stored_before_counts__marker_without_count__eight_shards(service)
 
     assert "shards" not in table(EVENT_LOCKS).get(marker_key(event.id))
     assert fresh.shard_count(event.id) == SHARDS
-    assert fresh.availability(event.id).capacity == 16
+    assert fresh.availability(event).capacity == 16
 
 
 def test_change_capacity_and_delete__every_shard(service):
@@ -107,7 +107,7 @@ def test_repair__marker_lost__recreated_with_the_events_count(service):
 
     service.repair(event.id)
     assert table(EVENT_LOCKS).get(marker_key(event.id))["shards"] == 13
-    assert ShardsStrategy(store=service.store).availability(event.id).capacity == 26
+    assert ShardsStrategy(store=service.store).availability(event).capacity == 26
 
 
 def test_create__with_orders__keeps_eight_shards(service):
@@ -146,8 +146,7 @@ def test_book__a_process_takes_the_shards_in_turn__each_gets_its_share(service):
 def test_book__control_picking_at_random__shards_crowded_unevenly(service, monkeypatch):
     # The control: each booking picks its shard at random (as before turns).
     dry = service.strategy("shards").dry
-    monkeypatch.setattr(dry, "next_turn", lambda event_id, shards=SHARDS: dry.get(event_id,
-                                                                                  shards))
+    monkeypatch.setattr(dry, "next_turn", dry.get)
     event = service.create_event(name="Drop", capacity=52, strategy="shards",
                                  expected_rate=5_000)
 

@@ -12,11 +12,11 @@ from django.utils import timezone
 from booking.dynamo.tables import EVENT_LOCKS, REGISTRATIONS
 from booking.errors import EventFull, InvalidBooking, StaleEdit
 from booking.models import Event, Registration
-from booking.strategies.shards.orders import ShardsOrders, check_order_shape
-from booking.strategies.shards.seats import SHARDS, marker_key
+from booking.strategies.shards.capacity import check_order_shape
+from booking.strategies.shards.seats import SHARDS, Hint, marker_key
 from booking.waitlist import engine as waitlist_engine
 from harness.controls import HastyShardsStrategy, MarkingShardsStrategy
-from tests.helpers import table
+from tests.helpers import book_directly, table
 
 TYPES = {"conference": [], "workshop-a": ["workshop-a"]}
 
@@ -26,9 +26,9 @@ def workshop(service, capacity=40, quota=16):
                                 quotas={"workshop-a": quota}, ticket_types=TYPES, max_per_order=4)
 
 
-def book(strategy, event, email, tickets):
+def book(strategy, service, event, email, tickets):
     """``strategy``'s own booking of an order (no service in between)."""
-    return strategy.book(event.id, order(event, email, tickets), order=event.order(tickets))
+    return book_directly(strategy, service, event, order(event, email, tickets), tickets)
 
 
 def order(event, email, tickets):
@@ -49,14 +49,14 @@ def test_order__guessed_shard_dry__placed_where_the_quota_has_room(service, cont
     strategy = (HastyShardsStrategy if control else type(service.strategy("shards")))(
         store=service.store)
     tickets = {"workshop-a": 2}
-    with mock.patch.object(ShardsOrders, "_pick", lambda self, candidates: max(candidates)):
-        book(strategy, event, "ada@example.com", tickets)
+    with mock.patch.object(Hint, "pick", lambda self, among: max(among)):
+        book(strategy, service, event, "ada@example.com", tickets)
         if control:
             with pytest.raises(EventFull) as refused:
-                book(strategy, event, "bob@example.com", tickets)
+                book(strategy, service, event, "bob@example.com", tickets)
             assert refused.value.quota == "workshop-a"
         else:
-            book(strategy, event, "bob@example.com", tickets)
+            book(strategy, service, event, "bob@example.com", tickets)
 
     assert remaining(service, event.id)["workshop-a"] == (14 if control else 12)  # yet "full"
     assert service.audit(event.id) == []
@@ -107,13 +107,13 @@ def test_quota_mark__seat_freed_between_read_and_mark__mark_refused(service, con
     tickets = {"workshop-a": 1}
 
     with pytest.raises(EventFull):  # true at the instant Bob's read saw
-        book(strategy, event, "bob@example.com", tickets)
+        book(strategy, service, event, "bob@example.com", tickets)
     strategy.between_read_and_write = lambda: None
     if control:
         with pytest.raises(EventFull):
-            book(strategy, event, "cy@example.com", tickets)
+            book(strategy, service, event, "cy@example.com", tickets)
     else:
-        book(strategy, event, "cy@example.com", tickets)
+        book(strategy, service, event, "cy@example.com", tickets)
 
     assert remaining(service, event.id)["workshop-a"] == (1 if control else 0)
 
@@ -123,21 +123,21 @@ def test_change_capacity__quotas_resized_with_the_capacity_never_below_their_sea
     service.book(event.id, name="Ada", email="ada@example.com", tickets={"workshop-a": 3})
     shards = service.strategy("shards")
 
-    shards.change_capacity(event.id, expected_version=1, capacity=30, changes={},
+    shards.change_capacity(event, expected_version=1, capacity=30, changes={},
                            quotas={"workshop-a": 20})
     assert service.get_event(event.id).quotas == {"workshop-a": 20}
     assert remaining(service, event.id) == {"capacity": 27, "workshop-a": 17}
     assert service.audit(event.id) == []
     with pytest.raises(InvalidBooking) as below:
-        shards.change_capacity(event.id, expected_version=2, capacity=30, changes={},
+        shards.change_capacity(event, expected_version=2, capacity=30, changes={},
                                quotas={"workshop-a": 2})
-    assert below.value.field == "quotas" and "3 seat(s)" in below.value.message
+    assert below.value.field == "quotas" and "3 seats are" in below.value.message
     with pytest.raises(InvalidBooking) as unknown:
-        shards.change_capacity(event.id, expected_version=2, capacity=30, changes={},
+        shards.change_capacity(event, expected_version=2, capacity=30, changes={},
                                quotas={"workshop-z": 2})
     assert unknown.value.field == "quotas"
     with pytest.raises(StaleEdit):
-        shards.change_capacity(event.id, expected_version=1, capacity=30, changes={},
+        shards.change_capacity(event, expected_version=1, capacity=30, changes={},
                                quotas={"workshop-a": 10})
     assert service.get_event(event.id).quotas == {"workshop-a": 20}  # nothing changed
     assert service.get_event(event.id).version == 2
@@ -215,10 +215,10 @@ def test_order_hold__several_seats_on_one_shard__counted_by_audit_repair_and_edi
 
     shards = service.strategy("shards")
     with pytest.raises(InvalidBooking) as below:  # 14 booked and 2 held
-        shards.change_capacity(event.id, expected_version=1, capacity=16, changes={},
+        shards.change_capacity(event, expected_version=1, capacity=16, changes={},
                                quotas={"workshop-a": 15})
-    assert "16 seat(s)" in below.value.message
-    shards.change_capacity(event.id, expected_version=1, capacity=18, changes={},
+    assert "16 seats are" in below.value.message
+    shards.change_capacity(event, expected_version=1, capacity=18, changes={},
                            quotas={"workshop-a": 18})
     assert seats_of(service, event.id) == {"capacity": (14, 2), "workshop-a": (14, 2)}
     assert service.accept_offer(event.id, email="cy@example.com").tickets == {"workshop-a": 2}

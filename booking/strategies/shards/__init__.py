@@ -1,78 +1,44 @@
-"""Shards strategy (sharded lock items: the lock item split in shards).
+"""Shards strategy (sharded lock items): each quota's seats split over lock items, for
+ticket drops.
 
-lock_table materializes the lock target as one lock item per event, so every booking and
-every rejection of an event is a transactional write of that one item, and DynamoDB gives
-one item at most 1,000 WCU/s: about 500 answers per second per event, whatever the number
-of web servers. Here the lock target is split: the event's seats are ``SHARDS`` lock items,
-or more for an event that expects more arrivals a second (``seats.py``), each owning a
-share of the capacity; the shares add up to the event's.
-
-A booking is lock_table's TransactWriteItems, on one shard picked at random:
-
-1. put the registration (naming its shard), only if (event, e-mail) does not exist yet;
-2. increment the shard's count, only if the shard exists and count < its capacity;
-3. put the request row and the confirmation's outbox row (``exactly_once/request_log.py``).
-
-Two bookings for a shard's last seat write the same item, so DynamoDB serializes them and
-one condition fails, as on lock_table; no shard can count more than its share, so the
-event never counts more than its capacity. Seats do not move between shards: when the
-picked shard is dry (refused at 2), the booking moves to the seats, and never answers
-"full" from one shard:
-
-- it reads the event's marker item (or one of its copies, ``seats.py``: they spread the
-  reads) strongly consistently; if it is marked sold out (and no
-  waiting-list hold can have lapsed since), the answer is "full": a rejection after a
-  sell-out is one refused transaction spread over the shards and one read, never a write
-  of a hot item;
-- otherwise it reads the marker and every shard in one TransactGetItems (one instant): a
-  shard with a free seat gets the booking next (weighted by free seats); a lapsed hold's
-  seat is taken over; with no seat anywhere the answer is "full", and the marker is marked
-  sold out only if its ``epoch`` is still the one read.
-
-Every write that frees a seat (a cancellation, a released hold, a capacity edit) bumps the
-marker's epoch and removes its mark in the same transaction, so a mark never outlives the
-instant it describes. A shard over its capacity (``ThrottlingError``) sends the booking to
-another shard at once. Idempotency is lock_table's: the request row rides in the
-transaction, and the ClientRequestToken names the registration and the shard.
-
-A cancellation reads the registration (its shard), then deletes it, counts the seat back
-on its shard and bumps the marker in one transaction.
-
-Orders (several seats, ticket types, further quotas: docs/orders.md) take their seats from
-the shards of every quota they draw on (a lock item per quota, each split in shards), all
-in the booking's one transaction: ``orders.py`` (and what the 100-action limit bounds).
-A waiting-list offer holds an order the same way, on the same shards (``holds.py``).
+A booking is an order: one transaction takes its seats from a shard of each quota it
+draws on (guessed without a read, taken in turn); "full" comes only from one read of every
+shard at one instant, or from a sold-out mark made from such a read.
+docs/strategies/shards.md walks through it.
 """
 import dataclasses
-import random
 import threading
 
 from booking.dynamo import items
 from booking.dynamo.access import TransactionCancelled
 from booking.dynamo.tables import EVENT_LOCKS
+from booking.dynamo.transaction import Members, Op, Refusal
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
-from booking.exactly_once.request_log import Request
-
-from booking.strategies.base import (AGAIN, CAPACITY_NAMES, READ_AGAIN, OneItemPerPerson,
-                                     Rewrite, now_ms, old_item, refused_at)
+from booking.exactly_once.riders import Riders
+from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
+                            Registration)
+from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite,
+                                     now_ms, order_full, part_of, quota_order, tickets_left)
 from booking.strategies.holds import HoldsMap, availability_of
 from booking.strategies.shards import audit as shards_audit
 from booking.strategies.shards import capacity as shards_capacity
 from booking.strategies.shards import seats
 from booking.strategies.shards.holds import ShardsHolds
-from booking.strategies.shards.orders import ShardsOrders, check_order_shape
-from booking.strategies.shards.seats import (BUMP, MARKERS, SHARDS, DryShards, any_marker_key,
-                                            marker_key, shard_key, shards_for)
+from booking.strategies.shards.seats import (BUMP, EXISTS, SHARDS, Plan, any_marker_key,
+                                            hint_key, marker_key, member, shard_key)
 
-COUNT_ONE_MORE = f"SET confirmed_count = confirmed_count + :one, {BUMP}"
-COUNT_ONE_LESS = f"SET confirmed_count = confirmed_count - :one, {BUMP}"
+GIVE = "SET confirmed_count = confirmed_count - :n, version = version + :one"
+NOT_REGISTERED = "attribute_not_exists(email)"
+SAME_ORDER = "registration_id = :rid AND (attribute_not_exists(tickets) OR tickets = :old)"
+KEEP_PART = "SET tickets = :keep, shard_seats = :left"
 THROTTLED = "ThrottlingError"
+Lapsed = tuple[int, str, float]  # (shard, holder, now) of a lapsed hold's seat to take over
+Placement = tuple[Plan, Lapsed | None]
 
 
-class ShardsStrategy(ShardsHolds, OneItemPerPerson):
+class ShardsStrategy(ShardsHolds):
     name = "shards"
     max_capacity = 100_000
-    takes_orders = True
     description = (f"Registrations in their own table; the seats split over {SHARDS} lock "
                    "items (more for an event expecting more arrivals a second); one "
                    "transaction per booking, for ticket drops.")
@@ -81,249 +47,273 @@ class ShardsStrategy(ShardsHolds, OneItemPerPerson):
         super().__init__(**kwargs)
         self.locks = self.store.table(EVENT_LOCKS)
         self.held = HoldsMap(self.locks, BUMP)
-        self.dry = DryShards()
-        self.shared = seats.SharedReads()  # one snapshot in flight per event
-        self.orders = ShardsOrders(self)
+        self.dry = seats.DryShards()
+        self.shared = seats.SharedReads()  # one snapshot in flight per event and quotas
         self._shard_counts: dict[str, int] = {}  # event id -> its shards (never changes)
         self._counting = threading.Lock()
-        self._marks: set = set()  # (event id, epoch, until) this process marked or is marking
+        self._marks: set = set()  # sold-out marks this process made or is making
 
-    def shard_count(self, event_id) -> int:
-        """How many shards ``event_id`` has (its marker's ``shards``; ``SHARDS`` when the
-        marker names none, or when there is no marker)."""
-        return self.shard_counts([event_id])[event_id]
-
-    def shard_counts(self, event_ids) -> dict[str, int]:
-        """Event id -> its shards: read once per process (one BatchGetItem of the markers not
-        known yet; a drop's first bookings wait for one read, not one each)."""
-        if any(event_id not in self._shard_counts for event_id in event_ids):
-            with self._counting:
-                unknown = list(dict.fromkeys(e for e in event_ids if e not in self._shard_counts))
-                if unknown:
-                    markers = self.store.batch_get([(self.locks, marker_key(e)) for e in unknown])
-                    for event_id, marker in zip(unknown, markers):
-                        if marker is not None:
-                            self._shard_counts[event_id] = int(marker.get("shards", SHARDS))
-        return {event_id: self._shard_counts.get(event_id, SHARDS) for event_id in event_ids}
-
-    def check_order_shape(self, event):
-        check_order_shape(event)
-
-    def provision(self, event):
-        new = "attribute_not_exists(event_id)"
-        count = shards_for(event)
-        shares = seats.shares(event.capacity, [0] * count)
-        marker = {**marker_key(event.id), "epoch": 0,
-                  **({"shards": count} if count != SHARDS else {})}  # else stored as ever
-        self.store.transact_write([
-            ("Put", self.events.put_op(items.event_item(event), condition=new)),
-            ("Put", self.locks.put_op(marker, condition=new)),
-            *[("Put", self.locks.put_op(seats.shard_item(event.id, n, share,
-                                                          orders=not event.is_plain),
-                                        condition=new))
-              for n, share in enumerate(shares)],
-            *self.orders.provision_ops(event),
-        ])
-        self._shard_counts[event.id] = count
-
-    def book(self, event_id, registration, order=None):
-        if order is not None:
-            return self.orders.book(event_id, registration, order)
-        request = Request.booking(registration)
-        count = self.shard_count(event_id)
-        hint = self.dry.next_turn(event_id, count)
-        if hint.every():  # every shard was dry a moment ago: read before writing
-            answered = self._answered_by_reading(event_id, registration, request)
+    def book(self, event: Event, registration: Registration, order: Order,
+             riders: Riders) -> Registration:
+        placed = self.guess(event.id, order)
+        if placed is None:  # the shards not seen dry cannot hold it: read before writing
+            answered = self.read_first(event.id, registration, order, riders)
             if answered is not None:
                 return answered
-        at = {"shard": hint.pick()}
+            placed = self.elsewhere(event.id, order, marker={})  # the mark was read
+        tried = Members()
 
-        def attempt(shard, over=None):
-            at["shard"] = shard
-            return Rewrite(self._booking_ops(event_id, registration, request, shard, over),
-                           self.tokens.client_token(registration.registration_id,
-                                                    f"{'over' if over else 'book'}-{shard}"))
+        def attempt(plan: Plan, lapsed: Lapsed | None = None) -> Rewrite:
+            nonlocal tried
+            tried = Members([("registration", ("Put", self.registrations_table.put_op(
+                items.registration_item(registration, **seats.stored(seats.taken(plan))),
+                condition=NOT_REGISTERED)))])
+            tried.extend((member(quota, n), self.take_over_op(event.id, *lapsed) if lapsed
+                          else seats.take_op(self.locks, event.id, quota, n, *part))
+                         for quota, parts in plan.items() for n, part in sorted(parts.items()))
+            tried.extend(riders.members(registration))
+            return Rewrite(tried, self.tokens.client_token(
+                registration.registration_id, f"book:{sorted(plan.items())}:{lapsed}"))
 
-        def decode(cancelled):
-            registered, shard = old_item(cancelled, 0), old_item(cancelled, 1)
-            if refused_at(cancelled, 0) and self.tokens.is_mine(registered, registration):
+        def decode(refusal: Refusal):
+            registered = refusal.old("registration")
+            if refusal.refused("registration") and self.tokens.is_mine(registered, registration):
                 return registration  # a resend of our own transaction that had applied
-            if refused_at(cancelled, 1) and shard is None:
+            refused = refusal.refused_names("shard:")
+            found = [item for item in map(refusal.old, refused) if item is not None]
+            if len(found) < len(refused):
                 raise EventNotFound() from None
-            if refused_at(cancelled, 0):
+            if refusal.refused("registration"):
                 raise AlreadyRegistered(existing=items.registration_or_none(registered)) from None
-            if refused_at(cancelled, 1):  # this shard is dry: where is a seat?
-                self.dry.note(event_id, [at["shard"]])
-                return self._elsewhere(event_id, attempt)
-            if cancelled.code(1) == THROTTLED:  # this shard is over its capacity: another
-                return attempt(self.dry.get(event_id, count).pick(avoid=at["shard"]))
+            for name, item in zip(refused, found):
+                if item["confirmed_count"] >= item["capacity"]:
+                    quota, n = seats.shard_of(name)
+                    self.dry.note(hint_key(event.id, quota), [n])
+            if refused:  # no room where guessed: where is a seat?
+                return attempt(*self.elsewhere(event.id, order))
+            throttled = [seats.shard_of(name) for at, name in enumerate(tried.names)
+                         if name.startswith("shard:") and refusal.cancelled.code(at) == THROTTLED]
+            if throttled:  # a shard over its capacity: another at once
+                return attempt(*(self.guess(event.id, order, avoid=throttled)
+                                 or self.elsewhere(event.id, order)))
             return None
 
-        first = attempt(at["shard"])
-        return self.transact(first.operations, written=registration, decode=decode,
-                             request=request, request_at=2, token=first.token)
+        token = attempt(*placed).token
+        return self.transact(tried, written=registration, decode=decode, token=token,
+                             riders=riders)
 
-    def sold_out_lately(self, event_id):
-        if not self.dry.get(event_id).dry:  # nothing seen dry: no need to know the count
-            return False
-        return self.dry.get(event_id, self.shard_count(event_id)).every()
+    def guess(self, event_id: str, order: Order, avoid=()) -> Placement | None:
+        """A placement without a read, from the shares as provisioned, over shards not seen
+        dry (one in turn per quota, else several); None when they cannot hold the seats."""
+        count, plan = self.shard_count(event_id), Plan()
+        for quota in quota_order(order):
+            hint, need = self.dry.next_turn(hint_key(event_id, quota)), order.seats[quota]
+            shares = seats.shares(order.capacities[quota], [0] * count)
+            room = {n: share for n, share in enumerate(shares)
+                    if share and n not in hint.dry and (quota, n) not in avoid}
+            fits = [n for n in room if room[n] >= need]
+            parts = {hint.pick(fits): need} if fits else seats.split(need, room)
+            if parts is None:
+                return None
+            plan[quota] = {n: (taken, shares[n]) for n, taken in parts.items()}
+        return plan, None
 
-    def full_by_reading(self, event_id, registration, order=None):
-        if order is not None or not self.sold_out_lately(event_id):
-            return None  # an order's quotas: the cool-down answers it (no read here)
-        return self._answered_by_reading(event_id, registration, Request.booking(registration))
+    def elsewhere(self, event_id: str, order: Order, marker: dict | None = None) -> Placement:
+        """After a refused (or hopeless) guess: "full" from a mark on ``marker`` (read if not
+        given), else a placement, or "full", from one read of every shard it draws on."""
+        quotas, since = quota_order(order), self.shared.clock()  # a joined read starts later
+        self._full_if_marked(event_id, order, self.locks.get(any_marker_key(event_id)) or {}
+                             if marker is None else marker)
+        for _ in self.retry.attempts():
+            try:
+                seen = self.shared.read((event_id, *quotas), since,
+                                        lambda: seats.snapshots(self, event_id, quotas))
+                break
+            except TransactionCancelled as cancelled:
+                if not cancelled.conflict:
+                    raise
+                guessed = self.guess(event_id, order)  # a write was landing: one not seen dry
+                if guessed is not None:
+                    return guessed
+        self.between_read_and_write()
+        now = now_ms()
+        for quota, snapshot in seen.items():
+            self.dry.note(hint_key(event_id, quota), snapshot.dry(), replace=True)
+        try:
+            return seats.place(order, seen), None
+        except EventFull:
+            lapsed = seen[CAPACITY_QUOTA].expired_hold(now) if order.is_single_seat else None
+            if lapsed is not None:
+                return {CAPACITY_QUOTA: {lapsed[0]: (1, 0)}}, (*lapsed, now)
+            if not all(snapshot.complete for snapshot in seen.values()):
+                raise EventNotFound() from None
+            self.mark_sold_out(event_id, seen, [
+                quota for quota, snapshot in seen.items()
+                if not snapshot.room() and seats.marked(snapshot.marker or {}, quota) <= now])
+            raise
 
-    def _answered_by_reading(self, event_id, registration, request):
-        """This request's registration, ``AlreadyRegistered``, or "full" from the mark, read
-        before any write (``read_before_writing``); None when the event is not marked sold
-        out (then the booking writes)."""
-        marker, answered = self.read_before_writing(event_id, registration, request)
+    def read_first(self, event_id: str, registration: Registration, order: Order,
+                   riders: Riders) -> Registration | None:
+        """One BatchGetItem of the marker (or a copy), the person's registration and the
+        request row: this request's registration, or "full" from a mark, or None."""
+        key = any_marker_key(event_id)
+        marker, mine, *row = self.store.batch_get([
+            (self.locks, key), (self.registrations_table,
+                                {"event_id": event_id, "email": registration.email}),
+            *riders.reads()])
+        answered = riders.answer_read(row[0]) if row else None
         if answered is not None:
             return answered
-        if marker.get("full_until", 0) > now_ms():
-            # still sold out: keep reading first
-            self.dry.note(event_id, range(self.shard_count(event_id)))
-            raise EventFull()
-        return None
-
-    def read_before_writing(self, event_id, registration, request):
-        """One consistent BatchGetItem of the marker, the person's registration and the
-        request row: (the marker, this request's registration or None); raises
-        ``EventNotFound`` or ``AlreadyRegistered``."""
-        key = any_marker_key(event_id)  # the marker or a copy: their reads spread
-        marker, mine, *row = self.store.batch_get([
-            (self.locks, key),
-            (self.registrations_table, {"event_id": event_id, "email": registration.email}),
-            *self.requests.reads(request)])
-        answered = self.requests.answer(request, row[0]) if row else None
-        if answered is not None:
-            return marker, answered
         if marker is None and key == marker_key(event_id):
             raise EventNotFound()
-        marker = marker or {}  # a copy not made yet: not marked (the write decides)
         if self.tokens.is_mine(mine, registration):
-            return marker, registration
+            return registration
         if mine is not None:
             raise AlreadyRegistered(existing=items.registration_from_item(mine))
-        return marker, None
+        self._full_if_marked(event_id, order, marker or {})  # a copy not made yet: not marked
+        return None
 
-    def _booking_ops(self, event_id, registration, request, shard, over=None):
-        take = over or ("Update", self.locks.update_op(
-            shard_key(event_id, shard), COUNT_ONE_MORE,
-            condition="attribute_exists(event_id) AND confirmed_count < #capacity",
-            names=CAPACITY_NAMES, values={":one": 1}))
-        return [("Put", self.registrations_table.put_op(
-                    items.registration_item(registration, shard=shard),
-                    condition="attribute_not_exists(email)")),
-                take, *self.requests.ops(request, registration)]
+    def _full_if_marked(self, event_id: str, order: Order, marker: dict) -> None:
+        for quota in quota_order(order):
+            if seats.marked(marker, quota) > now_ms():  # still sold out: keep reading first
+                self.dry.note(hint_key(event_id, quota), range(self.shard_count(event_id)))
+                raise order_full(order, quota) from None
 
-    def _elsewhere(self, event_id, attempt):
-        """After a dry shard: "full" from the sold-out mark, else from one consistent read
-        of every shard, which otherwise names the shard (or lapsed hold) to try next."""
-        refused = self.shared.clock()  # a snapshot joined must start after this
-        marker, now = self.locks.get(any_marker_key(event_id)) or {}, now_ms()
-        if marker.get("full_until", 0) > now:
-            raise EventFull() from None
-        try:
-            seen = self.shared.read(event_id, refused, lambda: seats.snapshot(self, event_id))
-        except TransactionCancelled as cancelled:
-            if not cancelled.conflict:
-                raise
-            # a booking was landing, or a shard is busy: try one not seen dry
-            hint = self.dry.get(event_id, self.shard_count(event_id))
-            return AGAIN if hint.every() else attempt(hint.pick())
-        self.between_read_and_write()
-        free = seen.free()
-        self.dry.note(event_id, seen.dry(), replace=True)
-        if free:
-            return attempt(random.choice(free))
-        lapsed = seen.expired_hold(now)
-        if lapsed:
-            return attempt(lapsed[0], self.take_over_op(event_id, *lapsed, now))
-        if not seen.complete:
-            raise EventNotFound() from None
-        self.mark_sold_out(event_id, seen)
-        raise EventFull() from None
-
-    def mark_sold_out(self, event_id, seen):
-        """Mark the event sold out as ``seen``, unless a seat was freed since. Once per
-        process for one reading (epoch and until): at the sell-out, every booking in flight
-        reads "no seat" at the same epoch, and one mark serves them all (each still answers
-        "full" from its own read); a freed seat bumps the epoch, so a new mark is made."""
-        mark = (event_id, seen.marker["epoch"], seen.full_until())
+    def mark_sold_out(self, event_id: str, seen: dict[str, seats.Snapshot],
+                      sold_out: list[str]) -> None:
+        """Mark ``sold_out`` quotas as ``seen`` (unless a seat was freed since), once per
+        process for one reading: every booking in flight at the sell-out read it."""
+        if not sold_out:
+            return
+        marker = seen[sold_out[0]].marker or {}
+        marks = {quota: seen[quota].full_until() for quota in sold_out}
+        mark = (event_id, marker.get("epoch"), tuple(sorted(marks.items())))
         with self._counting:
             if mark in self._marks:
                 return
             if len(self._marks) > 1000:  # forget old marks: at worst one write more
                 self._marks.clear()
             self._marks.add(mark)
-        shards_capacity.mark_sold_out(self, event_id, seen)
+        shards_capacity.mark_sold_out(self, event_id, marks, marker)
 
-    def cancel(self, event_id, email, registration_id=None, *, request, known=None, event=None,
-               release=None):
-        # A link does not name the shards the registration counts on: read it first. An
-        # event with orders: the stored order says what to free (``release``: a part).
-        def remove(stored):
-            if event is None:
-                return self._remove(event_id, stored, request)
-            return self.orders.remove(event_id, stored, request, event, release)
+    # --- the rest of the contract -----------------------------------------------------
+    def full_by_reading(self, event: Event, registration: Registration, order: Order,
+                        riders: Riders) -> Registration | None:
+        if not any(self._seen_sold_out(event.id, quota) for quota in order.seats):
+            return None
+        return self.read_first(event.id, registration, order, riders)
 
+    def sold_out_lately(self, event_id: str) -> bool:
+        return self._seen_sold_out(event_id, CAPACITY_QUOTA)
+
+    def _seen_sold_out(self, event_id: str, quota: str) -> bool:  # every shard seen dry
+        dry = self.dry.get(hint_key(event_id, quota)).dry  # none: no need to know the count
+        return bool(dry) and len(dry) >= self.shard_count(event_id)
+
+    def shard_count(self, event_id: str) -> int:
+        return self.shard_counts([event_id])[event_id]
+
+    def shard_counts(self, event_ids: list[str]) -> dict[str, int]:
+        """Event id -> its shards per quota (its marker's ``shards``, else ``SHARDS``), read
+        once per process: one BatchGetItem of the markers not known yet."""
+        if any(event_id not in self._shard_counts for event_id in event_ids):
+            with self._counting:  # the first to ask reads; the others wait for its read
+                unknown = [e for e in dict.fromkeys(event_ids) if e not in self._shard_counts]
+                found = self.store.batch_get([(self.locks, marker_key(e)) for e in unknown]
+                                             ) if unknown else []
+                self._shard_counts.update({event_id: int(marker.get("shards", SHARDS))
+                                           for event_id, marker in zip(unknown, found) if marker})
+        return {event_id: self._shard_counts.get(event_id, SHARDS) for event_id in event_ids}
+
+    def check_order_shape(self, event: Event) -> None:
+        shards_capacity.check_order_shape(event)
+
+    def provision(self, event: Event) -> None:
+        count = seats.shards_for(event)  # the marker names it, unless SHARDS (stored as ever)
+        self.store.transact_write([
+            ("Put", self.events.put_op(items.event_item(event), condition=seats.NEW)),
+            *(("Put", self.locks.put_op(item, condition=seats.NEW))
+              for item in seats.new_items(event, count))])
+        self._shard_counts[event.id] = count
+
+    def cancel(self, event: Event, email: str, registration_id: str | None, *, riders: Riders,
+               known: Registration | None = None,
+               release: dict[str, int] | None = None) -> Registration:
+        # A link does not name the shards the registration holds seats on: read it first.
         return self.remove_as_read(
-            lambda: self._stored(event_id, email, registration_id), remove,
-            request=request, require_event=lambda: self._require_event(event_id))
+            lambda: self._stored(event.id, email, registration_id),
+            lambda item: self._remove(event, item, riders, release),
+            riders=riders, require_event=lambda: self._require_event(event.id))
 
-    def _remove(self, event_id, stored, request):
-        """Delete exactly ``stored``, count its seat back on its shard, bump the marker."""
-        removed = items.registration_from_item(stored)
-        operations = [
-            ("Delete", self.registrations_table.delete_op(
-                {"event_id": event_id, "email": removed.email},
-                condition="registration_id = :rid", values={":rid": removed.registration_id})),
-            ("Update", self.locks.update_op(
-                shard_key(event_id, stored["shard"]), COUNT_ONE_LESS,
-                condition="attribute_exists(event_id)", values={":one": 1})),
-            *seats.freed_ops(self.locks, event_id),
-            *self.requests.ops(request, removed),
-        ]
-
-        def decode(cancelled):
-            if refused_at(cancelled, 1) or refused_at(cancelled, 2):
-                raise EventNotFound() from None
-            return READ_AGAIN if refused_at(cancelled, 0) else None
-
-        return self.transact_once(operations, written=removed, decode=decode, request=request,
-                                  request_at=2 + MARKERS, token=self.tokens.client_token(
-                                      f"{removed.registration_id}:{request.request_id}", "cancel"))
-
-    def availability(self, event_id, quotas=()):
-        if quotas:
-            found, further = self.orders.further(event_id, quotas)
+    def _remove(self, event: Event, item: dict, riders: Riders, release: dict | None):
+        """Free ``release`` of the order (None: all) on its shards, bumping the marker."""
+        stored, held = items.registration_from_item(item), seats.placed_on(item)
+        keep = tickets_left(stored, release) if release is not None else {}
+        freed = (event.order(release).seats if release and keep
+                 else {quota: sum(shards.values()) for quota, shards in held.items()})
+        giving = {quota: seats.split(need, held.get(quota, {}), by=int) or {}
+                  for quota, need in freed.items()}  # from the first shards: the same on a resend
+        left = {quota: {n: k - giving.get(quota, {}).get(n, 0) for n, k in shards.items()}
+                for quota, shards in held.items()}
+        key = {"event_id": event.id, "email": stored.email}
+        same = {":rid": stored.registration_id, ":old": stored.tickets}
+        if keep:
+            answer = part_of(stored, release or {}, riders.request)
+            first = ("Update", self.registrations_table.update_op(
+                key, KEEP_PART, condition=SAME_ORDER,
+                values={**same, ":keep": keep, ":left": seats.seat_map(left)}))
         else:
-            found, further = seats.shard_items(self, [event_id]).get(event_id), {}
-        if not found:
+            answer = stored
+            first = ("Delete", self.registrations_table.delete_op(key, condition=SAME_ORDER,
+                                                                  values=same))
+        members = Members([("registration", first), *(
+            (member(quota, n), ("Update", self.locks.update_op(shard_key(event.id, n, quota), GIVE,
+                                                               condition=EXISTS,
+                                                               values={":n": taken, ":one": 1})))
+            for quota, parts in giving.items() for n, taken in sorted(parts.items())),
+            *seats.freed_ops(self.locks, event.id), *riders.members(answer)])
+
+        def decode(refusal: Refusal):
+            if refusal.refused_names("shard:") or refusal.refused("marker"):
+                raise EventNotFound() from None
+            return READ_AGAIN if refusal.refused("registration") else None
+
+        return self.transact_once(members, written=answer, decode=decode, riders=riders,
+                                  token=self.tokens.client_token(
+                                      f"{stored.registration_id}:{riders.request.request_id}",
+                                      "cancel"))
+
+    def availability(self, event: Event) -> Availability:
+        if (found := self.availabilities([event]).get(event.id)) is None:
             raise EventNotFound()
-        return dataclasses.replace(availability_of(seats.as_counter(found), now_ms()),
-                                   further=further)
+        return found
 
-    def availabilities(self, event_ids):
+    def availabilities(self, events: list[Event]) -> dict[str, Availability]:
         now = now_ms()
-        return {event_id: availability_of(seats.as_counter(found), now)
-                for event_id, found in seats.shard_items(self, event_ids).items()}
+        found = seats.quota_shard_items(self, {e.id: list(e.quota_capacities()) for e in events})
+        return {event_id: dataclasses.replace(
+            availability_of(seats.as_counter(quotas[CAPACITY_QUOTA]), now), further={
+                quota: QuotaAvailability(capacity=held.capacity, confirmed=held.confirmed,
+                                         held=held.held)
+                for quota, shards in quotas.items() if quota != CAPACITY_QUOTA and shards
+                for held in [availability_of(seats.as_counter(shards), now, quota)]})
+            for event_id, quotas in found.items()}
 
-    def change_capacity(self, event_id, *, expected_version, capacity, changes, quotas=None):
-        shards_capacity.change_capacity(self, event_id, expected_version=expected_version,
+    def change_capacity(self, event: Event, *, expected_version: int, capacity: int,
+                        changes: dict, quotas: dict[str, int] | None = None) -> None:
+        shards_capacity.change_capacity(self, event, expected_version=expected_version,
                                         capacity=capacity, changes=changes, quotas=quotas)
 
-    def delete(self, event_id, quotas=()):
-        shards_capacity.delete(self, event_id, quotas)
+    def delete(self, event: Event) -> None:
+        shards_capacity.delete(self, event)
 
-    def audit(self, event):
+    def audit(self, event: Event) -> list:
         return shards_audit.audit_event(self, event)
 
-    def repair(self, event):
+    def repair(self, event: Event) -> list[str]:
         return shards_audit.repair_event(self, event)
 
-    def _require_event(self, event_id):
+    def _require_event(self, event_id: str) -> dict:
         marker = self.locks.get(marker_key(event_id))
         if marker is None:
             raise EventNotFound()

@@ -1,87 +1,83 @@
-"""Audit and repair for the shards strategy: each shard must count what is stored on it.
-
-A registration names its shard, so each shard's ``confirmed_count`` must be the number of
-registrations naming it plus the seats its holds take, and the shards' capacities must add up to the
-event's. Every booking, cancellation and hold write bumps its shard's ``version``; the
-repair counts page by page, then rewrites every shard in one transaction, each only if its
-version is unchanged and the event's capacity too: if a booking landed while counting, the
-write is refused and the count is redone.
-
-An event with orders is audited and repaired the same way quota by quota: an order names
-the seats it holds on each quota's shards (``shard_seats``), the shards of each further
-quota must count those and add up to its size, and the seats placed must be what the
-orders' tickets take, plus the seats held for offers (an order's hold stores its part on
-each shard: ``hold_seats``) (``quota_within_capacity``, ``quota_counter_matches_orders``).
+"""Audit and repair for the shards strategy: each shard must count the seats placed and
+held on it, and a quota's shards add up to its size. docs/strategies/shards.md#audit.
 """
 from collections import Counter
 
 from booking.dynamo.access import ConditionFailed, TransactionCancelled
-from booking.models import CAPACITY_QUOTA
+from booking.dynamo.transaction import Members
+from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies import audit
 from booking.strategies.base import CAPACITY_NAMES
 from booking.strategies.holds import held_seats
 from booking.strategies.shards import seats
-from booking.strategies.shards.orders import placed_on
-from booking.strategies.shards.seats import SHARDS, marker_key, quota_shard_key, shards_for
+from booking.strategies.shards.seats import (NEW, SHARDS, marker_key, member, placed_on, shard_key,
+                                            shards_for)
 
 FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + :one"
+SAME_VERSION = "version = :version"
+SAME_CAPACITY = "#capacity = :c AND version = :v"
+SAME_QUOTA = "quota_capacities.#q = :c AND version = :v"
+OF_EVENT = "event_id = :e"
+PLACEMENT = "email, #shard, tickets, shard_seats"
+SIZES = "#capacity, version, quota_capacities"
 
 
-def stored(strategy, event_id) -> dict[str, tuple]:
+def stored(strategy, event_id: str) -> dict[str, tuple]:
     """E-mail key -> (tickets, quota -> shard -> seats) of every registration, page by page."""
-    found = {}
-    for item in strategy.registrations_table.query(
-            key_condition="event_id = :e", values={":e": event_id},
-            projection="email, #shard, tickets, shard_seats", names={"#shard": "shard"}):
-        placed = placed_on(item)  # an order; a single seat names its one shard
-        if not placed and item.get("shard") is not None:
-            placed = {CAPACITY_QUOTA: {int(item["shard"]): 1}}
-        found[item["email"]] = (item.get("tickets"), placed)
-    return found
+    return {item["email"]: (item.get("tickets"), placed_on(item))
+            for item in strategy.registrations_table.query(
+                key_condition=OF_EVENT, values={":e": event_id}, projection=PLACEMENT,
+                names={"#shard": "shard"})}
 
 
-def expected_counts(people: dict, quota: str, shards) -> list[int]:
+def expected_counts(people: dict, quota: str, shards: list) -> list[int]:
     """Each shard's count: the seats placed on it, plus those its holds take (every hold,
     a lapsed one too, until it is released: an order's, its part of the order)."""
-    on_shard = Counter()
+    on_shard: Counter = Counter()
     for _, placed in people.values():
         on_shard.update(placed.get(quota, {}))
-    return [on_shard.get(n, 0) + held_seats(item, quota=quota)[quota]
-            for n, item in enumerate(shards)]
+    return [on_shard[n] + held_seats(item, quota=quota)[quota] for n, item in enumerate(shards)]
 
 
-def quota_shards(strategy, event_id, quota) -> list[dict | None]:
+def quota_shards(strategy, event_id: str, quota: str) -> list[dict | None]:
     """The quota's shards (None: missing), read consistently in one batch."""
-    return strategy.locks.batch_get([quota_shard_key(event_id, quota, n)
+    return strategy.locks.batch_get([shard_key(event_id, n, quota)
                                      for n in range(strategy.shard_count(event_id))])
 
 
-def audit_event(strategy, event) -> list[audit.Violation]:
-    people = stored(strategy, event.id)
-    shards = quota_shards(strategy, event.id, CAPACITY_QUOTA)
-    counts = expected_counts(people, CAPACITY_QUOTA, shards)
-    found = audit.capacity_violation(event.id, event.capacity, sum(counts))
+def audit_event(strategy, event: Event) -> list[audit.Violation]:
+    people, found = stored(strategy, event.id), []
+    placed: Counter = Counter()
+    held: Counter = Counter()
     if strategy.locks.get(marker_key(event.id)) is None:
         found.append(audit.Violation(event.id, audit.LOCK_PRESENT, "present", "missing",
                                      "the sold-out marker item"))
-    found += _shard_violations(event.id, CAPACITY_QUOTA, event.capacity, shards, counts)
-    placed, held = Counter(), Counter()
-    for quota, size in sorted(event.quotas.items()):
+    for quota, size in _quotas(event).items():
         shards = quota_shards(strategy, event.id, quota)
         counts = expected_counts(people, quota, shards)
         placed[quota] = sum(counts)
         for item in shards:
             held += held_seats(item, quota=quota)
         found += _shard_violations(event.id, quota, size, shards, counts)
-    if not event.is_plain:  # the seats placed on the shards are what the tickets and holds take
-        taken = audit.seats_taken(event, [tickets for tickets, _ in people.values()]) + held
-        found += audit.quota_violations(event, taken, dict(placed))
-    return found + audit.person_violations(event.id, list(people))
+    # the seats placed on the further quotas' shards are what the tickets and holds take
+    taken = audit.seats_taken(event, [tickets for tickets, _ in people.values()]) + held
+    return (audit.capacity_violation(event.id, event.capacity, placed[CAPACITY_QUOTA]) + found
+            + audit.quota_violations(event, taken, dict(placed))
+            + audit.person_violations(event.id, list(people)))
+
+
+def _quotas(event: Event) -> dict[str, int]:
+    """Every quota's size, the capacity first, then by name."""
+    return {CAPACITY_QUOTA: event.capacity, **dict(sorted(event.quotas.items()))}
+
+
+def _where(quota: str) -> str:
+    return "" if quota == CAPACITY_QUOTA else f"quota {quota} "
 
 
 def _shard_violations(event_id, quota, size, shards, counts) -> list[audit.Violation]:
     """Each shard present, numbered, counting what is placed on it; the shares add up."""
-    found, where = [], "" if quota == CAPACITY_QUOTA else f"quota {quota} "
+    found, where = [], _where(quota)
     counter = audit.COUNTER if quota == CAPACITY_QUOTA else audit.QUOTA_COUNTER
     for n, (item, count) in enumerate(zip(shards, counts)):
         if item is None:
@@ -99,90 +95,79 @@ def _shard_violations(event_id, quota, size, shards, counts) -> list[audit.Viola
     return found
 
 
-def repair_event(strategy, event) -> list[str]:
-    key = {"event_id": event.id}
-    if strategy.events.get(key, projection="event_id") is None:
+def repair_event(strategy, event: Event) -> list[str]:
+    if strategy.events.get({"event_id": event.id}, projection="event_id") is None:
         return []
-    fixed = _recreate_missing(strategy, event, sorted(event.quotas))
-    for quota in [CAPACITY_QUOTA, *sorted(event.quotas)]:
+    fixed = _recreate_missing(strategy, event)
+    for quota in _quotas(event):
         fixed += _repair_quota(strategy, event.id, quota)
     return fixed
 
 
-def _repair_quota(strategy, event_id, quota) -> list[str]:
-    key, where = {"event_id": event_id}, "" if quota == CAPACITY_QUOTA else f"quota {quota} "
+def _repair_quota(strategy, event_id: str, quota: str) -> list[str]:
+    """Every shard's count from the registrations and holds, and its share of the size."""
     for _ in strategy.retry.attempts():
-        current = strategy.events.get(key, projection="#capacity, version, quota_capacities",
+        current = strategy.events.get({"event_id": event_id}, projection=SIZES,
                                       names=CAPACITY_NAMES)
-        shards = quota_shards(strategy, event_id, quota)
-        if current is None or None in shards:
+        read = quota_shards(strategy, event_id, quota)
+        shards = [item for item in read if item is not None]
+        if current is None or len(shards) < len(read):
             return []
-        bad = [n for n, item in enumerate(shards) if not _numeric(item.get("version"))]
+        bad = [n for n, item in enumerate(shards) if audit.version_violation(event_id, item)]
         for n in bad:
-            audit.fix_version(strategy.locks, quota_shard_key(event_id, quota, n), shards[n])
+            audit.fix_version(strategy.locks, shard_key(event_id, n, quota), shards[n])
+        size = current["capacity"] if quota == CAPACITY_QUOTA else (
+            current.get("quota_capacities") or {}).get(quota)
         if bad:
             continue
-        size = (current["capacity"] if quota == CAPACITY_QUOTA
-                else (current.get("quota_capacities") or {}).get(quota))
         if size is None:
             return []
         counts = expected_counts(stored(strategy, event_id), quota, shards)
         capacities = seats.shares(size, counts) if sum(counts) <= size else counts
-        if ([i["confirmed_count"] for i in shards] == counts
-                and [i["capacity"] for i in shards] == capacities):
+        before = ([i["confirmed_count"] for i in shards], [i["capacity"] for i in shards])
+        if before == (counts, capacities):
             return []
         try:
             strategy.store.transact_write(_fix(strategy, event_id, quota, shards, counts,
                                                capacities, current, size))
         except TransactionCancelled:
             continue  # a booking, cancellation or edit landed while counting: again
-        return [f"{where}shard counts {[i['confirmed_count'] for i in shards]} -> {counts}, "
-                f"capacities {[i['capacity'] for i in shards]} -> {capacities}"]
+        return [f"{_where(quota)}shard counts {before[0]} -> {counts}, "
+                f"capacities {before[1]} -> {capacities}"]
     return []
-
-
-def _numeric(version) -> bool:
-    return isinstance(version, int) and not isinstance(version, bool)
 
 
 def _fix(strategy, event_id, quota, shards, counts, capacities, current, size) -> list:
     """Every shard's write, valid only if no shard and not the event changed since read."""
-    same = ("#capacity = :c" if quota == CAPACITY_QUOTA else "quota_capacities.#q = :c")
-    names = CAPACITY_NAMES if quota == CAPACITY_QUOTA else {"#q": quota}
-    return [
-        *[("Update", strategy.locks.update_op(
-            quota_shard_key(event_id, quota, n), FIX, condition="version = :version",
-            names=CAPACITY_NAMES, values={":count": count, ":capacity": capacity, ":one": 1,
-                                          ":version": item["version"]}))
+    same, names = ((SAME_CAPACITY, CAPACITY_NAMES) if quota == CAPACITY_QUOTA
+                   else (SAME_QUOTA, {"#q": quota}))
+    return Members([
+        *[(member(quota, n), ("Update", strategy.locks.update_op(
+            shard_key(event_id, n, quota), FIX, condition=SAME_VERSION, names=CAPACITY_NAMES,
+            values={":count": count, ":capacity": capacity, ":one": 1,
+                    ":version": item["version"]})))
           for n, (item, count, capacity) in enumerate(zip(shards, counts, capacities))],
         *seats.freed_ops(strategy.locks, event_id),
         # A ConditionCheck member has exactly the shape of a Delete member.
-        ("ConditionCheck", strategy.events.delete_op(
-            {"event_id": event_id}, condition=f"{same} AND version = :v",
-            names=names,
-            values={":c": size, ":v": current["version"]})),
-    ]
+        ("event", ("ConditionCheck", strategy.events.delete_op(
+            {"event_id": event_id}, condition=same, names=names,
+            values={":c": size, ":v": current["version"]}))),
+    ]).operations
 
 
-def _recreate_missing(strategy, event, quotas) -> list[str]:
+def _recreate_missing(strategy, event: Event) -> list[str]:
     """Put a missing marker or shard (no capacity yet: the fix gives it its share). The
     event's shards: as its marker says, or, the marker lost, as chosen at its creation."""
-    fixed, event_id = [], event.id
-    marker = strategy.locks.get(marker_key(event_id))
+    marker = strategy.locks.get(marker_key(event.id))
     count = int(marker.get("shards", SHARDS)) if marker else shards_for(event)
-    wanted = [(marker_key(event_id), {"epoch": 0, **({"shards": count} if count != SHARDS else {})},
-               "marker item")] + [
-        (quota_shard_key(event_id, quota, n),
-         {"capacity": 0, "confirmed_count": 0, "holds": {}, "version": 1},
-         f"{'' if quota == CAPACITY_QUOTA else f'quota {quota} '}shard {n}")
-        for quota in [CAPACITY_QUOTA, *quotas] for n in range(count)]
-    present = strategy.locks.batch_get([key for key, _, _ in wanted])
-    for (key, item, what), found in zip(wanted, present):
-        if found is not None:
-            continue
+    wanted = seats.new_items(event, count, empty=True)
+    present = strategy.locks.batch_get([{"event_id": item["event_id"]} for item in wanted])
+    fixed = []
+    for item, found in zip(wanted, present):
         try:
-            strategy.locks.put({**key, **item}, condition="attribute_not_exists(event_id)")
-            fixed.append(f"{what} recreated")
+            if found is None:
+                strategy.locks.put(item, condition=NEW)
+                fixed.append(f"{item['event_id']} recreated")
         except ConditionFailed:
             pass
     return fixed

@@ -1,163 +1,135 @@
-"""Waiting-list holds on the shards strategy's shard items (time-limited holds).
-
-A hold lives in one shard's ``holds`` map, as on lock_table's lock item (``HoldsMap``): the
-shard's ``confirmed_count`` counts it, so its seat is kept from bookings, and time releases
-it (a write takes it over only with ``holds.#h <= :now``). The offer's ``ref`` names the
-shard (``{"shard": n}``). An offer reads every shard in one TransactGetItems and holds a
-free seat of one of them (weighted by free seats), else takes over a lapsed hold, else the
-event is full. Releasing a hold frees a seat, so it bumps the marker in the same
-transaction; an expired hold needs no bump: the sold-out mark never lasts past the earliest
-hold it saw, and no hold can start while the event is marked sold out.
-
-On an event with orders an offer holds the entry's order as its booking would take it
-(``orders.py``): one TransactGetItems of the marker and every shard of every quota the
-order draws on, the seats placed over the shards with the most room (a quota whose shards
-together lack room is ``EventFull`` naming it), then one transaction holding them on every
-shard placed, each with the booking's condition (``#capacity >= :cap AND confirmed_count
-<= :cap - n``), all or nothing. Each shard stores its part (``hold_seats``) and the
-offer's ``ref`` names them all (``{"shards": {quota: {shard: seats}}}``), so accepting
-removes every part and puts the order naming exactly those shards (as a booking's
-``shard_seats``), and releasing gives every shard its part back and bumps the marker.
-Nothing takes an order's hold over: a lapsed one is released (``release_expired``: every
-part and the marker's bump in one transaction) and the next offer or booking finds its
-seats free.
+"""Waiting-list holds on the shards strategy's shards (time-limited holds): an offer holds
+the entry's order where its booking would take it. docs/strategies/shards.md#holds.
 """
-import random
+from abc import abstractmethod
 
 from booking.dynamo import items
-from booking.dynamo.access import CONDITION_FAILED, Table, TransactionCancelled
+from booking.dynamo.access import ConditionFailed, Table
+from booking.dynamo.transaction import Members, Op, Refusal
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
-from booking.models import CAPACITY_QUOTA, Order
-
-from booking.strategies.base import quota_order
-from booking.strategies.holds import HoldsMap, SeatHolds
+from booking.models import CAPACITY_QUOTA, Event, Order, Registration
+from booking.strategies.base import CAPACITY_NAMES, OneItemPerPerson, expired_holder, quota_order
+from booking.strategies.contract import Holds
+from booking.strategies.holds import HoldsMap
 from booking.strategies.shards import seats
-from booking.strategies.shards.orders import place, placed_on, stored_plan
-from booking.strategies.shards.seats import BUMP, SHARDS, quota_shard_key, shard_key
+from booking.strategies.shards.seats import BUMP, EXISTS, member, shard_key
 
-NOT_REGISTERED = "attribute_not_exists(email)"
+# Holds of one seat: a bare ``until`` in ``holds`` (counted in ``confirmed_count``).
+NOT_REGISTERED, LAPSED = "attribute_not_exists(email)", "holds.#h <= :now"
+UNEXPIRED, HELD_UNTIL = "holds.#email > :now", "holds.#email = :until"
+ONE_MORE = "confirmed_count = confirmed_count + :one"
+ONE_LESS = "confirmed_count = confirmed_count - :one"
+HOLD_ONE = f"SET holds.#email = :until, {ONE_MORE}, {BUMP}"
+ROOM_TO_HOLD = f"{EXISTS} AND confirmed_count < #capacity AND attribute_not_exists(holds.#email)"
+TAKE_OVER = f"REMOVE holds.#h SET {BUMP}"
+TAKE_OVER_FOR = f"REMOVE holds.#h SET holds.#email = :until, {BUMP}"
+RENEW, UNHOLD_ONE = f"SET holds.#h = :until, {BUMP}", f"REMOVE holds.#email SET {BUMP}"
+RELEASE_ONE = f"REMOVE holds.#email SET {ONE_LESS}, {BUMP}"
+RELEASE_LAPSED = f"REMOVE holds.#h SET {ONE_LESS}, {BUMP}"
 
 
 def shard_id(event_id: str, shard: int, quota: str = CAPACITY_QUOTA) -> str:
-    """The key value of a (quota's) shard item: ``HoldsMap`` keys its items by it."""
-    return quota_shard_key(event_id, quota, shard)["event_id"]
+    return shard_key(event_id, shard, quota)["event_id"]
 
 
-def held_on(ref: dict) -> dict[str, dict[int, int]]:
-    """Quota -> shard -> seats of an order's hold, as its offer's ``ref`` names them."""
-    return placed_on({"shard_seats": ref["shards"]})
-
-
-class ShardsHolds(SeatHolds):
-    """The seat-holds protocol on the shard items: ``locks`` and ``registrations_table`` are
-    the strategy's tables, ``held`` the shards' holds maps (set by the strategy)."""
+class ShardsHolds(OneItemPerPerson, Holds):
+    """``Holds`` on the shard items: a hold of one seat is a bare ``until`` in one shard's
+    ``holds`` (a write may take it over once lapsed); a hold of more, a part on each shard
+    placed, in ``HoldsMap``'s ``hold_seats`` (released whole, never taken over)."""
 
     locks: Table
-    registrations_table: Table
     held: HoldsMap
-    holds_orders = True
 
-    def take_over_op(self, event_id, shard, holder, now, *, email=None, until=None):
-        """The update taking the seat of ``holder``'s lapsed hold on ``shard`` (for a booking,
-        or for ``email``'s hold until ``until``)."""
-        names, values = {"#h": holder}, {":now": now, ":one": 1}
-        expression = f"REMOVE holds.#h SET {BUMP}"
-        if email is not None and email == holder:
-            expression = f"SET holds.#h = :until, {BUMP}"
-            values[":until"] = until
-        elif email is not None:
-            expression += ", holds.#email = :until"
-            names["#email"], values[":until"] = email, until
+    @abstractmethod
+    def shard_count(self, event_id: str) -> int:
+        """How many shards each quota of the event has (the strategy reads its marker)."""
+
+    def take_over_op(self, event_id: str, shard: int, holder: str, now: float, *,
+                     email: str | None = None, until: float | None = None) -> Op:
+        """Take ``holder``'s lapsed hold's seat (for a booking, or ``email``'s hold)."""
+        expression = TAKE_OVER if email is None else RENEW if email == holder else TAKE_OVER_FOR
+        names = {"#h": holder, **({"#email": email} if expression is TAKE_OVER_FOR else {})}
+        values = {":now": now, ":one": 1, **({":until": until} if email is not None else {})}
         return ("Update", self.locks.update_op(shard_key(event_id, shard), expression,
-                                               condition="holds.#h <= :now", names=names,
-                                               values=values))
+                                               condition=LAPSED, names=names, values=values))
 
-    def hold_ops(self, event_id, email, *, until, now, refused=None, order=None):
-        if order is not None:
-            return self.order_hold_ops(event_id, email, order, until=until, refused=refused)
-        if refused is not None and refused.code(1) == CONDITION_FAILED:
+    def hold_ops(self, event: Event, email: str, order: Order, *, until: float, now: float,
+                 refused: Refusal | None = None) -> tuple[list[tuple[str, Op]], dict]:
+        if refused is not None and refused.refused("registration"):
             raise AlreadyRegistered()
-        seen = self._seen(event_id)
-        free, lapsed = seen.free(), seen.expired_hold(now)
-        own = next((n for n, item in enumerate(seen.shards)
-                    if (item.get("holds") or {}).get(email, now + 1) <= now), None)
-        if own is not None:  # the person's own hold lapsed: renew it
-            shard, hold = own, self.take_over_op(event_id, own, email, now, email=email,
-                                                 until=until)
-        elif free:
-            shard = random.choice(free)
-            hold = self.held.hold_op(shard_id(event_id, shard), email, until=until, now=now,
-                                     refused=None, ensure=False)
-        elif lapsed:
-            shard, hold = lapsed[0], self.take_over_op(event_id, *lapsed, now, email=email,
-                                                       until=until)
-        else:
-            raise EventFull()
-        return [hold, self.registration_absent_op(event_id, email)], {"shard": shard}
-
-    def _seen(self, event_id) -> seats.Snapshot:
-        """Every shard at one instant, or ``EventNotFound``."""
-        seen = seats.settled_snapshot(self, event_id)
-        if not seen.complete:
-            raise EventNotFound()
-        return seen
-
-    def order_hold_ops(self, event_id, email, order: Order, *, until, refused):
-        """``registration_absent_op`` first, then the order's seats held on the shards
-        placed from one read of every touched quota (after a refusal: read again). The
-        person's own hold still on a shard (a lapsed one) is ``EventFull``: it is released
-        first."""
-        if refused is not None and refused.code(0) == CONDITION_FAILED:
-            raise AlreadyRegistered()
-        seen = seats.settled_snapshot(self, event_id, quota_order(order))
+        seen = seats.settled_snapshots(self, event.id, quota_order(order))
         if not all(snapshot.complete for snapshot in seen.values()):
             raise EventNotFound()
-        if any(email in (item.get("holds") or {}) for s in seen.values() for item in s.shards):
-            raise EventFull()
-        plan = place(order, seen)
-        for quota, shards in plan.items():  # a shard that never held an order gets its map
-            for n in shards:
-                if "hold_seats" not in seen[quota].shards[n]:
-                    self.held.ensure_map(shard_id(event_id, n, quota), orders=True)
-        return [self.registration_absent_op(event_id, email), *(
-            self.held.order_hold_op(shard_id(event_id, n, quota), email,
-                                    Order(seats={quota: taken}, capacities={quota: capacity}),
-                                    until=until)
-            for quota, shards in plan.items() for n, (taken, capacity) in sorted(shards.items()))
-        ], {"shards": stored_plan(plan)}
+        named = [("registration", self.registration_absent_op(event.id, email))]
+        mine = [(n, item) for snapshot in seen.values() for n, item in enumerate(snapshot.shards)
+                if email in ((item or {}).get("holds") or {})]
+        lapsed = None
+        if mine:  # the person's own lapsed hold of one seat is renewed; others released first
+            shard, item = mine[0]
+            if mine[1:] or not order.is_single_seat or expired_holder(item, now, email) != email:
+                raise EventFull()
+            lapsed = shard, email
+        else:
+            try:
+                plan = seats.place(order, seen)
+            except EventFull:
+                lapsed = seen[CAPACITY_QUOTA].expired_hold(now) if order.is_single_seat else None
+                if lapsed is None:
+                    raise
+        if lapsed is not None:  # a lapsed hold's seat (the count stays)
+            return [*named, (member(CAPACITY_QUOTA, lapsed[0]), self.take_over_op(
+                event.id, *lapsed, now, email=email, until=until))], {"shard": lapsed[0]}
+        placed = seats.taken(plan)
+        one = seats.one_seat(placed)
+        if one is not None:
+            return [*named, (member(CAPACITY_QUOTA, one), ("Update", self.locks.update_op(
+                shard_key(event.id, one), HOLD_ONE, condition=ROOM_TO_HOLD,
+                names={"#email": email, **CAPACITY_NAMES},
+                values={":until": until, ":one": 1})))], {"shard": one}
+        for quota, parts in plan.items():  # a shard that never held an order gets its map
+            for n in parts:
+                if "hold_seats" not in (seen[quota].shards[n] or {}):
+                    self.held.ensure_map(shard_id(event.id, n, quota), orders=True)
+        return [*named, *((member(quota, n), self.held.order_hold_op(
+            shard_id(event.id, n, quota), email,
+            Order(seats={quota: taken}, capacities={quota: capacity}), until=until))
+            for quota, parts in plan.items() for n, (taken, capacity) in sorted(parts.items()))
+        ], seats.stored(placed, "shards")
 
-    def accept_ops(self, event_id, registration, *, now, ref, order=None):
-        if order is None:
-            return [self.held.unhold_op(shard_id(event_id, ref["shard"]), registration.email,
-                                        now),
-                    ("Put", self.registrations_table.put_op(
-                        items.registration_item(registration, shard=ref["shard"]),
-                        condition=NOT_REGISTERED))]
-        held = held_on(ref)  # every part kept, only while unexpired, and the order naming them
-        return [*(self.held.order_unhold_op(shard_id(event_id, n, quota), registration.email,
-                                            {quota: taken}, now)
-                  for quota, shards in held.items() for n, taken in sorted(shards.items())),
-                ("Put", self.registrations_table.put_op(
-                    items.registration_item(registration, shard_seats={
-                        quota: {str(n): taken for n, taken in shards.items()}
-                        for quota, shards in held.items()}),
-                    condition=NOT_REGISTERED))]
+    def accept_ops(self, event: Event, registration: Registration, order: Order, *,
+                   now: float, ref: dict) -> list[tuple[str, Op]]:
+        held, email = seats.placed_on(ref, "shards"), registration.email
+        put = ("registration", ("Put", self.registrations_table.put_op(
+            items.registration_item(registration, **seats.stored(held)),
+            condition=NOT_REGISTERED)))
+        if "shard" in ref:  # a hold of one seat
+            return [(member(CAPACITY_QUOTA, ref["shard"]), ("Update", self.locks.update_op(
+                shard_key(event.id, ref["shard"]), UNHOLD_ONE, condition=UNEXPIRED,
+                names={"#email": email}, values={":now": now, ":one": 1}))), put]
+        return [*((member(quota, n), self.held.order_unhold_op(
+            shard_id(event.id, n, quota), email, {quota: taken}, now))
+            for quota, parts in held.items() for n, taken in sorted(parts.items())), put]
 
-    def release_ops(self, event_id, email, *, until, ref, order=None):
-        if order is None:
-            return [self.held.release_op(shard_id(event_id, ref["shard"]), email, until=until),
-                    *seats.freed_ops(self.locks, event_id)]
-        return [*(self.held.order_release_op(shard_id(event_id, n, quota), email,
-                                             {quota: taken}, until=until)
-                  for quota, shards in held_on(ref).items()
-                  for n, taken in sorted(shards.items())),
-                *seats.freed_ops(self.locks, event_id)]
+    def release_ops(self, event: Event, email: str, order: Order, *, until: float,
+                    ref: dict) -> list[tuple[str, Op]]:
+        if "shard" in ref:  # a hold of one seat
+            parts = [(member(CAPACITY_QUOTA, ref["shard"]), ("Update", self.locks.update_op(
+                shard_key(event.id, ref["shard"]), RELEASE_ONE, condition=HELD_UNTIL,
+                names={"#email": email}, values={":until": until, ":one": 1})))]
+        else:
+            parts = [(member(quota, n), self.held.order_release_op(
+                shard_id(event.id, n, quota), email, {quota: taken}, until=until))
+                for quota, shards in seats.placed_on(ref, "shards").items()
+                for n, taken in sorted(shards.items())]
+        return [*parts, *seats.freed_ops(self.locks, event.id)]
 
-    def release_expired(self, event_id, *, now, quotas=()):
-        """Plain holds shard by shard; an order's lapsed hold whole (``_release_order``)."""
-        found = seats.quota_shard_items(self, event_id, (CAPACITY_QUOTA, *quotas))
-        orders, plain = {}, set()
-        for shards in found.values():
+    def release_expired(self, event: Event, *, now: float) -> int:
+        """Lapsed holds of one seat shard by shard (a sold-out mark never outlasts them); an
+        order's whole, with the marker's bump (``_release_order``)."""
+        found = seats.quota_shard_items(self, {event.id: list(event.quota_capacities())})
+        orders: dict[str, list] = {}
+        released = 0
+        for shards in found.get(event.id, {}).values():
             for item in shards:
                 for email, until in (item.get("holds") or {}).items():
                     if until > now:
@@ -165,31 +137,31 @@ class ShardsHolds(SeatHolds):
                     if email in (item.get("hold_seats") or {}):
                         orders.setdefault(email, []).append(
                             (item["event_id"], item["hold_seats"][email]))
-                    else:
-                        plain.add(item["event_id"])
-        return (sum(self._release_order(event_id, email, parts, now)
-                    for email, parts in sorted(orders.items()))
-                + sum(self.held.release_expired(key, now=now) for key in sorted(plain)))
+                        continue
+                    try:
+                        self.locks.update({"event_id": item["event_id"]}, RELEASE_LAPSED,
+                                          condition=LAPSED, names={"#h": email},
+                                          values={":now": now, ":one": 1})
+                        released += 1
+                    except ConditionFailed:
+                        pass  # taken over or released meanwhile
+        return released + sum(self._release_order(event.id, email, parts, now)
+                              for email, parts in sorted(orders.items()))
 
-    def _release_order(self, event_id, email, parts, now) -> int:
-        """Give every shard its part of ``email``'s lapsed order hold back and bump the
-        marker, in one transaction (1), or 0 when it was released meanwhile."""
-        operations = [*(self.held.order_lapsed_release_op(key, email, part, now=now)
-                        for key, part in parts), *seats.freed_ops(self.locks, event_id)]
-        for _ in self.retry.attempts():
-            try:
-                self.store.transact_write(operations)
-                return 1
-            except TransactionCancelled as cancelled:
-                if not cancelled.conflict:
-                    return 0  # released (or renewed) meanwhile
+    def _release_order(self, event_id: str, email: str, parts: list, now: float) -> int:
+        """Every part of ``email``'s lapsed hold back and the marker bumped, in one
+        transaction (1), or 0 when it was released meanwhile."""
+        return self.transact(Members([*((f"part:{key}", self.held.order_lapsed_release_op(
+            key, email, part, now=now)) for key, part in parts),
+            *seats.freed_ops(self.locks, event_id)]), written=1,
+            decode=lambda refusal: None if refusal.conflict else 0)
 
-    def holds(self, event_id):
-        found = seats.shard_items(self, [event_id]).get(event_id)
-        if not found:
+    def holds(self, event_id: str) -> dict[str, float]:
+        found = seats.quota_shard_items(self, {event_id: [CAPACITY_QUOTA]})
+        if event_id not in found:
             raise EventNotFound()
-        return seats.as_counter(found)["holds"]
+        return seats.as_counter(found[event_id][CAPACITY_QUOTA])["holds"]
 
-    def registration_absent_op(self, event_id, email):
+    def registration_absent_op(self, event_id: str, email: str) -> Op:
         return ("ConditionCheck", self.registrations_table.delete_op(
             {"event_id": event_id, "email": email}, condition=NOT_REGISTERED))

@@ -1,31 +1,5 @@
-"""The shards strategy's seats: shard and marker items, their keys, and how seats are read.
-
-An event's seats live in its shards: lock items of the lock table, keyed ``<event id>#<n>``,
-each with its share of the capacity (``capacity``), ``confirmed_count`` (its attendees and
-its waiting-list holds), ``holds`` and ``version``. The shares add up to the event's
-capacity. How many an event has is chosen when it is created, from the arrivals a second
-its organizer expects (``shards_for``: ``SHARDS`` at least, one more per
-``BOOKINGS_PER_SHARD``), and kept on its marker (``shards``; an event stored before the
-count was chosen has none there and ``SHARDS`` shards). The event's marker item,
-``<event id>#meta``, carries ``epoch`` (bumped by every
-write that frees a seat) and, while the event is sold out, ``full_until``: the epoch
-milliseconds until which the mark holds (the earliest hold's expiry, or ``FOREVER``).
-
-Every rejection of a sold-out event reads a mark, and one item gives at most 3,000 read
-units a second. So the mark is kept on ``MARKERS`` items: the marker and its copies,
-``<event id>#meta-<n>``. The mark is written to all of them in one transaction, only if
-the marker's ``epoch`` is still the one read (``mark_ops``), and every write that frees a
-seat bumps the epoch and removes the mark from all of them in its own transaction
-(``freed_ops``): transactions are serializable, so a mark stands on a copy only while it
-stands on the marker, and a reader may pick any copy (``any_marker_key``). A copy is
-made by the first mark (a missing copy reads as "not marked": the booking writes).
-
-An event with orders (``orders.py``) always has ``SHARDS`` shards, and as many per further quota,
-keyed ``<event id>#<quota>#<n>`` (``quota_shard_key``; the capacity quota's are the
-event's own), and its marker carries ``full_quotas`` (quota -> until) beside
-``full_until``: every freeing write removes both. A shard holding its part of an order's
-waiting-list hold stores it in ``hold_seats`` (e-mail key -> {quota: seats}; ``holds.py``),
-which an event with orders' shards have from the start.
+"""The shards strategy's seats: shard and marker items, their keys, how seats are read and
+where an order's seats are placed. docs/strategies/shards.md describes the items.
 """
 import itertools
 import math
@@ -33,187 +7,195 @@ import random
 import threading
 import time
 from collections import Counter
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
-from booking.dynamo.access import TransactionCancelled
-from booking.models import CAPACITY_QUOTA
-from booking.strategies.base import CAPACITY_NAMES
+from booking.dynamo.access import Table, TransactionCancelled
+from booking.dynamo.transaction import Op
+from booking.models import CAPACITY_QUOTA, Event, Order
+from booking.strategies.base import CAPACITY_NAMES, expired_holder, order_full, quota_order
 
-SHARDS = 8  # an event's shards unless it expects more arrivals (and any event with orders)
-# A shard takes a booking's transactional write (2 WCU of its 1,000 a second): at 80% of it,
-# 400 bookings a second. An event gets one shard per 400 arrivals a second it expects.
-BOOKINGS_PER_SHARD = 400
-MAX_SHARDS = 64  # a snapshot reads the marker and every shard in one TransactGetItems (100)
+SHARDS = 8  # a quota's shards unless its event expects more arrivals a second
+BOOKINGS_PER_SHARD = 400  # a shard takes 2 of its 1,000 WCU a second per booking: at 80%
+MAX_SHARDS = 64  # a read takes the marker and every shard in one TransactGetItems (100)
 MARKERS = 4  # the marker and its copies: 4 x 3,000 rejections a second read from them
 FOREVER = 2**62
+NEW = "attribute_not_exists(event_id)"
+EXISTS = "attribute_exists(event_id)"
 BUMP = "version = version + :one"  # every write of a shard: the repair's check
 SEATS = "event_id, #capacity, confirmed_count, holds, hold_seats"  # a shard's seats, as read
 FREED = "SET epoch = epoch + :one REMOVE full_until, full_quotas"  # the marker, on every freed seat
 UNMARK = "REMOVE full_until, full_quotas"  # its copies, on every freed seat
+AT_EPOCH = "epoch = :epoch"
+MARK = "SET full_until = :until, full_quotas = :marks"  # until when sold out (0: it is not)
+TAKE = "SET confirmed_count = confirmed_count + :n, version = version + :one"
+ROOM_FOR_ONE = "attribute_exists(event_id) AND confirmed_count < #capacity"
+# A condition cannot add: :room is the shard's capacity as guessed or read, less the seats.
+ROOM_FOR_SEATS = "attribute_exists(event_id) AND #capacity >= :cap AND confirmed_count <= :room"
 
 
-def shards_for(event) -> int:
-    """The shards a new event gets: ``SHARDS``, or for a plain event expecting more arrivals
-    a second than ``SHARDS`` shards carry, one per ``BOOKINGS_PER_SHARD`` (``MAX_SHARDS``
-    at most)."""
-    rate = getattr(event, "expected_rate", None)
-    if not rate or not event.is_plain:
+def several_seats(event: Event) -> bool:
+    """Whether an order may take several seats or a further quota's (docs: the shards)."""
+    return bool(event.quotas) or event.max_per_order > 1
+
+
+def shards_for(event: Event) -> int:
+    """A new event's shards per quota: ``SHARDS``, or for orders of one seat one per
+    ``BOOKINGS_PER_SHARD`` arrivals a second it expects (``MAX_SHARDS`` at most)."""
+    if not event.expected_rate or several_seats(event):
         return SHARDS
-    return min(MAX_SHARDS, max(SHARDS, math.ceil(rate / BOOKINGS_PER_SHARD)))
+    return min(MAX_SHARDS, max(SHARDS, math.ceil(event.expected_rate / BOOKINGS_PER_SHARD)))
 
 
-def shard_key(event_id: str, shard: int) -> dict:
-    return {"event_id": f"{event_id}#{shard}"}
+def hint_key(event_id: str, quota: str) -> str:  # a quota's hints: the capacity's the event's
+    return event_id if quota == CAPACITY_QUOTA else f"{event_id}#{quota}"
 
 
-def quota_shard_key(event_id: str, quota: str, shard: int) -> dict:
-    """A quota's shard: the capacity quota's are the event's own (``shard_key``)."""
-    if quota == CAPACITY_QUOTA:
-        return shard_key(event_id, shard)
-    return {"event_id": f"{event_id}#{quota}#{shard}"}
+def shard_key(event_id: str, shard: int, quota: str = CAPACITY_QUOTA) -> dict:
+    """A quota's shard: the capacity's are ``<event id>#<n>``, others ``<event id>#<quota>#<n>``."""
+    return {"event_id": f"{hint_key(event_id, quota)}#{shard}"}
 
 
-def marker_key(event_id: str, copy: int = 0) -> dict:
-    """The marker (``copy`` 0: it carries the epoch), or one of its copies."""
+def marker_key(event_id: str, copy: int = 0) -> dict:  # copy 0: the marker, with the epoch
     return {"event_id": f"{event_id}#meta" + (f"-{copy}" if copy else "")}
 
 
-def any_marker_key(event_id: str) -> dict:
-    """The marker or a copy, at random: rejections spread their reads over them."""
+def any_marker_key(event_id: str) -> dict:  # at random: rejections spread their reads
     return marker_key(event_id, random.randrange(MARKERS))
 
 
-def shares(capacity: int, counts: list[int]) -> list[int]:
-    """Each shard's capacity: its count, plus an even share of the free seats."""
+def shares(capacity: int, counts: list[int]) -> list[int]:  # count + an even share of the free
     free = capacity - sum(counts)
     return [count + free // len(counts) + (1 if n < free % len(counts) else 0)
             for n, count in enumerate(counts)]
 
 
-def shard_item(event_id: str, shard: int, capacity: int, count: int = 0, *,
-               orders: bool = False) -> dict:
-    """A new shard; of an event with orders, with the ``hold_seats`` its offers' holds of
-    orders write (else the first such hold on it makes sure of the map first)."""
-    return {**shard_key(event_id, shard), "capacity": capacity, "confirmed_count": count,
-            "holds": {}, **({"hold_seats": {}} if orders else {}), "version": 1}
+def new_items(event: Event, count: int, *, empty: bool = False) -> list[dict]:
+    """A new event's marker and ``count`` shards per quota, sharing its size (``empty``: none
+    of it, for a repair's fix to share); with ``hold_seats`` where holds may be of orders."""
+    orders: dict = {"hold_seats": {}} if several_seats(event) and not empty else {}
+    return [{**marker_key(event.id), "epoch": 0, **({"shards": count} if count != SHARDS else {})},
+            *({**shard_key(event.id, n, quota), "capacity": 0 if empty else share,
+               "confirmed_count": 0, "holds": {}, **orders, "version": 1}
+              for quota, size in event.quota_capacities().items()
+              for n, share in enumerate(shares(size, [0] * count)))]
 
 
-def freed_ops(locks, event_id: str) -> list[tuple[str, dict]]:
-    """The marker's and its copies' updates for a write that frees a seat (a sold-out mark
-    would lie): the marker first, only while the event exists."""
-    return [("Update", locks.update_op(marker_key(event_id), FREED,
-                                       condition="attribute_exists(event_id)",
-                                       values={":one": 1})),
-            *[("Update", locks.update_op(marker_key(event_id, copy), UNMARK))
+def take_op(locks: Table, event_id: str, quota: str, n: int, taken: int, capacity: int) -> Op:
+    """The update taking ``taken`` seats of a shard whose capacity was guessed or read."""
+    room = (ROOM_FOR_ONE, {}) if taken == 1 else (
+        ROOM_FOR_SEATS, {":cap": capacity, ":room": capacity - taken})
+    return ("Update", locks.update_op(shard_key(event_id, n, quota), TAKE, condition=room[0],
+                                      names=CAPACITY_NAMES,
+                                      values={":n": taken, ":one": 1, **room[1]}))
+
+
+def member(quota: str, shard: int) -> str:
+    return f"shard:{quota}:{shard}"  # a shard's name among a transaction's members
+
+
+def shard_of(name: str) -> tuple[str, int]:
+    _, quota, shard = name.split(":")  # ``member``'s reverse
+    return quota, int(shard)
+
+
+def freed_ops(locks: Table, event_id: str) -> list[tuple[str, Op]]:
+    """The marker's epoch bumped (only while the event exists) and every mark removed."""
+    return [("marker", ("Update", locks.update_op(marker_key(event_id), FREED, condition=EXISTS,
+                                                  values={":one": 1}))),
+            *[(f"marker:{copy}", ("Update", locks.update_op(marker_key(event_id, copy), UNMARK)))
               for copy in range(1, MARKERS)]]
 
 
-def mark_ops(locks, event_id: str, expression: str, values: dict,
-             epoch: int) -> list[tuple[str, dict]]:
-    """The mark (``expression``: SET ``full_until`` or ``full_quotas``) on the marker, only
-    at ``epoch`` (no seat freed since the read), and on every copy."""
-    return [("Update", locks.update_op(marker_key(event_id), expression,
-                                       condition="epoch = :epoch",
+def mark_update(marks: dict[str, int], marker: dict) -> dict:
+    """The values marking ``marks`` (quota -> until), keeping the ``marker``'s others."""
+    further = {q: until for q, until in marks.items() if q != CAPACITY_QUOTA}
+    return {":until": marks.get(CAPACITY_QUOTA, marker.get("full_until", 0)),
+            ":marks": {**(marker.get("full_quotas") or {}), **further}}
+
+
+def mark_ops(locks: Table, event_id: str, values: dict, epoch: int) -> list[Op]:
+    """The mark on the marker, only at ``epoch`` (no seat freed since), and on every copy."""
+    return [("Update", locks.update_op(marker_key(event_id), MARK, condition=AT_EPOCH,
                                        values={**values, ":epoch": epoch})),
-            *[("Update", locks.update_op(marker_key(event_id, copy), expression, values=values))
+            *[("Update", locks.update_op(marker_key(event_id, copy), MARK, values=values))
               for copy in range(1, MARKERS)]]
+
+
+def marked(marker: dict, quota: str) -> int:  # until when the quota is sold out (0: not)
+    if quota == CAPACITY_QUOTA:
+        return marker.get("full_until", 0)
+    return (marker.get("full_quotas") or {}).get(quota, 0)
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The marker and every shard as one TransactGetItems read them (one instant)."""
+    """The marker and every shard of one quota as one TransactGetItems read them."""
 
     marker: dict | None
     shards: list[dict | None]
 
     @property
-    def complete(self) -> bool:
-        """The marker and every shard exist (else the event does not, or not whole)."""
+    def complete(self) -> bool:  # else the event does not exist, or not whole
         return self.marker is not None and None not in self.shards
 
-    def free(self) -> list[int]:
-        """Shards with a free seat, each listed once per free seat (a weighted pick)."""
-        return [n for n, item in enumerate(self.shards) if item
-                for _ in range(max(0, item["capacity"] - item["confirmed_count"]))]
+    def room(self) -> dict[int, int]:  # shard -> its free seats, for shards with any
+        return {n: item["capacity"] - item["confirmed_count"] for n, item in enumerate(self.shards)
+                if item and item["capacity"] > item["confirmed_count"]}
 
     def dry(self) -> list[int]:
         return [n for n, item in enumerate(self.shards)
                 if item and item["confirmed_count"] >= item["capacity"]]
 
     def expired_hold(self, now: float) -> tuple[int, str] | None:
-        """(shard, e-mail) of a waiting-list hold that has expired, or None."""
-        for n, item in enumerate(self.shards):
-            for email, until in sorted(((item or {}).get("holds") or {}).items()):
-                if until <= now:
-                    return n, email
-        return None
+        """(shard, e-mail) of a lapsed hold of one seat (a seat a write may take over)."""
+        return next(((n, holder) for n, item in enumerate(self.shards)
+                     if (holder := expired_holder(item, now)) is not None), None)
 
     def full_until(self) -> int:
-        """How long a sold-out mark made from this read may hold: until a hold lapses."""
-        untils = [until for item in self.shards for until in ((item or {}).get("holds") or {}).values()]
-        return min(untils, default=FOREVER)
+        """How long a sold-out mark from this read may hold: until the first hold lapses."""
+        return min((until for item in self.shards
+                    for until in ((item or {}).get("holds") or {}).values()), default=FOREVER)
 
 
-def snapshot(strategy, event_id: str) -> Snapshot:
-    return quota_snapshots(strategy, event_id, [CAPACITY_QUOTA])[CAPACITY_QUOTA]
-
-
-def quota_snapshots(strategy, event_id: str, quotas: list[str]) -> dict[str, Snapshot]:
-    """The marker and every shard of each of ``quotas`` in one TransactGetItems (one
-    instant; at most 1 + 8 x 11 = 89 of its 100 items with orders, 1 + ``MAX_SHARDS``
-    without), as a ``Snapshot`` per quota."""
+def snapshots(strategy, event_id: str, quotas: list[str]) -> dict[str, Snapshot]:
+    """The marker and every shard of ``quotas`` in one TransactGetItems (one instant)."""
     count = strategy.shard_count(event_id)
-    found = strategy.store.transact_get(
-        [(strategy.locks, marker_key(event_id))]
-        + [(strategy.locks, quota_shard_key(event_id, quota, n))
-           for quota in quotas for n in range(count)])
+    found = strategy.store.transact_get([(strategy.locks, marker_key(event_id)), *(
+        (strategy.locks, shard_key(event_id, n, quota)) for quota in quotas for n in range(count))])
     return {quota: Snapshot(found[0], found[1 + i * count:1 + (i + 1) * count])
             for i, quota in enumerate(quotas)}
 
 
-def settled_snapshot(strategy, event_id: str, quotas: list[str] | None = None):
-    """``snapshot`` (or, for ``quotas``, ``quota_snapshots``), read again while a write
-    transaction is landing on one of its items."""
+def settled_snapshots(strategy, event_id: str, quotas: list[str]) -> dict[str, Snapshot]:
+    """``snapshots``, read again while a write transaction is landing on one of its items."""
     for _ in strategy.retry.attempts():
         try:
-            if quotas is None:
-                return snapshot(strategy, event_id)
-            return quota_snapshots(strategy, event_id, quotas)
+            return snapshots(strategy, event_id, quotas)
         except TransactionCancelled as cancelled:
             if not cancelled.conflict:
                 raise
+    raise AssertionError("unreachable: attempts() raises when spent")
 
 
-def shard_items(strategy, event_ids: list[str]) -> dict[str, list[dict]]:
-    """Every shard of each event (one consistent read per item, batched); events without
-    shards left out."""
-    counts = strategy.shard_counts(event_ids)
-    keys = [shard_key(e, n) for e in event_ids for n in range(counts[e])]
-    found = strategy.locks.batch_get(keys, projection=SEATS, names=CAPACITY_NAMES)
-    by_event: dict[str, list[dict]] = {}
-    for item in found:
-        if item is not None:
-            by_event.setdefault(item["event_id"].rsplit("#", 1)[0], []).append(item)
-    return by_event
-
-
-def quota_shard_items(strategy, event_id: str, quotas) -> dict[str, list[dict]]:
-    """Quota -> its shards that exist (one consistent read per item, batched)."""
-    count = strategy.shard_count(event_id)
-    keys = [(quota, quota_shard_key(event_id, quota, n)) for quota in quotas for n in range(count)]
-    found = strategy.locks.batch_get([key for _, key in keys], projection=SEATS,
+def quota_shard_items(strategy, wanted: dict[str, list[str]]) -> dict[str, dict[str, list]]:
+    """Event id -> quota -> its shards, for ``wanted`` (event id -> quotas), in one batch;
+    events without shards left out."""
+    counts = strategy.shard_counts(list(wanted))
+    keys = [(event_id, quota, shard_key(event_id, n, quota)) for event_id, quotas in wanted.items()
+            for quota in quotas for n in range(counts[event_id])]
+    found = strategy.locks.batch_get([key for _, _, key in keys], projection=SEATS,
                                      names=CAPACITY_NAMES)
-    by_quota: dict[str, list[dict]] = {quota: [] for quota in quotas}
-    for (quota, _), item in zip(keys, found):
-        if item is not None:
-            by_quota[quota].append(item)
-    return by_quota
+    by_event: dict[str, dict[str, list[dict]]] = {}
+    for (event_id, quota, _), item in zip(keys, found):
+        by_event.setdefault(event_id, {}).setdefault(quota, []).extend([item] if item else [])
+    return {event_id: quotas for event_id, quotas in by_event.items() if quotas[CAPACITY_QUOTA]}
 
 
 def as_counter(shards: list[dict]) -> dict:
-    """One quota's shards summed into one counter item (``holds.availability_of``'s shape:
-    an order's hold holds the seats of all its parts)."""
-    holds, hold_seats = {}, {}
+    """A quota's shards summed into one counter item (``holds.availability_of``'s shape)."""
+    holds: dict = {}
+    hold_seats: dict = {}
     for item in shards:
         holds.update(item.get("holds") or {})
         for email, part in (item.get("hold_seats") or {}).items():
@@ -223,98 +205,135 @@ def as_counter(shards: list[dict]) -> dict:
             "hold_seats": hold_seats}
 
 
+# --- where an order's seats go: quota -> shard -> (seats, the shard's capacity) -------
+Plan = dict[str, dict[int, tuple[int, int]]]
+
+
+def place(order: Order, seen: dict[str, Snapshot]) -> Plan:
+    """The order over the shards as read: per quota, one shard with room for its seats
+    (weighted by free seats: bookings that read together spread out), else the shards
+    with the most room; ``EventFull`` naming the first quota whose shards lack room."""
+    plan: Plan = {}
+    for quota in quota_order(order):
+        room, need = seen[quota].room(), order.seats[quota]
+        fits = [n for n in room if room[n] >= need]
+        parts = ({random.choices(fits, weights=[room[n] for n in fits])[0]: need} if fits
+                 else split(need, room))
+        if parts is None:
+            raise order_full(order, quota)
+        capacity = {n: item["capacity"] for n, item in enumerate(seen[quota].shards) if item}
+        plan[quota] = {n: (taken, capacity[n]) for n, taken in parts.items()}
+    return plan
+
+
+def split(need: int, room: dict[int, int], by=None) -> dict[int, int] | None:
+    """``need`` seats over the shards with the most ``room`` (or in the order ``by``
+    sorts them); None when there is not enough of it."""
+    parts = {}
+    for n in sorted(room, key=by or (lambda n: (-room[n], random.random()))):
+        if need and room[n]:
+            parts[n], need = min(need, room[n]), need - min(need, room[n])
+    return None if need else parts
+
+
+def taken(plan: Plan) -> dict[str, dict[int, int]]:  # quota -> shard -> seats
+    return {quota: {n: part[0] for n, part in shards.items()} for quota, shards in plan.items()}
+
+
+def one_seat(placed: dict[str, dict[int, int]]) -> int | None:
+    """The shard of a placement of one seat of the capacity (stored as ``shard``; its hold
+    may be taken over once lapsed), else None."""
+    if list(placed) == [CAPACITY_QUOTA] and list(placed[CAPACITY_QUOTA].values()) == [1]:
+        return next(iter(placed[CAPACITY_QUOTA]))
+    return None
+
+
+def stored(placed: dict[str, dict[int, int]], key: str = "shard_seats") -> dict:
+    """As stored: ``{"shard": n}`` for one seat, else ``{key: seat_map(placed)}``."""
+    shard = one_seat(placed)
+    return {"shard": shard} if shard is not None else {key: seat_map(placed)}
+
+
+def seat_map(placed: dict[str, dict[int, int]]) -> dict:
+    """Quota -> shard (as text) -> seats, the shards without seats left out."""
+    return {quota: {str(n): seats for n, seats in shards.items() if seats}
+            for quota, shards in placed.items() if any(shards.values())}
+
+
+def placed_on(item: dict, key: str = "shard_seats") -> dict[str, dict[int, int]]:
+    """Quota -> shard -> seats of a stored placement (``stored``'s reverse)."""
+    if item.get("shard") is not None:
+        return {CAPACITY_QUOTA: {int(item["shard"]): 1}}
+    return {quota: {int(n): int(seats) for n, seats in shards.items()}
+            for quota, shards in (item.get(key) or {}).items()}
+
+
 @dataclass(frozen=True)
 class Hint:
-    """Shards this process saw dry lately (of ``shards``): where a booking's first try
-    should not go."""
+    """Shards this process saw dry lately: where a first try should not go."""
 
     dry: frozenset = frozenset()
-    shards: int = SHARDS
     turn: int | None = None  # this booking's turn in the process's rotation over shards
 
-    def every(self) -> bool:
-        return len(self.dry) >= self.shards
-
-    def pick(self, avoid: int | None = None) -> int:
-        """The shard whose turn it is among those not seen dry (nor ``avoid``), or any
-        when there is none; at random without a turn. Taking turns spreads a process's
-        bookings evenly (at random, some shards would take twice their share in a second)."""
-        wanted = [n for n in range(self.shards) if n not in self.dry and n != avoid]
-        wanted = wanted or [n for n in range(self.shards) if n != avoid] or [0]
-        return random.choice(wanted) if self.turn is None else wanted[self.turn % len(wanted)]
+    def pick(self, among: list[int]) -> int:
+        """The shard of ``among`` whose turn it is (at random without a turn)."""
+        return random.choice(among) if self.turn is None else among[self.turn % len(among)]
 
 
 @dataclass
 class DryShards:
-    """Per event, the shards this process saw dry in the last ``seconds`` (a sold-out
-    answer from the marker renews it): a hint that spares a booking a dry shard's refused
-    write, never an answer (a stale hint costs one refused write or one read; every answer
-    still comes from a write or a consistent read)."""
+    """Per hint key, the shards this process saw dry in the last ``seconds``: a hint that
+    spares a dry shard's refused write, never an answer."""
 
     seconds: float = 5.0
-    seen: dict = field(default_factory=dict)  # event id -> (frozenset of shards, when)
-    turns: dict = field(default_factory=dict)  # event id -> its rotation (from a random start)
+    seen: dict = field(default_factory=dict)  # key -> (frozenset of shards, when)
+    turns: dict = field(default_factory=dict)  # key -> its rotation (from a random start)
 
-    def get(self, event_id: str, shards: int = SHARDS) -> Hint:
-        dry, when = self.seen.get(event_id, (frozenset(), 0.0))
-        return Hint(dry if time.monotonic() - when < self.seconds else frozenset(), shards)
+    def get(self, key: str) -> Hint:
+        dry, when = self.seen.get(key, (frozenset(), 0.0))
+        return Hint(dry if time.monotonic() - when < self.seconds else frozenset())
 
-    def next_turn(self, event_id: str, shards: int = SHARDS) -> Hint:
-        """``get`` with this booking's turn: a process's bookings of an event take the
-        shards in turn, each process starting at its own random point."""
-        if event_id not in self.turns:
+    def next_turn(self, key: str) -> Hint:
+        """``get`` with this booking's turn (each process starts at a random point)."""
+        if key not in self.turns:
             if len(self.turns) > 1000:
                 self.turns.clear()
-            self.turns.setdefault(event_id, itertools.count(random.randrange(1 << 16)))
-        hint = self.get(event_id, shards)
-        return Hint(hint.dry, hint.shards, turn=next(self.turns[event_id]))
+            self.turns.setdefault(key, itertools.count(random.randrange(1 << 16)))
+        return Hint(self.get(key).dry, turn=next(self.turns[key]))
 
-    def note(self, event_id: str, shards, *, replace: bool = False) -> None:
-        earlier = frozenset() if replace else self.get(event_id).dry
-        self.seen[event_id] = (earlier | frozenset(shards), time.monotonic())
+    def note(self, key: str, shards, *, replace: bool = False) -> None:
+        earlier = frozenset() if replace else self.get(key).dry
+        self.seen[key] = (earlier | frozenset(shards), time.monotonic())
 
 
 class SharedReads:
-    """One snapshot in flight per event in this process: a booking that met a dry shard
-    joins a snapshot that started after its refusal instead of sending its own. At the
-    sell-out every booking in flight meets a dry shard at once, and each snapshot reads
-    the marker and every shard (2 read units an item): shared, one process sends one.
-
-    Joining is sound: the shared read started after this booking's refusal and ended
-    before its answer, so what it saw held at an instant during the booking, as its own
-    read would have. A read that failed is not shared (each booking reads for itself)."""
+    """One snapshot in flight per key in this process: a booking joins a read that started
+    after its refusal instead of sending its own; a read that failed is not shared."""
 
     def __init__(self, clock=time.monotonic, wait_seconds: float = 5.0):
         self.clock, self.wait_seconds = clock, wait_seconds
         self._lock = threading.Lock()
-        self._flights: dict[str, _Flight] = {}
+        self._flights: dict[object, tuple[float, Future]] = {}  # key -> (started, its result)
 
-    def read(self, event_id: str, since: float, read):
-        """``read()``'s result from a call that started at or after ``since`` (this
-        process's clock), this thread's own call or one it joined."""
+    def read(self, key, since: float, read):
+        """``read()``'s result from a call started at or after ``since`` (own or joined)."""
         with self._lock:
-            flight = self._flights.get(event_id)
-            joined = flight is not None and flight.started >= since
-            if not joined:
-                flight = self._flights[event_id] = _Flight(self.clock())
-        if joined:
-            if flight.done.wait(self.wait_seconds) and flight.failed is None:
-                return flight.result
-            return read()  # the shared read failed or is late: read for this booking
+            started, found = self._flights.get(key, (-math.inf, None))
+            flight = found if found is not None and started >= since else Future()
+            if flight is not found:
+                self._flights[key] = (self.clock(), flight)
+        if flight is found:
+            try:
+                return flight.result(self.wait_seconds)
+            except Exception:  # the shared read failed or is late: read for this booking
+                return read()
         try:
-            flight.result = read()
+            flight.set_result(read())
         except BaseException as error:
-            flight.failed = error
+            flight.set_exception(error)
             raise
         finally:
             with self._lock:
-                if self._flights.get(event_id) is flight:
-                    del self._flights[event_id]
-            flight.done.set()
-        return flight.result
-
-
-class _Flight:
-    def __init__(self, started: float):
-        self.started, self.done = started, threading.Event()
-        self.result, self.failed = None, None
+                if self._flights.get(key, (0, None))[1] is flight:
+                    del self._flights[key]
+        return flight.result()
