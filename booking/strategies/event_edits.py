@@ -30,6 +30,7 @@ def event_update(*, expected_version: int, capacity: int, changes: dict,
     """Build the write; ``changes`` maps attribute names to values (None removes one),
     ``quotas`` further quotas to their new sizes (``#u<n>``/``:u<n>`` in the expression,
     numbered in name order, so ``extra_condition`` may name them: ``quota_size_names``)."""
+    quotas = quotas or {}
     names = dict(CAPACITY_NAMES)
     values = {":capacity": capacity, ":expected": expected_version, ":one": 1}
     sets = ["#capacity = :capacity", "version = version + :one"]
@@ -78,8 +79,9 @@ def change_counted_event(events: Table, event_id: str, *, expected_version: int,
 
 def quota_below_taken(taken: dict, quotas: dict | None) -> InvalidBooking:
     """The error for the first quota whose new size is below its seats ``taken``."""
-    return next(below_taken(quota, int(taken.get(quota, 0))) for quota in sorted(quotas or {})
-                if int(taken.get(quota, 0)) > quotas[quota])
+    sizes = quotas or {}
+    return next(below_taken(quota, int(taken.get(quota, 0))) for quota in sorted(sizes)
+                if int(taken.get(quota, 0)) > sizes[quota])
 
 
 def stale_or_missing(old_item: dict | None, expected_version: int):

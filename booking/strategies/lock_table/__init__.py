@@ -70,9 +70,10 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
             stored = refusal.old("registration")
             if refusal.refused("registration") and self.tokens.is_mine(stored, registration):
                 return registration  # a resend of our own transaction that had applied
-            locks = {name.removeprefix("quota:"): refusal.old(name)
-                     for name in refusal.refused_names("quota:")}
-            if None in locks.values():
+            refused = refusal.refused_names("quota:")
+            locks = {name.removeprefix("quota:"): lock for name in refused
+                     if (lock := refusal.old(name)) is not None}
+            if len(locks) < len(refused):
                 raise EventNotFound()
             if refusal.refused("registration"):
                 raise AlreadyRegistered(existing=items.registration_or_none(stored))
@@ -163,10 +164,10 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
         """Free ``release`` of the stored registration (None: all of it), only if it is
         still as read (``READ_AGAIN`` otherwise; without a read, ``NotRegistered``)."""
         keep = tickets_left(stored, release) if release is not None else {}
-        freed = release if keep else stored.tickets
+        freed = release if release is not None and keep else stored.tickets
         answer = part_of(stored, freed, riders.request) if keep else stored
         key = {"event_id": event.id, "email": stored.email}
-        same = {":rid": stored.registration_id}
+        same: dict[str, object] = {":rid": stored.registration_id}
         if stored.ticket_counts is not None:  # an order: its tickets too, as read
             same[":old"] = stored.tickets
         condition = SAME_ORDER if ":old" in same else SAME

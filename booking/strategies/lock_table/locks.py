@@ -75,8 +75,8 @@ class LockItems(OneItemPerPerson):
         item) in one transaction."""
         update = event_edits.event_update(expected_version=expected_version, capacity=capacity,
                                           changes=changes, quotas=quotas)
-        members = Members([("event", self.events.update_op(
-            {"event_id": event.id}, update.expression, **update.kwargs()))])
+        members = Members([("event", ("Update", self.events.update_op(
+            {"event_id": event.id}, update.expression, **update.kwargs())))])
         for quota, size in {CAPACITY_QUOTA: capacity, **(quotas or {})}.items():
             members.add(quota_member(quota), ("Update", self.locks.update_op(
                 lock_key(event.id, quota), RESIZE, condition=NOT_BELOW, names=CAPACITY_NAMES,
