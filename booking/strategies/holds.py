@@ -8,7 +8,7 @@ work: docs/strategies/lock_table.md#holds-in-a-counter-item.
 from collections import Counter
 from dataclasses import dataclass, field
 
-from booking.dynamo.access import CONDITION_FAILED, ConditionFailed, Table
+from booking.dynamo.access import ConditionFailed, Table
 from booking.dynamo.transaction import Op, Refusal
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.models import CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability
@@ -241,33 +241,7 @@ class HoldsMap:
                  "names": {"#email": email, **names},
                  "values": {**values, **same, **counts, **self.bump_values}})
 
-    # --- holds of one seat (aggregate and shards call these until they use the path above) --
-    def hold_op(self, event_id, email, *, until, now, refused=None, also: str = "",
-                ensure: bool = True) -> Op:
-        """The update taking a free seat for ``email`` (first try) or, once ``refused`` (a
-        ``TransactionCancelled`` whose member 0 is this one) found none, one whose hold
-        has expired; ``ensure=False`` when the item is known to have its ``holds`` map."""
-        if refused is None or refused.code(0) != CONDITION_FAILED:
-            if refused is None and ensure:
-                self.ensure_map(event_id)
-            return ("Update", self.table.update_op(
-                self.key(event_id),
-                f"SET holds.#email = :until, confirmed_count = confirmed_count + :one, {self.bump}",
-                condition=_and(EXISTS, "confirmed_count < #capacity", also, FREE_OF_EMAIL),
-                names={"#email": email, **CAPACITY_NAMES},
-                values={":until": until, **self.bump_values}))
-        old = refused.reasons[0].old_item
-        if old is None:
-            raise EventNotFound()
-        holder = expired_holder(old, now, prefer=email)
-        if holder is None:
-            raise EventFull()
-        return self.takeover_op(event_id, email, holder, until=until, now=now, also=also)
-
-    def unhold_op(self, event_id, email, now) -> Op:
-        """Remove ``email``'s hold of one seat (it stays counted), only while unexpired."""
-        return self.seats_unhold_op(event_id, email, {}, now, bare=True)
-
+    # --- a hold of one seat (aggregate calls this) ----------------------------------------
     def release_op(self, event_id, email, *, until) -> Op:
         """Free exactly ``email``'s hold of one seat that lasts until ``until``."""
         expression, kwargs = self._release(email, {CAPACITY_QUOTA: 1}, UNTIL, {":until": until},
@@ -364,5 +338,6 @@ class MapHolds(Holds):
         return self.held.holds(event_id)
 
 
-# The contract's ``Holds`` under its former name, for slots and shards until they name it.
+# The contract's ``Holds`` under its former name, only while this branch's slots and shards
+# import it (their own branches no longer do: delete once they are merged).
 SeatHolds = Holds

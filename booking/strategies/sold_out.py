@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from booking.dynamo import items
 from booking.dynamo.access import Table
 from booking.errors import AlreadyRegistered, EventNotFound
-from booking.exactly_once.request_log import Request
 from booking.exactly_once.riders import Riders
 from booking.models import CAPACITY_QUOTA, Registration
 
@@ -64,15 +63,12 @@ class FirstRead:
 
 
 def read_first(strategy, counters: list[tuple[Table, dict]], registration: Registration,
-               riders: Riders | Request, *, registrations: Table | None = None,
+               riders: Riders, *, registrations: Table | None = None,
                projections: dict | None = None) -> FirstRead:
     """One consistent BatchGetItem of ``counters``, the person's registration item (in
     ``registrations``, when the strategy keeps one) and the riders' reads (the request
     row). Raises ``AlreadyRegistered`` for a registered person; ``EventNotFound`` when the
-    first counter is absent. (A bare ``Request`` for ``riders``: the strategies not yet
-    given riders; it goes when they all are.)"""
-    if not isinstance(riders, Riders):
-        riders = Riders(strategy.requests, riders)
+    first counter is absent."""
     mine = [(registrations, {"event_id": registration.event_id, "email": registration.email})
             ] if registrations is not None else []
     found = strategy.store.batch_get([*counters, *mine, *riders.reads()], projections=projections)
