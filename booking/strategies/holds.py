@@ -28,6 +28,11 @@ UNTIL = "holds.#email = :until"
 LAPSED = "holds.#email <= :now"
 HOLDER_LAPSED = "holds.#h <= :now"
 SAME_SEATS = "hold_seats.#email = :seats"
+# Update templates: ``{bump}`` is the item's version clause, ``{then}`` further SET clauses.
+RENEW = "SET holds.#email = :until, {bump}"
+TAKE_OVER = "REMOVE holds.#h SET holds.#email = :until, {bump}"
+UNHOLD = "REMOVE holds.#email SET {then}{bump}"
+UNHOLD_ORDER = "REMOVE holds.#email, hold_seats.#email SET {then}{bump}"
 
 
 def hold_seats(item: dict | None, email: str, quota: str = CAPACITY_QUOTA) -> dict[str, int]:
@@ -105,7 +110,8 @@ class HoldsMap:
     def ensure_map(self, event_id: str, *, orders: bool = False) -> None:
         """Give the item its ``holds`` map (and, for holds of orders, ``hold_seats``)."""
         try:
-            self.table.update(self.key(event_id), ENSURE_HOLDS_AND_SEATS if orders else ENSURE_HOLDS,
+            self.table.update(self.key(event_id),
+                              ENSURE_HOLDS_AND_SEATS if orders else ENSURE_HOLDS,
                               condition=EXISTS, values={":empty": {}})
         except ConditionFailed:
             raise EventNotFound() from None
@@ -175,12 +181,13 @@ class HoldsMap:
         count does not change."""
         values = {":until": until, ":now": now, **self.bump_values}
         if holder == email:
+            renew = RENEW.format(bump=self.bump)
             return ("Update", self.table.update_op(
-                self.key(event_id), f"SET holds.#email = :until, {self.bump}",
-                condition=_and(LAPSED, also), names={"#email": email}, values=values))
+                self.key(event_id), renew, condition=_and(LAPSED, also), names={"#email": email},
+                values=values))
+        take_over = TAKE_OVER.format(bump=self.bump)
         return ("Update", self.table.update_op(  # DynamoDB refuses unused names: #h only here
-            self.key(event_id), f"REMOVE holds.#h SET holds.#email = :until, {self.bump}",
-            condition=_and(HOLDER_LAPSED, also, FREE_OF_EMAIL),
+            self.key(event_id), take_over, condition=_and(HOLDER_LAPSED, also, FREE_OF_EMAIL),
             names={"#email": email, "#h": holder}, values=values))
 
     def seats_unhold_op(self, event_id: str, email: str, seats: dict[str, int], now: float, *,
@@ -191,10 +198,10 @@ class HoldsMap:
         if not bare:
             return self.order_unhold_op(event_id, email, seats, now, also=also, then=then,
                                         names=names, values=values)
+        unhold = UNHOLD.format(then=then, bump=self.bump)
         return ("Update", self.table.update_op(
-            self.key(event_id), f"REMOVE holds.#email SET {then}{self.bump}",
-            condition=_and(LIVE, also), names={"#email": email, **(names or {})},
-            values={":now": now, **(values or {}), **self.bump_values}))
+            self.key(event_id), unhold, condition=_and(LIVE, also),
+            names={"#email": email, **(names or {})}, values={":now": now, **(values or {}), **self.bump_values}))
 
     def seats_release_op(self, event_id: str, email: str, seats: dict[str, int], *,
                          until: float, bare: bool) -> Op:
@@ -213,9 +220,9 @@ class HoldsMap:
                         then: str = "", names=None, values=None) -> Op:
         """Remove the hold of ``seats`` (they stay counted: they become the person's), only
         while unexpired; ``then`` adds SET clauses (with ``names``, ``values``)."""
+        unhold = UNHOLD_ORDER.format(then=then, bump=self.bump)
         return ("Update", self.table.update_op(
-            self.key(event_id), f"REMOVE holds.#email, hold_seats.#email SET {then}{self.bump}",
-            condition=_and(LIVE, SAME_SEATS, also),
+            self.key(event_id), unhold, condition=_and(LIVE, SAME_SEATS, also),
             names={"#email": email, **(names or {})},
             values={":now": now, ":seats": dict(seats), **(values or {}), **self.bump_values}))
 
