@@ -8,7 +8,10 @@ import pytest
 from django.utils import timezone
 
 from booking.dynamo.metrics import RequestMeter
+from booking.dynamo.transaction import Members
 from booking.errors import AlreadyRegistered, EventFull
+from booking.exactly_once.request_log import Request
+from booking.exactly_once.riders import Riders
 from booking.models import Registration
 from booking.strategies.base import now_ms
 from harness.controls import HINT_TRUSTING
@@ -23,6 +26,12 @@ def registration(event_id, email, request_id=None):
                         request_id=request_id or uuid.uuid4().hex)
 
 
+def book(strategy, event, registration):
+    """Book as the service does: an order of the registration's tickets, with its riders."""
+    return strategy.book(event, registration, event.order(registration.tickets),
+                         Riders(strategy.requests, Request.booking(registration)))
+
+
 def own_process(service, name, control=False):
     """A strategy of its own (another process's hints) on the service's tables."""
     return (HINT_TRUSTING[name] if control else type(service.strategy(name)))(store=service.store)
@@ -32,14 +41,14 @@ def own_process(service, name, control=False):
 def test_book__sold_out_seen__next_rejection_is_one_read_no_write(service, strategy):
     event = service.create_event(name="Tea", capacity=1, strategy=strategy)
     hinted = own_process(service, strategy)
-    hinted.book(event.id, registration(event.id, "ada@example.com"))
+    book(hinted, event, registration(event.id, "ada@example.com"))
     with pytest.raises(EventFull):  # the refused write: this process now reads first
-        hinted.book(event.id, registration(event.id, "bob@example.com"))
+        book(hinted, event, registration(event.id, "bob@example.com"))
 
     meter = RequestMeter().install(service.store)
     try:
         with meter.track() as rejection, pytest.raises(EventFull):
-            hinted.book(event.id, registration(event.id, "cy@example.com"))
+            book(hinted, event, registration(event.id, "cy@example.com"))
     finally:
         meter.uninstall()
 
@@ -56,21 +65,21 @@ def test_book__sold_out_hint_then_seat_freed_elsewhere__books_not_full(service, 
     # hint and tells Cy "full" while a seat is free.
     event = service.create_event(name="Tea", capacity=1, strategy=strategy)
     hinted = own_process(service, strategy, control)
-    hinted.book(event.id, registration(event.id, "ada@example.com"))
+    book(hinted, event, registration(event.id, "ada@example.com"))
     with pytest.raises(EventFull):
-        hinted.book(event.id, registration(event.id, "bob@example.com"))
+        book(hinted, event, registration(event.id, "bob@example.com"))
     service.cancel(event.id, email="ada@example.com")  # the service: another process
 
     if control:
         with pytest.raises(EventFull):
-            hinted.book(event.id, registration(event.id, "cy@example.com"))
+            book(hinted, event, registration(event.id, "cy@example.com"))
         assert service.availability(event.id).remaining == 1  # "full" with room
     else:
-        assert hinted.book(event.id, registration(event.id, "cy@example.com")).email == \
+        assert book(hinted, event, registration(event.id, "cy@example.com")).email == \
             "cy@example.com"
         assert service.availability(event.id).confirmed == 1
         with pytest.raises(EventFull):  # the read cleared the hint: the write refuses again
-            hinted.book(event.id, registration(event.id, "dee@example.com"))
+            book(hinted, event, registration(event.id, "dee@example.com"))
 
 
 @pytest.mark.parametrize("strategy", READ_FIRST)
@@ -79,14 +88,14 @@ def test_book__hinted__repeat_and_registered_person_answered_as_the_write_would(
     event = service.create_event(name="Tea", capacity=1, strategy=strategy)
     hinted = own_process(service, strategy)
     ada = registration(event.id, "ada@example.com", request_id="ada-form-0001")
-    booked = hinted.book(event.id, ada)
+    booked = book(hinted, event, ada)
     with pytest.raises(EventFull):
-        hinted.book(event.id, registration(event.id, "bob@example.com"))
+        book(hinted, event, registration(event.id, "bob@example.com"))
 
     with mock.patch.object(service.store, "transact_write") as write:
-        assert hinted.book(event.id, ada) == booked  # the request row answers the repeat
+        assert book(hinted, event, ada) == booked  # the request row answers the repeat
         with pytest.raises(AlreadyRegistered):
-            hinted.book(event.id, registration(event.id, "ada@example.com"))
+            book(hinted, event, registration(event.id, "ada@example.com"))
     write.assert_not_called()
 
 
@@ -96,13 +105,14 @@ def test_book__hinted_and_a_hold_lapsed__read_counts_it_free_and_the_write_takes
     event = service.create_event(name="Tea", capacity=1, strategy=strategy)
     hinted = own_process(service, strategy)
     now = now_ms()
-    holds, _ = hinted.hold_ops(event.id, "held@example.com", until=now + 300, now=now)
-    service.store.transact_write(holds)
+    holds, _ = hinted.hold_ops(event, "held@example.com", event.order({"admission": 1}),
+                               until=now + 1000, now=now)
+    service.store.transact_write(Members(holds).operations)
     with pytest.raises(EventFull):  # the hold is live: full, and the hint is set
-        hinted.book(event.id, registration(event.id, "bob@example.com"))
+        book(hinted, event, registration(event.id, "bob@example.com"))
 
-    time.sleep(0.4)
-    assert hinted.book(event.id, registration(event.id, "cy@example.com")).email == \
+    time.sleep(1.1)
+    assert book(hinted, event, registration(event.id, "cy@example.com")).email == \
         "cy@example.com"
     assert service.availability(event.id).confirmed == 1
 
