@@ -62,7 +62,7 @@ def test_book__checks_disabled__resend_is_falsely_refused(booked):
     blind = control_service(ambiguity_checks=False).strategy(strategy.name)
 
     with pytest.raises(AlreadyRegistered):
-        blind.book(event.id, registration)
+        book_directly(blind, service, event, registration)
 
 
 def test_client_token__same_registration__same_token_within_dynamodb_limit():
