@@ -1,3 +1,4 @@
+import dataclasses
 import time
 import uuid
 from unittest import mock
@@ -188,6 +189,20 @@ def test_cancel__link_names_a_registration_without_tickets__one_transaction(serv
     with pytest.raises(NotRegistered):  # the same link again: nothing left to free
         _cancel(strategy, event, "ada@example.com", known=booked)
     assert table(EVENT_LOCKS).get({"event_id": event.id})["confirmed_count"] == 0
+
+
+def test_cancel__link_on_an_event_with_orders__read_first_so_every_seat_is_freed(service,
+                                                                               devconf):
+    strategy = service.strategy("lock_table")
+    booked = _book(strategy, devconf, "ada@example.com", {"conference": 1, "workshop": 2})
+    link = dataclasses.replace(booked, ticket_counts=None)  # what a link names: no tickets
+
+    removed = _cancel(strategy, devconf, "ada@example.com", known=link)
+
+    assert removed.tickets == {"conference": 1, "workshop": 2}
+    seats = strategy.availability(devconf)
+    assert (seats.confirmed, seats.further["workshop"].confirmed) == (0, 0)
+    assert strategy.audit(devconf) == []
 
 
 def test_hold__one_seat_stored_bare__a_booking_takes_it_over_once_lapsed(service):

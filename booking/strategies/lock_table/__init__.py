@@ -151,7 +151,9 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
     def cancel(self, event: Event, email: str, registration_id: str | None, *, riders: Riders,
                known: Registration | None = None,
                release: dict[str, int] | None = None) -> Registration:
-        if known is not None and known.ticket_counts is None:  # nothing in it can go stale
+        # A link's whole registration (links carry no tickets), trusted unread only where no
+        # registration keeps tickets: nothing in it can change but its removal.
+        if known is not None and known.ticket_counts is None and not items.order_attributes(event):
             return self._remove(event, known, riders, release, read=False)
         return self.remove_as_read(
             lambda: self._stored(event.id, email, registration_id),
