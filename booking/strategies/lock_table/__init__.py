@@ -17,7 +17,7 @@ from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite,
 from booking.strategies.holds import HoldsMap
 from booking.strategies.lock_table.audit import LockTableAudit
 from booking.strategies.lock_table.holds import NOT_REGISTERED, LockTableHolds
-from booking.strategies.lock_table.locks import (BUMP, NEW_LOCK, LockItems, lock_key, new_locks,
+from booking.strategies.lock_table.locks import (BUMP, NEW_ITEM, LockItems, lock_key, new_locks,
                                                  quota_member)
 from booking.strategies.sold_out import hint_key, read_first
 
@@ -47,8 +47,8 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
 
     def provision(self, event: Event) -> None:
         self.store.transact_write([
-            ("Put", self.events.put_op(items.event_item(event), condition=NEW_LOCK)),
-            *[("Put", self.locks.put_op(lock, condition=NEW_LOCK)) for lock in new_locks(event)]])
+            ("Put", self.events.put_op(items.event_item(event), condition=NEW_ITEM)),
+            *[("Put", self.locks.put_op(lock, condition=NEW_ITEM)) for lock in new_locks(event)]])
 
     # --- booking: the registration and every quota's lock item, in one transaction -------
     def book(self, event: Event, registration: Registration, order: Order,
@@ -62,7 +62,8 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
             items.registration_item(registration), condition=NOT_REGISTERED)))
 
         def members(order: Order, over: dict) -> Members:
-            return Members([put, *self._takes(event.id, order, over),
+            return Members([put, *((quota_member(quota), self._take(event.id, quota, order, over))
+                                   for quota in quota_order(order)),
                             *riders.members(registration)])
 
         def decode(refusal: Refusal):
@@ -92,16 +93,17 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
         return self.tokens.client_token(f"{registration.registration_id}:{guesses}{taken}",
                                         "book")
 
-    def _takes(self, event_id: str, order: Order, over: dict) -> list[tuple[str, Op]]:
-        """Each quota's lock item taking the order's seats, or ``over`` a lapsed hold."""
-        return [(quota_member(quota), ("Update", self.locks.update_op(
-            lock_key(event_id, quota), TAKE_OVER, condition=LAPSED,
-            names={"#h": over[quota][0]}, values={":now": over[quota][1], ":one": 1}))
-            if quota in over else ("Update", self.locks.update_op(
-                lock_key(event_id, quota), TAKE, condition=FITS, names=CAPACITY_NAMES,
-                values={":n": order.seats[quota], ":one": 1, ":cap": order.capacities[quota],
-                        ":room": order.capacities[quota] - order.seats[quota]})))
-            for quota in quota_order(order)]
+    def _take(self, event_id: str, quota: str, order: Order, over: dict) -> Op:
+        """The quota's lock item taking the order's seats, or a lapsed hold's (``over``)."""
+        if quota in over:
+            holder, now = over[quota]
+            return ("Update", self.locks.update_op(
+                lock_key(event_id, quota), TAKE_OVER, condition=LAPSED, names={"#h": holder},
+                values={":now": now, ":one": 1}))
+        seats, capacity = order.seats[quota], order.capacities[quota]
+        return ("Update", self.locks.update_op(
+            lock_key(event_id, quota), TAKE, condition=FITS, names=CAPACITY_NAMES,
+            values={":n": seats, ":one": 1, ":cap": capacity, ":room": capacity - seats}))
 
     def _settle(self, event_id: str, order: Order, locks: dict[str, dict],
                 now: float) -> tuple[Order, dict]:

@@ -10,7 +10,7 @@ from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies import audit
 from booking.strategies.base import CAPACITY_NAMES, OneItemPerPerson
 from booking.strategies.holds import held_seats
-from booking.strategies.lock_table.locks import NEW_LOCK, lock_key
+from booking.strategies.lock_table.locks import NEW_ITEM, lock_key
 
 FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + :one"
 SAME_VERSION = "version = :version"
@@ -75,7 +75,7 @@ class LockTableAudit(OneItemPerPerson):
             if lock is None:  # without it no booking can land, so the count cannot move
                 try:
                     self.locks.put({**key, "capacity": size, "confirmed_count": count,
-                                    "version": 1}, condition=NEW_LOCK)
+                                    "version": 1}, condition=NEW_ITEM)
                 except ConditionFailed:
                     return []
                 return [f"{what} recreated with confirmed_count {count}"]

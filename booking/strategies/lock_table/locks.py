@@ -15,7 +15,7 @@ from booking.strategies.base import CAPACITY_NAMES, OneItemPerPerson, now_ms
 from booking.strategies.holds import availability_of
 
 BUMP = "version = version + :one"  # every write of a lock item: the repair's check
-NEW_LOCK = "attribute_not_exists(event_id)"
+NEW_ITEM = "attribute_not_exists(event_id)"  # an event or lock item not written yet
 RESIZE = "SET #capacity = :capacity"
 NOT_BELOW = "attribute_exists(event_id) AND confirmed_count <= :capacity"
 SEATS = "event_id, #capacity, confirmed_count, holds, hold_seats"
