@@ -228,8 +228,11 @@ class TrustsSoldOutHint:
         raise EventFull()
 
 
-class HintTrustingLockTableStrategy(TrustsSoldOutHint, LockTableStrategy):
+class HintTrustingLockTableStrategy(LockTableStrategy):
     """lock_table answering "full" from its memory of a sell-out."""
+
+    def _read_first(self, event_id, registration, order, riders):
+        raise EventFull()
 
 
 class HintTrustingAggregateStrategy(AggregateStrategy):

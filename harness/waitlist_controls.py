@@ -21,7 +21,7 @@ confirmation link, so made-up addresses stand in line and hold seats;
 import uuid
 
 from booking.dynamo import items
-from booking.models import CAPACITY_QUOTA, CONFIRMED, Order
+from booking.models import CAPACITY_QUOTA, CONFIRMED
 from booking.strategies.lock_table import LockTableStrategy
 from booking.service.waitlist import WaitlistService
 from booking.strategies.streams import StreamsStrategy
@@ -31,39 +31,26 @@ class CarelessAcceptStrategy(LockTableStrategy):
     name = "careless_accept"
     guarded = False
 
-    def accept_ops(self, event_id, registration, *, now, ref):
+    def accept_ops(self, event, registration, order, *, now, ref):
         return [
-            ("Update", self.locks.update_op(
-                {"event_id": event_id}, "REMOVE holds.#email SET version = version + :one",
+            ("quota:capacity", ("Update", self.locks.update_op(
+                {"event_id": event.id}, "REMOVE holds.#email SET version = version + :one",
                 condition="attribute_exists(event_id)", names={"#email": registration.email},
-                values={":one": 1})),
-            ("Put", self.registrations_table.put_op(items.registration_item(registration),
-                                                    condition="attribute_not_exists(email)")),
+                values={":one": 1}))),
+            ("registration", ("Put", self.registrations_table.put_op(
+                items.registration_item(registration), condition="attribute_not_exists(email)"))),
         ]
 
 
-def _capacity_only(order: Order | None) -> Order | None:
-    if order is None:
-        return None
-    return Order(seats={CAPACITY_QUOTA: order.seats[CAPACITY_QUOTA]},
-                 capacities={CAPACITY_QUOTA: order.capacities[CAPACITY_QUOTA]})
-
-
 class CapacityOnlyOrderHoldStrategy(LockTableStrategy):
+    """Holds, accepts and releases an offer's seats in the capacity's lock item only."""
+
     name = "careless_order_hold"
     guarded = False
 
-    def order_hold_ops(self, event_id, email, order, *, until, refused, also=""):
-        return super().order_hold_ops(event_id, email, _capacity_only(order), until=until,
-                                      refused=refused)
-
-    def accept_ops(self, event_id, registration, *, now, ref, order=None):
-        return super().accept_ops(event_id, registration, now=now, ref=ref,
-                                  order=_capacity_only(order))
-
-    def release_ops(self, event_id, email, *, until, ref, order=None):
-        return super().release_ops(event_id, email, until=until, ref=ref,
-                                   order=_capacity_only(order))
+    def hold_items(self, event, order):
+        return [item for item in super().hold_items(event, order)
+                if item[0] == f"quota:{CAPACITY_QUOTA}"]
 
 
 class CarelessStreamsAcceptStrategy(StreamsStrategy):

@@ -11,6 +11,10 @@ from booking.dynamo.access import ConditionFailed, Table
 from booking.errors import EventNotFound, InvalidBooking, StaleEdit
 from booking.strategies.base import CAPACITY_NAMES
 
+SET_CAPACITY = ["#capacity = :capacity", "version = version + :one"]
+AT_VERSION = "attribute_exists(event_id) AND version = :expected"
+NOT_BELOW_CONFIRMED = "confirmed_count <= :capacity"
+
 
 @dataclass(frozen=True)
 class EventUpdate:
@@ -30,9 +34,10 @@ def event_update(*, expected_version: int, capacity: int, changes: dict,
     """Build the write; ``changes`` maps attribute names to values (None removes one),
     ``quotas`` further quotas to their new sizes (``#u<n>``/``:u<n>`` in the expression,
     numbered in name order, so ``extra_condition`` may name them: ``quota_size_names``)."""
+    quotas = quotas or {}
     names = dict(CAPACITY_NAMES)
     values = {":capacity": capacity, ":expected": expected_version, ":one": 1}
-    sets = ["#capacity = :capacity", "version = version + :one"]
+    sets = list(SET_CAPACITY)
     for quota, (name, value) in quota_size_names(quotas).items():
         names[name], values[value] = quota, quotas[quota]
         sets.append(f"quota_capacities.{name} = {value}")
@@ -45,7 +50,7 @@ def event_update(*, expected_version: int, capacity: int, changes: dict,
             values[f":a{number}"] = value
             sets.append(f"#a{number} = :a{number}")
     expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
-    condition = "attribute_exists(event_id) AND version = :expected"
+    condition = AT_VERSION
     if extra_condition:
         condition += f" AND {extra_condition}"
     return EventUpdate(expression, condition, names, values)
@@ -62,7 +67,7 @@ def change_counted_event(events: Table, event_id: str, *, expected_version: int,
     """``change_capacity`` of a strategy whose event item also counts the confirmed seats
     (``aggregate``, ``streams``): one conditional update, the version check and "no fewer
     seats than confirmed" (and held) together, for the capacity and every quota resized."""
-    room = ["confirmed_count <= :capacity"] + [
+    room = [NOT_BELOW_CONFIRMED] + [
         f"quota_counts.{name} <= {value}" for name, value in quota_size_names(quotas).values()]
     update = event_update(expected_version=expected_version, capacity=capacity,
                           changes=changes, extra_condition=" AND ".join(room), quotas=quotas)
@@ -78,8 +83,9 @@ def change_counted_event(events: Table, event_id: str, *, expected_version: int,
 
 def quota_below_taken(taken: dict, quotas: dict | None) -> InvalidBooking:
     """The error for the first quota whose new size is below its seats ``taken``."""
-    return next(below_taken(quota, int(taken.get(quota, 0))) for quota in sorted(quotas or {})
-                if int(taken.get(quota, 0)) > quotas[quota])
+    sizes = quotas or {}
+    return next(below_taken(quota, int(taken.get(quota, 0))) for quota in sorted(sizes)
+                if int(taken.get(quota, 0)) > sizes[quota])
 
 
 def stale_or_missing(old_item: dict | None, expected_version: int):

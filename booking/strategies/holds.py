@@ -1,32 +1,38 @@
-"""The waiting list's seat-holds protocol (a time-limited hold: a seat held for one person until a
-time), and the holds map that the counter-item strategies share.
+"""Time-limited holds of seats for waiting-list offers, kept in a counter item's maps.
 
-A waiting-list offer holds a seat in the strategy's own terms, so a concurrent ``book``
-cannot take it, and time releases it: every write that could take a held seat states in
-its condition that the hold's ``until`` (epoch milliseconds) has passed. Nobody has to act
-when an offer expires; ``release_expired`` only tidies. The waiting list
-(``booking/waitlist/engine.py``) runs the transactions; a strategy builds their members,
-which always come first. ``book`` counts unexpired holds as taken seats, and takes a seat
-whose hold has expired when no other is free.
-
-An offer on an event with orders (docs/orders.md) holds exactly the entry's order: its
-seats in every quota it draws on, in one transaction, all or nothing, with the same
-conditions as booking that order (``capacity >= :cap AND count <= :cap - n``). Strategies
-whose holds can do that say ``holds_orders``. In a counter item such a hold also stores
-its seats (``hold_seats``: e-mail key -> {quota: seats}), so whoever releases it gives
-back exactly what it took. Nothing takes an order hold over: a lapsed one is released
-(``release_expired``) and the next offer or booking then finds its seats free.
+``HoldsMap`` builds the writes of holds kept as entries of an item's ``holds`` map (e-mail
+key -> until, epoch ms), counted in its counts; ``MapHolds`` is the contract's ``Holds``
+over such items (aggregate's and streams' event item, lock_table's lock items). How they
+work: docs/strategies/lock_table.md#holds-in-a-counter-item.
 """
-from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
 
-from booking.dynamo.access import CONDITION_FAILED, ConditionFailed, Table
+from booking.dynamo.access import ConditionFailed, Table
+from booking.dynamo.transaction import Op, Refusal
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
-from booking.models import CAPACITY_QUOTA, Availability, Order, QuotaAvailability, Registration
+from booking.models import CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability
 from booking.strategies.base import CAPACITY_NAMES, checked_order, expired_holder
+from booking.strategies.contract import Holds
 from booking.strategies.quota_counts import (count_changes, counts_of, further_availability,
                                              room_condition)
+
+ENSURE_HOLDS = "SET holds = if_not_exists(holds, :empty)"
+ENSURE_HOLDS_AND_SEATS = f"{ENSURE_HOLDS}, hold_seats = if_not_exists(hold_seats, :empty)"
+EXISTS = "attribute_exists(event_id)"
+# One quota counted in ``confirmed_count`` (a lock item): room for the seats at a capacity.
+ONE_QUOTA_ROOM = "#capacity >= :cap0 AND confirmed_count <= :room0"
+FREE_OF_EMAIL = "attribute_not_exists(holds.#email)"
+LIVE = "holds.#email > :now"
+UNTIL = "holds.#email = :until"
+LAPSED = "holds.#email <= :now"
+HOLDER_LAPSED = "holds.#h <= :now"
+SAME_SEATS = "hold_seats.#email = :seats"
+# Update templates: ``{bump}`` is the item's version clause, ``{then}`` further SET clauses.
+RENEW = "SET holds.#email = :until, {bump}"
+TAKE_OVER = "REMOVE holds.#h SET holds.#email = :until, {bump}"
+UNHOLD = "REMOVE holds.#email SET {then}{bump}"
+UNHOLD_ORDER = "REMOVE holds.#email, hold_seats.#email SET {then}{bump}"
 
 
 def hold_seats(item: dict | None, email: str, quota: str = CAPACITY_QUOTA) -> dict[str, int]:
@@ -41,7 +47,8 @@ def held_seats(item: dict | None, now: float | None = None,
     taken: unexpired ones, and an order's lapsed one until it is released (nothing takes
     it over, so its seats are nobody's until then). ``quota``: the item's own count, for
     holds of one seat."""
-    held, orders = Counter(), (item or {}).get("hold_seats") or {}
+    held: Counter = Counter()
+    orders = (item or {}).get("hold_seats") or {}
     for email, until in ((item or {}).get("holds") or {}).items():
         if now is None or until > now or email in orders:
             held.update(hold_seats(item, email, quota))
@@ -63,48 +70,6 @@ def availability_of(item: dict, now: float | None, quota: str = CAPACITY_QUOTA) 
                         confirmed=item["confirmed_count"] - stored, held=held)
 
 
-class SeatHolds(ABC):
-    """What a strategy with ``holds_seats`` implements (times in epoch ms). With
-    ``holds_orders``, ``hold_ops``, ``accept_ops`` and ``release_ops`` also take ``order``
-    (the entry's ``Order``: seats per quota) for events with orders; without it they are
-    only ever called without one."""
-
-    holds_seats = True
-    holds_orders = False
-
-    @abstractmethod
-    def hold_ops(self, event_id: str, email: str, *, until: float, now: float,
-                 refused=None) -> tuple[list, dict]:
-        """Members that take one free seat, or one whose hold has expired, for ``email``
-        until ``until``, only if the person is not registered. ``refused`` is the previous
-        attempt's ``TransactionCancelled`` (its evidence chooses the next try). Returns the
-        members and ``ref``, what the strategy needs later (the slot), stored with the
-        offer. Raises ``EventFull``, ``AlreadyRegistered`` or ``EventNotFound``."""
-
-    @abstractmethod
-    def accept_ops(self, event_id: str, registration: Registration, *, now: float,
-                   ref: dict) -> list:
-        """Members that turn the person's hold into ``registration``, only while unexpired."""
-
-    @abstractmethod
-    def release_ops(self, event_id: str, email: str, *, until: float, ref: dict) -> list:
-        """Members that free exactly the hold that lasts until ``until``."""
-
-    @abstractmethod
-    def release_expired(self, event_id: str, *, now: float) -> int:
-        """Free the seats of holds expired before ``now`` (each conditional on still being
-        so); return how many. With ``holds_orders`` it also takes ``quotas``, the event's
-        further quotas (where their holds live)."""
-
-    @abstractmethod
-    def holds(self, event_id: str) -> dict[str, float]:
-        """Every stored hold: e-mail key -> until (expired ones included)."""
-
-    @abstractmethod
-    def registration_absent_op(self, event_id: str, email: str) -> tuple[str, dict]:
-        """A ConditionCheck member: the person holds no registration for the event."""
-
-
 def refused_order(order: Order, found: list, email: str, counts=None) -> Order:
     """What a refused hold of ``order`` learns from the counter items it ``found``: raises
     ``EventNotFound``, ``EventFull`` (naming the quota without room, or while the person
@@ -119,21 +84,24 @@ def refused_order(order: Order, found: list, email: str, counts=None) -> Order:
     return checked_order(order, {q: c for q, c in stored.items() if q in order.seats})
 
 
+def _and(*conditions: str) -> str:
+    """The conditions joined (callers of the older methods pass ``also`` as " AND ...")."""
+    return " AND ".join(c.removeprefix(" AND ") for c in conditions if c)
+
+
 @dataclass(frozen=True)
 class HoldsMap:
-    """Holds as a ``holds`` map (e-mail key -> until) in an item keyed by ``event_id`` that
-    counts them in ``confirmed_count`` (aggregate's and streams' event item, lock_table's
-    lock item), so a condition ``confirmed_count < capacity`` keeps a held seat from anyone
-    else and a takeover (``holds.#h <= :now``) swaps the holder without changing the count.
+    """The writes of holds kept in an item keyed by ``event_id``: its ``holds`` map, and for
+    a hold of more than one seat its ``hold_seats`` map (e-mail key -> {quota: seats}).
 
     ``table`` holds the item; ``bump`` is the SET clause every hold write adds (the version
-    a repair checks), with ``bump_values`` (always ``:one``)."""
+    a repair checks), with ``bump_values`` (always ``:one``). ``counts_quotas``: the item
+    counts further quotas too (``quota_counts``: aggregate, streams); False when its
+    ``confirmed_count`` counts its one quota (lock_table's lock items)."""
 
     table: Table
     bump: str
     bump_values: dict = field(default_factory=lambda: {":one": 1})
-    # True when the item counts further quotas too (``quota_counts``: aggregate, streams);
-    # False when its ``confirmed_count`` counts its one quota (lock_table's lock items).
     counts_quotas: bool = False
 
     def key(self, event_id: str) -> dict:
@@ -141,15 +109,13 @@ class HoldsMap:
 
     def ensure_map(self, event_id: str, *, orders: bool = False) -> None:
         """Give the item its ``holds`` map (and, for holds of orders, ``hold_seats``)."""
-        expression = "SET holds = if_not_exists(holds, :empty)" + (
-            ", hold_seats = if_not_exists(hold_seats, :empty)" if orders else "")
         try:
-            self.table.update(self.key(event_id), expression,
-                              condition="attribute_exists(event_id)", values={":empty": {}})
+            self.table.update(self.key(event_id),
+                              ENSURE_HOLDS_AND_SEATS if orders else ENSURE_HOLDS,
+                              condition=EXISTS, values={":empty": {}})
         except ConditionFailed:
             raise EventNotFound() from None
 
-    # --- holds of orders: seats per quota, stored with the hold ----------------------------
     def _counts(self, seats: dict[str, int], sign: str) -> tuple[list[str], dict, dict]:
         """SET clauses moving the item's counts by ``seats`` (quota -> seats)."""
         if self.counts_quotas:
@@ -162,118 +128,147 @@ class HoldsMap:
             return room_condition(order)
         (quota, seats), = order.seats.items()
         capacity = order.capacities[quota]
-        return ("#capacity >= :cap0 AND confirmed_count <= :room0", dict(CAPACITY_NAMES),
-                {":cap0": capacity, ":room0": capacity - seats})
+        return ONE_QUOTA_ROOM, dict(CAPACITY_NAMES), {":cap0": capacity, ":room0": capacity - seats}
 
-    def order_hold_op(self, event_id, email, order: Order, *, until, also: str = ""):
-        """The update holding ``order``'s seats (in this item's quotas) for ``email``, only if
-        they all fit and the person holds nothing here; ``also`` adds to the condition."""
+    def _stored(self, item: dict, order: Order) -> dict[str, tuple[int, int]]:
+        """The item's (capacity, taken) of each quota ``order`` draws on here."""
+        if self.counts_quotas:
+            return {q: c for q, c in counts_of(item).items() if q in order.seats}
+        (quota,) = order.seats
+        return {quota: (int(item["capacity"]), int(item["confirmed_count"]))}
+
+    # --- one path for every hold: ``bare`` is a hold of one seat, stored as a bare until ---
+    def seats_hold_op(self, event_id: str, email: str, order: Order, *, until: float,
+                      bare: bool, also: str = "") -> Op:
+        """Hold ``order``'s seats (this item's part) for ``email`` if they all fit and the
+        person holds nothing here; ``also`` adds to the condition. A ``bare`` hold stores
+        only its until (what a hold of one seat always stored), any other its seats too."""
         clauses, names, values = self._counts(order.seats, "+")
         fits, room_names, room = self._room(order)
+        sets = ["holds.#email = :until", *([] if bare else ["hold_seats.#email = :seats"]),
+                *clauses, self.bump]
+        seats = {} if bare else {":seats": dict(order.seats)}
         return ("Update", self.table.update_op(
-            self.key(event_id),
-            f"SET holds.#email = :until, hold_seats.#email = :seats, {', '.join(clauses)}, "
-            f"{self.bump}",
-            condition=f"attribute_exists(event_id) AND attribute_not_exists(holds.#email){also} "
-                      f"AND {fits}",
+            self.key(event_id), "SET " + ", ".join(sets),
+            condition=_and(EXISTS, FREE_OF_EMAIL, also, fits),
             names={"#email": email, **names, **room_names},
-            values={":until": until, ":seats": dict(order.seats), **values, **room,
-                    **self.bump_values}))
+            values={":until": until, **seats, **values, **room, **self.bump_values}))
+
+    def rehold_op(self, event_id: str, email: str, order: Order, found: dict | None, *,
+                  until: float, now: float, bare: bool, also: str = "") -> Op:
+        """The hold again after its write was refused by an item that ``found`` showed:
+        with the capacities it showed, or (a hold of one seat) over a lapsed hold of one
+        seat, the person's own first. Raises ``EventNotFound``, or ``EventFull`` (naming
+        the quota) when neither, or while the person holds seats here otherwise."""
+        if found is None:
+            raise EventNotFound()
+        if email in (found.get("holds") or {}):
+            if bare and expired_holder(found, now, prefer=email) == email:
+                return self.takeover_op(event_id, email, email, until=until, now=now, also=also)
+            raise EventFull()
+        try:
+            order = checked_order(order, self._stored(found, order))
+        except EventFull:
+            holder = expired_holder(found, now) if bare else None
+            if holder is None:
+                raise
+            return self.takeover_op(event_id, email, holder, until=until, now=now, also=also)
+        return self.seats_hold_op(event_id, email, order, until=until, bare=bare, also=also)
+
+    def takeover_op(self, event_id: str, email: str, holder: str, *, until: float, now: float,
+                    also: str = "") -> Op:
+        """``email`` takes over ``holder``'s lapsed hold of one seat (its own: renewed); the
+        count does not change."""
+        values = {":until": until, ":now": now, **self.bump_values}
+        if holder == email:
+            renew = RENEW.format(bump=self.bump)
+            return ("Update", self.table.update_op(
+                self.key(event_id), renew, condition=_and(LAPSED, also), names={"#email": email},
+                values=values))
+        take_over = TAKE_OVER.format(bump=self.bump)
+        return ("Update", self.table.update_op(  # DynamoDB refuses unused names: #h only here
+            self.key(event_id), take_over, condition=_and(HOLDER_LAPSED, also, FREE_OF_EMAIL),
+            names={"#email": email, "#h": holder}, values=values))
+
+    def seats_unhold_op(self, event_id: str, email: str, seats: dict[str, int], now: float, *,
+                        bare: bool, also: str = "", then: str = "", names=None,
+                        values=None) -> Op:
+        """Remove ``email``'s unexpired hold of ``seats`` (they stay counted: they become the
+        person's); ``then`` adds SET clauses (with ``names``, ``values``)."""
+        if not bare:
+            return self.order_unhold_op(event_id, email, seats, now, also=also, then=then,
+                                        names=names, values=values)
+        unhold = UNHOLD.format(then=then, bump=self.bump)
+        return ("Update", self.table.update_op(
+            self.key(event_id), unhold, condition=_and(LIVE, also),
+            names={"#email": email, **(names or {})}, values={":now": now, **(values or {}), **self.bump_values}))
+
+    def seats_release_op(self, event_id: str, email: str, seats: dict[str, int], *,
+                         until: float, bare: bool) -> Op:
+        """Free exactly the hold of ``seats`` that lasts until ``until``."""
+        if not bare:
+            return self.order_release_op(event_id, email, seats, until=until)
+        return self.release_op(event_id, email, until=until)
+
+    # --- holds of orders: seats per quota, stored with the hold (shards calls these) ------
+    def order_hold_op(self, event_id, email, order: Order, *, until, also: str = "") -> Op:
+        """The update holding ``order``'s seats (in this item's quotas) for ``email``, only if
+        they all fit and the person holds nothing here; ``also`` adds to the condition."""
+        return self.seats_hold_op(event_id, email, order, until=until, bare=False, also=also)
 
     def order_unhold_op(self, event_id, email, seats: dict[str, int], now, *, also: str = "",
-                        then: str = "", names=None, values=None):
+                        then: str = "", names=None, values=None) -> Op:
         """Remove the hold of ``seats`` (they stay counted: they become the person's), only
         while unexpired; ``then`` adds SET clauses (with ``names``, ``values``)."""
+        unhold = UNHOLD_ORDER.format(then=then, bump=self.bump)
         return ("Update", self.table.update_op(
-            self.key(event_id), f"REMOVE holds.#email, hold_seats.#email SET {then}{self.bump}",
-            condition=f"holds.#email > :now AND hold_seats.#email = :seats{also}",
+            self.key(event_id), unhold, condition=_and(LIVE, SAME_SEATS, also),
             names={"#email": email, **(names or {})},
             values={":now": now, ":seats": dict(seats), **(values or {}), **self.bump_values}))
 
-    def order_release_op(self, event_id, email, seats: dict[str, int], *, until):
+    def order_release_op(self, event_id, email, seats: dict[str, int], *, until) -> Op:
         """Free exactly the hold of ``seats`` that lasts until ``until``."""
-        expression, kwargs = self._release(email, seats, "holds.#email = :until",
-                                                {":until": until})
+        expression, kwargs = self._release(email, seats, UNTIL, {":until": until})
         return ("Update", self.table.update_op(self.key(event_id), expression, **kwargs))
 
-    def order_lapsed_release_op(self, event_id, email, seats: dict[str, int], *, now):
+    def order_lapsed_release_op(self, event_id, email, seats: dict[str, int], *, now) -> Op:
         """Free exactly ``email``'s hold of ``seats``, only if it lapsed before ``now``."""
-        expression, kwargs = self._release(email, seats, "holds.#email <= :now", {":now": now})
+        expression, kwargs = self._release(email, seats, LAPSED, {":now": now})
         return ("Update", self.table.update_op(self.key(event_id), expression, **kwargs))
 
-    def _release(self, email, seats, condition, values) -> tuple[str, dict]:
+    def _release(self, email, seats, condition, values, *, bare=False) -> tuple[str, dict]:
         """(expression, its keyword arguments) removing ``email``'s hold of ``seats`` and
-        giving them back to the counts, only if ``condition`` holds."""
+        giving them back to the counts, only if ``condition`` holds (and, unless ``bare``,
+        the hold is of those seats)."""
         clauses, names, counts = self._counts(seats, "-")
-        return (f"REMOVE holds.#email, hold_seats.#email SET {', '.join(clauses)}, {self.bump}",
-                {"condition": f"{condition} AND hold_seats.#email = :seats",
+        removed, same = ("holds.#email", {}) if bare else (
+            "holds.#email, hold_seats.#email", {":seats": dict(seats)})
+        return (f"REMOVE {removed} SET {', '.join([*clauses, self.bump])}",
+                {"condition": _and(condition, "" if bare else SAME_SEATS),
                  "names": {"#email": email, **names},
-                 "values": {**values, ":seats": dict(seats), **counts, **self.bump_values}})
+                 "values": {**values, **same, **counts, **self.bump_values}})
 
-    def hold_op(self, event_id, email, *, until, now, refused=None, also: str = "",
-                ensure: bool = True):
-        """The update taking a free seat for ``email`` (first try) or, once ``refused``
-        found none, one whose hold has expired; ``also`` adds to both conditions (the
-        person is not an attendee of the same item); ``ensure=False`` when the item is
-        known to have its ``holds`` map."""
-        names, values = {"#email": email}, {":until": until, **self.bump_values}
-        if refused is None or refused.code(0) != CONDITION_FAILED:
-            if refused is None and ensure:
-                self.ensure_map(event_id)
-            return ("Update", self.table.update_op(
-                self.key(event_id),
-                f"SET holds.#email = :until, confirmed_count = confirmed_count + :one, {self.bump}",
-                condition=f"attribute_exists(event_id) AND confirmed_count < #capacity{also} "
-                          "AND attribute_not_exists(holds.#email)",
-                names={**names, **CAPACITY_NAMES}, values=values))
-        old = refused.reasons[0].old_item
-        if old is None:
-            raise EventNotFound()
-        holder = expired_holder(old, now, prefer=email)
-        if holder is None:
-            raise EventFull()
-        if holder == email:
-            expression, condition = (f"SET holds.#email = :until, {self.bump}",
-                                     f"holds.#email <= :now{also}")
-        else:  # DynamoDB refuses names an expression does not use: #h only here
-            names["#h"] = holder
-            expression = f"REMOVE holds.#h SET holds.#email = :until, {self.bump}"
-            condition = f"holds.#h <= :now{also} AND attribute_not_exists(holds.#email)"
-        return ("Update", self.table.update_op(self.key(event_id), expression,
-                                               condition=condition, names=names,
-                                               values={**values, ":now": now}))
+    # --- a hold of one seat (aggregate calls this) ----------------------------------------
+    def release_op(self, event_id, email, *, until) -> Op:
+        """Free exactly ``email``'s hold of one seat that lasts until ``until``."""
+        expression, kwargs = self._release(email, {CAPACITY_QUOTA: 1}, UNTIL, {":until": until},
+                                           bare=True)
+        return ("Update", self.table.update_op(self.key(event_id), expression, **kwargs))
 
-    def unhold_op(self, event_id, email, now):
-        """Remove ``email``'s hold (its seat stays counted: it becomes theirs), only while
-        it is unexpired."""
-        return ("Update", self.table.update_op(
-            self.key(event_id), f"REMOVE holds.#email SET {self.bump}",
-            condition="holds.#email > :now", names={"#email": email},
-            values={":now": now, **self.bump_values}))
-
-    def release_op(self, event_id, email, *, until):
-        return ("Update", self.table.update_op(
-            self.key(event_id),
-            f"REMOVE holds.#email SET confirmed_count = confirmed_count - :one, {self.bump}",
-            condition="holds.#email = :until", names={"#email": email},
-            values={":until": until, **self.bump_values}))
-
+    # --- tidying and reading -------------------------------------------------------------
     def release_expired(self, event_id, *, now) -> int:
+        """Free every hold of the item that lapsed before ``now`` (each write conditional on
+        it still being so); return how many."""
         released, item = 0, self._item(event_id)
         orders = item.get("hold_seats") or {}
         for email, until in (item.get("holds") or {}).items():
             if until > now:
                 continue
+            seats = orders.get(email) or {CAPACITY_QUOTA: 1}
+            expression, kwargs = self._release(email, seats, LAPSED, {":now": now},
+                                               bare=email not in orders)
             try:
-                if email in orders:
-                    expression, kwargs = self._release(email, orders[email],
-                                                       "holds.#email <= :now", {":now": now})
-                    self.table.update(self.key(event_id), expression, **kwargs)
-                else:
-                    self.table.update(self.key(event_id), "REMOVE holds.#h SET confirmed_count = "
-                                      f"confirmed_count - :one, {self.bump}",
-                                      condition="holds.#h <= :now", names={"#h": email},
-                                      values={":now": now, **self.bump_values})
+                self.table.update(self.key(event_id), expression, **kwargs)
                 released += 1
             except ConditionFailed:
                 pass  # taken over or released meanwhile
@@ -289,43 +284,67 @@ class HoldsMap:
         return item
 
 
-class MapHolds(SeatHolds):
-    """``SeatHolds`` kept in a ``HoldsMap``: ``held``, set by the strategy; the strategy's
-    own holds module adds ``accept_ops`` and ``registration_absent_op``."""
+class MapHolds(Holds):
+    """The contract's ``Holds`` kept in ``HoldsMap`` items (``held``, set by the strategy).
+    ``hold_items`` names the items an order's hold writes (default: the event item, which
+    counts every quota); the strategy adds ``accept_ops`` (with ``unhold_members``) and
+    ``registration_absent_op``."""
 
     held: HoldsMap
 
-    def hold_ops(self, event_id, email, *, until, now, refused=None, order=None):
-        """The hold (the last of its members: ``order_hold_ops``), then
-        ``registration_absent_op``: registrations kept in a table of their own
-        (aggregate's, in the same item, override this)."""
-        if order is not None:
-            hold = self.order_hold_ops(event_id, email, order, until=until, refused=refused)
-            if refused is not None and refused.code(len(hold)) == CONDITION_FAILED:
-                raise AlreadyRegistered()
-            return [*hold, self.registration_absent_op(event_id, email)], {}
-        if refused is not None and refused.code(1) == CONDITION_FAILED:
+    def hold_items(self, event: Event, order: Order) -> list[tuple[str, str, Order]]:
+        """(member name, item id, the part of ``order`` that item counts) of each item."""
+        return [("event", event.id, order)]
+
+    def hold_keys(self, event: Event) -> list[str]:
+        """The ids of every item of the event that may keep holds."""
+        return [event.id]
+
+    def hold_ops(self, event: Event, email: str, order: Order, *, until: float, now: float,
+                 refused: Refusal | None = None) -> tuple[list[tuple[str, Op]], dict]:
+        if refused is not None and refused.refused("registration"):
             raise AlreadyRegistered()
-        hold = self.held.hold_op(event_id, email, until=until, now=now, refused=refused)
-        return [hold, self.registration_absent_op(event_id, email)], {}
+        return [*self.hold_members(event, email, order, until=until, now=now, refused=refused),
+                ("registration", self.registration_absent_op(event.id, email))], {}
 
-    def order_hold_ops(self, event_id, email, order: Order, *, until, refused,
-                       also: str = "") -> list:
-        """The event item's hold of ``order`` (every quota counted in that one item); after
-        a refusal, with the capacities it showed, or ``EventFull`` naming the quota."""
-        if refused is None:
-            self.held.ensure_map(event_id, orders=True)
-        elif refused.code(0) == CONDITION_FAILED:
-            order = refused_order(order, [refused.reasons[0].old_item], email)
-        return [self.held.order_hold_op(event_id, email, order, until=until, also=also)]
+    def hold_members(self, event: Event, email: str, order: Order, *, until: float,
+                     now: float, refused: Refusal | None, also: str = "") -> list[tuple[str, Op]]:
+        """The hold's members, one per item; an item that refused the previous attempt is
+        written with what it showed (``HoldsMap.rehold_op``)."""
+        bare, members = order.is_single_seat, []
+        for name, item_id, part in self.hold_items(event, order):
+            if refused is not None and refused.refused(name):
+                op = self.held.rehold_op(item_id, email, part, refused.old(name), until=until,
+                                         now=now, bare=bare, also=also)
+            else:
+                if refused is None:
+                    self.held.ensure_map(item_id, orders=not bare)
+                op = self.held.seats_hold_op(item_id, email, part, until=until, bare=bare,
+                                             also=also)
+            members.append((name, op))
+        return members
 
-    def release_ops(self, event_id, email, *, until, ref, order=None):
-        if order is not None:
-            return [self.held.order_release_op(event_id, email, order.seats, until=until)]
-        return [self.held.release_op(event_id, email, until=until)]
+    def unhold_members(self, event: Event, email: str, order: Order, *, now: float,
+                       **extra) -> list[tuple[str, Op]]:
+        """Members turning the unexpired hold of ``order`` into the person's seats
+        (``extra``: ``HoldsMap.seats_unhold_op``'s ``also``, ``then``, ``names``, ``values``)."""
+        return [(name, self.held.seats_unhold_op(item_id, email, part.seats, now,
+                                                 bare=order.is_single_seat, **extra))
+                for name, item_id, part in self.hold_items(event, order)]
 
-    def release_expired(self, event_id, *, now, quotas=()):
-        return self.held.release_expired(event_id, now=now)
+    def release_ops(self, event: Event, email: str, order: Order, *, until: float,
+                    ref: dict) -> list[tuple[str, Op]]:
+        return [(name, self.held.seats_release_op(item_id, email, part.seats, until=until,
+                                                  bare=order.is_single_seat))
+                for name, item_id, part in self.hold_items(event, order)]
 
-    def holds(self, event_id):
+    def release_expired(self, event: Event, *, now: float) -> int:
+        return sum(self.held.release_expired(key, now=now) for key in self.hold_keys(event))
+
+    def holds(self, event_id: str) -> dict[str, float]:
         return self.held.holds(event_id)
+
+
+# The contract's ``Holds`` under its former name, only while this branch's slots and shards
+# import it (their own branches no longer do: delete once they are merged).
+SeatHolds = Holds

@@ -1,27 +1,9 @@
-""""Full" from a read: how a sold-out event (or quota) refuses people without a write.
+""""Full" from a read: a sold-out event (or quota) refuses people without a write.
 
-A booking's write on a full event is refused by the hot item's condition, and a refused
-transaction is charged as a write: on ``lock_table`` 8 WCU (2 on the lock item), on
-``aggregate`` twice the event item's size. Once an event is sold out, almost every request
-is a rejection, so the hot item's 1,000 WCU a second would bound how many people a second
-can be told "full". A consistent read says "full" just as truly, for read units.
-
-Each process remembers, per event (or event and quota), that a booking was lately refused
-"full" (``SoldOutHints``). The hint only picks the path: with it set, a booking first reads,
-in one consistent BatchGetItem (``read_first``), the counter items it would write, the
-person's registration and the request row. That read decides:
-
-- the request already booked, or the person is registered: answered as the write would;
-- no seat at that instant, as the write's condition would judge it (a lapsed waiting-list
-  hold the write could take over counts as a seat): "full", true at the instant of the read;
-- a seat: the hint is cleared and the booking writes, as without a hint.
-
-A process that never saw the refusal pays one refused write first. The hint is never an
-answer: a seat freed by another process is seen by the next read.
-
-A strategy whose "full" is not a refused write (``slots``: no counter item) keeps a mark
-with the hint (``note(key, mark)``): what its read must still find for "full" to hold
-(``slots/freed.py``: the freed epoch it verified the sell-out at).
+``SoldOutHints`` remembers, per process, where a booking was lately refused "full"; with
+the hint set, a booking first reads (``read_first``: one consistent BatchGetItem of the
+counter items, the person's registration and the request row) and answers "full" from it.
+docs/strategies/lock_table.md#full-from-a-read explains why and when.
 """
 import threading
 from dataclasses import dataclass, field
@@ -29,7 +11,7 @@ from dataclasses import dataclass, field
 from booking.dynamo import items
 from booking.dynamo.access import Table
 from booking.errors import AlreadyRegistered, EventNotFound
-from booking.exactly_once.request_log import Request
+from booking.exactly_once.riders import Riders
 from booking.models import CAPACITY_QUOTA, Registration
 
 
@@ -81,19 +63,18 @@ class FirstRead:
 
 
 def read_first(strategy, counters: list[tuple[Table, dict]], registration: Registration,
-               request: Request, *, registrations: Table | None = None,
+               riders: Riders, *, registrations: Table | None = None,
                projections: dict | None = None) -> FirstRead:
     """One consistent BatchGetItem of ``counters``, the person's registration item (in
-    ``registrations``, when the strategy keeps one) and the request row. Raises
-    ``AlreadyRegistered`` for a registered person; ``EventNotFound`` when the first
-    counter is absent."""
+    ``registrations``, when the strategy keeps one) and the riders' reads (the request
+    row). Raises ``AlreadyRegistered`` for a registered person; ``EventNotFound`` when the
+    first counter is absent."""
     mine = [(registrations, {"event_id": registration.event_id, "email": registration.email})
             ] if registrations is not None else []
-    found = strategy.store.batch_get([*counters, *mine, *strategy.requests.reads(request)],
-                                     projections=projections)
+    found = strategy.store.batch_get([*counters, *mine, *riders.reads()], projections=projections)
     counted, rest = found[:len(counters)], found[len(counters):]
     row = rest[len(mine)] if len(rest) > len(mine) else None
-    answered = strategy.requests.answer(request, row) if row is not None else None
+    answered = riders.log.answer(riders.request, row) if row is not None else None
     if answered is not None:
         return FirstRead(counted, answered)
     if counted[0] is None:

@@ -1,0 +1,111 @@
+"""The lock items of lock_table: one per quota of an event, their reads and their edits.
+
+The capacity's lock item is keyed by the event id, a further quota's by
+``<event id>#<quota>``; each has ``capacity``, ``confirmed_count`` (seats confirmed and
+held) and ``version``. docs/strategies/lock_table.md
+"""
+import dataclasses
+
+from booking.dynamo.access import Table
+from booking.dynamo.transaction import Members, Refusal
+from booking.errors import EventNotFound
+from booking.models import CAPACITY_QUOTA, Availability, Event, QuotaAvailability
+from booking.strategies import event_edits
+from booking.strategies.base import CAPACITY_NAMES, OneItemPerPerson, now_ms
+from booking.strategies.holds import availability_of
+
+BUMP = "version = version + :one"  # every write of a lock item: the repair's check
+NEW_ITEM = "attribute_not_exists(event_id)"  # an event or lock item not written yet
+RESIZE = "SET #capacity = :capacity"
+NOT_BELOW = "attribute_exists(event_id) AND confirmed_count <= :capacity"
+SEATS = "event_id, #capacity, confirmed_count, holds, hold_seats"
+
+
+def lock_id(event_id: str, quota: str) -> str:
+    return event_id if quota == CAPACITY_QUOTA else f"{event_id}#{quota}"
+
+
+def lock_key(event_id: str, quota: str) -> dict:
+    return {"event_id": lock_id(event_id, quota)}
+
+
+def new_locks(event: Event) -> list[dict]:
+    """The lock items a new event needs, the capacity's first."""
+    return [{**lock_key(event.id, quota), "capacity": seats, "confirmed_count": 0, "version": 1}
+            for quota, seats in event.quota_capacities().items()]
+
+
+def quota_member(quota: str) -> str:
+    """A lock item's name in a transaction."""
+    return f"quota:{quota}"
+
+
+class LockItems(OneItemPerPerson):
+    """Availability, capacity edits and deletion over an event's lock items (``locks``)."""
+
+    locks: Table
+
+    def availability(self, event: Event) -> Availability:
+        found = self.availabilities([event])
+        if event.id not in found:
+            raise EventNotFound()
+        return found[event.id]
+
+    def availabilities(self, events: list[Event]) -> dict[str, Availability]:
+        """One consistent read of every quota's lock item of every event."""
+        keys = [lock_key(event.id, quota) for event in events for quota in event.quota_capacities()]
+        locks = {item["event_id"]: item for item in
+                 self.locks.batch_get(keys, projection=SEATS, names=CAPACITY_NAMES) if item}
+        now, found = now_ms(), {}
+        for event in (e for e in events if e.id in locks):
+            further = {}
+            for quota in event.quotas:
+                lock = locks.get(lock_id(event.id, quota))
+                if lock is not None:  # its seats held for offers apart, as the capacity's
+                    seats = availability_of(lock, now, quota)
+                    further[quota] = QuotaAvailability(capacity=seats.capacity,
+                                                       confirmed=seats.confirmed, held=seats.held)
+            found[event.id] = dataclasses.replace(availability_of(locks[event.id], now),
+                                                  further=further)
+        return found
+
+    def change_capacity(self, event: Event, *, expected_version: int, capacity: int,
+                        changes: dict, quotas: dict[str, int] | None = None) -> None:
+        """The version check (event item) and every resized quota's count check (its lock
+        item) in one transaction."""
+        update = event_edits.event_update(expected_version=expected_version, capacity=capacity,
+                                          changes=changes, quotas=quotas)
+        members = Members([("event", ("Update", self.events.update_op(
+            {"event_id": event.id}, update.expression, **update.kwargs())))])
+        for quota, size in {CAPACITY_QUOTA: capacity, **(quotas or {})}.items():
+            members.add(quota_member(quota), ("Update", self.locks.update_op(
+                lock_key(event.id, quota), RESIZE, condition=NOT_BELOW, names=CAPACITY_NAMES,
+                values={":capacity": size})))
+
+        def decode(refusal: Refusal):
+            if refusal.refused("event"):
+                raise event_edits.stale_or_missing(refusal.old("event"), expected_version)
+            for name in refusal.refused_names("quota:"):
+                lock, quota = refusal.old(name), name.removeprefix("quota:")
+                if lock is None:
+                    raise EventNotFound()
+                taken = int(lock["confirmed_count"])  # holds are counted in it too
+                raise (event_edits.below_confirmed(taken) if quota == CAPACITY_QUOTA
+                       else event_edits.below_taken(quota, taken))
+            return None
+
+        self.transact(members, written=None, decode=decode)
+
+    def delete(self, event: Event) -> None:
+        # The lock items first: without them every booking fails, so nothing new arrives.
+        for quota in event.quota_capacities():
+            self.locks.delete(lock_key(event.id, quota))
+        self.registrations_table.delete_partition(event.id)
+        self.events.delete({"event_id": event.id})
+
+    def _require_event(self, event_id: str) -> dict:
+        """The capacity's lock item, or ``EventNotFound``."""
+        lock = self.locks.get({"event_id": event_id})
+        if lock is None:
+            raise EventNotFound()
+        return lock
