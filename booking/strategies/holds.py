@@ -347,4 +347,3 @@ class MapHolds(Holds):
 
 # The contract's ``Holds`` under its former name, only while this branch's slots and shards
 # import it (their own branches no longer do: delete once they are merged).
-SeatHolds = Holds
