@@ -125,26 +125,32 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         now = time.time() if now is None else now
         event_id, tickets = registration.event_id, registration.tickets
         for _ in self.retry.attempts():
-            item = self._seen.get(event_id)
-            if item is None or not fits(item, order_of(item, tickets)):
-                if event_id not in page:  # one consistent read a page
-                    page[event_id] = self.events.get({"event_id": event_id},
-                                                     projection=EVENT_FIELDS, names=CAPACITY_NAMES)
+            item = self._seen.get(event_id) or self._read(event_id)
+            if item is None:
+                return self._forget_orphan(registration)
+            self._seen[event_id] = item
+            if not fits(item, order_of(item, tickets)):
+                if event_id not in page:  # believed without room: one consistent read a page
+                    page[event_id] = self._read(event_id)
                 read = page[event_id]
                 if read is None:
                     return self._forget_orphan(registration)
-                if not fits(read, order_of(read, tickets)):  # no room while it was pending
+                if not fits(read, order_of(read, tickets)):
+                    # No room at the instant of the read, while it was pending.
                     outcome = self._write(registration, None, REJECTED, now)
                     if outcome is not AGAIN:
                         return outcome
                     continue
-                item = self._seen.setdefault(event_id, read)
-            order = order_of(item, tickets)
+            order = order_of(item, tickets)  # the belief decides which write goes first
             outcome = self._write(registration, order,
                                   CONFIRMED if fits(item, order) else REJECTED, now)
             if outcome is not AGAIN:
                 return outcome
         raise AssertionError("unreachable: attempts() raises when spent")
+
+    def _read(self, event_id: str) -> dict | None:
+        return self.events.get({"event_id": event_id}, projection=EVENT_FIELDS,
+                               names=CAPACITY_NAMES)
 
     def _write(self, registration: Registration, order: Order | None, status: str,
                now: float) -> str:

@@ -27,10 +27,7 @@ class StreamsHolds(MapHolds):
                    now: float, ref: dict) -> list[tuple[str, Op]]:
         """The unexpired hold removed (its seats stay counted: they become the person's)
         and the confirmed registration put (it replaces a pending request of theirs)."""
-        unhold = (self.held.unhold_op(event.id, registration.email, now)
-                  if order.is_single_seat else
-                  self.held.order_unhold_op(event.id, registration.email, order.seats, now))
-        return [("event", unhold),
+        return [*self.unhold_members(event, registration.email, order, now=now),
                 ("registration", ("Put", self.registrations_table.put_op(
                     items.registration_item(registration, status=CONFIRMED),
                     condition=NOT_CONFIRMED, names=STATUS_NAMES,
