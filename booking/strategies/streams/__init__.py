@@ -41,6 +41,9 @@ PENDING_FILTER, AHEAD_FILTER = "#status = :pending", "#status = :pending AND reg
 IN_EVENT = "event_id = :e"
 EVENT_FIELDS = ("event_id, #capacity, confirmed_count, holds, hold_seats, quota_capacities, "
                 "quota_counts, ticket_types")
+# What a decider keeps of an event item: what an order's seats and room are judged by.
+BELIEVED = ("event_id", "capacity", "confirmed_count", "quota_capacities", "quota_counts",
+            "ticket_types")
 
 
 def order_of(event_item: dict, tickets: dict[str, int]) -> Order:
@@ -125,25 +128,18 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         now = time.time() if now is None else now
         event_id, tickets = registration.event_id, registration.tickets
         for _ in self.retry.attempts():
-            item = self._seen.get(event_id) or self._read(event_id)
+            item = self._seen.get(event_id) or self._believe(self._read(event_id))
             if item is None:
                 return self._forget_orphan(registration)
-            self._seen[event_id] = item
-            if not fits(item, order_of(item, tickets)):
-                if event_id not in page:  # believed without room: one consistent read a page
-                    page[event_id] = self._read(event_id)
-                read = page[event_id]
+            order: Order | None = order_of(item, tickets)  # the belief picks the first write
+            status = CONFIRMED if fits(item, order_of(item, tickets)) else REJECTED
+            if status == REJECTED:  # believed without room: one consistent read a page
+                read = page[event_id] = page.get(event_id) or self._read(event_id)
                 if read is None:
                     return self._forget_orphan(registration)
                 if not fits(read, order_of(read, tickets)):
-                    # No room at the instant of the read, while it was pending.
-                    outcome = self._write(registration, None, REJECTED, now)
-                    if outcome is not AGAIN:
-                        return outcome
-                    continue
-            order = order_of(item, tickets)  # the belief decides which write goes first
-            outcome = self._write(registration, order,
-                                  CONFIRMED if fits(item, order) else REJECTED, now)
+                    order = None  # no room at the instant of the read, while it was pending
+            outcome = self._write(registration, order, status, now)
             if outcome is not AGAIN:
                 return outcome
         raise AssertionError("unreachable: attempts() raises when spent")
@@ -152,11 +148,15 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         return self.events.get({"event_id": event_id}, projection=EVENT_FIELDS,
                                names=CAPACITY_NAMES)
 
+    def _believe(self, item: dict | None) -> dict | None:
+        if item is not None:
+            self._seen[item["event_id"]] = {k: item[k] for k in BELIEVED if k in item}
+        return item
+
     def _write(self, registration: Registration, order: Order | None, status: str,
                now: float) -> str:
-        """One decision's transaction; ``order`` None: a rejection a read found no room
-        for, without the event item. ``AGAIN``: decide again (the event item it saw was
-        stale, or a conflict)."""
+        """One decision's transaction (``order`` None: a rejection a read found no room for,
+        without the event item); ``AGAIN``: the event item was not as believed, or a conflict."""
         members = (self._decision(registration, order, status, now) if order is not None
                    else Members([self._decided(registration, REJECTED, now)])
                    .extend(self._notice(registration, REJECTED, now)))
@@ -166,10 +166,8 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
                 return NOT_PENDING  # decided before (a redelivery, another decider), withdrawn
             if not refusal.refused("event"):
                 return None
-            old = refusal.old("event")
-            if old is None:
+            if self._believe(refusal.old("event")) is None:  # what changed meanwhile
                 return self._forget_orphan(registration)
-            self._seen[registration.event_id] = old  # a cancellation or an edit meanwhile
             return AGAIN
 
         return self.transact_once(members, written=status, decode=decode)
@@ -283,8 +281,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
             values={":e": event_id, ":pending": PENDING, **(values or {})})
 
     def _require_event(self, event_id: str) -> dict:
-        event = self.events.get({"event_id": event_id}, projection=EVENT_FIELDS,
-                                names=CAPACITY_NAMES)
+        event = self._read(event_id)
         if event is None:
             raise EventNotFound()
         return event
