@@ -61,6 +61,17 @@ class Event:
         return (self.max_per_order == 1 and not self.quotas
                 and list(self.ticket_types) == [DEFAULT_TICKET_TYPE])
 
+    @property
+    def offers_orders(self) -> bool:
+        """Whether people choose ticket types, quantities or quotas: forms, pages, exports
+        and logs show the order; a plain event's show one seat (``is_plain``)."""
+        return not self.is_plain
+
+    def registered_tickets(self, tickets: dict[str, int]) -> dict[str, int] | None:
+        """What a registration of this event keeps of its (validated) ``tickets``: None on
+        a plain event, whose registrations are stored as before orders existed."""
+        return None if self.is_plain else dict(tickets)
+
     def quota_capacities(self) -> dict[str, int]:
         """Every quota's seats, the event's capacity first (``CAPACITY_QUOTA``)."""
         return {CAPACITY_QUOTA: self.capacity, **self.quotas}

@@ -1,6 +1,6 @@
 """Unguarded control strategy: read the count, then write, with nothing tying them.
 
-This is the write skew of seed 004 on purpose. Two bookings can both read "one seat
+This is write skew on purpose. Two bookings can both read "one seat
 left" and both write their (different) registration items, so the event overbooks. It
 exists only so that tests and the harnesses can prove they detect overbooking: it is not
 in the product's strategy registry, and only tests and harnesses build it
@@ -21,11 +21,10 @@ import time
 
 from booking.strategies import audit
 from booking.dynamo import items
-from booking.dynamo.access import (CONDITION_FAILED as CCF, ConditionFailed,
-                                   TransactionCancelled)
+from booking.dynamo.access import ConditionFailed, TransactionCancelled
+from booking.dynamo.transaction import Members
 from booking.errors import AlreadyRegistered, EventFull, InvalidBooking, NotRegistered
-from booking.models import Availability
-from booking.exactly_once.request_log import Request
+from booking.models import CAPACITY_QUOTA, Availability
 
 from booking.strategies import event_edits
 from booking.strategies.base import OneItemPerPerson, quota_order
@@ -36,7 +35,6 @@ class UnguardedStrategy(OneItemPerPerson):
     name = "unguarded"
     max_capacity = 100_000
     guarded = False
-    takes_orders = True
     description = "Control: read the count, then write. Overbooks under concurrency."
 
     def __init__(self, *, race_delay_ms: float = 0.0, **kwargs):
@@ -46,45 +44,44 @@ class UnguardedStrategy(OneItemPerPerson):
     def provision(self, event):
         self.events.put(items.event_item(event), condition="attribute_not_exists(event_id)")
 
-    def book(self, event_id, registration, order=None):
-        request = Request.booking(registration)
-        if order is not None:
-            taken = self._seats_taken(event_id)
-            for quota in quota_order(order):  # quota by quota, from what was read
-                if taken.get(quota, 0) + order.seats[quota] > order.capacities[quota]:
-                    return self._refuse(event_id, registration, request, EventFull(quota=quota))
-        elif self.availability(event_id).is_full:
-            return self._refuse(event_id, registration, request, EventFull())
+    def book(self, event, registration, order, riders):
+        taken = self._seats_taken(event)
+        for quota in quota_order(order):  # quota by quota, from what was read
+            if taken.get(quota, 0) + order.seats[quota] > order.capacities[quota]:
+                return self._refuse(event.id, registration, riders, EventFull(quota=quota))
         self.between_read_and_write()
-        operations = [("Put", self.registrations_table.put_op(
-            items.registration_item(registration), condition="attribute_not_exists(email)"))]
+        members = Members([("registration", ("Put", self.registrations_table.put_op(
+            items.registration_item(registration), condition="attribute_not_exists(email)")))])
+        members.extend(riders.members(registration))
         try:
-            self.store.transact_write(operations + self.requests.ops(request, registration),
-                           token=self.tokens.client_token(registration.registration_id, "book"))
+            self.store.transact_write(members.operations,
+                                      token=self.tokens.client_token(registration.registration_id,
+                                                                     "book"))
         except TransactionCancelled as cancelled:
-            answered = self.requests.answer_refusal(request, cancelled, 1)
+            refusal = members.refusal(cancelled)
+            answered = riders.answer(refusal)
             if answered is not None:
                 return answered
-            if self.tokens.is_mine(cancelled.reasons[0].old_item, registration):
+            if self.tokens.is_mine(refusal.old("registration"), registration):
                 return registration  # botocore resent a put whose answer was lost
-            if cancelled.code(0) != CCF:
+            if not refusal.refused("registration"):
                 raise
-            existing = items.registration_or_none(cancelled.reasons[0].old_item)
+            existing = items.registration_or_none(refusal.old("registration"))
             raise AlreadyRegistered(existing=existing) from None
         return registration
 
-    def _refuse(self, event_id, registration, request, full):
-        answered = self.requests.recall(request)
+    def _refuse(self, event_id, registration, riders, full):
+        answered = riders.recall()
         if answered is not None:
             return answered
         mine = self.find(event_id, registration.email)
         raise AlreadyRegistered(existing=mine) if mine else full
 
-    def _seats_taken(self, event_id) -> dict[str, int]:
-        """Seats per quota of the stored orders (the event item names the types' quotas)."""
-        event = items.event_from_item(self.events.get({"event_id": event_id}))
+    def _seats_taken(self, event) -> dict[str, int]:
+        """Seats per quota of the stored orders, read one by one."""
+        self._require_event(event.id)
         taken: dict[str, int] = {}
-        for stored in self.registrations(event_id):
+        for stored in self.registrations(event.id):
             for quota, seats in event.order(stored.tickets).seats.items():
                 taken[quota] = taken.get(quota, 0) + seats
         return taken
@@ -93,49 +90,43 @@ class UnguardedStrategy(OneItemPerPerson):
         if self.race_delay_ms:
             time.sleep(self.race_delay_ms / 1000)
 
-    def cancel(self, event_id, email, registration_id=None, *, request=None, known=None,
-               event=None, release=None):
+    def cancel(self, event, email, registration_id=None, *, riders, known=None, release=None):
         if release is not None:
             raise InvalidBooking("The control cancels whole orders only.", field="tickets")
         condition = "registration_id = :rid" if registration_id else None
         values = {":rid": registration_id} if registration_id else None
         try:
             old = self.registrations_table.delete(
-                {"event_id": event_id, "email": email}, condition=condition, values=values,
+                {"event_id": event.id, "email": email}, condition=condition, values=values,
                 return_values="ALL_OLD")
         except ConditionFailed:
             old = None
         if old is None:
-            self.availability(event_id)  # raises EventNotFound for an unknown event
+            self._require_event(event.id)  # EventNotFound for an unknown event
             raise NotRegistered()
         return items.registration_from_item(old)
 
-    def availability(self, event_id, quotas=None):
-        event = self._require_event(event_id)
-        if quotas is None:
-            return Availability(capacity=event["capacity"], confirmed=self._stored_count(event_id))
-        taken, capacities = self._seats_taken(event_id), items.event_from_item(
-            self.events.get({"event_id": event_id})).quotas
-        return Availability(capacity=event["capacity"], confirmed=taken.get("capacity", 0),
-                            further={q: QuotaAvailability(capacity=capacities[q],
-                                                          confirmed=taken.get(q, 0))
-                                     for q in quotas})
+    def availability(self, event):
+        taken = self._seats_taken(event)
+        return Availability(capacity=event.capacity, confirmed=taken.get(CAPACITY_QUOTA, 0),
+                            further={q: QuotaAvailability(capacity=size, confirmed=taken.get(q, 0))
+                                     for q, size in event.quotas.items()})
 
-    def change_capacity(self, event_id, *, expected_version, capacity, changes):
+    def change_capacity(self, event, *, expected_version, capacity, changes, quotas=None):
         # Control strategy: the count is read, then the version-checked write; not atomic.
-        confirmed = self.availability(event_id).confirmed
+        confirmed = self.availability(event).confirmed
         if confirmed > capacity:
             raise event_edits.below_confirmed(confirmed)
         update = event_edits.event_update(
             expected_version=expected_version, capacity=capacity, changes=changes)
         try:
-            self.events.update({"event_id": event_id}, update.expression, **update.kwargs())
+            self.events.update({"event_id": event.id}, update.expression, **update.kwargs())
         except ConditionFailed as refused:
             raise event_edits.stale_or_missing(refused.old_item, expected_version) from None
 
-    def delete(self, event_id, quotas=()):
-        self.events.delete({"event_id": event_id})  # bookings check the event item first
-        self.registrations_table.delete_partition(event_id)
+    def delete(self, event):
+        self.events.delete({"event_id": event.id})  # bookings check the event item first
+        self.registrations_table.delete_partition(event.id)
 
     def audit(self, event):
         # Nothing derived to drift: only what the registrations themselves must satisfy.

@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 "$PY" scripts/check_layout.py  # import cycles, layers, settings reads (README "Layout")
+"$PY" -m mypy  # the strategies and the service against the strategy contract (mypy.ini)
 bash scripts/ensure_java.sh
 "$PY" -m localdynamo  # fetches DynamoDB Local once per user, checks Java
 bash scripts/ensure_chromium.sh || echo "Could not install chromium; browser tests will be skipped." >&2

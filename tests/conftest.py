@@ -15,11 +15,12 @@ from booking.waitlist import engine as waitlist_engine
 from booking.dynamo.provision import ensure_tables
 from booking.wiring import get_booking_service, reset_services
 from harness.controls import control_service, local_store
+from tests import conformance
 from localdynamo import process as server_process
 from localdynamo.faults import FaultInjector, FaultSpec
 from localdynamo.proxy import FaultProxy
 
-GUARDED = ("aggregate", "lock_table", "slots", "shards")
+GUARDED = conformance.AT_ONCE  # the strategies that answer at once (tests/conformance.py)
 
 
 def pytest_configure(config):

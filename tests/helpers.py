@@ -16,3 +16,15 @@ def within_one_window(seconds: int, room: float = 10.0) -> None:
     left = seconds - time.time() % seconds
     if left < room:
         time.sleep(left + 0.1)
+
+
+def book_directly(strategy, service, event, registration, tickets=None):
+    """``strategy.book`` as the service calls it, without the service around it: the
+    order of ``tickets`` (None: one seat of the event's only type) and the riders of the
+    registration's request (no request row when it names no request)."""
+    from booking.exactly_once.request_log import Request
+    from booking.exactly_once.riders import Riders
+
+    order = event.order(tickets or {next(iter(event.ticket_types)): 1})
+    return strategy.book(event, registration, order,
+                         Riders(service.requests, Request.booking(registration)))

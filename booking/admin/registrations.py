@@ -124,7 +124,7 @@ def registrations_csv(found, event) -> StreamingHttpResponse:
 
     # An event with orders: a row per order, its tickets as text, its seats and a column
     # per ticket type (docs/admin.md); a plain event keeps its three columns.
-    types = [] if event.is_plain else sorted(event.ticket_types)
+    types = sorted(event.ticket_types) if event.offers_orders else []
 
     def lines():
         yield writer.writerow(["name", "email", "registered_at"]

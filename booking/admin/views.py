@@ -176,7 +176,7 @@ def add(model_admin, request):
 def added_message(event) -> str:
     """The admin log's words for a new event (its orders' shape too, docs/orders.md)."""
     text = f"Added with capacity {event.capacity}, strategy {event.strategy}."
-    if event.is_plain:
+    if not event.offers_orders:
         return text
     quotas = ", ".join(f"{name} {seats}" for name, seats in event.quotas.items()) or "none"
     return (f"{text} Quotas: {quotas}; ticket types: {', '.join(event.ticket_types)}; "

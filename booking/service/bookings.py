@@ -21,8 +21,9 @@ from booking.errors import (BookingClosed, BookingContention, BookingError, Even
                             Overloaded, StillDeciding, StoreUnavailable)
 from booking.service.shedding import CoolDown
 from booking.service.store_errors import BUSY, UNAVAILABLE, caused_by_throttle
-from booking.models import CAPACITY_QUOTA, PENDING, Availability, Event, Registration
+from booking.models import CAPACITY_QUOTA, PENDING, Availability, Event, Order, Registration
 from booking.exactly_once.request_log import Request, RequestLog
+from booking.exactly_once.riders import Riders
 from booking.strategies.base import Strategy
 
 # A write whose outcome is unknown (after botocore's own attempts) is read back by request
@@ -117,9 +118,10 @@ class Bookings:
             contact=_contact(email),
         )
         event, tickets = self.tickets_of(event_id, tickets)
-        registration = Registration(**fields, ticket_counts=None if event.is_plain else tickets)
+        registration = Registration(**fields, ticket_counts=event.registered_tickets(tickets))
         strategy = self.catalog.strategy_for(event_id)
         request = Request.booking(registration)
+        riders = Riders(self.requests, request)
         starts_at = self.catalog.starts_at(event_id)
         if starts_at is not None and starts_at <= registration.registered_at:
             # A repeat of a submission that got its seat still answers that seat.
@@ -127,14 +129,12 @@ class Bookings:
             if answered is None:
                 raise BookingClosed()
             return answered
-        order = None if event.is_plain else event.order(tickets)
+        order = event.order(tickets)
         if cooling is not None:
-            return self._answer_by_reading(strategy, registration, order, cooling)
-        if event.is_plain:  # today's booking, written exactly as ever
-            write = lambda: strategy.book(event_id, registration)  # noqa: E731
-        else:
-            write = lambda: strategy.book(event_id, registration, order=order)  # noqa: E731
-        return self.settle(request, write, OutcomeUnknown.default_message)
+            return self._answer_by_reading(strategy, event, registration, order, riders,
+                                           cooling)
+        return self.settle(request, lambda: strategy.book(event, registration, order, riders),
+                           OutcomeUnknown.default_message)
 
     def tickets_of(self, event_id, tickets) -> tuple[Event, dict[str, int]]:
         """The event (as remembered: its types never change) and the order's validated
@@ -170,14 +170,14 @@ class Bookings:
         the way to a seat or a "full", or met by a booking that then ran out of time for
         another reason, does not.
         """
-        event_id = request.content.get("event_id")
+        event_id = request.content["event_id"]
         self._turn_away(event_id)
         throttled, left = throttles(), time_left()
-        reserve = None if left is None else min(FENCE_RESERVE, max(left, 0) / 4)
         denied = True  # by a throttle: until an answer or another failure says otherwise
         try:
             try:
-                with deadline(None if left is None else left - reserve):
+                with deadline(None if left is None
+                              else left - min(FENCE_RESERVE, max(left, 0) / 4)):
                     answer = self._settle(request, write, unknown_message)
             except _OutOfTime as late:  # the time kept for the fence is this block's
                 answer = self._out_of_time(request, unknown_message, late.__cause__,
@@ -211,13 +211,13 @@ class Bookings:
         if wait is not None:
             raise Overloaded(retry_after=wait)
 
-    def _answer_by_reading(self, strategy: Strategy, registration: Registration, order,
-                           wait: int) -> Registration:
+    def _answer_by_reading(self, strategy: Strategy, event: Event, registration: Registration,
+                           order: Order, riders: Riders, wait: int) -> Registration:
         """While the event cools down: the answer of one consistent read ("full", "already
         registered", this request's own registration), else ``Overloaded`` as for anyone
         else (the read found room, or could not be made): nothing is written."""
         try:
-            answered = strategy.full_by_reading(registration.event_id, registration, order)
+            answered = strategy.full_by_reading(event, registration, order, riders)
         except (StoreError, *BUSY, *UNAVAILABLE):  # throttled, past the deadline: busy
             answered = None
         if answered is None:
@@ -264,13 +264,14 @@ class Bookings:
             if delay is None or time.monotonic() + delay > resolving:
                 break
             time.sleep(random.uniform(delay / 2, delay if left is None else min(delay, left)))
-        if readable:
+        if readable and failure is not None:  # a lost attempt, and none of it applied
             self._count_unknown("resolved")
             return self._refuse(request, failure, unknown_message, lost=True)
         self._count_unknown("unresolved")
         raise OutcomeUnknown(unknown_message) from failure
 
-    def _out_of_time(self, request: Request, unknown_message: str, cause: Exception, *,
+    def _out_of_time(self, request: Request, unknown_message: str,
+                     cause: BaseException | None, *,
                      lost: bool) -> Registration:
         """The deadline passed before the outcome was known: "pending, ask again"
         (``StillDeciding``). After a lost attempt the request is fenced first, in the time
@@ -348,29 +349,23 @@ class Bookings:
         request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
         strategy = self.catalog.strategy_for(event_id)
         event = self.catalog.event_for(event_id)
-        # A link's registration is trusted whole only on plain events: an order's tickets
-        # may have changed since the link was sent (a part cancelled), so it is read.
-        known = registration if event.is_plain and registration is not None and (
+        # A link's registration is trusted whole only when it holds one seat: an order's
+        # tickets may have changed since the link was sent (a part cancelled), so it is read.
+        known = registration if registration is not None and registration.seats == 1 and (
             registration.event_id, registration.email, registration.registration_id) == (
             event_id, email, registration_id) else None
         if tickets is not None:
             _, tickets = self.tickets_of(event_id, tickets)
         request = Request.cancellation(request_id, event_id, email, registration_id, time.time(),
-                                       tickets=None if event.is_plain else tickets)
-        if event.is_plain:  # a whole registration of one seat, cancelled as ever
-            return self.settle(request, lambda: strategy.cancel(
-                event_id, email, registration_id, request=request, known=known), CANCEL_UNKNOWN)
+                                       tickets=tickets and event.registered_tickets(tickets))
+        riders = Riders(self.requests, request)
         return self.settle(request, lambda: strategy.cancel(
-            event_id, email, registration_id, request=request, event=event, release=tickets),
+            event, email, registration_id, riders=riders, known=known, release=tickets),
             CANCEL_UNKNOWN)
 
     def availability(self, event_id) -> Availability:
         event_id = validation.clean_event_id(event_id)
-        strategy = self.catalog.strategy_for(event_id)
-        event = self.catalog.event_for(event_id)
-        if event.is_plain:
-            return strategy.availability(event_id)
-        return strategy.availability(event_id, tuple(event.quotas))
+        return self.catalog.strategy_for(event_id).availability(self.catalog.event_for(event_id))
 
     def page_availability(self, event_id, *, fresh: bool = False) -> Availability | None:
         """The event's seats for its page, cheap and bounded in time: None (show no count)
@@ -408,37 +403,23 @@ class Bookings:
         return seats
 
     def availabilities(self, events: list[Event]) -> dict[str, Availability]:
-        """Availability of each of ``events`` by event id, read in one batch per strategy
-        (``slots`` counts each event's registrations); events deleted meanwhile are left
-        out. For lists: the home page, the admin's event list. Every event's further quotas
-        are in its ``further``: where a strategy keeps them apart from the event's own item
-        (lock_table, slots) that event's quotas are read on their own, one read per event."""
-        by_strategy: dict[str, list[str]] = {}
+        """Availability of each of ``events`` (every further quota in its ``further``) by
+        event id, as few reads as each strategy's data allows; events deleted meanwhile are
+        left out. For lists: the home page, the admin's event list."""
+        by_strategy: dict[str, list[Event]] = {}
         for event in events:
-            by_strategy.setdefault(event.strategy, []).append(event.id)
-        found = {}
-        for name, event_ids in by_strategy.items():
-            strategy = self.catalog.strategies[name]
-            if strategy.decides_at_once:
-                found.update(strategy.availabilities(event_ids))
-            else:  # its line of undecided requests is counted per event, as on its page
-                found.update(Strategy.availabilities(strategy, event_ids))
-        for event in events:  # quotas kept in items of their own (lock_table, slots)
-            if event.id in found and set(found[event.id].further) != set(event.quotas):
-                try:
-                    found[event.id] = self.catalog.strategies[event.strategy].availability(
-                        event.id, tuple(event.quotas))
-                except EventNotFound:
-                    del found[event.id]
+            by_strategy.setdefault(event.strategy, []).append(event)
+        found: dict[str, Availability] = {}
+        for name, listed in by_strategy.items():
+            found.update(self.catalog.strategies[name].availabilities(listed))
         return found
 
     def place_in_line(self, registration: Registration) -> int | None:
         """A pending registration's place among the event's pending ones (1: next to be
         decided), by arrival time; None for strategies that decide at once."""
-        strategy = self.catalog.strategy_for(registration.event_id)
-        if strategy.decides_at_once or registration.status != PENDING:
+        if registration.status != PENDING:
             return None
-        return strategy.place_in_line(registration)
+        return self.catalog.strategy_for(registration.event_id).place_in_line(registration)
 
     def registrations(self, event_id) -> list[Registration]:
         """The event's confirmed registrations, oldest first."""

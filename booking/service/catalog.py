@@ -45,9 +45,10 @@ def creation_fingerprint(event: Event) -> str:
     moment = (lambda t: t.isoformat() if t else None)
     content = [event.name, event.capacity, event.strategy, moment(event.starts_at),
                moment(event.ends_at), event.time_zone, event.description, event.venue]
-    if not event.is_plain:  # a plain event's fingerprint stays what it was before orders
-        content.append([event.quotas, {name: list(quotas) for name, quotas
-                                       in event.ticket_types.items()}, event.max_per_order])
+    order = items.order_attributes(event)
+    if order:  # a plain event's fingerprint stays what it was before orders
+        content.append([order["quota_capacities"], order["ticket_types"],
+                        order["max_per_order"]])
     if event.organizer:  # a key never answers another organizer's event
         content.append({"organizer": event.organizer})
     if event.expected_rate:
@@ -60,7 +61,7 @@ class EventCatalog:
 
     def __init__(self, *, events: Table, strategies: dict[str, Strategy], default_strategy: str,
                  offered: tuple[str, ...], default_time_zone: str = "UTC",
-                 leases: Leases | None = None, provision_lease_seconds: float = 300.0):
+                 leases: Leases, provision_lease_seconds: float = 300.0):
         self.leases = leases
         self.provision_lease_seconds = provision_lease_seconds
         if default_strategy not in strategies:
@@ -130,11 +131,7 @@ class EventCatalog:
             expected_rate=validation.clean_expected_rate(expected_rate),
             organizer=validation.clean_organizer(organizer),
         )
-        if not (event.is_plain or implementation.takes_orders):
-            raise InvalidBooking(f"The {strategy_name} strategy does not take orders of several "
-                                 f"ticket types, quotas or seats yet.", field="strategy")
-        if not event.is_plain:
-            implementation.check_order_shape(event)
+        implementation.check_order_shape(event)
         if request_id:
             return self._create_keyed(event, implementation, request_id)
         implementation.provision(event)

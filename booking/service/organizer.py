@@ -60,7 +60,8 @@ class OrganizerEdits:
         of those organizers and those events: what the asker may see, decided by the
         entry point (``booking/organizers/rights.py``).
         """
-        clauses, values = [], {}
+        clauses: list[str] = []
+        values: dict[str, object] = {}
         if organizers is not None:
             owned = _within(sorted(organizers), sorted(event_ids), values)
             if owned is None:
@@ -146,11 +147,11 @@ class OrganizerEdits:
         event = self.catalog.get_event(event_id)
         if isinstance(expected_version, bool) or not isinstance(expected_version, int):
             raise InvalidBooking("This form is out of date. Reload the page.", field="version")
-        changes = {}
+        changes: dict[str, object] = {}
         if name is not None:
             changes["name"] = validation.clean_event_name(name)
-            changes["name_folded"] = changes["name"].casefold()
-        zone_name = event.time_zone
+            changes["name_folded"] = validation.clean_event_name(name).casefold()
+        zone_name: str | None = event.time_zone
         if time_zone is not None:
             zone_name = changes["time_zone"] = validation.clean_time_zone(
                 time_zone, default=self.catalog.default_time_zone)
@@ -169,15 +170,14 @@ class OrganizerEdits:
         strategy = self.catalog.strategies[event.strategy]
         if capacity is not None:
             capacity = self.catalog.clean_capacity(capacity, event.strategy)
-            if not event.is_plain:  # what an order event's strategy can hold
-                strategy.check_order_shape(dataclasses.replace(event, capacity=capacity))
-        sizes = {"quotas": self._clean_quota_sizes(quotas, event, strategy.max_capacity)} \
-            if quotas is not None else {}  # plain events' strategies need no new keyword
+            strategy.check_order_shape(dataclasses.replace(event, capacity=capacity))
+        sizes = None if quotas is None else self._clean_quota_sizes(
+            quotas, event, strategy.max_capacity)
         strategy.change_capacity(
-            event.id, expected_version=expected_version, changes=changes,
+            event, expected_version=expected_version, changes=changes,
             # Unchanged capacity: the value read now is the one at expected_version, or the
             # version check refuses the write.
-            capacity=event.capacity if capacity is None else capacity, **sizes)
+            capacity=event.capacity if capacity is None else capacity, quotas=sizes)
         return self.catalog.get_event(event.id)
 
     @staticmethod
@@ -200,11 +200,7 @@ class OrganizerEdits:
         Raises ``EventNotFound``.
         """
         event = self.catalog.get_event(event_id)
-        strategy = self.catalog.strategies[event.strategy]
-        if not event.is_plain:  # an event with orders: its quotas' items go too
-            strategy.delete(event.id, quotas=tuple(event.quotas))
-        else:
-            strategy.delete(event.id)
+        self.catalog.strategies[event.strategy].delete(event)
         self.catalog.forget(event.id)
 
     def iter_registrations(self, event_id, *, search="") -> Iterator[Registration]:

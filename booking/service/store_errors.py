@@ -39,16 +39,19 @@ def caused_by_throttle(error: BaseException | None) -> bool:
 
 def domain_error(error: StoreError) -> BookingError:
     """The domain error for a store failure, carrying what the failure knew."""
+    translated: BookingError
     if isinstance(error, PastDeadline):  # out of time: pending, ask again
         translated = StillDeciding()
     elif isinstance(error, Throttled):
-        translated = BookingContention(error.message)
-        translated.maybe_applied = error.maybe_applied
+        contention = BookingContention(error.message)
+        contention.maybe_applied = error.maybe_applied
+        translated = contention
     elif isinstance(error, LeaseTaken):
         translated = LeaseHeld(error.message, holder=error.holder, expires_at=error.expires_at)
     else:
-        translated = StoreUnavailable(getattr(error, "message", None))
-        translated.unreachable = getattr(error, "unreachable", False)
+        unavailable = StoreUnavailable(getattr(error, "message", None))
+        unavailable.unreachable = getattr(error, "unreachable", False)
+        translated = unavailable
     translated.__cause__ = error
     return translated
 

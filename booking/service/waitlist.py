@@ -22,6 +22,7 @@ from booking.errors import (BookingClosed, BookingError, EventNotFound, InvalidB
                             SeatsAvailable)
 from booking.models import BOOKED, EXPIRED, OFFERED, Registration, WaitlistEntry
 from booking.exactly_once.request_log import Request, RequestLog
+from booking.strategies.contract import Holds
 from booking.waitlist.engine import WaitlistEngine, accept_request_id
 
 logger = logging.getLogger(__name__)
@@ -47,13 +48,9 @@ class WaitlistService:
 
     def has_waiting_list(self, event) -> bool:
         """Whether people can queue for the event when it is full: its strategy holds seats
-        for offers (every product strategy does; the test-only control does not) and it
-        offers seats at all (capacity 0 means closed: no seat will ever free). An event with
-        orders (ticket types, quotas, several seats: docs/orders.md) has one where the
-        strategy's holds can hold a whole order (``holds_orders``)."""
-        strategy = self.strategies[event.strategy]
-        return (strategy.holds_seats and event.capacity > 0
-                and (event.is_plain or strategy.holds_orders))
+        for offers (``Holds``: every product strategy does; the test-only control does not)
+        and it offers seats at all (capacity 0 means closed: no seat will ever free)."""
+        return isinstance(self.strategies[event.strategy], Holds) and event.capacity > 0
 
     @property
     def offer_seconds(self) -> float:
@@ -138,14 +135,10 @@ class WaitlistService:
         if not self.has_waiting_list(event):
             raise InvalidBooking("This event has no waiting list.")
         _, tickets = self.bookings.tickets_of(event_id, tickets)
-        if event.is_plain:
-            if not self.bookings.availability(event_id).is_full:
-                raise SeatsAvailable()
-            return None
         quotas = self.bookings.availability(event_id).quotas
         if all(quotas[q].remaining >= n for q, n in event.order(tickets).seats.items()):
             raise SeatsAvailable()
-        return tickets
+        return event.registered_tickets(tickets)
 
     def waiting_list(self, event_id) -> list[WaitlistEntry]:
         """The event's entries in join order (ended ones too, until TTL removes them)."""

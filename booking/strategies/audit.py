@@ -59,7 +59,8 @@ def canonical_email(email: str) -> str:
 
 def person_violations(event_id: str, emails: Iterable[str]) -> list[Violation]:
     """Stored e-mails must be normalized, and one person must hold one registration."""
-    found, seen = [], {}
+    found: list[Violation] = []
+    seen: dict[str, list[str]] = {}
     for email in emails:
         canonical = canonical_email(email)
         if canonical != email:
@@ -108,7 +109,7 @@ QUOTA_COUNTER = "quota_counter_matches_orders"
 def seats_taken(event, orders: Iterable[dict | None]) -> Counter:
     """Seats per quota of ``orders`` (each its stored ``tickets``; None: one seat of the
     only type, a registration stored before orders existed)."""
-    taken = Counter()
+    taken: Counter = Counter()
     for tickets in orders:
         taken.update(event.order(tickets or {next(iter(event.ticket_types)): 1}).seats)
     return taken

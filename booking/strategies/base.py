@@ -23,7 +23,7 @@ from booking.dynamo.transaction import Members, Refusal
 from booking.exactly_once.request_log import Request, RequestLog
 from booking.exactly_once.riders import Riders
 from booking.models import CAPACITY_QUOTA, Availability, Event, Order, Registration
-from booking.strategies.contract import Audited, Holds, Seats
+from booking.strategies.contract import Audited, Seats
 from booking.strategies.sold_out import SoldOutHints
 
 # ``capacity`` is a DynamoDB reserved word: every expression names it through this.
@@ -168,9 +168,10 @@ class Rewrite:
     token: str | None = None
 
 
-class Strategy(Seats, Holds, Audited):
-    """A strategy: the contract's three roles (``contract.py``), and the transaction loop
-    they share."""
+class Strategy(Seats, Audited):
+    """A strategy: the contract's ``Seats`` and ``Audited`` (``contract.py``), and the
+    transaction loop they share. A strategy whose seats can be held for the waiting list's
+    offers is a ``Holds`` too (every product strategy; the unguarded control is not)."""
 
     name: str = ""
     max_capacity: int = 0
@@ -209,7 +210,7 @@ class Strategy(Seats, Holds, Audited):
         conflicts with ``self.retry`` (``BookingContention`` once spent, caused by the last
         refusal: a throttle stays visible). A refusal is answered by ``transact_once``; a
         ``Rewrite`` replaces the members and token."""
-        refusals = []
+        refusals: list[TransactionCancelled] = []
 
         def noted(refusal):
             refusals[:] = [refusal.cancelled if isinstance(refusal, Refusal) else refusal]
@@ -259,7 +260,10 @@ class Strategy(Seats, Holds, Audited):
                        require_event: Callable) -> Registration:
         """The cancel loop: ``read()`` the registration (None: nothing to cancel), then
         ``remove(stored)``, reading again while it answers ``AGAIN`` or ``READ_AGAIN``."""
-        recall = riders.recall if riders is not None else lambda: self.requests.recall(request)
+        if riders is not None:
+            recall = riders.recall
+        else:  # positional members (being replaced by riders)
+            recall = lambda: self.requests.recall(request) if request else None  # noqa: E731
         for _ in self.retry.attempts():
             stored = read()
             if stored is None:

@@ -37,14 +37,20 @@ from booking.dynamo.access import CONDITION_FAILED as CCF, Store, TransactionCan
 from booking.dynamo.tables import WAITING_LIST
 from booking.errors import (AlreadyRegistered, AlreadyWaiting, EventFull, InvalidBooking, NotWaiting,
                      OfferExpired)
+from booking.dynamo.transaction import Members
 from booking.models import (BOOKED, EXPIRED, LEFT, OFFER, OFFERED, WAITING, WAITLIST_JOIN,
-                            WAITLIST_REMOVED, Registration, WaitlistEntry)
+                            WAITLIST_REMOVED, Order, Registration, WaitlistEntry)
 from booking.exactly_once.request_log import MISMATCH, Request, RequestLog
+from booking.exactly_once.riders import Riders
 from booking.strategies.base import now_ms  # holds, offers and entries keep epoch milliseconds
 
 logger = logging.getLogger(__name__)
 COUNTER = "#counter"  # the counter item's sort key: never an e-mail key (no '@')
 ENDED_RETENTION = 30 * 86400  # ended entries stay listed this long (TTL cleans up)
+# Joining: the counter as read (none yet, or still this value), and no open entry.
+FIRST_POSITION = "attribute_not_exists(next_position)"
+NEXT_POSITION = "next_position = :read"
+NO_OPEN_ENTRY = "attribute_not_exists(email) OR #status IN (:l, :x, :b)"
 
 
 def _ms(moment: datetime) -> int:
@@ -66,11 +72,11 @@ class WaitlistEngine:
     ``offer_seconds``: how long an offer holds its seat (``BOOKING_WAITLIST_OFFER_SECONDS``,
     read by ``booking.wiring``). Times are epoch milliseconds (``clock``). ``event_for``:
     the event as remembered (its ticket types never change), for what an entry's order
-    takes from each quota; None treats every event as plain.
+    takes from each quota.
     """
 
     def __init__(self, *, store: Store, strategy_for, requests: RequestLog, retry,
-                 offer_seconds: float, clock=now_ms, event_for=None):
+                 offer_seconds: float, event_for, clock=now_ms):
         self.store = store
         self.table = store.table(WAITING_LIST)
         self.strategy_for = strategy_for
@@ -91,20 +97,13 @@ class WaitlistEngine:
         item = self.table.get({"event_id": event_id, "email": email})
         return items.waitlist_entry_from_item(item) if item and email != COUNTER else None
 
-    def order_of(self, entry: WaitlistEntry) -> dict:
-        """The keyword that makes a strategy's hold, accept or release take ``entry``'s
-        order (``{"order": Order}``), or {} for one seat of a plain event (called as ever)."""
-        if entry.ticket_counts is None or self.event_for is None:
-            return {}
-        return {"order": self.event_for(entry.event_id).order(entry.ticket_counts)}
+    def order_of(self, entry: WaitlistEntry) -> Order:
+        """What ``entry``'s order takes from each quota (one seat on a plain event)."""
+        return self.event_for(entry.event_id).order(entry.tickets)
 
     def release_expired(self, event_id: str, now: float) -> int:
-        """The strategy's ``release_expired``, over every quota of an event with orders."""
-        strategy = self.strategy_for(event_id)
-        event = self.event_for(event_id) if self.event_for is not None else None
-        if event is None or event.is_plain or not strategy.holds_orders:
-            return strategy.release_expired(event_id, now=now)
-        return strategy.release_expired(event_id, now=now, quotas=tuple(event.quotas))
+        """Free the seats of the event's lapsed holds; return how many."""
+        return self.strategy_for(event_id).release_expired(self.event_for(event_id), now=now)
 
     def events_with_open_entries(self) -> set[str]:
         """Events with someone waiting or offered (one scan; ended entries expire by TTL)."""
@@ -133,31 +132,31 @@ class WaitlistEngine:
             entry = {"event_id": event_id, "email": email, "name": name, "position": read + 1,
                      "status": WAITING, "joined_at": now, "request_id": request_id,
                      **({"contact": contact} if contact else {}), **asked}
-            operations = [
-                ("Update", self.table.update_op(
+            members = Members([
+                ("counter", ("Update", self.table.update_op(
                     {"event_id": event_id, "email": COUNTER}, "SET next_position = :next",
-                    condition="attribute_not_exists(next_position)" if not read else
-                    "next_position = :read", values={":next": read + 1,
-                                                     **({":read": read} if read else {})})),
-                ("Put", self.table.put_op(
-                    entry, condition="attribute_not_exists(email) OR #status IN (:l, :x, :b)",
-                    names={"#status": "status"}, values={":l": LEFT, ":x": EXPIRED, ":b": BOOKED})),
-                strategy.registration_absent_op(event_id, email),
-                self._request_row(request, entry),
-            ]
+                    condition=FIRST_POSITION if not read else NEXT_POSITION,
+                    values={":next": read + 1, **({":read": read} if read else {})}))),
+                ("entry", ("Put", self.table.put_op(
+                    entry, condition=NO_OPEN_ENTRY,
+                    names={"#status": "status"}, values={":l": LEFT, ":x": EXPIRED, ":b": BOOKED}))),
+                ("registration", strategy.registration_absent_op(event_id, email)),
+                ("request", self._request_row(request, entry)),
+            ])
             try:
-                self.store.transact_write(operations)
+                self.store.transact_write(members.operations)
                 return items.waitlist_entry_from_item(entry)
             except TransactionCancelled as cancelled:
-                answered = self._answer(request, cancelled, 3)
+                refusal = members.refusal(cancelled)
+                answered = self._answer(request, refusal.old("request"))
                 if answered is not None:
                     return answered
-                if cancelled.code(1) == CCF:
+                if refusal.refused("entry"):
                     raise AlreadyWaiting(existing=items.waitlist_entry_from_item(
-                        cancelled.reasons[1].old_item)) from None
-                if cancelled.code(2) == CCF:
+                        refusal.old("entry"))) from None
+                if refusal.refused("registration"):
                     raise AlreadyRegistered() from None
-                if not (cancelled.conflict or cancelled.code(0) == CCF):
+                if not (refusal.conflict or refusal.refused("counter")):
                     raise  # the counter moved (someone else joined) or a conflict: again
 
     def _request_row(self, request: Request, entry: dict) -> tuple[str, dict]:
@@ -169,8 +168,7 @@ class WaitlistEngine:
             row, condition="attribute_not_exists(request_id) OR #ttl <= :at",
             names={"#ttl": "ttl"}, values={":at": at}))
 
-    def _answer(self, request, cancelled, index) -> WaitlistEntry | None:
-        row = cancelled.reasons[index].old_item if cancelled.code(index) == CCF else None
+    def _answer(self, request, row: dict | None) -> WaitlistEntry | None:
         if row is None or row.get("ttl", 0) <= request.at:
             return None
         if row.get("fingerprint") != request.fingerprint:
@@ -191,17 +189,19 @@ class WaitlistEngine:
             {"event_id": event_id, "email": email},
             condition="attribute_not_exists(email) OR NOT (#status IN (:w, :o))",
             names={"#status": "status"}, values={":w": WAITING, ":o": OFFERED}))
+        members = Members([("entry", open_entry), ("registration", self.strategy_for(
+            event_id).registration_absent_op(event_id, email))])
         for _ in self.retry.attempts():
             try:
-                self.store.transact_write([open_entry, self.strategy_for(event_id)
-                                           .registration_absent_op(event_id, email)])
+                self.store.transact_write(members.operations)
                 return ""
             except TransactionCancelled as cancelled:
-                if cancelled.code(0) == CCF:
-                    return cancelled.reasons[0].old_item["status"]
-                if cancelled.code(1) == CCF:
+                refusal = members.refusal(cancelled)
+                if refusal.refused("entry"):
+                    return refusal.old("entry")["status"]
+                if refusal.refused("registration"):
                     return "registered"
-                if not cancelled.conflict:
+                if not refusal.conflict:
                     raise
 
     def request_join(self, event_id: str, *, name: str, email: str, contact: str | None,
@@ -232,7 +232,7 @@ class WaitlistEngine:
         """Hold a free seat (the entry's order, on an event with orders) for the first
         waiting person; None when no seat or nobody. Strict line order: while the first
         person's order does not fit, nobody after them is offered anything."""
-        strategy = self.strategy_for(event_id)
+        strategy, event = self.strategy_for(event_id), self.event_for(event_id)
         refused, first = None, None
         for _ in self.retry.attempts():
             if refused is None or first is None:
@@ -241,13 +241,12 @@ class WaitlistEngine:
                 return None
             now = self.clock()
             until = now + int(self.offer_seconds * 1000)
-            order = self.order_of(first)
             try:
-                hold, ref = strategy.hold_ops(event_id, first.email, until=until, now=now,
-                                              refused=refused, **order)
+                hold, ref = strategy.hold_ops(event, first.email, self.order_of(first),
+                                              until=until, now=now, refused=refused)
             except EventFull:
                 # An order's hold never takes a lapsed one over: free those, then try again.
-                if order and self.release_expired(event_id, now):
+                if self.release_expired(event_id, now):
                     refused = None
                     continue
                 return None
@@ -256,16 +255,15 @@ class WaitlistEngine:
                 refused, first = None, None
                 continue
             offer_id = uuid.uuid4().hex
-            operations = [*hold, self._mark_offered(first, offer_id, until, ref, now),
-                          self._offer_message(first, offer_id, until, now)]
+            members = Members(hold).add("entry", self._mark_offered(first, offer_id, until, ref, now))
+            members.add("offer", self._offer_message(first, offer_id, until, now))
             try:
-                self.store.transact_write(operations)
+                self.store.transact_write(members.operations)
                 return self.entry(event_id, first.email)
             except TransactionCancelled as cancelled:
-                if cancelled.code(len(hold)) == CCF:
+                refused = members.refusal(cancelled)
+                if refused.refused("entry"):
                     refused, first = None, None  # offered or left meanwhile: read again
-                else:
-                    refused = cancelled
 
     def offer_all(self, event_id: str) -> int:
         """Offer every free seat to the people waiting, in order; return how many."""
@@ -315,27 +313,28 @@ class WaitlistEngine:
         for entry in entries:
             if entry.is_active and entry.email in registered:
                 live = entry.status == OFFERED and _ms(entry.offer_expires_at) > now
-                self._end(entry, BOOKED, extra=strategy.release_ops(
-                    event_id, entry.email, until=_ms(entry.offer_expires_at),
-                    ref=entry.hold, **self.order_of(entry)) if live else ())
+                self._end(entry, BOOKED, extra=self._release(entry) if live else ())
         return [entry for entry in entries if entry.email not in registered]
 
     def close(self, event_id: str) -> int:
         """The event has started: end every open entry as ``expired`` (an offered seat's
         hold released with it); return how many entries ended."""
-        ended, strategy = 0, self.strategy_for(event_id)
+        ended = 0
         for entry in self.entries(event_id):
             if entry.status == OFFERED:
-                release = strategy.release_ops(event_id, entry.email,
-                                               until=_ms(entry.offer_expires_at), ref=entry.hold,
-                                               **self.order_of(entry))
                 ended += self._end(entry, EXPIRED, offered_until=entry.offer_expires_at,
-                                   extra=release if _ms(entry.offer_expires_at) > self.clock()
-                                   else ())
+                                   extra=self._release(entry)
+                                   if _ms(entry.offer_expires_at) > self.clock() else ())
             elif entry.status == WAITING:
                 ended += self._end(entry, EXPIRED)
         self.release_expired(event_id, self.clock())
         return ended
+
+    def _release(self, entry: WaitlistEntry) -> list:
+        """The members that free ``entry``'s offered hold."""
+        return [op for _, op in self.strategy_for(entry.event_id).release_ops(
+            self.event_for(entry.event_id), entry.email, self.order_of(entry),
+            until=_ms(entry.offer_expires_at), ref=entry.hold)]
 
     def _end(self, entry, status, *, offered_until=None, extra=()) -> int:
         """Move ``entry`` from its current state to ``status`` (1), or 0 if it moved."""
@@ -363,8 +362,8 @@ class WaitlistEngine:
         """Turn ``entry``'s held seat into ``registration`` (one transaction)."""
         now = self.clock()
         strategy = self.strategy_for(event_id)
-        hold = strategy.accept_ops(event_id, registration, now=now, ref=entry.hold,
-                                   **self.order_of(entry))
+        hold = strategy.accept_ops(self.event_for(event_id), registration, self.order_of(entry),
+                                   now=now, ref=entry.hold)
         mark = ("Update", self.table.update_op(
             {"event_id": event_id, "email": entry.email},
             "SET #status = :booked, registration_id = :rid, #ttl = :ttl, ended_at = :now",
@@ -373,19 +372,21 @@ class WaitlistEngine:
             values={":booked": BOOKED, ":rid": registration.registration_id, ":now": now,
                     ":ttl": now // 1000 + ENDED_RETENTION, ":offered": OFFERED,
                     ":oid": entry.offer_id}))
-        operations = [*hold, mark, *self.requests.ops(request, registration)]
+        riders = Riders(self.requests, request)
+        members = Members(hold).add("entry", mark).extend(riders.members(registration))
         for _ in self.retry.attempts():
             try:
-                self.store.transact_write(operations, token=hashlib.sha256(
+                self.store.transact_write(members.operations, token=hashlib.sha256(
                     f"{registration.registration_id}:accept".encode()).hexdigest()[:36])
                 return registration
             except TransactionCancelled as cancelled:
-                answered = self.requests.answer_refusal(request, cancelled, len(hold) + 1)
+                refusal = members.refusal(cancelled)
+                answered = riders.answer(refusal)
                 if answered is not None:
                     return answered
-                if any(cancelled.code(i) == CCF for i in range(len(hold) + 1)):
+                if refusal.refused("entry") or any(refusal.refused(name) for name, _ in hold):
                     raise OfferExpired() from None
-                if not cancelled.conflict:
+                if not refusal.conflict:
                     raise
 
     def leave(self, event_id: str, email: str, *, removed: bool = False) -> WaitlistEntry:
@@ -397,11 +398,9 @@ class WaitlistEngine:
             entry = self.entry(event_id, email)
             if entry is None or not entry.is_active:
                 raise NotWaiting()
-            release = ()
+            release: list = []
             if entry.status == OFFERED and _ms(entry.offer_expires_at) > self.clock():
-                release = self.strategy_for(event_id).release_ops(
-                    event_id, email, until=_ms(entry.offer_expires_at), ref=entry.hold,
-                    **self.order_of(entry))
+                release = self._release(entry)
             told = (("Put", self.requests.outbox.table.put_op(self.removal_message(entry))),)
             if self._end(entry, LEFT, extra=(*release, *(told if removed else ()))):
                 if release:

@@ -28,7 +28,7 @@ class SignupForm(forms.Form):
         """With an ``event`` that sells orders (docs/orders.md), a quantity per ticket type,
         each labelled with the seats its quotas have left (``availability``)."""
         super().__init__(*args, **kwargs)
-        self.ticket_types = [] if event is None or event.is_plain else sorted(event.ticket_types)
+        self.ticket_types = sorted(event.ticket_types) if event and event.offers_orders else []
         single = len(self.ticket_types) == 1
         for ticket_type in self.ticket_types:
             left = _type_remaining(event, availability, ticket_type)

@@ -143,7 +143,7 @@ def _signup(request, service, event, *, rechecking=False):
     except OutcomeUnknown as error:  # a seat may be held: ask again with the same token
         return _in_progress(request, event.id, form, token, error.message, 202)
     except EventFull as error:  # a definite answer: the event as full, never the form again
-        seats = None if event.is_plain else service.availability(event.id)
+        seats = service.availability(event.id) if event.offers_orders else None
         if seats is not None and not seats.is_full:
             # The order did not fit one quota: say which, and offer what is still left.
             form = SignupForm(request.POST, event=event, availability=seats)

@@ -62,7 +62,7 @@ def hot_event(config, clients, book_everyone) -> dict:
         deciders = DeciderProcesses(_decider_env(service.store), directory)
         try:
             runs = _book_and_kill(deciders, strategy, event.id, config.attempts, book_everyone)
-            _drain(deciders, strategy, event.id)
+            _drain(deciders, strategy, event)
         finally:
             deciders.stop()
         journals = deciders.journals()
@@ -111,10 +111,10 @@ def _kill_mid_run(deciders, strategy, event_id, latest, booked) -> None:
         booked.wait(WATCH_SECONDS)
 
 
-def _drain(deciders, strategy, event_id) -> None:
+def _drain(deciders, strategy, event) -> None:
     """Wait until the decider has decided everything (or died, or ran out of time)."""
     deadline = time.monotonic() + DRAIN_SECONDS
-    while (strategy.availability(event_id).pending and deciders.alive()
+    while (strategy.availability(event).pending and deciders.alive()
            and time.monotonic() < deadline):
         time.sleep(0.1)
 

@@ -79,12 +79,9 @@ def _send_what_is_owed(passes: int = 10) -> list[str]:
 
 
 def _create_events(config) -> list[dict]:
-    """One plain event per strategy; then an order event per strategy that takes orders
-    (its ``takes_orders`` flag: a strategy that learns orders joins the run by itself)."""
-    service = get_booking_service()
-    ordering = [s for s in config.strategies if service.strategy(s).takes_orders]
+    """One plain event and one order event per strategy (every booking is an order)."""
     return ([_create_event(strategy, capacity=config.capacity) for strategy in config.strategies]
-            + [_create_event(strategy, **config.order_event()) for strategy in ordering])
+            + [_create_event(strategy, **config.order_event()) for strategy in config.strategies])
 
 
 def _create_event(strategy: str, **shape) -> dict:
@@ -94,7 +91,7 @@ def _create_event(strategy: str, **shape) -> dict:
     event = patiently(lambda: service.create_event(
         name=f"Torture {strategy} {kind}", strategy=strategy, **shape))
     return {"id": event.id, "strategy": strategy, "capacity": event.capacity,
-            "orders": not event.is_plain, "quotas": event.quota_capacities(),
+            "orders": event.offers_orders, "quotas": event.quota_capacities(),
             "ticket_types": {t: list(q) for t, q in event.ticket_types.items()}}
 
 

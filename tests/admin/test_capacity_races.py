@@ -205,7 +205,8 @@ def careless_resize(strategy):
     def taken(event_id):
         return strategy.events.get({"event_id": event_id}, projection="quota_counts")["quota_counts"]
 
-    def change_capacity(event_id, *, expected_version, capacity, changes, quotas=None):
+    def change_capacity(event, *, expected_version, capacity, changes, quotas=None):
+        event_id = event.id
         counts = counts_of(strategy.events.get({"event_id": event_id}))
         for quota, size in (quotas or {}).items():
             if counts[quota][1] > size:

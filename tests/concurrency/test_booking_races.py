@@ -11,6 +11,7 @@ import pytest
 from django.conf import settings
 
 from booking.wiring import get_booking_service
+from tests import conformance
 
 pytestmark = pytest.mark.concurrency
 
@@ -87,7 +88,7 @@ def run_distinct_race(server, strategy, race_delay_ms=0.0, people=PEOPLE):
     return event, outcomes, stored, counter
 
 
-@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots", "shards"])
+@pytest.mark.parametrize("strategy", conformance.AT_ONCE)
 def test_race__distinct_people__exactly_capacity_confirmed(server_store, strategy):
     event, outcomes, stored, counter = run_distinct_race(server_store, strategy)
 
@@ -97,7 +98,7 @@ def test_race__distinct_people__exactly_capacity_confirmed(server_store, strateg
     assert violations(event, outcomes, stored, counter) == []
 
 
-@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots", "shards"])
+@pytest.mark.parametrize("strategy", conformance.AT_ONCE)
 def test_race__same_person_everywhere__exactly_one_confirmed(server_store, strategy):
     service = get_booking_service()
     event = service.create_event(name="Same person", capacity=CAPACITY, strategy=strategy)

@@ -17,6 +17,7 @@ from django.conf import settings
 from booking.strategies.streams.decider import StreamDecider
 from booking.wiring import get_booking_service
 from harness.torture.plan import ORDER_TYPES, random_order
+from tests import conformance
 
 pytestmark = pytest.mark.concurrency
 
@@ -24,7 +25,7 @@ PROCESSES = 3
 THREADS = 16
 PEOPLE = 24  # per event
 SAME_PERSON = 3  # attempts at once, each a different order, for one more e-mail per event
-STRATEGIES = ("aggregate", "lock_table", "slots", "streams", "shards", "unguarded")
+STRATEGIES = (*conformance.ALL, "unguarded")
 QUOTAS = {"workshop-a": 8, "workshop-b": 8}
 # The torture run's order events use the same types and draw orders the same way.
 TYPES = ORDER_TYPES

@@ -10,9 +10,9 @@ import json
 from io import StringIO
 
 import pytest
+from tests import conformance
 from django.core.management import CommandError, call_command
 
-from harness.controls import ALL_STRATEGIES
 
 pytestmark = pytest.mark.concurrency
 
@@ -32,7 +32,7 @@ def torture(*args) -> tuple[int, dict]:
 def test_torture__guarded_strategies_with_faults__no_anomaly():
     status, report = torture("--processes", "3", "--threads", "12", "--ops", "1200",
                              "--seed", "20261123", "--strategies",
-                             "aggregate,lock_table,slots,streams,shards")
+                             ",".join(conformance.ALL))
 
     assert report["anomalies"] == [], report["anomaly_counts"]
     assert status == 0
@@ -48,9 +48,8 @@ def test_torture__guarded_strategies_with_faults__no_anomaly():
     assert report["mail"]["sent"] == report["mail"]["messages"] > 0
     assert report["mail"]["still_owed"] == 0
     assert report["decider_kills"] == 1  # the streams event's decider, mid-run
-    # Orders: an order event for every strategy that takes them, whole, quota by quota.
-    ordering = {s for s in ("aggregate", "lock_table", "slots", "streams", "shards")
-                if ALL_STRATEGIES[s].takes_orders}
+    # Orders: an order event for every strategy, whole, quota by quota.
+    ordering = set(conformance.ALL)
     assert {e["strategy"] for e in report["events"] if e["orders"]} == ordering
     for event in (e for e in report["events"] if e["orders"]):
         assert set(event["quotas"]) == {"capacity", "workshop-a", "workshop-b"}

@@ -52,13 +52,16 @@ def strategy_booker(service, event_id):
 
     from harness.torture.worker import patiently
 
-    strategy = service.strategy(patiently(lambda: service.get_event(event_id)).strategy)
+    from tests.helpers import book_directly
+
+    event = patiently(lambda: service.get_event(event_id))
+    strategy = service.strategy(event.strategy)
 
     def book(event_id, *, name, email):
         # The store's failures leave as the service's domain errors, as through the service
         # (a strategy's extra read, like shards' marker, can meet an injected fault).
         with translated():
-            return strategy.book(event_id, Registration(
+            return book_directly(strategy, service, event, Registration(
                 event_id=event_id, email=email, name=name, registered_at=timezone.now(),
                 registration_id=uuid.uuid4().hex))
 

@@ -1,4 +1,4 @@
-"""Time-limited leases (seed 003): conditional put on expiry, release by owner token only."""
+"""Time-limited leases: conditional put on expiry, release by owner token only."""
 import time
 
 import pytest

@@ -19,8 +19,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from booking.errors import AlreadyRegistered, EventFull, InvalidBooking, NotRegistered
 from booking.wiring import get_booking_service
+from tests import conformance
 
-STRATEGIES = ("aggregate", "lock_table", "slots", "streams", "shards")
+STRATEGIES = conformance.ALL
 PEOPLE = tuple(f"p{n}@example.com" for n in range(4))
 CAPACITY, QUOTAS = 6, {"a": 2, "b": 3}
 TYPES = {"plain": [], "ta": ["a"], "tb": ["b"], "ab": ["a", "b"]}

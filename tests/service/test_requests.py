@@ -17,14 +17,14 @@ from tests.helpers import table
 from booking.dynamo.tables import REGISTRATIONS, REQUESTS
 from booking.errors import (AlreadyRegistered, EventFull, InvalidBooking, NotRegistered,
                             OutcomeUnknown, StoreUnavailable)
-from harness.controls import ALL_STRATEGIES as STRATEGIES
 from harness.controls import ForgetfulRequestLog
 from tests.conftest import GUARDED
+from tests import conformance
 
 RID = "form-token-0001"
 # Strategies that answer a booking at once (streams answers "pending"; its requests are
 # tested in tests/strategies/test_streams.py).
-ALL = tuple(n for n, cls in STRATEGIES.items() if cls.decides_at_once)
+ALL = conformance.AT_ONCE
 
 
 @pytest.fixture(params=ALL)
@@ -137,9 +137,9 @@ def test_book__answer_lost__read_back_answers_without_resending(service, event):
     strategy = service.strategy(event.strategy)
     real_book, sent = strategy.book, []
 
-    def applied_then_lost(event_id, registration):
+    def applied_then_lost(event, registration, *rest):
         sent.append(registration)
-        real_book(event_id, registration)
+        real_book(event, registration, *rest)
         raise StoreUnavailable()
 
     with mock.patch.object(strategy, "book", applied_then_lost), \
@@ -160,9 +160,9 @@ def test_book__answer_lost_and_read_back_fails__resend_answered_by_its_request_r
     strategy = service.strategy(strategy_name)
     real_book, sent = strategy.book, []
 
-    def applied_then_lost(event_id, registration):
+    def applied_then_lost(event, registration, *rest):
         sent.append(registration)
-        answer = real_book(event_id, registration)
+        answer = real_book(event, registration, *rest)
         if len(sent) == 1:
             raise StoreUnavailable()
         return answer
@@ -181,10 +181,10 @@ def test_book__first_write_not_applied__row_absent_so_resent_and_booked(service)
     strategy = service.strategy("lock_table")
     real_book, sent = strategy.book, []
 
-    def refused_then_lost(event_id, registration):
+    def refused_then_lost(event, registration, *rest):
         sent.append(1)
         if len(sent) == 2:
-            real_book(event_id, registration)
+            real_book(event, registration, *rest)
         raise StoreUnavailable()
 
     with mock.patch.object(strategy, "book", refused_then_lost), \

@@ -45,7 +45,6 @@ from booking.dynamo.provision import ensure_tables
 from booking.errors import (AlreadyRegistered, BookingContention, BookingError, EventFull,
                             InvalidBooking, NotRegistered, OutcomeUnknown, StoreUnavailable)
 from booking.models import Registration
-from booking.strategies import STRATEGIES
 from booking.wiring import get_booking_service, reset_services
 from harness.controls import ForgetfulRequestLog, control_service
 from localdynamo.faults import LOST_RESPONSE, THROTTLE, FaultInjector
@@ -61,9 +60,9 @@ WRITES = ("booking write", "next write", "every write")
 UNKNOWN = (StoreUnavailable, BookingContention, OutcomeUnknown)
 NEW = "a new registration"  # the model's answer for a booking that takes a seat
 # The event with orders (its model: tests/orders/test_stateful_orders.py), on one of the
-# strategies that take orders, drawn per example.
+# strategies, drawn per example.
 ORDERS = "orders"
-ORDER_STRATEGIES = tuple(s for s in GUARDED if STRATEGIES[s].takes_orders)
+ORDER_STRATEGIES = GUARDED
 EVENTS = (*GUARDED, ORDERS)
 # About 10 s on two quiet cores (50 s before the fault proxy answered without Nagle's
 # 40 ms). The search is random (with a fixed seed): a bug that needs a rare combination of

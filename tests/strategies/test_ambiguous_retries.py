@@ -13,10 +13,12 @@ from django.utils import timezone
 from booking.errors import AlreadyRegistered
 from booking.models import Registration
 from booking.strategies.base import client_token
-from harness.controls import ALL_STRATEGIES, control_service
+from tests.helpers import book_directly
+from harness.controls import control_service
+from tests import conformance
 
 # Strategies that answer a booking at once (streams: tests/strategies/test_streams.py).
-ALL = tuple(n for n, cls in ALL_STRATEGIES.items() if cls.decides_at_once)
+ALL = (*conformance.AT_ONCE, "unguarded")
 
 
 def attempt(event_id, email="ada@example.com"):
@@ -30,14 +32,14 @@ def booked(request, service):
     event = service.create_event(name="Talk", capacity=2, strategy=request.param)
     strategy = service.strategy(request.param)
     registration = attempt(event.id)
-    strategy.book(event.id, registration)
+    book_directly(strategy, service, event, registration)
     return service, event, strategy, registration
 
 
 def test_book__same_attempt_resent_after_it_applied__answers_success_once_stored(booked):
     service, event, strategy, registration = booked
 
-    assert strategy.book(event.id, registration) == registration
+    assert book_directly(strategy, service, event, registration) == registration
 
     assert [r.registration_id for r in service.registrations(event.id)] == [
         registration.registration_id]
@@ -49,7 +51,7 @@ def test_book__other_attempt_same_person__still_already_registered(booked):
     other = dataclasses.replace(registration, registration_id=uuid.uuid4().hex)
 
     with pytest.raises(AlreadyRegistered) as refused:
-        strategy.book(event.id, other)
+        book_directly(strategy, service, event, other)
 
     assert refused.value.existing.registration_id == registration.registration_id
 

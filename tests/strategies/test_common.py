@@ -8,10 +8,10 @@ from booking.errors import (
     InvalidBooking,
     NotRegistered,
 )
-from harness.controls import ALL_STRATEGIES as STRATEGIES
+from tests import conformance
 
 # Strategies that answer a booking at once (streams: tests/strategies/test_streams.py).
-ALL = tuple(n for n, cls in STRATEGIES.items() if cls.decides_at_once)
+ALL = (*conformance.AT_ONCE, "unguarded")
 
 
 @pytest.fixture(params=ALL)

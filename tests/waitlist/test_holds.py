@@ -1,27 +1,41 @@
-"""Waiting-list holds at the strategy level (seed 003): a hold takes a seat until a time,
-nobody can take it before, anyone can take it after; accepting needs it unexpired."""
+"""Waiting-list holds at the strategy level (a time-limited hold): a hold takes a seat until
+a time, nobody can take it before, anyone can take it after; accepting needs it unexpired."""
 import pytest
 from django.utils import timezone
 
 from booking.dynamo.access import TransactionCancelled
+from booking.dynamo.transaction import Members
 from booking.errors import EventFull
 from booking.models import Availability, Registration
+from tests import conformance
 
-GUARDED = ("aggregate", "lock_table", "slots", "shards")
+GUARDED = conformance.AT_ONCE
 T = 1_000_000_000_000  # an epoch in milliseconds; holds never read the real clock here
 
 
-def hold(strategy, event_id, email, *, until, now):
+def hold(strategy, event, email, *, until, now):
     """Take a hold the way the waiting list does: retry with the refusal's evidence."""
     refused = None
     for _ in range(5):
-        ops, ref = strategy.hold_ops(event_id, email, until=until, now=now, refused=refused)
+        named, ref = strategy.hold_ops(event, email, one_seat_of(event), until=until, now=now,
+                                       refused=refused)
+        members = Members(named)
         try:
-            strategy.store.transact_write(ops)
+            strategy.store.transact_write(members.operations)
             return ref
         except TransactionCancelled as cancelled:
-            refused = cancelled
+            refused = members.refusal(cancelled)
     raise AssertionError("no hold after 5 attempts")
+
+
+def one_seat_of(event):
+    """One seat of the event's only type: a plain event's order."""
+    return event.order({"admission": 1})
+
+
+def write(named):
+    """Run named members (a strategy's accept or release) as one transaction."""
+    return Members(named).operations
 
 
 def registration(event_id, email):
@@ -32,54 +46,60 @@ def registration(event_id, email):
 @pytest.fixture(params=GUARDED)
 def one_seat(request, service):
     event = service.create_event(name="One seat", capacity=1, strategy=request.param)
-    return service.strategy(request.param), event.id
+    return service.strategy(request.param), event
 
 
 def test_hold__seat_taken_until_expiry__then_anyone_may_take_it_over(one_seat):
-    strategy, event_id = one_seat
-    hold(strategy, event_id, "a@example.com", until=T + 100, now=T)
+    strategy, event = one_seat
+    event_id = event.id
+    hold(strategy, event, "a@example.com", until=T + 100, now=T)
 
     with pytest.raises(EventFull):
-        hold(strategy, event_id, "b@example.com", until=T + 300, now=T + 99)
-    hold(strategy, event_id, "b@example.com", until=T + 300, now=T + 100)  # a's has lapsed
+        hold(strategy, event, "b@example.com", until=T + 300, now=T + 99)
+    hold(strategy, event, "b@example.com", until=T + 300, now=T + 100)  # a's has lapsed
 
     assert strategy.holds(event_id) == {"b@example.com": T + 300}
 
 
 def test_hold__own_lapsed_hold__renewed(one_seat):
-    strategy, event_id = one_seat
-    hold(strategy, event_id, "a@example.com", until=T + 100, now=T)
+    strategy, event = one_seat
+    event_id = event.id
+    hold(strategy, event, "a@example.com", until=T + 100, now=T)
 
-    ref = hold(strategy, event_id, "a@example.com", until=T + 500, now=T + 200)
+    ref = hold(strategy, event, "a@example.com", until=T + 500, now=T + 200)
 
     assert strategy.holds(event_id) == {"a@example.com": T + 500}
-    strategy.store.transact_write(strategy.accept_ops(event_id, registration(event_id, "a@example.com"),
-                                       now=T + 499, ref=ref))
+    strategy.store.transact_write(write(strategy.accept_ops(
+        event, registration(event_id, "a@example.com"), one_seat_of(event), now=T + 499, ref=ref)))
     assert strategy.holds(event_id) == {}
     assert strategy.find(event_id, "a@example.com") is not None
 
 
 def test_accept__hold_lapsed__refused_and_nothing_booked(one_seat):
-    strategy, event_id = one_seat
-    ref = hold(strategy, event_id, "a@example.com", until=T + 100, now=T)
+    strategy, event = one_seat
+    event_id = event.id
+    ref = hold(strategy, event, "a@example.com", until=T + 100, now=T)
 
     with pytest.raises(TransactionCancelled):
-        strategy.store.transact_write(strategy.accept_ops(event_id, registration(event_id, "a@example.com"),
-                                           now=T + 100, ref=ref))
+        strategy.store.transact_write(write(strategy.accept_ops(
+            event, registration(event_id, "a@example.com"), one_seat_of(event), now=T + 100, ref=ref)))
 
     assert strategy.find(event_id, "a@example.com") is None
 
 
 def test_release__frees_exactly_that_hold(one_seat):
-    strategy, event_id = one_seat
-    ref = hold(strategy, event_id, "a@example.com", until=T + 100, now=T)
+    strategy, event = one_seat
+    event_id = event.id
+    ref = hold(strategy, event, "a@example.com", until=T + 100, now=T)
 
     with pytest.raises(TransactionCancelled):  # another offer's time: not this hold
-        strategy.store.transact_write(strategy.release_ops(event_id, "a@example.com", until=T + 99, ref=ref))
-    strategy.store.transact_write(strategy.release_ops(event_id, "a@example.com", until=T + 100, ref=ref))
+        strategy.store.transact_write(write(strategy.release_ops(
+            event, "a@example.com", one_seat_of(event), until=T + 99, ref=ref)))
+    strategy.store.transact_write(write(strategy.release_ops(
+        event, "a@example.com", one_seat_of(event), until=T + 100, ref=ref)))
 
     assert strategy.holds(event_id) == {}
-    hold(strategy, event_id, "b@example.com", until=T + 300, now=T)  # the seat is free
+    hold(strategy, event, "b@example.com", until=T + 300, now=T)  # the seat is free
 
 
 def test_held_seats__a_lapsed_order_hold_stays_held_until_released__a_lapsed_seat_does_not():

@@ -9,8 +9,9 @@ from booking.dynamo.tables import WAITING_LIST
 from booking.errors import EventFull, InvalidBooking, OfferExpired, SeatsAvailable
 from booking.models import BOOKED, EXPIRED, LEFT, OFFERED, WAITING
 from booking.waitlist import engine as waitlist_engine
+from tests import conformance
 
-ORDER_HOLDS = ("aggregate", "lock_table", "slots", "streams", "shards")
+ORDER_HOLDS = conformance.ALL
 
 
 @pytest.fixture(params=ORDER_HOLDS)
@@ -180,12 +181,12 @@ def test_plain_event__entry_stores_exactly_what_it_always_did(service, dynamo):
     assert service.accept_offer(event.id, email="bo@example.com").ticket_counts is None
 
 
-def test_join__holds_that_cannot_hold_orders__no_waiting_list(service, monkeypatch):
+def test_join__strategy_that_holds_no_seats__no_waiting_list(service):
+    # The unguarded control is no ``Holds``: its events have no waiting list.
     event = service.create_event(
-        name="DevConf", capacity=1, strategy="lock_table", quotas={"workshop-a": 1},
+        name="DevConf", capacity=1, strategy="unguarded", quotas={"workshop-a": 1},
         ticket_types={"conference": [], "workshop-a": ["workshop-a"]}, max_per_order=2)
     service.book(event.id, name="Ada", email="ada@example.com", tickets={"conference": 1})
-    monkeypatch.setattr(service.strategy("lock_table"), "holds_orders", False)
 
     assert not service.has_waiting_list(event)
     with pytest.raises(InvalidBooking, match="no waiting list"):

@@ -21,7 +21,7 @@ def event_dict(event, availability=None) -> dict:
             "time_zone": times.zone(zone_name).key, "venue": event.venue,
             "description": event.description,
             "created_at": event.created_at.isoformat()}
-    if not event.is_plain:  # orders: docs/orders.md
+    if event.offers_orders:  # orders: docs/orders.md
         data.update(quotas=dict(event.quotas), max_per_order=event.max_per_order,
                     ticket_types={name: list(q) for name, q in event.ticket_types.items()})
     if availability is not None:
@@ -52,7 +52,7 @@ def summary(event) -> str:
     line = f"{event.id}  {event.name} · {start} · {event.strategy} · capacity {event.capacity:,}"
     if event.quotas:
         line += " · quotas " + ", ".join(f"{name} {seats:,}" for name, seats in event.quotas.items())
-    if not event.is_plain:
+    if event.offers_orders:
         line += f" · {len(event.ticket_types)} ticket type(s), up to {event.max_per_order} per order"
     return line
 
