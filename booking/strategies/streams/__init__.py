@@ -295,6 +295,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
     def delete(self, event: Event) -> None:
         self.events.delete({"event_id": event.id})  # first: then nothing is confirmed any more
         self.registrations_table.delete_partition(event.id)
+        self._seen.pop(event.id, None)
 
     def audit(self, event: Event) -> list:
         return streams_audit.audit_event(self, event)
