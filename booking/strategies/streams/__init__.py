@@ -131,15 +131,15 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
             item = self._seen.get(event_id) or self._believe(self._read(event_id))
             if item is None:
                 return self._forget_orphan(registration)
-            order: Order | None = order_of(item, tickets)  # the belief picks the first write
-            status = CONFIRMED if fits(item, order_of(item, tickets)) else REJECTED
+            order = order_of(item, tickets)  # the belief picks the first write
+            status, from_read = (CONFIRMED if fits(item, order) else REJECTED), False
             if status == REJECTED:  # believed without room: one consistent read a page
                 read = page[event_id] = page.get(event_id) or self._read(event_id)
                 if read is None:
                     return self._forget_orphan(registration)
-                if not fits(read, order_of(read, tickets)):
-                    order = None  # no room at the instant of the read, while it was pending
-            outcome = self._write(registration, order, status, now)
+                # No room at the instant of the read, while it was pending: no event member.
+                from_read = not fits(read, order_of(read, tickets))
+            outcome = self._write(registration, None if from_read else order, status, now)
             if outcome is not AGAIN:
                 return outcome
         raise AssertionError("unreachable: attempts() raises when spent")
