@@ -83,3 +83,7 @@ class Riders:
     def reads(self) -> list[tuple[Table, dict]]:
         """Reads to add to a batch that should also recall the request."""
         return self.log.reads(self.request)
+
+    def answer_read(self, row: dict | None) -> Registration | None:
+        """What the request's row, read in such a batch, answers (None: nothing applied)."""
+        return self.log.answer(self.request, row)

@@ -349,9 +349,9 @@ class Bookings:
         request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
         strategy = self.catalog.strategy_for(event_id)
         event = self.catalog.event_for(event_id)
-        # A link's registration is trusted whole only when it holds one seat: an order's
-        # tickets may have changed since the link was sent (a part cancelled), so it is read.
-        known = registration if registration is not None and registration.seats == 1 and (
+        # A link names no tickets: its registration is whole only on an event where nobody
+        # chooses any (one seat of the only type); an order is read (a part may be gone).
+        known = registration if registration is not None and not event.offers_orders and (
             registration.event_id, registration.email, registration.registration_id) == (
             event_id, email, registration_id) else None
         if tickets is not None:
