@@ -1,6 +1,7 @@
 """The stream decider's checkpoints (per shard, the last record whose page was decided;
 only ever forward) and heartbeats (per decider, for the admin's lag and
-``check_capacity``), apart from the decider so the strategy and service read them.
+``check_capacity``), apart from the decider so the strategy and service read them
+(docs/streams.md#checkpoints-restarts-shards).
 """
 import time
 from decimal import Decimal
