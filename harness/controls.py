@@ -64,6 +64,7 @@ from booking.strategies.slots import SlotsStrategy
 from booking.strategies.slots.seats import SHUFFLE_RANGE, partition
 from booking.strategies.slots.freed import epoch_key
 from booking.strategies.streams import StreamsStrategy
+from booking.dynamo.transaction import Members  # the streams controls rebuild a decision
 
 from booking.webhooks.delivery import DELIVERED, RETRYING, WebhookSender
 
@@ -160,9 +161,9 @@ class HastyRejectionStreamsStrategy(StreamsStrategy):
     """Rejects without checking the event is still full: once it found an event full, a
     seat freed by a cancellation meanwhile is refused to the next request all the same."""
 
-    def _decision(self, key, registration, status, now):
-        operations = super()._decision(key, registration, status, now)
-        return [op for op in operations if op[0] != "ConditionCheck"]
+    def _decision(self, registration, order, status, now):
+        members = super()._decision(registration, order, status, now)
+        return Members((name, op) for name, op in members if op[0] != "ConditionCheck")
 
 
 class StaleFullStreamsStrategy(StreamsStrategy):
@@ -171,7 +172,7 @@ class StaleFullStreamsStrategy(StreamsStrategy):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self._read_once: set[str] = set()
+        self._read_once: dict = {}  # event id -> the event item as first read
 
     def decide_all(self, registrations, *, now=None):
         for registration in registrations:

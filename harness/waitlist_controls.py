@@ -61,13 +61,13 @@ class CarelessStreamsAcceptStrategy(StreamsStrategy):
     name = "careless_streams_accept"
     guarded = False
 
-    def accept_ops(self, event_id, registration, *, now, ref):
+    def accept_ops(self, event, registration, order, *, now, ref):
         return [
-            ("Update", self.events.update_op(
-                {"event_id": event_id}, "REMOVE holds.#email",
-                condition="attribute_exists(event_id)", names={"#email": registration.email})),
-            ("Put", self.registrations_table.put_op(
-                items.registration_item(registration, status=CONFIRMED))),
+            ("event", ("Update", self.events.update_op(
+                {"event_id": event.id}, "REMOVE holds.#email",
+                condition="attribute_exists(event_id)", names={"#email": registration.email}))),
+            ("registration", ("Put", self.registrations_table.put_op(
+                items.registration_item(registration, status=CONFIRMED)))),
         ]
 
 

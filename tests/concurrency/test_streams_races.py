@@ -13,6 +13,7 @@ from django.conf import settings
 
 from tests.helpers import table
 from booking.dynamo.tables import OUTBOX, STREAM_CHECKPOINTS
+from booking.strategies.streams.checkpoints import Checkpoints
 from booking.wiring import get_booking_service
 
 pytestmark = pytest.mark.concurrency
@@ -80,10 +81,15 @@ def run_race(server, careless):
         deciders[0].join()
         forget_checkpoints()
         deciders[0] = context.Process(target=run_decider, args=(env, careless))
+        restarted_at = time.time()
         deciders[0].start()
         for run in runs:
             outcomes += run.get(timeout=120)
     wait_for(lambda: service.availability(event.id).pending == 0)
+    # Both deciders (the restarted one too: it has read every record again) caught up.
+    heartbeats = Checkpoints(service.store).heartbeats
+    wait_for(lambda: sum((row.get("caught_up_at") or 0) > restarted_at
+                         for row in heartbeats()) >= 2)
     for decider in deciders:
         decider.terminate()  # SIGTERM: a clean stop
         decider.join(timeout=30)

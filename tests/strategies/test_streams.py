@@ -429,3 +429,30 @@ def test_decide__request_written_as_its_event_was_deleted__removed_not_decided(s
 
     assert decide_all(service) == {"event_gone": 1}
     assert table(STREAM_REGISTRATIONS).get({"event_id": gone, "email": "ann@example.com"}) is None
+
+
+def test_requests__booking_one_write__a_decision_one_write_once_the_event_is_known(service):
+    from booking.dynamo.metrics import RequestMeter
+
+    event = service.create_event(name="Queue", capacity=1, strategy="streams")
+    strategy = service.strategy("streams")
+    meter = RequestMeter().install(service.store)
+    try:
+        with meter.track() as booked:
+            ann = service.book(event.id, name="Ann", email="ann@example.com")
+        bob = service.book(event.id, name="Bob", email="bob@example.com")
+        cy = service.book(event.id, name="Cy", email="cy@example.com")
+        with meter.track() as first:  # the decider meets the event: one read, one write
+            assert strategy.decide(ann) == "confirmed"
+        with meter.track() as refused:  # its confirmation refused shows the item full;
+            # then a read settles the rejection, with nothing written on the event item
+            assert strategy.decide(bob) == "rejected"
+        with meter.track() as page:  # a page: one read for its rejections
+            assert [o for _, o in strategy.decide_all([cy])] == ["rejected"]
+    finally:
+        meter.uninstall()
+
+    assert booked.operations == ["TransactWriteItems"]  # the pending item and the riders
+    assert first.operations == ["GetItem", "TransactWriteItems"]
+    assert refused.operations == ["TransactWriteItems", "GetItem", "TransactWriteItems"]
+    assert page.operations == ["GetItem", "TransactWriteItems"]

@@ -1,347 +1,308 @@
-"""Streams-serialized strategy (decisions from the stream): accept now, decide in order.
-
-A booking never contends with another. It is one TransactWriteItems (one write request)
-of two puts:
-
-1. the provisional registration, status ``pending``, only if the person (e-mail key)
-   holds nothing for the event, or only a ``rejected`` one (asking again after a
-   refusal is a new request);
-2. the request row (``booking/exactly_once/request_log.py``); no e-mail is owed yet.
-
-The registrations table's stream carries every write, per partition (event) in commit
-order, to the decider (``decider.py``), which calls ``decide`` for each pending
-registration it reads. ``decide`` is one transaction:
-
-1. the registration: ``pending`` -> ``confirmed``, only if it is still this pending
-   registration (``#status = :pending AND registration_id = :rid``);
-2. the event item: ``confirmed_count + 1``, only if ``confirmed_count < capacity``;
-3. the confirmation's outbox row.
-
-When (2) refuses, the event is full: a second transaction moves the registration to
-``rejected`` with the rejection's outbox row, only while it is pending and the event is
-still full (a cancellation meanwhile sends the decision back to (1)). Once an event was
-found full (a hint only), the next rejections are decided from a read: one consistent read
-of the event item per stream page (``decide_all``) that shows no seat rejects that page's
-pending registrations of the event, each with (1) and the rejection's outbox row, no write
-on the event item (a ConditionCheck is charged as a write on the hot item); a read that
-shows a seat sends the decision back to the transactions above (docs/streams.md).
-The condition on
-``pending`` commits with the seat, so a record delivered twice, or read by two deciders
-at once, is decided once: the second attempt is refused and changes nothing. That is
-the history's guard (only the first runner proceeds) built into the write itself, as strong
-as the history counter and cheaper: no separate claim that can outlive a crash.
-
-Cancelling a confirmed registration deletes it and counts the seat back in one
-transaction: the next pending registration the decider reaches gets it, or the first
-person on the waiting list, whose offer holds it (``holds.py``: a hold is counted
-in ``confirmed_count``, so the decider treats a held seat as taken), whichever writes
-first. Rejected ones stay rejected (a definite answer; their people may join the line).
-Cancelling a pending one withdraws it; the decider then finds nothing pending to decide.
-The event item holds capacity, confirmed count and version; an edit checks its version and ``confirmed_count <= capacity`` in one update.
-Every change of the count also adds 1 to ``count_changes``, so a repair that recounts the
-confirmed registrations writes its count only if no decision or cancellation landed while
-it counted.
-
-Surface beyond the contract (``decides_at_once`` is False), used by the service, the
-decider and ``check_capacity``:
-
-``decide(registration, *, now=None) -> str``
-    The decider's step for one pending registration: ``CONFIRMED``, ``REJECTED``,
-    ``NOT_PENDING`` (decided before, or withdrawn) or ``EVENT_GONE``.
-``decide_all(registrations, *, now=None)``
-    ``decide`` for one stream page's pending registrations, in order, yielding each with
-    its outcome; a read that found an event full serves only this call.
-``place_in_line(registration) -> int``
-    1 + the pending registrations of the event that arrived before this one.
-``decider_running(now) -> bool``
-    Whether a decider reported a pass within ``stale_pending_seconds``.
-``registrations_table``
-    The registrations table, whose stream the decider reads.
-``decidable``
-    The condition that only a still-pending registration is decided (a control replaces it).
-
-Orders (several seats, ticket types, further quotas: docs/orders.md) are accepted the same
-way and decided whole, in arrival order, against every quota: ``orders.py``.
+"""The ``streams`` strategy (decisions from the stream): a booking is accepted at once as
+``pending``, and the decider (``decider.py``) confirms or rejects each in the order the
+table's stream carries them, against every quota the order draws on. Holds: ``holds.py``;
+audit and repair: ``audit.py``. How and why: docs/streams.md.
 """
 import time
+from contextlib import suppress
 from dataclasses import replace
 from decimal import Decimal
 
 from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed
 from booking.dynamo.tables import STREAM_REGISTRATIONS
-from booking.errors import AlreadyRegistered, EventNotFound
-from booking.exactly_once.request_log import Request
-from booking.models import CONFIRMATION, CONFIRMED, PENDING, REJECTED, REJECTION
-
+from booking.dynamo.transaction import Members, Refusal
+from booking.errors import AlreadyRegistered, EventNotFound, InvalidBooking
+from booking.exactly_once.riders import Riders
+from booking.models import (CAPACITY_QUOTA, CONFIRMATION, CONFIRMED, PENDING, REJECTED,
+                            REJECTION, Availability, Event, Order, Registration)
 from booking.strategies import event_edits
 from booking.strategies.base import (AGAIN, CAPACITY_NAMES, READ_AGAIN, OneItemPerPerson,
-                                     refused_at)
+                                     part_of, tickets_left)
 from booking.strategies.holds import HoldsMap, availability_of, quota_availability_of
+from booking.strategies.quota_counts import count_changes, counts_of, room_condition
 from booking.strategies.streams import audit as streams_audit
 from booking.strategies.streams.checkpoints import Checkpoints, decider_seen
 from booking.strategies.streams.holds import BUMP, BUMP_VALUES, StreamsHolds
-from booking.strategies.streams.orders import EVENT_GONE, NOT_PENDING, StreamsOrders
 
-_REFUSED, _CONFLICT = "refused", "conflict"  # internal: decide again
-EVENT_COUNTS = ("event_id, #capacity, confirmed_count, holds, hold_seats, quota_capacities, "
-                "quota_counts")  # what availability reads
+# What ``decide`` answers besides CONFIRMED and REJECTED.
+NOT_PENDING, EVENT_GONE = "not_pending", "event_gone"
 STATUS_NAMES = {"#status": "status"}
+EVENT_ABSENT, EVENT_EXISTS = "attribute_not_exists(event_id)", "attribute_exists(event_id)"
+# The person holds nothing for the event, or only a rejected request (asking again is new).
+NOTHING_OR_REJECTED = "attribute_not_exists(email) OR #status = :rejected"
+STILL_PENDING = "#status = :pending AND registration_id = :rid"
+DECIDED = "SET #status = :status, decided_at = :now"
+# Exactly the registration as read: an item stored without ``tickets`` holds one seat.
+AS_READ = ("registration_id = :rid AND #status = :status"
+           " AND (attribute_not_exists(tickets) OR tickets = :old)")
+KEEP_TICKETS = "SET tickets = :keep"
+PENDING_FILTER, AHEAD_FILTER = "#status = :pending", "#status = :pending AND registered_at < :at"
+IN_EVENT = "event_id = :e"
+EVENT_FIELDS = ("event_id, #capacity, confirmed_count, holds, hold_seats, quota_capacities, "
+                "quota_counts, ticket_types")
+# What a decider keeps of an event item: what an order's seats and room are judged by.
+BELIEVED = ("event_id", "capacity", "confirmed_count", "quota_capacities", "quota_counts",
+            "ticket_types")
+
+
+def order_of(event_item: dict, tickets: dict[str, int]) -> Order:
+    """What ``tickets`` take from each quota, at the capacities the event item holds."""
+    seats: dict[str, int] = {}
+    for ticket_type, quantity in tickets.items():
+        for quota in (CAPACITY_QUOTA, *(event_item.get("ticket_types") or {}).get(ticket_type, ())):
+            seats[quota] = seats.get(quota, 0) + quantity
+    found = counts_of(event_item)
+    return Order(seats=seats, capacities={q: found[q][0] for q in seats})
+
+
+def fits(event_item: dict, order: Order) -> bool:
+    found = counts_of(event_item)
+    return all(found[q][1] + n <= found[q][0] for q, n in order.seats.items())
+
+
+def with_event(condition: str) -> str:
+    return f"{EVENT_EXISTS} AND {condition}"
+
+
+def counted(clauses: list[str]) -> str:
+    """An update moving the counts, and ``count_changes`` (the version the repair checks)."""
+    return f"SET {', '.join(clauses)} ADD count_changes :one"
 
 
 class StreamsStrategy(StreamsHolds, OneItemPerPerson):
     name = "streams"
     max_capacity = 1_000_000
-    decides_at_once = False
-    takes_orders = True
     description = ("Every booking is accepted at once as pending; a stream decider confirms "
                    "or rejects them in arrival order.")
-    # Only a registration still pending may be decided: the guard against deciding twice.
-    decidable = "#status = :pending AND registration_id = :rid"
-    # check_capacity reports a registration pending longer than this while a decider runs.
-    stale_pending_seconds = 300.0
-
+    decidable = STILL_PENDING  # only a registration still pending is decided (a control replaces it)
+    stale_pending_seconds = 300.0  # check_capacity reports one pending longer while a decider runs
     registrations_spec = STREAM_REGISTRATIONS
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.held = HoldsMap(self.events, BUMP, BUMP_VALUES, counts_quotas=True)
-        self._full: set[str] = set()  # events this decider last found full (a hint only)
-        self.orders = StreamsOrders(self)
+        # The event item as this decider last saw it (a guess: every write checks it).
+        self._seen: dict[str, dict] = {}
 
-    def provision(self, event):
+    def provision(self, event: Event) -> None:
         item = {**items.event_item(event), "confirmed_count": 0}
         if event.quotas:
             item["quota_counts"] = {quota: 0 for quota in event.quotas}
-        self.events.put(item, condition="attribute_not_exists(event_id)")
+        self.events.put(item, condition=EVENT_ABSENT)
 
-    def book(self, event_id, registration, order=None):  # an order is decided whole later
-        registration = replace(registration, status=PENDING)
-        request = Request.booking(registration)
-        operations = [
-            ("Put", self.registrations_table.put_op(
-                items.registration_item(registration),
-                condition="attribute_not_exists(email) OR #status = :rejected",
-                names=STATUS_NAMES, values={":rejected": REJECTED})),
-            *self.requests.row_ops(request, registration),
-        ]
+    # --- acceptance: one write, the pending registration and the riders -------------------
+    def book(self, event: Event, registration: Registration, order: Order,
+             riders: Riders) -> Registration:
+        """Accept ``registration`` as pending; the decider decides its order later."""
+        pending = replace(registration, status=PENDING)
+        members = Members([("registration", ("Put", self.registrations_table.put_op(
+            items.registration_item(pending), condition=NOTHING_OR_REJECTED,
+            names=STATUS_NAMES, values={":rejected": REJECTED})))])
+        members.extend(riders.members(pending, notice=False))  # its e-mail goes with the decision
 
-        def decode(cancelled):
-            if not refused_at(cancelled, 0):
+        def decode(refusal: Refusal):
+            if not refusal.refused("registration"):
                 return None
-            stored = cancelled.reasons[0].old_item
-            if self.tokens.is_mine(stored, registration):
-                return registration
+            stored = refusal.old("registration")
+            if self.tokens.is_mine(stored, pending):
+                return pending
             raise AlreadyRegistered(existing=items.registration_or_none(stored)) from None
 
-        return self.transact(operations, written=registration, decode=decode, request=request,
-                             request_at=1,
+        return self.transact(members, written=pending, decode=decode, riders=riders,
                              token=self.tokens.client_token(registration.registration_id, "book"))
 
-    def decide(self, registration, *, now: float | None = None) -> str:
-        """Confirm or reject one pending registration (the decider's step); what happened."""
-        return self._decide(registration, now, set())
+    # --- the decision ---------------------------------------------------------------------
+    def decide(self, registration: Registration, *, now: float | None = None) -> str:
+        """Confirm or reject one pending registration (the decider's step): the outcome."""
+        return self._decide(registration, now, {})
 
     def decide_all(self, registrations, *, now: float | None = None):
-        """Decide ``registrations`` (one stream page's pending ones) in order; yield each
-        with its outcome. A consistent read that found an event full serves the rest of
-        this call's registrations of that event, never a later call's."""
-        read_full: set[str] = set()  # events a read in this call found full
+        """Decide one stream page's pending registrations in order, yielding each with its
+        outcome; an event read in this call serves only this call."""
+        page: dict[str, dict | None] = {}
         for registration in registrations:
-            yield registration, self._decide(registration, now, read_full)
+            yield registration, self._decide(registration, now, page)
 
-    def _decide(self, registration, now, read_full: set[str]) -> str:
+    def _decide(self, registration: Registration, now: float | None, page: dict) -> str:
         now = time.time() if now is None else now
-        if not registration.is_plain:
-            return self.orders.decide(registration, now)
-        event_id = registration.event_id
+        event_id, tickets = registration.event_id, registration.tickets
         for _ in self.retry.attempts():
-            if event_id in self._full and (event_id in read_full or self._read_full(event_id)):
-                # Full at the instant of the read, and this registration was pending
-                # then: rejected without a write on the event item.
-                read_full.add(event_id)
-                outcome = self._try(registration, REJECTED, now, checked=False)
-            else:
-                # Once an event was found full, try the rejection first: its condition
-                # ("still full") sends the decision to a confirmation if a seat was freed.
-                first, second = ((REJECTED, CONFIRMED) if event_id in self._full
-                                 else (CONFIRMED, REJECTED))
-                outcome = self._try(registration, first, now)
-                if outcome == _REFUSED:
-                    outcome = self._try(registration, second, now)
-            if outcome == REJECTED:
-                self._full.add(event_id)
-            elif outcome == CONFIRMED:
-                self._full.discard(event_id)
-            if outcome not in (_REFUSED, _CONFLICT):
+            item = self._seen.get(event_id) or self._believe(self._read(event_id))
+            if item is None:
+                return self._forget_orphan(registration)
+            order = order_of(item, tickets)  # the belief picks the first write
+            status, from_read = (CONFIRMED if fits(item, order) else REJECTED), False
+            if status == REJECTED:  # believed without room: one consistent read a page
+                read = page[event_id] = page.get(event_id) or self._read(event_id)
+                if read is None:
+                    return self._forget_orphan(registration)
+                # No room at the instant of the read, while it was pending: no event member.
+                from_read = not fits(read, order_of(read, tickets))
+            outcome = self._write(registration, None if from_read else order, status, now)
+            if outcome is not AGAIN:
                 return outcome
-            # a conflict, or the count moved between the two: decide again
+        raise AssertionError("unreachable: attempts() raises when spent")
 
-    def _read_full(self, event_id) -> bool:
-        """One consistent read of the event item: no seat at this instant, as the
-        rejection's ConditionCheck judges it (a held seat counts as taken)? A missing
-        event is not "full" (the write path finds it gone)."""
-        event = self.events.get({"event_id": event_id}, projection="confirmed_count, #capacity",
-                                names=CAPACITY_NAMES)
-        return event is not None and event["confirmed_count"] >= event["capacity"]
+    def _read(self, event_id: str) -> dict | None:
+        return self.events.get({"event_id": event_id}, projection=EVENT_FIELDS,
+                               names=CAPACITY_NAMES)
 
-    def _try(self, registration, status, now, *, checked=True) -> str:
-        """One decision's transaction; ``checked=False``: a rejection a read found full,
-        without the event item's ConditionCheck."""
-        key = {"event_id": registration.event_id, "email": registration.email}
+    def _believe(self, item: dict | None) -> dict | None:
+        if item is not None:
+            self._seen[item["event_id"]] = {k: item[k] for k in BELIEVED if k in item}
+        return item
 
-        def decode(cancelled):
-            if refused_at(cancelled, 0):
+    def _write(self, registration: Registration, order: Order | None, status: str,
+               now: float) -> str:
+        """One decision's transaction (``order`` None: a rejection a read found no room for,
+        without the event item); ``AGAIN``: the event item was not as believed, or a conflict."""
+        members = (self._decision(registration, order, status, now) if order is not None
+                   else Members([self._decided(registration, REJECTED, now)])
+                   .extend(self._notice(registration, REJECTED, now)))
+
+        def decode(refusal: Refusal):
+            if refusal.refused("registration"):
                 return NOT_PENDING  # decided before (a redelivery, another decider), withdrawn
-            if not checked:
+            if not refusal.refused("event"):
                 return None
-            if refused_at(cancelled, 1) and cancelled.reasons[1].old_item is None:
-                self._forget_orphan(key, registration)  # the event was deleted meanwhile
-                return EVENT_GONE
-            return _REFUSED if refused_at(cancelled, 1) else None
+            if self._believe(refusal.old("event")) is None:  # what changed meanwhile
+                return self._forget_orphan(registration)
+            return AGAIN
 
-        operations = (self._decision(key, registration, status, now) if checked
-                      else self._rejection_from_read(key, registration, now))
-        outcome = self.transact_once(operations, written=status, decode=decode)
-        return _CONFLICT if outcome is AGAIN else outcome
+        return self.transact_once(members, written=status, decode=decode)
 
-    def _forget_orphan(self, key, registration) -> None:
-        """Remove a pending registration whose event is gone (written just as it was
-        deleted), only if it is still that pending registration."""
-        try:
-            self.registrations_table.delete(key, condition=self.decidable,
-                                            names=STATUS_NAMES,
-                                            values={":pending": PENDING,
-                                                    ":rid": registration.registration_id})
-        except ConditionFailed:
-            pass
-
-    def _decided_op(self, key, registration, status, now):
-        """The registration: pending -> ``status``, only while it is this pending one."""
-        return ("Update", self.registrations_table.update_op(
-            key, "SET #status = :status, decided_at = :now", condition=self.decidable,
-            names=STATUS_NAMES,
-            values={":status": status, ":now": Decimal(f"{now:.3f}"), ":pending": PENDING,
-                    ":rid": registration.registration_id}))
-
-    def _decision(self, key, registration, status, now):
-        """The decision's transaction: the pending registration, the event's count (a
-        confirmation counts the seat; a rejection checks the event is still full), and
-        the decision's e-mail."""
-        event_key = {"event_id": registration.event_id}
-        decided = [self._decided_op(key, registration, status, now)]
+    def _decision(self, registration: Registration, order: Order, status: str,
+                  now: float) -> Members:
+        """The registration, the event item (a confirmation counts the order's seats if
+        they fit; a rejection checks they still do not), and the decision's e-mail."""
+        key = {"event_id": registration.event_id}
+        condition, names, values = room_condition(order, lacking=status == REJECTED)
         if status == CONFIRMED:
-            decided.append(("Update", self.events.update_op(
-                event_key, "SET confirmed_count = confirmed_count + :one ADD count_changes :one",
-                condition="attribute_exists(event_id) AND confirmed_count < #capacity",
-                names=CAPACITY_NAMES, values={":one": 1})))
+            clauses, count_names, counts = count_changes(order.seats, "+")
+            event = ("Update", self.events.update_op(
+                key, counted(clauses), condition=with_event(condition),
+                names={**names, **count_names}, values={**values, **counts, ":one": 1}))
         else:  # a ConditionCheck body has a delete's shape: table, key, condition
-            decided.append(("ConditionCheck", self.events.delete_op(
-                event_key, condition="attribute_exists(event_id) AND confirmed_count >= #capacity",
-                names=CAPACITY_NAMES)))
+            event = ("ConditionCheck", self.events.delete_op(
+                key, condition=with_event(condition), names=names, values=values))
+        return (Members([self._decided(registration, status, now), ("event", event)])
+                .extend(self._notice(registration, status, now)))
+
+    def _decided(self, registration: Registration, status: str, now: float):
+        return ("registration", ("Update", self.registrations_table.update_op(
+            self._key(registration), DECIDED, condition=self.decidable, names=STATUS_NAMES,
+            values={":status": status, ":now": Decimal(f"{now:.3f}"), ":pending": PENDING,
+                    ":rid": registration.registration_id})))
+
+    def _notice(self, registration: Registration, status: str, now: float):
         kind = CONFIRMATION if status == CONFIRMED else REJECTION
-        return decided + self.requests.outbox.ops(kind, replace(registration, status=status),
-                                                  at=int(now))
+        ops = self.requests.outbox.ops(kind, replace(registration, status=status), at=int(now))
+        return [(f"outbox:{index}", op) for index, op in enumerate(ops)]
 
-    def _rejection_from_read(self, key, registration, now):
-        """A rejection whose "full" a consistent read established: the pending
-        registration and the rejection's e-mail, nothing on the event item."""
-        return [self._decided_op(key, registration, REJECTED, now),
-                *self.requests.outbox.ops(REJECTION, replace(registration, status=REJECTED),
-                                          at=int(now))]
+    def _forget_orphan(self, registration: Registration) -> str:
+        """Remove a pending registration whose event is gone (written as it was deleted)."""
+        with suppress(ConditionFailed):
+            self.registrations_table.delete(
+                self._key(registration), condition=self.decidable, names=STATUS_NAMES,
+                values={":pending": PENDING, ":rid": registration.registration_id})
+        return EVENT_GONE
 
-    def cancel(self, event_id, email, registration_id=None, *, request, known=None, event=None,
-               release=None):
+    @staticmethod
+    def _key(registration: Registration) -> dict:
+        return {"event_id": registration.event_id, "email": registration.email}
+
+    # --- cancelling: a confirmed order gives its seats back; a pending one is withdrawn ---
+    def cancel(self, event: Event, email: str, registration_id: str | None, *, riders: Riders,
+               known: Registration | None = None,
+               release: dict[str, int] | None = None) -> Registration:
         def read():
-            stored = self._stored(event_id, email, registration_id)
+            stored = self._stored(event.id, email, registration_id)
             return None if stored is None or stored.get("status") == REJECTED else stored
 
-        def remove(stored):
-            key, registration = {"event_id": event_id, "email": email}, items.registration_from_item(stored)
-            if event is not None:  # an event with orders: the stored order says what to free
-                return self.orders.remove(key, registration, request, event, release)
-            return self._remove(key, registration, request)
+        return self.remove_as_read(
+            read, lambda stored: self._remove(event, items.registration_from_item(stored),
+                                              riders, release),
+            riders=riders, require_event=lambda: self._require_event(event.id))
 
-        return self.remove_as_read(read, remove, request=request,
-                                   require_event=lambda: self._require_event(event_id))
+    def _remove(self, event: Event, stored: Registration, riders: Riders,
+                release: dict[str, int] | None):
+        """Withdraw or cancel ``stored`` (or ``release`` of a confirmed order) as read."""
+        if release is not None and stored.status != CONFIRMED:
+            raise InvalidBooking("Your order is still being decided: cancel all of it, or "
+                                 "part of it once it is confirmed.", field="tickets")
+        keep = tickets_left(stored, release) if release is not None else {}
+        answer = part_of(stored, release, riders.request) if release and keep else stored
+        same = {":rid": stored.registration_id, ":status": stored.status, ":old": stored.tickets}
+        table, key = self.registrations_table, self._key(stored)
+        members = Members([("registration", (
+            ("Update", table.update_op(key, KEEP_TICKETS, condition=AS_READ, names=STATUS_NAMES,
+                                       values={**same, ":keep": keep})) if keep else
+            ("Delete", table.delete_op(key, condition=AS_READ, names=STATUS_NAMES,
+                                       values=same))))])
+        if stored.status == CONFIRMED:
+            clauses, names, counts = count_changes(event.order(answer.tickets).seats, "-")
+            members.add("event", ("Update", self.events.update_op(
+                {"event_id": event.id}, counted(clauses), condition=EVENT_EXISTS,
+                names=names or None, values={**counts, ":one": 1})))
+        members.extend(riders.members(answer))
 
-    def _remove(self, key, registration, request):
-        """Delete exactly ``registration`` in its state as read (a confirmed one gives its
-        seat back); ``READ_AGAIN`` when it changed meanwhile."""
-        confirmed = registration.status == CONFIRMED
-        operations = [("Delete", self.registrations_table.delete_op(
-            key, condition="registration_id = :rid AND #status = :status",
-            names=STATUS_NAMES,
-            values={":rid": registration.registration_id, ":status": registration.status}))]
-        if confirmed:
-            operations.append(("Update", self.events.update_op(
-                {"event_id": key["event_id"]},
-                "SET confirmed_count = confirmed_count - :one ADD count_changes :one",
-                condition="attribute_exists(event_id)", values={":one": 1})))
-
-        def decode(cancelled):
-            if confirmed and refused_at(cancelled, 1):
+        def decode(refusal: Refusal):
+            if refusal.refused("event"):
                 raise EventNotFound() from None
-            return READ_AGAIN if refused_at(cancelled, 0) else None
+            return READ_AGAIN if refusal.refused("registration") else None
 
-        return self.transact(operations + self.requests.ops(request, registration),
-                             written=registration, decode=decode, request=request,
-                             request_at=len(operations))
+        return self.transact(members, written=answer, decode=decode, riders=riders)
 
-    def registrations(self, event_id):
-        """Every registration of the event, pending, confirmed and rejected."""
-        return super().registrations(event_id)
+    # --- reading --------------------------------------------------------------------------
+    def availability(self, event: Event) -> Availability:
+        item = self._require_event(event.id)
+        return replace(availability_of(item, None), pending=self._pending(event.id),
+                       further=quota_availability_of(item, None))
 
-    def availability(self, event_id, quotas=()):
-        event = self._require_event(event_id)
-        pending = self.registrations_table.count(
-            key_condition="event_id = :e", filter="#status = :pending",
-            names=STATUS_NAMES, values={":e": event_id, ":pending": PENDING})
-        return replace(availability_of(event, None), pending=pending,
-                       further=quota_availability_of(event, None))
+    def availabilities(self, events: list[Event]) -> dict[str, Availability]:
+        """One by one: each event's line is counted by its own query."""
+        found = {}
+        for event in events:
+            with suppress(EventNotFound):
+                found[event.id] = self.availability(event)
+        return found
 
-    def availabilities(self, event_ids):
-        """Capacity, confirmed and held seats in one batch (lists leave the line uncounted)."""
-        found = self.events.batch_get([{"event_id": e} for e in event_ids],
-                                      projection=EVENT_COUNTS, names=CAPACITY_NAMES)
-        # Every hold counts as held, a lapsed one too: the decider never takes it over (the
-        # next offer does, or the worker frees it), so until then its seat is not free.
-        return {item["event_id"]: availability_of(item, None) for item in found
-                if item is not None}
-
-    def place_in_line(self, registration) -> int:
+    def place_in_line(self, registration: Registration) -> int | None:
         """1 + the pending registrations of the event that arrived before this one."""
-        ahead = self.registrations_table.count(
-            key_condition="event_id = :e",
-            filter="#status = :pending AND registered_at < :at",
-            names=STATUS_NAMES,
-            values={":e": registration.event_id, ":pending": PENDING,
-                    ":at": items.registration_item(registration)["registered_at"]})
-        return ahead + 1
+        if registration.status != PENDING:
+            return None
+        at = items.registration_item(registration)["registered_at"]
+        return 1 + self._pending(registration.event_id, AHEAD_FILTER, {":at": at})
 
-    def change_capacity(self, event_id, *, expected_version, capacity, changes, quotas=None):
-        event_edits.change_counted_event(self.events, event_id, expected_version=expected_version,
+    def _pending(self, event_id: str, filter: str = PENDING_FILTER, values=None) -> int:
+        return self.registrations_table.count(
+            key_condition=IN_EVENT, filter=filter, names=STATUS_NAMES,
+            values={":e": event_id, ":pending": PENDING, **(values or {})})
+
+    def _require_event(self, event_id: str) -> dict:
+        event = self._read(event_id)
+        if event is None:
+            raise EventNotFound()
+        return event
+
+    # --- the event ------------------------------------------------------------------------
+    def change_capacity(self, event: Event, *, expected_version: int, capacity: int,
+                        changes: dict, quotas: dict[str, int] | None = None) -> None:
+        event_edits.change_counted_event(self.events, event.id, expected_version=expected_version,
                                          capacity=capacity, changes=changes, quotas=quotas)
 
-    def delete(self, event_id, quotas=()):
-        # The event item first: without it nothing is confirmed any more.
-        self.events.delete({"event_id": event_id})
-        self.registrations_table.delete_partition(event_id)
+    def delete(self, event: Event) -> None:
+        self.events.delete({"event_id": event.id})  # first: then nothing is confirmed any more
+        self.registrations_table.delete_partition(event.id)
+        self._seen.pop(event.id, None)
 
-    def audit(self, event):
+    def audit(self, event: Event) -> list:
         return streams_audit.audit_event(self, event)
 
-    def repair(self, event):
+    def repair(self, event: Event) -> list[str]:
         return streams_audit.repair_event(self, event)
 
     def decider_running(self, now: float) -> bool:
         """Whether a decider reported a pass recently (its heartbeat rows)."""
         return decider_seen(Checkpoints(self.store), now=now, within=self.stale_pending_seconds)
-
-    def _require_event(self, event_id):
-        event = self.events.get({"event_id": event_id}, projection=EVENT_COUNTS,
-                                names=CAPACITY_NAMES)
-        if event is None:
-            raise EventNotFound()
-        return event
-

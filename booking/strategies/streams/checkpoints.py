@@ -1,10 +1,7 @@
-"""The stream decider's checkpoints: per shard, the sequence number of the last record
-whose page was fully decided (it only moves forward, so two deciders never move it back),
-and per decider a heartbeat row (when it last passed, when it last caught up) for the
-admin's lag line and ``check_capacity``'s stale-pending check.
-
-Its own module so that the strategy (which asks whether a decider runs) and the service
-(which reports the lag) read it without importing the decider.
+"""The stream decider's checkpoints (per shard, the last record whose page was decided;
+only ever forward) and heartbeats (per decider, for the admin's lag and
+``check_capacity``), apart from the decider so the strategy and service read them
+(docs/streams.md#checkpoints-restarts-shards).
 """
 import time
 from decimal import Decimal
@@ -13,6 +10,9 @@ from booking.dynamo.access import ConditionFailed, Store
 from booking.dynamo.tables import STREAM_CHECKPOINTS
 
 HEARTBEAT_PREFIX = "decider#"
+ADVANCE = "SET sequence_number = :seq, #pos = :pos, at_ = :now"
+FORWARD = "attribute_not_exists(#pos) OR #pos < :pos"  # never backwards
+FINISH = "SET finished = :yes"
 
 
 def _decimal(seconds: float | None) -> Decimal | None:
@@ -39,8 +39,7 @@ class Checkpoints:
         """Record that everything up to ``sequence_number`` is decided (never backwards)."""
         try:
             self.table.update(
-                {"shard_id": shard_id}, "SET sequence_number = :seq, #pos = :pos, at_ = :now",
-                condition="attribute_not_exists(#pos) OR #pos < :pos",
+                {"shard_id": shard_id}, ADVANCE, condition=FORWARD,
                 names={"#pos": "position"},
                 values={":seq": sequence_number, ":pos": _position(sequence_number),
                         ":now": _decimal(time.time())})
@@ -49,8 +48,7 @@ class Checkpoints:
 
     def finish(self, shard_id: str) -> None:
         """The shard is closed and read to its end: its children may be read."""
-        self.table.update({"shard_id": shard_id}, "SET finished = :yes",
-                          values={":yes": True})
+        self.table.update({"shard_id": shard_id}, FINISH, values={":yes": True})
 
     def beat(self, decider_id: str, *, caught_up: bool, decided: int, now: float) -> None:
         row = {"shard_id": HEARTBEAT_PREFIX + decider_id, "seen_at": _decimal(now),

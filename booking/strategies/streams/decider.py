@@ -1,21 +1,7 @@
-"""The stream decider: reads the streams strategy's registrations stream in order and
-decides each pending registration (``StreamsStrategy.decide``).
-
-Delivery is at least once. A record may be read twice (a restart from the last
-checkpoint after ``kill -9``, two deciders on one stream, a Lambda retry); each decision
-is one transaction conditional on the registration still being pending, so a second
-reading changes nothing. Order is the stream's: per event (partition) in commit order,
-shard by shard, a child shard only after its parent is read to its end.
-
-Checkpoints (``STREAM_CHECKPOINTS``): per shard, the sequence number of the last record
-whose page was fully decided; it only moves forward (two deciders never move it back).
-A decider killed at any moment restarts from it: records after it are read again, those
-already decided are skipped by their condition, none is skipped unread. Each decider also
-writes a heartbeat row (when it last passed, when it last caught up) for the admin's lag
-and ``check_capacity``.
-
-Run it in ``manage.py booking_worker`` (``run``), or as an AWS Lambda on the table's
-stream with ``booking.lambda_handler.handler`` (docs/streams.md).
+"""The stream decider: reads the streams registrations' stream in order, shard by shard,
+from per-shard checkpoints, and decides each pending registration (``decide_all``). A
+record read twice is decided once: each decision is conditional on still being pending.
+Runs in ``manage.py booking_worker`` or as a Lambda (docs/streams.md).
 """
 import logging
 import threading
@@ -45,11 +31,8 @@ def registration_of(record: dict):
 
 
 class StreamDecider:
-    """Decides the registrations stream's pending registrations with ``strategy``.
-
-    ``on_decided(outcome, registration)`` runs after each decision that this decider
-    made (the worker sends its e-mail right away; the outbox keeps it owed regardless).
-    """
+    """Decides the stream's pending registrations with ``strategy``; ``on_decided(outcome,
+    registration)`` runs after each decision it made (the worker sends its e-mail)."""
 
     def __init__(self, strategy, *, checkpoints: Checkpoints | None = None, on_decided=None,
                  page_size: int = 100, decider_id: str | None = None):
@@ -59,7 +42,7 @@ class StreamDecider:
         self.on_decided = on_decided
         self.page_size = page_size
         self.decider_id = decider_id or uuid.uuid4().hex[:12]
-        self._arn = None
+        self._arn = ""  # the stream's, once a registration exists
         self._iterators: dict[str, str] = {}
         self._beaten = 0.0
         self._stop: threading.Event | None = None
@@ -68,7 +51,7 @@ class StreamDecider:
     def decide_records(self, records: list[dict]) -> Counter:
         """Decide the pending registrations among ``records``, in order (one call, one
         page: after a sell-out, one consistent read of the event serves its rejections)."""
-        outcomes = Counter()
+        outcomes: Counter = Counter()
         pending = [r for r in map(registration_of, records) if r is not None]
         for registration, outcome in self.strategy.decide_all(pending):
             outcomes[outcome] += 1
@@ -83,8 +66,9 @@ class StreamDecider:
         set, between pages); return the outcomes and whether every shard was read to its
         end."""
         self._stop = stop
-        outcomes, caught_up, finished = Counter(), True, set()
-        if self._arn is None:
+        outcomes: Counter = Counter()
+        caught_up, finished = True, set()
+        if not self._arn:
             if not self.strategy.registrations_table.scan_page(limit=1)[0]:
                 # No registration stored, so nothing to decide (and no stream to open yet).
                 self._beat(True, time.time() if now is None else now)
