@@ -85,9 +85,6 @@ class ForgetfulRequestLog(RequestLog):
     def answer(self, request, row):
         return None
 
-    def answer_refusal(self, request, cancelled, index):
-        return None
-
     def recall(self, request):
         return None
 

@@ -44,11 +44,10 @@ from dataclasses import dataclass, field
 
 
 from booking.dynamo import items
-from booking.dynamo.access import (CONDITION_FAILED, ConditionFailed, Store, Table,
-                                   TransactionCancelled, Unavailable)
+from booking.dynamo.access import ConditionFailed, Store, Table, Unavailable
 from booking.dynamo.tables import REQUESTS
 from booking.errors import InvalidBooking
-from booking.models import CANCELLATION, CONFIRMATION, Registration
+from booking.models import Registration
 from booking.exactly_once.outbox import Outbox
 
 MISMATCH = "This form was already used for a different booking."
@@ -96,16 +95,6 @@ class RequestLog:
         self.table = store.table(REQUESTS)
         self.outbox = outbox or Outbox(store)
         self.retention_seconds = int(retention_seconds)
-
-    def ops(self, request: Request, registration: Registration) -> list[tuple[str, dict]]:
-        """The request row, then the outbox rows, to add to the strategy's transaction.
-
-        A strategy called directly with a registration that names no request (tests, the
-        benchmark's strategy-only runs) writes no request row.
-        """
-        kind = CONFIRMATION if request.operation == "book" else CANCELLATION
-        return self.row_ops(request, registration) + self.outbox.ops(
-            kind, registration, at=int(request.at))
 
     def row_ops(self, request: Request, registration: Registration) -> list[tuple[str, dict]]:
         """The request row alone, for a write that owes no e-mail yet (a provisional
@@ -164,13 +153,6 @@ class RequestLog:
         if row.get("fingerprint") != request.fingerprint:
             raise InvalidBooking(MISMATCH, field="request_id")
         return items.registration_from_item(row["registration"])
-
-    def answer_refusal(self, request: Request, cancelled: TransactionCancelled,
-                       index: int) -> Registration | None:
-        """The answer when the transaction's request row (at ``index``) was refused."""
-        if cancelled.code(index) != CONDITION_FAILED:
-            return None
-        return self.answer(request, cancelled.reasons[index].old_item)
 
     def read(self, request_id: str) -> dict | None:
         return self.table.get({"request_id": request_id})

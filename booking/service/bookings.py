@@ -17,7 +17,7 @@ from booking.service.catalog import EventCatalog
 from booking.dynamo.access import (PastDeadline, StoreError, deadline, last_attempt_throttled,
                                    lost_attempts, throttles, time_left)
 from booking.errors import (BookingClosed, BookingContention, BookingError, EventFull,
-                            EventNotFound, InvalidBooking, NotRegistered, OutcomeUnknown,
+                            InvalidBooking, NotRegistered, OutcomeUnknown,
                             Overloaded, StillDeciding, StoreUnavailable)
 from booking.service.shedding import CoolDown
 from booking.service.store_errors import BUSY, UNAVAILABLE, caused_by_throttle

@@ -14,8 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from booking.dynamo import items
-from booking.dynamo.access import (CONDITION_FAILED, PastDeadline, Store, TransactionCancelled,
-                                   time_left)
+from booking.dynamo.access import PastDeadline, Store, TransactionCancelled, time_left
 from booking.dynamo.tables import EVENTS, REGISTRATIONS, TableSpec
 from booking.errors import (BookingContention, EventFull, EventNotFound, InvalidBooking,
                             NotRegistered)
@@ -72,16 +71,6 @@ class RetryPolicy:
                 time.sleep(pause)
             yield attempt
         raise BookingContention()
-
-
-def refused_at(cancelled: TransactionCancelled, index: int) -> bool:
-    """Whether member ``index``'s condition refused the transaction."""
-    return cancelled.code(index) == CONDITION_FAILED
-
-
-def old_item(cancelled: TransactionCancelled, index: int) -> dict | None:
-    """What member ``index`` found when its condition refused it (None: no such item)."""
-    return cancelled.reasons[index].old_item if refused_at(cancelled, index) else None
 
 
 def expired_holder(item: dict | None, now: float, prefer: str | None = None) -> str | None:
@@ -164,7 +153,7 @@ class Rewrite:
     """``decode``'s answer to write other members instead (take an expired hold's seat,
     or the order again with the capacities its refusal showed)."""
 
-    members: "Members | list"
+    members: Members
     token: str | None = None
 
 
@@ -203,24 +192,22 @@ class Strategy(Seats, Audited):
         """Hook between a read and the write that depends on it (tests replace it)."""
 
     # --- the shared "transaction, retry, decode the refusal" loop -----------------
-    def transact(self, members, *, written, decode: Callable, token: str | None = None,
-                 riders: Riders | None = None, request: Request | None = None,
-                 request_at: int = 0):
+    def transact(self, members: Members, *, written, decode: Callable,
+                 token: str | None = None, riders: Riders | None = None):
         """Write ``members`` in one transaction and return ``written``, retrying
         conflicts with ``self.retry`` (``BookingContention`` once spent, caused by the last
         refusal: a throttle stays visible). A refusal is answered by ``transact_once``; a
         ``Rewrite`` replaces the members and token."""
         refusals: list[TransactionCancelled] = []
 
-        def noted(refusal):
-            refusals[:] = [refusal.cancelled if isinstance(refusal, Refusal) else refusal]
+        def noted(refusal: Refusal):
+            refusals[:] = [refusal.cancelled]
             return decode(refusal)
 
         try:
             for _ in self.retry.attempts():
                 outcome = self.transact_once(members, written=written, decode=noted,
-                                             token=token, riders=riders, request=request,
-                                             request_at=request_at)
+                                             token=token, riders=riders)
                 if isinstance(outcome, Rewrite):
                     members, token = outcome.members, outcome.token
                 elif outcome is not AGAIN:
@@ -228,52 +215,40 @@ class Strategy(Seats, Audited):
         except BookingContention as spent:
             raise spent from (refusals[0] if refusals else None)
 
-    def transact_once(self, members, *, written, decode: Callable, token: str | None = None,
-                      riders: Riders | None = None, request: Request | None = None,
-                      request_at: int = 0):
+    def transact_once(self, members: Members, *, written, decode: Callable,
+                      token: str | None = None, riders: Riders | None = None):
         """One attempt: ``written``, or for a refusal, in order: the riders' answer, else
         ``decode(refusal)`` (a result, ``AGAIN``, a ``Rewrite``, or it raises the domain
         error), else ``AGAIN`` for a conflict; anything else is raised as it came."""
-        named = isinstance(members, Members)
         try:
-            self.store.transact_write(members.operations if named else members, token=token)
+            self.store.transact_write(members.operations, token=token)
             return written
         except TransactionCancelled as cancelled:
-            refusal = members.refusal(cancelled) if named else None
-            if riders is not None and refusal is not None:
-                answered = riders.answer(refusal)
-                if answered is not None:
-                    return answered  # this request already wrote (or a resend of ours)
-            if request is not None:  # positional members (being replaced by riders)
-                answered = self.requests.answer_refusal(request, cancelled, request_at)
-                if answered is not None:
-                    return answered
-            outcome = decode(refusal if named else cancelled)
+            refusal = members.refusal(cancelled)
+            answered = riders.answer(refusal) if riders is not None else None
+            if answered is not None:
+                return answered  # this request already wrote (or a resend of ours)
+            outcome = decode(refusal)
             if outcome is not None:
                 return outcome
-            if cancelled.conflict:
+            if refusal.conflict:
                 return AGAIN
             raise
 
-    def remove_as_read(self, read: Callable, remove: Callable, *,
-                       riders: Riders | None = None, request: Request | None = None,
+    def remove_as_read(self, read: Callable, remove: Callable, *, riders: Riders,
                        require_event: Callable) -> Registration:
         """The cancel loop: ``read()`` the registration (None: nothing to cancel), then
         ``remove(stored)``, reading again while it answers ``AGAIN`` or ``READ_AGAIN``."""
-        if riders is not None:
-            recall = riders.recall
-        else:  # positional members (being replaced by riders)
-            recall = lambda: self.requests.recall(request) if request else None  # noqa: E731
         for _ in self.retry.attempts():
             stored = read()
             if stored is None:
-                return self._not_registered(recall, require_event)
+                return self._not_registered(riders.recall, require_event)
             try:
                 removed = remove(stored)
             except InvalidBooking:
                 # Part of an order the order no longer holds: an earlier run of this very
                 # request may have freed it (its repeat answers as it did), else refused.
-                answered = recall()
+                answered = riders.recall()
                 if answered is None:
                     raise
                 return answered

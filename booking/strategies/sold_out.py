@@ -74,7 +74,7 @@ def read_first(strategy, counters: list[tuple[Table, dict]], registration: Regis
     found = strategy.store.batch_get([*counters, *mine, *riders.reads()], projections=projections)
     counted, rest = found[:len(counters)], found[len(counters):]
     row = rest[len(mine)] if len(rest) > len(mine) else None
-    answered = riders.log.answer(riders.request, row) if row is not None else None
+    answered = riders.answer_read(row) if row is not None else None
     if answered is not None:
         return FirstRead(counted, answered)
     if counted[0] is None:

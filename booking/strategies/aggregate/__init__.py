@@ -92,7 +92,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
             [(self.events, {"event_id": event.id}), *riders.reads()],
             projections={self.events.name: (FIRST_READ, {**CAPACITY_NAMES,
                                                          "#email": registration.email})})
-        answered = riders.log.answer(riders.request, rows[0]) if rows else None
+        answered = riders.answer_read(rows[0]) if rows else None
         found = answered or self.next_try(event.id, registration, order, present(item))
         if isinstance(found, Registration):
             return found

@@ -12,13 +12,12 @@ import threading
 from booking.dynamo import items
 from booking.dynamo.access import TransactionCancelled
 from booking.dynamo.tables import EVENT_LOCKS
-from booking.dynamo.transaction import Members, Op, Refusal
+from booking.dynamo.transaction import Members, Refusal
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.exactly_once.riders import Riders
 from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
                             Registration)
-from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite,
-                                     now_ms, order_full, part_of, quota_order, tickets_left)
+from booking.strategies.base import (READ_AGAIN, Rewrite, now_ms, order_full, part_of, quota_order, tickets_left)
 from booking.strategies.holds import HoldsMap, availability_of
 from booking.strategies.shards import audit as shards_audit
 from booking.strategies.shards import capacity as shards_capacity
@@ -91,8 +90,8 @@ class ShardsStrategy(ShardsHolds):
                     self.dry.note(hint_key(event.id, quota), [n])
             if refused:  # no room where guessed: where is a seat?
                 return attempt(*self.elsewhere(event.id, order))
-            throttled = [seats.shard_of(name) for at, name in enumerate(tried.names)
-                         if name.startswith("shard:") and refusal.cancelled.code(at) == THROTTLED]
+            throttled = [seats.shard_of(name) for name in tried.names
+                         if name.startswith("shard:") and refusal.code(name) == THROTTLED]
             if throttled:  # a shard over its capacity: another at once
                 return attempt(*(self.guess(event.id, order, avoid=throttled)
                                  or self.elsewhere(event.id, order)))

@@ -177,7 +177,7 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
             first, (self.registrations_table, {"event_id": registration.event_id,
                                                "email": registration.email}),
             *riders.reads()])
-        answered = riders.log.answer(riders.request, row[0]) if row else None
+        answered = riders.answer_read(row[0]) if row else None
         if answered is not None:
             return found, answered
         if found is None:
