@@ -77,7 +77,7 @@ GRANTS: dict[str, dict[tuple[TableSpec, str | None], frozenset[str]]] = {
 # the code is there): error paths, repairs, lost answers.
 RARE_PATHS: dict[tuple[str, str, str | None, str], tuple[str, str]] = {
     ("web", "event_locks", None, "PutItem"): (
-        "booking/strategies/lock_table/audit.py", "strategy.locks.put(lock"),
+        "booking/strategies/lock_table/audit.py", "self.locks.put({**key, \"capacity\": size"),
     ("web", "outbox", None, "GetItem"): ("booking/mail/replay.py", "sender.outbox.get(key)"),
     ("web", "request_history", None, "Query"): (
         "booking/dynamo/history.py", "self.table.query(key_condition=\"request_id = :id\""),
@@ -95,6 +95,9 @@ RARE_PATHS: dict[tuple[str, str, str | None, str], tuple[str, str]] = {
         "booking/strategies/streams/__init__.py", "def _forget_orphan"),
     ("decider", "stream_registrations", None, "DeleteItem"): (
         "booking/strategies/streams/__init__.py", "def _forget_orphan"),
+    # A rejection the decider's read did not settle checks the event item is still full.
+    ("decider", "events", None, CHECK): (
+        "booking/strategies/streams/__init__.py", "event = (\"ConditionCheck\", self.events.delete_op("),
 }
 
 # What the Lambda service itself reads from the stream with the decider's role (the
