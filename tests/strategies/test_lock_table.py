@@ -127,21 +127,40 @@ def devconf(service):
 
 
 def test_book__stale_capacity_guess__corrected_from_the_refusal_then_booked(service):
-    event = service.create_event(name="Talk", capacity=1, strategy="lock_table")
+    event = service.create_event(name="Talk", capacity=2, strategy="lock_table",
+                                 max_per_order=2)
     strategy = service.strategy("lock_table")
+    stale = Order(seats={"capacity": 2}, capacities={"capacity": 5})
     meter = RequestMeter().install(service.store)
     try:
         with meter.track() as booking:
-            _book(strategy, event, "ada@example.com",
-                  order=Order(seats={"capacity": 1}, capacities={"capacity": 5}))
+            _book(strategy, event, "ada@example.com", {"admission": 2}, order=stale)
     finally:
         meter.uninstall()
 
     assert booking.operations == ["TransactWriteItems"] * 2
     with pytest.raises(EventFull) as full:  # the stored capacity, not the guess, decides
-        _book(strategy, event, "bob@example.com",
-              order=Order(seats={"capacity": 1}, capacities={"capacity": 5}))
+        _book(strategy, event, "bob@example.com", {"admission": 2}, order=stale)
     assert full.value.quota == "capacity"
+    assert table(EVENT_LOCKS).get({"event_id": event.id})["confirmed_count"] == 2
+
+
+def test_book__one_seat_after_a_capacity_edit__one_request_whatever_was_read(service):
+    # A plain booking compares the stored count with the stored capacity: a capacity the
+    # service read before an edit costs it nothing (a guess would cost a refused write).
+    event = service.create_event(name="Talk", capacity=1, strategy="lock_table")
+    strategy = service.strategy("lock_table")
+    stale = Order(seats={"capacity": 1}, capacities={"capacity": 5})
+    meter = RequestMeter().install(service.store)
+    try:
+        with meter.track() as booking:
+            _book(strategy, event, "ada@example.com", order=stale)
+    finally:
+        meter.uninstall()
+
+    assert booking.operations == ["TransactWriteItems"]
+    with pytest.raises(EventFull):
+        _book(strategy, event, "bob@example.com", order=stale)
     assert table(EVENT_LOCKS).get({"event_id": event.id})["confirmed_count"] == 1
 
 

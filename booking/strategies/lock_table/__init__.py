@@ -25,6 +25,8 @@ EXISTS = "attribute_exists(event_id)"
 # A condition cannot add: "count + n <= capacity" is "capacity >= cap AND count <= cap - n",
 # with the capacity as last read (a refusal shows the stored one).
 FITS = "attribute_exists(event_id) AND #capacity >= :cap AND confirmed_count <= :room"
+# One seat needs no guess: the stored count and capacity compare themselves.
+ONE_FITS = "attribute_exists(event_id) AND confirmed_count < #capacity"
 TAKE = f"SET confirmed_count = confirmed_count + :n, {BUMP}"
 GIVE = f"SET confirmed_count = confirmed_count - :n, {BUMP}"
 TAKE_OVER = f"REMOVE holds.#h SET {BUMP}"  # a lapsed hold's seat becomes the booking's
@@ -101,6 +103,10 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
                 lock_key(event_id, quota), TAKE_OVER, condition=LAPSED, names={"#h": holder},
                 values={":now": now, ":one": 1}))
         seats, capacity = order.seats[quota], order.capacities[quota]
+        if seats == 1:  # a plain booking stays one write whatever capacity was last read
+            return ("Update", self.locks.update_op(
+                lock_key(event_id, quota), TAKE, condition=ONE_FITS, names=CAPACITY_NAMES,
+                values={":n": 1, ":one": 1}))
         return ("Update", self.locks.update_op(
             lock_key(event_id, quota), TAKE, condition=FITS, names=CAPACITY_NAMES,
             values={":n": seats, ":one": 1, ":cap": capacity, ":room": capacity - seats}))
