@@ -260,14 +260,6 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         return replace(availability_of(item, None), pending=self._pending(event.id),
                        further=quota_availability_of(item, None))
 
-    def availabilities(self, events: list[Event]) -> dict[str, Availability]:
-        """One by one: each event's line is counted by its own query."""
-        found = {}
-        for event in events:
-            with suppress(EventNotFound):
-                found[event.id] = self.availability(event)
-        return found
-
     def place_in_line(self, registration: Registration) -> int | None:
         """1 + the pending registrations of the event that arrived before this one."""
         if registration.status != PENDING:
