@@ -28,3 +28,22 @@ def book_directly(strategy, service, event, registration, tickets=None):
     order = event.order(tickets or {next(iter(event.ticket_types)): 1})
     return strategy.book(event, registration, order,
                          Riders(service.requests, Request.booking(registration)))
+
+
+def hold_as_the_waiting_list(strategy, event, email, order, *, until, now):
+    """Hold ``order``'s seats as the waiting list does: again with the refusal's evidence,
+    read by name (at most 5 attempts); returns the hold's ``ref``."""
+    from booking.dynamo.access import TransactionCancelled
+    from booking.dynamo.transaction import Members
+
+    refused = None
+    for _ in range(5):
+        named, ref = strategy.hold_ops(event, email, order, until=until, now=now,
+                                       refused=refused)
+        members = Members(named)
+        try:
+            strategy.store.transact_write(members.operations)
+            return ref
+        except TransactionCancelled as cancelled:
+            refused = members.refusal(cancelled)
+    raise AssertionError("no hold after 5 attempts")

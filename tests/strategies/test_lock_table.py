@@ -15,7 +15,7 @@ from booking.errors import (BookingContention, EventFull, EventNotFound, Invalid
 from booking.exactly_once.request_log import Request
 from booking.exactly_once.riders import Riders
 from booking.models import Order, Registration
-from tests.helpers import table
+from tests.helpers import hold_as_the_waiting_list, table
 
 
 def test_book__lock_item_counts_and_versions(service):
@@ -105,18 +105,8 @@ def _cancel(strategy, event, email, *, release=None, known=None):
 
 
 def _hold(strategy, event, email, tickets, *, until, now):
-    """Hold as the waiting list does: again with the refusal's evidence, read by name."""
-    refused = None
-    for _ in range(5):
-        named, ref = strategy.hold_ops(event, email, event.order(tickets), until=until,
-                                       now=now, refused=refused)
-        members = Members(named)
-        try:
-            strategy.store.transact_write(members.operations)
-            return ref
-        except TransactionCancelled as cancelled:
-            refused = members.refusal(cancelled)
-    raise AssertionError("no hold after 5 attempts")
+    return hold_as_the_waiting_list(strategy, event, email, event.order(tickets),
+                                    until=until, now=now)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from booking.dynamo.transaction import Members
 from booking.errors import EventFull
 from booking.models import Availability, Registration
 from tests import conformance
+from tests.helpers import hold_as_the_waiting_list
 
 GUARDED = conformance.AT_ONCE
 T = 1_000_000_000_000  # an epoch in milliseconds; holds never read the real clock here
@@ -15,17 +16,8 @@ T = 1_000_000_000_000  # an epoch in milliseconds; holds never read the real clo
 
 def hold(strategy, event, email, *, until, now):
     """Take a hold the way the waiting list does: retry with the refusal's evidence."""
-    refused = None
-    for _ in range(5):
-        named, ref = strategy.hold_ops(event, email, one_seat_of(event), until=until, now=now,
-                                       refused=refused)
-        members = Members(named)
-        try:
-            strategy.store.transact_write(members.operations)
-            return ref
-        except TransactionCancelled as cancelled:
-            refused = members.refusal(cancelled)
-    raise AssertionError("no hold after 5 attempts")
+    return hold_as_the_waiting_list(strategy, event, email, one_seat_of(event),
+                                    until=until, now=now)
 
 
 def one_seat_of(event):
