@@ -85,9 +85,11 @@ def test_bench__single_client__exact_request_counts(small_run):
     assert hot[("unguarded", 1)]["overbooked"] == 0
     assert hot[("unguarded", 1)]["ratio_to_unguarded"] == 1.0
     # A claim each, and a lookup shared by the next bookings (the process's free-slot pool)
-    # while the pool lasts (1 s): on a machine so loaded that a booking takes longer, each
-    # booking looks up again, which is 2.0 (the pool's sharing: tests/strategies).
-    assert 1.0 < hot[("slots", 1)]["requests_per_booking"] <= 2.0
+    # while the pool lasts (1 s). On a machine so loaded that the pool lapses between
+    # bookings, each booking looks up again, and a lookup from a random start that finds
+    # too few reads once more from the first slot: at most 3.0 (a CI run measured 2.1).
+    # The pool's sharing is tested exactly in tests/strategies/test_slot_pool.py.
+    assert 1.0 < hot[("slots", 1)]["requests_per_booking"] <= 3.0
     # The e-mail work, apart: the webhook fan-out's read of the endpoints, claim, outcome
     # row, outbox delete per e-mail, plus the outbox scan and one event read per pass.
     assert 4.0 < hot[("lock_table", 1)]["mail_requests_per_booking"] < 5.0
