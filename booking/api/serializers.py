@@ -216,6 +216,10 @@ class RegistrationOutput(serializers.Serializer):
         the same on every retry of its key)."""
         from booking.wiring import get_booking_service
 
+        if registration.part_request_id or registration.cancelled_passes:
+            # a cancellation's answer: the passes it cancelled
+            return [{"id": pass_id, "status": "cancelled"}
+                    for pass_id in registration.cancelled_passes]
         known = self.context.get("passes")
         found = (known.get(registration.registration_id, []) if known is not None
                  else get_booking_service().issued_passes(registration))
