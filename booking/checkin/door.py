@@ -145,11 +145,6 @@ class Door:
         item = self.table.get(list_key(list_id))
         return int(item.get("inside", 0)) if item else 0
 
-    def delete_lists(self, event_id: str) -> None:
-        for lst in self.lists(event_id):
-            self.table.delete_partition(f"list#{lst.id}")
-        self.table.delete_partition(f"event#{event_id}")
-
     # --- scans ---------------------------------------------------------------------
     def scan(self, checkin_list: CheckinList, code: str, *, direction: str, nonce: str,
              scanned_at: float | None, gate: str | None, offline: bool = False) -> ScanResult:
