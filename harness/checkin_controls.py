@@ -62,3 +62,25 @@ def careless_door(service, *, race_delay_ms: float = 30.0) -> ReadThenWriteDoor:
                              race_delay_ms=race_delay_ms)
     service.checkin.door = door
     return door
+
+
+class UnconditionalPassCancellation:
+    """A cancellation's passes rider that marks the passes it chose cancelled without the
+    condition that none was admitted meanwhile: a scan and the cancellation both win."""
+
+    def __init__(self, rider):
+        self.rider = rider
+
+    def members(self, answer, *, notice: bool = True):
+        return [(name, without_condition(op))
+                for name, op in self.rider.members(answer, notice=notice)]
+
+    def answer(self, refusal):
+        return self.rider.answer(refusal)
+
+
+def careless_cancellations(service) -> None:
+    """Cancellations in ``service`` carry the unconditional passes rider."""
+    checkin = service.checkin
+    service.bookings.cancel_riders = lambda event_id, request_id, whole: (
+        UnconditionalPassCancellation(checkin.cancellation_rider(event_id, request_id, whole)),)
