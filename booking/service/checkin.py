@@ -96,7 +96,12 @@ class Checkin:
         return PassCancellation(self.door, request_id, whole)
 
     def cancelled_passes(self, removed: Registration, request_id: str) -> tuple[str, ...]:
-        return tuple(cancelled_by(self.door.order_item(removed.registration_id), request_id))
+        """The passes ``removed`` (a cancellation's answer) cancelled; one seat of a plain
+        registration without a read."""
+        if removed.part_request_id is None and removed.is_plain:
+            return (pass_id(removed.registration_id, 1),)
+        order = self.door.order_item(removed.registration_id)
+        return tuple(cancelled_by(removed, order, request_id))
 
     # --- lists ---------------------------------------------------------------------
     def create_checkin_list(self, event_id, *, name, ticket_types=None, allow_reentry=False,
