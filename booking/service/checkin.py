@@ -43,6 +43,7 @@ class Checkin:
         self.observers: list[Callable[[CheckinList, ScanResult], None]] = []
         self._names: dict[str, tuple[float, dict[str, str]]] = {}
         self._lock = threading.Lock()
+        self._reading = threading.Lock()
 
     # --- passes --------------------------------------------------------------------
     def pass_public_key(self, event_id) -> str:
@@ -249,11 +250,16 @@ class Checkin:
             return names[registration_id]
         if now - read_at < 1.0:  # just read: a miss stays a miss for a moment
             return names.get(registration_id)
-        names = {r.registration_id: r.name for r in self.registrations(event_id)}
-        with self._lock:
-            if len(self._names) > 200:
-                self._names.clear()
-            self._names[event_id] = (now, names)
+        with self._reading:  # one read at a time: scans arriving together wait for it
+            with self._lock:
+                read_at, names = self._names.get(event_id, (0.0, {}))
+            if registration_id in names or time.monotonic() - read_at < 1.0:
+                return names.get(registration_id)
+            names = {r.registration_id: r.name for r in self.registrations(event_id)}
+            with self._lock:
+                if len(self._names) > 200:
+                    self._names.clear()
+                self._names[event_id] = (time.monotonic(), names)
         return names.get(registration_id)
 
     def search_passes(self, list_id, text, *, limit: int = 20) -> list[tuple[str, Pass]]:
