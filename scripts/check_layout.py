@@ -28,7 +28,8 @@ LAYERS = [
     ("strategies", ["booking.strategies"]),
     ("waiting-list engine", ["booking.waitlist"]),
     ("service", ["booking.service"]),
-    ("links and mail", ["booking.links", "booking.calendar", "booking.mail"]),
+    ("links and mail", ["booking.links", "booking.calendar", "booking.mail",
+                        "booking.pass_images"]),
     # Organizers' endpoints, the fan-out from outbox rows, the worker's sender.
     ("webhooks", ["booking.webhooks"]),
     # Prometheus counters and JSON logs, hooked onto the store and the service by the wiring.

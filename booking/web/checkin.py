@@ -1,0 +1,273 @@
+"""The scanner page for door staff (``/checkin/``): pick a check-in list, scan passes with
+the phone's camera, type a code or find a name, and see a full-screen green or red answer.
+
+Staff sign in as for the admin (Django session; JSON posts carry the CSRF token) and
+need the ``checkin`` right (``rights.SCAN``) on the list's event: an event or list the user
+may not scan answers 404, exactly as a missing one, for every method. The views are thin
+over the service (``checkin_lists``, ``checkin_list``, ``scan``, ``scan_batch``,
+``passes``, ``pass_public_key``); the page's script (``static/booking/checkin.js``) checks
+each code's signature itself with the event's public key, so it keeps answering without a
+connection and uploads the scans it queued when the connection is back
+(docs/checkin.md).
+"""
+import json
+from functools import wraps
+
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404, JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_safe
+
+from booking.checkin.records import DIRECTIONS, ENTRY, MESSAGES
+from booking.errors import BookingError, EventNotFound, InvalidBooking
+from booking.models import ticket_label
+from booking.organizers import rights as organizer_rights
+from booking.web.errors import renders_booking_errors, status_for
+from booking.wiring import get_booking_service, web_settings
+
+LISTED_EVENTS = 50  # events on the list picker (soonest first)
+FOUND_NAMES = 10  # people a name search shows
+MAX_BATCH = 500  # scans one upload may carry (an offline queue is sent in parts)
+NOT_FOUND = "There is no such check-in list, or you may not scan for it."
+
+# What the page says besides the service's answers (the texts live here, not in the script).
+PAGE_TEXTS = {
+    **MESSAGES,
+    "admitted_offline": "Admitted (offline): the scan is saved on this phone and sent "
+                        "when the connection is back.",
+    "exited_offline": "Exit recorded (offline): sent when the connection is back.",
+    "already_admitted_here": "This pass was already admitted on this phone.",
+    "not_inside_here": "This pass has not entered on this phone.",
+    "forged": "Not a valid pass: its signature does not match this event.",
+    "other_event": "This pass is for another event.",
+    "cannot_check": "This phone cannot check codes offline. Connect to the internet.",
+    "send_failed": "Could not reach the server: the scan is saved and sent later.",
+}
+
+
+def allows_camera(view):
+    """This page may use the camera (the site's Permissions-Policy forbids it elsewhere):
+    the site's own policy with ``camera=(self)``."""
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        policy = web_settings().permissions_policy
+        if policy:
+            directives = [d.strip() for d in policy.split(",") if d.strip()]
+            kept = [d for d in directives if not d.startswith("camera=")]
+            response["Permissions-Policy"] = ", ".join(["camera=(self)", *kept])
+        return response
+    return wrapper
+
+
+def staff_page(view):
+    """Signed-in staff only: anyone else is sent to the sign-in page first."""
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if not organizer_rights.may_use(request.user):
+            return redirect_to_login(request.get_full_path(), reverse("admin:login"))
+        return view(request, *args, **kwargs)
+    return wrapper
+
+
+def staff_json(view):
+    """Signed-in staff only: anyone else gets the missing list's 404 (a page whose session
+    ended, or anyone else)."""
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if not organizer_rights.may_use(request.user):
+            return JsonResponse({"error": NOT_FOUND}, status=404)
+        return view(request, *args, **kwargs)
+    return wrapper
+
+
+def json_errors(view):
+    """A domain error as JSON ``{"error": ...}`` with its status (a missing list: 404)."""
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except Http404:
+            return JsonResponse({"error": NOT_FOUND}, status=404)
+        except BookingError as error:
+            return JsonResponse({"error": error.message}, status=status_for(error))
+    return wrapper
+
+
+def scannable(request, list_id):
+    """(service, list, event) for a list the user may scan; 404 for anything else, exactly
+    as for a missing list (another organizer's, or without the checkin right)."""
+    service = get_booking_service()
+    try:
+        checkin_list = service.checkin_list(list_id)
+        event = service.get_event(checkin_list.event_id)
+    except EventNotFound:
+        raise Http404(NOT_FOUND) from None
+    if not organizer_rights.for_user(request.user).may_event(organizer_rights.SCAN, event):
+        raise Http404(NOT_FOUND)
+    return service, checkin_list, event
+
+
+@never_cache
+@require_safe
+@staff_page
+@renders_booking_errors
+def pick(request):
+    """The events the user may scan for, each with its check-in lists."""
+    scope = organizer_rights.for_user(request.user).scope(organizer_rights.SCAN)
+    service = get_booking_service()
+    events = [] if scope.is_empty else service.events_page(
+        limit=LISTED_EVENTS, organizers=None if scope.is_everything else scope.organizers,
+        event_ids=scope.event_ids)[0]
+    rows = [(event, service.checkin_lists(event.id)) for event in events]
+    return render(request, "booking/checkin/pick.html", {"rows": rows})
+
+
+@never_cache
+@allows_camera
+@require_safe
+@staff_page
+@renders_booking_errors
+def scanner(request, list_id):
+    """The scanner for one list. Everything the script needs to work offline is in the
+    page: the event's public key, the list's ticket types and re-entry rule, the texts."""
+    service, checkin_list, event = scannable(request, list_id)
+    config = {
+        "listId": checkin_list.id, "eventId": event.id,
+        "publicKey": service.pass_public_key(event.id),
+        "ticketTypes": None if checkin_list.ticket_types is None
+        else list(checkin_list.ticket_types),
+        "ticketLabels": _ticket_labels(event),
+        "allowReentry": checkin_list.allow_reentry,
+        "scanUrl": reverse("booking:checkin_scan", args=[checkin_list.id]),
+        "batchUrl": reverse("booking:checkin_batch", args=[checkin_list.id]),
+        "searchUrl": reverse("booking:checkin_search", args=[checkin_list.id]),
+        "countsUrl": reverse("booking:checkin_counts", args=[checkin_list.id]),
+        "texts": PAGE_TEXTS,
+        "maxBatch": MAX_BATCH,
+    }
+    return render(request, "booking/checkin/scanner.html",
+                  {"event": event, "checkin_list": checkin_list, "config": config})
+
+
+def _ticket_labels(event) -> dict:
+    return {name: ticket_label(name) for name in event.ticket_types}
+
+
+def _read_json(request) -> dict:
+    try:
+        body = json.loads(request.body or b"{}")
+    except (UnicodeDecodeError, ValueError):
+        raise InvalidBooking("The request is not JSON.") from None
+    if not isinstance(body, dict):
+        raise InvalidBooking("The request must be a JSON object.")
+    return body
+
+
+def _scan_fields(body: dict) -> dict:
+    """One scan as the service takes it, or ``InvalidBooking`` (nothing is stored)."""
+    code, nonce = body.get("code"), body.get("nonce") or ""
+    direction = body.get("direction", ENTRY)
+    if not isinstance(code, str) or not code.strip():
+        raise InvalidBooking("Scan or type a pass's code.", field="code")
+    if direction not in DIRECTIONS:
+        raise InvalidBooking("The direction is entry or exit.", field="direction")
+    if not isinstance(nonce, str) or not 8 <= len(nonce) <= 100:
+        raise InvalidBooking("Each scan needs its nonce (8 to 100 characters).",
+                             field="nonce")
+    gate = body.get("gate")
+    if gate is not None and (not isinstance(gate, str) or len(gate) > 60):
+        raise InvalidBooking("A gate's name is at most 60 characters.", field="gate")
+    scanned_at = body.get("scanned_at")
+    if scanned_at is not None and not isinstance(scanned_at, str):
+        raise InvalidBooking("The scan's time is an ISO 8601 text.", field="scanned_at")
+    return {"code": code.strip(), "direction": direction, "nonce": nonce,
+            "scanned_at": scanned_at, "gate": (gate or "").strip() or None}
+
+
+def result_json(result) -> dict:
+    """A scan's answer for the page."""
+    return {"status": result.status, "nonce": result.nonce, "accepted": result.accepted,
+            "message": MESSAGES.get(result.status, result.status),
+            "pass_id": result.pass_id, "ticket_type": result.ticket_type,
+            "ticket_label": result.ticket_label, "name": result.attendee_name,
+            "first_admitted_at": _iso(result.first_admitted_at),
+            "first_gate": result.first_gate, "conflict": result.conflict,
+            "offline": result.offline}
+
+
+def _iso(moment) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+@require_http_methods(["POST"])
+@staff_json
+@json_errors
+def scan(request, list_id):
+    """One scan, decided now: ``{"code", "direction", "nonce", "gate"}`` -> the answer
+    (200 for every decision at the door; the same nonce answers the first answer again)."""
+    service, checkin_list, _ = scannable(request, list_id)
+    fields = _scan_fields(_read_json(request))
+    fields.pop("scanned_at")  # decided now: the server's clock
+    return JsonResponse(result_json(service.scan(checkin_list.id, **fields)))
+
+
+@require_http_methods(["POST"])
+@staff_json
+@json_errors
+def batch(request, list_id):
+    """An offline queue: ``{"scans": [{"code", "direction", "nonce", "scanned_at",
+    "gate"}, ...]}`` -> ``{"results": [...]}`` (uploading it again changes nothing)."""
+    service, checkin_list, _ = scannable(request, list_id)
+    scans = _read_json(request).get("scans")
+    if not isinstance(scans, list) or not scans or len(scans) > MAX_BATCH:
+        raise InvalidBooking(f"Send 1 to {MAX_BATCH} scans.", field="scans")
+    cleaned = []
+    for entry in scans:
+        if not isinstance(entry, dict):
+            raise InvalidBooking("Each scan is a JSON object.", field="scans")
+        cleaned.append(_scan_fields(entry))
+    results = service.scan_batch(checkin_list.id, cleaned)
+    return JsonResponse({"results": [result_json(r) for r in results]})
+
+
+@require_safe
+@staff_json
+@json_errors
+def search(request, list_id):
+    """People whose name contains ``q``, with their passes (for a guest without their
+    code): name, ticket type, code and state of each pass, never an e-mail address."""
+    service, checkin_list, event = scannable(request, list_id)
+    query = request.GET.get("q", "").strip()
+    if len(query) < 2:
+        return JsonResponse({"people": []})
+    found, _ = service.registrations_page(event.id, limit=FOUND_NAMES * 3, search=query,
+                                          order="time")
+    people = []
+    needle = query.casefold()
+    for registration in found:
+        # The service also matches e-mail addresses: door staff find people by name only.
+        if not registration.is_confirmed or needle not in registration.name.casefold():
+            continue
+        passes = [{"pass_id": p.pass_id, "ticket_label": p.ticket_label, "code": p.code,
+                   "status": p.status, "admitted_at": _iso(p.admitted_at), "gate": p.gate}
+                  for p in service.passes(registration)
+                  if checkin_list.admits_type(p.ticket_type)]
+        if passes and len(people) < FOUND_NAMES:
+            people.append({"name": registration.name, "passes": passes})
+    return JsonResponse({"people": people})
+
+
+@never_cache
+@require_safe
+@staff_json
+@json_errors
+def counts(request, list_id):
+    """The list's live counts (expected, admitted, inside now, conflicts)."""
+    _, checkin_list, _ = scannable(request, list_id)
+    return JsonResponse({"expected": checkin_list.expected, "admitted": checkin_list.admitted,
+                         "inside": checkin_list.inside, "conflicts": checkin_list.conflicts,
+                         "occupancy_limit": checkin_list.occupancy_limit})
+
