@@ -43,8 +43,12 @@ PAGE_TEXTS = {
     "forged": "Not a valid pass: its signature does not match this event.",
     "other_event": "This pass is for another event.",
     "cannot_check": "This phone cannot check codes offline. Connect to the internet.",
-    "send_failed": "Could not reach the server: the scan is saved and sent later.",
 }
+# The big word of each full-screen answer.
+TITLES = {"admitted": "Admitted", "exited": "Exit recorded", "already_admitted": "Already in",
+          "not_inside": "Not inside", "room_full": "Room full", "not_on_list": "Wrong list",
+          "cancelled": "Cancelled", "unknown_code": "Not valid", "not_open": "Not open",
+          "error": "Not checked"}
 
 
 def allows_camera(view):
@@ -145,7 +149,7 @@ def scanner(request, list_id):
         "batchUrl": reverse("booking:checkin_batch", args=[checkin_list.id]),
         "searchUrl": reverse("booking:checkin_search", args=[checkin_list.id]),
         "countsUrl": reverse("booking:checkin_counts", args=[checkin_list.id]),
-        "texts": PAGE_TEXTS,
+        "texts": PAGE_TEXTS, "titles": TITLES,
         "maxBatch": MAX_BATCH,
     }
     return render(request, "booking/checkin/scanner.html",
