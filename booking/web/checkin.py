@@ -21,7 +21,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
 from booking.checkin.records import DIRECTIONS, ENTRY, MESSAGES
-from booking.errors import BookingError, EventNotFound, InvalidBooking
+from booking.errors import BookingError, CheckinListNotFound, EventNotFound, InvalidBooking
 from booking.models import ticket_label
 from booking.organizers import rights as organizer_rights
 from booking.web.errors import renders_booking_errors, status_for
@@ -100,17 +100,20 @@ def json_errors(view):
     return wrapper
 
 
-def scannable(request, list_id):
+def scannable(request, list_id, *, counts=False):
     """(service, list, event) for a list the user may scan; 404 for anything else, exactly
-    as for a missing list (another organizer's, or without the checkin right)."""
+    as for a missing list (another organizer's, or without the checkin right). ``counts``:
+    the list with its live counts (more reads), else the list alone."""
     service = get_booking_service()
     try:
-        checkin_list = service.checkin_list(list_id)
+        checkin_list = service.find_checkin_list(list_id)
         event = service.get_event(checkin_list.event_id)
-    except EventNotFound:
+    except (CheckinListNotFound, EventNotFound):
         raise Http404(NOT_FOUND) from None
     if not organizer_rights.for_user(request.user).may_event(organizer_rights.SCAN, event):
         raise Http404(NOT_FOUND)
+    if counts:
+        checkin_list = service.checkin_list(checkin_list.id)
     return service, checkin_list, event
 
 
@@ -270,7 +273,7 @@ def search(request, list_id):
 @json_errors
 def counts(request, list_id):
     """The list's live counts (expected, admitted, inside now, conflicts)."""
-    _, checkin_list, _ = scannable(request, list_id)
+    _, checkin_list, _ = scannable(request, list_id, counts=True)
     return JsonResponse({"expected": checkin_list.expected, "admitted": checkin_list.admitted,
                          "inside": checkin_list.inside, "conflicts": checkin_list.conflicts,
                          "occupancy_limit": checkin_list.occupancy_limit})
