@@ -14,17 +14,17 @@ import json
 from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_http_methods, require_safe
+from django.views.decorators.http import require_safe
 
 from booking.checkin.records import DIRECTIONS, ENTRY, MESSAGES
 from booking.errors import BookingError, CheckinListNotFound, EventNotFound, InvalidBooking
 from booking.models import ticket_label
 from booking.organizers import rights as organizer_rights
-from booking.web.errors import renders_booking_errors, status_for
+from booking.web.errors import render_error, renders_booking_errors, status_for
 from booking.wiring import get_booking_service, web_settings
 
 LISTED_EVENTS = 50  # events on the list picker (soonest first)
@@ -66,44 +66,14 @@ def allows_camera(view):
     return wrapper
 
 
-def staff_page(view):
-    """Signed-in staff only: anyone else is sent to the sign-in page first."""
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not organizer_rights.may_use(request.user):
-            return redirect_to_login(request.get_full_path(), reverse("admin:login"))
-        return view(request, *args, **kwargs)
-    return wrapper
-
-
-def staff_json(view):
-    """Signed-in staff only: anyone else gets the missing list's 404 (a page whose session
-    ended, or anyone else)."""
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not organizer_rights.may_use(request.user):
-            return JsonResponse({"error": NOT_FOUND}, status=404)
-        return view(request, *args, **kwargs)
-    return wrapper
-
-
-def json_errors(view):
-    """A domain error as JSON ``{"error": ...}`` with its status (a missing list: 404)."""
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        try:
-            return view(request, *args, **kwargs)
-        except Http404:
-            return JsonResponse({"error": NOT_FOUND}, status=404)
-        except BookingError as error:
-            return JsonResponse({"error": error.message}, status=status_for(error))
-    return wrapper
+def signed_in_staff(request) -> bool:
+    return organizer_rights.may_use(request.user)
 
 
 def scannable(request, list_id, *, counts=False):
-    """(service, list, event) for a list the user may scan; 404 for anything else, exactly
-    as for a missing list (another organizer's, or without the checkin right). ``counts``:
-    the list with its live counts (more reads), else the list alone."""
+    """(service, list, event) for a list the user may scan; ``Http404`` for anything else,
+    exactly as for a missing list (another organizer's, or without the checkin right).
+    ``counts``: the list with its live counts (more reads), else the list alone."""
     service = get_booking_service()
     try:
         checkin_list = service.find_checkin_list(list_id)
@@ -117,12 +87,48 @@ def scannable(request, list_id, *, counts=False):
     return service, checkin_list, event
 
 
+def list_view(*methods: str, page: bool = False, counts: bool = False):
+    """A view of one list: ``view(request, service, checkin_list, event)``.
+
+    In this order, for every method: someone not signed in as staff is sent to sign in (a
+    page) or answered 404 (JSON); a list the user may not scan answers 404 exactly as a
+    missing one; only then is a method the view does not take refused (405), so no method
+    tells another organizer's list from a missing one. JSON views answer a domain error
+    as ``{"error": ...}`` with its status.
+    """
+    allowed = [*methods, "HEAD"] if "GET" in methods else list(methods)
+
+    def decorate(view):
+        @wraps(view)
+        def wrapper(request, list_id):
+            if not signed_in_staff(request) and page and request.method in ("GET", "HEAD"):
+                return redirect_to_login(request.get_full_path(), reverse("admin:login"))
+            try:
+                if not signed_in_staff(request):
+                    raise Http404(NOT_FOUND)
+                found = scannable(request, list_id, counts=counts)
+                if request.method not in allowed:
+                    return HttpResponseNotAllowed(allowed)
+                return view(request, *found)
+            except Http404:
+                if page:
+                    raise
+                return JsonResponse({"error": NOT_FOUND}, status=404)
+            except BookingError as error:
+                if page:
+                    return render_error(request, error)
+                return JsonResponse({"error": error.message}, status=status_for(error))
+        return wrapper
+    return decorate
+
+
 @never_cache
 @require_safe
-@staff_page
 @renders_booking_errors
 def pick(request):
     """The events the user may scan for, each with its check-in lists."""
+    if not signed_in_staff(request):
+        return redirect_to_login(request.get_full_path(), reverse("admin:login"))
     scope = organizer_rights.for_user(request.user).scope(organizer_rights.SCAN)
     service = get_booking_service()
     events = [] if scope.is_empty else service.events_page(
@@ -134,13 +140,10 @@ def pick(request):
 
 @never_cache
 @allows_camera
-@require_safe
-@staff_page
-@renders_booking_errors
-def scanner(request, list_id):
+@list_view("GET", page=True)
+def scanner(request, service, checkin_list, event):
     """The scanner for one list. Everything the script needs to work offline is in the
     page: the event's public key, the list's ticket types and re-entry rule, the texts."""
-    service, checkin_list, event = scannable(request, list_id)
     config = {
         "listId": checkin_list.id, "eventId": event.id,
         "publicKey": service.pass_public_key(event.id),
@@ -209,25 +212,19 @@ def _iso(moment) -> str | None:
     return None if moment is None else moment.isoformat()
 
 
-@require_http_methods(["POST"])
-@staff_json
-@json_errors
-def scan(request, list_id):
+@list_view("POST")
+def scan(request, service, checkin_list, event):
     """One scan, decided now: ``{"code", "direction", "nonce", "gate"}`` -> the answer
     (200 for every decision at the door; the same nonce answers the first answer again)."""
-    service, checkin_list, _ = scannable(request, list_id)
     fields = _scan_fields(_read_json(request))
     fields.pop("scanned_at")  # decided now: the server's clock
     return JsonResponse(result_json(service.scan(checkin_list.id, **fields)))
 
 
-@require_http_methods(["POST"])
-@staff_json
-@json_errors
-def batch(request, list_id):
+@list_view("POST")
+def batch(request, service, checkin_list, event):
     """An offline queue: ``{"scans": [{"code", "direction", "nonce", "scanned_at",
     "gate"}, ...]}`` -> ``{"results": [...]}`` (uploading it again changes nothing)."""
-    service, checkin_list, _ = scannable(request, list_id)
     scans = _read_json(request).get("scans")
     if not isinstance(scans, list) or not scans or len(scans) > MAX_BATCH:
         raise InvalidBooking(f"Send 1 to {MAX_BATCH} scans.", field="scans")
@@ -240,13 +237,10 @@ def batch(request, list_id):
     return JsonResponse({"results": [result_json(r) for r in results]})
 
 
-@require_safe
-@staff_json
-@json_errors
-def search(request, list_id):
+@list_view("GET")
+def search(request, service, checkin_list, event):
     """People whose name contains ``q``, with their passes (for a guest without their
     code): name, ticket type, code and state of each pass, never an e-mail address."""
-    service, checkin_list, event = scannable(request, list_id)
     query = request.GET.get("q", "").strip()
     if len(query) < 2:
         return JsonResponse({"people": []})
@@ -268,12 +262,9 @@ def search(request, list_id):
 
 
 @never_cache
-@require_safe
-@staff_json
-@json_errors
-def counts(request, list_id):
+@list_view("GET", counts=True)
+def counts(request, service, checkin_list, event):
     """The list's live counts (expected, admitted, inside now, conflicts)."""
-    _, checkin_list, _ = scannable(request, list_id, counts=True)
     return JsonResponse({"expected": checkin_list.expected, "admitted": checkin_list.admitted,
                          "inside": checkin_list.inside, "conflicts": checkin_list.conflicts,
                          "occupancy_limit": checkin_list.occupancy_limit})

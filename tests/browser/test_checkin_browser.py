@@ -1,0 +1,145 @@
+"""Door staff scan passes with the scanner page on a phone (390 px) in Chromium, whose fake
+camera shows a real pass's QR code (a Y4M video drawn with segno, tests/browser/fake_camera.py).
+
+Online: the first scan admits (green), the second of the same pass is refused (red,
+already admitted, naming the first gate). Offline: another pass is admitted from the
+page's own signature check and queued; a forged code and another event's code typed in
+are refused; back online, the queue uploads and the server holds the admission.
+Screenshots at 1280 and 390 px go to test-artifacts/checkin-*.png.
+"""
+import uuid
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.browser.fake_camera import write_y4m
+
+PHONE = {"width": 390, "height": 844}
+PASSWORD = "pw-" + uuid.uuid4().hex
+
+MAKE_CHECKIN_USER = """
+from django.contrib.auth.models import User
+from booking.organizers.models import Organizer, Team
+user = User.objects.create_user({username!r}, password={password!r}, is_staff=True)
+team, _ = Team.objects.get_or_create(organizer=Organizer.objects.get(slug="acme"),
+                                     name="Door staff", defaults={{"role": "checkin"}})
+team.members.add(user)
+"""
+
+
+@pytest.fixture
+def camera(browser, tmp_path):
+    """``camera(code)``: a new Chromium whose camera films ``code``'s QR code (closed after
+    the test). The session's Playwright launches it (a second one cannot start here)."""
+    launched = []
+
+    def launch(code: str):
+        video = write_y4m(tmp_path / f"camera-{len(launched)}.y4m", code)
+        chromium = browser.browser_type.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=[*CHROMIUM_ARGS, "--use-fake-ui-for-media-stream",
+                  "--use-fake-device-for-media-stream",
+                  f"--use-file-for-fake-video-capture={video}"])
+        launched.append(chromium)
+        return chromium
+    yield launch
+    for chromium in launched:
+        chromium.close()
+
+
+def phone(chromium, live_site, storage_state=None):
+    context = chromium.new_context(viewport=PHONE, storage_state=storage_state,
+                                   has_touch=True, is_mobile=True)
+    context.grant_permissions(["camera"], origin=live_site.url)
+    context.set_default_timeout(15_000)
+    return context, context.new_page()
+
+
+def answer_shows(page, status: str, *texts: str):
+    answer = page.locator("#answer")
+    expect(answer).to_be_visible()
+    expect(answer).to_have_attribute("data-status", status)
+    for text in texts:
+        expect(answer).to_contain_text(text)
+
+
+def test_browser__scanner__camera_online_offline_queue_and_forgeries(
+        live_site, site_service, camera, screenshot):
+    tag = uuid.uuid4().hex[:6]
+    event = site_service.create_event(name=f"Door night {tag}", capacity=10,
+                                      starts_at="2031-09-01T18:00:00+00:00", organizer="acme")
+    door = site_service.create_checkin_list(event.id, name="Main door")
+    ada = site_service.book(event.id, name="Ada Lovelace", email=f"ada{tag}@example.com")
+    bob = site_service.book(event.id, name="Bob Dylan", email=f"bob{tag}@example.com")
+    (ada_pass,), (bob_pass,) = site_service.passes(ada), site_service.passes(bob)
+    other = site_service.create_event(name=f"Other night {tag}", capacity=5, organizer="acme")
+    (other_pass,) = site_service.passes(site_service.book(other.id, name="Cy",
+                                                          email=f"cy{tag}@example.com"))
+    username = f"door{tag}"
+    live_site.manage("shell", "-c", MAKE_CHECKIN_USER.format(username=username,
+                                                             password=PASSWORD))
+
+    # --- online, the camera filming Ada's pass ---------------------------------------
+    context, page = phone(camera(ada_pass.code), live_site)
+    page.goto(live_site.url + "/checkin/")  # sends to the sign-in page first
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("link", name="Main door").click()
+    expect(page.locator("#network")).to_have_text("Online")
+    expect(page.locator("#counts")).to_contain_text("admitted 0 of 2")
+    page.get_by_label("Gate name (shown when a pass is scanned twice)").fill("North gate")
+    page.get_by_label("Gate name (shown when a pass is scanned twice)").dispatch_event("change")
+    screenshot(page, "checkin-1-scanner")
+
+    page.get_by_role("button", name="Scan with camera").click()
+    answer_shows(page, "admitted", "Admitted", "Ada Lovelace")
+    screenshot(page, "checkin-2-admitted")
+    page.get_by_role("button", name="Next scan").click()
+    # The camera still films Ada's pass: after a short pause it is read again.
+    answer_shows(page, "already_admitted", "Already in", "North gate")
+    screenshot(page, "checkin-3-already-admitted")
+    page.get_by_role("button", name="Next scan").click()
+    page.get_by_role("button", name="Stop camera").click()
+    assert site_service.checkin_list(door.id).admitted == 1
+    state = context.storage_state()  # the signed-in session and this phone's memory
+    context.close()
+
+    # --- offline, the camera filming Bob's pass --------------------------------------
+    context, page = phone(camera(bob_pass.code), live_site, storage_state=state)
+    page.goto(live_site.url + f"/checkin/{door.id}/")
+    context.set_offline(True)
+    expect(page.locator("#network")).to_have_text("Offline")
+    page.get_by_role("button", name="Scan with camera").click()
+    answer_shows(page, "admitted", "Admitted", "offline")
+    screenshot(page, "checkin-4-admitted-offline")
+    page.get_by_role("button", name="Next scan").click()
+    page.get_by_role("button", name="Stop camera").click()
+    expect(page.locator("#queue")).to_have_text("1 scan waiting to be sent")
+    assert site_service.checkin_list(door.id).admitted == 1  # nothing reached the server
+
+    signed, _, signature = bob_pass.code.rpartition(".")
+    forged = signed + "." + ("A" if signature[0] != "A" else "B") + signature[1:]
+    page.get_by_label("Type a code").fill(forged)
+    page.get_by_role("button", name="Check").click()
+    answer_shows(page, "unknown_code", "Not valid", "signature")
+    screenshot(page, "checkin-5-forged-offline")
+    page.get_by_role("button", name="Next scan").click()
+    page.get_by_label("Type a code").fill(other_pass.code)  # real, of another event
+    page.get_by_role("button", name="Check").click()
+    answer_shows(page, "unknown_code", "another event")
+    page.get_by_role("button", name="Next scan").click()
+    expect(page.locator("#queue")).to_have_text("1 scan waiting to be sent")
+
+    # --- back online: the queue uploads ----------------------------------------------
+    context.set_offline(False)
+    expect(page.locator("#synced")).to_have_text("1 offline scan sent.")
+    expect(page.locator("#queue")).to_be_hidden()
+    expect(page.locator("#counts")).to_contain_text("admitted 2 of 2")
+    screenshot(page, "checkin-6-queue-uploaded")
+    counted = site_service.checkin_list(door.id)
+    assert (counted.admitted, counted.inside, counted.conflicts) == (2, 2, 0)
+    again = site_service.scan(door.id, bob_pass.code, nonce=uuid.uuid4().hex)
+    assert again.status == "already_admitted" and again.first_gate == "North gate"
+    context.close()
