@@ -157,3 +157,8 @@ class OfferExpired(BookingError):
 class WebhookNotFound(BookingError):
     code = "webhook_not_found"
     default_message = "This webhook endpoint does not exist."
+
+
+class CheckinListNotFound(BookingError):
+    code = "checkin_list_not_found"
+    default_message = "This check-in list does not exist."

@@ -156,6 +156,9 @@ class Registration(HasTickets):
     # Set on the answer of a cancellation of part of an order (its request id): it holds
     # just the tickets cancelled, and its notice is an e-mail of its own.
     part_request_id: str | None = field(default=None, compare=False)
+    # Set on a cancellation's answer: the ids of the passes it cancelled (the door refuses
+    # them from the same write).
+    cancelled_passes: tuple = field(default=(), compare=False)
 
     @property
     def is_confirmed(self) -> bool:

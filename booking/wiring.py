@@ -18,6 +18,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from booking.checkin.passes import PassSigner
 from booking.dynamo.access import Store
 from booking.dynamo.client import ClientConfig, make_client
 from booking.dynamo.history import RequestHistory
@@ -147,7 +148,13 @@ def service_from_settings(*, store: Store | None = None, extra_strategies: dict 
         default_time_zone=settings.TIME_ZONE,
         deadline_seconds=settings.BOOKING_REQUEST_DEADLINE,
         cool_down=CoolDown(settings.BOOKING_SHED_SECONDS),
+        pass_signer=pass_signer(),
     )
+
+
+def pass_signer() -> PassSigner:
+    """Signs passes' codes with a key per event derived from SECRET_KEY."""
+    return PassSigner(settings.SECRET_KEY.encode("utf-8"))
 
 
 def get_booking_service() -> BookingService:

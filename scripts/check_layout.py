@@ -27,6 +27,8 @@ LAYERS = [
     ("exactly once", ["booking.exactly_once"]),
     ("strategies", ["booking.strategies"]),
     ("waiting-list engine", ["booking.waitlist"]),
+    # Passes, check-in lists and scans at the door (the service's check-in capability).
+    ("check-in", ["booking.checkin"]),
     ("service", ["booking.service"]),
     ("links and mail", ["booking.links", "booking.calendar", "booking.mail",
                         "booking.pass_images"]),

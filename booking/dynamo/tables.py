@@ -157,3 +157,16 @@ WEBHOOK_DELIVERIES = TableSpec(
              Index("by_endpoint", hash_key=("endpoint_id", "S"),
                    range_key=("created_at", "N"))))
 ALL_TABLES = ALL_TABLES + (WEBHOOK_ENDPOINTS, WEBHOOK_DELIVERIES)
+
+# --- Check-in at the door (booking/checkin/, docs/checkin.md) ------------------------------
+# One table, items by key shape:
+#   ("list#<list id>", "#list")         a check-in list: its settings and, with an occupancy
+#                                        limit, its ``inside`` counter (written in the scan's
+#                                        transaction, conditioned ``inside < limit``)
+#   ("event#<event id>", "list#<id>")   the event's lists, for listing them
+#   ("list#<list id>", "pass#<pass id>") one pass on one list: in or out, first admission
+#   ("list#<list id>", "scan#<nonce>")  one scan, keyed by its nonce: its answer (the log)
+#   ("list#<list id>", "conflict#...")  a pass admitted offline twice: both gates and times
+#   ("order#<registration id>", "#door") an order's passes: which are cancelled, admitted
+CHECKINS = TableSpec("checkins", hash_key=("pk", "S"), range_key=("sk", "S"))
+ALL_TABLES = ALL_TABLES + (CHECKINS,)

@@ -22,15 +22,17 @@ CREATE = "create"  # create events in the organizer (a team on all of its events
 SECRETS = "secrets"  # see registrations' cancellation secrets (write tokens, editors)
 MANAGE = "manage"  # change the organizer's webhooks, API tokens and teams
 SEE_WEBHOOKS = "see-webhooks"  # list webhook endpoints and their deliveries
-ACTIONS = (VIEW, CHANGE, DELETE, CREATE, SECRETS, MANAGE, SEE_WEBHOOKS)
+SCAN = "scan"  # list an event's check-in lists and scan passes at the door
+ACTIONS = (VIEW, CHANGE, DELETE, CREATE, SECRETS, MANAGE, SEE_WEBHOOKS, SCAN)
 
 GRANTS = {
     ADMIN: frozenset(ACTIONS),
-    EDITOR: frozenset({VIEW, CHANGE, DELETE, CREATE, SECRETS}),
+    EDITOR: frozenset({VIEW, CHANGE, DELETE, CREATE, SECRETS, SCAN}),
     VIEWER: frozenset({VIEW}),
-    CHECKIN: frozenset(),
+    CHECKIN: frozenset({SCAN}),
 }
-READ_ONLY = frozenset({VIEW, SEE_WEBHOOKS})
+# A read token views; a checkin member's token of either scope scans (nothing else).
+READ_ONLY = frozenset({VIEW, SEE_WEBHOOKS, SCAN})
 # Organizer-wide actions need a team on all of the organizer's events.
 ORGANIZER_WIDE = frozenset({CREATE, MANAGE, SEE_WEBHOOKS})
 ALL = None  # an event set meaning "every event of the organizer"

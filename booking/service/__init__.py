@@ -7,9 +7,17 @@ A freed seat (a cancellation, a capacity raise) goes to the first in line at onc
 operation validates and normalizes
 its input and lets only domain errors (``booking.errors``) out.
 """
+import uuid
 from collections.abc import Iterator
 
+import dataclasses
+import os
+
+from booking.checkin.door import Door
+from booking.checkin.passes import Pass, PassSigner
+from booking.checkin.records import CheckinList, Conflict, ScanResult
 from booking.service.audits import Audits
+from booking.service.checkin import Checkin
 from booking.service.bookings import Bookings
 from booking.service.shedding import CoolDown
 from booking.service.catalog import EventCatalog
@@ -49,7 +57,8 @@ class BookingService:
                  extra_strategies: dict | None = None, repair_lease_seconds: float = 300.0,
                  waitlist_offer_seconds: float = 86400.0, default_time_zone: str = "UTC",
                  waitlist_confirm_seconds: float = 2 * 86400.0,
-                 deadline_seconds: float | None = None, cool_down: CoolDown | None = None):
+                 deadline_seconds: float | None = None, cool_down: CoolDown | None = None,
+                 pass_signer: PassSigner | None = None):
         self.store = store
         self.requests = requests or RequestLog(store)
         strategies = {
@@ -70,9 +79,16 @@ class BookingService:
                                  event_for=self.catalog.event_for),
             confirm_seconds=waitlist_confirm_seconds)
         self.organizer = OrganizerEdits(self.catalog)
+        # Passes are signed with a key per event derived from ``pass_signer``'s secret
+        # (the wiring's SECRET_KEY); without one, a secret of this service's own.
+        self.checkin = Checkin(catalog=self.catalog,
+                               door=Door(store, pass_signer or PassSigner(os.urandom(32))),
+                               registrations=self.registrations)
+        self.bookings.cancel_riders = lambda event_id, request_id, whole: (
+            self.checkin.cancellation_rider(event_id, request_id, whole),)
         self.audits = Audits(catalog=self.catalog, leases=Leases(store),
                              repair_lease_seconds=repair_lease_seconds,
-                             checks=[self.waitlist.audit])
+                             checks=[self.waitlist.audit, self.checkin.audit])
         self.events = self.catalog.events
         self.default_strategy = default_strategy
 
@@ -124,11 +140,13 @@ class BookingService:
 
     def cancel(self, event_id, *, email, registration_id=None, request_id=None,
                registration: Registration | None = None, tickets=None) -> Registration:
+        request_id = request_id or uuid.uuid4().hex
         removed = self.bookings.cancel(event_id, email=email, registration_id=registration_id,
                                        request_id=request_id, registration=registration,
                                        tickets=tickets)
         self.waitlist.offer_freed_seat(removed.event_id)
-        return removed
+        return dataclasses.replace(removed, cancelled_passes=self.checkin.cancelled_passes(
+            removed, request_id))
 
     def find_registration(self, event_id, *, email) -> Registration | None:
         return self.bookings.find_registration(event_id, email=email)
@@ -246,3 +264,50 @@ class BookingService:
 
     def repair(self, event_id, *, lease_seconds: float | None = None):
         return self.audits.repair(event_id, lease_seconds=lease_seconds)
+
+    # --- check-in at the door (checkin.py, booking/checkin/) -------------------------
+    def passes(self, registration: Registration) -> list[Pass]:
+        """The order's passes, one per seat (seat 1 first), with their state at the door."""
+        return self.checkin.passes(registration)
+
+    def passes_of(self, registrations: list[Registration]) -> dict[str, list[Pass]]:
+        """Passes by registration id for many orders (no admission times)."""
+        return self.checkin.passes_of(registrations)
+
+    def pass_public_key(self, event_id) -> str:
+        """The event's Ed25519 public key (raw, base64url): scanners check codes with it."""
+        return self.checkin.pass_public_key(event_id)
+
+    def create_checkin_list(self, event_id, *, name, ticket_types=None, allow_reentry=False,
+                            occupancy_limit=None, opens_at=None, closes_at=None) -> CheckinList:
+        return self.checkin.create_checkin_list(
+            event_id, name=name, ticket_types=ticket_types, allow_reentry=allow_reentry,
+            occupancy_limit=occupancy_limit, opens_at=opens_at, closes_at=closes_at)
+
+    def checkin_lists(self, event_id) -> list[CheckinList]:
+        return self.checkin.checkin_lists(event_id)
+
+    def checkin_list(self, list_id) -> CheckinList:
+        """The list with live counts (expected, admitted, inside, conflicts);
+        ``CheckinListNotFound``."""
+        return self.checkin.checkin_list(list_id)
+
+    def find_checkin_list(self, list_id) -> CheckinList:
+        """The list without counts (one read): for scoping a request to its event."""
+        return self.checkin.find_list(list_id)
+
+    def scan(self, list_id, code, *, direction="entry", nonce=None, scanned_at=None,
+             gate=None) -> ScanResult:
+        """Decide one scan at the door in one write; the same nonce answers the same."""
+        return self.checkin.scan(list_id, code, direction=direction, nonce=nonce,
+                                 scanned_at=scanned_at, gate=gate)
+
+    def scan_batch(self, list_id, scans) -> list[ScanResult]:
+        """An offline scanner's queue, decided in the order the scans were made."""
+        return self.checkin.scan_batch(list_id, scans)
+
+    def scan_log(self, list_id, *, limit: int | None = None) -> list[ScanResult]:
+        return self.checkin.scan_log(list_id, limit=limit)
+
+    def checkin_conflicts(self, list_id) -> list[Conflict]:
+        return self.checkin.checkin_conflicts(list_id)

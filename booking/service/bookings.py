@@ -61,6 +61,9 @@ class Bookings:
         self.requests = requests
         self.deadline_seconds = deadline_seconds
         self.cool_down = cool_down
+        # Further riders of a cancellation: (event id, request id, the whole order as read
+        # for a part's cancellation, else None) -> riders (the passes' cancellation).
+        self.cancel_riders = None
         self._lock = threading.Lock()
         self._seats_seen: dict[str, tuple[Availability, float]] = {}  # page_availability
         self._told_full: dict[str, float] = {}  # event id -> when this process said "full"
@@ -358,7 +361,11 @@ class Bookings:
             _, tickets = self.tickets_of(event_id, tickets)
         request = Request.cancellation(request_id, event_id, email, registration_id, time.time(),
                                        tickets=tickets and event.registered_tickets(tickets))
-        riders = Riders(self.requests, request)
+        others = ()
+        if self.cancel_riders is not None:
+            whole = strategy.find(event_id, email) if tickets is not None else None
+            others = self.cancel_riders(event_id, request_id, whole)
+        riders = Riders(self.requests, request, others=others)
         return self.settle(request, lambda: strategy.cancel(
             event, email, registration_id, riders=riders, known=known, release=tickets),
             CANCEL_UNKNOWN)

@@ -1,0 +1,90 @@
+"""A cancellation's rider: the order's passes refuse at the door from the same write.
+
+A whole cancellation marks the order cancelled (every pass refuses an entry; one already
+inside can still leave). A cancellation of part of an order cancels unused passes of the
+types it gives back (never admitted on any list, the highest seats first), on condition
+that none of them was admitted meanwhile: a scan conditions on the pass not cancelled, so
+the scan and the cancellation cannot both win. It records which passes it cancelled under
+the request's id, so a repeat answers the same passes.
+"""
+from booking.checkin.door import Door, layout_of, order_key
+from booking.checkin.passes import pass_id
+from booking.dynamo.transaction import Op, Refusal
+from booking.errors import BookingContention, InvalidBooking
+from booking.models import Registration
+
+USED = ("{count} {label} pass(es) of this order were already used at the door: they "
+        "cannot be cancelled.")
+
+
+class PassesChanged(BookingContention):
+    """A pass this cancellation chose was admitted or cancelled meanwhile: choose again."""
+
+    default_message = "A pass of this order was just scanned at the door. Please try again."
+
+
+def cancelled_by(order: dict, request_id: str) -> list[str]:
+    return list(order.get(f"by:{request_id}", []))
+
+
+class PassCancellation:
+    """The ``passes`` member of a cancellation (``Riders.others``).
+
+    ``whole``: the order as read before the write (its layout before any part was
+    cancelled), needed for a part's first cancellation; None for a whole cancellation."""
+
+    def __init__(self, door: Door, request_id: str, whole: Registration | None = None):
+        self.door = door
+        self.request_id = request_id
+        self.whole = whole
+
+    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
+        order = self.door.order_item(answer.registration_id)
+        if answer.part_request_id is None:
+            layout = layout_of(order, answer.tickets)
+            gone = set(order.get("cancelled", ()))
+            ids = [pass_id(answer.registration_id, n) for n in range(1, len(layout) + 1)
+                   if str(n) not in gone]
+            return [("passes", ("Update", self.door.table.update_op(
+                order_key(answer.registration_id),
+                "SET cancelled_all = :yes, event_id = :e, #by = :ids",
+                names={"#by": f"by:{self.request_id}"},
+                values={":yes": True, ":e": answer.event_id, ":ids": ids})))]
+        if self.whole is None or self.whole.registration_id != answer.registration_id:
+            raise PassesChanged()
+        layout = layout_of(order, self.whole.tickets)
+        seats = self._choose(order, layout, answer.tickets)
+        values: dict = {":layout": layout, ":e": answer.event_id, ":seats": set(seats),
+                        ":ids": [pass_id(answer.registration_id, int(n)) for n in seats]}
+        conditions = []
+        for index, seat in enumerate(seats):
+            values[f":s{index}"] = seat
+            conditions.append(f"NOT contains(admitted, :s{index}) "
+                              f"AND NOT contains(cancelled, :s{index})")
+        return [("passes", ("Update", self.door.table.update_op(
+            order_key(answer.registration_id),
+            "SET layout = if_not_exists(layout, :layout), event_id = :e, #by = :ids "
+            "ADD cancelled :seats",
+            condition="attribute_not_exists(cancelled_all) AND " + " AND ".join(conditions),
+            names={"#by": f"by:{self.request_id}"}, values=values)))]
+
+    @staticmethod
+    def _choose(order: dict, layout: list[str], release: dict[str, int]) -> list[str]:
+        """Seats (as strings) to cancel: per type, unused ones, highest first."""
+        used = set(order.get("admitted", ())) | set(order.get("cancelled", ()))
+        chosen = []
+        for ticket_type, count in sorted(release.items()):
+            free = [str(n) for n in range(len(layout), 0, -1)
+                    if layout[n - 1] == ticket_type and str(n) not in used]
+            if len(free) < count:
+                from booking.models import ticket_label
+                raise InvalidBooking(USED.format(count=count - len(free),
+                                                 label=ticket_label(ticket_type)),
+                                     field="tickets")
+            chosen.extend(free[:count])
+        return chosen
+
+    def answer(self, refusal: Refusal) -> Registration | None:
+        if refusal.refused("passes"):
+            raise PassesChanged()
+        return None

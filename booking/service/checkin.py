@@ -1,0 +1,304 @@
+"""Check-in: passes of orders, check-in lists, scans at the door (``booking/checkin/``).
+
+The service validates what the door is asked, finds the list, and hands the decision to
+``Door`` (one write per scan); it adds what a person at the door reads (the ticket type's
+label, the attendee's name). ``observers`` are told every decided scan (metrics, webhooks).
+"""
+import dataclasses
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+
+from booking import validation
+from booking.checkin.cancellation import PassCancellation, cancelled_by
+from booking.checkin.door import Door, NonceReused, layout_of
+from booking.checkin.passes import CANCELLED, VALID, Pass, PassSigner, pass_id
+from booking.checkin.records import (DIRECTIONS, ENTRY, CheckinList, Conflict, ScanResult,
+                                     at)
+from booking.errors import CheckinListNotFound, InvalidBooking
+from booking.models import Registration, ticket_label
+from booking.service.catalog import EventCatalog
+from booking.strategies.audit import Violation
+
+NAME_MAX = 100
+GATE_MAX = 60
+MAX_LIMIT = 1_000_000
+MAX_BATCH = 500
+NONCE = validation.REQUEST_ID_PATTERN  # 8-64 letters, digits, '-' and '_'
+NAMES_SECONDS = 30.0  # attendees' names are read again after this long (or on a miss)
+# An offline scan may be uploaded this long after it was made, and not from the future.
+MAX_OFFLINE_AGE = 14 * 86400
+MAX_CLOCK_AHEAD = 300
+
+
+class Checkin:
+    def __init__(self, *, catalog: EventCatalog, door: Door,
+                 registrations: Callable[[str], list[Registration]]):
+        self.catalog = catalog
+        self.door = door
+        self.registrations = registrations
+        self.observers: list[Callable[[CheckinList, ScanResult], None]] = []
+        self._names: dict[str, tuple[float, dict[str, str]]] = {}
+        self._lock = threading.Lock()
+
+    # --- passes --------------------------------------------------------------------
+    def pass_public_key(self, event_id) -> str:
+        return self.door.signer.public_key(validation.clean_event_id(event_id))
+
+    def passes(self, registration: Registration) -> list[Pass]:
+        """Every pass of the order, seat 1 first, with its state at the door."""
+        if not registration.is_confirmed:
+            return []
+        order = self.door.order_item(registration.registration_id)
+        return self._passes(registration, order, with_admissions=True)
+
+    def passes_of(self, registrations: list[Registration]) -> dict[str, list[Pass]]:
+        """Passes by registration id for many orders (one batch of reads, no admissions)."""
+        orders = self.door.order_items(r.registration_id for r in registrations)
+        return {r.registration_id: self._passes(r, orders.get(r.registration_id, {}),
+                                                with_admissions=False)
+                for r in registrations if r.is_confirmed}
+
+    def _passes(self, registration: Registration, order: dict, *,
+                with_admissions: bool) -> list[Pass]:
+        layout = layout_of(order, registration.tickets)
+        gone = set(order.get("cancelled", ()))
+        firsts = {}
+        if with_admissions and order.get("admitted"):
+            firsts = self.door.first_admissions(
+                registration.registration_id, self.door.lists(registration.event_id),
+                len(layout))
+        signer = self.door.signer
+        found = []
+        for n, ticket_type in enumerate(layout, start=1):
+            pid = pass_id(registration.registration_id, n)
+            cancelled = order.get("cancelled_all") or str(n) in gone
+            first = firsts.get(pid)
+            found.append(Pass(pass_id=pid, registration_id=registration.registration_id,
+                              event_id=registration.event_id, ticket_type=ticket_type,
+                              ticket_label=ticket_label(ticket_type),
+                              code=signer.code(registration.event_id, pid, ticket_type),
+                              status=CANCELLED if cancelled else VALID,
+                              admitted_at=at(first[0]) if first else None,
+                              gate=(first[1] or None) if first else None))
+        return found
+
+    def cancellation_rider(self, event_id: str, request_id: str,
+                           whole: Registration | None) -> PassCancellation:
+        """The rider a cancellation carries (``whole``: the order as read, for a part)."""
+        return PassCancellation(self.door, request_id, whole)
+
+    def cancelled_passes(self, removed: Registration, request_id: str) -> tuple[str, ...]:
+        return tuple(cancelled_by(self.door.order_item(removed.registration_id), request_id))
+
+    # --- lists ---------------------------------------------------------------------
+    def create_checkin_list(self, event_id, *, name, ticket_types=None, allow_reentry=False,
+                            occupancy_limit=None, opens_at=None,
+                            closes_at=None) -> CheckinList:
+        event = self.catalog.get_event(validation.clean_event_id(event_id))
+        name = validation.clean_text(name, field="name", label="Name", max_length=NAME_MAX)
+        types = _clean_types(ticket_types, event.ticket_types)
+        if not isinstance(allow_reentry, bool):
+            raise InvalidBooking("Re-entry must be true or false.", field="allow_reentry")
+        limit = _clean_limit(occupancy_limit)
+        opens_at = _clean_time(opens_at, "opens_at")
+        closes_at = _clean_time(closes_at, "closes_at")
+        if opens_at and closes_at and closes_at <= opens_at:
+            raise InvalidBooking("The list must close after it opens.", field="closes_at")
+        return self.door.create_list(event.id, name=name, ticket_types=types,
+                                     allow_reentry=allow_reentry, occupancy_limit=limit,
+                                     opens_at=opens_at, closes_at=closes_at)
+
+    def checkin_lists(self, event_id) -> list[CheckinList]:
+        return self.door.lists(validation.clean_event_id(event_id))
+
+    def find_list(self, list_id) -> CheckinList:
+        """The list (without counts), or ``CheckinListNotFound``."""
+        if not isinstance(list_id, str) or not validation.EVENT_ID_PATTERN.match(list_id):
+            raise CheckinListNotFound()
+        found = self.door.get_list(list_id)
+        if found is None:
+            raise CheckinListNotFound()
+        return found
+
+    def checkin_list(self, list_id) -> CheckinList:
+        """The list with its live counts: expected, admitted, inside now, conflicts."""
+        found = self.find_list(list_id)
+        counts = self.door.counts(found)
+        if found.occupancy_limit is not None:
+            counts["inside"] = self.door.room_counter(found.id)
+        registrations = self.registrations(found.event_id)
+        expected = sum(len([p for p in passes if p.is_valid and found.admits_type(p.ticket_type)])
+                       for passes in self.passes_of(registrations).values())
+        return dataclasses.replace(found, expected=expected, **counts)
+
+    # --- scans ---------------------------------------------------------------------
+    def scan(self, list_id, code, *, direction=ENTRY, nonce=None, scanned_at=None,
+             gate=None) -> ScanResult:
+        found = self.find_list(list_id)
+        return self._scan(found, code, direction=direction, nonce=nonce,
+                          scanned_at=scanned_at, gate=gate, offline=False)
+
+    def scan_batch(self, list_id, scans) -> list[ScanResult]:
+        """An offline scanner's queue: each scan (``code``, ``direction``, ``nonce``,
+        ``scanned_at``, ``gate``) decided in the order they were made; the answers in the
+        order given. A scan sent again (its nonce) answers as the first time."""
+        found = self.find_list(list_id)
+        if not isinstance(scans, (list, tuple)) or not scans or len(scans) > MAX_BATCH:
+            raise InvalidBooking(f"A batch holds 1 to {MAX_BATCH} scans.", field="scans")
+        cleaned = []
+        for index, scan in enumerate(scans):
+            if not isinstance(scan, dict):
+                raise InvalidBooking("Each scan must be an object.", field="scans")
+            when = self._clean_scanned_at(scan.get("scanned_at"), required=True)
+            cleaned.append((when, index, scan))
+        answers: dict[int, ScanResult] = {}
+        for when, index, scan in sorted(cleaned, key=lambda entry: (entry[0], entry[1])):
+            answers[index] = self._scan(found, scan.get("code"),
+                                        direction=scan.get("direction", ENTRY),
+                                        nonce=scan.get("nonce"), scanned_at=when,
+                                        gate=scan.get("gate"), offline=True)
+        return [answers[index] for index in range(len(scans))]
+
+    def _scan(self, found: CheckinList, code, *, direction, nonce, scanned_at, gate,
+              offline: bool) -> ScanResult:
+        if direction not in DIRECTIONS:
+            raise InvalidBooking("The direction must be \"entry\" or \"exit\".",
+                                 field="direction")
+        if not isinstance(nonce, str) or not NONCE.match(nonce):
+            raise InvalidBooking("A scan needs a nonce: 8-64 letters, digits, '-' or '_'.",
+                                 field="nonce")
+        if not isinstance(code, str) or not code.strip() or len(code) > 1000:
+            raise InvalidBooking("A scan needs the pass's code.", field="code")
+        if gate is not None:
+            gate = validation.clean_text(gate, field="gate", label="Gate", max_length=GATE_MAX)
+        when = None
+        if scanned_at is not None:
+            when = self._clean_scanned_at(scanned_at, required=False)
+        try:
+            result = self.door.scan(found, code.strip(), direction=direction, nonce=nonce,
+                                    scanned_at=when, gate=gate, offline=offline)
+        except NonceReused:
+            raise InvalidBooking("This nonce was already used for another scan.",
+                                 field="nonce") from None
+        result = self._described(found, result)
+        for observer in self.observers:
+            observer(found, result)
+        return result
+
+    def _clean_scanned_at(self, value, *, required: bool) -> float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            when = float(value)
+        elif isinstance(value, datetime):
+            if value.tzinfo is None:
+                raise InvalidBooking("The scan's time needs a time zone.", field="scanned_at")
+            when = value.timestamp()
+        elif isinstance(value, str):
+            try:
+                parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                raise InvalidBooking("The scan's time is not an ISO 8601 time.",
+                                     field="scanned_at") from None
+            if parsed.tzinfo is None:
+                raise InvalidBooking("The scan's time needs a time zone.", field="scanned_at")
+            when = parsed.timestamp()
+        else:
+            raise InvalidBooking("Each offline scan needs the time it was made."
+                                 if required else "The scan's time is not valid.",
+                                 field="scanned_at")
+        now = time.time()
+        if not now - MAX_OFFLINE_AGE <= when <= now + MAX_CLOCK_AHEAD:
+            raise InvalidBooking("The scan's time is too far from now.", field="scanned_at")
+        return when
+
+    def _described(self, found: CheckinList, result: ScanResult) -> ScanResult:
+        if result.pass_id is None:
+            return result
+        label = ticket_label(result.ticket_type) if result.ticket_type else None
+        name = self._attendee(found.event_id, result.pass_id.rsplit("-", 1)[0])
+        return dataclasses.replace(result, ticket_label=label, attendee_name=name)
+
+    def _attendee(self, event_id: str, registration_id: str) -> str | None:
+        now = time.monotonic()
+        with self._lock:
+            read_at, names = self._names.get(event_id, (0.0, {}))
+        if registration_id in names and now - read_at < NAMES_SECONDS:
+            return names[registration_id]
+        if now - read_at < 1.0:  # just read: a miss stays a miss for a moment
+            return names.get(registration_id)
+        names = {r.registration_id: r.name for r in self.registrations(event_id)}
+        with self._lock:
+            if len(self._names) > 200:
+                self._names.clear()
+            self._names[event_id] = (now, names)
+        return names.get(registration_id)
+
+    # --- the log, conflicts, audit -------------------------------------------------
+    def scan_log(self, list_id, *, limit: int | None = None) -> list[ScanResult]:
+        found = self.find_list(list_id)
+        return [self._described(found, r) for r in self.door.scans(found.id, limit=limit)]
+
+    def checkin_conflicts(self, list_id) -> list[Conflict]:
+        return self.door.conflicts(self.find_list(list_id).id)
+
+    def audit(self, event) -> list[Violation]:
+        """Nobody inside twice, no list over its limit, no pass admitted twice on a list
+        without re-entry (``check_capacity``)."""
+        found: list[Violation] = []
+        for lst in self.door.lists(event.id):
+            items = self.door.pass_items(lst.id)
+            inside = [item for item in items if item.get("state") == "inside"]
+            if lst.occupancy_limit is not None:
+                counter = self.door.room_counter(lst.id)
+                if len(inside) > lst.occupancy_limit:
+                    found.append(Violation(event.id, "checkin_room_limit",
+                                           f"at most {lst.occupancy_limit} inside {lst.name!r}",
+                                           len(inside)))
+                if counter != len(inside):
+                    found.append(Violation(event.id, "checkin_room_counter",
+                                           f"counter of {lst.name!r} = passes inside",
+                                           f"{counter} != {len(inside)}"))
+            if not lst.allow_reentry:
+                twice = [item["sk"] for item in items if int(item.get("entries", 1)) > 1]
+                if twice:
+                    found.append(Violation(event.id, "checkin_admitted_once",
+                                           f"each pass admitted once on {lst.name!r}",
+                                           f"{len(twice)} admitted more than once"))
+        return found
+
+
+def _clean_types(value, event_types: dict) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or not value or not all(
+            isinstance(v, str) for v in value):
+        raise InvalidBooking("Ticket types must be a list of the event's ticket types.",
+                             field="ticket_types")
+    unknown = [v for v in value if v not in event_types]
+    if unknown:
+        raise InvalidBooking(f"The event has no ticket type {unknown[0]!r}.",
+                             field="ticket_types")
+    return tuple(dict.fromkeys(value))
+
+
+def _clean_limit(value) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
+        raise InvalidBooking(f"The occupancy limit must be a whole number from 1 to "
+                             f"{MAX_LIMIT}.", field="occupancy_limit")
+    return value
+
+
+def _clean_time(value, field: str) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidBooking("Not an ISO 8601 time.", field=field) from None
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise InvalidBooking("A time with its time zone is needed.", field=field)
+    return value.astimezone(timezone.utc)
