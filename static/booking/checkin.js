@@ -114,6 +114,7 @@
     $("answer-why").textContent = why;
     $("answer-who").textContent = who || "";
     answer.hidden = false;
+    document.body.classList.add("answer-open");
     $("answer-next").focus();
     clearTimeout(answerTimer);
     if (good) answerTimer = setTimeout(dismiss, GREEN_SHOWN_MS);
@@ -122,6 +123,7 @@
   function dismiss() {
     clearTimeout(answerTimer);
     answer.hidden = true;
+    document.body.classList.remove("answer-open");
     pauseUntil = Date.now() + SAME_CODE_PAUSE_MS;
     busy = false;
   }
@@ -133,7 +135,7 @@
   }
 
   function serverAnswer(result) {
-    let why = result.message;
+    let why = result.accepted ? "" : result.message; // green: the big word says it all
     if (result.status === "already_admitted" && result.first_admitted_at) {
       why += ` First at ${clock(result.first_admitted_at)}` + (result.first_gate ? `, ${result.first_gate}.` : ".");
     }
@@ -333,7 +335,7 @@
   const gateInput = $("gate-input");
   gateInput.value = localStorage.getItem("checkin:gate") || "Door";
   $("gate-shown").textContent = gateInput.value;
-  gateInput.addEventListener("change", () => {
+  gateInput.addEventListener("input", () => {
     localStorage.setItem("checkin:gate", gateInput.value.trim());
     $("gate-shown").textContent = gateInput.value.trim();
   });

@@ -89,8 +89,8 @@ def test_browser__scanner__camera_online_offline_queue_and_forgeries(
     page.get_by_role("link", name="Main door").click()
     expect(page.locator("#network")).to_have_text("Online")
     expect(page.locator("#counts")).to_contain_text("admitted 0 of 2")
+    page.get_by_text("This scanner:").click()
     page.get_by_label("Gate name (shown when a pass is scanned twice)").fill("North gate")
-    page.get_by_label("Gate name (shown when a pass is scanned twice)").dispatch_event("change")
     screenshot(page, "checkin-1-scanner")
 
     page.get_by_role("button", name="Scan with camera").click()
@@ -117,6 +117,7 @@ def test_browser__scanner__camera_online_offline_queue_and_forgeries(
     page.get_by_role("button", name="Next scan").click()
     page.get_by_role("button", name="Stop camera").click()
     expect(page.locator("#queue")).to_have_text("1 scan waiting to be sent")
+    screenshot(page, "checkin-5-offline-queue")
     assert site_service.checkin_list(door.id).admitted == 1  # nothing reached the server
 
     signed, _, signature = bob_pass.code.rpartition(".")
@@ -124,7 +125,7 @@ def test_browser__scanner__camera_online_offline_queue_and_forgeries(
     page.get_by_label("Type a code").fill(forged)
     page.get_by_role("button", name="Check").click()
     answer_shows(page, "unknown_code", "Not valid", "signature")
-    screenshot(page, "checkin-5-forged-offline")
+    screenshot(page, "checkin-6-forged-offline")
     page.get_by_role("button", name="Next scan").click()
     page.get_by_label("Type a code").fill(other_pass.code)  # real, of another event
     page.get_by_role("button", name="Check").click()
@@ -137,7 +138,7 @@ def test_browser__scanner__camera_online_offline_queue_and_forgeries(
     expect(page.locator("#synced")).to_have_text("1 offline scan sent.")
     expect(page.locator("#queue")).to_be_hidden()
     expect(page.locator("#counts")).to_contain_text("admitted 2 of 2")
-    screenshot(page, "checkin-6-queue-uploaded")
+    screenshot(page, "checkin-7-queue-uploaded")
     counted = site_service.checkin_list(door.id)
     assert (counted.admitted, counted.inside, counted.conflicts) == (2, 2, 0)
     again = site_service.scan(door.id, bob_pass.code, nonce=uuid.uuid4().hex)
