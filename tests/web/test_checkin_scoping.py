@@ -9,6 +9,7 @@ a setting), is caught by the same sweep.
 """
 import json
 import uuid
+from datetime import datetime, timezone
 
 import pytest
 from django.contrib.auth.models import User
@@ -60,7 +61,7 @@ def ask(client, user, route: str, list_id: str, method: str, code: str):
                                      "checkin_batch": "batch/", "checkin_search": "search/",
                                      "checkin_counts": "counts/"}[route]
     scan = {"code": code, "direction": "entry", "nonce": uuid.uuid4().hex, "gate": "sweep",
-            "scanned_at": "2030-01-01T10:00:00+00:00"}
+            "scanned_at": datetime.now(timezone.utc).isoformat()}
     body = json.dumps({"scans": [scan]} if route == "checkin_batch" else scan)
     query = "?q=Guest" if method in ("GET", "HEAD") else ""
     response = client.generic(method, path + query, body, content_type="application/json")
@@ -106,6 +107,8 @@ def test_control__a_scope_check_that_forgets_the_right_is_caught(client, door, s
     caught = leaks(client, door, {"alpha checkin": "beta"})
 
     assert ("alpha checkin", "checkin_scan", "POST", 200) in caught
+    assert ("alpha checkin", "checkin_batch", "POST", 200) in caught
+    assert ("alpha checkin", "checkin_search", "GET", 200) in caught
     assert service.checkin_list(door["lists"]["beta"].id).admitted == 1
 
 
