@@ -229,7 +229,7 @@ def search(request, service, checkin_list, event):
         return JsonResponse({"people": []})
     found, _ = service.registrations_page(event.id, limit=FOUND_NAMES * 3, search=query,
                                           order="time")
-    people = []
+    people: list[dict] = []
     needle = query.casefold()
     for registration in found:
         # The service also matches e-mail addresses: door staff find people by name only.

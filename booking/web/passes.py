@@ -36,7 +36,7 @@ def printable(request, event_id, token):
     service = get_booking_service()
     event = service.get_event(event_id)
     registration = service.find_registration(event_id, email=ref.email)
-    if not ref.matches(registration) or not registration.is_confirmed:
+    if registration is None or not ref.matches(registration) or not registration.is_confirmed:
         return render(request, "booking/booking_gone.html", {"event": event}, status=410)
     return render(request, "booking/passes.html", {
         "event": event, "registration": registration, "print_layout": True,
