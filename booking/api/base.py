@@ -3,7 +3,8 @@ its views module is still importing).
 
 Every method of every view needs an organizer's token unless the view names it in
 ``public_methods``; HEAD and OPTIONS are asked exactly as GET. A token's request is then
-scoped here, once, before the view runs (``scope``): the event (``event_id``) or webhook
+scoped here, once, before the view runs (``scope``): the event (``event_id``, or the
+event of the check-in list ``list_id``) or webhook
 endpoint (``endpoint_id``) its URL names, or else the token's own organizer, must be one
 the token's rights reach for the view's ``actions[method]``. Another organizer's object
 answers 404 exactly as a missing one; a role without the right, 403. A URL keyword this
@@ -14,7 +15,7 @@ from rest_framework import exceptions, permissions
 from rest_framework.views import APIView
 
 from booking.api.auth import OrganizerToken
-from booking.errors import EventNotFound
+from booking.errors import CheckinListNotFound, EventNotFound
 from booking.organizers import rights as organizer_rights
 from booking.web import rate_limits
 from booking.wiring import get_booking_service, webhook_registry
@@ -63,16 +64,20 @@ class ApiView(APIView):
     def scope(self, request, kwargs) -> None:
         """Check the token's rights on what the URL names; keep it as ``self.event`` or
         ``self.endpoint``. Raises 404 (unknown to the token) or 403 (not allowed)."""
-        unknown = set(kwargs) - {"event_id", "endpoint_id"}
+        unknown = set(kwargs) - {"event_id", "endpoint_id", "list_id"}
         if unknown:
             raise ImproperlyConfigured(f"{type(self).__name__}: the API scope knows no "
                                        f"URL keyword {sorted(unknown)}.")
         rights, action = request.auth.rights, self.right_needed(request)
         self.rights, self.organizer = rights, request.auth.organizer.slug
-        if "event_id" in kwargs:
-            event = get_booking_service().get_event(kwargs["event_id"])
+        if "event_id" in kwargs or "list_id" in kwargs:
+            if "list_id" in kwargs:  # a check-in list: its event's rights (``rights.SCAN``)
+                self.checkin_list = get_booking_service().find_checkin_list(kwargs["list_id"])
+                event = get_booking_service().get_event(self.checkin_list.event_id)
+            else:
+                event = get_booking_service().get_event(kwargs["event_id"])
             if not rights.knows_event(event):
-                raise EventNotFound()
+                raise CheckinListNotFound() if "list_id" in kwargs else EventNotFound()
             self.event = event
             allowed = rights.may_event(action, event)
         elif "endpoint_id" in kwargs:

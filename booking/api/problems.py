@@ -18,7 +18,7 @@ from booking.errors import (AlreadyRegistered, AlreadyWaiting, BookingClosed, Bo
                             BookingError, EventFull, EventNotFound, InvalidBooking,
                             NotRegistered, NotWaiting, OfferExpired, OutcomeUnknown,
                             Overloaded, RateLimited, SeatsAvailable, StaleEdit, StoreUnavailable,
-                            WebhookNotFound)
+                            WebhookNotFound, CheckinListNotFound)
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_BASE = "/api/v1/problems/"
@@ -31,6 +31,7 @@ DOMAIN_PROBLEMS = {
     InvalidBooking: (400, "invalid", "Invalid input"),
     EventNotFound: (404, "event-not-found", "Event not found"),
     WebhookNotFound: (404, "webhook-not-found", "Webhook endpoint not found"),
+    CheckinListNotFound: (404, "checkin-list-not-found", "Check-in list not found"),
     NotRegistered: (404, "not-registered", "Not registered"),
     NotWaiting: (404, "not-waiting", "Not on the waiting list"),
     EventFull: (409, "event-full", "Event full"),

@@ -203,9 +203,29 @@ class RegistrationOutput(serializers.Serializer):
     seats = serializers.IntegerField()
     secret = serializers.SerializerMethodField(
         help_text="The cancellation link's token: GET or DELETE registrations/{secret}/.")
+    passes = serializers.SerializerMethodField(
+        help_text="One pass per seat: id, ticket_type, ticket_label, code (the QR code's "
+                  "text, signed), status (valid or cancelled).")
 
     def get_secret(self, registration) -> str:
         return links.registration_token(registration, salt=links.CANCEL_SALT)
+
+    def get_passes(self, registration) -> list[dict]:
+        """From the context's ``passes`` (registration id -> passes as they stand, read
+        for a whole page at once), else as the booking issued them (a booking's answer,
+        the same on every retry of its key)."""
+        from booking.wiring import get_booking_service
+
+        if registration.part_request_id or registration.cancelled_passes:
+            # a cancellation's answer: the passes it cancelled
+            return [{"id": pass_id, "status": "cancelled"}
+                    for pass_id in registration.cancelled_passes]
+        known = self.context.get("passes")
+        found = (known.get(registration.registration_id, []) if known is not None
+                 else get_booking_service().issued_passes(registration))
+        return [{"id": p.pass_id, "ticket_type": p.ticket_type,
+                 "ticket_label": p.ticket_label, "code": p.code, "status": p.status}
+                for p in found]
 
     def to_representation(self, registration):
         """Without ``secret`` when the context says the reader may not see secrets (an

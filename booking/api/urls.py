@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from booking.api import views, waitlist, webhooks
+from booking.api import checkin, views, waitlist, webhooks
 
 app_name = "api"
 
@@ -24,6 +24,13 @@ urlpatterns = [
     path("webhooks/<str:endpoint_id>/", webhooks.WebhookDetail.as_view(), name="webhook"),
     path("webhooks/<str:endpoint_id>/deliveries/", webhooks.WebhookDeliveries.as_view(),
          name="webhook_deliveries"),
+    path("events/<str:event_id>/checkin-lists/", checkin.EventCheckinLists.as_view(),
+         name="checkin_lists"),
+    path("checkin-lists/<str:list_id>/", checkin.CheckinListDetail.as_view(),
+         name="checkin_list"),
+    path("checkin-lists/<str:list_id>/scans/", checkin.Scans.as_view(), name="checkin_scans"),
+    path("checkin-lists/<str:list_id>/scans/batch/", checkin.ScanBatch.as_view(),
+         name="checkin_scans_batch"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),

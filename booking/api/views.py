@@ -148,8 +148,9 @@ class EventRegistrations(ApiView):
         after = decode_cursor(cursor, "email")["email"] if cursor else None
         page, last = service.registrations_page(event.id, after=after, limit=limit)
         secrets = self.rights.may_event(rights.SECRETS, event)  # read tokens: none
-        return Response({"results": RegistrationOutput(page, many=True,
-                                                       context={"secrets": secrets}).data,
+        passes = service.passes_of(page)
+        return Response({"results": RegistrationOutput(
+                            page, many=True, context={"secrets": secrets, "passes": passes}).data,
                          "next_cursor": encode_cursor({"email": last} if last else None)})
 
     @extend_schema(operation_id="registrations_create", request=BookingInput,
@@ -249,7 +250,8 @@ class RegistrationBySecret(ApiView):
         registration = get_booking_service().find_registration(ref.event_id, email=ref.email)
         if not ref.matches(registration):
             raise NotRegistered()
-        return Response(RegistrationOutput(registration).data)
+        passes = get_booking_service().passes_of([registration])
+        return Response(RegistrationOutput(registration, context={"passes": passes}).data)
 
     @extend_schema(operation_id="registrations_destroy",
                    responses={204: None, **SECRET_PROBLEMS})

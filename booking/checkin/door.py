@@ -64,6 +64,10 @@ def fingerprint(code: str, direction: str) -> str:
     return hashlib.sha256(f"{direction}\n{code}".encode("utf-8")).hexdigest()[:32]
 
 
+class ListKeyReused(Exception):
+    """A list's request id already created a list with other settings."""
+
+
 class NonceReused(Exception):
     """A nonce already names a scan of another code or direction."""
 
@@ -80,11 +84,16 @@ class Door:
     # --- lists ---------------------------------------------------------------------
     def create_list(self, event_id: str, *, name: str, ticket_types: tuple[str, ...] | None,
                     allow_reentry: bool, occupancy_limit: int | None,
-                    opens_at: datetime | None, closes_at: datetime | None) -> CheckinList:
-        list_id = uuid.uuid4().hex
+                    opens_at: datetime | None, closes_at: datetime | None,
+                    request_id: str | None = None, fingerprint: str = "") -> CheckinList:
+        """A new list; with ``request_id`` its id is derived from it, and a repeat answers
+        the list it created (``ListKeyReused`` for a list of other settings)."""
+        list_id = (hashlib.sha256(f"checkin-list\n{request_id}".encode()).hexdigest()[:32]
+                   if request_id else uuid.uuid4().hex)
         now = num(self.clock())
         item = {**list_key(list_id), "list_id": list_id, "event_id": event_id, "name": name,
-                "allow_reentry": allow_reentry, "created_at": now, "inside": 0}
+                "allow_reentry": allow_reentry, "created_at": now, "inside": 0,
+                "fingerprint": fingerprint}
         if ticket_types is not None:
             item["ticket_types"] = list(ticket_types)
         if occupancy_limit is not None:
@@ -94,8 +103,16 @@ class Door:
         if closes_at is not None:
             item["closes_at"] = num(closes_at.timestamp())
         index = {"pk": f"event#{event_id}", "sk": f"list#{list_id}", "list_id": list_id}
-        self.store.transact_write([("Put", self.table.put_op(item, condition=NEW)),
-                                   ("Put", self.table.put_op(index, condition=NEW))])
+        try:
+            self.store.transact_write([("Put", self.table.put_op(item, condition=NEW)),
+                                       ("Put", self.table.put_op(index, condition=NEW))])
+        except TransactionCancelled as cancelled:
+            old = cancelled.reasons[0].old_item if cancelled.reasons else None
+            if not old:
+                raise
+            if old.get("fingerprint") != fingerprint or old.get("event_id") != event_id:
+                raise ListKeyReused() from None
+            return _list(old)
         return _list(item)
 
     def get_list(self, list_id: str) -> CheckinList | None:
@@ -127,11 +144,6 @@ class Door:
     def room_counter(self, list_id: str) -> int:
         item = self.table.get(list_key(list_id))
         return int(item.get("inside", 0)) if item else 0
-
-    def delete_lists(self, event_id: str) -> None:
-        for lst in self.lists(event_id):
-            self.table.delete_partition(f"list#{lst.id}")
-        self.table.delete_partition(f"event#{event_id}")
 
     # --- scans ---------------------------------------------------------------------
     def scan(self, checkin_list: CheckinList, code: str, *, direction: str, nonce: str,

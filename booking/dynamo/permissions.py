@@ -23,7 +23,7 @@ Roles:
 - ``decider``: the Lambda (``booking.lambda_handler.handler``).
 - ``probe``: the scheduled outbox backlog probe (``booking.lambda_handler.outbox_backlog``).
 """
-from booking.dynamo.tables import (EVENT_LOCKS, EVENTS, HISTORY, LEASES, OUTBOX, RATE_LIMITS,
+from booking.dynamo.tables import (CHECKINS, EVENT_LOCKS, EVENTS, HISTORY, LEASES, OUTBOX, RATE_LIMITS,
                                    REGISTRATIONS, REQUESTS, SLOTS, STREAM_CHECKPOINTS,
                                    STREAM_REGISTRATIONS, WAITING_LIST, WEBHOOK_DELIVERIES,
                                    WEBHOOK_ENDPOINTS, TableSpec)
@@ -38,8 +38,9 @@ GRANTS: dict[str, dict[tuple[TableSpec, str | None], frozenset[str]]] = {
                                    "BatchGetItem", PUT, UPDATE, CHECK}),
         (EVENT_LOCKS, None): frozenset({"GetItem", "PutItem", "UpdateItem", "DeleteItem",
                                         "BatchGetItem", PUT, UPDATE}),
+        # UPDATE: a cancellation of part of an order keeps the rest (lock_table, slots).
         (REGISTRATIONS, None): frozenset({"GetItem", "Query", "BatchGetItem", "BatchWriteItem",
-                                          PUT, DELETE, CHECK}),
+                                          PUT, UPDATE, DELETE, CHECK}),
         (SLOTS, None): frozenset({"Query", "UpdateItem", "BatchWriteItem", PUT, UPDATE,
                                   DELETE}),
         (SLOTS, "free_slots"): frozenset({"Query"}),
@@ -57,6 +58,8 @@ GRANTS: dict[str, dict[tuple[TableSpec, str | None], frozenset[str]]] = {
         (WEBHOOK_DELIVERIES, None): frozenset({"PutItem", "UpdateItem"}),
         (WEBHOOK_DELIVERIES, "due"): frozenset({"Query"}),
         (WEBHOOK_DELIVERIES, "by_endpoint"): frozenset({"Query"}),
+        (CHECKINS, None): frozenset({"GetItem", "PutItem", "Query", "BatchGetItem", PUT,
+                                     UPDATE}),
     },
     "worker_decider": {
         (STREAM_REGISTRATIONS, None): frozenset({"DescribeTable", "Scan", "DeleteItem",

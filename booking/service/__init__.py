@@ -270,6 +270,10 @@ class BookingService:
         """The order's passes, one per seat (seat 1 first), with their state at the door."""
         return self.checkin.passes(registration)
 
+    def issued_passes(self, registration: Registration) -> list[Pass]:
+        """The order's passes as its booking issued them (no read: all valid)."""
+        return self.checkin.issued_passes(registration)
+
     def passes_of(self, registrations: list[Registration]) -> dict[str, list[Pass]]:
         """Passes by registration id for many orders (no admission times)."""
         return self.checkin.passes_of(registrations)
@@ -279,10 +283,12 @@ class BookingService:
         return self.checkin.pass_public_key(event_id)
 
     def create_checkin_list(self, event_id, *, name, ticket_types=None, allow_reentry=False,
-                            occupancy_limit=None, opens_at=None, closes_at=None) -> CheckinList:
+                            occupancy_limit=None, opens_at=None, closes_at=None,
+                            request_id=None) -> CheckinList:
         return self.checkin.create_checkin_list(
             event_id, name=name, ticket_types=ticket_types, allow_reentry=allow_reentry,
-            occupancy_limit=occupancy_limit, opens_at=opens_at, closes_at=closes_at)
+            occupancy_limit=occupancy_limit, opens_at=opens_at, closes_at=closes_at,
+            request_id=request_id)
 
     def checkin_lists(self, event_id) -> list[CheckinList]:
         return self.checkin.checkin_lists(event_id)

@@ -5,6 +5,8 @@ The service validates what the door is asked, finds the list, and hands the deci
 label, the attendee's name). ``observers`` are told every decided scan (metrics, webhooks).
 """
 import dataclasses
+import hashlib
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -12,7 +14,7 @@ from datetime import datetime, timezone
 
 from booking import validation
 from booking.checkin.cancellation import PassCancellation, cancelled_by
-from booking.checkin.door import Door, NonceReused, layout_of
+from booking.checkin.door import Door, ListKeyReused, NonceReused, layout_of
 from booking.checkin.passes import CANCELLED, VALID, Pass, PassSigner, pass_id
 from booking.checkin.records import (DIRECTIONS, ENTRY, CheckinList, Conflict, ScanResult,
                                      at)
@@ -52,6 +54,10 @@ class Checkin:
             return []
         order = self.door.order_item(registration.registration_id)
         return self._passes(registration, order, with_admissions=True)
+
+    def issued_passes(self, registration: Registration) -> list[Pass]:
+        return self._passes(registration, {}, with_admissions=False) \
+            if registration.is_confirmed else []
 
     def passes_of(self, registrations: list[Registration]) -> dict[str, list[Pass]]:
         """Passes by registration id for many orders (one batch of reads, no admissions)."""
@@ -95,7 +101,9 @@ class Checkin:
     # --- lists ---------------------------------------------------------------------
     def create_checkin_list(self, event_id, *, name, ticket_types=None, allow_reentry=False,
                             occupancy_limit=None, opens_at=None,
-                            closes_at=None) -> CheckinList:
+                            closes_at=None, request_id=None) -> CheckinList:
+        """A new list (``request_id``: a repeat answers the same list; the same id with
+        other settings is ``InvalidBooking``)."""
         event = self.catalog.get_event(validation.clean_event_id(event_id))
         name = validation.clean_text(name, field="name", label="Name", max_length=NAME_MAX)
         types = _clean_types(ticket_types, event.ticket_types)
@@ -106,9 +114,17 @@ class Checkin:
         closes_at = _clean_time(closes_at, "closes_at")
         if opens_at and closes_at and closes_at <= opens_at:
             raise InvalidBooking("The list must close after it opens.", field="closes_at")
-        return self.door.create_list(event.id, name=name, ticket_types=types,
-                                     allow_reentry=allow_reentry, occupancy_limit=limit,
-                                     opens_at=opens_at, closes_at=closes_at)
+        settings = [event.id, name, types, allow_reentry, limit,
+                    opens_at and opens_at.timestamp(), closes_at and closes_at.timestamp()]
+        try:
+            return self.door.create_list(
+                event.id, name=name, ticket_types=types, allow_reentry=allow_reentry,
+                occupancy_limit=limit, opens_at=opens_at, closes_at=closes_at,
+                request_id=validation.clean_request_id(request_id) if request_id else None,
+                fingerprint=hashlib.sha256(json.dumps(settings).encode()).hexdigest()[:32])
+        except ListKeyReused:
+            raise InvalidBooking("This key was already used to create a different list.",
+                                 field="Idempotency-Key") from None
 
     def checkin_lists(self, event_id) -> list[CheckinList]:
         return self.door.lists(validation.clean_event_id(event_id))

@@ -39,6 +39,40 @@ def web_scenario(service, decide) -> None:
     service.list_events()
     service.events_page(limit=5, search="Scenario")
     _webhooks(service)
+    _checkin(service)
+
+
+def _checkin(service) -> None:
+    """Lists, scans (entry, exit, a repeat, a room's limit), an offline queue with a
+    conflict, a partial and a whole cancellation's passes, counts, the log, the audit."""
+    import uuid
+    from datetime import timezone
+
+    event = service.create_event(name="Scenario door", capacity=5, strategy="lock_table",
+                                 ticket_types={"day": [], "vip": []}, max_per_order=3)
+    person = service.book(event.id, name="Door", email="door@example.com",
+                          tickets={"day": 2, "vip": 1})
+    room = service.create_checkin_list(event.id, name="Room", occupancy_limit=1,
+                                       allow_reentry=True, request_id="scenario-room")
+    service.create_checkin_list(event.id, name="Room", occupancy_limit=1, allow_reentry=True,
+                                request_id="scenario-room")
+    codes = [p.code for p in service.passes(person)]
+    nonce = uuid.uuid4().hex
+    service.scan(room.id, codes[0], nonce=nonce, gate="a")
+    service.scan(room.id, codes[0], nonce=nonce, gate="a")
+    service.scan(room.id, codes[1], nonce=uuid.uuid4().hex)  # the room is full
+    service.scan(room.id, codes[0], direction="exit", nonce=uuid.uuid4().hex)
+    now = datetime.now(timezone.utc)
+    service.scan_batch(room.id, [{"code": codes[2], "nonce": uuid.uuid4().hex, "gate": g,
+                                  "scanned_at": now} for g in ("b", "c")])
+    service.cancel(event.id, email="door@example.com", tickets={"day": 1})
+    service.passes(service.find_registration(event.id, email="door@example.com"))
+    service.checkin_lists(event.id)
+    service.checkin_list(room.id)
+    service.scan_log(room.id)
+    service.checkin_conflicts(room.id)
+    service.audit(event.id)
+    service.cancel(event.id, email="door@example.com")
 
 
 def _webhooks(service) -> None:

@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -34,20 +35,25 @@ SCOPES = ("read", "write")
 PASSWORD = "pw-" + uuid.uuid4().hex
 METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
 MISSING_EVENT, MISSING_ENDPOINT = "0" * 32, "ep_" + "0" * 32
+MISSING_LIST = "0" * 32
 # A public address, written as a number so that registering it needs no name lookup; no
 # worker runs here, so nothing is ever sent to it.
 RECEIVER = "https://93.184.215.14"
 # What each role may do, written out here (not read from the code under test).
 VIEW, CHANGE, DELETE, WEBHOOKS, MANAGE = "view", "change", "delete", "webhooks", "manage"
-ROLE_RIGHTS = {"admin": {VIEW, CHANGE, DELETE, WEBHOOKS, MANAGE},
-               "editor": {VIEW, CHANGE, DELETE}, "viewer": {VIEW}, "checkin": set()}
-READ_RIGHTS = {VIEW, WEBHOOKS}
+SCAN = "scan"  # list check-in lists and scan: checkin members with either scope
+ROLE_RIGHTS = {"admin": {VIEW, CHANGE, DELETE, WEBHOOKS, MANAGE, SCAN},
+               "editor": {VIEW, CHANGE, DELETE, SCAN}, "viewer": {VIEW}, "checkin": {SCAN}}
+READ_RIGHTS = {VIEW, WEBHOOKS, SCAN}
 # The right each (route, method) needs; methods a view does not define need CHANGE or
 # are refused 405 after the check. The public ones take no token at all.
 NEEDS = {("event", "PATCH"): CHANGE, ("event", "DELETE"): DELETE,
          ("registrations", "GET"): VIEW, ("registrations_export", "GET"): VIEW,
          ("waiting_list", "GET"): VIEW, ("webhook", "GET"): WEBHOOKS,
-         ("webhook", "DELETE"): MANAGE, ("webhook_deliveries", "GET"): WEBHOOKS}
+         ("webhook", "DELETE"): MANAGE, ("webhook_deliveries", "GET"): WEBHOOKS,
+         ("checkin_lists", "GET"): SCAN, ("checkin_lists", "POST"): CHANGE,
+         ("checkin_list", "GET"): SCAN, ("checkin_scans", "POST"): SCAN,
+         ("checkin_scans_batch", "POST"): SCAN}
 PUBLIC = {("events", "GET"), ("event", "GET"), ("registrations", "POST"),
           ("waiting_list", "POST"), ("registration", "GET"), ("registration", "DELETE"),
           ("registration_cancellations", "POST"), ("offer", "DELETE"),
@@ -149,6 +155,10 @@ def build_world(api, tokens) -> dict:
         write = tokens[f"{org}-admin-write"]
         world[org] = {"event": new_event(api, write, f"{ORGS[org]} gala"),
                       "endpoint": new_endpoint(api, write, org)}
+        made = api("POST", f"/api/v1/events/{world[org]['event']}/checkin-lists/", write,
+                   {"name": "Main door"})
+        assert made.status_code == 201, made.text
+        world[org]["list"] = made.json()["id"]
         booked = api("POST", f"/api/v1/events/{world[org]['event']}/registrations/",
                      body={"name": "Ada", "email": f"ada@{org}.example.com"})
         assert booked.status_code == 201, booked.text
@@ -187,9 +197,21 @@ def api_routes():
         yield pattern.name, route, set(re.findall(r"<(?:\w+:)?(\w+)>", route))
 
 
-def fill(route, event, endpoint) -> str:
+def fill(route, event, endpoint, checkin_list=MISSING_LIST) -> str:
     return "/api/v1/" + route.replace("<str:event_id>", event).replace(
-        "<str:endpoint_id>", endpoint)
+        "<str:endpoint_id>", endpoint).replace("<str:list_id>", checkin_list)
+
+
+def body_for(name, method):
+    """A valid body for an own object's POST (a scan of a code that is no pass answers
+    200 ``unknown_code``), None where the sweep sends none."""
+    nonce = uuid.uuid4().hex
+    return {"checkin_lists": {"name": "Side door"},
+            "checkin_scans": {"code": "not-a-pass", "nonce": nonce},
+            "checkin_scans_batch": {"scans": [{"code": "not-a-pass", "nonce": nonce,
+                                               "scanned_at": datetime.now(
+                                                   timezone.utc).isoformat()}]},
+            }.get(name) if method == "POST" else None
 
 
 def api_breaches(port, world) -> list[str]:
@@ -200,16 +222,16 @@ def api_breaches(port, world) -> list[str]:
     beta, alpha = world["beta"], world["alpha"]
     before = state_of(api, world, "beta")
     for name, route, keywords in api_routes():
-        if keywords - {"event_id", "endpoint_id", "secret"}:
+        if keywords - {"event_id", "endpoint_id", "secret", "list_id"}:
             breaches.append(f"{name}: a URL keyword the sweep does not know: {keywords}")
         if not keywords or keywords == {"secret"} or name in ("schema", "docs", "redoc"):
             continue
-        theirs = fill(route, beta["event"], beta["endpoint"])
-        missing = fill(route, MISSING_EVENT, MISSING_ENDPOINT)
+        theirs = fill(route, beta["event"], beta["endpoint"], beta["list"])
+        missing = fill(route, MISSING_EVENT, MISSING_ENDPOINT, MISSING_LIST)
         for method in METHODS:
             if (name, asked_as(method)) in PUBLIC:
                 continue
-            for path in (theirs, fill(route, alpha["event"], alpha["endpoint"])):
+            for path in (theirs, fill(route, alpha["event"], alpha["endpoint"], alpha["list"])):
                 anonymous = api(method, path, body={} if method in ("POST", "PATCH", "PUT")
                                 else None)
                 if anonymous.status_code != 401:
@@ -268,10 +290,11 @@ def own_object_failures(port, world) -> list[str]:
                         event = new_event(api, admin_write, "Disposable")
                     if method == "DELETE" and "endpoint_id" in keywords:
                         endpoint = new_endpoint(api, admin_write, "alpha")
-                    path = fill(route, event, endpoint)
+                    path = fill(route, event, endpoint, alpha["list"])
                     etag = api("GET", f"/api/v1/events/{event}/").headers.get("ETag", '"1"')
                     got = api(method, path, tokens[f"alpha-{role}-{scope}"],
-                              {"description": "Edited"} if method == "PATCH" else None,
+                              {"description": "Edited"} if method == "PATCH"
+                              else body_for(name, method),
                               **{"If-Match": etag})
                     may = allowed(role, scope, right or CHANGE)
                     if right is None:  # a method the view does not define: refused either way

@@ -1,0 +1,62 @@
+"""Controls for the door's race tests: scanners that decide from a read, then write.
+
+``ReadThenWriteDoor`` decides an entry as a careless scanner does: it reads the pass on
+the list (and the room's counter), and when the read says "not admitted, room left" it
+waits ``race_delay_ms`` and writes the entry without the pass's or the room's condition.
+Two gates scanning one pass at once both read "not admitted" and both admit; forty
+entries into a room of ten all read "room left". The race tests must catch it. Only lists
+whose name starts with ``CARELESS`` are scanned carelessly, so one served site answers
+both sides of a race (the product's door for every other list).
+"""
+import re
+import time
+
+from booking.checkin.door import Door, pass_key
+from booking.dynamo.transaction import Members
+
+CARELESS = "careless"
+_PLACEHOLDER = re.compile(r"[:#][A-Za-z0-9_]+")
+
+
+def without_condition(op: tuple[str, dict]) -> tuple[str, dict]:
+    """``op`` without its ConditionExpression (and the names and values only it used)."""
+    kind, body = op
+    body = {k: v for k, v in body.items() if k != "ConditionExpression"}
+    used = set(_PLACEHOLDER.findall(body.get("UpdateExpression", "")))
+    for field in ("ExpressionAttributeValues", "ExpressionAttributeNames"):
+        if field in body:
+            kept = {k: v for k, v in body[field].items() if k in used}
+            if kept:
+                body[field] = kept
+            else:
+                del body[field]
+    return kind, body
+
+
+class ReadThenWriteDoor(Door):
+    def __init__(self, *args, race_delay_ms: float = 30.0, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.race_delay = race_delay_ms / 1000.0
+
+    def _entry(self, lst, ref, when, gate, nonce, stamp, offline) -> Members:
+        members = super()._entry(lst, ref, when, gate, nonce, stamp, offline)
+        if not lst.name.startswith(CARELESS):
+            return members
+        seen = self.table.get(pass_key(lst.id, ref.pass_id))
+        full = (lst.occupancy_limit is not None
+                and self.room_counter(lst.id) >= lst.occupancy_limit)
+        if seen is not None or full:
+            return members  # the read answers: the write refuses as the product's does
+        time.sleep(self.race_delay)
+        for name in ("pass", "room"):
+            if name in members.names:
+                members = members.replaced(name, without_condition(dict(members)[name]))
+        return members
+
+
+def careless_door(service, *, race_delay_ms: float = 30.0) -> ReadThenWriteDoor:
+    """Put a read-then-write door in ``service`` (its store and signer); return it."""
+    door = ReadThenWriteDoor(service.store, service.checkin.door.signer,
+                             race_delay_ms=race_delay_ms)
+    service.checkin.door = door
+    return door
