@@ -43,6 +43,7 @@ PAGE_TEXTS = {
     "forged": "Not a valid pass: its signature does not match this event.",
     "other_event": "This pass is for another event.",
     "cannot_check": "This phone cannot check codes offline. Connect to the internet.",
+    "failed": "Something went wrong checking this code. Try again, or type the code.",
 }
 # The big word of each full-screen answer.
 TITLES = {"admitted": "Admitted", "exited": "Exit recorded", "already_admitted": "Already in",

@@ -146,15 +146,28 @@
   const direction = () => document.querySelector('input[name="direction"]:checked').value;
   const gate = () => $("gate-input").value.trim() || null;
 
+  // The server's clock as last seen (its Date header), so an offline scan's time is the
+  // server's time even when this phone's clock is off.
+  let clockOffset = Number(localStorage.getItem("checkin:clock-offset")) || 0;
+  const serverNow = () => new Date(Date.now() + clockOffset);
+  function learnClock(response) {
+    const said = Date.parse(response.headers.get("Date") || "");
+    if (!Number.isNaN(said)) {
+      clockOffset = said - Date.now();
+      localStorage.setItem("checkin:clock-offset", String(clockOffset));
+    }
+    return response;
+  }
+
   async function post(url, body) {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), REQUEST_TIMEOUT_MS);
     try {
-      return await fetch(url, {
+      return learnClock(await fetch(url, {
         method: "POST", credentials: "same-origin", signal: controller.signal,
         headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken},
         body: JSON.stringify(body),
-      });
+      }));
     } finally {
       clearTimeout(timer);
     }
@@ -164,6 +177,14 @@
     if (busy) return;
     busy = true;
     lastCode = code;
+    try {
+      await decideNow(code);
+    } catch (error) {
+      show({good: false, status: "error", why: texts.failed});
+    }
+  }
+
+  async function decideNow(code) {
     const check = await checkLocally(code);
     if (!check.ok && check.reason !== "cannot_check") {
       const status = check.reason === "not_on_list" ? "not_on_list" : "unknown_code";
@@ -171,7 +192,7 @@
       return;
     }
     const scan = {code, direction: direction(), nonce: crypto.randomUUID(),
-                  scanned_at: new Date().toISOString(), gate: gate()};
+                  scanned_at: serverNow().toISOString(), gate: gate()};
     if (navigator.onLine) {
       let response = null;
       try {
@@ -228,25 +249,48 @@
     $("queue").textContent = waiting === 1 ? "1 scan waiting to be sent" : `${waiting} scans waiting to be sent`;
   }
 
+  // Sends ``part``; a part refused as bad input (400) is sent again scan by scan, so one
+  // bad scan (a time the server will not take) cannot hold up the others.
+  async function send(part) {
+    const response = await post(config.batchUrl, {scans: part});
+    if (response.ok) return {results: (await response.json()).results, refused: []};
+    if (response.status !== 400) return null; // try again later
+    if (part.length === 1) {
+      const body = await response.json().catch(() => ({}));
+      return {results: [], refused: [{scan: part[0], error: body.error || "refused"}]};
+    }
+    const all = {results: [], refused: []};
+    for (const scan of part) {
+      const one = await send([scan]);
+      if (one === null) return all.results.length || all.refused.length ? all : null;
+      all.results.push(...one.results);
+      all.refused.push(...one.refused);
+    }
+    return all;
+  }
+
   async function upload() {
     if (uploading || queue.length === 0 || !navigator.onLine) return;
     uploading = true;
     try {
-      const part = queue.slice(0, config.maxBatch);
-      const response = await post(config.batchUrl, {scans: part});
-      if (!response.ok) return;
-      const {results} = await response.json();
-      const decided = new Set(results.map((result) => result.nonce));
-      queue = queue.filter((scan) => !decided.has(scan.nonce)); // scans queued meanwhile stay
+      const sent = await send(queue.slice(0, config.maxBatch));
+      if (sent === null) return;
+      const {results, refused} = sent;
+      const done = new Set([...results.map((r) => r.nonce), ...refused.map((r) => r.scan.nonce)]);
+      queue = queue.filter((scan) => !done.has(scan.nonce)); // scans queued meanwhile stay
       save("queue", queue);
-      const refused = results.filter((result) => !result.accepted); // conflicts among them
       for (const result of results) {
         if (result.status === "admitted") remember(result.pass_id, true, result.first_admitted_at, result.first_gate);
       }
-      const sent = results.length === 1 ? "1 offline scan sent" : `${results.length} offline scans sent`;
-      const notes = refused.map((result) => `${result.name || result.ticket_label || "a pass"}: ${result.message}` +
-        (result.first_gate ? ` First at ${result.first_gate}` : "") + (result.first_admitted_at ? ` ${clock(result.first_admitted_at)}` : ""));
-      $("synced").textContent = refused.length ? `${sent}. Reported: ${notes.join(" ")}` : `${sent}.`;
+      const answered = results.filter((result) => !result.accepted); // conflicts among them
+      const notes = answered.map((result) => `${result.name || result.ticket_label || "A pass"}: ${result.message}` +
+        (result.first_gate ? ` First at ${result.first_gate}` : "") + (result.first_admitted_at ? ` ${clock(result.first_admitted_at)}.` : ""));
+      for (const {scan, error} of refused) {
+        notes.push(`A scan made at ${clock(scan.scanned_at)} was not accepted: ${error}`);
+      }
+      const count = results.length + refused.length;
+      const head = count === 1 ? "1 offline scan sent" : `${count} offline scans sent`;
+      $("synced").textContent = notes.length ? `${head}. Reported: ${notes.join(" ")}` : `${head}.`;
       $("synced").hidden = false;
       refreshCounts();
     } catch (error) {

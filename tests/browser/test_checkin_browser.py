@@ -48,6 +48,16 @@ def camera(browser, tmp_path):
         chromium.close()
 
 
+STALE_SCAN = """({list, code}) => {
+  const key = `checkin:${list}:queue`;
+  const queue = JSON.parse(localStorage.getItem(key)) || [];
+  const then = new Date(Date.now() - 15 * 86400 * 1000).toISOString();
+  queue.unshift({code, direction: "entry", nonce: crypto.randomUUID(), scanned_at: then,
+                 gate: "Old phone"});
+  localStorage.setItem(key, JSON.stringify(queue));
+}"""
+
+
 def phone(chromium, live_site, storage_state=None):
     context = chromium.new_context(viewport=PHONE, storage_state=storage_state,
                                    has_touch=True, is_mobile=True)
@@ -110,6 +120,13 @@ def test_browser__scanner__camera_online_offline_queue_and_forgeries(
     # --- offline, the camera filming Bob's pass --------------------------------------
     context, page = phone(camera(bob_pass.code), live_site, storage_state=state)
     page.goto(live_site.url + f"/checkin/{door.id}/")
+    # A scan this phone kept for more than two weeks (the server no longer takes its
+    # time): reported when the page sends its queue, and taken out of it.
+    page.evaluate(STALE_SCAN, {"list": door.id, "code": ada_pass.code})
+    page.reload()
+    expect(page.locator("#synced")).to_contain_text("1 offline scan sent. Reported: A scan made")
+    expect(page.locator("#synced")).to_contain_text("not accepted: The scan's time is too far")
+    expect(page.locator("#queue")).to_be_hidden()
     context.set_offline(True)
     expect(page.locator("#network")).to_have_text("Offline")
     page.get_by_role("button", name="Scan with camera").click()
