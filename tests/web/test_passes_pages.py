@@ -238,3 +238,25 @@ def test_scanner__name_search_finds_names_never_addresses(client, service, door_
     assert [p["ticket_label"] for p in found["people"][0]["passes"]] == ["Conference",
                                                                          "Workshop"]
     assert "@" not in json.dumps(found)
+
+
+def test_scanner__two_phones_offline_one_pass__one_admission_one_conflict_reported(
+        client, service, door_staff, door_list, event):
+    (the_pass,) = service.passes(service.book(event.id, name="Dee", email="dee@example.com",
+                                              tickets={"conference": 1}))
+    start = datetime.now(timezone.utc) - timedelta(minutes=10)
+
+    def phone(gate, minutes):
+        scan = {"code": the_pass.code, "direction": "entry", "nonce": uuid.uuid4().hex,
+                "gate": gate, "scanned_at": (start + timedelta(minutes=minutes)).isoformat()}
+        response = client.post(f"/checkin/{door_list.id}/batch/", json.dumps({"scans": [scan]}),
+                               content_type="application/json")
+        return json.loads(response.content)["results"][0]
+
+    north, south = phone("North", 1), phone("South", 2)
+
+    assert (north["status"], north["conflict"]) == ("admitted", False)
+    assert south["conflict"] is True and south["accepted"] is False
+    assert south["first_gate"] == "North" and south["message"]
+    counted = service.checkin_list(door_list.id)
+    assert (counted.admitted, counted.conflicts) == (1, 1)
