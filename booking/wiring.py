@@ -11,6 +11,7 @@ The process keeps one store and one service (``get_store``, ``get_booking_servic
 harnesses build their own graphs on stores of their own (``harness.controls``) and put
 them in place with ``use_service``.
 """
+import logging
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -132,7 +133,7 @@ def service_from_settings(*, store: Store | None = None, extra_strategies: dict 
     """A new service built from the current settings; the keyword arguments replace parts
     of the graph (tests and harnesses only)."""
     store = store or get_store()
-    return BookingService(
+    return tell_webhooks_of_scans(BookingService(
         store=store,
         default_strategy=default_strategy or settings.BOOKING_DEFAULT_STRATEGY,
         retry=RetryPolicy(max_attempts=settings.BOOKING_MAX_RETRIES,
@@ -149,12 +150,29 @@ def service_from_settings(*, store: Store | None = None, extra_strategies: dict 
         deadline_seconds=settings.BOOKING_REQUEST_DEADLINE,
         cool_down=CoolDown(settings.BOOKING_SHED_SECONDS),
         pass_signer=pass_signer(),
-    )
+    ))
 
 
 def pass_signer() -> PassSigner:
     """Signs passes' codes with a key per event derived from SECRET_KEY."""
     return PassSigner(settings.SECRET_KEY.encode("utf-8"))
+
+
+def tell_webhooks_of_scans(service: BookingService) -> BookingService:
+    """Owe ``checkin.admitted`` / ``checkin.conflict`` deliveries after each decided scan
+    (a failing fan-out is logged; the door's answer stands)."""
+    fanout = webhook_fanout(service)
+
+    def observer(checkin_list, result):
+        if result.status != "admitted" and not result.conflict:
+            return
+        try:
+            fanout.scan(checkin_list, result, lambda: service.get_event(checkin_list.event_id))
+        except Exception:  # the scan is decided and recorded; the hook is a follow-up
+            logging.getLogger("booking.webhooks").exception("check-in fan-out failed")
+
+    service.checkin.observers.append(observer)
+    return service
 
 
 def get_booking_service() -> BookingService:

@@ -148,9 +148,10 @@ class CheckinListDetail(ApiView):
         return Response(body)
 
 
-# A method a view does not define needs CHANGE, then answers 405 (as the other views).
+# A method a view does not define (OPTIONS too) needs CHANGE, then answers 405.
 class Scans(ApiView):
     actions = {"POST": rights.SCAN, "GET": rights.CHANGE}
+    http_method_names = ["post"]
 
     @extend_schema(operation_id="checkin_scans_create", request=ScanInput,
                    parameters=[OPTIONAL_KEY],
@@ -171,6 +172,7 @@ class Scans(ApiView):
 
 class ScanBatch(ApiView):
     actions = {"POST": rights.SCAN, "GET": rights.CHANGE}
+    http_method_names = ["post"]
 
     @extend_schema(operation_id="checkin_scans_batch", request=BatchInput,
                    responses={200: ScanOutput(many=True), **problems(400, 401, 403, 404, 503)})

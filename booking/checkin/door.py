@@ -24,6 +24,7 @@ import random
 import time
 import uuid
 from collections.abc import Iterable
+from typing import Any
 from datetime import datetime
 from decimal import Decimal
 
@@ -151,7 +152,7 @@ class Door:
         """Decide one scan (exactly once per nonce). ``scanned_at`` None: now, online."""
         now = float(num(self.clock()))  # type: ignore[arg-type]
         when = now if scanned_at is None else float(num(scanned_at))  # type: ignore[arg-type]
-        base = dict(list_id=checkin_list.id, nonce=nonce, direction=direction,
+        base: dict[str, Any] = dict(list_id=checkin_list.id, nonce=nonce, direction=direction,
                     scanned_at=at(when), gate=gate, offline=offline)
         stamp = {"code": fingerprint(code, direction), "recorded_at": num(now)}
         ref = self.signer.read(code, event_id=checkin_list.event_id)
@@ -160,7 +161,7 @@ class Door:
         base.update(pass_id=ref.pass_id, ticket_type=ref.ticket_type)
         if not checkin_list.admits_type(ref.ticket_type):
             return self._refused(ScanResult(status=NOT_ON_LIST, **base), stamp)
-        if not checkin_list.is_open(at(when)):
+        if not checkin_list.is_open(base["scanned_at"]):
             return self._refused(ScanResult(status=NOT_OPEN, **base), stamp)
         for attempt in range(ATTEMPTS):
             members = (self._entry if direction == ENTRY else self._exit)(
@@ -239,7 +240,7 @@ class Door:
             if base["direction"] == EXIT:
                 return self._refused(ScanResult(status=NOT_INSIDE, **base), stamp)
             old = refusal.old("pass") or {}
-            first = dict(first_admitted_at=at(old.get("first_at")),
+            first: dict[str, Any] = dict(first_admitted_at=at(old.get("first_at")),
                          first_gate=old.get("first_gate") or None)
             if offline:
                 return self._conflict(ScanResult(status=ALREADY_ADMITTED, **base, **first,

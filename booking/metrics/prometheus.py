@@ -58,6 +58,8 @@ CONFLICTS = Counter("booking_dynamodb_transaction_conflicts_total",
 STORE_ERRORS = Counter("booking_dynamodb_errors_total", "DynamoDB calls that failed",
                        ["operation", "code"], registry=REGISTRY)
 OFFERS = Counter("booking_waitlist_offers_total", "Waiting-list offers made", registry=REGISTRY)
+CHECKIN_SCANS = Counter("booking_checkin_scans_total", "Scans at the door, by answer",
+                        ["status", "direction"], registry=REGISTRY)
 MAIL_FAILURES = Counter("booking_email_failures_total", "E-mail sends that failed",
                         registry=REGISTRY)
 
@@ -155,6 +157,8 @@ def instrument_service(service) -> None:
     if getattr(service, "_booking_metrics", False):
         return
     service._booking_metrics = True
+    service.checkin.observers.append(
+        lambda _list, result: CHECKIN_SCANS.labels(result.status, result.direction).inc())
     names = {id(strategy): name for name, strategy in service.catalog.strategies.items()}
 
     def strategy_name(event_id) -> str:

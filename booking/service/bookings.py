@@ -9,6 +9,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 
 from django.utils import timezone
 
@@ -63,7 +64,7 @@ class Bookings:
         self.cool_down = cool_down
         # Further riders of a cancellation: (event id, request id, the whole order as read
         # for a part's cancellation, else None) -> riders (the passes' cancellation).
-        self.cancel_riders = None
+        self.cancel_riders: Callable[[str, str, Registration | None], tuple] | None = None
         self._lock = threading.Lock()
         self._seats_seen: dict[str, tuple[Availability, float]] = {}  # page_availability
         self._told_full: dict[str, float] = {}  # event id -> when this process said "full"

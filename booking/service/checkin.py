@@ -147,7 +147,8 @@ class Checkin:
         registrations = self.registrations(found.event_id)
         expected = sum(len([p for p in passes if p.is_valid and found.admits_type(p.ticket_type)])
                        for passes in self.passes_of(registrations).values())
-        return dataclasses.replace(found, expected=expected, **counts)
+        return dataclasses.replace(found, expected=expected, admitted=counts["admitted"],
+                                   inside=counts["inside"], conflicts=counts["conflicts"])
 
     # --- scans ---------------------------------------------------------------------
     def scan(self, list_id, code, *, direction=ENTRY, nonce=None, scanned_at=None,

@@ -21,8 +21,10 @@ from booking.webhooks.addresses import PublicUrls
 REGISTRATION_CREATED, REGISTRATION_CANCELLED = "registration.created", "registration.cancelled"
 WAITINGLIST_OFFERED, WAITINGLIST_ACCEPTED = "waitinglist.offered", "waitinglist.accepted"
 EVENT_FULL, STREAMS_DECIDED = "event.full", "streams.decided"
+CHECKIN_ADMITTED, CHECKIN_CONFLICT = "checkin.admitted", "checkin.conflict"
 EVENT_TYPES = (REGISTRATION_CREATED, REGISTRATION_CANCELLED, WAITINGLIST_OFFERED,
-               WAITINGLIST_ACCEPTED, EVENT_FULL, STREAMS_DECIDED)
+               WAITINGLIST_ACCEPTED, EVENT_FULL, STREAMS_DECIDED, CHECKIN_ADMITTED,
+               CHECKIN_CONFLICT)
 ALL_EVENTS = "*"  # an endpoint's scope: every event, or one event's id
 MAX_URL = 2000
 KEY_REUSED = "This key was already used to register a different endpoint."

@@ -97,8 +97,8 @@ class Api:
     def __call__(self, method, path, token=None, body=None, **headers):
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        if method in ("POST", "PATCH", "PUT"):
-            headers.setdefault("Idempotency-Key", uuid.uuid4().hex)
+        if method in ("POST", "PATCH", "PUT"):  # a scan's key is its nonce
+            headers.setdefault("Idempotency-Key", (body or {}).get("nonce") or uuid.uuid4().hex)
         return self.http.request(method, self.base + path, headers=headers, timeout=60,
                                  allow_redirects=False,
                                  **({"json": body} if body is not None else {}))
