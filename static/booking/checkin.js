@@ -365,6 +365,7 @@
           const state = pass.status === "cancelled" ? " (cancelled)"
             : pass.admitted_at ? ` (in since ${clock(pass.admitted_at)})` : "";
           button.textContent = `${pass.ticket_label}${state}`;
+          if (state) button.classList.add("is-used"); // asking again answers why not
           button.addEventListener("click", () => decide(pass.code));
           item.append(button);
         }

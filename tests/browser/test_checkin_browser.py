@@ -114,6 +114,11 @@ def test_browser__scanner__camera_online_offline_queue_and_forgeries(
     page.get_by_role("button", name="Next scan").click()
     page.get_by_role("button", name="Stop camera").click()
     assert site_service.checkin_list(door.id).admitted == 1
+    page.get_by_label("Find a name").fill("lovelace")  # a guest without their pass
+    page.get_by_role("button", name="Find").click()
+    expect(page.locator("#people")).to_contain_text("Ada Lovelace")
+    expect(page.get_by_role("button", name="Admission (in since")).to_be_visible()
+    screenshot(page, "checkin-3b-name-search")
     state = context.storage_state()  # the signed-in session and this phone's memory
     context.close()
 
