@@ -1,7 +1,8 @@
 """Controls for the door's race tests: scanners that decide from a read, then write.
 
 ``ReadThenWriteDoor`` decides an entry as a careless scanner does: it reads the pass on
-the list (and the room's counter), and when the read says "not admitted, room left" it
+the list (and the room's counter), and when the read says "not admitted (or out again on a
+re-entry list), room left" it
 waits ``race_delay_ms`` and writes the entry without the pass's or the room's condition.
 Two gates scanning one pass at once both read "not admitted" and both admit; forty
 entries into a room of ten all read "room left". The race tests must catch it. Only lists
@@ -45,7 +46,8 @@ class ReadThenWriteDoor(Door):
         seen = self.table.get(pass_key(lst.id, ref.pass_id))
         full = (lst.occupancy_limit is not None
                 and self.room_counter(lst.id) >= lst.occupancy_limit)
-        if seen is not None or full:
+        admitted = seen is not None and (not lst.allow_reentry or seen.get("state") == "inside")
+        if admitted or full:
             return members  # the read answers: the write refuses as the product's does
         time.sleep(self.race_delay)
         for name in ("pass", "room"):
@@ -60,3 +62,25 @@ def careless_door(service, *, race_delay_ms: float = 30.0) -> ReadThenWriteDoor:
                              race_delay_ms=race_delay_ms)
     service.checkin.door = door
     return door
+
+
+class UnconditionalPassCancellation:
+    """A cancellation's passes rider that marks the passes it chose cancelled without the
+    condition that none was admitted meanwhile: a scan and the cancellation both win."""
+
+    def __init__(self, rider):
+        self.rider = rider
+
+    def members(self, answer, *, notice: bool = True):
+        return [(name, without_condition(op))
+                for name, op in self.rider.members(answer, notice=notice)]
+
+    def answer(self, refusal):
+        return self.rider.answer(refusal)
+
+
+def careless_cancellations(service) -> None:
+    """Cancellations in ``service`` carry the unconditional passes rider."""
+    checkin = service.checkin
+    service.bookings.cancel_riders = lambda event_id, request_id, whole: (
+        UnconditionalPassCancellation(checkin.cancellation_rider(event_id, request_id, whole)),)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import dataclasses
 import os
 
+from booking.checkin.cancellation import PassesChanged
 from booking.checkin.door import Door
 from booking.checkin.passes import Pass, PassSigner
 from booking.checkin.records import CheckinList, Conflict, ScanResult
@@ -34,6 +35,11 @@ from booking.strategies.base import RetryPolicy, WriteTokens
 
 from booking.waitlist.engine import WaitlistEngine
 from booking.service.waitlist import WaitlistService
+
+
+# A cancellation of part of an order chooses its passes again this often when a pass it
+# chose was let in at the door meanwhile (nothing was written).
+PASS_CHOICES = 3
 
 
 @translating
@@ -141,9 +147,15 @@ class BookingService:
     def cancel(self, event_id, *, email, registration_id=None, request_id=None,
                registration: Registration | None = None, tickets=None) -> Registration:
         request_id = request_id or uuid.uuid4().hex
-        removed = self.bookings.cancel(event_id, email=email, registration_id=registration_id,
-                                       request_id=request_id, registration=registration,
-                                       tickets=tickets)
+        for attempt in range(PASS_CHOICES):
+            try:
+                removed = self.bookings.cancel(
+                    event_id, email=email, registration_id=registration_id,
+                    request_id=request_id, registration=registration, tickets=tickets)
+                break
+            except PassesChanged:  # a pass it chose was let in meanwhile: choose again
+                if attempt == PASS_CHOICES - 1:
+                    raise
         self.waitlist.offer_freed_seat(removed.event_id)
         return dataclasses.replace(removed, cancelled_passes=self.checkin.cancelled_passes(
             removed, request_id))

@@ -82,9 +82,15 @@ class CheckResult:
 
 
 def check(records: list[dict], events: list[dict], final: dict, peaks: dict, *,
-          mails: dict | None = None, owed: list | None = None) -> CheckResult:
-    """``mails``: message id -> e-mails sent (None: the run counted none, skip the check)."""
+          mails: dict | None = None, owed: list | None = None,
+          door: dict | None = None) -> CheckResult:
+    """``mails``: message id -> e-mails sent (None: the run counted none, skip the check);
+    ``door``: the run's scans (``harness/torture/door.py``), None for a run without."""
     result = CheckResult()
+    if door is not None:
+        from . import door as door_checks
+
+        door_checks.check(result, door["setup"], door["records"], door["final"])
     history = History(records)
     for event in events:
         _check_event(result, event, final[event["id"]], peaks.get(event["id"], {}))

@@ -44,6 +44,10 @@ class TortureConfig:
     mail_claims: bool = True
     ambiguity_checks: bool = True
     unguarded_race_delay_ms: float = 0.0
+    # Scans at the door beside the bookings (harness/torture/door.py); ``careless_door``:
+    # the control, a scanner that reads, then writes.
+    door: bool = True
+    careless_door: bool = False
 
     @property
     def people(self) -> int:

@@ -42,9 +42,20 @@ def summary(config, result: dict) -> dict:
         "events": [_event_summary(e, result) for e in result["events"]],
         # streams: the stream decider process was killed (SIGKILL) and restarted this often.
         "decider_kills": result.get("decider_kills", 0),
+        "door": _door_summary(result.get("door")),
         "anomaly_counts": found.counts(),
         "anomalies": anomalies,
     }
+
+
+def _door_summary(door: dict | None) -> dict | None:
+    """Scans sent and their answers (``unknown``: no answer, e.g. a lost response)."""
+    if door is None:
+        return None
+    records = door["records"]
+    return {"scans": len(records), "careless": door["setup"].get("careless", False),
+            "answers": dict(Counter(r["status"] or "unknown" for r in records)),
+            "repeated_nonces": len(records) - len({(r["list"], r["nonce"]) for r in records})}
 
 
 def _by_step(records: list[dict]) -> dict:
@@ -77,7 +88,7 @@ def _event_summary(event: dict, result: dict) -> dict:
 def save_history(config, result: dict, path: str) -> None:
     """Everything the checker reads (history, events, final state, peaks, faults), as JSON."""
     saved = {key: result.get(key) for key in ("events", "final", "peaks", "faults", "seconds",
-                                              "mails", "owed")}
+                                              "mails", "owed", "door")}
     saved["config"] = vars(config)
     saved["records"] = sorted(result["records"], key=lambda r: r["invoked"])
     with open(path, "w", encoding="utf-8") as out:

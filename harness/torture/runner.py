@@ -19,6 +19,7 @@ from harness.controls import control_service, local_store
 from localdynamo import process as server_process
 
 from . import checker, mailbox
+from . import door as door_checks
 from .worker import patiently, run_in_process
 
 START_DELAY_SECONDS = 5.0  # spawned processes set up Django before the common start
@@ -39,25 +40,33 @@ def run(config) -> dict:
                 store=store, race_delay_ms=config.unguarded_race_delay_ms)):
             ensure_tables(store)
             events = _create_events(config)
+            door = (door_checks.set_up(get_booking_service(), careless=config.careless_door,
+                                       patiently=patiently) if config.door else None)
             watcher = Watcher(events).start()
             deciders = StreamDeciders(_worker_env(config, server.url, prefix), events).start()
             started = time.time()
             try:
-                records = _run_processes(config, server.url, prefix, events)
+                everything = _run_processes(config, server.url, prefix, events, door)
+                records = [r for r in everything if r["operation"] != "scan"]
+                scans = [r for r in everything if r["operation"] == "scan"]
             finally:
                 watcher.stop()
                 deciders.stop()
             finished = time.time()
             final = {e["id"]: _final_state(e["id"]) for e in events}
+            door_run = None if door is None else {
+                "setup": door, "records": scans,
+                "final": door_checks.final_state(get_booking_service(), door, patiently)}
             owed = _send_what_is_owed()
         faults = server.fault_counts()
         mails = mailbox.sent_counts(mail_dir)
     finally:
         server.stop()
-    found = checker.check(records, events, final, watcher.peaks, mails=mails, owed=owed)
+    found = checker.check(records, events, final, watcher.peaks, mails=mails, owed=owed,
+                          door=door_run)
     return {"events": events, "records": records, "final": final, "faults": faults,
             "peaks": watcher.peaks, "seconds": finished - started, "check": found,
-            "mails": mails, "owed": owed, "decider_kills": deciders.kills}
+            "mails": mails, "owed": owed, "decider_kills": deciders.kills, "door": door_run}
 
 
 def _send_what_is_owed(passes: int = 10) -> list[str]:
@@ -104,7 +113,8 @@ def _worker_env(config, url: str, prefix: str) -> dict:
     }
 
 
-def _run_processes(config, url: str, prefix: str, events: list[dict]) -> list[dict]:
+def _run_processes(config, url: str, prefix: str, events: list[dict],
+                   door: dict | None = None) -> list[dict]:
     env, event_ids = _worker_env(config, url, prefix), [e["id"] for e in events]
     order_event_ids = frozenset(e["id"] for e in events if e["orders"])
     shares = _split(config.ops, config.processes * config.threads)
@@ -113,7 +123,7 @@ def _run_processes(config, url: str, prefix: str, events: list[dict]) -> list[di
         runs = [pool.apply_async(run_in_process, (
             env, config, event_ids, process,
             shares[process * config.threads:(process + 1) * config.threads], start_at,
-            order_event_ids))
+            order_event_ids, door))
             for process in range(config.processes)]
         return [record for each in runs for record in each.get()]
 

@@ -10,6 +10,7 @@ import os
 import threading
 import time
 
+from . import door as door_scanners
 from .plan import DOUBLE, Request, ThreadPlan, TortureConfig
 
 OK, FAIL, UNKNOWN = "ok", "fail", "unknown"
@@ -81,7 +82,8 @@ def run_thread(service, config: TortureConfig, event_ids: list[str], process: in
 
 def run_in_process(env: dict, config: TortureConfig, event_ids: list[str], process: int,
                    steps: list[int], start_at: float,
-                   order_event_ids: frozenset = frozenset()) -> list[dict]:
+                   order_event_ids: frozenset = frozenset(),
+                   door: dict | None = None) -> list[dict]:
     """Entry point of a spawned process: configure Django from ``env``, run its threads
     (``order_event_ids``: the events whose bookings are orders)."""
     os.environ.update(env)
@@ -103,13 +105,22 @@ def run_in_process(env: dict, config: TortureConfig, event_ids: list[str], proce
     stop_mail = threading.Event()
     mailer = threading.Thread(target=send_mail_until, args=(stop_mail, config.mail_claims))
     mailer.start()
-    for each in threads:
+    scanned: list[list[dict]] = [[] for _ in range(door_scanners.SCANNERS if door else 0)]
+
+    def scan(scanner: int):
+        scanned[scanner] = door_scanners.scan_until(service, door, process, scanner,
+                                                    config.seed, stop_mail)
+
+    scanners = [threading.Thread(target=scan, args=(n,)) for n in range(len(scanned))]
+    for each in threads + scanners:
         each.start()
     for each in threads:
         each.join()
     stop_mail.set()
     mailer.join()
-    return [record for records in results for record in records]
+    for each in scanners:
+        each.join()
+    return [record for records in results + scanned for record in records]
 
 
 def send_mail_until(stop: threading.Event, claims: bool = True, every: float = 0.2) -> None:
@@ -140,6 +151,10 @@ def _service(config: TortureConfig):
     service = control_service(race_delay_ms=config.unguarded_race_delay_ms,
                               request_history=config.request_history,
                               ambiguity_checks=config.ambiguity_checks)
+    if config.careless_door:
+        from harness.checkin_controls import careless_door
+
+        careless_door(service)
     wiring.install(service)
     return service
 

@@ -244,3 +244,53 @@ def test_two_offline_queues_with_one_pass__one_admission_one_conflict__reupload_
     assert (counted.admitted, counted.conflicts, counted.inside) == (5, 1, 5)
     assert len(service.scan_log(hall.id)) == log
     assert service.audit(event.id) == []
+
+
+# --- a partial cancellation against a scan of the pass it chose ---------------------------------
+def cancel_against_scan(service, trials: int) -> list[tuple[str, str]]:
+    """Each trial: an order of two seats, a list; at once, an entry scan of seat 2 (the
+    one a cancellation of one seat chooses) and that cancellation, which always succeeds
+    (after a lost race it cancels seat 1). (scan answer, pass 2's status after)."""
+    from booking.errors import BookingError
+
+    event = service.create_event(name="Cancel race", capacity=2 * trials,
+                                 ticket_types={"day": []}, max_per_order=2)
+    door = service.create_checkin_list(event.id, name="Door")
+    found = []
+    for n in range(trials):
+        email = f"pair{n}@example.com"
+        order = service.book(event.id, name=f"Pair {n}", email=email, tickets={"day": 2})
+        second = service.passes(order)[1]
+        barrier = threading.Barrier(2, timeout=30)
+
+        def scan():
+            barrier.wait()
+            return service.scan(door.id, second.code, nonce=uuid.uuid4().hex).status
+
+        def cancel():
+            barrier.wait()
+            try:
+                return service.cancel(event.id, email=email, tickets={"day": 1})
+            except BookingError as refused:
+                return refused
+
+        with ThreadPoolExecutor(2) as pool:
+            scanned, cancelled = pool.submit(scan), pool.submit(cancel)
+            status, answer = scanned.result(), cancelled.result()
+        kept = service.find_registration(event.id, email=email)
+        states = {p.pass_id: p.status for p in service.passes(kept)}
+        assert not isinstance(answer, BookingError), answer  # it chose the unused seat
+        found.append((status, states[second.pass_id]))
+    return found
+
+
+def test_a_partial_cancellation_never_cancels_a_pass_let_in__control_caught(server_store):
+    from harness.checkin_controls import careless_cancellations
+
+    service = get_booking_service()
+    outcomes = cancel_against_scan(service, trials=12)
+
+    assert ("admitted", "cancelled") not in outcomes, outcomes
+    careless_cancellations(service)
+    careless = cancel_against_scan(service, trials=12)
+    assert ("admitted", "cancelled") in careless, careless

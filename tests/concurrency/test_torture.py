@@ -5,6 +5,9 @@ it can see them. Every process also sends the outbox's e-mails at the same time 
 others; each must go out exactly once. Every strategy that takes orders also gets an
 order event in the same run (ticket types sharing two workshop quotas, orders of 1-4
 seats, partial cancellations): the unguarded control is caught overbooking a quota there.
+Scanners at the door run beside the bookings (harness/torture/door.py): a pass admitted
+twice on a list without re-entry or a room over its limit is found, and a read-then-write
+scanner is caught.
 """
 import json
 from io import StringIO
@@ -58,6 +61,10 @@ def test_torture__guarded_strategies_with_faults__no_anomaly():
             assert quota["peak_seen"] <= quota["capacity"]
     by_step = report["outcomes_by_step"]
     assert by_step["order"]["ok"] > 0 and by_step["partial"]["ok"] > 0, by_step
+    # The door: scans from every process beside the bookings, with repeats and lost answers.
+    door = report["door"]
+    assert door["scans"] > 0 and door["repeated_nonces"] > 0, door
+    assert {"admitted", "already_admitted", "exited"} <= set(door["answers"]), door
 
 
 def test_torture__unguarded_control__overbooking_found_and_saved_run_rechecks(tmp_path,
@@ -108,3 +115,15 @@ def test_torture__mail_sent_without_claims__duplicates_found():
 
     assert status == 1
     assert report["anomaly_counts"].get("mail_twice", 0) > 0, report["anomaly_counts"]
+
+
+def test_torture__careless_door__admitted_twice_or_over_the_limit_found():
+    # The control for the door's checks: scanners that read the pass (and the room's
+    # counter), then write without a condition.
+    status, report = torture("--processes", "3", "--threads", "4", "--ops", "300",
+                             "--seed", "12", "--strategies", "lock_table", "--careless-door")
+
+    assert status == 1
+    found = report["anomaly_counts"]
+    assert found.get("door_admitted_twice", 0) + found.get("door_over_limit", 0) \
+        + found.get("door_counter", 0) > 0, (found, report["door"])

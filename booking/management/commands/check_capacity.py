@@ -17,7 +17,8 @@ class Command(BaseCommand):
         "3: --repair found another repair holding the lease. --repair fixes derived data "
         "only (counters, lock items, slot claims), never registrations. Waiting lists are "
         "checked too: confirmed + held <= capacity, nobody both registered and waiting, "
-        "offers in join order, every held seat belongs to an open offer."
+        "offers in join order, every held seat belongs to an open offer; at the door, no pass "
+        "admitted twice on a list without re-entry and no list over its occupancy limit."
     )
 
     def add_arguments(self, parser):

@@ -46,6 +46,10 @@ class Command(BaseCommand):
                             help="Control: strategies do not recognise their own resent writes.")
         parser.add_argument("--unguarded-race-delay-ms", type=float, default=0.0,
                             help="Widen the unguarded control's read-to-write window.")
+        parser.add_argument("--no-door", action="store_true",
+                            help="Run no scans at the door beside the bookings.")
+        parser.add_argument("--careless-door", action="store_true",
+                            help="Control: scanners read the pass, then write.")
         parser.add_argument("--history", metavar="FILE.json",
                             help="Also save the run (every invocation, the final state) here.")
         parser.add_argument("--check-history", metavar="FILE.json",
@@ -75,7 +79,7 @@ class Command(BaseCommand):
                                returncode=EXIT_USAGE) from exc
         result["check"] = checker.check(result["records"], result["events"], result["final"],
                                         result["peaks"], mails=result.get("mails"),
-                                        owed=result.get("owed"))
+                                        owed=result.get("owed"), door=result.get("door"))
         return TortureConfig(**fields), result
 
     def _config(self, options) -> TortureConfig:
@@ -105,7 +109,8 @@ class Command(BaseCommand):
             request_history=not options["no_request_history"],
             mail_claims=not options["no_mail_claims"],
             ambiguity_checks=not options["no_ambiguity_checks"],
-            unguarded_race_delay_ms=options["unguarded_race_delay_ms"])
+            unguarded_race_delay_ms=options["unguarded_race_delay_ms"],
+            door=not options["no_door"], careless_door=options["careless_door"])
         try:
             FaultSpec.parse(config.fault_spec())
         except FaultSpecError as exc:
