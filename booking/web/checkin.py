@@ -156,11 +156,22 @@ def scanner(request, service, checkin_list, event):
         "batchUrl": reverse("booking:checkin_batch", args=[checkin_list.id]),
         "searchUrl": reverse("booking:checkin_search", args=[checkin_list.id]),
         "countsUrl": reverse("booking:checkin_counts", args=[checkin_list.id]),
+        "workerUrl": reverse("booking:checkin_worker"),
         "texts": PAGE_TEXTS, "titles": TITLES,
         "maxBatch": MAX_BATCH,  # an offline queue is sent in parts of this size
     }
     return render(request, "booking/checkin/scanner.html",
                   {"event": event, "checkin_list": checkin_list, "config": config})
+
+
+@require_safe
+def worker(request):
+    """The scanner page's service worker (its scope is ``/checkin/``, so it is served from
+    there): the page opens again without a connection. It names no list and no event."""
+    response = render(request, "booking/checkin/worker.js",
+                      content_type="text/javascript; charset=utf-8")
+    response["Cache-Control"] = "no-cache"  # a new version of the site takes over at once
+    return response
 
 
 def _ticket_labels(event) -> dict:

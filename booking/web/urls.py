@@ -21,6 +21,7 @@ urlpatterns = [
     path("waiting-list/<str:token>/", waitlist.place, name="waitlist_place"),
     # The scanner page for door staff (booking/web/checkin.py).
     path("checkin/", checkin.pick, name="checkin"),
+    path("checkin/worker.js", checkin.worker, name="checkin_worker"),
     path("checkin/<str:list_id>/", checkin.scanner, name="checkin_scanner"),
     path("checkin/<str:list_id>/scan/", checkin.scan, name="checkin_scan"),
     path("checkin/<str:list_id>/batch/", checkin.batch, name="checkin_batch"),

@@ -433,6 +433,14 @@
 
   $("camera-toggle").addEventListener("click", () => (stream === null ? startCamera() : stopCamera()));
 
+  // Opens again without a connection (templates/booking/checkin/worker.js): keep this
+  // page's own copy too, since the worker starts after the page's first load.
+  if ("serviceWorker" in navigator && "caches" in window) {
+    navigator.serviceWorker.register(config.workerUrl, {scope: "/checkin/"})
+      .then(() => navigator.onLine && caches.open("checkin-scanner-v1").then((cache) => cache.add(location.pathname)))
+      .catch(() => { /* no worker: the page still works while it stays open */ });
+  }
+
   showQueue();
   showNetwork();
   refreshCounts();

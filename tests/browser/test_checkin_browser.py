@@ -58,6 +58,17 @@ STALE_SCAN = """({list, code}) => {
 }"""
 
 
+# The page's service worker is running and holds a copy of the page.
+WORKER_READY = """async () => {
+  await navigator.serviceWorker.ready;
+  for (let tries = 0; tries < 50; tries++) {
+    if (await caches.match(location.pathname, {ignoreVary: true})) return true;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  return false;
+}"""
+
+
 def phone(chromium, live_site, storage_state=None):
     context = chromium.new_context(viewport=PHONE, storage_state=storage_state,
                                    has_touch=True, is_mobile=True)
@@ -132,6 +143,7 @@ def test_browser__scanner__camera_online_offline_queue_and_forgeries(
     expect(page.locator("#synced")).to_contain_text("1 offline scan sent. Reported: A scan made")
     expect(page.locator("#synced")).to_contain_text("not accepted: The scan's time is too far")
     expect(page.locator("#queue")).to_be_hidden()
+    assert page.evaluate(WORKER_READY)
     context.set_offline(True)
     expect(page.locator("#network")).to_have_text("Offline")
     page.get_by_role("button", name="Scan with camera").click()
@@ -142,6 +154,9 @@ def test_browser__scanner__camera_online_offline_queue_and_forgeries(
     answer_shows(page, "already_admitted", "already admitted on this phone", "North gate")
     page.get_by_role("button", name="Next scan").click()
     page.get_by_role("button", name="Stop camera").click()
+    expect(page.locator("#queue")).to_have_text("1 scan waiting to be sent")
+    page.reload()  # the phone closed the tab: the page opens again without a connection
+    expect(page.locator("#network")).to_have_text("Offline")
     expect(page.locator("#queue")).to_have_text("1 scan waiting to be sent")
     screenshot(page, "checkin-5-offline-queue")
     assert site_service.checkin_list(door.id).admitted == 1  # nothing reached the server

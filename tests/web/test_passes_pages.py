@@ -260,3 +260,13 @@ def test_scanner__two_phones_offline_one_pass__one_admission_one_conflict_report
     assert south["first_gate"] == "North" and south["message"]
     counted = service.checkin_list(door_list.id)
     assert (counted.admitted, counted.conflicts) == (1, 1)
+
+
+def test_scanner__service_worker_served_from_checkin_scope_without_any_list(client, db):
+    response = client.get("/checkin/worker.js")
+    body = response.content.decode()
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/javascript")
+    assert "/static/booking/checkin.js" in body and "jsqr-1.4.0/jsQR.js" in body
+    assert 'request.method !== "GET"' in body  # scans are never cached or replayed
