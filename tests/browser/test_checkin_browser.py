@@ -7,6 +7,7 @@ page's own signature check and queued; a forged code and another event's code ty
 are refused; back online, the queue uploads and the server holds the admission.
 Screenshots at 1280 and 390 px go to test-artifacts/checkin-*.png.
 """
+import base64
 import uuid
 
 import pytest
@@ -114,6 +115,7 @@ def test_browser__scanner__camera_online_offline_queue_and_forgeries(
     page.get_by_text("This scanner:").click()
     page.get_by_label("Gate name (shown when a pass is scanned twice)").fill("North gate")
     screenshot(page, "checkin-1-scanner")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
 
     page.get_by_role("button", name="Scan with camera").click()
     answer_shows(page, "admitted", "Admitted", "Ada Lovelace")
@@ -167,6 +169,12 @@ def test_browser__scanner__camera_online_offline_queue_and_forgeries(
     page.get_by_role("button", name="Check").click()
     answer_shows(page, "unknown_code", "Not valid", "signature")
     screenshot(page, "checkin-6-forged-offline")
+    page.get_by_role("button", name="Next scan").click()
+    altered = "BP1." + base64.urlsafe_b64encode(
+        f"{event.id}.{bob_pass.pass_id}.vip".encode()).decode().rstrip("=") + "." + signature
+    page.get_by_label("Type a code").fill(altered)  # its claims changed, the signature kept
+    page.get_by_role("button", name="Check").click()
+    answer_shows(page, "unknown_code", "signature")
     page.get_by_role("button", name="Next scan").click()
     page.get_by_label("Type a code").fill(other_pass.code)  # real, of another event
     page.get_by_role("button", name="Check").click()
