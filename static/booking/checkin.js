@@ -314,14 +314,20 @@
   window.addEventListener("offline", showNetwork);
 
   async function refreshCounts() {
-    if (!navigator.onLine) return;
+    if (!navigator.onLine) {
+      const last = load("counts", null); // offline: the last counts seen, with their time
+      if (last) $("counts").textContent = `${last.text} (at ${clock(last.at)})`;
+      return;
+    }
     try {
       const response = await fetch(config.countsUrl, {credentials: "same-origin"});
       if (!response.ok) return;
       const counts = await response.json();
       const limit = counts.occupancy_limit === null ? "" : ` (limit ${counts.occupancy_limit})`;
-      $("counts").textContent = `Inside ${counts.inside}${limit} · admitted ${counts.admitted} of ${counts.expected}` +
+      const text = `Inside ${counts.inside}${limit} · admitted ${counts.admitted} of ${counts.expected}` +
         (counts.conflicts ? ` · ${counts.conflicts} conflict${counts.conflicts === 1 ? "" : "s"}` : "");
+      $("counts").textContent = text;
+      save("counts", {text, at: new Date().toISOString()});
     } catch (error) {
       // offline meanwhile
     }

@@ -160,6 +160,7 @@ def test_browser__scanner__camera_online_offline_queue_and_forgeries(
     page.reload()  # the phone closed the tab: the page opens again without a connection
     expect(page.locator("#network")).to_have_text("Offline")
     expect(page.locator("#queue")).to_have_text("1 scan waiting to be sent")
+    expect(page.locator("#counts")).to_contain_text("admitted 1 of 2 (at ")  # last seen
     screenshot(page, "checkin-5-offline-queue")
     assert site_service.checkin_list(door.id).admitted == 1  # nothing reached the server
 
