@@ -23,8 +23,15 @@ class PassesChanged(BookingContention):
     default_message = "A pass of this order was just scanned at the door. Please try again."
 
 
-def cancelled_by(order: dict, request_id: str) -> list[str]:
-    return list(order.get(f"by:{request_id}", []))
+def cancelled_by(removed: Registration, order: dict, request_id: str) -> list[str]:
+    """The passes a cancellation cancelled: a part's, as its write recorded them; a whole
+    order's, every seat not cancelled before (``order``: its door item)."""
+    if removed.part_request_id is not None:
+        return list(order.get(f"by:{request_id}", []))
+    layout = layout_of(order, removed.tickets)
+    gone = set(order.get("cancelled", ()))
+    return [pass_id(removed.registration_id, n) for n in range(1, len(layout) + 1)
+            if str(n) not in gone]
 
 
 class PassCancellation:
@@ -39,17 +46,11 @@ class PassCancellation:
         self.whole = whole
 
     def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
-        order = self.door.order_item(answer.registration_id)
-        if answer.part_request_id is None:
-            layout = layout_of(order, answer.tickets)
-            gone = set(order.get("cancelled", ()))
-            ids = [pass_id(answer.registration_id, n) for n in range(1, len(layout) + 1)
-                   if str(n) not in gone]
+        if answer.part_request_id is None:  # the whole order: no read, no condition
             return [("passes", ("Update", self.door.table.update_op(
-                order_key(answer.registration_id),
-                "SET cancelled_all = :yes, event_id = :e, #by = :ids",
-                names={"#by": f"by:{self.request_id}"},
-                values={":yes": True, ":e": answer.event_id, ":ids": ids})))]
+                order_key(answer.registration_id), "SET cancelled_all = :yes, event_id = :e",
+                values={":yes": True, ":e": answer.event_id})))]
+        order = self.door.order_item(answer.registration_id)
         if self.whole is None or self.whole.registration_id != answer.registration_id:
             raise PassesChanged()
         layout = layout_of(order, self.whole.tickets)

@@ -324,6 +324,10 @@ class BookingService:
         """An offline scanner's queue, decided in the order the scans were made."""
         return self.checkin.scan_batch(list_id, scans)
 
+    def search_passes(self, list_id, text, *, limit: int = 20) -> list[tuple[str, Pass]]:
+        """(attendee name, pass) whose name or e-mail contains ``text``, for the list."""
+        return self.checkin.search_passes(list_id, text, limit=limit)
+
     def scan_log(self, list_id, *, limit: int | None = None) -> list[ScanResult]:
         return self.checkin.scan_log(list_id, limit=limit)
 

@@ -96,7 +96,12 @@ class Checkin:
         return PassCancellation(self.door, request_id, whole)
 
     def cancelled_passes(self, removed: Registration, request_id: str) -> tuple[str, ...]:
-        return tuple(cancelled_by(self.door.order_item(removed.registration_id), request_id))
+        """The passes ``removed`` (a cancellation's answer) cancelled; one seat of a plain
+        registration without a read."""
+        if removed.part_request_id is None and removed.is_plain:
+            return (pass_id(removed.registration_id, 1),)
+        order = self.door.order_item(removed.registration_id)
+        return tuple(cancelled_by(removed, order, request_id))
 
     # --- lists ---------------------------------------------------------------------
     def create_checkin_list(self, event_id, *, name, ticket_types=None, allow_reentry=False,
@@ -250,6 +255,21 @@ class Checkin:
                 self._names.clear()
             self._names[event_id] = (now, names)
         return names.get(registration_id)
+
+    def search_passes(self, list_id, text, *, limit: int = 20) -> list[tuple[str, Pass]]:
+        """(attendee name, pass) of the list's event whose name or e-mail contains
+        ``text`` (case-insensitive, at least 2 characters), passes the list admits only:
+        the scanner page's search by name."""
+        found = self.find_list(list_id)
+        text = text.strip().casefold() if isinstance(text, str) else ""
+        if len(text) < 2:
+            return []
+        people = [r for r in self.registrations(found.event_id)
+                  if text in r.name.casefold() or text in r.email]
+        people.sort(key=lambda r: (r.name.casefold(), r.registration_id))
+        passes = self.passes_of(people[:limit])
+        return [(r.name, p) for r in people[:limit]
+                for p in passes.get(r.registration_id, []) if found.admits_type(p.ticket_type)]
 
     # --- the log, conflicts, audit -------------------------------------------------
     def scan_log(self, list_id, *, limit: int | None = None) -> list[ScanResult]:

@@ -145,31 +145,38 @@ def _check_strict(result, event_id, records, final) -> None:
 
 
 def _check_room(result, event_id, records, final, limit: int) -> None:
-    """Passes certainly inside at once: from an admission's answer (completed) to the
-    sending (invoked) of its next exit answered ``exited`` (or the end)."""
-    points = []
+    """Passes certainly inside at once. An admission (first answered at ``completed``)
+    certainly holds its pass inside from then until the first sending of any exit of that
+    pass that may have taken effect after it (answered after the admission was sent, or
+    never answered); a pass's intervals are merged, so one person counts once."""
     scans: dict[str, dict] = {}  # per nonce: its first answer, its first sending
     for record in (r for r in records if r["list"] == "room"):
-        scan = scans.setdefault(record["nonce"], {"seat": record["seat"], "status": None,
-                                                  "invoked": record["invoked"],
-                                                  "completed": None})
+        scan = scans.setdefault(record["nonce"], {
+            "seat": record["seat"], "direction": record["direction"], "status": None,
+            "invoked": record["invoked"], "completed": float("inf")})
         scan["invoked"] = min(scan["invoked"], record["invoked"])
-        if record["outcome"] == OK and (scan["completed"] is None
-                                        or record["completed"] < scan["completed"]):
+        if record["outcome"] == OK and record["completed"] < scan["completed"]:
             scan["status"], scan["completed"] = record["status"], record["completed"]
-    answered = sorted((s for s in scans.values() if s["completed"] is not None),
-                      key=lambda s: s["completed"])
+    end_of_run = max((r["completed"] for r in records), default=0.0) + 1.0
+    points = []
     for seat in range(PASSES):
-        entered = None
-        for scan in (s for s in answered if s["seat"] == seat):
-            if scan["status"] == "admitted" and entered is None:
-                entered = scan["completed"]
-            elif scan["status"] == "exited" and entered is not None:
-                if scan["invoked"] > entered:
-                    points += [(entered, 1), (scan["invoked"], -1)]
-                entered = None
-        if entered is not None:
-            points.append((entered, 1))
+        mine = [s for s in scans.values() if s["seat"] == seat]
+        exits = [s for s in mine if s["direction"] == "exit"
+                 and s["status"] in ("exited", None)]
+        intervals = []
+        for admission in (s for s in mine if s["status"] == "admitted"):
+            until = min((e["invoked"] for e in exits if e["completed"] > admission["invoked"]),
+                        default=end_of_run)
+            if until > admission["completed"]:
+                intervals.append((admission["completed"], until))
+        merged: list[list[float]] = []
+        for begin, until in sorted(intervals):
+            if merged and begin <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], until)
+            else:
+                merged.append([begin, until])
+        for begin, until in merged:
+            points += [(begin, 1), (until, -1)]
     inside = peak = 0
     for _, change in sorted(points, key=lambda p: (p[0], p[1])):
         inside += change

@@ -156,3 +156,12 @@ def test_bad_input_is_refused_with_nothing_stored(service, event):
     with pytest.raises(CheckinListNotFound):
         service.scan("f" * 32, "x", nonce=nonce())
     assert service.scan_log(lst.id) == []
+
+
+def test_search_by_name_finds_the_passes_the_list_admits(service, event):
+    book(service, event, "ann.lee@example.com", conference=1, workshop=1)
+    book(service, event, "bob@example.com")
+    talks = service.create_checkin_list(event.id, name="Talks", ticket_types=["conference"])
+    found = service.search_passes(talks.id, "ANN")
+    assert [(name, p.ticket_type) for name, p in found] == [("Ann.Lee", "conference")]
+    assert service.search_passes(talks.id, "a") == []  # too short to search
