@@ -196,7 +196,7 @@ def mail_sender(service: BookingService | None = None, *, stale_seconds: float |
         retention_seconds=settings.BOOKING_REQUEST_HISTORY_DAYS * DAY,
         stale_seconds=(settings.BOOKING_REQUEST_STALE_SECONDS if stale_seconds is None
                        else stale_seconds),
-        fanout=webhook_fanout(service))
+        fanout=webhook_fanout(service), passes=service.passes)
 
 
 def webhook_fanout(service: BookingService) -> Fanout:

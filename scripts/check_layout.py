@@ -30,7 +30,8 @@ LAYERS = [
     # Passes, check-in lists and scans at the door (the service's check-in capability).
     ("check-in", ["booking.checkin"]),
     ("service", ["booking.service"]),
-    ("links and mail", ["booking.links", "booking.calendar", "booking.mail"]),
+    ("links and mail", ["booking.links", "booking.calendar", "booking.mail",
+                        "booking.pass_images"]),
     # Organizers' endpoints, the fan-out from outbox rows, the worker's sender.
     ("webhooks", ["booking.webhooks"]),
     # Prometheus counters and JSON logs, hooked onto the store and the service by the wiring.

@@ -25,16 +25,17 @@ import uuid
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
-from django.core.mail import EmailMultiAlternatives, get_connection
+from django.core.mail import get_connection
 from django.template.loader import render_to_string
 
-from booking import calendar, links
+from booking import calendar, links, pass_images
 from booking.background import Background
 from booking.dynamo import history, items
 from booking.dynamo.history import RequestHistory
 from booking.errors import EventNotFound
 from booking.service.store_errors import BUSY, UNAVAILABLE, translating
 from booking.exactly_once.outbox import Outbox, message_id
+from booking.mail.inline import EmailWithInlineImages, InlineImage
 from booking.models import (CANCELLATION, CONFIRMATION, OFFER, REJECTION, WAITLIST_JOIN,
                             WAITLIST_REMOVED)
 
@@ -62,12 +63,15 @@ class MailSender:
     settings; harnesses pass a backend of their own). ``fanout(message, event)``, when
     given, owes the message's webhook deliveries before anything else
     (``booking/webhooks/fanout.py``): a row is never released before they exist.
+    ``passes(registration)``, when given, lists the booking's passes: a confirmation shows
+    each pass's QR code (an inline PNG, ``cid:``) and its code as text.
     """
 
     def __init__(self, *, events, outbox: Outbox, history: RequestHistory,
                  email_backend: str, site_url: str, retention_seconds: float = 7 * 86400,
-                 stale_seconds: float = 30.0, fanout=None):
+                 stale_seconds: float = 30.0, fanout=None, passes=None):
         self.events = events
+        self.passes = passes
         self.fanout = fanout
         self.site_url = site_url
         self.outbox = outbox
@@ -138,19 +142,30 @@ class MailSender:
             context.update(join_context(message, site_url=site_url))
         return context
 
+    def _pass_images(self, message: dict, context: dict) -> list[InlineImage]:
+        """A confirmation's passes (those not cancelled), each with its QR code as an inline
+        image: ``context["passes"]`` holds (pass, content id) pairs for the templates."""
+        if message["kind"] != CONFIRMATION or self.passes is None:
+            return []
+        shown = [p for p in self.passes(context["registration"]) if p.is_valid]
+        context["passes"] = [(p, f"pass-{p.pass_id}@booking") for p in shown]
+        return [InlineImage(cid, pass_images.png(p.code), f"pass-{n}.png")
+                for n, (p, cid) in enumerate(context["passes"], start=1)]
+
     def _deliver(self, message: dict, event) -> None:
         context = self._context(message, event)
+        images = self._pass_images(message, context)
         registration = context["registration"]
         template = TEMPLATES[message["kind"]]
         subject = render_to_string(f"{template}_subject.txt", context)
         # The header names the message, so a receiver (and the torture run) can tell a
         # duplicate from a second e-mail.
         # To the address as the person typed it; the e-mail key is what identifies them.
-        email = EmailMultiAlternatives(
+        email = EmailWithInlineImages(
             " ".join(subject.split()), render_to_string(f"{template}.txt", context), None,
             [registration.contact or registration.email],
             headers={"X-Booking-Message": message["message_id"]},
-            connection=get_connection(self.email_backend))
+            connection=get_connection(self.email_backend), inline_images=images)
         email.attach_alternative(render_to_string(f"{template}.html", context), "text/html")
         if message["kind"] == CONFIRMATION and event.starts_at:
             email.attach(f"event-{event.id}.ics", calendar.ics(event, site_url=self.site_url,

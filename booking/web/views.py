@@ -14,7 +14,7 @@ from booking.errors import (AlreadyRegistered, BookingError, EventFull, EventNot
                             InvalidBooking, OutcomeUnknown, Overloaded, RateLimited)
 from booking.mail import sender as mail
 from booking.models import PENDING
-from booking.web import rate_limits, tokens
+from booking.web import passes, rate_limits, tokens
 from booking.web.errors import bad_link, render_error, renders_booking_errors, status_for
 from booking.web.forms import SignupForm
 from booking.web.middleware import plain_forms_only
@@ -295,6 +295,7 @@ def booked(request, event_id, token):
                    cancel_url=links.cancel_url(registration, site_url=web_settings().site_url))
     if not registration.is_confirmed:
         return _provisional(request, service, context)
+    context.update(passes.pass_context(service, registration))
     return render(request, "booking/booked.html", context)
 
 

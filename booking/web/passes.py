@@ -1,0 +1,43 @@
+"""A person's passes, one a page for printing, reached by their booking's own link (the
+confirmation link, ``booking:booked``, with ``passes/`` after it): nobody without that
+link can see them, and a link for another event, or for a booking that is gone, shows
+nothing of it."""
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
+
+from booking import links
+from booking.web.errors import bad_link, renders_booking_errors
+from booking.wiring import get_booking_service
+
+
+def passes_url(registration) -> str:
+    """The printable passes' page of a booking (on its confirmation link)."""
+    token = links.registration_token(registration, salt=links.CONFIRMATION_SALT)
+    return reverse("booking:passes", args=[registration.event_id, token])
+
+
+def pass_context(service, registration) -> dict:
+    """What ``booking/_passes.html`` shows for a confirmed booking."""
+    return {"passes": service.passes(registration), "passes_url": passes_url(registration)}
+
+
+@never_cache  # the codes let people in
+@require_safe
+@renders_booking_errors
+def printable(request, event_id, token):
+    try:
+        ref = links.read_registration_token(token, salt=links.CONFIRMATION_SALT)
+    except links.BadLink:
+        return bad_link(request)
+    if ref.event_id != event_id:
+        return bad_link(request)
+    service = get_booking_service()
+    event = service.get_event(event_id)
+    registration = service.find_registration(event_id, email=ref.email)
+    if registration is None or not ref.matches(registration) or not registration.is_confirmed:
+        return render(request, "booking/booking_gone.html", {"event": event}, status=410)
+    return render(request, "booking/passes.html", {
+        "event": event, "registration": registration, "print_layout": True,
+        **pass_context(service, registration)})
