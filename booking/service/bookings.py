@@ -19,6 +19,7 @@ from booking.dynamo.access import (PastDeadline, StoreError, deadline, last_atte
 from booking.errors import (BookingClosed, BookingContention, BookingError, EventFull,
                             InvalidBooking, NotRegistered, OutcomeUnknown,
                             Overloaded, StillDeciding, StoreUnavailable)
+from booking.service.access_codes import AccessCodes
 from booking.service.shedding import CoolDown
 from booking.service.store_errors import BUSY, UNAVAILABLE, caused_by_throttle
 from booking.models import CAPACITY_QUOTA, PENDING, Availability, Event, Order, Registration
@@ -54,10 +55,13 @@ class Bookings:
     """Seats of the catalog's events, each written with its request row in ``requests``."""
 
     def __init__(self, *, catalog: EventCatalog, requests: RequestLog,
-                 deadline_seconds: float | None = None, cool_down: CoolDown | None = None):
+                 deadline_seconds: float | None = None, cool_down: CoolDown | None = None,
+                 codes: AccessCodes | None = None):
         """``deadline_seconds``: each booking's and cancellation's time in all (None: none);
-        ``cool_down``: the events whose writes the store throttled a moment ago."""
+        ``cool_down``: the events whose writes the store throttled a moment ago; ``codes``:
+        the events' access codes (a use rides on its order's write)."""
         self.catalog = catalog
+        self.codes = codes
         self.requests = requests
         self.deadline_seconds = deadline_seconds
         self.cool_down = cool_down
@@ -69,7 +73,8 @@ class Bookings:
         # ("resolved" by a re-send or the read-back, or "unresolved"): benchmark figures.
         self.unknown_outcomes: Counter = Counter()
 
-    def book(self, event_id, *, name, email, request_id=None, tickets=None) -> Registration:
+    def book(self, event_id, *, name, email, request_id=None, tickets=None,
+             access_code=None) -> Registration:
         """Confirm a seat (an order: ``tickets``, type -> quantity) for (name, e-mail) or
         raise why not.
 
@@ -90,11 +95,16 @@ class Bookings:
         ``OutcomeUnknown`` when a lost answer could not be resolved (ask again with the
         same ``request_id``): ``StillDeciding`` when the deadline passed first. ``Overloaded``
         (nothing sent) while the store's throttle of the event cools down.
+
+        ``access_code``: the order uses the code, counted inside the same write
+        (``booking/exactly_once/access_codes.py``): ``InvalidAccessCode`` (unknown, expired,
+        revoked, another event's, not for these tickets; also a code-only type without
+        one) or ``AccessCodeUsedUp``, nothing stored.
         """
         with deadline(self.deadline_seconds):
             try:
                 return self._book(event_id, name=name, email=email, request_id=request_id,
-                                  tickets=tickets)
+                                  tickets=tickets, access_code=access_code)
             except EventFull as full:  # the page's remembered seats are no longer to be shown
                 with self._lock:
                     self._seats_seen.pop(validation.clean_event_id(event_id), None)
@@ -104,7 +114,8 @@ class Bookings:
                         self._told_full[validation.clean_event_id(event_id)] = self.clock()
                 raise
 
-    def _book(self, event_id, *, name, email, request_id, tickets) -> Registration:
+    def _book(self, event_id, *, name, email, request_id, tickets,
+              access_code=None) -> Registration:
         # Before anything is read; while the event cools down only a booking this process
         # would answer "full" from a read gets further (``_answer_by_reading``).
         cooling = self.turn_away_if_busy(validation.clean_event_id(event_id))
@@ -118,10 +129,12 @@ class Bookings:
             contact=_contact(email),
         )
         event, tickets = self.tickets_of(event_id, tickets)
-        registration = Registration(**fields, ticket_counts=event.registered_tickets(tickets))
+        use = self.codes.use(event, access_code, tickets) if self.codes else None
+        registration = Registration(**fields, ticket_counts=event.registered_tickets(tickets),
+                                    access_code=use.code if use else None)
         strategy = self.catalog.strategy_for(event_id)
         request = Request.booking(registration)
-        riders = Riders(self.requests, request)
+        riders = Riders(self.requests, request, others=(use,) if use else ())
         starts_at = self.catalog.starts_at(event_id)
         if starts_at is not None and starts_at <= registration.registered_at:
             # A repeat of a submission that got its seat still answers that seat.
@@ -358,7 +371,8 @@ class Bookings:
             _, tickets = self.tickets_of(event_id, tickets)
         request = Request.cancellation(request_id, event_id, email, registration_id, time.time(),
                                        tickets=tickets and event.registered_tickets(tickets))
-        riders = Riders(self.requests, request)
+        riders = Riders(self.requests, request,
+                        others=(self.codes.giving_back(),) if self.codes else ())
         return self.settle(request, lambda: strategy.cancel(
             event, email, registration_id, riders=riders, known=known, release=tickets),
             CANCEL_UNKNOWN)
