@@ -78,6 +78,9 @@ class AccessCodeUsedUp(BookingError):
     code = "access_code_used_up"
     default_message = "This access code has been used as many times as it allows."
 
+    def __init__(self, message=None, *, field="access_code", **kwargs):
+        super().__init__(message, field=field, **kwargs)
+
 
 class StaleEdit(BookingError):
     code = "stale_edit"

@@ -224,6 +224,11 @@ class BookingService:
         """Every code of the event with its uses."""
         return self.codes.of_event(event_id)
 
+    def access_code_unlocks(self, event_id, code) -> tuple[str, ...]:
+        """The code-only ticket types ``code`` unlocks now (empty when it is not valid now):
+        what a ``?code=...`` link shows. The booking's own write decides."""
+        return self.codes.unlocks(event_id, code)
+
     def revoke_access_code(self, event_id, code) -> AccessCode:
         """No further order may use ``code`` (``InvalidAccessCode`` if the event has none)."""
         return self.codes.revoke(event_id, code)

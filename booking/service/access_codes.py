@@ -190,6 +190,16 @@ class AccessCodes:
         item = self.table.get(code_key(event_id, normalize_code(code)))
         return code_from_item(item) if item else None
 
+    def unlocks(self, event_id, code) -> tuple[str, ...]:
+        event = self.catalog.event_for(event_id)
+        try:
+            found = self.get(event.id, code)
+        except InvalidAccessCode:
+            return ()
+        if found is None or found.status(timezone.now()) != "valid":
+            return ()
+        return tuple(t for t in event.code_only_types if found.unlocks(t))
+
     # --- bookings -----------------------------------------------------------------------
     def use(self, event: Event, access_code, tickets: dict[str, int]) -> AccessCodeUse | None:
         """The rider of a booking of ``tickets`` with ``access_code`` (None: no code). A
