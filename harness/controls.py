@@ -344,6 +344,7 @@ class _UncheckedUse:
 def with_careless_codes(service, *, delay_ms: float = 20.0):
     """``service`` with ``CarelessAccessCodes`` in place of its access codes."""
     careless = CarelessAccessCodes(store=service.store, catalog=service.catalog,
+                                   requests=service.requests,
                                    delay_ms=delay_ms)
     service.codes = service.bookings.codes = careless
     return service

@@ -23,7 +23,7 @@ Roles:
 - ``decider``: the Lambda (``booking.lambda_handler.handler``).
 - ``probe``: the scheduled outbox backlog probe (``booking.lambda_handler.outbox_backlog``).
 """
-from booking.dynamo.tables import (EVENT_LOCKS, EVENTS, HISTORY, LEASES, OUTBOX, RATE_LIMITS,
+from booking.dynamo.tables import (ACCESS_CODES, EVENT_LOCKS, EVENTS, HISTORY, LEASES, OUTBOX, RATE_LIMITS,
                                    REGISTRATIONS, REQUESTS, SLOTS, STREAM_CHECKPOINTS,
                                    STREAM_REGISTRATIONS, WAITING_LIST, WEBHOOK_DELIVERIES,
                                    WEBHOOK_ENDPOINTS, TableSpec)
@@ -57,6 +57,8 @@ GRANTS: dict[str, dict[tuple[TableSpec, str | None], frozenset[str]]] = {
         (WEBHOOK_DELIVERIES, None): frozenset({"PutItem", "UpdateItem"}),
         (WEBHOOK_DELIVERIES, "due"): frozenset({"Query"}),
         (WEBHOOK_DELIVERIES, "by_endpoint"): frozenset({"Query"}),
+        (ACCESS_CODES, None): frozenset({"GetItem", "Query", "Scan", "UpdateItem", "DeleteItem",
+                                         "BatchWriteItem", PUT, UPDATE}),
     },
     "worker_decider": {
         (STREAM_REGISTRATIONS, None): frozenset({"DescribeTable", "Scan", "DeleteItem",
@@ -67,6 +69,7 @@ GRANTS: dict[str, dict[tuple[TableSpec, str | None], frozenset[str]]] = {
         (STREAM_REGISTRATIONS, None): frozenset({"DeleteItem", UPDATE}),
         (EVENTS, None): frozenset({"GetItem", UPDATE, CHECK}),
         (OUTBOX, None): frozenset({PUT}),
+        (ACCESS_CODES, None): frozenset({UPDATE}),  # a rejection gives its code's use back
     },
     "probe": {
         (OUTBOX, None): frozenset({"Scan"}),
@@ -89,6 +92,9 @@ RARE_PATHS: dict[tuple[str, str, str | None, str], tuple[str, str]] = {
         "booking/dynamo/table.py", "def delete_partition"),
     ("web", "requests", None, "PutItem"): (
         "booking/exactly_once/request_log.py", "self.table.put(row, **condition)"),
+    # Creating codes with reserved seats when the seats are not there: the codes go again.
+    ("web", "access_codes", None, "DeleteItem"): (
+        "booking/service/access_codes.py", "self.table.delete(code_key(event.id, code.code))"),
     ("web", "leases", None, "GetItem"): ("booking/dynamo/leases.py",
                                          "return self.table.get({\"lease_id\": lease_id})"),
     ("worker_decider", "stream_registrations", None, "DeleteItem"): (

@@ -17,12 +17,18 @@ from dataclasses import dataclass
 
 from booking.dynamo.access import Table
 from booking.dynamo.transaction import Op, Refusal
-from booking.errors import AccessCodeUsedUp, InvalidAccessCode
+from booking.errors import AccessCodeUsedUp, BookingError, InvalidAccessCode
 from booking.models import REJECTED, Registration
 
 MEMBER = "access_code"
-USABLE = ("attribute_exists(max_uses) AND attribute_not_exists(revoked_at) "
-          "AND (attribute_not_exists(valid_until) OR valid_until > :now) AND uses < max_uses")
+VALID = ("attribute_exists(max_uses) AND attribute_not_exists(revoked_at) "
+         "AND (attribute_not_exists(valid_until) OR valid_until > :now) AND uses < max_uses")
+# A code with seats still reserved for it books them first (``ReservedSeatUse``).
+USABLE = VALID + " AND (attribute_not_exists(reserved_left) OR reserved_left <= :zero)"
+RESERVED = VALID + " AND attribute_exists(reserved.#key)"
+# The prefix of the hold keys of a code's reserved seats (``reserved_key``): never an
+# e-mail key (those have an @), so no person's hold or registration can share one.
+RESERVED_PREFIX = "code#"
 UNKNOWN = "This access code is not valid for this event."
 EXPIRED = "This access code has expired."
 REVOKED = "This access code is no longer valid."
@@ -31,6 +37,25 @@ NOT_FOR_TYPE = "This access code is not valid for {types}."
 
 def code_key(event_id: str, code: str) -> dict:
     return {"event_id": event_id, "code": code}
+
+
+def reserved_key(code: str, number: int) -> str:
+    """The hold key of the code's reserved seat ``number`` (1, 2, ...)."""
+    return f"{RESERVED_PREFIX}{code}#{number}"
+
+
+class ReservedSeatsLeft(BookingError):
+    """Not an answer: the code still has reserved seats, which its orders take first
+    (``reserved``: hold key -> what the strategy needs to accept it). The service books
+    one of them instead (``ReservedSeatUse``)."""
+
+    def __init__(self, reserved: dict):
+        super().__init__()
+        self.reserved = reserved
+
+
+class ReservedSeatGone(BookingError):
+    """Not an answer: the reserved seat tried was taken meanwhile (try another)."""
 
 
 def why_refused(item: dict | None, ticket_types: tuple[str, ...], now: int):
@@ -45,7 +70,11 @@ def why_refused(item: dict | None, ticket_types: tuple[str, ...], now: int):
     locked = [t for t in ticket_types if unlocked and t not in unlocked]
     if locked:
         return InvalidAccessCode(NOT_FOR_TYPE.format(types=", ".join(locked)))
-    return AccessCodeUsedUp()
+    if int(item.get("uses", 0)) >= int(item["max_uses"]):
+        return AccessCodeUsedUp()
+    if int(item.get("reserved_left", 0)) > 0 and item.get("reserved"):
+        return ReservedSeatsLeft(dict(item["reserved"]))
+    return ReservedSeatGone()
 
 
 @dataclass(frozen=True)
@@ -59,20 +88,46 @@ class AccessCodeUse:
     now: int  # epoch ms (``now_ms``), as ``valid_until`` is stored
 
     def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
-        values: dict = {":one": 1, ":now": self.now}
-        condition = USABLE
+        condition, values = self._condition(USABLE, {":one": 1, ":now": self.now, ":zero": 0})
+        return [(MEMBER, ("Update", self.table.update_op(
+            code_key(self.event_id, self.code), "ADD uses :one", condition=condition,
+            values=values)))]
+
+    def _condition(self, base: str, values: dict) -> tuple[str, dict]:
+        """``base`` and: the code unlocks every type ordered."""
+        condition = base
         for index, ticket_type in enumerate(self.ticket_types):
             values[f":t{index}"] = ticket_type
             condition += (f" AND (attribute_not_exists(ticket_types) OR "
                           f"contains(ticket_types, :t{index}))")
-        return [(MEMBER, ("Update", self.table.update_op(
-            code_key(self.event_id, self.code), "ADD uses :one", condition=condition,
-            values=values)))]
+        return condition, values
 
     def answer(self, refusal: Refusal) -> Registration | None:
         if not refusal.refused(MEMBER):
             return None
         raise why_refused(refusal.old(MEMBER), self.ticket_types, self.now)
+
+    def reserved(self, key: str) -> "ReservedSeatUse":
+        """This use, taking the code's reserved seat held under ``key``."""
+        return ReservedSeatUse(self.table, self.event_id, self.code, self.ticket_types,
+                               self.now, key)
+
+
+@dataclass(frozen=True)
+class ReservedSeatUse(AccessCodeUse):
+    """One use of the code by an order that takes its reserved seat ``key``: the use
+    counted and the reservation removed from the code's item, in the write that turns
+    the hold into the order (``Holds.accept_ops`` with ``holder=key``)."""
+
+    key: str = ""
+
+    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
+        condition, values = self._condition(RESERVED, {":one": 1, ":now": self.now,
+                                                       ":minus": -1})
+        return [(MEMBER, ("Update", self.table.update_op(
+            code_key(self.event_id, self.code),
+            "ADD uses :one, reserved_left :minus REMOVE reserved.#key",
+            condition=condition, names={"#key": self.key}, values=values)))]
 
 
 def give_back_members(table: Table, registration: Registration) -> list[tuple[str, Op]]:

@@ -61,7 +61,7 @@ class BookingService:
                                     default_strategy=default_strategy, offered=GUARDED,
                                     default_time_zone=default_time_zone, leases=Leases(store),
                                     provision_lease_seconds=repair_lease_seconds)
-        self.codes = AccessCodes(store=store, catalog=self.catalog)
+        self.codes = AccessCodes(store=store, catalog=self.catalog, requests=self.requests)
         self.bookings = Bookings(catalog=self.catalog, requests=self.requests,
                                  deadline_seconds=deadline_seconds, cool_down=cool_down,
                                  codes=self.codes)
@@ -228,6 +228,12 @@ class BookingService:
         """The code-only ticket types ``code`` unlocks now (empty when it is not valid now):
         what a ``?code=...`` link shows. The booking's own write decides."""
         return self.codes.unlocks(event_id, code)
+
+    def access_code_pass(self) -> dict:
+        """The worker's pass: seats reserved for codes whose reservation lapsed return to
+        sale (``{"reservations_released": n}`` when any did)."""
+        released = self.codes.release_lapsed()
+        return {"reservations_released": released} if released else {}
 
     def revoke_access_code(self, event_id, code) -> AccessCode:
         """No further order may use ``code`` (``InvalidAccessCode`` if the event has none)."""

@@ -4,8 +4,10 @@ carries; the audit of uses against the orders holding each code.
 A code's use is counted inside the order's own write (``booking/exactly_once/access_codes.py``);
 this module only writes codes and reads them. docs/orders.md#access-codes.
 """
+import dataclasses
 import re
 import secrets
+from contextlib import suppress
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
@@ -14,10 +16,15 @@ from django.utils import timezone
 from booking.dynamo.access import ConditionFailed, Store, Table
 from booking.dynamo.errors import TransactionCancelled
 from booking.dynamo.tables import ACCESS_CODES
-from booking.errors import InvalidAccessCode, InvalidBooking
-from booking.exactly_once.access_codes import (AccessCodeReturn, AccessCodeUse, code_key,
-                                               now_ms)
-from booking.models import REJECTED, AccessCode, Event
+from booking.dynamo.transaction import Members
+from booking.errors import (AlreadyRegistered, BookingContention, BookingError, EventFull,
+                            EventNotFound, InvalidAccessCode, InvalidBooking)
+from booking.exactly_once.access_codes import (MEMBER, AccessCodeReturn, AccessCodeUse,
+                                               ReservedSeatGone, ReservedSeatUse, code_key,
+                                               now_ms, reserved_key)
+from booking.exactly_once.request_log import Request, RequestLog
+from booking.exactly_once.riders import Riders
+from booking.models import CAPACITY_QUOTA, REJECTED, AccessCode, Event, Order, Registration
 from booking.service.catalog import EventCatalog
 from booking.strategies.audit import Violation
 
@@ -28,6 +35,9 @@ CODE_PATTERN = re.compile(r"^[A-Z0-9][A-Z0-9-]{2,31}$")
 # Codes created in one call are written in one transaction (all or none): its limit.
 MAX_CODES_PER_CALL = 100
 MAX_USES_LIMIT = 100_000
+MAX_RESERVED = 1000  # seats reserved per code
+# A reservation without ``valid_until`` lasts until used or revoked: its holds' end.
+NO_END_MS = 100 * 365 * 86400 * 1000
 USES_INVARIANT = "access_code_uses"
 
 
@@ -64,7 +74,8 @@ def _whole(value, *, field: str, low: int, high: int, what: str) -> int:
 
 def code_item(code: AccessCode) -> dict:
     item = {"event_id": code.event_id, "code": code.code, "max_uses": code.max_uses,
-            "uses": code.uses, "created_at": code.created_at.isoformat()}
+            "uses": code.uses, "created_at": code.created_at.isoformat(),
+            "reserved": {}}  # hold key -> its ref, per seat still reserved for the code
     if code.valid_until is not None:
         item["valid_until"] = int(code.valid_until.timestamp() * 1000)
     if code.ticket_types:
@@ -89,10 +100,11 @@ def code_from_item(item: dict) -> AccessCode:
 class AccessCodes:
     """An event's access codes in ``ACCESS_CODES``, beside the catalog's events."""
 
-    def __init__(self, *, store: Store, catalog: EventCatalog):
+    def __init__(self, *, store: Store, catalog: EventCatalog, requests: RequestLog):
         self.table: Table = store.table(ACCESS_CODES)
         self.store = store
         self.catalog = catalog
+        self.requests = requests
 
     # --- writing codes ------------------------------------------------------------------
     def create(self, event_id, *, count=1, codes=None, max_uses=1, valid_until=None,
@@ -115,9 +127,9 @@ class AccessCodes:
                           what="Uses per code")
         until = self._clean_until(valid_until)
         types = self._clean_types(event, ticket_types)
-        if reserved_seats not in (0, None):
-            raise InvalidBooking("Reserving seats for a code is not available yet.",
-                                 field="reserved_seats")
+        reserved_seats = _whole(reserved_seats or 0, field="reserved_seats", low=0,
+                                high=MAX_RESERVED, what="Reserved seats")
+        seat = self._reserved_order(event, types) if reserved_seats else None
         now = timezone.now()
         made = [AccessCode(event_id=event.id, code=name, max_uses=max_uses, valid_until=until,
                            ticket_types=types, created_at=now)
@@ -133,10 +145,13 @@ class AccessCodes:
             raise InvalidBooking(f"This event already has the code {', '.join(taken)}."
                                  if given and taken else
                                  "Please try again.", field="code") from None
+        if seat is not None:
+            made = self._reserve(event, made, seat, reserved_seats)
         return made
 
     def revoke(self, event_id, code) -> AccessCode:
-        """Revoke ``code``: no further order may use it (orders holding it keep it)."""
+        """Revoke ``code``: no further order may use it (orders holding it keep it); the
+        seats still reserved for it return to sale."""
         event = self.catalog.get_event(event_id)
         code = normalize_code(code)
         try:
@@ -146,7 +161,137 @@ class AccessCodes:
                 values={":at": timezone.now().isoformat()}, return_values="ALL_NEW")
         except ConditionFailed:
             raise InvalidAccessCode() from None
-        return code_from_item(item)
+        self._release(event, code, item.get("reserved") or {}, int(item.get("reserved_until", 0)))
+        return code_from_item(self.table.get(code_key(event.id, code)))
+
+    # --- reserved seats: holds of one seat each, keyed ``code#<code>#<n>`` ----------------
+    @staticmethod
+    def _reserved_order(event: Event, types: tuple) -> Order:
+        """The order one reserved seat is: one seat of the code's type (of the event's only
+        type), which must count against the capacity alone."""
+        choices = types or tuple(event.ticket_types)
+        if len(choices) != 1 or event.order({choices[0]: 1}).seats != {CAPACITY_QUOTA: 1}:
+            raise InvalidBooking("Seats can be reserved for a code of one ticket type that "
+                                 "counts against the capacity alone.", field="reserved_seats")
+        return event.order({choices[0]: 1})
+
+    def _reserve(self, event: Event, made: list[AccessCode], seat: Order,
+                 count: int) -> list[AccessCode]:
+        """Hold ``count`` seats for each code (the waiting list's holds, each one write with
+        the code's item), until the code's ``valid_until``; all or none (``EventFull``:
+        what was held is released and the codes removed)."""
+        strategy, now = self.catalog.strategy_for(event.id), now_ms()
+        done: list[tuple[str, str, dict]] = []
+        try:
+            for code in made:
+                until = int(code.valid_until.timestamp() * 1000) if code.valid_until \
+                    else now + NO_END_MS
+                for number in range(1, count + 1):
+                    key = reserved_key(code.code, number)
+                    ref = self._hold(strategy, event, code.code, key, seat, until)
+                    done.append((code.code, key, ref))
+        except BookingError as error:
+            self._undo(event, made, done)
+            if isinstance(error, EventFull):
+                raise InvalidBooking(f"There are not {count} free seats to reserve for each "
+                                     "code. Nothing was created.",
+                                     field="reserved_seats") from None
+            raise
+        return [dataclasses.replace(code, reserved_seats=count) for code in made]
+
+    def _hold(self, strategy, event: Event, code: str, key: str, seat: Order,
+              until: int) -> dict:
+        """One reserved seat held, and recorded on the code's item, in one write."""
+        refused = None
+        for _ in range(8):
+            members, ref = strategy.hold_ops(event, key, seat, until=until, now=now_ms(),
+                                             refused=refused)
+            write = Members(members).add(MEMBER, ("Update", self.table.update_op(
+                code_key(event.id, code),
+                "SET reserved.#key = :ref, reserved_until = :until ADD reserved_left :one, "
+                "reserved_seats :one", condition="attribute_exists(max_uses)",
+                names={"#key": key}, values={":ref": ref, ":until": until, ":one": 1})))
+            try:
+                self.store.transact_write(write.operations)
+                return ref
+            except TransactionCancelled as cancelled:
+                refused = write.refusal(cancelled)
+        raise BookingContention()
+
+    def _undo(self, event: Event, made: list[AccessCode], done: list) -> None:
+        for code in made:
+            held = {key: ref for name, key, ref in done if name == code.code}
+            item = self.table.get(code_key(event.id, code.code)) or {}
+            self._release(event, code.code, held, int(item.get("reserved_until", 0)))
+            self.table.delete(code_key(event.id, code.code))
+
+    def _release(self, event: Event, code: str, reserved: dict, until: int) -> None:
+        """Free each seat still reserved for ``code`` (with its record on the code's item)."""
+        strategy = self.catalog.strategy_for(event.id)
+        seat = Order(seats={CAPACITY_QUOTA: 1}, capacities={CAPACITY_QUOTA: event.capacity})
+        for key, ref in reserved.items():
+            members = Members(strategy.release_ops(event, key, seat, until=until, ref=ref))
+            members.add(MEMBER, ("Update", self.table.update_op(
+                code_key(event.id, code), "REMOVE reserved.#key ADD reserved_left :minus",
+                condition="attribute_exists(reserved.#key)", names={"#key": key},
+                values={":minus": -1})))
+            try:
+                self.store.transact_write(members.operations)
+            except TransactionCancelled:  # taken by an order, or lapsed and taken over
+                with suppress(ConditionFailed):  # its record goes all the same
+                    self.table.update(
+                        code_key(event.id, code), "REMOVE reserved.#key ADD reserved_left :minus",
+                        condition="attribute_exists(reserved.#key)", names={"#key": key},
+                        values={":minus": -1})
+
+    def release_lapsed(self, *, now: int | None = None) -> int:
+        """The worker's pass: free the seats still reserved for codes whose reservation
+        lapsed (``valid_until``), so they return to sale on every strategy (the synchronous
+        ones also take a lapsed seat over when a booking finds no other); how many codes."""
+        now = now_ms() if now is None else now
+        released, start = 0, None
+        while True:
+            found, start = self.table.filtered_scan_page(
+                filter="reserved_left > :zero AND reserved_until <= :now",
+                values={":zero": 0, ":now": now}, start_key=start)
+            for item in found:
+                try:
+                    event = self.catalog.get_event(item["event_id"])
+                except EventNotFound:
+                    continue
+                self._release(event, item["code"], dict(item.get("reserved") or {}),
+                              int(item["reserved_until"]))
+                released += 1
+            if start is None:
+                return released
+
+    def reserved_write(self, strategy, event: Event, registration: Registration, order: Order,
+                       request: Request, use: ReservedSeatUse, ref: dict):
+        """The write of an order taking the code's reserved seat ``use.key``: the hold
+        turned into the order, the request row, the outbox row and the use, in one
+        transaction. Raises the code's errors, ``ReservedSeatsLeft`` / ``ReservedSeatGone``
+        (that seat was taken: try another) or ``AlreadyRegistered``."""
+        riders = Riders(self.requests, request, others=(use,))
+
+        def write() -> Registration:
+            members = Members(strategy.accept_ops(event, registration, order, now=now_ms(),
+                                                  ref=ref, holder=use.key))
+            members.extend(riders.members(registration))
+            try:
+                self.store.transact_write(members.operations)
+                return registration
+            except TransactionCancelled as cancelled:
+                refusal = members.refusal(cancelled)
+                answered = riders.answer(refusal)  # a repeat, or the code's own refusal
+                if answered is not None:
+                    return answered
+                if refusal.conflict:
+                    raise BookingContention() from cancelled
+                existing = strategy.find(event.id, registration.email)
+                if existing is not None and existing.is_confirmed:
+                    raise AlreadyRegistered(existing=existing) from None
+                raise ReservedSeatGone() from None
+        return write
 
     def _clean_until(self, value) -> datetime | None:
         if value in (None, ""):
@@ -189,6 +334,12 @@ class AccessCodes:
     def get(self, event_id, code) -> AccessCode | None:
         item = self.table.get(code_key(event_id, normalize_code(code)))
         return code_from_item(item) if item else None
+
+    def reserved(self, event_id: str, code: str) -> dict:
+        """The seats still reserved for ``code`` (hold key -> ref), read consistently."""
+        item = self.table.get(code_key(event_id, code),
+                              projection="reserved, reserved_left") or {}
+        return dict(item.get("reserved") or {}) if int(item.get("reserved_left", 0)) > 0 else {}
 
     def unlocks(self, event_id, code) -> tuple[str, ...]:
         event = self.catalog.event_for(event_id)

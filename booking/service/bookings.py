@@ -24,6 +24,7 @@ from booking.service.shedding import CoolDown
 from booking.service.store_errors import BUSY, UNAVAILABLE, caused_by_throttle
 from booking.models import CAPACITY_QUOTA, PENDING, Availability, Event, Order, Registration
 from booking.exactly_once.request_log import Request, RequestLog
+from booking.exactly_once.access_codes import ReservedSeatGone, ReservedSeatsLeft
 from booking.exactly_once.riders import Riders
 from booking.strategies.base import Strategy
 
@@ -146,8 +147,37 @@ class Bookings:
         if cooling is not None:
             return self._answer_by_reading(strategy, event, registration, order, riders,
                                            cooling)
-        return self.settle(request, lambda: strategy.book(event, registration, order, riders),
-                           OutcomeUnknown.default_message)
+        try:
+            return self.settle(request, lambda: strategy.book(event, registration, order,
+                                                              riders),
+                               OutcomeUnknown.default_message)
+        except ReservedSeatsLeft as left:  # the code's orders take its reserved seats first
+            return self._book_reserved(strategy, event, registration, order, request, use,
+                                       left.reserved)
+        except EventFull:  # no seat for everyone: perhaps one reserved for the code (a read)
+            reserved = self.codes.reserved(event.id, use.code) if use else {}
+            if not reserved:
+                raise
+            return self._book_reserved(strategy, event, registration, order, request, use,
+                                       reserved)
+
+    def _book_reserved(self, strategy: Strategy, event: Event, registration: Registration,
+                       order: Order, request: Request, use, reserved: dict) -> Registration:
+        """Book one of the seats reserved for the order's code (hold key -> ref), each try
+        one write (``AccessCodes.reserved_write``); ``EventFull`` when none is left."""
+        keys = list(reserved)
+        random.shuffle(keys)  # holders arriving together try different seats
+        while keys:
+            key = keys.pop()
+            write = self.codes.reserved_write(strategy, event, registration, order, request,
+                                              use.reserved(key), reserved[key])
+            try:
+                return self.settle(request, write, OutcomeUnknown.default_message)
+            except ReservedSeatsLeft as left:  # the one tried was taken: the ones still held
+                keys = [k for k in left.reserved if k in keys]
+            except ReservedSeatGone:
+                continue
+        raise EventFull()
 
     def tickets_of(self, event_id, tickets) -> tuple[Event, dict[str, int]]:
         """The event (as remembered: its types never change) and the order's validated

@@ -267,3 +267,102 @@ def test_book__with_a_code_one_request__without_as_before(local_service, strateg
 
     assert plain.operations == coded.operations == used_up.operations == [
         "TransactWriteItems"]
+
+
+# --- reserved seats ---------------------------------------------------------------------
+RESERVING = conformance.ALL[:0] + tuple(s for s in conformance.ALL if s != "unguarded")
+
+
+def book_all(service, event, people, code=None):
+    """Book each of ``people`` (e-mail prefixes): the tally of outcomes."""
+    from collections import Counter
+
+    tally = Counter()
+    for person in people:
+        try:
+            service.book(event.id, name=person, email=f"{person}@example.com",
+                         access_code=code)
+            tally["booked"] += 1
+        except EventFull:
+            tally["full"] += 1
+    return tally
+
+
+def confirmed(service, event):
+    outcomes = decide_all(service) if event.strategy == "streams" else None
+    del outcomes
+    return sorted(r.email for r in service.registrations(event.id) if r.is_confirmed)
+
+
+@pytest.mark.parametrize("strategy", RESERVING)
+def test_reserved__4_of_10_held__others_get_6_holders_4_then_lapsed_seats_sell(
+        local_service, strategy):
+    service = local_service
+    event = service.create_event(name="Reserved", capacity=10, strategy=strategy)
+    until = timezone.now() + timedelta(seconds=4)
+    service.create_access_codes(event.id, codes=["SPEAKER-7Q2K"], max_uses=10,
+                                valid_until=until, reserved_seats=4)
+    assert service.availability(event.id).held == 4
+
+    public = book_all(service, event, [f"public{n}" for n in range(40)])
+    public_booked = confirmed(service, event)
+    holders = book_all(service, event, [f"holder{n}" for n in range(6)], code="speaker-7q2k")
+    everyone = confirmed(service, event)
+
+    if strategy == "streams":
+        assert len(public_booked) == 6  # accepted pending, decided: 6 confirmed
+    else:
+        assert public == {"booked": 6, "full": 34}
+        assert holders == {"booked": 4, "full": 2}
+    assert len(everyone) == 10
+    assert sum(e.startswith("holder") for e in everyone) == 4
+    assert uses(service, event) == 4
+    assert service.audit(event.id) == []
+
+
+@pytest.mark.parametrize("strategy", RESERVING)
+def test_reserved__unused_after_valid_until__sold_to_others(local_service, strategy):
+    import time
+
+    service = local_service
+    event = service.create_event(name="Lapse", capacity=3, strategy=strategy)
+    service.create_access_codes(event.id, codes=["SPEAKER-7Q2K"], max_uses=5,
+                                valid_until=timezone.now() + timedelta(seconds=2),
+                                reserved_seats=2)
+    book_all(service, event, ["a1", "a2", "a3"])
+    assert len(confirmed(service, event)) == 1
+    book_all(service, event, ["h1"], code="SPEAKER-7Q2K")
+    assert len(confirmed(service, event)) == 2
+
+    time.sleep(2.5)  # the code, and its seat still reserved, lapse
+    if strategy == "streams":  # its decider counts held seats until the worker frees them
+        assert service.access_code_pass() == {"reservations_released": 1}
+    with pytest.raises(InvalidAccessCode):
+        book(service, event, 9)
+    book_all(service, event, ["late1", "late2"])
+
+    final = confirmed(service, event)
+    assert len(final) == 3 and "late1@example.com" in final
+
+
+@pytest.mark.parametrize("strategy", ("aggregate", "lock_table"))
+def test_reserved__revoked__seats_return_to_sale(local_service, strategy):
+    service = local_service
+    event = service.create_event(name="Revoke", capacity=2, strategy=strategy)
+    service.create_access_codes(event.id, codes=["SPEAKER-7Q2K"], reserved_seats=2)
+    assert book_all(service, event, ["a1"]) == {"full": 1}
+
+    service.revoke_access_code(event.id, "SPEAKER-7Q2K")
+
+    assert book_all(service, event, ["a1", "a2"]) == {"booked": 2}
+
+
+def test_reserved__more_than_free__refused_nothing_stored(local_service):
+    service = local_service
+    event = service.create_event(name="Small", capacity=2, strategy="lock_table")
+    with pytest.raises(InvalidBooking) as refused:
+        service.create_access_codes(event.id, codes=["A-CODE", "B-CODE"], reserved_seats=2)
+
+    assert refused.value.field == "reserved_seats"
+    assert service.access_codes(event.id) == []
+    assert service.availability(event.id).held == 0
