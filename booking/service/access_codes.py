@@ -27,6 +27,8 @@ from booking.exactly_once.riders import Riders
 from booking.models import CAPACITY_QUOTA, REJECTED, AccessCode, Event, Order, Registration
 from booking.service.catalog import EventCatalog
 from booking.strategies.audit import Violation
+from booking.strategies.base import Strategy
+from booking.strategies.contract import Holds
 
 # Generated codes: no 0/O, 1/I/L, so a code read aloud or off paper is typed right.
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -73,8 +75,9 @@ def _whole(value, *, field: str, low: int, high: int, what: str) -> int:
 
 
 def code_item(code: AccessCode) -> dict:
-    item = {"event_id": code.event_id, "code": code.code, "max_uses": code.max_uses,
-            "uses": code.uses, "created_at": code.created_at.isoformat(),
+    created = code.created_at or timezone.now()
+    item: dict = {"event_id": code.event_id, "code": code.code, "max_uses": code.max_uses,
+                  "uses": code.uses, "created_at": created.isoformat(),
             "reserved": {}}  # hold key -> its ref, per seat still reserved for the code
     if code.valid_until is not None:
         item["valid_until"] = int(code.valid_until.timestamp() * 1000)
@@ -161,8 +164,18 @@ class AccessCodes:
                 values={":at": timezone.now().isoformat()}, return_values="ALL_NEW")
         except ConditionFailed:
             raise InvalidAccessCode() from None
+        item = item or {}
         self._release(event, code, item.get("reserved") or {}, int(item.get("reserved_until", 0)))
-        return code_from_item(self.table.get(code_key(event.id, code)))
+        return code_from_item(self.table.get(code_key(event.id, code)) or item)
+
+    def _holds(self, event: Event) -> Holds:
+        """The event's strategy as the ``Holds`` reserved seats are (``InvalidBooking``
+        for a strategy that holds no seats)."""
+        strategy = self.catalog.strategy_for(event.id)
+        if not isinstance(strategy, Holds):
+            raise InvalidBooking("This event's strategy cannot reserve seats.",
+                                 field="reserved_seats")
+        return strategy
 
     # --- reserved seats: holds of one seat each, keyed ``code#<code>#<n>`` ----------------
     @staticmethod
@@ -180,7 +193,7 @@ class AccessCodes:
         """Hold ``count`` seats for each code (the waiting list's holds, each one write with
         the code's item), until the code's ``valid_until``; all or none (``EventFull``:
         what was held is released and the codes removed)."""
-        strategy, now = self.catalog.strategy_for(event.id), now_ms()
+        strategy, now = self._holds(event), now_ms()
         done: list[tuple[str, str, dict]] = []
         try:
             for code in made:
@@ -199,7 +212,7 @@ class AccessCodes:
             raise
         return [dataclasses.replace(code, reserved_seats=count) for code in made]
 
-    def _hold(self, strategy, event: Event, code: str, key: str, seat: Order,
+    def _hold(self, strategy: Holds, event: Event, code: str, key: str, seat: Order,
               until: int) -> dict:
         """One reserved seat held, and recorded on the code's item, in one write."""
         refused = None
@@ -227,7 +240,7 @@ class AccessCodes:
 
     def _release(self, event: Event, code: str, reserved: dict, until: int) -> None:
         """Free each seat still reserved for ``code`` (with its record on the code's item)."""
-        strategy = self.catalog.strategy_for(event.id)
+        strategy = self._holds(event)
         seat = Order(seats={CAPACITY_QUOTA: 1}, capacities={CAPACITY_QUOTA: event.capacity})
         for key, ref in reserved.items():
             members = Members(strategy.release_ops(event, key, seat, until=until, ref=ref))
@@ -265,8 +278,8 @@ class AccessCodes:
             if start is None:
                 return released
 
-    def reserved_write(self, strategy, event: Event, registration: Registration, order: Order,
-                       request: Request, use: ReservedSeatUse, ref: dict):
+    def reserved_write(self, strategy: Strategy, event: Event, registration: Registration,
+                       order: Order, request: Request, use: ReservedSeatUse, ref: dict):
         """The write of an order taking the code's reserved seat ``use.key``: the hold
         turned into the order, the request row, the outbox row and the use, in one
         transaction. Raises the code's errors, ``ReservedSeatsLeft`` / ``ReservedSeatGone``
@@ -274,8 +287,8 @@ class AccessCodes:
         riders = Riders(self.requests, request, others=(use,))
 
         def write() -> Registration:
-            members = Members(strategy.accept_ops(event, registration, order, now=now_ms(),
-                                                  ref=ref, holder=use.key))
+            members = Members(self._holds(event).accept_ops(
+                event, registration, order, now=now_ms(), ref=ref, holder=use.key))
             members.extend(riders.members(registration))
             try:
                 self.store.transact_write(members.operations)

@@ -155,7 +155,7 @@ class Bookings:
             return self._book_reserved(strategy, event, registration, order, request, use,
                                        left.reserved)
         except EventFull:  # no seat for everyone: perhaps one reserved for the code (a read)
-            reserved = self.codes.reserved(event.id, use.code) if use else {}
+            reserved = self.codes.reserved(event.id, use.code) if use and self.codes else {}
             if not reserved:
                 raise
             return self._book_reserved(strategy, event, registration, order, request, use,
@@ -165,6 +165,7 @@ class Bookings:
                        order: Order, request: Request, use, reserved: dict) -> Registration:
         """Book one of the seats reserved for the order's code (hold key -> ref), each try
         one write (``AccessCodes.reserved_write``); ``EventFull`` when none is left."""
+        assert self.codes is not None  # a code's reserved seats come from its codes
         keys = list(reserved)
         random.shuffle(keys)  # holders arriving together try different seats
         while keys:
