@@ -159,3 +159,79 @@ def test_code_race__careless_control__caught_over_the_limit(careless_site, carel
     assert tally["booked"] > MAX_USES, tally
     assert len(holders(service, event.id)) > MAX_USES
     assert [v.invariant for v in service.audit(event.id)] != []
+
+
+def race_people(port, event_id, emails, code=None):
+    """``emails`` book at once (with ``code``): the tally of answers."""
+    barrier = threading.Barrier(len(emails), timeout=60)
+    outcomes = [None] * len(emails)
+
+    def run(n):
+        barrier.wait()
+        body = {"name": "P", "email": emails[n], **({"access_code": code} if code else {})}
+        response, text = request(port, "POST", f"/api/v1/events/{event_id}/registrations/",
+                                 json.dumps(body), {"Content-Type": "application/json",
+                                                    "Idempotency-Key": uuid.uuid4().hex})
+        kind = json.loads(text).get("type", "") if response.status >= 400 else ""
+        outcomes[n] = ("booked" if response.status in (201, 202) else
+                       "full" if kind.endswith("/event-full") else f"{response.status}: {text[:200]}")
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(len(emails))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return Counter(outcomes)
+
+
+def decided(service, event):
+    if event.strategy == "streams":
+        from booking.strategies.streams.decider import StreamDecider
+
+        StreamDecider(service.strategy("streams")).run_pass()
+    return sorted(r.email for r in service.registrations(event.id) if r.is_confirmed)
+
+
+@pytest.mark.parametrize("strategy", GUARDED)
+def test_reserved_race__10_seats_4_for_a_code__40_others_get_6_then_6_holders_get_4(
+        site, race_service, strategy):
+    """40 people without the code race for 10 seats, 4 of them reserved for the code: 6
+    are booked. Then 6 holders of the code race: 4 get the reserved seats, 2 are told
+    full. After ``valid_until`` the seats still reserved sell to others."""
+    import time
+
+    from django.utils import timezone
+    from datetime import timedelta
+
+    port, service = site[0], race_service
+    event = service.create_event(name=f"Reserved race {strategy}", capacity=10,
+                                 strategy=strategy)
+    service.create_access_codes(event.id, codes=["SPEAKER-7Q2K"], max_uses=10,
+                                valid_until=timezone.now() + timedelta(seconds=20),
+                                reserved_seats=4)
+
+    public = race_people(port, event.id, [f"public{n}@example.com" for n in range(40)])
+    after_public = decided(service, event)
+    holders = race_people(port, event.id, [f"holder{n}@example.com" for n in range(6)],
+                          code="speaker-7q2k")
+    everyone = decided(service, event)
+
+    assert len(after_public) == 6, public
+    if strategy != "streams":  # streams accepts everyone, and decides: 6 confirmed
+        assert public == {"booked": 6, "full": 34}, public
+    assert holders == {"booked": 4, "full": 2}, holders
+    assert len(everyone) == 10 and sum(e.startswith("holder") for e in everyone) == 4
+
+    # A second event: the reservation lapses unused and its seats sell to others.
+    lapsing = service.create_event(name=f"Lapsing {strategy}", capacity=10, strategy=strategy)
+    service.create_access_codes(lapsing.id, codes=["SPEAKER-7Q2K"], max_uses=10,
+                                valid_until=timezone.now() + timedelta(seconds=3),
+                                reserved_seats=4)
+    race_people(port, lapsing.id, [f"early{n}@example.com" for n in range(10)])
+    assert len(decided(service, lapsing)) == 6
+    time.sleep(3.5)
+    if strategy == "streams":  # its decider counts held seats until the worker frees them
+        service.access_code_pass()
+    race_people(port, lapsing.id, [f"late{n}@example.com" for n in range(10)])
+    final = decided(service, lapsing)
+    assert len(final) == 10 and sum(e.startswith("late") for e in final) == 4
