@@ -14,7 +14,8 @@ from .plan import DOUBLE, Request, ThreadPlan, TortureConfig
 
 OK, FAIL, UNKNOWN = "ok", "fail", "unknown"
 DEFINITE_CODES = frozenset({
-    "event_full", "already_registered", "not_registered", "invalid", "event_not_found"})
+    "event_full", "already_registered", "not_registered", "invalid", "event_not_found",
+    "access_code_used_up"})
 
 
 def invoke(service, request: Request) -> dict:
@@ -27,7 +28,8 @@ def invoke(service, request: Request) -> dict:
         if request.operation == "book":
             registration = service.book(request.event_id, name=request.name,
                                         email=request.email, request_id=request.request_id,
-                                        tickets=request.tickets)
+                                        tickets=request.tickets,
+                                        access_code=request.access_code)
         else:
             registration = service.cancel(request.event_id, email=request.email,
                                           registration_id=request.registration_id,
@@ -44,7 +46,8 @@ def invoke(service, request: Request) -> dict:
               "link": request.registration_id, "invoked": invoked, "completed": time.time(),
               "outcome": outcome, "code": code,
               # The order asked (book) or the part to free (cancel); None: as ever.
-              "tickets": request.tickets, **({"quota": quota} if quota else {})}
+              "tickets": request.tickets, **({"quota": quota} if quota else {}),
+              **({"access_code": request.access_code} if request.access_code else {})}
     if registration is not None:
         record.update(registration_id=registration.registration_id,
                       returned_email=registration.email,
@@ -140,6 +143,12 @@ def _service(config: TortureConfig):
     service = control_service(race_delay_ms=config.unguarded_race_delay_ms,
                               request_history=config.request_history,
                               ambiguity_checks=config.ambiguity_checks)
+    if config.careless_access_codes:
+        from harness.controls import with_careless_codes
+
+        # A wide window between its read and its write: its overrun must show in a run
+        # whose event fills fast (most bookings then end "full" after the read).
+        with_careless_codes(service, delay_ms=50)
     wiring.install(service)
     return service
 
