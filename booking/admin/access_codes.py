@@ -21,6 +21,10 @@ class AccessCodeForm(forms.Form):
     count = forms.IntegerField(required=False, min_value=1, max_value=MAX_CODES_PER_CALL,
                                initial=1, label="How many to generate")
     max_uses = forms.IntegerField(min_value=1, initial=1, label="Orders per code")
+    reserved_seats = forms.IntegerField(required=False, min_value=0, initial=0,
+                                        label="Seats reserved per code",
+                                        help_text="Held for the code's holders until it "
+                                                  "ends (or is used up or revoked).")
     valid_until = forms.DateTimeField(required=False, label="Valid until",
                                       help_text="Empty: no end. In the site's time zone.",
                                       widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
@@ -58,7 +62,8 @@ def create(service, request, event, form) -> bool:
         made = service.create_access_codes(
             event.id, codes=[given] if given else None, count=data.get("count") or 1,
             max_uses=data["max_uses"], valid_until=data.get("valid_until"),
-            ticket_types=data.get("ticket_types") or None)
+            ticket_types=data.get("ticket_types") or None,
+            reserved_seats=data.get("reserved_seats") or 0)
     except InvalidBooking as error:
         form.add_error(error.field if error.field in form.fields else None, error.message)
         return False

@@ -94,7 +94,7 @@ RARE_PATHS: dict[tuple[str, str, str | None, str], tuple[str, str]] = {
         "booking/exactly_once/request_log.py", "self.table.put(row, **condition)"),
     # Creating codes with reserved seats when the seats are not there: the codes go again.
     ("web", "access_codes", None, "DeleteItem"): (
-        "booking/service/access_codes.py", "self.table.delete(code_key(event.id, code.code))"),
+        "booking/service/reserved_seats.py", "self.table.delete(code_key(event.id, code.code))"),
     ("web", "leases", None, "GetItem"): ("booking/dynamo/leases.py",
                                          "return self.table.get({\"lease_id\": lease_id})"),
     ("worker_decider", "stream_registrations", None, "DeleteItem"): (

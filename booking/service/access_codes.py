@@ -4,10 +4,8 @@ carries; the audit of uses against the orders holding each code.
 A code's use is counted inside the order's own write (``booking/exactly_once/access_codes.py``);
 this module only writes codes and reads them. docs/orders.md#access-codes.
 """
-import dataclasses
 import re
 import secrets
-from contextlib import suppress
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
@@ -16,19 +14,14 @@ from django.utils import timezone
 from booking.dynamo.access import ConditionFailed, Store, Table
 from booking.dynamo.errors import TransactionCancelled
 from booking.dynamo.tables import ACCESS_CODES
-from booking.dynamo.transaction import Members
-from booking.errors import (AlreadyRegistered, BookingContention, BookingError, EventFull,
-                            EventNotFound, InvalidAccessCode, InvalidBooking)
-from booking.exactly_once.access_codes import (MEMBER, AccessCodeReturn, AccessCodeUse,
-                                               ReservedSeatGone, ReservedSeatUse, code_key,
-                                               now_ms, reserved_key)
-from booking.exactly_once.request_log import Request, RequestLog
-from booking.exactly_once.riders import Riders
-from booking.models import CAPACITY_QUOTA, REJECTED, AccessCode, Event, Order, Registration
+from booking.errors import InvalidAccessCode, InvalidBooking
+from booking.exactly_once.access_codes import (AccessCodeReturn, AccessCodeUse, code_key,
+                                               now_ms)
+from booking.exactly_once.request_log import RequestLog
+from booking.models import REJECTED, AccessCode, Event
 from booking.service.catalog import EventCatalog
+from booking.service.reserved_seats import ReservedSeats
 from booking.strategies.audit import Violation
-from booking.strategies.base import Strategy
-from booking.strategies.contract import Holds
 
 # Generated codes: no 0/O, 1/I/L, so a code read aloud or off paper is typed right.
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -38,8 +31,6 @@ CODE_PATTERN = re.compile(r"^[A-Z0-9][A-Z0-9-]{2,31}$")
 MAX_CODES_PER_CALL = 100
 MAX_USES_LIMIT = 100_000
 MAX_RESERVED = 1000  # seats reserved per code
-# A reservation without ``valid_until`` lasts until used or revoked: its holds' end.
-NO_END_MS = 100 * 365 * 86400 * 1000
 USES_INVARIANT = "access_code_uses"
 
 
@@ -100,7 +91,7 @@ def code_from_item(item: dict) -> AccessCode:
         created_at=datetime.fromisoformat(item["created_at"]) if item.get("created_at") else None)
 
 
-class AccessCodes:
+class AccessCodes(ReservedSeats):
     """An event's access codes in ``ACCESS_CODES``, beside the catalog's events."""
 
     def __init__(self, *, store: Store, catalog: EventCatalog, requests: RequestLog):
@@ -168,144 +159,6 @@ class AccessCodes:
         self._release(event, code, item.get("reserved") or {}, int(item.get("reserved_until", 0)))
         return code_from_item(self.table.get(code_key(event.id, code)) or item)
 
-    def _holds(self, event: Event) -> Holds:
-        """The event's strategy as the ``Holds`` reserved seats are (``InvalidBooking``
-        for a strategy that holds no seats)."""
-        strategy = self.catalog.strategy_for(event.id)
-        if not isinstance(strategy, Holds):
-            raise InvalidBooking("This event's strategy cannot reserve seats.",
-                                 field="reserved_seats")
-        return strategy
-
-    # --- reserved seats: holds of one seat each, keyed ``code#<code>#<n>`` ----------------
-    @staticmethod
-    def _reserved_order(event: Event, types: tuple) -> Order:
-        """The order one reserved seat is: one seat of the code's type (of the event's only
-        type), which must count against the capacity alone."""
-        choices = types or tuple(event.ticket_types)
-        if len(choices) != 1 or event.order({choices[0]: 1}).seats != {CAPACITY_QUOTA: 1}:
-            raise InvalidBooking("Seats can be reserved for a code of one ticket type that "
-                                 "counts against the capacity alone.", field="reserved_seats")
-        return event.order({choices[0]: 1})
-
-    def _reserve(self, event: Event, made: list[AccessCode], seat: Order,
-                 count: int) -> list[AccessCode]:
-        """Hold ``count`` seats for each code (the waiting list's holds, each one write with
-        the code's item), until the code's ``valid_until``; all or none (``EventFull``:
-        what was held is released and the codes removed)."""
-        strategy, now = self._holds(event), now_ms()
-        done: list[tuple[str, str, dict]] = []
-        try:
-            for code in made:
-                until = int(code.valid_until.timestamp() * 1000) if code.valid_until \
-                    else now + NO_END_MS
-                for number in range(1, count + 1):
-                    key = reserved_key(code.code, number)
-                    ref = self._hold(strategy, event, code.code, key, seat, until)
-                    done.append((code.code, key, ref))
-        except BookingError as error:
-            self._undo(event, made, done)
-            if isinstance(error, EventFull):
-                raise InvalidBooking(f"There are not {count} free seats to reserve for each "
-                                     "code. Nothing was created.",
-                                     field="reserved_seats") from None
-            raise
-        return [dataclasses.replace(code, reserved_seats=count) for code in made]
-
-    def _hold(self, strategy: Holds, event: Event, code: str, key: str, seat: Order,
-              until: int) -> dict:
-        """One reserved seat held, and recorded on the code's item, in one write."""
-        refused = None
-        for _ in range(8):
-            members, ref = strategy.hold_ops(event, key, seat, until=until, now=now_ms(),
-                                             refused=refused)
-            write = Members(members).add(MEMBER, ("Update", self.table.update_op(
-                code_key(event.id, code),
-                "SET reserved.#key = :ref, reserved_until = :until ADD reserved_left :one, "
-                "reserved_seats :one", condition="attribute_exists(max_uses)",
-                names={"#key": key}, values={":ref": ref, ":until": until, ":one": 1})))
-            try:
-                self.store.transact_write(write.operations)
-                return ref
-            except TransactionCancelled as cancelled:
-                refused = write.refusal(cancelled)
-        raise BookingContention()
-
-    def _undo(self, event: Event, made: list[AccessCode], done: list) -> None:
-        for code in made:
-            held = {key: ref for name, key, ref in done if name == code.code}
-            item = self.table.get(code_key(event.id, code.code)) or {}
-            self._release(event, code.code, held, int(item.get("reserved_until", 0)))
-            self.table.delete(code_key(event.id, code.code))
-
-    def _release(self, event: Event, code: str, reserved: dict, until: int) -> None:
-        """Free each seat still reserved for ``code`` (with its record on the code's item)."""
-        strategy = self._holds(event)
-        seat = Order(seats={CAPACITY_QUOTA: 1}, capacities={CAPACITY_QUOTA: event.capacity})
-        for key, ref in reserved.items():
-            members = Members(strategy.release_ops(event, key, seat, until=until, ref=ref))
-            members.add(MEMBER, ("Update", self.table.update_op(
-                code_key(event.id, code), "REMOVE reserved.#key ADD reserved_left :minus",
-                condition="attribute_exists(reserved.#key)", names={"#key": key},
-                values={":minus": -1})))
-            try:
-                self.store.transact_write(members.operations)
-            except TransactionCancelled:  # taken by an order, or lapsed and taken over
-                with suppress(ConditionFailed):  # its record goes all the same
-                    self.table.update(
-                        code_key(event.id, code), "REMOVE reserved.#key ADD reserved_left :minus",
-                        condition="attribute_exists(reserved.#key)", names={"#key": key},
-                        values={":minus": -1})
-
-    def release_lapsed(self, *, now: int | None = None) -> int:
-        """The worker's pass: free the seats still reserved for codes whose reservation
-        lapsed (``valid_until``), so they return to sale on every strategy (the synchronous
-        ones also take a lapsed seat over when a booking finds no other); how many codes."""
-        now = now_ms() if now is None else now
-        released, start = 0, None
-        while True:
-            found, start = self.table.filtered_scan_page(
-                filter="reserved_left > :zero AND reserved_until <= :now",
-                values={":zero": 0, ":now": now}, start_key=start)
-            for item in found:
-                try:
-                    event = self.catalog.get_event(item["event_id"])
-                except EventNotFound:
-                    continue
-                self._release(event, item["code"], dict(item.get("reserved") or {}),
-                              int(item["reserved_until"]))
-                released += 1
-            if start is None:
-                return released
-
-    def reserved_write(self, strategy: Strategy, event: Event, registration: Registration,
-                       order: Order, request: Request, use: ReservedSeatUse, ref: dict):
-        """The write of an order taking the code's reserved seat ``use.key``: the hold
-        turned into the order, the request row, the outbox row and the use, in one
-        transaction. Raises the code's errors, ``ReservedSeatsLeft`` / ``ReservedSeatGone``
-        (that seat was taken: try another) or ``AlreadyRegistered``."""
-        riders = Riders(self.requests, request, others=(use,))
-
-        def write() -> Registration:
-            members = Members(self._holds(event).accept_ops(
-                event, registration, order, now=now_ms(), ref=ref, holder=use.key))
-            members.extend(riders.members(registration))
-            try:
-                self.store.transact_write(members.operations)
-                return registration
-            except TransactionCancelled as cancelled:
-                refusal = members.refusal(cancelled)
-                answered = riders.answer(refusal)  # a repeat, or the code's own refusal
-                if answered is not None:
-                    return answered
-                if refusal.conflict:
-                    raise BookingContention() from cancelled
-                existing = strategy.find(event.id, registration.email)
-                if existing is not None and existing.is_confirmed:
-                    raise AlreadyRegistered(existing=existing) from None
-                raise ReservedSeatGone() from None
-        return write
-
     def _clean_until(self, value) -> datetime | None:
         if value in (None, ""):
             return None
@@ -347,12 +200,6 @@ class AccessCodes:
     def get(self, event_id, code) -> AccessCode | None:
         item = self.table.get(code_key(event_id, normalize_code(code)))
         return code_from_item(item) if item else None
-
-    def reserved(self, event_id: str, code: str) -> dict:
-        """The seats still reserved for ``code`` (hold key -> ref), read consistently."""
-        item = self.table.get(code_key(event_id, code),
-                              projection="reserved, reserved_left") or {}
-        return dict(item.get("reserved") or {}) if int(item.get("reserved_left", 0)) > 0 else {}
 
     def unlocks(self, event_id, code) -> tuple[str, ...]:
         event = self.catalog.event_for(event_id)
