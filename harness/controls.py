@@ -36,6 +36,10 @@ can fail:
   refused. ``EpochLastSlotsStrategy`` reads the freed epoch after the slot items instead of
   before: a slot freed right after its read is refused under the newer epoch.
 
+- ``CarelessAccessCodes`` (``with_careless_codes(service)``) checks an access code's uses
+  by a read, then books with a count that checks nothing: two orders that both read "one
+  use left" both book (the access-code race and the torture run catch it).
+
 ``BASELINES`` are not controls but earlier versions a benchmark compares with, side by
 side in one run: ``slots_lookup_each`` is slots as it was before its free-slot pool.
 
