@@ -96,7 +96,7 @@ class BookingInput(RegistrationInput):
 
     tickets = CountsField(required=False, help_text=TICKETS_HELP)
     access_code = TextField(required=False, allow_blank=True, max_length=64, help_text=(
-        "An access code (any case): the order uses it (docs/orders.md#access-codes)."))
+        "An access code (any case): the order uses it (docs/access-codes.md)."))
 
 
 class CancellationInput(StrictSerializer):

@@ -215,7 +215,7 @@ class BookingService:
                             ticket_types=None, reserved_seats=0) -> list[AccessCode]:
         """Create ``codes`` (given) or ``count`` generated ones for the event, all or none:
         each may be used by ``max_uses`` orders until ``valid_until`` (None: no end), for
-        ``ticket_types`` (None: every type). docs/orders.md#access-codes."""
+        ``ticket_types`` (None: every type). docs/access-codes.md."""
         return self.codes.create(event_id, count=count, codes=codes, max_uses=max_uses,
                                  valid_until=valid_until, ticket_types=ticket_types,
                                  reserved_seats=reserved_seats)

@@ -2,7 +2,7 @@
 carries; the audit of uses against the orders holding each code.
 
 A code's use is counted inside the order's own write (``booking/exactly_once/access_codes.py``);
-this module only writes codes and reads them. docs/orders.md#access-codes.
+this module only writes codes and reads them. docs/access-codes.md.
 """
 import re
 import secrets

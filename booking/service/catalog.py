@@ -88,7 +88,7 @@ class EventCatalog:
         """Validate and create an event; return it (with its new ``id``).
 
         ``code_only_types``: ticket types shown and bookable only with an access code that
-        unlocks them (docs/orders.md#access-codes).
+        unlocks them (docs/access-codes.md).
 
         ``organizer`` is the slug of the organizer that owns it (the entry point checked
         that the asker may create events there; "" only for tests and harnesses).

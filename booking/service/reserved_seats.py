@@ -3,7 +3,7 @@ holds (``Holds``), one seat each, keyed ``code#<CODE>#<n>``, until the code's
 ``valid_until`` (or until used or revoked). The code's orders take them first
 (``reserved_write``: ``Holds.accept_ops(..., holder=key)`` with the code's use, in one
 transaction); lapsed ones return to sale (``release_lapsed``, the worker's pass).
-docs/orders.md#reserved-seats.
+docs/access-codes.md#reserved-seats.
 """
 import dataclasses
 from contextlib import suppress
