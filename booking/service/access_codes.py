@@ -193,9 +193,11 @@ class AccessCodes(ReservedSeats):
     # --- reading ------------------------------------------------------------------------
     def of_event(self, event_id) -> list[AccessCode]:
         """Every code of the event with its uses, in code order."""
-        event = self.catalog.get_event(event_id)
+        return self._codes(self.catalog.get_event(event_id).id)
+
+    def _codes(self, event_id: str) -> list[AccessCode]:
         return [code_from_item(item) for item in self.table.query(
-            key_condition="event_id = :e", values={":e": event.id})]
+            key_condition="event_id = :e", values={":e": event_id})]
 
     def get(self, event_id, code) -> AccessCode | None:
         item = self.table.get(code_key(event_id, normalize_code(code)))
@@ -241,7 +243,7 @@ class AccessCodes(ReservedSeats):
         """Each code whose ``uses`` is not the number of orders holding it, or above its
         ``max_uses`` (read consistently; a booking in flight may show as a difference)."""
         held, found = self._holders(event), []
-        codes = {c.code: c for c in self.of_event(event.id)}
+        codes = {c.code: c for c in self._codes(event.id)}
         for name in sorted(set(codes) | set(held)):
             code, orders = codes.get(name), held.get(name, 0)
             if code is None:
@@ -262,7 +264,7 @@ class AccessCodes(ReservedSeats):
         """Set each code's ``uses`` to the orders holding it, each write conditional on the
         uses read (a derived count; orders are never touched)."""
         held, fixed = self._holders(event), []
-        for code in self.of_event(event.id):
+        for code in self._codes(event.id):
             orders = held.get(code.code, 0)
             if code.uses == orders:
                 continue
