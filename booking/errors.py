@@ -61,6 +61,27 @@ class BookingContention(BookingError):
     default_message = "Many people are booking right now. Please try again in a moment."
 
 
+class InvalidAccessCode(InvalidBooking):
+    """An access code that is unknown, for another event, expired, revoked, or not for the
+    ticket types ordered (or a code-only ticket type booked without one): nothing stored."""
+
+    code = "invalid_access_code"
+    default_message = "This access code is not valid for this booking."
+
+    def __init__(self, message=None, *, field="access_code", **kwargs):
+        super().__init__(message, field=field, **kwargs)
+
+
+class AccessCodeUsedUp(BookingError):
+    """The code is valid, but as many orders as it allows already hold it."""
+
+    code = "access_code_used_up"
+    default_message = "This access code has been used as many times as it allows."
+
+    def __init__(self, message=None, *, field="access_code", **kwargs):
+        super().__init__(message, field=field, **kwargs)
+
+
 class StaleEdit(BookingError):
     code = "stale_edit"
     default_message = "This event was changed by someone else since you opened it."

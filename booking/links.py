@@ -190,6 +190,8 @@ def registration_token(registration, *, salt: str) -> str:
     if salt == CANCEL_SALT:
         payload.update(n=registration.name, t=registration.registered_at.isoformat(),
                        q=registration.request_id)
+        if getattr(registration, "access_code", None):  # its use is given back on cancelling
+            payload["a"] = registration.access_code
     return _seal(payload, salt)
 
 
@@ -224,4 +226,5 @@ def _registration(data: dict):
 
     return Registration(event_id=data["e"], email=data["m"], name=data["n"],
                         registered_at=datetime.fromisoformat(data["t"]),
-                        registration_id=data["r"], request_id=data.get("q"))
+                        registration_id=data["r"], request_id=data.get("q"),
+                        access_code=data.get("a"))

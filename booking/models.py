@@ -90,6 +90,9 @@ class Event:
     # The slug of the organizer that owns it (booking/organizers/); "" only for an event
     # stored before organizers existed, until ``manage.py assign_organizer`` gives it one.
     organizer: str = ""
+    # Ticket types shown and bookable only with an access code that unlocks them (empty
+    # for every event stored before access codes existed).
+    code_only_types: tuple = field(default=(), compare=False)
 
     @property
     def has_started(self) -> bool:
@@ -159,6 +162,8 @@ class Registration(HasTickets):
     # Set on a cancellation's answer: the ids of the passes it cancelled (the door refuses
     # them from the same write).
     cancelled_passes: tuple = field(default=(), compare=False)
+    # The access code the order was booked with (in capitals), or None.
+    access_code: str | None = field(default=None, compare=False)
 
     @property
     def is_confirmed(self) -> bool:
@@ -268,3 +273,35 @@ class DynamoEvent(django_models.Model):
         verbose_name = "event"
         verbose_name_plural = "events"
         default_permissions = ("add", "change", "delete", "view")
+
+
+@dataclass(frozen=True)
+class AccessCode:
+    """A code that unlocks an event's bookings: at most ``max_uses`` orders hold it
+    (``uses``: those that do), until ``valid_until`` (None: no end), for ``ticket_types``
+    (empty: every type of the event, those bookable only with a code included)."""
+
+    event_id: str
+    code: str
+    max_uses: int
+    uses: int = 0
+    valid_until: datetime | None = None
+    ticket_types: tuple = ()
+    reserved_seats: int = 0
+    revoked_at: datetime | None = None
+    created_at: datetime | None = None
+
+    @property
+    def remaining(self) -> int:
+        return max(self.max_uses - self.uses, 0)
+
+    def status(self, now: datetime) -> str:
+        """"revoked", "expired", "used up" or "valid"."""
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.valid_until is not None and self.valid_until <= now:
+            return "expired"
+        return "used up" if self.uses >= self.max_uses else "valid"
+
+    def unlocks(self, ticket_type: str) -> bool:
+        return not self.ticket_types or ticket_type in self.ticket_types

@@ -43,7 +43,8 @@ DAY = 86400
 RATE_SETTINGS = {"signup": "BOOKING_SIGNUP_RATE", "cancel": "BOOKING_CANCEL_RATE",
                  "signup_email": "BOOKING_SIGNUP_EMAIL_RATE", "admin_login": "ADMIN_LOGIN_RATE",
                  "api_token": "API_TOKEN_RATE", "resend": "BOOKING_RESEND_RATE",
-                 "resend_mail": "BOOKING_RESEND_MAIL_RATE"}
+                 "resend_mail": "BOOKING_RESEND_MAIL_RATE",
+                 "access_code": "BOOKING_ACCESS_CODE_RATE"}
 
 _service: BookingService | None = None
 _store: Store | None = None

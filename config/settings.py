@@ -274,6 +274,9 @@ BOOKING_RESEND_RATE = setting("BOOKING_RESEND_RATE")
 # Confirmations resent per registration (past it the form answers the same, and nothing
 # more is sent, so nobody can flood an inbox):
 BOOKING_RESEND_MAIL_RATE = setting("BOOKING_RESEND_MAIL_RATE")
+# Bookings with a wrong access code per client address (each coded booking reserves an
+# attempt first; a code that exists gives it back), so codes cannot be guessed:
+BOOKING_ACCESS_CODE_RATE = setting("BOOKING_ACCESS_CODE_RATE")
 # Admin login attempts per client address and per user name, each reserved before its
 # password is checked (a right password gives it back); then even the right password is
 # refused until the period has passed.

@@ -187,6 +187,9 @@ SETTINGS: tuple[Setting, ...] = (
       "\"Resend my confirmation\" requests per client address.", LIMITS),
     S("BOOKING_RESEND_MAIL_RATE", "3/h", "str",
       "Confirmations resent per registration (then the form sends nothing).", LIMITS),
+    S("BOOKING_ACCESS_CODE_RATE", "10/10m", "str",
+      "Bookings with a wrong access code per client address (a right code gives its "
+      "attempt back).", LIMITS),
     S("ADMIN_LOGIN_RATE", "10/15m", "str",
       "Admin login attempts per address and per user name, each reserved before the "
       "password check (a right password gives it back).", LIMITS),

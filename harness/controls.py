@@ -36,6 +36,10 @@ can fail:
   refused. ``EpochLastSlotsStrategy`` reads the freed epoch after the slot items instead of
   before: a slot freed right after its read is refused under the newer epoch.
 
+- ``CarelessAccessCodes`` (``with_careless_codes(service)``) checks an access code's uses
+  by a read, then books with a count that checks nothing: two orders that both read "one
+  use left" both book (the access-code race and the torture run catch it).
+
 ``BASELINES`` are not controls but earlier versions a benchmark compares with, side by
 side in one run: ``slots_lookup_each`` is slots as it was before its free-slot pool.
 
@@ -44,7 +48,8 @@ on a store the caller builds (``local_store``: another endpoint, another table p
 """
 import random
 import threading
-from dataclasses import replace
+import time
+from dataclasses import dataclass, replace
 from functools import partial
 
 import boto3
@@ -54,7 +59,9 @@ from booking.dynamo.client import make_client
 from booking.mail.sender import SENT, MailSender
 from booking.exactly_once.request_log import RequestLog
 from booking.strategies import STRATEGIES
-from booking.errors import EventFull
+from booking.errors import AccessCodeUsedUp, EventFull
+from booking.exactly_once.access_codes import code_key, why_refused
+from booking.service.access_codes import AccessCodes
 from booking.strategies.aggregate import AggregateStrategy
 from booking.strategies.base import WriteTokens, order_full, quota_order
 from booking.strategies.lock_table import LockTableStrategy
@@ -299,3 +306,49 @@ class LookupEachSlotsStrategy(SlotsStrategy):
 
 
 BASELINES = {LookupEachSlotsStrategy.name: LookupEachSlotsStrategy}
+
+
+class CarelessAccessCodes(AccessCodes):
+    """Checks a code's uses by a read, then books with a count that checks nothing (the
+    check before the lock: eventyay's and pretix's bug). Two orders that both read "one
+    use left" both write: the access-code races must catch it over its limit."""
+
+    def __init__(self, *, delay_ms: float = 20.0, **kwargs):
+        super().__init__(**kwargs)
+        self.delay = delay_ms / 1000
+
+    def use(self, event, access_code, tickets):
+        use = super().use(event, access_code, tickets)
+        if use is None:
+            return None
+        found = self.table.get(code_key(event.id, use.code))
+        if found is None or int(found.get("uses", 0)) >= int(found["max_uses"]):
+            raise why_refused(found, use.ticket_types, use.now) if found is None \
+                else AccessCodeUsedUp()
+        time.sleep(self.delay)  # between the read and the write, as a busy server would
+        return _UncheckedUse(self.table, event.id, use.code)
+
+
+@dataclass(frozen=True)
+class _UncheckedUse:
+    """The careless control's rider: ``ADD uses 1`` without the condition."""
+
+    table: object
+    event_id: str
+    code: str
+
+    def members(self, answer, *, notice=True):
+        return [("access_code", ("Update", self.table.update_op(
+            code_key(self.event_id, self.code), "ADD uses :one", values={":one": 1})))]
+
+    def answer(self, refusal):
+        return None
+
+
+def with_careless_codes(service, *, delay_ms: float = 20.0):
+    """``service`` with ``CarelessAccessCodes`` in place of its access codes."""
+    careless = CarelessAccessCodes(store=service.store, catalog=service.catalog,
+                                   requests=service.requests,
+                                   delay_ms=delay_ms)
+    service.codes = service.bookings.codes = careless
+    return service

@@ -31,7 +31,7 @@ class CarelessAcceptStrategy(LockTableStrategy):
     name = "careless_accept"
     guarded = False
 
-    def accept_ops(self, event, registration, order, *, now, ref):
+    def accept_ops(self, event, registration, order, *, now, ref, holder=None):
         return [
             ("quota:capacity", ("Update", self.locks.update_op(
                 {"event_id": event.id}, "REMOVE holds.#email SET version = version + :one",
@@ -61,7 +61,7 @@ class CarelessStreamsAcceptStrategy(StreamsStrategy):
     name = "careless_streams_accept"
     guarded = False
 
-    def accept_ops(self, event, registration, order, *, now, ref):
+    def accept_ops(self, event, registration, order, *, now, ref, holder=None):
         return [
             ("event", ("Update", self.events.update_op(
                 {"event_id": event.id}, "REMOVE holds.#email",

@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.urls import path
 
 from booking.admin import checkin as admin_checkin
+from booking.admin import access_codes as admin_access_codes
 from booking.admin import registrations as admin_registrations
 from booking.admin import views as admin_views
 from booking.admin import waitlist as admin_waitlist
@@ -54,5 +55,9 @@ class EventAdmin(admin.ModelAdmin):
             route("<str:event_id>/waiting-list/", admin_waitlist.waiting_list, "waiting_list"),
             route("<str:event_id>/checkin/", admin_checkin.checkin, "checkin"),
             route("<str:event_id>/checkin/export/", admin_checkin.export, "checkin_export"),
+            route("<str:event_id>/access-codes/", admin_access_codes.access_codes,
+                  "access_codes"),
+            route("<str:event_id>/access-codes/export/", admin_access_codes.export,
+                  "access_codes_export"),
         ]
 from booking.admin import webhooks as admin_webhooks  # noqa: E402,F401 - registers its admin

@@ -14,8 +14,9 @@ from django.http import HttpResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
 
-from booking.errors import (AlreadyRegistered, AlreadyWaiting, BookingClosed, BookingContention,
-                            BookingError, EventFull, EventNotFound, InvalidBooking,
+from booking.errors import (AccessCodeUsedUp, AlreadyRegistered, AlreadyWaiting, BookingClosed, BookingContention,
+                            BookingError, EventFull, EventNotFound, InvalidAccessCode,
+                            InvalidBooking,
                             NotRegistered, NotWaiting, OfferExpired, OutcomeUnknown,
                             Overloaded, RateLimited, SeatsAvailable, StaleEdit, StoreUnavailable,
                             WebhookNotFound, CheckinListNotFound)
@@ -28,6 +29,8 @@ UNKNOWN_RETRY_SECONDS = 2
 DOMAIN_PROBLEMS = {
     # A keyed request answers 202 instead (``outcome_pending``).
     OutcomeUnknown: (503, "outcome-unknown", "Outcome not known yet"),
+    InvalidAccessCode: (400, "invalid-access-code", "Invalid access code"),
+    AccessCodeUsedUp: (409, "access-code-used-up", "Access code used up"),
     InvalidBooking: (400, "invalid", "Invalid input"),
     EventNotFound: (404, "event-not-found", "Event not found"),
     WebhookNotFound: (404, "webhook-not-found", "Webhook endpoint not found"),

@@ -95,6 +95,8 @@ class BookingInput(RegistrationInput):
     """A booking: a person and, for an event with ticket types, the order's tickets."""
 
     tickets = CountsField(required=False, help_text=TICKETS_HELP)
+    access_code = TextField(required=False, allow_blank=True, max_length=64, help_text=(
+        "An access code (any case): the order uses it (docs/access-codes.md)."))
 
 
 class CancellationInput(StrictSerializer):
@@ -147,6 +149,9 @@ class EventCreate(StrictSerializer):
         "capacity too). Leave it out for the one type 'admission'."))
     max_per_order = StrictIntegerField(required=False, help_text="Seats one order may hold "
                                                                  "(default 1).")
+    code_only_types = serializers.ListField(
+        child=TextField(), required=False, max_length=20,
+        help_text="Ticket types shown and bookable only with an access code that unlocks them.")
 
 
 class QuotaOutput(serializers.Serializer):

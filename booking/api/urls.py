@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from booking.api import checkin, views, waitlist, webhooks
+from booking.api import access_codes, checkin, views, waitlist, webhooks
 
 app_name = "api"
 
@@ -12,6 +12,8 @@ urlpatterns = [
          name="registrations"),
     path("events/<str:event_id>/registrations/export/", views.RegistrationsExport.as_view(),
          name="registrations_export"),
+    path("events/<str:event_id>/access-codes/", access_codes.AccessCodes.as_view(),
+         name="access_codes"),
     path("registrations/<str:secret>/", views.RegistrationBySecret.as_view(),
          name="registration"),
     path("registrations/<str:secret>/cancellations/", views.RegistrationCancellations.as_view(),

@@ -26,7 +26,7 @@ from booking.models import PENDING as WAITING, REJECTED
 from booking.mail import sender as mail
 from booking.organizers import rights
 from booking.web import rate_limits
-from booking.web.views import EMAIL_LIMITED, SIGNUPS_LIMITED
+from booking.web.views import CODES_LIMITED, EMAIL_LIMITED, SIGNUPS_LIMITED
 from booking.wiring import get_booking_service, mail_sender
 
 PROBLEMS = {**PENDING, **problems(400, 404, 409, 415, 422, 429, 503)}
@@ -167,9 +167,12 @@ class EventRegistrations(ApiView):
         service.turn_away_if_busy(event_id)  # before the limits spend a write on it
         request_id, data = keyed_input(request, BookingInput, event_id)
         started = timezone.now()
-        registration = service.book(
-            event_id, name=data["name"], email=data["email"], request_id=request_id,
-            tickets=data.get("tickets"))
+        code = data.get("access_code") or None
+        with rate_limits.code_attempt(rate_limits.client_address(request), code,
+                                      message=CODES_LIMITED):
+            registration = service.book(
+                event_id, name=data["name"], email=data["email"], request_id=request_id,
+                tickets=data.get("tickets"), access_code=code)
         new = registration.registered_at >= started
         if registration.status == WAITING and not new:  # the stored first answer: look now
             registration = _as_decided(service, registration)

@@ -43,6 +43,7 @@ def event_item(event: Event) -> dict:
         **({"expected_rate": event.expected_rate} if event.expected_rate else {}),
         "request_fingerprint": event.request_fingerprint or None,
         **({"organizer": event.organizer} if event.organizer else {}),
+        **({"code_only_types": list(event.code_only_types)} if event.code_only_types else {}),
     }
 
 
@@ -81,7 +82,7 @@ def _tickets(item: dict) -> dict | None:
 # Everything but the aggregate strategy's attendees map, which can be large.
 EVENT_PROJECTION = ("event_id, #name, #capacity, strategy, starts_at, created_at, version, "
                     "#ends, #zone, #description, #venue, quota_capacities, ticket_types, max_per_order, "
-                    "request_fingerprint, organizer, expected_rate")
+                    "request_fingerprint, organizer, expected_rate, code_only_types")
 EVENT_PROJECTION_NAMES = {"#name": "name", "#capacity": "capacity", "#ends": "ends_at",
                           "#zone": "time_zone", "#description": "description", "#venue": "venue"}
 
@@ -103,6 +104,7 @@ def event_from_item(item: dict) -> Event:
         expected_rate=int(item["expected_rate"]) if item.get("expected_rate") else None,
         request_fingerprint=item.get("request_fingerprint") or "",
         organizer=item.get("organizer") or "",
+        code_only_types=tuple(item.get("code_only_types") or ()),
     )
 
 
@@ -117,6 +119,7 @@ def registration_item(registration: Registration, **extra) -> dict:
         **({"contact": registration.contact} if registration.contact else {}),
         **({"status": registration.status} if registration.status != CONFIRMED else {}),
         **tickets_value(registration),
+        **({"access_code": registration.access_code} if registration.access_code else {}),
         **extra,
     }
 
@@ -133,6 +136,7 @@ def registration_from_item(item: dict) -> Registration:
         status=item.get("status", CONFIRMED),
         ticket_counts=_tickets(item),
         part_request_id=item.get("part_request_id"),
+        access_code=item.get("access_code"),
     )
 
 
@@ -145,6 +149,7 @@ def attendee_value(registration: Registration) -> dict:
         "request_id": registration.request_id,
         **({"contact": registration.contact} if registration.contact else {}),
         **tickets_value(registration),
+        **({"access_code": registration.access_code} if registration.access_code else {}),
     }
 
 

@@ -23,7 +23,7 @@ Roles:
 - ``decider``: the Lambda (``booking.lambda_handler.handler``).
 - ``probe``: the scheduled outbox backlog probe (``booking.lambda_handler.outbox_backlog``).
 """
-from booking.dynamo.tables import (CHECKINS, EVENT_LOCKS, EVENTS, HISTORY, LEASES, OUTBOX, RATE_LIMITS,
+from booking.dynamo.tables import (ACCESS_CODES, CHECKINS, EVENT_LOCKS, EVENTS, HISTORY, LEASES, OUTBOX, RATE_LIMITS,
                                    REGISTRATIONS, REQUESTS, SLOTS, STREAM_CHECKPOINTS,
                                    STREAM_REGISTRATIONS, WAITING_LIST, WEBHOOK_DELIVERIES,
                                    WEBHOOK_ENDPOINTS, TableSpec)
@@ -60,6 +60,8 @@ GRANTS: dict[str, dict[tuple[TableSpec, str | None], frozenset[str]]] = {
         (WEBHOOK_DELIVERIES, "by_endpoint"): frozenset({"Query"}),
         (CHECKINS, None): frozenset({"GetItem", "PutItem", "Query", "BatchGetItem", PUT,
                                      UPDATE}),
+        (ACCESS_CODES, None): frozenset({"GetItem", "Query", "Scan", "UpdateItem", "DeleteItem",
+                                         "BatchWriteItem", PUT, UPDATE}),
     },
     "worker_decider": {
         (STREAM_REGISTRATIONS, None): frozenset({"DescribeTable", "Scan", "DeleteItem",
@@ -70,6 +72,7 @@ GRANTS: dict[str, dict[tuple[TableSpec, str | None], frozenset[str]]] = {
         (STREAM_REGISTRATIONS, None): frozenset({"DeleteItem", UPDATE}),
         (EVENTS, None): frozenset({"GetItem", UPDATE, CHECK}),
         (OUTBOX, None): frozenset({PUT}),
+        (ACCESS_CODES, None): frozenset({UPDATE}),  # a rejection gives its code's use back
     },
     "probe": {
         (OUTBOX, None): frozenset({"Scan"}),
@@ -92,6 +95,9 @@ RARE_PATHS: dict[tuple[str, str, str | None, str], tuple[str, str]] = {
         "booking/dynamo/table.py", "def delete_partition"),
     ("web", "requests", None, "PutItem"): (
         "booking/exactly_once/request_log.py", "self.table.put(row, **condition)"),
+    # Creating codes with reserved seats when the seats are not there: the codes go again.
+    ("web", "access_codes", None, "DeleteItem"): (
+        "booking/service/reserved_seats.py", "self.table.delete(code_key(event.id, code.code))"),
     ("web", "leases", None, "GetItem"): ("booking/dynamo/leases.py",
                                          "return self.table.get({\"lease_id\": lease_id})"),
     ("worker_decider", "stream_registrations", None, "DeleteItem"): (

@@ -170,3 +170,9 @@ ALL_TABLES = ALL_TABLES + (WEBHOOK_ENDPOINTS, WEBHOOK_DELIVERIES)
 #   ("order#<registration id>", "#door") an order's passes: which are cancelled, admitted
 CHECKINS = TableSpec("checkins", hash_key=("pk", "S"), range_key=("sk", "S"))
 ALL_TABLES = ALL_TABLES + (CHECKINS,)
+# --- Access codes (booking/exactly_once/access_codes.py, docs/orders.md) ----------------
+# One item per (event, code): its limit (``max_uses``), the orders holding it (``uses``,
+# counted inside each order's own write), ``valid_until``, the ticket types it unlocks and
+# ``revoked_at``. The code is stored in capitals (codes are case-insensitive).
+ACCESS_CODES = TableSpec("access_codes", hash_key=("event_id", "S"), range_key=("code", "S"))
+ALL_TABLES = ALL_TABLES + (ACCESS_CODES,)

@@ -68,6 +68,8 @@ class Request:
                    "name": registration.name}
         if registration.ticket_counts is not None:  # an order: its tickets are its content
             content["tickets"] = dict(registration.ticket_counts)
+        if registration.access_code:  # a code's booking: the code is part of its content
+            content["access_code"] = registration.access_code
         # Each asking makes a new registration id; the strategy rebuilds this very request.
         return cls(registration.request_id, "book", content,
                    registration.registered_at.timestamp(), attempt=registration.registration_id)

@@ -17,6 +17,7 @@ from booking.checkin.cancellation import PassesChanged
 from booking.checkin.door import Door
 from booking.checkin.passes import Pass, PassSigner
 from booking.checkin.records import CheckinList, Conflict, ScanResult
+from booking.service.access_codes import AccessCodes
 from booking.service.audits import Audits
 from booking.service.checkin import Checkin
 from booking.service.bookings import Bookings
@@ -26,7 +27,7 @@ from booking.strategies.streams.checkpoints import Checkpoints, lag
 from booking.dynamo.access import Store
 from booking.dynamo.leases import Leases
 from booking.dynamo.tables import EVENTS
-from booking.models import Availability, Event, Registration, WaitlistEntry
+from booking.models import AccessCode, Availability, Event, Registration, WaitlistEntry
 from booking.service.organizer import OrganizerEdits
 from booking.service.store_errors import translating
 from booking.exactly_once.request_log import RequestLog
@@ -75,8 +76,10 @@ class BookingService:
                                     default_strategy=default_strategy, offered=GUARDED,
                                     default_time_zone=default_time_zone, leases=Leases(store),
                                     provision_lease_seconds=repair_lease_seconds)
+        self.codes = AccessCodes(store=store, catalog=self.catalog, requests=self.requests)
         self.bookings = Bookings(catalog=self.catalog, requests=self.requests,
-                                 deadline_seconds=deadline_seconds, cool_down=cool_down)
+                                 deadline_seconds=deadline_seconds, cool_down=cool_down,
+                                 codes=self.codes)
         self.waitlist = WaitlistService(
             catalog=self.catalog, bookings=self.bookings, requests=self.requests,
             engine=WaitlistEngine(store=store, strategy_for=self.catalog.strategy_for,
@@ -94,7 +97,8 @@ class BookingService:
             self.checkin.cancellation_rider(event_id, request_id, whole),)
         self.audits = Audits(catalog=self.catalog, leases=Leases(store),
                              repair_lease_seconds=repair_lease_seconds,
-                             checks=[self.waitlist.audit, self.checkin.audit])
+                             checks=[self.waitlist.audit, self.checkin.audit, self.codes.audit],
+                             fixes=[self.codes.repair])
         self.events = self.catalog.events
         self.default_strategy = default_strategy
 
@@ -102,12 +106,13 @@ class BookingService:
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
                      time_zone=None, description="", venue="", quotas=None, ticket_types=None,
                      max_per_order=None, request_id=None, organizer="",
-                     expected_rate=None) -> Event:
+                     expected_rate=None, code_only_types=None) -> Event:
         return self.catalog.create_event(
             name=name, capacity=capacity, strategy=strategy, starts_at=starts_at,
             ends_at=ends_at, time_zone=time_zone, description=description, venue=venue,
             quotas=quotas, ticket_types=ticket_types, max_per_order=max_per_order,
-            request_id=request_id, organizer=organizer, expected_rate=expected_rate)
+            request_id=request_id, organizer=organizer, expected_rate=expected_rate,
+            code_only_types=code_only_types)
 
     def get_event(self, event_id) -> Event:
         return self.catalog.get_event(event_id)
@@ -140,9 +145,10 @@ class BookingService:
         now, not remembered (``Bookings.page_availability``)."""
         return self.bookings.page_availability(event_id, fresh=fresh)
 
-    def book(self, event_id, *, name, email, request_id=None, tickets=None) -> Registration:
+    def book(self, event_id, *, name, email, request_id=None, tickets=None,
+             access_code=None) -> Registration:
         return self.bookings.book(event_id, name=name, email=email, request_id=request_id,
-                                  tickets=tickets)
+                                  tickets=tickets, access_code=access_code)
 
     def cancel(self, event_id, *, email, registration_id=None, request_id=None,
                registration: Registration | None = None, tickets=None) -> Registration:
@@ -234,6 +240,35 @@ class BookingService:
     def waiting_list_pass(self) -> dict:
         return self.waitlist.waiting_list_pass()
 
+    # --- access codes (access_codes.py) --------------------------------------------
+    def create_access_codes(self, event_id, count=1, codes=None, max_uses=1, valid_until=None,
+                            ticket_types=None, reserved_seats=0) -> list[AccessCode]:
+        """Create ``codes`` (given) or ``count`` generated ones for the event, all or none:
+        each may be used by ``max_uses`` orders until ``valid_until`` (None: no end), for
+        ``ticket_types`` (None: every type). docs/access-codes.md."""
+        return self.codes.create(event_id, count=count, codes=codes, max_uses=max_uses,
+                                 valid_until=valid_until, ticket_types=ticket_types,
+                                 reserved_seats=reserved_seats)
+
+    def access_codes(self, event_id) -> list[AccessCode]:
+        """Every code of the event with its uses."""
+        return self.codes.of_event(event_id)
+
+    def access_code_unlocks(self, event_id, code) -> tuple[str, ...]:
+        """The code-only ticket types ``code`` unlocks now (empty when it is not valid now):
+        what a ``?code=...`` link shows. The booking's own write decides."""
+        return self.codes.unlocks(event_id, code)
+
+    def access_code_pass(self) -> dict:
+        """The worker's pass: seats reserved for codes whose reservation lapsed return to
+        sale (``{"reservations_released": n}`` when any did)."""
+        released = self.codes.release_lapsed()
+        return {"reservations_released": released} if released else {}
+
+    def revoke_access_code(self, event_id, code) -> AccessCode:
+        """No further order may use ``code`` (``InvalidAccessCode`` if the event has none)."""
+        return self.codes.revoke(event_id, code)
+
     # --- organizer edits (organizer.py) --------------------------------------------
     def events_page(self, *, start_key=None, limit=25, search="", when="",
                     organizers=None, event_ids=()) -> tuple[list[Event], dict | None]:
@@ -258,6 +293,7 @@ class BookingService:
     def delete_event(self, event_id) -> None:
         self.organizer.delete_event(event_id)
         self.waitlist.forget_event(event_id)
+        self.codes.forget_event(event_id)
 
     def iter_registrations(self, event_id, *, search="") -> Iterator[Registration]:
         return self.organizer.iter_registrations(event_id, search=search)

@@ -13,15 +13,17 @@ from booking.models import Event
 
 class Audits:
     """``repair_lease_seconds`` is the default lease of ``repair``; ``checks`` are further
-    per-event audits (event -> violations) beside the strategy's own (the waiting list's)."""
+    per-event audits (event -> violations) beside the strategy's own (the waiting list's,
+    the access codes'); ``fixes`` further repairs of derived data (event -> what changed)."""
 
     def __init__(self, *, catalog: EventCatalog, leases: Leases,
-                 repair_lease_seconds: float = 300.0, checks=()):
+                 repair_lease_seconds: float = 300.0, checks=(), fixes=()):
         self.catalog = catalog
         self.events = catalog.events
         self.leases = leases
         self.repair_lease_seconds = repair_lease_seconds
         self.checks = tuple(checks)
+        self.fixes = tuple(fixes)
 
     def iter_event_ids(self, *, page_size: int = 100) -> Iterator[str]:
         """Yield every event id page by page (even for event items too damaged to load)."""
@@ -56,6 +58,8 @@ class Audits:
                 if fix_version(self.events, {"event_id": event.id}, item):
                     fixed.append(f"event item version {item.get('version')!r} -> 1")
             fixed += self.catalog.strategies[event.strategy].repair(event)
+            for fix in self.fixes:
+                fixed += fix(event)
         finally:
             self.leases.release(lease)
         return RepairReport(event.id, fixed, self.audit(event.id))

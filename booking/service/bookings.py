@@ -20,10 +20,12 @@ from booking.dynamo.access import (PastDeadline, StoreError, deadline, last_atte
 from booking.errors import (BookingClosed, BookingContention, BookingError, EventFull,
                             InvalidBooking, NotRegistered, OutcomeUnknown,
                             Overloaded, StillDeciding, StoreUnavailable)
+from booking.service.access_codes import AccessCodes
 from booking.service.shedding import CoolDown
 from booking.service.store_errors import BUSY, UNAVAILABLE, caused_by_throttle
 from booking.models import CAPACITY_QUOTA, PENDING, Availability, Event, Order, Registration
 from booking.exactly_once.request_log import Request, RequestLog
+from booking.exactly_once.access_codes import ReservedSeatGone, ReservedSeatsLeft
 from booking.exactly_once.riders import Riders
 from booking.strategies.base import Strategy
 
@@ -55,10 +57,13 @@ class Bookings:
     """Seats of the catalog's events, each written with its request row in ``requests``."""
 
     def __init__(self, *, catalog: EventCatalog, requests: RequestLog,
-                 deadline_seconds: float | None = None, cool_down: CoolDown | None = None):
+                 deadline_seconds: float | None = None, cool_down: CoolDown | None = None,
+                 codes: AccessCodes | None = None):
         """``deadline_seconds``: each booking's and cancellation's time in all (None: none);
-        ``cool_down``: the events whose writes the store throttled a moment ago."""
+        ``cool_down``: the events whose writes the store throttled a moment ago; ``codes``:
+        the events' access codes (a use rides on its order's write)."""
         self.catalog = catalog
+        self.codes = codes
         self.requests = requests
         self.deadline_seconds = deadline_seconds
         self.cool_down = cool_down
@@ -73,7 +78,8 @@ class Bookings:
         # ("resolved" by a re-send or the read-back, or "unresolved"): benchmark figures.
         self.unknown_outcomes: Counter = Counter()
 
-    def book(self, event_id, *, name, email, request_id=None, tickets=None) -> Registration:
+    def book(self, event_id, *, name, email, request_id=None, tickets=None,
+             access_code=None) -> Registration:
         """Confirm a seat (an order: ``tickets``, type -> quantity) for (name, e-mail) or
         raise why not.
 
@@ -94,11 +100,16 @@ class Bookings:
         ``OutcomeUnknown`` when a lost answer could not be resolved (ask again with the
         same ``request_id``): ``StillDeciding`` when the deadline passed first. ``Overloaded``
         (nothing sent) while the store's throttle of the event cools down.
+
+        ``access_code``: the order uses the code, counted inside the same write
+        (``booking/exactly_once/access_codes.py``): ``InvalidAccessCode`` (unknown, expired,
+        revoked, another event's, not for these tickets; also a code-only type without
+        one) or ``AccessCodeUsedUp``, nothing stored.
         """
         with deadline(self.deadline_seconds):
             try:
                 return self._book(event_id, name=name, email=email, request_id=request_id,
-                                  tickets=tickets)
+                                  tickets=tickets, access_code=access_code)
             except EventFull as full:  # the page's remembered seats are no longer to be shown
                 with self._lock:
                     self._seats_seen.pop(validation.clean_event_id(event_id), None)
@@ -108,7 +119,8 @@ class Bookings:
                         self._told_full[validation.clean_event_id(event_id)] = self.clock()
                 raise
 
-    def _book(self, event_id, *, name, email, request_id, tickets) -> Registration:
+    def _book(self, event_id, *, name, email, request_id, tickets,
+              access_code=None) -> Registration:
         # Before anything is read; while the event cools down only a booking this process
         # would answer "full" from a read gets further (``_answer_by_reading``).
         cooling = self.turn_away_if_busy(validation.clean_event_id(event_id))
@@ -122,10 +134,12 @@ class Bookings:
             contact=_contact(email),
         )
         event, tickets = self.tickets_of(event_id, tickets)
-        registration = Registration(**fields, ticket_counts=event.registered_tickets(tickets))
+        use = self.codes.use(event, access_code, tickets) if self.codes else None
+        registration = Registration(**fields, ticket_counts=event.registered_tickets(tickets),
+                                    access_code=use.code if use else None)
         strategy = self.catalog.strategy_for(event_id)
         request = Request.booking(registration)
-        riders = Riders(self.requests, request)
+        riders = Riders(self.requests, request, others=(use,) if use else ())
         starts_at = self.catalog.starts_at(event_id)
         if starts_at is not None and starts_at <= registration.registered_at:
             # A repeat of a submission that got its seat still answers that seat.
@@ -137,8 +151,38 @@ class Bookings:
         if cooling is not None:
             return self._answer_by_reading(strategy, event, registration, order, riders,
                                            cooling)
-        return self.settle(request, lambda: strategy.book(event, registration, order, riders),
-                           OutcomeUnknown.default_message)
+        try:
+            return self.settle(request, lambda: strategy.book(event, registration, order,
+                                                              riders),
+                               OutcomeUnknown.default_message)
+        except ReservedSeatsLeft as left:  # the code's orders take its reserved seats first
+            return self._book_reserved(strategy, event, registration, order, request, use,
+                                       left.reserved)
+        except EventFull:  # no seat for everyone: perhaps one reserved for the code (a read)
+            reserved = self.codes.reserved(event.id, use.code) if use and self.codes else {}
+            if not reserved:
+                raise
+            return self._book_reserved(strategy, event, registration, order, request, use,
+                                       reserved)
+
+    def _book_reserved(self, strategy: Strategy, event: Event, registration: Registration,
+                       order: Order, request: Request, use, reserved: dict) -> Registration:
+        """Book one of the seats reserved for the order's code (hold key -> ref), each try
+        one write (``AccessCodes.reserved_write``); ``EventFull`` when none is left."""
+        assert self.codes is not None  # a code's reserved seats come from its codes
+        keys = list(reserved)
+        random.shuffle(keys)  # holders arriving together try different seats
+        while keys:
+            key = keys.pop()
+            write = self.codes.reserved_write(strategy, event, registration, order, request,
+                                              use.reserved(key), reserved[key])
+            try:
+                return self.settle(request, write, OutcomeUnknown.default_message)
+            except ReservedSeatsLeft as left:  # the one tried was taken: the ones still held
+                keys = [k for k in left.reserved if k in keys]
+            except ReservedSeatGone:
+                continue
+        raise EventFull()
 
     def tickets_of(self, event_id, tickets) -> tuple[Event, dict[str, int]]:
         """The event (as remembered: its types never change) and the order's validated
@@ -362,10 +406,10 @@ class Bookings:
             _, tickets = self.tickets_of(event_id, tickets)
         request = Request.cancellation(request_id, event_id, email, registration_id, time.time(),
                                        tickets=tickets and event.registered_tickets(tickets))
-        others = ()
+        others: tuple = (self.codes.giving_back(),) if self.codes else ()
         if self.cancel_riders is not None:
             whole = strategy.find(event_id, email) if tickets is not None else None
-            others = self.cancel_riders(event_id, request_id, whole)
+            others += tuple(self.cancel_riders(event_id, request_id, whole))
         riders = Riders(self.requests, request, others=others)
         return self.settle(request, lambda: strategy.cancel(
             event, email, registration_id, riders=riders, known=known, release=tickets),

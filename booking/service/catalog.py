@@ -4,6 +4,7 @@ Every other capability (bookings, organizer edits, audits) finds an event's stra
 here. An event's strategy never changes, so it is remembered (with the event's start,
 which closes bookings) for the events used most recently.
 """
+import dataclasses
 import hashlib
 import json
 import threading
@@ -83,8 +84,11 @@ class EventCatalog:
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
                      time_zone=None, description="", venue="", quotas=None, ticket_types=None,
                      max_per_order=None, request_id=None, organizer="",
-                     expected_rate=None) -> Event:
+                     expected_rate=None, code_only_types=None) -> Event:
         """Validate and create an event; return it (with its new ``id``).
+
+        ``code_only_types``: ticket types shown and bookable only with an access code that
+        unlocks them (docs/access-codes.md).
 
         ``organizer`` is the slug of the organizer that owns it (the entry point checked
         that the asker may create events there; "" only for tests and harnesses).
@@ -131,6 +135,7 @@ class EventCatalog:
             expected_rate=validation.clean_expected_rate(expected_rate),
             organizer=validation.clean_organizer(organizer),
         )
+        event = dataclasses.replace(event, code_only_types=_code_only(code_only_types, event))
         implementation.check_order_shape(event)
         if request_id:
             return self._create_keyed(event, implementation, request_id)
@@ -274,3 +279,14 @@ class EventCatalog:
                 self._starts_of.pop(forgotten, None)
                 self._event_of.pop(forgotten, None)
                 self._read_at.pop(forgotten, None)
+
+
+def _code_only(value, event: Event) -> tuple:
+    """The ticket types bookable only with an access code: types of ``event``."""
+    if value in (None, "", [], ()):
+        return ()
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or any(n not in event.ticket_types for n in names):
+        raise InvalidBooking(f"Codes-only ticket types must be among the event's types "
+                             f"({', '.join(event.ticket_types)}).", field="code_only_types")
+    return tuple(sorted(set(names)))

@@ -111,8 +111,10 @@ class Holds(ABC):
 
     @abstractmethod
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
-                   now: float, ref: dict) -> list[tuple[str, Op]]:
-        """Members that turn the person's unexpired hold into ``registration``."""
+                   now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
+        """Members that turn the person's unexpired hold into ``registration``;
+        ``holder``: the hold's key when it is not the person's e-mail (a seat an access
+        code reserved for its holders: always a hold of one seat)."""
 
     @abstractmethod
     def release_ops(self, event: Event, email: str, order: Order, *, until: float,

@@ -1,6 +1,7 @@
 """What ``check_capacity`` checks of an event's waiting list (beside the strategy's own
 ``confirmed + held <= capacity``): nobody is both registered and in line, offers went in
 join order, and every unexpired hold belongs to the open offer it was made for."""
+from booking.exactly_once.access_codes import RESERVED_PREFIX
 from booking.strategies.audit import Violation
 from booking.models import OFFERED, WAITING
 from booking.waitlist.engine import now_ms
@@ -29,6 +30,8 @@ def audit_event(service, event, *, now: float | None = None) -> list[Violation]:
     open_offers = {e.email: round(e.offer_expires_at.timestamp() * 1000) for e in entries
                    if e.status == OFFERED}
     for email, until in strategy.holds(event.id).items():
+        if email.startswith(RESERVED_PREFIX):  # a seat an access code reserves, no offer
+            continue
         if until > now and open_offers.get(email) != until:
             found.append(Violation(event.id, HOLD_MATCHES_OFFER, "an open offer",
                                    "no open offer", f"seat held for {email} until {until}"))

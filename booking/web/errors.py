@@ -4,7 +4,7 @@ import functools
 
 from django.shortcuts import render
 
-from booking.errors import (AlreadyRegistered, AlreadyWaiting, BookingClosed, BookingContention,
+from booking.errors import (AccessCodeUsedUp, AlreadyRegistered, AlreadyWaiting, BookingClosed, BookingContention,
                             BookingError, EventFull, EventNotFound, InvalidBooking,
                             JoinLinkExpired,
                             NotRegistered, NotWaiting, OfferExpired, OutcomeUnknown,
@@ -17,6 +17,7 @@ STATUS_FOR_ERROR = {
     NotRegistered: 404,
     NotWaiting: 404,
     EventFull: 409,
+    AccessCodeUsedUp: 409,
     BookingClosed: 409,
     AlreadyRegistered: 409,
     StaleEdit: 409,

@@ -23,12 +23,25 @@ class SignupForm(forms.Form):
         widget=forms.EmailInput(attrs={"autocomplete": "email"}),
         help_text="We send your confirmation and cancellation link here.",
     )
+    access_code = forms.CharField(
+        label="Access code", max_length=64, required=False,
+        help_text="If you were given one (letters and digits; any case).",
+        widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters",
+                                      "spellcheck": "false"}),
+    )
 
-    def __init__(self, *args, event=None, availability=None, **kwargs):
+    def __init__(self, *args, event=None, availability=None, unlocked=None, **kwargs):
         """With an ``event`` that sells orders (docs/orders.md), a quantity per ticket type,
-        each labelled with the seats its quotas have left (``availability``)."""
+        each labelled with the seats its quotas have left (``availability``). Types bookable
+        only with a code appear when ``unlocked`` names them; a posted form with a code
+        shows them all (the booking's write checks the code unlocks what is ordered)."""
         super().__init__(*args, **kwargs)
-        self.ticket_types = sorted(event.ticket_types) if event and event.offers_orders else []
+        if unlocked is None:
+            unlocked = event.code_only_types if event and self.data.get("access_code") else ()
+        self.ticket_types = sorted(
+            t for t in event.ticket_types
+            if t not in event.code_only_types or t in unlocked) \
+            if event and event.offers_orders else []
         single = len(self.ticket_types) == 1
         for ticket_type in self.ticket_types:
             left = _type_remaining(event, availability, ticket_type)
@@ -51,6 +64,10 @@ class SignupForm(forms.Form):
     def ticket_fields(self):
         return [self[f"qty_{t}"] for t in self.ticket_types]
 
+    def code(self) -> str | None:
+        """The access code as typed, or None."""
+        return (self.cleaned_data.get("access_code") or "").strip() or None
+
     def clean_name(self):
         return self._check(validation.clean_person_name, self.cleaned_data["name"])
 
@@ -67,7 +84,7 @@ class SignupForm(forms.Form):
 
     def apply_error(self, error) -> None:
         """Show a service error next to its field (or above the form)."""
-        field = error.field if error.field in ("name", "email") else None
+        field = error.field if error.field in ("name", "email", "access_code") else None
         self.add_error(field, error.message)
 
 

@@ -26,7 +26,7 @@ from django.core import signing
 
 from booking import validation, wiring
 from booking.dynamo.access import StoreError
-from booking.errors import BookingError, RateLimited
+from booking.errors import BookingError, InvalidAccessCode, RateLimited
 
 logger = logging.getLogger(__name__)
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smhd])\s*$")
@@ -39,6 +39,9 @@ API_TOKEN = "api_token"
 # "Resend my confirmation" requests per client address; confirmations resent per
 # registration (booking/web/views.py).
 RESEND, RESEND_MAIL = "resend", "resend_mail"
+# Bookings with a wrong access code per client address (guessing codes is an attack):
+# ``code_attempt``.
+ACCESS_CODE = "access_code"
 # Each limit's counters keep the label they were first stored under, so a deploy never
 # resets counts in progress.
 STORED_AS = {SIGNUP: "BOOKING_SIGNUP_RATE", SIGNUP_EMAIL: "BOOKING_SIGNUP_EMAIL_RATE",
@@ -241,3 +244,23 @@ def allows(limit: str, client: str) -> bool:
     except RateLimited:
         return False
     return True
+
+
+@contextmanager
+def code_attempt(client: str, access_code, *, message: str | None = None):
+    """Around a booking with ``access_code``: one attempt of ``client`` reserved first
+    (past the limit: ``RateLimited``, nothing booked), given back unless the booking says
+    the code is wrong (``InvalidAccessCode``). Without a code: nothing counted."""
+    if access_code in (None, ""):
+        yield
+        return
+    with attempt(ACCESS_CODE, [client], message=message) as succeeded:
+        try:
+            yield
+        except InvalidAccessCode:
+            raise
+        except BaseException:
+            succeeded()
+            raise
+        succeeded()
+

@@ -25,6 +25,8 @@ SIGNUPS_LIMITED = ("Too many signups from your network. Please wait a few minute
                    "again.")
 EMAIL_LIMITED = ("Too many signups for this e-mail address. Please wait a while and try "
                  "again.")
+CODES_LIMITED = ("Too many wrong access codes from your network. Please wait a few minutes "
+                 "and try again.")
 RESENDS_LIMITED = ("Too many requests from your network. Please wait a few minutes and try "
                    "again.")
 RESENT = ("If this address is registered for the event, its confirmation with the "
@@ -78,10 +80,13 @@ def event_detail(request, event_id):
     event = service.recent_event(event_id)
     if request.method == "POST":
         return _signup(request, service, event)
-    return render_event(request, service, event, None, tokens.new_form_token(event.id))
+    code = (request.GET.get("code") or "").strip()[:64] or None  # a ?code=... link
+    return render_event(request, service, event, None, tokens.new_form_token(event.id),
+                        code=code)
 
 
-def render_event(request, service, event, form, form_token, status=200, **extra):
+def render_event(request, service, event, form, form_token, status=200, *, code=None,
+                 **extra):
     """The event's page: its seats, and the signup (or waiting-list) form (a new one when
     ``form`` is None: an event with orders asks a quantity per ticket type). The seats are
     read cheaply and within the request's deadline (``page_availability``): while the event
@@ -89,7 +94,10 @@ def render_event(request, service, event, form, form_token, status=200, **extra)
     (no count) and shows the form; the booking itself answers."""
     availability = service.page_availability(event.id)
     if form is None and not extra:
-        form = SignupForm(event=event, availability=availability)
+        # A ?code=... link fills the code in and shows the types it unlocks (one read).
+        unlocked = service.access_code_unlocks(event.id, code) if code else ()
+        form = SignupForm(event=event, availability=availability, unlocked=unlocked,
+                          initial={"access_code": code} if code else None)
     context = {"event": event, "availability": availability, "form": form,
                "form_token": form_token, "has_waiting_list": service.has_waiting_list(event),
                **extra}
@@ -135,9 +143,12 @@ def _signup(request, service, event, *, rechecking=False):
         return render_event(request, service, event, form, token, 400)
     started = timezone.now()
     try:
-        registration = service.book(event.id, name=form.cleaned_data["name"],
-                                    email=form.cleaned_data["email"], request_id=request_id,
-                                    tickets=form.tickets())
+        with rate_limits.code_attempt(rate_limits.client_address(request), form.code(),
+                                      message=CODES_LIMITED):
+            registration = service.book(event.id, name=form.cleaned_data["name"],
+                                        email=form.cleaned_data["email"],
+                                        request_id=request_id, tickets=form.tickets(),
+                                        access_code=form.code())
     except EventNotFound:
         raise
     except OutcomeUnknown as error:  # a seat may be held: ask again with the same token

@@ -202,8 +202,33 @@ def _check_event(result: CheckResult, event: dict, state: dict, peak: dict) -> N
     for email, count in Counter(s["email"] for s in everyone).items():
         if count > 1:
             result.add("registered_twice", event_id, f"{count} registrations", email)
+    if event.get("code"):
+        _check_code(result, event_id, event["code"], everyone, state.get("code_uses", {}),
+                    peak.get("code_uses") or {})
     for violation in state["violations"]:
         result.add("audit", event_id, violation)
+
+
+def _check_code(result: CheckResult, event_id: str, code: dict, everyone: list[dict],
+                uses: dict, peak: dict) -> None:
+    """The access code: at most ``max_uses`` orders hold it (pending ones included: a
+    use is taken at acceptance), at the end and whenever the watcher looked (its count of
+    uses too: cancellations could hide an overrun by the end), and its stored ``uses`` is
+    their number at the end."""
+    holders = sum(s.get("access_code") == code["code"] and s.get("status") != "rejected"
+                  for s in everyone)
+    most = max(peak.get("uses", 0), peak.get("holders", 0))
+    if most > code["max_uses"]:
+        result.add("code_over_limit", event_id,
+                   f"{most} uses of {code['code']} seen during the run, which allows "
+                   f"{code['max_uses']}")
+    elif holders > code["max_uses"]:
+        result.add("code_over_limit", event_id,
+                   f"{holders} orders hold {code['code']}, which allows {code['max_uses']}")
+    if uses.get(code["code"], 0) != holders:
+        result.add("code_uses_wrong", event_id,
+                   f"{code['code']} counts {uses.get(code['code'], 0)} uses, {holders} "
+                   "orders hold it")
 
 
 def _check_quota(result: CheckResult, event_id: str, quota: str, capacity: int, stored: int,
@@ -314,7 +339,7 @@ def _check_requests(result: CheckResult, history: History) -> None:
 def _content(record: dict) -> tuple:
     """What a request asks: the operation, on whom, and which tickets."""
     return (record["operation"], record["event_id"], record["email"],
-            sorted((record.get("tickets") or {}).items()))
+            sorted((record.get("tickets") or {}).items()), record.get("access_code"))
 
 
 def _answer_fits(answer: dict) -> bool:

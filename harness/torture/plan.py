@@ -5,6 +5,10 @@ the thread, so a seed names the same sequence of choices (the interleaving and t
 still vary with timing). Requests are the unit of the history: one request id, one
 operation (book or cancel) on one (event, person), possibly sent more than once.
 
+Every plain event has an access code (``CODE``) that at most ``code_uses`` orders may
+hold; a share of its bookings (``CODE_SHARE``) carry it, and their cancellations give
+uses back.
+
 Besides one plain event per strategy, every strategy that takes orders gets an order
 event (``ORDER_TYPES`` sharing two workshop quotas): a booking there is a random order of
 1-4 seats (step ``order``), and half the cancellations there free part of an order
@@ -28,6 +32,9 @@ ORDER_TYPES = {"conference": [], "workshop-a": ["workshop-a"], "workshop-b": ["w
                "both": ["workshop-a", "workshop-b"]}
 ORDER_CAPACITY_FACTOR = 2
 MAX_PER_ORDER = 4
+# The plain events' access code, and the share of their bookings that carry it.
+CODE = "TORTURE-CODE"
+CODE_SHARE = 0.7
 
 
 @dataclass
@@ -43,6 +50,7 @@ class TortureConfig:
     request_history: bool = True
     mail_claims: bool = True
     ambiguity_checks: bool = True
+    careless_access_codes: bool = False
     unguarded_race_delay_ms: float = 0.0
     # Scans at the door beside the bookings (harness/torture/door.py); ``careless_door``:
     # the control, a scanner that reads, then writes.
@@ -52,6 +60,11 @@ class TortureConfig:
     @property
     def people(self) -> int:
         return self.demand * self.capacity
+
+    @property
+    def code_uses(self) -> int:
+        """Orders the plain events' code allows: fewer than the seats, so it runs out."""
+        return max(1, self.capacity // 2)
 
     def order_event(self) -> dict:
         """``create_event`` arguments of an order event (besides name and strategy)."""
@@ -78,6 +91,7 @@ class Request:
     # An order's tickets (book), or the part of an order to free (cancel), as sorted
     # (type, quantity) pairs; None: one seat of a plain event, or the whole order.
     ticket_pairs: tuple | None = None
+    access_code: str | None = None  # a booking with the plain event's code
 
     @property
     def tickets(self) -> dict | None:
@@ -175,7 +189,13 @@ class ThreadPlan:
     def _new_book(self) -> Request:
         event_id, name, email = self._target(self.random)
         return Request(self._new_id(), "book", event_id, email, name,
-                       ticket_pairs=self._order(self.random, event_id))
+                       ticket_pairs=self._order(self.random, event_id),
+                       access_code=self._code(self.random, event_id))
+
+    def _code(self, rng: random.Random, event_id: str) -> str | None:
+        if event_id in self.order_events or rng.random() >= CODE_SHARE:
+            return None
+        return CODE
 
     def _order(self, rng: random.Random, event_id: str) -> tuple | None:
         return pairs(random_order(rng)) if event_id in self.order_events else None
@@ -205,7 +225,8 @@ class ThreadPlan:
         request_id = f"shared-{self.config.seed}-{number}"
         if rng.random() < 0.7:
             return Request(request_id, "book", event_id, email, name,
-                           ticket_pairs=self._order(rng, event_id))
+                           ticket_pairs=self._order(rng, event_id),
+                           access_code=self._code(rng, event_id))
         part = None
         if event_id in self.order_events and rng.random() < 0.3:
             part = pairs(random_part(rng, None))

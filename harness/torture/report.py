@@ -80,9 +80,15 @@ def _event_summary(event: dict, result: dict) -> dict:
                       "peak_seen": max(peaks.get(quota, {}).get("confirmed", 0),
                                        peaks.get(quota, {}).get("stored", 0))}
               for quota, capacity in quotas_of(event).items()}
-    return {**{k: v for k, v in event.items() if k != "quotas"},
+    code = event.get("code")
+    if code:  # the plain event's access code: its uses and the orders holding it
+        code = {**code, "uses": state.get("code_uses", {}).get(code["code"], 0),
+                "holders": sum(r.get("access_code") == code["code"]
+                               and r.get("status") != "rejected"
+                               for r in state["registrations"])}
+    return {**{k: v for k, v in event.items() if k not in ("quotas", "code")},
             "orders_stored": len(seated), **quotas["capacity"], "quotas": quotas,
-            "audit_violations": len(state["violations"])}
+            "audit_violations": len(state["violations"]), **({"code": code} if code else {})}
 
 
 def save_history(config, result: dict, path: str) -> None:

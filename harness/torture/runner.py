@@ -20,6 +20,7 @@ from localdynamo import process as server_process
 
 from . import checker, mailbox
 from . import door as door_checks
+from .plan import CODE
 from .worker import patiently, run_in_process
 
 START_DELAY_SECONDS = 5.0  # spawned processes set up Django before the common start
@@ -89,8 +90,14 @@ def _send_what_is_owed(passes: int = 10) -> list[str]:
 
 def _create_events(config) -> list[dict]:
     """One plain event and one order event per strategy (every booking is an order)."""
-    return ([_create_event(strategy, capacity=config.capacity) for strategy in config.strategies]
-            + [_create_event(strategy, **config.order_event()) for strategy in config.strategies])
+    plain = [_create_event(strategy, capacity=config.capacity) for strategy in config.strategies]
+    service = get_booking_service()
+    for event in plain:  # its access code: fewer uses than seats, so it runs out
+        patiently(lambda: service.create_access_codes(event["id"], codes=[CODE],
+                                                      max_uses=config.code_uses))
+        event["code"] = {"code": CODE, "max_uses": config.code_uses}
+    return plain + [_create_event(strategy, **config.order_event())
+                    for strategy in config.strategies]
 
 
 def _create_event(strategy: str, **shape) -> dict:
@@ -140,7 +147,10 @@ def _final_state(event_id: str) -> dict:
     return {
         "registrations": [{"email": r.email, "registration_id": r.registration_id,
                            "request_id": r.request_id, "status": r.status,
-                           "tickets": r.tickets} for r in registrations],
+                           "tickets": r.tickets, "access_code": r.access_code}
+                          for r in registrations],
+        "code_uses": {code.code: code.uses
+                      for code in patiently(lambda: service.access_codes(event_id))},
         "confirmed": quotas["capacity"].confirmed,
         # Every quota's counter (the capacity's is ``confirmed``), in seats.
         "quotas": {name: quota.confirmed for name, quota in quotas.items()},
@@ -155,7 +165,9 @@ class Watcher:
 
     Overbooking can be undone by later cancellations; the final state alone would miss
     it. ``peaks`` holds, per event, the largest capacity count seen (seats counted, and
-    seats of the stored orders) and when, and under ``quotas`` the same for every quota.
+    seats of the stored orders) and when, and under ``quotas`` the same for every quota;
+    for an event with an access code, under ``code_uses`` the most uses and the most
+    orders holding it seen at once.
     """
 
     def __init__(self, events: list[dict]):
@@ -187,10 +199,25 @@ class Watcher:
                 except Exception:  # noqa: BLE001 - a faulted read; the next one will do
                     continue
                 now, peak = time.time(), self.peaks[event["id"]]
+                if event.get("code"):
+                    self._code_peak(service, event, peak)
                 for name, quota in quotas.items():
                     _raise(peak["quotas"][name], quota.confirmed, stored.get(name, 0), now)
                 _raise(peak, quotas["capacity"].confirmed, stored.get("capacity", 0), now)
                 self.samples += 1
+
+
+    @staticmethod
+    def _code_peak(service, event: dict, peak: dict) -> None:
+        try:
+            uses = {c.code: c.uses for c in service.access_codes(event["id"])}
+            holders = sum(r.access_code == event["code"]["code"] and r.status != "rejected"
+                          for r in service.registrations(event["id"]))
+        except Exception:  # noqa: BLE001 - a faulted read; the next one will do
+            return
+        seen = peak.setdefault("code_uses", {"uses": 0, "holders": 0})
+        seen["uses"] = max(seen["uses"], uses.get(event["code"]["code"], 0))
+        seen["holders"] = max(seen["holders"], holders)
 
 
 def _raise(peak: dict, confirmed: int, stored: int, now: float) -> None:

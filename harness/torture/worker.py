@@ -15,7 +15,8 @@ from .plan import DOUBLE, Request, ThreadPlan, TortureConfig
 
 OK, FAIL, UNKNOWN = "ok", "fail", "unknown"
 DEFINITE_CODES = frozenset({
-    "event_full", "already_registered", "not_registered", "invalid", "event_not_found"})
+    "event_full", "already_registered", "not_registered", "invalid", "event_not_found",
+    "access_code_used_up"})
 
 
 def invoke(service, request: Request) -> dict:
@@ -28,7 +29,8 @@ def invoke(service, request: Request) -> dict:
         if request.operation == "book":
             registration = service.book(request.event_id, name=request.name,
                                         email=request.email, request_id=request.request_id,
-                                        tickets=request.tickets)
+                                        tickets=request.tickets,
+                                        access_code=request.access_code)
         else:
             registration = service.cancel(request.event_id, email=request.email,
                                           registration_id=request.registration_id,
@@ -45,7 +47,8 @@ def invoke(service, request: Request) -> dict:
               "link": request.registration_id, "invoked": invoked, "completed": time.time(),
               "outcome": outcome, "code": code,
               # The order asked (book) or the part to free (cancel); None: as ever.
-              "tickets": request.tickets, **({"quota": quota} if quota else {})}
+              "tickets": request.tickets, **({"quota": quota} if quota else {}),
+              **({"access_code": request.access_code} if request.access_code else {})}
     if registration is not None:
         record.update(registration_id=registration.registration_id,
                       returned_email=registration.email,
@@ -155,6 +158,12 @@ def _service(config: TortureConfig):
         from harness.checkin_controls import careless_door
 
         careless_door(service)
+    if config.careless_access_codes:
+        from harness.controls import with_careless_codes
+
+        # A wide window between its read and its write: its overrun must show in a run
+        # whose event fills fast (most bookings then end "full" after the read).
+        with_careless_codes(service, delay_ms=50)
     wiring.install(service)
     return service
 

@@ -26,3 +26,27 @@ def test_api_booking__lock_table__one_transaction_plus_the_limiters_one(client, 
     # booking's one transaction (seat, registration, request row with the key, outbox row).
     assert sorted(post.operations) == sorted(["UpdateItem", "TransactWriteItems"]), (
         post.operations)
+
+
+def test_api_booking_with_a_code__one_transaction_plus_the_code_limiters_two(client,
+                                                                           server_store):
+    # A code's use rides in the booking's transaction; guessing codes is limited by an
+    # attempt reserved before the booking and given back after a right code.
+    service = get_booking_service()
+    event = service.create_event(name="Count", capacity=5, strategy="lock_table")
+    service.create_access_codes(event.id, codes=["COUNT-CODE"])
+    meter = RequestMeter().install(service.store)
+    try:
+        with meter.track() as post:
+            response = client.post(f"/api/v1/events/{event.id}/registrations/",
+                                   json.dumps({"name": "Ada", "email": "ada@example.com",
+                                               "access_code": "count-code"}),
+                                   content_type="application/json",
+                                   HTTP_IDEMPOTENCY_KEY="count-0002")
+    finally:
+        meter.uninstall()
+    booking_mail.flush()
+
+    assert response.status_code == 201
+    assert sorted(post.operations) == sorted(
+        ["UpdateItem", "UpdateItem", "UpdateItem", "TransactWriteItems"]), post.operations

@@ -65,6 +65,25 @@ def test_torture__guarded_strategies_with_faults__no_anomaly():
     door = report["door"]
     assert door["scans"] > 0 and door["repeated_nonces"] > 0, door
     assert {"admitted", "already_admitted", "exited"} <= set(door["answers"]), door
+    # Access codes: every plain event's code ran out, and cancellations gave uses back.
+    assert report["codes"]["access_code_used_up"] > 0
+    coded = [e["code"] for e in report["events"] if e.get("code")]
+    assert len(coded) == len(conformance.ALL)
+    for code in coded:
+        assert code["uses"] == code["holders"] <= code["max_uses"]
+    assert by_step["cancel"]["ok"] > 0
+
+
+def test_torture__careless_access_codes__over_the_limit_found(monkeypatch):
+    # The control for the codes' check: workers whose access codes check the uses by a
+    # read, then count without a condition (harness.controls.CarelessAccessCodes).
+    monkeypatch.setenv("BOOKING_SHED_SECONDS", "0.001")
+    status, report = torture("--processes", "3", "--threads", "8", "--ops", "400",
+                             "--seed", "11", "--strategies", "lock_table", "--faults", "none",
+                             "--careless-access-codes")
+
+    assert status == 1
+    assert report["anomaly_counts"].get("code_over_limit", 0) > 0, report["anomaly_counts"]
 
 
 def test_torture__unguarded_control__overbooking_found_and_saved_run_rechecks(tmp_path,

@@ -145,6 +145,7 @@ def _event_lifecycle(service, strategy, decide) -> None:
     service.update_event(event.id, expected_version=current.version, capacity=3,
                          name=f"Scenario {strategy} (bigger)")
     waitlist_engine.flush()
+    _access_codes(service, strategy, decide)
     service.audit(event.id)
     service.repair(event.id)
     started = service.create_event(name=f"Scenario {strategy} started", capacity=1,
@@ -155,6 +156,30 @@ def _event_lifecycle(service, strategy, decide) -> None:
                                   strategy=strategy)
     service.book(doomed.id, name="Gone", email="gone@example.com")
     service.delete_event(doomed.id)
+
+
+def _access_codes(service, strategy, decide) -> None:
+    """Codes created, used, refused, given back, listed, revoked; seats reserved for one."""
+    event = service.create_event(name=f"Scenario {strategy} codes", capacity=3,
+                                 strategy=strategy)
+    service.create_access_codes(event.id, codes=["SCENARIO-CODE"], max_uses=1)
+    service.create_access_codes(event.id, count=1, reserved_seats=1)
+    service.book(event.id, name="C1", email="c1@example.com", access_code="scenario-code")
+    with suppress(errors.BookingError):
+        service.book(event.id, name="C2", email="c2@example.com", access_code="scenario-code")
+    service.cancel(event.id, email="c1@example.com")
+    listed = service.access_codes(event.id)
+    reserved = next(code for code in listed if code.code != "SCENARIO-CODE")
+    with suppress(errors.BookingError):
+        service.book(event.id, name="C3", email="c3@example.com", access_code=reserved.code)
+    service.access_code_unlocks(event.id, "SCENARIO-CODE")
+    service.revoke_access_code(event.id, "SCENARIO-CODE")
+    service.access_code_pass()
+    if strategy == "streams":
+        decide()
+    service.audit(event.id)
+    service.repair(event.id)
+    service.delete_event(event.id)
 
 
 def stream_records(service) -> list[dict]:
@@ -194,6 +219,8 @@ def lambda_decider_scenario(service, records) -> dict:
 def book_pending(service, people=3, capacity=2):
     event = service.create_event(name="Scenario decider", capacity=capacity,
                                  strategy="streams")
-    for n in range(people):
-        service.book(event.id, name=f"D{n}", email=f"d{n}@example.com")
+    service.create_access_codes(event.id, codes=["DECIDER-CODE"], max_uses=people)
+    for n in range(people):  # the last is rejected: its code's use goes back with it
+        service.book(event.id, name=f"D{n}", email=f"d{n}@example.com",
+                     access_code="DECIDER-CODE" if n == people - 1 else None)
     return event

@@ -415,3 +415,31 @@ def test_check__full_while_a_cancellation_was_freeing_the_quota__true():
     found = check(records, [ORDER_EVENT], orders_stored(), {}).anomalies
 
     assert [(a.kind, a.request_id) for a in found] == [("full_with_room", "r-dan")]
+
+
+def code_kinds(holders: int, uses: int, peak_uses: int = 0, max_uses: int = 1):
+    """An event with an access code for ``max_uses`` orders; ``holders`` stored orders
+    hold it, its item counts ``uses``; the watcher saw at most ``peak_uses``."""
+    records = [rec(n, "book", f"r-{n}", f"p{n}@x", registration=f"R{n}") for n in range(2)]
+    final = stored(*[(f"p{n}@x", f"R{n}", f"r-{n}") for n in range(2)])
+    for n, row in enumerate(final[EVENT]["registrations"]):
+        row["access_code"] = "CODE" if n < holders else None
+    final[EVENT]["code_uses"] = {"CODE": uses}
+    events = [{"id": EVENT, "strategy": "lock_table", "capacity": CAPACITY,
+               "code": {"code": "CODE", "max_uses": max_uses}}]
+    peaks = {EVENT: {"confirmed": 2, "stored": 2, "at": 1.0,
+                     "code_uses": {"uses": peak_uses, "holders": holders}}}
+    return check(records, events, final, peaks).counts()
+
+
+def test_check__code_held_within_its_limit_and_counted__no_anomaly():
+    assert code_kinds(holders=1, uses=1, peak_uses=1) == {}
+
+
+def test_check__code_over_its_limit__at_the_end_or_seen_by_the_watcher():
+    assert code_kinds(holders=2, uses=2, peak_uses=2) == {"code_over_limit": 1}
+    assert code_kinds(holders=1, uses=1, peak_uses=2) == {"code_over_limit": 1}
+
+
+def test_check__code_uses_not_its_orders__code_uses_wrong():
+    assert code_kinds(holders=1, uses=0, peak_uses=1) == {"code_uses_wrong": 1}

@@ -64,7 +64,8 @@ class Command(BaseCommand):
     def _send_loop(self, sender, stop, *, once, interval, min_age, as_json):
         while not stop.is_set():
             try:
-                waiting = get_booking_service().waiting_list_pass()
+                service = get_booking_service()
+                waiting = {**service.waiting_list_pass(), **service.access_code_pass()}
                 outcomes = {**send_owed(sender, min_age=min_age), **waiting}
             except BookingError as exc:
                 if once:

@@ -25,6 +25,8 @@ HOLD_OVER = "REMOVE holds.#h SET holds.#email = :until, " + BUMP
 HOLD_OVER_CONDITION = BOOK_OVER_CONDITION + " AND attribute_not_exists(holds.#email)"
 ACCEPT = "REMOVE holds.#email SET attendees.#email = :attendee, " + BUMP
 ACCEPT_CONDITION = "holds.#email > :now" + NOT_ATTENDEE
+ACCEPT_HELD = "REMOVE holds.#h SET attendees.#email = :attendee, " + BUMP  # #h's live seat
+ACCEPT_HELD_CONDITION = "holds.#h > :now" + NOT_ATTENDEE
 ACCEPT_ORDER = "attendees.#email = :attendee, "  # SET as an order's hold goes
 ABSENT_CONDITION = "attribute_exists(event_id)" + NOT_ATTENDEE
 
@@ -83,8 +85,12 @@ class AggregateHolds(Holds):
                            {":attendee": items.attendee_value(registration), ":now": now})
 
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
-                   now: float, ref: dict) -> list[tuple[str, Op]]:
+                   now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
         attendee = {":attendee": items.attendee_value(registration)}
+        if holder is not None:  # a seat held under another key, for this person
+            return [(EVENT, self.update(event.id, ACCEPT_HELD, ACCEPT_HELD_CONDITION,
+                                        {"#email": registration.email, "#h": holder},
+                                        {**attendee, ":now": now}))]
         if not order.is_single_seat:  # the held seats stay counted: they become the attendee's
             return [(EVENT, self.held.order_unhold_op(
                 event.id, registration.email, order.seats, now, also=NOT_ATTENDEE,

@@ -30,8 +30,8 @@ class LockTableHolds(MapHolds):
         return [lock_id(event.id, quota) for quota in event.quota_capacities()]
 
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
-                   now: float, ref: dict) -> list[tuple[str, Op]]:
-        return [*self.unhold_members(event, registration.email, order, now=now),
+                   now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
+        return [*self.unhold_members(event, holder or registration.email, order, now=now),
                 ("registration", ("Put", self.registrations_table.put_op(
                     items.registration_item(registration), condition=NOT_REGISTERED)))]
 

@@ -97,8 +97,8 @@ class ShardsHolds(OneItemPerPerson, Holds):
         ], seats.stored(placed, "shards")
 
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
-                   now: float, ref: dict) -> list[tuple[str, Op]]:
-        held, email = seats.placed_on(ref, "shards"), registration.email
+                   now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
+        held, email = seats.placed_on(ref, "shards"), holder or registration.email
         put = ("registration", ("Put", self.registrations_table.put_op(
             items.registration_item(registration, **seats.stored(held)),
             condition=NOT_REGISTERED)))

@@ -11,9 +11,10 @@ from booking.models import Event, Order, Registration
 from booking.strategies.base import order_full, quota_order
 from booking.strategies.contract import Holds
 from booking.strategies.slots import freed
-from booking.strategies.slots.seats import (CLAIMABLE, HELD_UNTIL, HOLD, KEEP, NOT_REGISTERED,
-                                            UNEXPIRED, claimed, free_op, hold_ref, partition,
-                                            slot_name, slot_op, slots_value)
+from booking.strategies.slots.seats import (CLAIMABLE, HELD_UNTIL, HOLD, KEEP, KEEP_FOR,
+                                            NOT_REGISTERED, UNEXPIRED, claimed, free_op,
+                                            hold_ref, partition, slot_name, slot_op,
+                                            slots_value)
 
 LAPSED = "held_until <= :now"
 HELD = "event_id = :e"
@@ -50,12 +51,16 @@ class SlotsHolds(Holds):
             for quota, slots in claims.items() for n in slots)], hold_ref(claims)
 
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
-                   now: float, ref: dict) -> list[tuple[str, Op]]:
-        """Every held slot kept, only while the hold is unexpired, and the registration."""
+                   now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
+        """Every held slot kept, only while the hold is unexpired, and the registration (a
+        slot held under another key, ``holder``, becomes the person's)."""
         claims = claimed(ref)
-        return [*((slot_name(quota, n), slot_op(self.slots, event.id, quota, n, KEEP,
-                                                condition=UNEXPIRED, email=registration.email,
-                                                now=now))
+        keep, extra = (KEEP, {}) if holder is None else (
+            KEEP_FOR, {"person": registration.email})
+        return [*((slot_name(quota, n), slot_op(self.slots, event.id, quota, n, keep,
+                                                condition=UNEXPIRED,
+                                                email=holder or registration.email, now=now,
+                                                **extra))
                   for quota, slots in claims.items() for n in slots),
                 ("registration", ("Put", self.registrations_table.put_op(
                     items.registration_item(registration, **slots_value(registration, claims)),

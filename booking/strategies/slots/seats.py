@@ -21,6 +21,7 @@ HOLD = "SET holder = :email, held_until = :until REMOVE free_in"
 HELD_UNTIL = "holder = :email AND held_until = :until"
 UNEXPIRED = "holder = :email AND held_until > :now"
 KEEP = "REMOVE held_until"  # a hold's slot becomes its registration's
+KEEP_FOR = "SET holder = :person REMOVE held_until"  # ... held under another key
 HOLDER = "holder = :email"
 FREE = "SET free_in = :e, shuffle = :r REMOVE holder, held_until"
 NOT_REGISTERED = "attribute_not_exists(email)"

@@ -10,9 +10,10 @@ from decimal import Decimal
 
 from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed
-from booking.dynamo.tables import STREAM_REGISTRATIONS
+from booking.dynamo.tables import ACCESS_CODES, STREAM_REGISTRATIONS
 from booking.dynamo.transaction import Members, Refusal
 from booking.errors import AlreadyRegistered, EventNotFound, InvalidBooking
+from booking.exactly_once.access_codes import give_back_members
 from booking.exactly_once.riders import Riders
 from booking.models import (CAPACITY_QUOTA, CONFIRMATION, CONFIRMED, PENDING, REJECTED,
                             REJECTION, Availability, Event, Order, Registration)
@@ -82,6 +83,9 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.held = HoldsMap(self.events, BUMP, BUMP_VALUES, counts_quotas=True)
+        # An access code's use is taken at acceptance (a rider on the pending write); a
+        # rejection gives it back in its own write (docs/streams.md#access-codes).
+        self.access_codes = self.store.table(ACCESS_CODES)
         # The event item as this decider last saw it (a guess: every write checks it).
         self._seen: dict[str, dict] = {}
 
@@ -160,6 +164,8 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         members = (self._decision(registration, order, status, now) if order is not None
                    else Members([self._decided(registration, REJECTED, now)])
                    .extend(self._notice(registration, REJECTED, now)))
+        if status == REJECTED:  # the pending order's use of its code, given back
+            members.extend(give_back_members(self.access_codes, registration))
 
         def decode(refusal: Refusal):
             if refusal.refused("registration"):

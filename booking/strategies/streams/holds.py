@@ -24,10 +24,10 @@ class StreamsHolds(MapHolds):
     held: HoldsMap
 
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
-                   now: float, ref: dict) -> list[tuple[str, Op]]:
+                   now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
         """The unexpired hold removed (its seats stay counted: they become the person's)
         and the confirmed registration put (it replaces a pending request of theirs)."""
-        return [*self.unhold_members(event, registration.email, order, now=now),
+        return [*self.unhold_members(event, holder or registration.email, order, now=now),
                 ("registration", ("Put", self.registrations_table.put_op(
                     items.registration_item(registration, status=CONFIRMED),
                     condition=NOT_CONFIRMED, names=STATUS_NAMES,

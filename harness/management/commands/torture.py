@@ -44,6 +44,9 @@ class Command(BaseCommand):
                             help="Control: bookings and cancellations write no request row.")
         parser.add_argument("--no-ambiguity-checks", action="store_true",
                             help="Control: strategies do not recognise their own resent writes.")
+        parser.add_argument("--careless-access-codes", action="store_true",
+                            help="Control: access codes' uses checked by a read, then counted "
+                                 "without a condition.")
         parser.add_argument("--unguarded-race-delay-ms", type=float, default=0.0,
                             help="Widen the unguarded control's read-to-write window.")
         parser.add_argument("--no-door", action="store_true",
@@ -109,6 +112,7 @@ class Command(BaseCommand):
             request_history=not options["no_request_history"],
             mail_claims=not options["no_mail_claims"],
             ambiguity_checks=not options["no_ambiguity_checks"],
+            careless_access_codes=options["careless_access_codes"],
             unguarded_race_delay_ms=options["unguarded_race_delay_ms"],
             door=not options["no_door"], careless_door=options["careless_door"])
         try:

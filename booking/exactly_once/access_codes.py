@@ -1,0 +1,161 @@
+"""An access code's uses, counted inside the order's own write (a rider).
+
+The code's item (``tables.ACCESS_CODES``) holds ``max_uses`` and ``uses``. A booking with a
+code adds one member to the strategy's transaction: ``ADD uses 1`` on the code's item, on
+condition that the code exists (for this event: the event id is its key), is not revoked,
+has not expired, unlocks every ticket type ordered, and ``uses < max_uses``. The check and
+the increment are one conditional update in the same transaction as the seats, the
+request row and the outbox row: two orders can never both read "one use left" and both
+write (the write skew pretix, eventyay and Hi.Events each met, docs/orders.md). Refused,
+the member's old item says why: ``InvalidAccessCode`` or ``AccessCodeUsedUp``; nothing is
+stored. A cancellation of the whole order gives the use back in its own write
+(``AccessCodeReturn``); the streams decider does so in a rejection's write
+(``give_back_members``).
+"""
+import time
+from dataclasses import dataclass
+
+from booking.dynamo.access import Table
+from booking.dynamo.transaction import Op, Refusal
+from booking.errors import AccessCodeUsedUp, BookingError, InvalidAccessCode
+from booking.models import REJECTED, Registration
+
+MEMBER = "access_code"
+VALID = ("attribute_exists(max_uses) AND attribute_not_exists(revoked_at) "
+         "AND (attribute_not_exists(valid_until) OR valid_until > :now) AND uses < max_uses")
+# A code with seats still reserved for it books them first (``ReservedSeatUse``).
+USABLE = VALID + " AND (attribute_not_exists(reserved_left) OR reserved_left <= :zero)"
+RESERVED = VALID + " AND attribute_exists(reserved.#key)"
+# The prefix of the hold keys of a code's reserved seats (``reserved_key``): never an
+# e-mail key (those have an @), so no person's hold or registration can share one.
+RESERVED_PREFIX = "code#"
+UNKNOWN = "This access code is not valid for this event."
+EXPIRED = "This access code has expired."
+REVOKED = "This access code is no longer valid."
+NOT_FOR_TYPE = "This access code is not valid for {types}."
+
+
+def code_key(event_id: str, code: str) -> dict:
+    return {"event_id": event_id, "code": code}
+
+
+def reserved_key(code: str, number: int) -> str:
+    """The hold key of the code's reserved seat ``number`` (1, 2, ...)."""
+    return f"{RESERVED_PREFIX}{code}#{number}"
+
+
+class ReservedSeatsLeft(BookingError):
+    """Not an answer: the code still has reserved seats, which its orders take first
+    (``reserved``: hold key -> what the strategy needs to accept it). The service books
+    one of them instead (``ReservedSeatUse``)."""
+
+    def __init__(self, reserved: dict):
+        super().__init__()
+        self.reserved = reserved
+
+
+class ReservedSeatGone(BookingError):
+    """Not an answer: the reserved seat tried was taken meanwhile (try another)."""
+
+
+def why_refused(item: dict | None, ticket_types: tuple[str, ...], now: int):
+    """The error a refused use of the code stored as ``item`` answers (None: no item)."""
+    if item is None:
+        return InvalidAccessCode(UNKNOWN)
+    if "revoked_at" in item:
+        return InvalidAccessCode(REVOKED)
+    if "valid_until" in item and int(item["valid_until"]) <= now:
+        return InvalidAccessCode(EXPIRED)
+    unlocked = item.get("ticket_types")
+    locked = [t for t in ticket_types if unlocked and t not in unlocked]
+    if locked:
+        return InvalidAccessCode(NOT_FOR_TYPE.format(types=", ".join(locked)))
+    if int(item.get("uses", 0)) >= int(item["max_uses"]):
+        return AccessCodeUsedUp()
+    if int(item.get("reserved_left", 0)) > 0 and item.get("reserved"):
+        return ReservedSeatsLeft(dict(item["reserved"]))
+    return ReservedSeatGone()
+
+
+@dataclass(frozen=True)
+class AccessCodeUse:
+    """One use of ``code`` by an order of ``ticket_types``: a rider on the booking."""
+
+    table: Table
+    event_id: str
+    code: str
+    ticket_types: tuple[str, ...]
+    now: int  # epoch ms (``now_ms``), as ``valid_until`` is stored
+
+    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
+        condition, values = self._condition(USABLE, {":one": 1, ":now": self.now, ":zero": 0})
+        return [(MEMBER, ("Update", self.table.update_op(
+            code_key(self.event_id, self.code), "ADD uses :one", condition=condition,
+            values=values)))]
+
+    def _condition(self, base: str, values: dict) -> tuple[str, dict]:
+        """``base`` and: the code unlocks every type ordered."""
+        condition = base
+        for index, ticket_type in enumerate(self.ticket_types):
+            values[f":t{index}"] = ticket_type
+            condition += (f" AND (attribute_not_exists(ticket_types) OR "
+                          f"contains(ticket_types, :t{index}))")
+        return condition, values
+
+    def answer(self, refusal: Refusal) -> Registration | None:
+        if not refusal.refused(MEMBER):
+            return None
+        raise why_refused(refusal.old(MEMBER), self.ticket_types, self.now)
+
+    def reserved(self, key: str) -> "ReservedSeatUse":
+        """This use, taking the code's reserved seat held under ``key``."""
+        return ReservedSeatUse(self.table, self.event_id, self.code, self.ticket_types,
+                               self.now, key)
+
+
+@dataclass(frozen=True)
+class ReservedSeatUse(AccessCodeUse):
+    """One use of the code by an order that takes its reserved seat ``key``: the use
+    counted and the reservation removed from the code's item, in the write that turns
+    the hold into the order (``Holds.accept_ops`` with ``holder=key``)."""
+
+    key: str = ""
+
+    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
+        condition, values = self._condition(RESERVED, {":one": 1, ":now": self.now,
+                                                       ":minus": -1})
+        return [(MEMBER, ("Update", self.table.update_op(
+            code_key(self.event_id, self.code),
+            "ADD uses :one, reserved_left :minus REMOVE reserved.#key",
+            condition=condition, names={"#key": self.key}, values=values)))]
+
+
+def give_back_members(table: Table, registration: Registration) -> list[tuple[str, Op]]:
+    """The member giving back the use ``registration`` (a whole order) held, if any.
+
+    Unconditional: the order held a use, so the count is at least one; a condition here
+    could only block a cancellation (an audit reports a count that disagrees)."""
+    if not registration.access_code or registration.part_request_id \
+            or registration.status == REJECTED:
+        return []
+    return [(MEMBER, ("Update", table.update_op(
+        code_key(registration.event_id, registration.access_code), "ADD uses :minus",
+        values={":minus": -1})))]
+
+
+@dataclass(frozen=True)
+class AccessCodeReturn:
+    """A cancellation's rider: the whole order's use of its code, given back."""
+
+    table: Table
+
+    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
+        return give_back_members(self.table, answer)
+
+    def answer(self, refusal: Refusal) -> Registration | None:
+        return None  # its member has no condition
+
+
+def now_ms() -> int:
+    """Now, as the codes' times are stored: epoch milliseconds."""
+    return int(time.time() * 1000)
