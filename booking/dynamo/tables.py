@@ -157,3 +157,10 @@ WEBHOOK_DELIVERIES = TableSpec(
              Index("by_endpoint", hash_key=("endpoint_id", "S"),
                    range_key=("created_at", "N"))))
 ALL_TABLES = ALL_TABLES + (WEBHOOK_ENDPOINTS, WEBHOOK_DELIVERIES)
+
+# --- Answers to the organizer's questions (booking/questions/, docs/orders.md#questions) --
+# One item per order that was asked anything, keyed by its registration id, put in the
+# order's own write and deleted in its cancellation's; the event's items are queried for
+# the export and the purge.
+ANSWERS = TableSpec("answers", hash_key=("event_id", "S"), range_key=("registration_id", "S"))
+ALL_TABLES = ALL_TABLES + (ANSWERS,)

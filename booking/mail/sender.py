@@ -35,6 +35,7 @@ from booking.dynamo.history import RequestHistory
 from booking.errors import EventNotFound
 from booking.service.store_errors import BUSY, UNAVAILABLE, translating
 from booking.exactly_once.outbox import Outbox, message_id
+from booking.questions.service import answer_rows
 from booking.models import (CANCELLATION, CONFIRMATION, OFFER, REJECTION, WAITLIST_JOIN,
                             WAITLIST_REMOVED)
 
@@ -62,12 +63,16 @@ class MailSender:
     settings; harnesses pass a backend of their own). ``fanout(message, event)``, when
     given, owes the message's webhook deliveries before anything else
     (``booking/webhooks/fanout.py``): a row is never released before they exist.
+    ``answers`` (an ``AnswerStore``), when given: a confirmation shows the order's answers,
+    and a rejection (a ``streams`` request the decider refused) deletes the answers its
+    request stored at acceptance before anything else, so they never outlive it.
     """
 
     def __init__(self, *, events, outbox: Outbox, history: RequestHistory,
                  email_backend: str, site_url: str, retention_seconds: float = 7 * 86400,
-                 stale_seconds: float = 30.0, fanout=None):
+                 stale_seconds: float = 30.0, fanout=None, answers=None):
         self.events = events
+        self.answers = answers
         self.fanout = fanout
         self.site_url = site_url
         self.outbox = outbox
@@ -79,6 +84,8 @@ class MailSender:
     def send(self, message: dict, *, event=None, retry_failed: bool = False) -> str:
         """Send one outbox message unless another sender has or is; return the outcome."""
         key = message["message_id"]
+        if message["kind"] == REJECTION and self.answers is not None:
+            self.answers.delete(message["event_id"], message["registration_id"])
         if self.fanout is not None and not key.startswith(RESEND):
             self.fanout(message, lambda: event or self.events(message["event_id"]))
         now, runner = time.time(), uuid.uuid4().hex
@@ -132,6 +139,11 @@ class MailSender:
                    "event_url": links.event_url(event.id, site_url=site_url),
                    "ics_url": calendar.ics_url(event, site_url=site_url) if dated else "",
                    "google_url": calendar.google_url(event, site_url=site_url) if dated else ""}
+        if message["kind"] == CONFIRMATION and self.answers is not None \
+                and event.questions_version:
+            order, passes = answer_rows(event.questions, self.answers.read(
+                registration.event_id, registration.registration_id))
+            context.update(answer_rows=order, pass_rows=passes)
         if message["kind"] == OFFER:  # a waiting-list offer: its accept link and deadline
             context.update(offer_context(message, site_url=site_url))
         if message["kind"] == WAITLIST_JOIN:

@@ -46,6 +46,8 @@ PAGE_READ_SECONDS = 1.0
 # What tells a person nothing definite: ask again (the cool-down starts when a throttle
 # ended a booking with one of these).
 NOT_ANSWERED = (BookingContention, StoreUnavailable, OutcomeUnknown)
+# How long a booking asks the questions as this process last read them.
+QUESTIONS_SECONDS = 30.0
 CANCEL_UNKNOWN = ("We are confirming your cancellation. Please wait a moment: this page "
                   "checks again by itself.")
 
@@ -54,13 +56,17 @@ class Bookings:
     """Seats of the catalog's events, each written with its request row in ``requests``."""
 
     def __init__(self, *, catalog: EventCatalog, requests: RequestLog,
-                 deadline_seconds: float | None = None, cool_down: CoolDown | None = None):
-        """``deadline_seconds``: each booking's and cancellation's time in all (None: none);
+                 deadline_seconds: float | None = None, cool_down: CoolDown | None = None,
+                 questions=None):
+        """``questions``: the organizers' questions (``booking/questions/service.py``), whose
+        answers ride on the bookings' writes (None: no questions are asked);
+        ``deadline_seconds``: each booking's and cancellation's time in all (None: none);
         ``cool_down``: the events whose writes the store throttled a moment ago."""
         self.catalog = catalog
         self.requests = requests
         self.deadline_seconds = deadline_seconds
         self.cool_down = cool_down
+        self.questions = questions
         self._lock = threading.Lock()
         self._seats_seen: dict[str, tuple[Availability, float]] = {}  # page_availability
         self._told_full: dict[str, float] = {}  # event id -> when this process said "full"
@@ -69,7 +75,8 @@ class Bookings:
         # ("resolved" by a re-send or the read-back, or "unresolved"): benchmark figures.
         self.unknown_outcomes: Counter = Counter()
 
-    def book(self, event_id, *, name, email, request_id=None, tickets=None) -> Registration:
+    def book(self, event_id, *, name, email, request_id=None, tickets=None, answers=None,
+             pass_answers=None) -> Registration:
         """Confirm a seat (an order: ``tickets``, type -> quantity) for (name, e-mail) or
         raise why not.
 
@@ -90,11 +97,15 @@ class Bookings:
         ``OutcomeUnknown`` when a lost answer could not be resolved (ask again with the
         same ``request_id``): ``StillDeciding`` when the deadline passed first. ``Overloaded``
         (nothing sent) while the store's throttle of the event cools down.
+
+        ``answers`` (question id -> value) and ``pass_answers`` (one such mapping per seat)
+        answer the event's questions (docs/orders.md#questions): checked first
+        (``InvalidAnswers``, nothing stored), then stored in the order's own write.
         """
         with deadline(self.deadline_seconds):
             try:
                 return self._book(event_id, name=name, email=email, request_id=request_id,
-                                  tickets=tickets)
+                                  tickets=tickets, answers=answers, pass_answers=pass_answers)
             except EventFull as full:  # the page's remembered seats are no longer to be shown
                 with self._lock:
                     self._seats_seen.pop(validation.clean_event_id(event_id), None)
@@ -104,7 +115,8 @@ class Bookings:
                         self._told_full[validation.clean_event_id(event_id)] = self.clock()
                 raise
 
-    def _book(self, event_id, *, name, email, request_id, tickets) -> Registration:
+    def _book(self, event_id, *, name, email, request_id, tickets, answers=None,
+              pass_answers=None) -> Registration:
         # Before anything is read; while the event cools down only a booking this process
         # would answer "full" from a read gets further (``_answer_by_reading``).
         cooling = self.turn_away_if_busy(validation.clean_event_id(event_id))
@@ -121,7 +133,16 @@ class Bookings:
         registration = Registration(**fields, ticket_counts=event.registered_tickets(tickets))
         strategy = self.catalog.strategy_for(event_id)
         request = Request.booking(registration)
-        riders = Riders(self.requests, request)
+        others = []
+        if self.questions is not None:
+            # The questions as read here at most QUESTIONS_SECONDS ago (another process's
+            # change is asked within that long; this process's own at once).
+            asking = self.catalog.recent_event(event.id, max_age=QUESTIONS_SECONDS)
+            rider = self.questions.prepare(asking, tickets, answers, pass_answers,
+                                           at=request.at)
+            if rider is not None:
+                others.append(rider)
+        riders = Riders(self.requests, request, others=tuple(others))
         starts_at = self.catalog.starts_at(event_id)
         if starts_at is not None and starts_at <= registration.registered_at:
             # A repeat of a submission that got its seat still answers that seat.
@@ -358,7 +379,12 @@ class Bookings:
             _, tickets = self.tickets_of(event_id, tickets)
         request = Request.cancellation(request_id, event_id, email, registration_id, time.time(),
                                        tickets=tickets and event.registered_tickets(tickets))
-        riders = Riders(self.requests, request)
+        # A whole cancellation deletes the order's answers in its own write (an event that
+        # never had questions: nothing more is written).
+        removal = self.questions.removal(self.catalog.recent_event(
+            event_id, max_age=QUESTIONS_SECONDS)) if (
+            self.questions is not None and tickets is None) else None
+        riders = Riders(self.requests, request, others=(removal,) if removal else ())
         return self.settle(request, lambda: strategy.cancel(
             event, email, registration_id, riders=riders, known=known, release=tickets),
             CANCEL_UNKNOWN)

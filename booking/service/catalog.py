@@ -269,6 +269,7 @@ class EventCatalog:
             self._starts_of[event_id] = starts_at
             if event is not None:
                 self._event_of[event_id] = event
+                self._read_at[event_id] = time.monotonic()  # as read or written just now
             while len(self._strategy_of) > _REMEMBERED_EVENTS:
                 forgotten, _ = self._strategy_of.popitem(last=False)
                 self._starts_of.pop(forgotten, None)
