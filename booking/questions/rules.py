@@ -73,8 +73,9 @@ class Asked:
 
 
 def seat_types(tickets: dict[str, int], ticket_types) -> list[str]:
-    """One ticket type per seat of an order, in the event's type order (pass 0 first)."""
-    return [name for name in ticket_types for _ in range(int(tickets.get(name, 0)))]
+    """One ticket type per seat of an order, types by name (pass 0 first): a stored map keeps
+    no order."""
+    return [name for name in sorted(ticket_types) for _ in range(int(tickets.get(name, 0)))]
 
 
 def asked(questions, tickets: dict[str, int], ticket_types) -> Asked:

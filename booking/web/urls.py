@@ -1,6 +1,6 @@
 from django.urls import path
 
-from booking.web import cancel, views, waitlist
+from booking.web import answers, cancel, views, waitlist
 
 app_name = "booking"
 
@@ -8,6 +8,7 @@ urlpatterns = [
     path("", views.event_list, name="event_list"),
     path("events/<str:event_id>/", views.event_detail, name="event_detail"),
     path("events/<str:event_id>/booked/<str:token>/", views.booked, name="booked"),
+    path("events/<str:event_id>/answers/<str:token>/", answers.edit, name="answers"),
     path("events/<str:event_id>/calendar.ics", views.event_ics, name="event_ics"),
     path("events/<str:event_id>/resend/", views.resend, name="resend"),
     path("cancel/<str:token>/", cancel.cancel, name="cancel"),
