@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from booking.api import views, waitlist, webhooks
+from booking.api import questions, views, waitlist, webhooks
 
 app_name = "api"
 
@@ -14,6 +14,10 @@ urlpatterns = [
          name="registrations_export"),
     path("registrations/<str:secret>/", views.RegistrationBySecret.as_view(),
          name="registration"),
+    path("events/<str:event_id>/questions/", questions.EventQuestions.as_view(),
+         name="questions"),
+    path("registrations/<str:secret>/answers/", questions.RegistrationAnswers.as_view(),
+         name="answers"),
     path("registrations/<str:secret>/cancellations/", views.RegistrationCancellations.as_view(),
          name="registration_cancellations"),
     path("events/<str:event_id>/waiting-list/", waitlist.WaitingList.as_view(),

@@ -137,7 +137,8 @@ class SignupForm(forms.Form):
 
 
 def _blank_answer(value) -> bool:
-    return value is None or value == "" or value == []
+    """Left blank on the form (an unticked box says nothing, as an answer left out)."""
+    return value is None or value == "" or value == [] or value is False
 
 
 class AnswerChoices(forms.Field):
