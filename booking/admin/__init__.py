@@ -4,6 +4,7 @@ from functools import partial, update_wrapper
 from django.contrib import admin
 from django.urls import path
 
+from booking.admin import questions as admin_questions
 from booking.admin import registrations as admin_registrations
 from booking.admin import views as admin_views
 from booking.admin import waitlist as admin_waitlist
@@ -51,5 +52,6 @@ class EventAdmin(admin.ModelAdmin):
                   "registrations"),
             route("<str:event_id>/registrations/export/", admin_registrations.export, "export"),
             route("<str:event_id>/waiting-list/", admin_waitlist.waiting_list, "waiting_list"),
+            route("<str:event_id>/questions/", admin_questions.questions, "questions"),
         ]
 from booking.admin import webhooks as admin_webhooks  # noqa: E402,F401 - registers its admin
