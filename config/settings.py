@@ -96,6 +96,7 @@ TEMPLATES = [
             "libraries": {
                 "booking_calendar": "booking.web.templatetags.booking_calendar",
                 "booking_orders": "booking.web.templatetags.booking_orders",
+                "booking_answers": "booking.web.templatetags.booking_answers",
                 "booking_times": "booking.web.templatetags.booking_times",
             },
         },
