@@ -137,7 +137,7 @@ class Bookings:
         if self.questions is not None:
             # The questions as read here at most QUESTIONS_SECONDS ago (another process's
             # change is asked within that long; this process's own at once).
-            asking = self.catalog.recent_event(event.id, max_age=QUESTIONS_SECONDS)
+            asking = self.catalog.known_event(event.id, max_age=QUESTIONS_SECONDS)
             rider = self.questions.prepare(asking, tickets, answers, pass_answers,
                                            at=request.at)
             if rider is not None:
@@ -381,7 +381,7 @@ class Bookings:
                                        tickets=tickets and event.registered_tickets(tickets))
         # A whole cancellation deletes the order's answers in its own write (an event that
         # never had questions: nothing more is written).
-        removal = self.questions.removal(self.catalog.recent_event(
+        removal = self.questions.removal(self.catalog.known_event(
             event_id, max_age=QUESTIONS_SECONDS)) if (
             self.questions is not None and tickets is None) else None
         riders = Riders(self.requests, request, others=(removal,) if removal else ())
