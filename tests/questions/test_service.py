@@ -221,3 +221,26 @@ def test_purge_answers_after_the_event(service):
     assert service.purge_answers(event.id, after_days=30, now=later) == 2
     assert answer_items(event.id) == []
     assert len(service.registrations(event.id)) == 2  # the registrations stay
+
+
+@pytest.mark.parametrize("strategy", ["aggregate", "lock_table", "slots", "shards", "streams"])
+def test_an_orders_answers_and_each_pass_stored_whole_on_every_strategy_taking_orders(
+        service, strategy):
+    event = service.create_event(
+        name="Conf", capacity=10, strategy=strategy, quotas={"ws": 4},
+        ticket_types={"conference": [], "ws": ["ws"]}, max_per_order=4)
+    service.set_questions(event.id, [
+        {"id": "name_on_pass", "label": "Name on the pass", "required": True, "per_pass": True},
+        {"id": "invoice", "label": "Invoice to", "required": True}], expected_version=0)
+    order = service.book(event.id, name="Ada", email="ada@example.com",
+                         tickets={"ws": 1, "conference": 2}, answers={"invoice": "Acme"},
+                         pass_answers=[{"name_on_pass": n} for n in ("Ada", "Bo", "Cy")])
+    decide_pending(service, event.id) if strategy == "streams" else None
+    [item] = answer_items(event.id)
+    assert (item["registration_id"], item["answers"], item["pass_types"]) == (
+        order.registration_id, {"invoice": "Acme"}, ["conference", "conference", "ws"])
+    assert [p["name_on_pass"] for p in item["pass_answers"]] == ["Ada", "Bo", "Cy"]
+    service.cancel(event.id, email="ada@example.com", tickets={"conference": 1})
+    assert len(answer_items(event.id)) == 1  # part of the order: its answers stay
+    service.cancel(event.id, email="ada@example.com")
+    assert answer_items(event.id) == []
