@@ -28,8 +28,9 @@ class AnswersRider:
         return [("answers", self.store.put_op(stored, email=answer.email))]
 
     def answer(self, refusal: Refusal) -> Registration | None:
-        if refusal.refused("answers"):  # a registration id is made afresh for each asking
-            raise RuntimeError("an order's answers were already stored under its new id")
+        # Its put is refused only beside the request row's own refusal (a re-sent write of
+        # an asking that applied: the registration id is made afresh for each asking), and
+        # the request's rider answers first.
         return None
 
 
