@@ -36,11 +36,16 @@ class AnswersRider:
 
 @dataclass(frozen=True)
 class AnswersRemoval:
-    """Deletes the answers of the registration a whole cancellation removes."""
+    """Deletes the answers of the registration a cancellation removes; a cancellation of
+    part of an order (its answer is that part, named by the request: ``part_of``) keeps
+    them, one of every seat left (asked by tickets or not) deletes them."""
 
     store: AnswerStore
+    request_id: str
 
     def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
+        if answer.part_request_id and answer.part_request_id == self.request_id:
+            return []  # the order stays, with its answers
         return [("answers", self.store.delete_op(answer.event_id, answer.registration_id))]
 
     def answer(self, refusal: Refusal) -> Registration | None:

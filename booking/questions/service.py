@@ -89,10 +89,10 @@ class Questions:
             labels=_labels(event.questions, order, passes),
             questions_version=event.questions_version, updated_at=int(at)))
 
-    def removal(self, event: Event) -> AnswersRemoval | None:
-        """The rider deleting a whole cancellation's answers (None on an event that never
-        had questions: its cancellations cost what they always did)."""
-        return AnswersRemoval(self.store) if event.questions_version else None
+    def removal(self, event: Event, request_id: str) -> AnswersRemoval | None:
+        """The rider deleting the answers of the order a cancellation removes (None on an
+        event that never had questions: its cancellations cost what they always did)."""
+        return AnswersRemoval(self.store, request_id) if event.questions_version else None
 
     # --- one order's answers ----------------------------------------------------------
     def answers(self, registration: Registration) -> StoredAnswers | None:

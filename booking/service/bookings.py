@@ -379,11 +379,10 @@ class Bookings:
             _, tickets = self.tickets_of(event_id, tickets)
         request = Request.cancellation(request_id, event_id, email, registration_id, time.time(),
                                        tickets=tickets and event.registered_tickets(tickets))
-        # A whole cancellation deletes the order's answers in its own write (an event that
-        # never had questions: nothing more is written).
+        # A cancellation that removes the order deletes its answers in its own write (an
+        # event that never had questions: nothing more is written).
         removal = self.questions.removal(self.catalog.known_event(
-            event_id, max_age=QUESTIONS_SECONDS)) if (
-            self.questions is not None and tickets is None) else None
+            event_id, max_age=QUESTIONS_SECONDS), request_id) if self.questions else None
         riders = Riders(self.requests, request, others=(removal,) if removal else ())
         return self.settle(request, lambda: strategy.cancel(
             event, email, registration_id, riders=riders, known=known, release=tickets),
