@@ -27,6 +27,7 @@ LAYERS = [
     ("exactly once", ["booking.exactly_once"]),
     ("strategies", ["booking.strategies"]),
     ("waiting-list engine", ["booking.waitlist"]),
+    ("questions and answers", ["booking.questions"]),
     ("service", ["booking.service"]),
     ("links and mail", ["booking.links", "booking.calendar", "booking.mail"]),
     # Organizers' endpoints, the fan-out from outbox rows, the worker's sender.

@@ -96,12 +96,7 @@ class SignupForm(forms.Form):
                 for n in range(self.passes)]
 
     def apply_answer_errors(self, refused) -> None:
-        """Each of ``InvalidAnswers``' messages next to its question's field."""
-        for where, message in refused.errors.items():
-            parts = where.split(".")
-            name = (f"q_{parts[1]}" if parts[0] == "answers" and len(parts) == 2
-                    else f"p{parts[1]}_{parts[2]}" if len(parts) == 3 else None)
-            self.add_error(name if name in self.fields else None, message)
+        apply_answer_errors(self, refused)
 
     def tickets(self) -> dict[str, int] | None:
         """The order's tickets (type -> quantity), or None for an event without types."""
@@ -235,7 +230,6 @@ class AnswersForm(forms.Form):
     def __init__(self, *args, event, registration, **kwargs):
         super().__init__(*args, **kwargs)
         self.event = event
-        self.order_questions = [q for q in event.questions if not q.per_pass]
         plan = rules.asked(event.questions, registration.tickets, event.ticket_types)
         self.order_questions = list(plan.order)
         self.seats = plan.passes
@@ -279,7 +273,17 @@ class AnswersForm(forms.Form):
                 for n, (_, questions) in enumerate(self.seats)]
 
     def apply_answer_errors(self, refused) -> None:
-        SignupForm.apply_answer_errors(self, refused)  # type: ignore[arg-type]
+        apply_answer_errors(self, refused)
+
+
+def apply_answer_errors(form: forms.Form, refused) -> None:
+    """Each of ``InvalidAnswers``' messages next to its question's field (``q_<id>``,
+    ``p<n>_<id>``), or above the form when it has no such field."""
+    for where, message in refused.errors.items():
+        parts = where.split(".")
+        name = (f"q_{parts[1]}" if parts[0] == "answers" and len(parts) == 2
+                else f"p{parts[1]}_{parts[2]}" if len(parts) == 3 else None)
+        form.add_error(name if name in form.fields else None, message)
 
 
 def _form_value(value):
