@@ -214,3 +214,29 @@ def test_purge_answers_command(service, event):
                                      values={":e": event.id})) == []
     with pytest.raises(CommandError):
         call_command("purge_answers", "0" * 32, "--after-days", "1", stdout=io.StringIO())
+
+
+def test_form_asks_per_pass_questions_for_each_seat_of_an_order(client, service):
+    event = service.create_event(name="Orders", capacity=10, strategy="slots",
+                                 quotas={"ws": 3}, ticket_types={"conference": [], "ws": ["ws"]},
+                                 max_per_order=3, starts_at=SOON)
+    service.set_questions(event.id, [
+        {"id": "name_on_pass", "label": "Name on the pass", "required": True, "per_pass": True},
+        {"id": "laptop", "label": "Laptop", "kind": "boolean", "per_pass": True,
+         "ticket_types": ["ws"]}], expected_version=0)
+    page, token = form_token(client, event.id)
+    html = page.content.decode()
+    assert html.count("<legend>Pass ") == 3 and 'for="id_p2_name_on_pass"' in html
+    data = {"name": "Ada", "email": "ada@example.com", "token": token, "qty_conference": "1",
+            "qty_ws": "1", "p0_name_on_pass": "Ada", "p0_laptop": "on"}
+    refused = client.post(reverse("booking:event_detail", args=[event.id]), data)
+    assert refused.status_code == 400
+    assert "Name on the pass, pass 2: This question is required." in refused.content.decode()
+    booked = client.post(reverse("booking:event_detail", args=[event.id]),
+                         {**data, "p1_name_on_pass": "Bo", "p1_laptop": "on"})
+    booking_mail.flush()
+    assert booked.status_code == 303
+    order = service.find_registration(event.id, email="ada@example.com")
+    # the conference pass is not asked about a laptop: its tick is left out
+    assert service.answers(order).pass_answers == ({"name_on_pass": "Ada"},
+                                                   {"name_on_pass": "Bo", "laptop": True})
