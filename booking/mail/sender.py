@@ -88,6 +88,17 @@ class MailSender:
             self.answers.delete(message["event_id"], message["registration_id"])
         if self.fanout is not None and not key.startswith(RESEND):
             self.fanout(message, lambda: event or self.events(message["event_id"]))
+        # The answers a confirmation shows, read before the send is claimed: a store that
+        # fails here leaves the row owed for the next pass, never a failed e-mail.
+        shown = None
+        if message["kind"] == CONFIRMATION and self.answers is not None:
+            try:
+                event = event or self.events(message["event_id"])
+            except EventNotFound:
+                pass  # the delivery fails below, as it always did
+            else:
+                if event.questions_version:
+                    shown = self.answers.read(message["event_id"], message["registration_id"])
         now, runner = time.time(), uuid.uuid4().hex
         fields = {"operation": message["kind"], "event_id": message["event_id"],
                   "email": message["email"], "registration_id": message["registration_id"],
@@ -104,7 +115,7 @@ class MailSender:
                 return IN_PROGRESS
         outcome_seq = history.start_seq(history.generation_of(row["seq"])) + 1
         try:
-            self._deliver(message, event or self.events(message["event_id"]))
+            self._deliver(message, event or self.events(message["event_id"]), answers=shown)
         except Exception as error:  # noqa: BLE001 - any backend failure: SMTP, timeouts
             logger.exception("Could not send the %s e-mail %s", message["kind"], key)
             self._record(key, outcome_seq, history.FAILED,
@@ -130,7 +141,7 @@ class MailSender:
                     raise
                 time.sleep(0.05 * 2**attempt)
 
-    def _context(self, message: dict, event) -> dict:
+    def _context(self, message: dict, event, answers=None) -> dict:
         """What the e-mail's templates show: the registration and its links."""
         registration, site_url = items.registration_from_item(message), self.site_url
         dated = event.starts_at is not None
@@ -139,10 +150,8 @@ class MailSender:
                    "event_url": links.event_url(event.id, site_url=site_url),
                    "ics_url": calendar.ics_url(event, site_url=site_url) if dated else "",
                    "google_url": calendar.google_url(event, site_url=site_url) if dated else ""}
-        if message["kind"] == CONFIRMATION and self.answers is not None \
-                and event.questions_version:
-            order, passes = answer_rows(event.questions, self.answers.read(
-                registration.event_id, registration.registration_id))
+        if answers is not None:  # a confirmation's answers, read before it was claimed
+            order, passes = answer_rows(event.questions, answers)
             context.update(answer_rows=order, pass_rows=passes)
         if message["kind"] == OFFER:  # a waiting-list offer: its accept link and deadline
             context.update(offer_context(message, site_url=site_url))
@@ -150,8 +159,8 @@ class MailSender:
             context.update(join_context(message, site_url=site_url))
         return context
 
-    def _deliver(self, message: dict, event) -> None:
-        context = self._context(message, event)
+    def _deliver(self, message: dict, event, answers=None) -> None:
+        context = self._context(message, event, answers)
         registration = context["registration"]
         template = TEMPLATES[message["kind"]]
         subject = render_to_string(f"{template}_subject.txt", context)
