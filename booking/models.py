@@ -30,6 +30,29 @@ WAITLIST_JOIN, WAITLIST_REMOVED = "waitlist-join", "waitlist-removed"
 
 
 @dataclass(frozen=True)
+class Question:
+    """One of the organizer's questions (booking/questions/rules.py checks them)."""
+
+    id: str
+    label: str
+    kind: str = "text"
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    help_text: str = ""
+    ticket_types: tuple[str, ...] = ()  # the types that ask it; empty: every type
+    per_pass: bool = False  # asked of each seat's attendee rather than once per order
+
+    def asked_of(self, ticket_type: str) -> bool:
+        return not self.ticket_types or ticket_type in self.ticket_types
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "label": self.label, "kind": self.kind,
+                "required": self.required, "choices": list(self.choices),
+                "help_text": self.help_text, "ticket_types": list(self.ticket_types),
+                "per_pass": self.per_pass}
+
+
+@dataclass(frozen=True)
 class Event:
     id: str
     name: str
@@ -93,6 +116,10 @@ class Event:
     # Ticket types shown and bookable only with an access code that unlocks them (empty
     # for every event stored before access codes existed).
     code_only_types: tuple = field(default=(), compare=False)
+    # The organizer's questions, in order (docs/orders.md#questions), and their version
+    # (0: never set; each ``set_questions`` adds one).
+    questions: tuple[Question, ...] = field(default=(), compare=False)
+    questions_version: int = 0
 
     @property
     def has_started(self) -> bool:

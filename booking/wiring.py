@@ -197,7 +197,8 @@ def mail_sender(service: BookingService | None = None, *, stale_seconds: float |
         retention_seconds=settings.BOOKING_REQUEST_HISTORY_DAYS * DAY,
         stale_seconds=(settings.BOOKING_REQUEST_STALE_SECONDS if stale_seconds is None
                        else stale_seconds),
-        fanout=webhook_fanout(service), passes=service.passes)
+        fanout=webhook_fanout(service), passes=service.passes,
+        answers=service.questions.store)
 
 
 def webhook_fanout(service: BookingService) -> Fanout:
@@ -205,7 +206,8 @@ def webhook_fanout(service: BookingService) -> Fanout:
     return Fanout(endpoints=WebhookEndpoints(service.store),
                   deliveries=WebhookDeliveries(service.store),
                   availability=service.availability, waiting_entry=service.waiting_entry,
-                  retention_seconds=settings.BOOKING_REQUEST_HISTORY_DAYS * DAY)
+                  retention_seconds=settings.BOOKING_REQUEST_HISTORY_DAYS * DAY,
+                  answers=service.questions.store.read)
 
 
 def webhook_url_policy(*, resolver=None) -> PublicUrls:

@@ -97,6 +97,7 @@ TEMPLATES = [
                 "booking_calendar": "booking.web.templatetags.booking_calendar",
                 "booking_orders": "booking.web.templatetags.booking_orders",
                 "booking_passes": "booking.web.templatetags.booking_passes",
+                "booking_answers": "booking.web.templatetags.booking_answers",
                 "booking_times": "booking.web.templatetags.booking_times",
             },
         },

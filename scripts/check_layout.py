@@ -29,6 +29,7 @@ LAYERS = [
     ("waiting-list engine", ["booking.waitlist"]),
     # Passes, check-in lists and scans at the door (the service's check-in capability).
     ("check-in", ["booking.checkin"]),
+    ("questions and answers", ["booking.questions"]),
     ("service", ["booking.service"]),
     ("links and mail", ["booking.links", "booking.calendar", "booking.mail",
                         "booking.pass_images"]),

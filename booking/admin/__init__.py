@@ -6,6 +6,7 @@ from django.urls import path
 
 from booking.admin import checkin as admin_checkin
 from booking.admin import access_codes as admin_access_codes
+from booking.admin import questions as admin_questions
 from booking.admin import registrations as admin_registrations
 from booking.admin import views as admin_views
 from booking.admin import waitlist as admin_waitlist
@@ -59,5 +60,6 @@ class EventAdmin(admin.ModelAdmin):
                   "access_codes"),
             route("<str:event_id>/access-codes/export/", admin_access_codes.export,
                   "access_codes_export"),
+            route("<str:event_id>/questions/", admin_questions.questions, "questions"),
         ]
 from booking.admin import webhooks as admin_webhooks  # noqa: E402,F401 - registers its admin

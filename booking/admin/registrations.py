@@ -14,7 +14,9 @@ from booking.admin.views import (TEMPLATES, domain_errors, event_page, link, pag
 from booking.errors import InvalidBooking, NotRegistered
 from booking.organizers.rights import VIEW
 from booking.mail import sender as mail
-from booking.wiring import mail_sender
+from booking.questions.rules import value_text
+from booking.questions.service import answer_rows
+from booking.wiring import get_booking_service, mail_sender
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -43,11 +45,30 @@ def registrations(model_admin, request, event_id):
         time_sort_url=link(q=search, o="-time" if order == "time" else "time"),
         email_sort_url=link(q=search),
         seats=seats_or_none(service, event.id),
+        answer_summaries=answer_summaries(service, event, found),
+        questions_url=url("questions", event.id),
         decider=service.decider_lag() if event.strategy == "streams" else None,
         export_url=url("export", event.id) + link(q=search),
         next_url=link(q=search, o=order if order != "email" else "",
                       after=sign(next_after)) if next_after is not None else "",
         first_url=link(q=search, o=order if order != "email" else "") if after else ""))
+
+
+def answer_summaries(service, event, found) -> dict[str, str]:
+    """Registration id -> its answers in one line ("Label: answer; ..."), for the page's
+    Answers column (one query of the event's answers; none for an event without
+    questions)."""
+    if not event.questions_version:
+        return {}
+    answers = service.answers_for_event(event.id)
+    summaries = {}
+    for registration in found:
+        order, passes = answer_rows(event.questions, answers.get(registration.registration_id))
+        parts = [f"{r.label}{' (removed)' if r.removed else ''}: {r.text}" for r in order]
+        parts += [f"Pass {n + 1}, {r.label}: {r.text}" for n, rows in enumerate(passes)
+                  for r in rows]
+        summaries[registration.registration_id] = "; ".join(parts)
+    return summaries
 
 
 def confirming(request) -> bool:
@@ -117,10 +138,48 @@ def export(model_admin, request, event_id):
     return registrations_csv(found, event)
 
 
+def answer_columns(event, answers: dict) -> list[tuple[str, str, bool]]:
+    """(header, question id, per pass) per column: a column per question, in the event's
+    order, then one per question since removed that some order answered."""
+    columns = [(q.label, q.id, q.per_pass) for q in event.questions]
+    current = {q.id for q in event.questions}
+    removed: dict[tuple[str, bool], str] = {}
+    for stored in answers.values():
+        for qid in stored.answers:
+            if qid not in current:
+                removed.setdefault((qid, False), stored.labels.get(qid, qid))
+        for each in stored.pass_answers:
+            for qid in each:
+                if qid not in current:
+                    removed.setdefault((qid, True), stored.labels.get(qid, qid))
+    return columns + [(f"{label} (question removed)", qid, per_pass)
+                      for (qid, per_pass), label in sorted(removed.items())]
+
+
+def answer_cells(columns, stored) -> list[str]:
+    """One cell per column; a per-pass question's answers for each pass, "Pass 1: ...
+    | Pass 2: ..."."""
+    cells = []
+    for _, qid, per_pass in columns:
+        if stored is None:
+            cells.append("")
+        elif per_pass:
+            cells.append(" | ".join(f"Pass {n + 1}: {value_text(each[qid])}"
+                                    for n, each in enumerate(stored.pass_answers)
+                                    if qid in each))
+        else:
+            cells.append(value_text(stored.answers[qid]) if qid in stored.answers else "")
+    return [csv_cell(cell) for cell in cells]
+
+
 def registrations_csv(found, event) -> StreamingHttpResponse:
-    """The registrations as a streamed CSV file (the admin's and the API's export)."""
+    """The registrations as a streamed CSV file (the admin's and the API's export); an
+    event with questions adds a column per question (``answer_columns``)."""
     # Every cell quoted, so a ';'-separated locale cannot split a name or an address.
     writer = csv.writer(Echo(), quoting=csv.QUOTE_ALL)
+    answers = get_booking_service().answers_for_event(event.id) \
+        if event.questions_version else {}
+    columns = answer_columns(event, answers) if event.questions_version else []
 
     # An event with orders: a row per order, its tickets as text, its seats and a column
     # per ticket type (docs/admin.md); a plain event keeps its three columns.
@@ -128,7 +187,8 @@ def registrations_csv(found, event) -> StreamingHttpResponse:
 
     def lines():
         yield writer.writerow(["name", "email", "registered_at"]
-                              + (["tickets", "seats", *types] if types else []))
+                              + (["tickets", "seats", *types] if types else [])
+                              + [csv_cell(header) for header, _, _ in columns])
         for registration in found:
             row = [csv_cell(registration.name), csv_cell(registration.email),
                    times.iso_local(registration.registered_at, event.time_zone)]
@@ -136,6 +196,8 @@ def registrations_csv(found, event) -> StreamingHttpResponse:
                 tickets = registration.tickets
                 row += [registration.tickets_text, registration.seats,
                         *(tickets.get(name, 0) for name in types)]
+            if columns:
+                row += answer_cells(columns, answers.get(registration.registration_id))
             yield writer.writerow(row)
 
     response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")

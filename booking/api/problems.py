@@ -20,6 +20,7 @@ from booking.errors import (AccessCodeUsedUp, AlreadyRegistered, AlreadyWaiting,
                             NotRegistered, NotWaiting, OfferExpired, OutcomeUnknown,
                             Overloaded, RateLimited, SeatsAvailable, StaleEdit, StoreUnavailable,
                             WebhookNotFound, CheckinListNotFound)
+from booking.questions.rules import InvalidAnswers
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_BASE = "/api/v1/problems/"
@@ -111,6 +112,8 @@ def from_domain_error(error: BookingError) -> Response:
     if isinstance(error, InvalidBooking) and error.field == "request_id":
         return problem(KEY_REUSED, error.message)
     extra = {"field": error.field} if isinstance(error, InvalidBooking) and error.field else {}
+    if isinstance(error, InvalidAnswers):  # every answer refused, each by its field
+        extra["errors"] = dict(error.errors)
     if isinstance(error, EventFull):  # the quota that had no room ("capacity": the event's)
         extra["quota"] = error.quota
     retry_after = (error.retry_after if isinstance(error, (RateLimited, Overloaded))

@@ -91,12 +91,21 @@ TICKETS_HELP = ("Ticket type -> quantity (an order, docs/orders.md). Required on
                 "several ticket types; leave it out for one seat of an event's only type.")
 
 
+ANSWERS_HELP = ("Question id -> answer, for the event's questions asked once per order "
+                "(GET events/{id}/questions/; docs/orders.md#questions).")
+PASS_ANSWERS_HELP = ("One object of question id -> answer per seat of the order (seats by "
+                     "ticket type name), for the questions asked per pass.")
+
+
 class BookingInput(RegistrationInput):
-    """A booking: a person and, for an event with ticket types, the order's tickets."""
+    """A booking: a person and, for an event with ticket types, the order's tickets; the
+    answers to the event's questions (the service checks them: 400 naming each field)."""
 
     tickets = CountsField(required=False, help_text=TICKETS_HELP)
     access_code = TextField(required=False, allow_blank=True, max_length=64, help_text=(
         "An access code (any case): the order uses it (docs/access-codes.md)."))
+    answers = serializers.JSONField(required=False, help_text=ANSWERS_HELP)
+    pass_answers = serializers.JSONField(required=False, help_text=PASS_ANSWERS_HELP)
 
 
 class CancellationInput(StrictSerializer):

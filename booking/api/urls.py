@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from booking.api import access_codes, checkin, views, waitlist, webhooks
+from booking.api import access_codes, checkin, questions, views, waitlist, webhooks
 
 app_name = "api"
 
@@ -16,6 +16,10 @@ urlpatterns = [
          name="access_codes"),
     path("registrations/<str:secret>/", views.RegistrationBySecret.as_view(),
          name="registration"),
+    path("events/<str:event_id>/questions/", questions.EventQuestions.as_view(),
+         name="questions"),
+    path("registrations/<str:secret>/answers/", questions.RegistrationAnswers.as_view(),
+         name="answers"),
     path("registrations/<str:secret>/cancellations/", views.RegistrationCancellations.as_view(),
          name="registration_cancellations"),
     path("events/<str:event_id>/waiting-list/", waitlist.WaitingList.as_view(),

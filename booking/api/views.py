@@ -27,6 +27,7 @@ from booking.mail import sender as mail
 from booking.organizers import rights
 from booking.web import rate_limits
 from booking.web.views import CODES_LIMITED, EMAIL_LIMITED, SIGNUPS_LIMITED
+from booking.webhooks.fanout import answers_data
 from booking.wiring import get_booking_service, mail_sender
 
 PROBLEMS = {**PENDING, **problems(400, 404, 409, 415, 422, 429, 503)}
@@ -149,8 +150,12 @@ class EventRegistrations(ApiView):
         page, last = service.registrations_page(event.id, after=after, limit=limit)
         secrets = self.rights.may_event(rights.SECRETS, event)  # read tokens: none
         passes = service.passes_of(page)
-        return Response({"results": RegistrationOutput(
-                            page, many=True, context={"secrets": secrets, "passes": passes}).data,
+        bodies = RegistrationOutput(page, many=True,
+                                    context={"secrets": secrets, "passes": passes}).data
+        if event.questions_version:  # one query of the event's answers for the page
+            found = service.answers_for_event(event.id)
+            bodies = [{**body, **answers_data(found.get(body["id"]))} for body in bodies]
+        return Response({"results": bodies,
                          "next_cursor": encode_cursor({"email": last} if last else None)})
 
     @extend_schema(operation_id="registrations_create", request=BookingInput,
@@ -172,7 +177,8 @@ class EventRegistrations(ApiView):
                                       message=CODES_LIMITED):
             registration = service.book(
                 event_id, name=data["name"], email=data["email"], request_id=request_id,
-                tickets=data.get("tickets"), access_code=code)
+                tickets=data.get("tickets"), access_code=code, answers=data.get("answers"),
+                pass_answers=data.get("pass_answers"))
         new = registration.registered_at >= started
         if registration.status == WAITING and not new:  # the stored first answer: look now
             registration = _as_decided(service, registration)
@@ -184,12 +190,23 @@ class EventRegistrations(ApiView):
             # The event as read here within seconds, if it was (else the sender reads it).
             mail.send_soon(mail_sender(), mail.CONFIRMATION, registration,
                            event=service.catalog.remembered_event(event_id))
-        return Response(RegistrationOutput(registration).data, status=201)
+        return Response(with_answers(service, RegistrationOutput(registration).data,
+                                     registration), status=201)
 
 
 WAITING_DETAIL = ("Your request is in line for a decision. Send the same request with the "
                   "same Idempotency-Key after Retry-After seconds (or GET Location): it "
                   "answers 201 once confirmed, 409 if the event was full.")
+
+
+def with_answers(service, body: dict, registration) -> dict:
+    """A registration's body with its ``answers`` and ``pass_answers`` when its event has
+    questions (one read of its answers; none on an event that never had any)."""
+    event = service.catalog.remembered_event(registration.event_id) or \
+        service.catalog.event_for(registration.event_id)
+    if not event.questions_version:
+        return body
+    return {**body, **answers_data(service.answers(registration))}
 
 
 def _as_decided(service, registration):
@@ -253,8 +270,11 @@ class RegistrationBySecret(ApiView):
         registration = get_booking_service().find_registration(ref.event_id, email=ref.email)
         if not ref.matches(registration):
             raise NotRegistered()
-        passes = get_booking_service().passes_of([registration])
-        return Response(RegistrationOutput(registration, context={"passes": passes}).data)
+        service = get_booking_service()
+        passes = service.passes_of([registration])
+        return Response(with_answers(
+            service, RegistrationOutput(registration, context={"passes": passes}).data,
+            registration))
 
     @extend_schema(operation_id="registrations_destroy",
                    responses={204: None, **SECRET_PROBLEMS})

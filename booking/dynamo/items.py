@@ -3,7 +3,7 @@ import logging
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
-from booking.models import CONFIRMED, Event, Registration, WaitlistEntry
+from booking.models import CONFIRMED, Event, Question, Registration, WaitlistEntry
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -82,7 +82,7 @@ def _tickets(item: dict) -> dict | None:
 # Everything but the aggregate strategy's attendees map, which can be large.
 EVENT_PROJECTION = ("event_id, #name, #capacity, strategy, starts_at, created_at, version, "
                     "#ends, #zone, #description, #venue, quota_capacities, ticket_types, max_per_order, "
-                    "request_fingerprint, organizer, expected_rate, code_only_types")
+                    "request_fingerprint, organizer, expected_rate, code_only_types, questions, questions_version")
 EVENT_PROJECTION_NAMES = {"#name": "name", "#capacity": "capacity", "#ends": "ends_at",
                           "#zone": "time_zone", "#description": "description", "#venue": "venue"}
 
@@ -105,7 +105,25 @@ def event_from_item(item: dict) -> Event:
         request_fingerprint=item.get("request_fingerprint") or "",
         organizer=item.get("organizer") or "",
         code_only_types=tuple(item.get("code_only_types") or ()),
+        **_question_fields(item),
     )
+
+
+def questions_value(questions) -> list[dict]:
+    """An event's questions as stored on its item (a list of maps, in order)."""
+    return [question.as_dict() for question in questions]
+
+
+def _question_fields(item: dict) -> dict:
+    """An event's questions (none: stored as before questions existed)."""
+    if "questions_version" not in item:
+        return {}
+    return {"questions": tuple(
+        Question(id=q["id"], label=q["label"], kind=q["kind"], required=bool(q["required"]),
+                 choices=tuple(q.get("choices") or ()), help_text=q.get("help_text") or "",
+                 ticket_types=tuple(q.get("ticket_types") or ()),
+                 per_pass=bool(q.get("per_pass"))) for q in item.get("questions") or []),
+        "questions_version": int(item["questions_version"])}
 
 
 def registration_item(registration: Registration, **extra) -> dict:

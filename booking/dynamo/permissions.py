@@ -23,7 +23,7 @@ Roles:
 - ``decider``: the Lambda (``booking.lambda_handler.handler``).
 - ``probe``: the scheduled outbox backlog probe (``booking.lambda_handler.outbox_backlog``).
 """
-from booking.dynamo.tables import (ACCESS_CODES, CHECKINS, EVENT_LOCKS, EVENTS, HISTORY, LEASES, OUTBOX, RATE_LIMITS,
+from booking.dynamo.tables import (ACCESS_CODES, ANSWERS, CHECKINS, EVENT_LOCKS, EVENTS, HISTORY, LEASES, OUTBOX, RATE_LIMITS,
                                    REGISTRATIONS, REQUESTS, SLOTS, STREAM_CHECKPOINTS,
                                    STREAM_REGISTRATIONS, WAITING_LIST, WEBHOOK_DELIVERIES,
                                    WEBHOOK_ENDPOINTS, TableSpec)
@@ -62,6 +62,8 @@ GRANTS: dict[str, dict[tuple[TableSpec, str | None], frozenset[str]]] = {
                                      UPDATE}),
         (ACCESS_CODES, None): frozenset({"GetItem", "Query", "Scan", "UpdateItem", "DeleteItem",
                                          "BatchWriteItem", PUT, UPDATE}),
+        (ANSWERS, None): frozenset({"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query",
+                                    "BatchWriteItem", PUT, DELETE}),
     },
     "worker_decider": {
         (STREAM_REGISTRATIONS, None): frozenset({"DescribeTable", "Scan", "DeleteItem",
@@ -104,6 +106,12 @@ RARE_PATHS: dict[tuple[str, str, str | None, str], tuple[str, str]] = {
         "booking/strategies/streams/__init__.py", "def _forget_orphan"),
     ("decider", "stream_registrations", None, "DeleteItem"): (
         "booking/strategies/streams/__init__.py", "def _forget_orphan"),
+    # The answers of a streams request the decider rejected, deleted as its e-mail goes out.
+    ("web", "answers", None, "DeleteItem"): (
+        "booking/mail/sender.py", "self.answers.delete(message[\"event_id\"], message[\"registration_id\"])"),
+    # The first answers of an order booked before its event had questions.
+    ("web", "answers", None, "PutItem"): (
+        "booking/questions/service.py", "self.store.table.put({**fresh.item(registration.email)"),
     # A rejection the decider's read did not settle checks the event item is still full.
     ("decider", "events", None, CHECK): (
         "booking/strategies/streams/__init__.py", "event = (\"ConditionCheck\", self.events.delete_op("),

@@ -176,3 +176,9 @@ ALL_TABLES = ALL_TABLES + (CHECKINS,)
 # ``revoked_at``. The code is stored in capitals (codes are case-insensitive).
 ACCESS_CODES = TableSpec("access_codes", hash_key=("event_id", "S"), range_key=("code", "S"))
 ALL_TABLES = ALL_TABLES + (ACCESS_CODES,)
+# --- Answers to the organizer's questions (booking/questions/, docs/orders.md#questions) --
+# One item per order that was asked anything, keyed by its registration id, put in the
+# order's own write and deleted in its cancellation's; the event's items are queried for
+# the export and the purge.
+ANSWERS = TableSpec("answers", hash_key=("event_id", "S"), range_key=("registration_id", "S"))
+ALL_TABLES = ALL_TABLES + (ANSWERS,)

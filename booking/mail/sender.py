@@ -36,6 +36,7 @@ from booking.errors import EventNotFound
 from booking.service.store_errors import BUSY, UNAVAILABLE, translating
 from booking.exactly_once.outbox import Outbox, message_id
 from booking.mail.inline import EmailWithInlineImages, InlineImage
+from booking.questions.service import answer_rows
 from booking.models import (CANCELLATION, CONFIRMATION, OFFER, REJECTION, WAITLIST_JOIN,
                             WAITLIST_REMOVED)
 
@@ -65,13 +66,17 @@ class MailSender:
     (``booking/webhooks/fanout.py``): a row is never released before they exist.
     ``passes(registration)``, when given, lists the booking's passes: a confirmation shows
     each pass's QR code (an inline PNG, ``cid:``) and its code as text.
+    ``answers`` (an ``AnswerStore``), when given: a confirmation shows the order's answers,
+    and a rejection (a ``streams`` request the decider refused) deletes the answers its
+    request stored at acceptance before anything else, so they never outlive it.
     """
 
     def __init__(self, *, events, outbox: Outbox, history: RequestHistory,
                  email_backend: str, site_url: str, retention_seconds: float = 7 * 86400,
-                 stale_seconds: float = 30.0, fanout=None, passes=None):
+                 stale_seconds: float = 30.0, fanout=None, passes=None, answers=None):
         self.events = events
         self.passes = passes
+        self.answers = answers
         self.fanout = fanout
         self.site_url = site_url
         self.outbox = outbox
@@ -83,8 +88,21 @@ class MailSender:
     def send(self, message: dict, *, event=None, retry_failed: bool = False) -> str:
         """Send one outbox message unless another sender has or is; return the outcome."""
         key = message["message_id"]
+        if message["kind"] == REJECTION and self.answers is not None:
+            self.answers.delete(message["event_id"], message["registration_id"])
         if self.fanout is not None and not key.startswith(RESEND):
             self.fanout(message, lambda: event or self.events(message["event_id"]))
+        # The answers a confirmation shows, read before the send is claimed: a store that
+        # fails here leaves the row owed for the next pass, never a failed e-mail.
+        shown = None
+        if message["kind"] == CONFIRMATION and self.answers is not None:
+            try:
+                event = event or self.events(message["event_id"])
+            except EventNotFound:
+                pass  # the delivery fails below, as it always did
+            else:
+                if event.questions_version:
+                    shown = self.answers.read(message["event_id"], message["registration_id"])
         now, runner = time.time(), uuid.uuid4().hex
         fields = {"operation": message["kind"], "event_id": message["event_id"],
                   "email": message["email"], "registration_id": message["registration_id"],
@@ -101,7 +119,7 @@ class MailSender:
                 return IN_PROGRESS
         outcome_seq = history.start_seq(history.generation_of(row["seq"])) + 1
         try:
-            self._deliver(message, event or self.events(message["event_id"]))
+            self._deliver(message, event or self.events(message["event_id"]), answers=shown)
         except Exception as error:  # noqa: BLE001 - any backend failure: SMTP, timeouts
             logger.exception("Could not send the %s e-mail %s", message["kind"], key)
             self._record(key, outcome_seq, history.FAILED,
@@ -127,7 +145,7 @@ class MailSender:
                     raise
                 time.sleep(0.05 * 2**attempt)
 
-    def _context(self, message: dict, event) -> dict:
+    def _context(self, message: dict, event, answers=None) -> dict:
         """What the e-mail's templates show: the registration and its links."""
         registration, site_url = items.registration_from_item(message), self.site_url
         dated = event.starts_at is not None
@@ -136,6 +154,9 @@ class MailSender:
                    "event_url": links.event_url(event.id, site_url=site_url),
                    "ics_url": calendar.ics_url(event, site_url=site_url) if dated else "",
                    "google_url": calendar.google_url(event, site_url=site_url) if dated else ""}
+        if answers is not None:  # a confirmation's answers, read before it was claimed
+            order, passes = answer_rows(event.questions, answers)
+            context.update(answer_rows=order, pass_rows=passes)
         if message["kind"] == OFFER:  # a waiting-list offer: its accept link and deadline
             context.update(offer_context(message, site_url=site_url))
         if message["kind"] == WAITLIST_JOIN:
@@ -152,8 +173,8 @@ class MailSender:
         return [InlineImage(cid, pass_images.png(p.code), f"pass-{n}.png")
                 for n, (p, cid) in enumerate(context["passes"], start=1)]
 
-    def _deliver(self, message: dict, event) -> None:
-        context = self._context(message, event)
+    def _deliver(self, message: dict, event, answers=None) -> None:
+        context = self._context(message, event, answers)
         images = self._pass_images(message, context)
         registration = context["registration"]
         template = TEMPLATES[message["kind"]]

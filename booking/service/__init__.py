@@ -7,12 +7,12 @@ A freed seat (a cancellation, a capacity raise) goes to the first in line at onc
 operation validates and normalizes
 its input and lets only domain errors (``booking.errors``) out.
 """
+import dataclasses
+import os
 import uuid
 from collections.abc import Iterator
 
-import dataclasses
-import os
-
+from booking import validation
 from booking.checkin.cancellation import PassesChanged
 from booking.checkin.door import Door
 from booking.checkin.passes import Pass, PassSigner
@@ -29,6 +29,8 @@ from booking.dynamo.leases import Leases
 from booking.dynamo.tables import EVENTS
 from booking.models import AccessCode, Availability, Event, Registration, WaitlistEntry
 from booking.service.organizer import OrganizerEdits
+from booking.questions.service import Questions
+from booking.questions.store import AnswerStore, StoredAnswers
 from booking.service.store_errors import translating
 from booking.exactly_once.request_log import RequestLog
 from booking.strategies import GUARDED, STRATEGIES, Strategy
@@ -77,9 +79,11 @@ class BookingService:
                                     default_time_zone=default_time_zone, leases=Leases(store),
                                     provision_lease_seconds=repair_lease_seconds)
         self.codes = AccessCodes(store=store, catalog=self.catalog, requests=self.requests)
+        self.questions = Questions(catalog=self.catalog, events=self.catalog.events,
+                                   answers=AnswerStore(store))
         self.bookings = Bookings(catalog=self.catalog, requests=self.requests,
                                  deadline_seconds=deadline_seconds, cool_down=cool_down,
-                                 codes=self.codes)
+                                 codes=self.codes, questions=self.questions)
         self.waitlist = WaitlistService(
             catalog=self.catalog, bookings=self.bookings, requests=self.requests,
             engine=WaitlistEngine(store=store, strategy_for=self.catalog.strategy_for,
@@ -146,9 +150,10 @@ class BookingService:
         return self.bookings.page_availability(event_id, fresh=fresh)
 
     def book(self, event_id, *, name, email, request_id=None, tickets=None,
-             access_code=None) -> Registration:
+             access_code=None, answers=None, pass_answers=None) -> Registration:
         return self.bookings.book(event_id, name=name, email=email, request_id=request_id,
-                                  tickets=tickets, access_code=access_code)
+                                  tickets=tickets, access_code=access_code, answers=answers,
+                                  pass_answers=pass_answers)
 
     def cancel(self, event_id, *, email, registration_id=None, request_id=None,
                registration: Registration | None = None, tickets=None) -> Registration:
@@ -168,6 +173,26 @@ class BookingService:
 
     def find_registration(self, event_id, *, email) -> Registration | None:
         return self.bookings.find_registration(event_id, email=email)
+
+    # --- questions and answers (booking/questions/service.py) ----------------------
+    def set_questions(self, event_id, questions, *, expected_version) -> Event:
+        return self.questions.set_questions(event_id, questions,
+                                            expected_version=expected_version)
+
+    def answers(self, registration: Registration) -> StoredAnswers | None:
+        return self.questions.answers(registration)
+
+    def edit_answers(self, registration: Registration, *, answers=None, pass_answers=None,
+                     expected_version) -> StoredAnswers:
+        return self.questions.edit_answers(registration, answers=answers,
+                                           pass_answers=pass_answers,
+                                           expected_version=expected_version)
+
+    def answers_for_event(self, event_id) -> dict[str, StoredAnswers]:
+        return self.questions.answers_for_event(event_id)
+
+    def purge_answers(self, event_id, *, after_days: int, now=None) -> int:
+        return self.questions.purge(event_id, after_days=after_days, now=now)
 
     def availability(self, event_id) -> Availability:
         return self.bookings.availability(event_id)
@@ -292,6 +317,7 @@ class BookingService:
 
     def delete_event(self, event_id) -> None:
         self.organizer.delete_event(event_id)
+        self.questions.delete_event_answers(validation.clean_event_id(event_id))
         self.waitlist.forget_event(event_id)
         self.codes.forget_event(event_id)
 

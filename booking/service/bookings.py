@@ -49,6 +49,8 @@ PAGE_READ_SECONDS = 1.0
 # What tells a person nothing definite: ask again (the cool-down starts when a throttle
 # ended a booking with one of these).
 NOT_ANSWERED = (BookingContention, StoreUnavailable, OutcomeUnknown)
+# How long a booking asks the questions as this process last read them.
+QUESTIONS_SECONDS = 30.0
 CANCEL_UNKNOWN = ("We are confirming your cancellation. Please wait a moment: this page "
                   "checks again by itself.")
 
@@ -58,10 +60,12 @@ class Bookings:
 
     def __init__(self, *, catalog: EventCatalog, requests: RequestLog,
                  deadline_seconds: float | None = None, cool_down: CoolDown | None = None,
-                 codes: AccessCodes | None = None):
+                 codes: AccessCodes | None = None, questions=None):
         """``deadline_seconds``: each booking's and cancellation's time in all (None: none);
         ``cool_down``: the events whose writes the store throttled a moment ago; ``codes``:
-        the events' access codes (a use rides on its order's write)."""
+        the events' access codes (a use rides on its order's write); ``questions``: the
+        organizers' questions (``booking/questions/service.py``), whose answers ride on the
+        bookings' writes (None: no questions are asked)."""
         self.catalog = catalog
         self.codes = codes
         self.requests = requests
@@ -70,6 +74,7 @@ class Bookings:
         # Further riders of a cancellation: (event id, request id, the whole order as read
         # for a part's cancellation, else None) -> riders (the passes' cancellation).
         self.cancel_riders: Callable[[str, str, Registration | None], tuple] | None = None
+        self.questions = questions
         self._lock = threading.Lock()
         self._seats_seen: dict[str, tuple[Availability, float]] = {}  # page_availability
         self._told_full: dict[str, float] = {}  # event id -> when this process said "full"
@@ -79,7 +84,7 @@ class Bookings:
         self.unknown_outcomes: Counter = Counter()
 
     def book(self, event_id, *, name, email, request_id=None, tickets=None,
-             access_code=None) -> Registration:
+             access_code=None, answers=None, pass_answers=None) -> Registration:
         """Confirm a seat (an order: ``tickets``, type -> quantity) for (name, e-mail) or
         raise why not.
 
@@ -105,11 +110,16 @@ class Bookings:
         (``booking/exactly_once/access_codes.py``): ``InvalidAccessCode`` (unknown, expired,
         revoked, another event's, not for these tickets; also a code-only type without
         one) or ``AccessCodeUsedUp``, nothing stored.
+
+        ``answers`` (question id -> value) and ``pass_answers`` (one such mapping per seat)
+        answer the event's questions (docs/orders.md#questions): checked first
+        (``InvalidAnswers``, nothing stored), then stored in the order's own write.
         """
         with deadline(self.deadline_seconds):
             try:
                 return self._book(event_id, name=name, email=email, request_id=request_id,
-                                  tickets=tickets, access_code=access_code)
+                                  tickets=tickets, access_code=access_code,
+                                  answers=answers, pass_answers=pass_answers)
             except EventFull as full:  # the page's remembered seats are no longer to be shown
                 with self._lock:
                     self._seats_seen.pop(validation.clean_event_id(event_id), None)
@@ -119,8 +129,8 @@ class Bookings:
                         self._told_full[validation.clean_event_id(event_id)] = self.clock()
                 raise
 
-    def _book(self, event_id, *, name, email, request_id, tickets,
-              access_code=None) -> Registration:
+    def _book(self, event_id, *, name, email, request_id, tickets, access_code=None,
+              answers=None, pass_answers=None) -> Registration:
         # Before anything is read; while the event cools down only a booking this process
         # would answer "full" from a read gets further (``_answer_by_reading``).
         cooling = self.turn_away_if_busy(validation.clean_event_id(event_id))
@@ -139,7 +149,16 @@ class Bookings:
                                     access_code=use.code if use else None)
         strategy = self.catalog.strategy_for(event_id)
         request = Request.booking(registration)
-        riders = Riders(self.requests, request, others=(use,) if use else ())
+        others: list = [use] if use else []
+        if self.questions is not None:
+            # The questions as read here at most QUESTIONS_SECONDS ago (another process's
+            # change is asked within that long; this process's own at once).
+            asking = self.catalog.known_event(event.id, max_age=QUESTIONS_SECONDS)
+            rider = self.questions.prepare(asking, tickets, answers, pass_answers,
+                                           at=request.at)
+            if rider is not None:
+                others.append(rider)
+        riders = Riders(self.requests, request, others=tuple(others))
         starts_at = self.catalog.starts_at(event_id)
         if starts_at is not None and starts_at <= registration.registered_at:
             # A repeat of a submission that got its seat still answers that seat.
@@ -157,25 +176,28 @@ class Bookings:
                                OutcomeUnknown.default_message)
         except ReservedSeatsLeft as left:  # the code's orders take its reserved seats first
             return self._book_reserved(strategy, event, registration, order, request, use,
-                                       left.reserved)
+                                       left.reserved, riders)
         except EventFull:  # no seat for everyone: perhaps one reserved for the code (a read)
             reserved = self.codes.reserved(event.id, use.code) if use and self.codes else {}
             if not reserved:
                 raise
             return self._book_reserved(strategy, event, registration, order, request, use,
-                                       reserved)
+                                       reserved, riders)
 
     def _book_reserved(self, strategy: Strategy, event: Event, registration: Registration,
-                       order: Order, request: Request, use, reserved: dict) -> Registration:
+                       order: Order, request: Request, use, reserved: dict,
+                       riders: Riders) -> Registration:
         """Book one of the seats reserved for the order's code (hold key -> ref), each try
-        one write (``AccessCodes.reserved_write``); ``EventFull`` when none is left."""
+        one write (``AccessCodes.reserved_write``) with the order's other riders (its
+        answers); ``EventFull`` when none is left."""
+        others = tuple(rider for rider in riders.others if rider is not use)
         assert self.codes is not None  # a code's reserved seats come from its codes
         keys = list(reserved)
         random.shuffle(keys)  # holders arriving together try different seats
         while keys:
             key = keys.pop()
             write = self.codes.reserved_write(strategy, event, registration, order, request,
-                                              use.reserved(key), reserved[key])
+                                              use.reserved(key), reserved[key], others)
             try:
                 return self.settle(request, write, OutcomeUnknown.default_message)
             except ReservedSeatsLeft as left:  # the one tried was taken: the ones still held
@@ -410,7 +432,11 @@ class Bookings:
         if self.cancel_riders is not None:
             whole = strategy.find(event_id, email) if tickets is not None else None
             others += tuple(self.cancel_riders(event_id, request_id, whole))
-        riders = Riders(self.requests, request, others=others)
+        # A cancellation that removes the order deletes its answers in its own write (an
+        # event that never had questions: nothing more is written).
+        removal = self.questions.removal(self.catalog.known_event(
+            event_id, max_age=QUESTIONS_SECONDS), request_id) if self.questions else None
+        riders = Riders(self.requests, request, others=others + ((removal,) if removal else ()))
         return self.settle(request, lambda: strategy.cancel(
             event, email, registration_id, riders=riders, known=known, release=tickets),
             CANCEL_UNKNOWN)

@@ -79,6 +79,7 @@ class EventCatalog:
         # Each event as last read here: its ticket types and quotas, for orders.
         self._event_of: dict[str, Event] = {}
         self._read_at: dict[str, float] = {}  # when get_event last read it (monotonic)
+        self._known_at: dict[str, float] = {}  # when it was last read or written here
         self._lock = threading.Lock()
 
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
@@ -226,6 +227,15 @@ class EventCatalog:
             return event
         return None
 
+    def known_event(self, event_id, *, max_age: float) -> Event:
+        """The event as read or written here less than ``max_age`` seconds ago, else read
+        now: for what a booking asks (its questions), which another process may change."""
+        with self._lock:
+            event, known_at = self._event_of.get(event_id), self._known_at.get(event_id)
+        if event is not None and known_at is not None and time.monotonic() - known_at < max_age:
+            return event
+        return self.get_event(event_id)
+
     def iter_events(self, *, page_size: int = 100) -> Iterator[Event]:
         """Yield every event, reading the table page by page."""
         for item in self.events.scan(
@@ -265,6 +275,7 @@ class EventCatalog:
             self._starts_of.pop(event_id, None)
             self._event_of.pop(event_id, None)
             self._read_at.pop(event_id, None)
+            self._known_at.pop(event_id, None)
 
     def remember(self, event_id: str, strategy_name: str, *, starts_at=None,
                  event: Event | None = None) -> None:
@@ -274,11 +285,13 @@ class EventCatalog:
             self._starts_of[event_id] = starts_at
             if event is not None:
                 self._event_of[event_id] = event
+                self._known_at[event_id] = time.monotonic()  # as read or written just now
             while len(self._strategy_of) > _REMEMBERED_EVENTS:
                 forgotten, _ = self._strategy_of.popitem(last=False)
                 self._starts_of.pop(forgotten, None)
                 self._event_of.pop(forgotten, None)
                 self._read_at.pop(forgotten, None)
+                self._known_at.pop(forgotten, None)
 
 
 def _code_only(value, event: Event) -> tuple:

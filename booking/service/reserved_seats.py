@@ -145,12 +145,13 @@ class ReservedSeats:
                 return released
 
     def reserved_write(self, strategy: Strategy, event: Event, registration: Registration,
-                       order: Order, request: Request, use: ReservedSeatUse, ref: dict):
+                       order: Order, request: Request, use: ReservedSeatUse, ref: dict,
+                       others: tuple = ()):
         """The write of an order taking the code's reserved seat ``use.key``: the hold
-        turned into the order, the request row, the outbox row and the use, in one
-        transaction. Raises the code's errors, ``ReservedSeatsLeft`` / ``ReservedSeatGone``
+        turned into the order, the request row, the outbox row, the use and the order's
+        other riders (``others``: its answers), in one transaction. Raises the code's errors, ``ReservedSeatsLeft`` / ``ReservedSeatGone``
         (that seat was taken: try another) or ``AlreadyRegistered``."""
-        riders = Riders(self.requests, request, others=(use,))
+        riders = Riders(self.requests, request, others=(use, *others))
 
         def write() -> Registration:
             members = Members(self._holds(event).accept_ops(

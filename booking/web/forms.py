@@ -8,6 +8,7 @@ from django import forms
 from booking import validation
 from booking.errors import InvalidBooking
 from booking.models import ticket_label
+from booking.questions import rules
 from booking.validation import EMAIL_MAX_LENGTH, NAME_MAX_LENGTH
 
 
@@ -53,6 +54,62 @@ class SignupForm(forms.Form):
                 help_text=(f"{left} left. " if left is not None else "")
                 + f"Up to {event.max_per_order} seats per order in all.",
                 widget=forms.NumberInput(attrs={"inputmode": "numeric"}))
+        self.event = event
+        self.questions = tuple(event.questions) if event else ()
+        self.order_questions = [q for q in self.questions if not q.per_pass]
+        self.pass_questions = [q for q in self.questions if q.per_pass]
+        # Per-pass questions are asked for every seat an order may hold (the seats beyond
+        # the order's are left out when it is checked: ``clean``).
+        self.passes = (event.max_per_order if event and event.offers_orders else 1) \
+            if self.pass_questions else 0
+        for question in self.order_questions:
+            self.fields[f"q_{question.id}"] = question_field(question)
+        for n in range(self.passes):
+            for question in self.pass_questions:
+                field = question_field(question)
+                if self.passes > 1:  # the error summary names the pass too
+                    field.label = f"{field.label}, pass {n + 1}"
+                self.fields[f"p{n}_{question.id}"] = field
+
+    def clean(self):
+        """The answers, checked by the questions' own rules (``booking/questions/rules.py``,
+        as the API and the service check them) against the tickets chosen."""
+        cleaned = super().clean()
+        if self.questions and not self.errors:
+            try:
+                rules.clean_answers(self.questions, self.answers(), self.pass_answers(),
+                                    tickets=self.tickets() or {"admission": 1},
+                                    ticket_types=self.event.ticket_types)
+            except rules.InvalidAnswers as refused:
+                self.apply_answer_errors(refused)
+        return cleaned
+
+    def answers(self) -> dict:
+        return {q.id: self.cleaned_data.get(f"q_{q.id}") for q in self.order_questions
+                if not _blank_answer(self.cleaned_data.get(f"q_{q.id}"))}
+
+    def pass_answers(self) -> list[dict]:
+        """One mapping per seat of the order chosen (its seats by type, as the service
+        counts them), from the first pass blocks."""
+        if not self.passes:
+            return []
+        seats = rules.seat_types(self.tickets() or {"admission": 1}, self.event.ticket_types)
+        return [{q.id: self.cleaned_data.get(f"p{n}_{q.id}") for q in self.pass_questions
+                 if q.asked_of(kind) and not _blank_answer(self.cleaned_data.get(f"p{n}_{q.id}"))}
+                for n, kind in enumerate(seats[:self.passes])]
+
+    def question_fields(self):
+        return [self[f"q_{q.id}"] for q in self.order_questions]
+
+    def pass_blocks(self):
+        """(title, fields) per pass the form asks about."""
+        many = self.passes > 1
+        return [(f"Pass {n + 1}" if many else "Your pass",
+                 [self[f"p{n}_{q.id}"] for q in self.pass_questions])
+                for n in range(self.passes)]
+
+    def apply_answer_errors(self, refused) -> None:
+        apply_answer_errors(self, refused)
 
     def tickets(self) -> dict[str, int] | None:
         """The order's tickets (type -> quantity), or None for an event without types."""
@@ -84,8 +141,56 @@ class SignupForm(forms.Form):
 
     def apply_error(self, error) -> None:
         """Show a service error next to its field (or above the form)."""
+        if isinstance(error, rules.InvalidAnswers):
+            self.apply_answer_errors(error)
+            return
         field = error.field if error.field in ("name", "email", "access_code") else None
         self.add_error(field, error.message)
+
+
+def _blank_answer(value) -> bool:
+    """Left blank on the form (an unticked box says nothing, as an answer left out)."""
+    return value is None or value == "" or value == [] or value is False
+
+
+class AnswerChoices(forms.Field):
+    """Several choices as ticked (a list), checked by the questions' rules, not here."""
+
+    def to_python(self, value):
+        return list(value) if value else []
+
+
+def question_field(question) -> forms.Field:
+    """A form field for one question: the widget its kind needs; the value is checked by
+    ``booking/questions/rules.py`` in ``SignupForm.clean`` (so the form refuses exactly
+    what the API and the service refuse)."""
+    kind, options = question.kind, [(c, c) for c in question.choices]
+    attrs = {}
+    if question.required:
+        attrs["aria-required"] = "true"
+    common = dict(label=question.label + ("" if question.required else " (optional)"),
+                  required=False, help_text=question.help_text)
+    if kind == "boolean":
+        return forms.BooleanField(label=question.label, required=False,
+                                  help_text=question.help_text,
+                                  widget=forms.CheckboxInput(attrs=attrs))
+    if kind == "choice":
+        widget: forms.Widget = forms.RadioSelect(choices=options, attrs=attrs)
+    elif kind == "multiple_choice":
+        return AnswerChoices(**common, widget=forms.CheckboxSelectMultiple(choices=options))
+    elif kind == "long_text":
+        widget = forms.Textarea(attrs={**attrs, "rows": 4})
+    elif kind == "number":
+        widget = forms.TextInput(attrs={**attrs, "inputmode": "decimal"})
+    elif kind == "date":
+        widget = forms.DateInput(attrs={**attrs, "type": "date"})
+    elif kind == "email":
+        widget = forms.EmailInput(attrs={**attrs, "autocomplete": "off"})
+    elif kind == "phone":
+        widget = forms.TextInput(attrs={**attrs, "type": "tel", "autocomplete": "tel"})
+    else:
+        widget = forms.TextInput(attrs=attrs)
+    return forms.CharField(**common, strip=False, widget=widget)
 
 
 def _type_remaining(event, availability, ticket_type) -> int | None:
@@ -130,3 +235,74 @@ class CancelTicketsForm(forms.Form):
     @property
     def is_whole(self) -> bool:
         return self.tickets() == self.held
+
+
+class AnswersForm(forms.Form):
+    """A person's answers to the event's questions, for their order as it stands (its
+    seats are its passes), with the version they read: the edit is written only if the
+    answers are still at that version."""
+
+    version = forms.IntegerField(widget=forms.HiddenInput, min_value=0)
+
+    def __init__(self, *args, event, registration, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.event = event
+        plan = rules.asked(event.questions, registration.tickets, event.ticket_types)
+        self.order_questions = list(plan.order)
+        self.seats = plan.passes
+        for question in self.order_questions:
+            self.fields[f"q_{question.id}"] = question_field(question)
+        many = len(self.seats) > 1
+        for n, (ticket_type, questions) in enumerate(self.seats):
+            for question in questions:
+                field = question_field(question)
+                if many:
+                    field.label = f"{field.label}, pass {n + 1}"
+                self.fields[f"p{n}_{question.id}"] = field
+
+    @staticmethod
+    def initial_from(stored) -> dict:
+        """The form's initial values from stored answers (``StoredAnswers`` or None)."""
+        if stored is None:
+            return {"version": 0}
+        initial = {"version": stored.version}
+        initial.update({f"q_{k}": _form_value(v) for k, v in stored.answers.items()})
+        for n, answers in enumerate(stored.pass_answers):
+            initial.update({f"p{n}_{k}": _form_value(v) for k, v in answers.items()})
+        return initial
+
+    def question_fields(self):
+        return [self[f"q_{q.id}"] for q in self.order_questions]
+
+    def pass_blocks(self):
+        many = len(self.seats) > 1
+        return [(f"Pass {n + 1} ({ticket_label(t)})" if many else "Your pass",
+                 [self[f"p{n}_{q.id}"] for q in questions])
+                for n, (t, questions) in enumerate(self.seats) if questions]
+
+    def answers(self) -> dict:
+        return {q.id: self.cleaned_data.get(f"q_{q.id}") for q in self.order_questions
+                if not _blank_answer(self.cleaned_data.get(f"q_{q.id}"))}
+
+    def pass_answers(self) -> list[dict]:
+        return [{q.id: self.cleaned_data.get(f"p{n}_{q.id}") for q in questions
+                 if not _blank_answer(self.cleaned_data.get(f"p{n}_{q.id}"))}
+                for n, (_, questions) in enumerate(self.seats)]
+
+    def apply_answer_errors(self, refused) -> None:
+        apply_answer_errors(self, refused)
+
+
+def apply_answer_errors(form: forms.Form, refused) -> None:
+    """Each of ``InvalidAnswers``' messages next to its question's field (``q_<id>``,
+    ``p<n>_<id>``), or above the form when it has no such field."""
+    for where, message in refused.errors.items():
+        parts = where.split(".")
+        name = (f"q_{parts[1]}" if parts[0] == "answers" and len(parts) == 2
+                else f"p{parts[1]}_{parts[2]}" if len(parts) == 3 else None)
+        form.add_error(name if name in form.fields else None, message)
+
+
+def _form_value(value):
+    """A stored answer as a form field shows it."""
+    return rules.value_text(value) if not isinstance(value, (bool, list)) else value

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from booking.web import cancel, checkin, passes, views, waitlist
+from booking.web import answers, cancel, checkin, passes, views, waitlist
 
 app_name = "booking"
 
@@ -10,6 +10,7 @@ urlpatterns = [
     path("events/<str:event_id>/booked/<str:token>/", views.booked, name="booked"),
     path("events/<str:event_id>/booked/<str:token>/passes/", passes.printable,
          name="passes"),
+    path("events/<str:event_id>/answers/<str:token>/", answers.edit, name="answers"),
     path("events/<str:event_id>/calendar.ics", views.event_ics, name="event_ics"),
     path("events/<str:event_id>/resend/", views.resend, name="resend"),
     path("cancel/<str:token>/", cancel.cancel, name="cancel"),

@@ -14,6 +14,7 @@ from booking.errors import (AlreadyRegistered, BookingError, EventFull, EventNot
                             InvalidBooking, OutcomeUnknown, Overloaded, RateLimited)
 from booking.mail import sender as mail
 from booking.models import PENDING
+from booking.questions.service import answer_rows
 from booking.web import passes, rate_limits, tokens
 from booking.web.errors import bad_link, render_error, renders_booking_errors, status_for
 from booking.web.forms import SignupForm
@@ -46,6 +47,15 @@ def see_other(url: str) -> HttpResponseRedirect:
     response = HttpResponseRedirect(url)
     response.status_code = 303
     return response
+
+
+def answers_context(service, event, registration) -> dict:
+    """What a page showing the order's answers needs (empty for an event without questions)."""
+    if not event.questions_version:
+        return {}
+    order, passes = answer_rows(event.questions, service.answers(registration))
+    return {"answer_rows": order, "pass_rows": passes,
+            "answers_editable": bool(event.questions) and not event.has_started}
 
 
 def booked_url(registration) -> str:
@@ -148,7 +158,8 @@ def _signup(request, service, event, *, rechecking=False):
             registration = service.book(event.id, name=form.cleaned_data["name"],
                                         email=form.cleaned_data["email"],
                                         request_id=request_id, tickets=form.tickets(),
-                                        access_code=form.code())
+                                        access_code=form.code(), answers=form.answers(),
+                                        pass_answers=form.pass_answers())
     except EventNotFound:
         raise
     except OutcomeUnknown as error:  # a seat may be held: ask again with the same token
@@ -304,6 +315,8 @@ def booked(request, event_id, token):
         return render(request, "booking/booking_gone.html", context, status=410)
     context.update(registration=registration,
                    cancel_url=links.cancel_url(registration, site_url=web_settings().site_url))
+    context.update(answers_context(service, event, registration),
+                   answers_url=reverse("booking:answers", args=[event_id, token]))
     if not registration.is_confirmed:
         return _provisional(request, service, context)
     context.update(passes.pass_context(service, registration))

@@ -28,6 +28,7 @@ from datetime import timezone as dt_timezone
 
 from booking.dynamo.webhooks import WebhookDeliveries, WebhookEndpoints
 from booking.errors import EventNotFound
+from booking.questions.rules import json_value
 from booking.models import BOOKED, CANCELLATION, CONFIRMATION, OFFER, REJECTION
 from booking.webhooks.registry import (ALL_EVENTS, CHECKIN_ADMITTED, CHECKIN_CONFLICT,
                                        EVENT_FULL, REGISTRATION_CANCELLED,
@@ -55,13 +56,17 @@ class Fanout:
     ``waiting_entry(event_id, email=)`` are the service's reads."""
 
     def __init__(self, *, endpoints: WebhookEndpoints, deliveries: WebhookDeliveries,
-                 availability, waiting_entry, retention_seconds: float, clock=time.time):
+                 availability, waiting_entry, retention_seconds: float, clock=time.time,
+                 answers=None):
+        """``answers(event_id, registration_id)``: an order's stored answers (a
+        ``registration.created`` of an event with questions carries them), or None."""
         self.endpoints = endpoints
         self.deliveries = deliveries
         self.availability = availability
         self.waiting_entry = waiting_entry
         self.retention_seconds = retention_seconds
         self.clock = clock
+        self.answers = answers
 
     def __call__(self, message: dict, event) -> int:
         """Owe what ``message`` (an outbox row) means to every endpoint that wants it;
@@ -146,6 +151,9 @@ class Fanout:
             data = {**data, "offer_expires_at": expires.isoformat()}
         elif kind == REJECTION:
             data = {**data, "outcome": "rejected"}
+        if kind == CONFIRMATION and self.answers is not None and event().questions_version:
+            data = {**data, **answers_data(self.answers(message["event_id"],
+                                                        message["registration_id"]))}
         yield types[kind], data, key
         if kind == CONFIRMATION:
             yield from self._confirmation_extras(message, event, wanted, data)
@@ -164,6 +172,15 @@ class Fanout:
             if seats.is_full:  # once per capacity it fills at, however many fan-outs see it
                 yield (EVENT_FULL, {"event_id": event_id, "capacity": seats.capacity},
                        f"{EVENT_FULL}|{event_id}|{seats.capacity}")
+
+
+def answers_data(stored) -> dict:
+    """An order's ``answers`` and ``pass_answers`` as the webhooks and the API carry them."""
+    if stored is None:
+        return {"answers": {}, "pass_answers": []}
+    return {"answers": {k: json_value(v) for k, v in stored.answers.items()},
+            "pass_answers": [{k: json_value(v) for k, v in p.items()}
+                             for p in stored.pass_answers]}
 
 
 def registration_data(message: dict) -> dict:

@@ -28,6 +28,9 @@ capacity is the quota ``capacity``; a plain registration is one seat of it):
   request only ever got definite refusals (a false "full" / "already registered");
 - ``unexplained``: such a registration made by no booking request of that person;
 - ``executed_twice``: one request answered ok with two different registrations;
+- ``answers_not_whole``: a stored order whose answers are missing or not those its request
+  sent (its note, and a name per pass for at least the seats it holds), or answers left
+  without their order (cancelled, or rejected with its "no seat" e-mail sent);
 - ``answer_changed``: a repeat, sent after the request answered ok, got a refusal;
 - ``wrong_registration``: an ok answer carrying another person's, event's or request's
   registration;
@@ -104,6 +107,8 @@ def check(records: list[dict], events: list[dict], final: dict, peaks: dict, *,
     for event in events:
         _check_full_answers(result, history, event, stored)
     _resolve_unknown_books(result, history, stored)
+    for event in events:
+        _check_answers(result, event["id"], final[event["id"]], owed or [])
     if mails is not None:
         _check_mail(result, history, stored, mails, owed or [])
     return result
@@ -182,6 +187,35 @@ def seats_taken(event: dict, orders) -> dict[str, int]:
         for quota, seats in seats_of(event, tickets).items():
             taken[quota] = taken.get(quota, 0) + seats
     return taken
+
+
+def _check_answers(result: CheckResult, event_id: str, state: dict, owed: list) -> None:
+    """Answers ride in the order's own write: every stored order (pending or confirmed)
+    has exactly the answers its request sent, and no answers outlive their order (a
+    rejected ``streams`` request's only until its "no seat" e-mail went out)."""
+    if "answers" not in state:
+        return
+    found = state["answers"]
+    live = {s["registration_id"]: s for s in state["registrations"]}
+    for rid, registration in live.items():
+        stored = found.get(rid)
+        if registration.get("status") == "rejected":
+            if stored is not None and f"rejection-{registration['request_id']}" not in owed:
+                result.add("answers_not_whole", event_id, "a rejected request's answers "
+                           "outlived its rejection e-mail", registration["email"],
+                           registration["request_id"])
+            continue
+        request_id = registration["request_id"]
+        seats = sum((registration.get("tickets") or {"admission": 1}).values())
+        passes = (stored or {}).get("pass_answers", [])
+        whole = stored is not None and stored["answers"] == {"note": request_id} and \
+            len(passes) >= seats and passes == [{"pass_name": f"{request_id}#{n}"}
+                                               for n in range(len(passes))]
+        if not whole:
+            result.add("answers_not_whole", event_id, f"answers {stored!r}",
+                       registration["email"], request_id)
+    for rid in set(found) - set(live):
+        result.add("answers_not_whole", event_id, f"answers of a registration gone ({rid})")
 
 
 def _check_event(result: CheckResult, event: dict, state: dict, peak: dict) -> None:

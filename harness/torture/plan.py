@@ -98,6 +98,20 @@ class Request:
         return dict(self.ticket_pairs) if self.ticket_pairs else None
 
 
+# Every event asks these; each booking answers them from its own request id (``answers``),
+# so the checker knows what every stored order's answers must be.
+QUESTIONS = [{"id": "note", "label": "Note", "kind": "text", "required": True},
+             {"id": "pass_name", "label": "Name on the pass", "kind": "text",
+              "required": True, "per_pass": True}]
+
+
+def answers(request: "Request") -> tuple[dict, list[dict]]:
+    """A booking's answers and its passes' (one per seat), from its request id."""
+    seats = sum(request.tickets.values()) if request.tickets else 1
+    return ({"note": request.request_id},
+            [{"pass_name": f"{request.request_id}#{n}"} for n in range(seats)])
+
+
 def person(number: int) -> tuple[str, str]:
     return f"Person {number}", f"person{number}@torture.example"
 

@@ -21,6 +21,7 @@ from localdynamo import process as server_process
 from . import checker, mailbox
 from . import door as door_checks
 from .plan import CODE
+from .plan import QUESTIONS
 from .worker import patiently, run_in_process
 
 START_DELAY_SECONDS = 5.0  # spawned processes set up Django before the common start
@@ -59,6 +60,8 @@ def run(config) -> dict:
                 "setup": door, "records": scans,
                 "final": door_checks.final_state(get_booking_service(), door, patiently)}
             owed = _send_what_is_owed()
+            for event in events:  # after the rejections' e-mails, which delete theirs
+                final[event["id"]]["answers"] = _answers(event["id"])
         faults = server.fault_counts()
         mails = mailbox.sent_counts(mail_dir)
     finally:
@@ -106,6 +109,9 @@ def _create_event(strategy: str, **shape) -> dict:
     kind = "orders" if shape.get("quotas") else "plain"
     event = patiently(lambda: service.create_event(
         name=f"Torture {strategy} {kind}", strategy=strategy, **shape))
+    event = patiently(lambda: service.set_questions(event.id, QUESTIONS, expected_version=0)
+                      if not service.get_event(event.id).questions_version
+                      else service.get_event(event.id))
     return {"id": event.id, "strategy": strategy, "capacity": event.capacity,
             "orders": event.offers_orders, "quotas": event.quota_capacities(),
             "ticket_types": {t: list(q) for t, q in event.ticket_types.items()}}
@@ -137,6 +143,13 @@ def _run_processes(config, url: str, prefix: str, events: list[dict],
 
 def _split(total: int, parts: int) -> list[int]:
     return [total // parts + (1 if n < total % parts else 0) for n in range(parts)]
+
+
+def _answers(event_id: str) -> dict:
+    """Every stored answers item of the event: registration id -> (answers, passes)."""
+    found = patiently(lambda: get_booking_service().answers_for_event(event_id))
+    return {rid: {"answers": dict(a.answers), "pass_answers": [dict(p) for p in a.pass_answers]}
+            for rid, a in found.items()}
 
 
 def _final_state(event_id: str) -> dict:

@@ -11,7 +11,7 @@ import threading
 import time
 
 from . import door as door_scanners
-from .plan import DOUBLE, Request, ThreadPlan, TortureConfig
+from .plan import DOUBLE, Request, ThreadPlan, TortureConfig, answers
 
 OK, FAIL, UNKNOWN = "ok", "fail", "unknown"
 DEFINITE_CODES = frozenset({
@@ -27,10 +27,12 @@ def invoke(service, request: Request) -> dict:
     registration, code, quota = None, None, None
     try:
         if request.operation == "book":
+            order, passes = answers(request)
             registration = service.book(request.event_id, name=request.name,
                                         email=request.email, request_id=request.request_id,
                                         tickets=request.tickets,
-                                        access_code=request.access_code)
+                                        access_code=request.access_code, answers=order,
+                                        pass_answers=passes)
         else:
             registration = service.cancel(request.event_id, email=request.email,
                                           registration_id=request.registration_id,

@@ -40,6 +40,7 @@ def web_scenario(service, decide) -> None:
     service.events_page(limit=5, search="Scenario")
     _webhooks(service)
     _checkin(service)
+    _questions(service)
 
 
 def _checkin(service) -> None:
@@ -73,6 +74,24 @@ def _checkin(service) -> None:
     service.checkin_conflicts(room.id)
     service.audit(event.id)
     service.cancel(event.id, email="door@example.com")
+
+
+def _questions(service) -> None:
+    """Questions set, answers booked, read, edited, exported, cancelled, purged."""
+    event = service.create_event(name="Scenario questions", capacity=3, strategy="lock_table",
+                                 starts_at="2040-01-01T10:00:00+00:00")
+    service.set_questions(event.id, [{"id": "diet", "label": "Diet"}], expected_version=0)
+    kept = service.book(event.id, name="Q1", email="q1@example.com", answers={"diet": "Vegan"})
+    service.book(event.id, name="Q2", email="q2@example.com", answers={"diet": "Fish"})
+    service.edit_answers(kept, answers={"diet": "Vegetarian"},
+                         expected_version=service.answers(kept).version)
+    service.answers_for_event(event.id)
+    service.cancel(event.id, email="q2@example.com")
+    service.events.update({"event_id": event.id}, "SET starts_at = :s",
+                          values={":s": "2020-01-01T10:00:00+00:00"})
+    service.catalog.forget(event.id)
+    service.purge_answers(event.id, after_days=1)
+    service.delete_event(event.id)
 
 
 def _webhooks(service) -> None:

@@ -443,3 +443,34 @@ def test_check__code_over_its_limit__at_the_end_or_seen_by_the_watcher():
 
 def test_check__code_uses_not_its_orders__code_uses_wrong():
     assert code_kinds(holders=1, uses=0, peak_uses=1) == {"code_uses_wrong": 1}
+
+
+def with_answers(final, answers):
+    final[EVENT]["answers"] = answers
+    return final
+
+
+def whole(request_id, seats=1):
+    return {"answers": {"note": request_id},
+            "pass_answers": [{"pass_name": f"{request_id}#{n}"} for n in range(seats)]}
+
+
+def test_check__answers_stored_whole_with_their_orders__no_anomaly():
+    records = [rec(1, "book", "r-ada", "ada@x", registration="R1"),
+               rec(2, "book", "r-bob", "bob@x", registration="R2")]
+    final = with_answers(stored(("ada@x", "R1", "r-ada"), ("bob@x", "R2", "r-bob")),
+                         {"R1": whole("r-ada"), "R2": whole("r-bob")})
+    assert kinds(records, final) == {}
+
+
+@pytest.mark.parametrize("answers", [
+    {"R1": whole("r-ada")},                                   # Bo's order has none
+    {"R1": whole("r-ada"), "R2": whole("r-ada")},             # another request's
+    {"R1": whole("r-ada"), "R2": {"answers": {"note": "r-bob"}, "pass_answers": []}},
+    {"R1": whole("r-ada"), "R2": whole("r-bob"), "R9": whole("r-cy")},  # without an order
+])
+def test_check__answers_missing_partial_foreign_or_orphaned__answers_not_whole(answers):
+    records = [rec(1, "book", "r-ada", "ada@x", registration="R1"),
+               rec(2, "book", "r-bob", "bob@x", registration="R2")]
+    final = with_answers(stored(("ada@x", "R1", "r-ada"), ("bob@x", "R2", "r-bob")), answers)
+    assert kinds(records, final) == {"answers_not_whole": 1}
