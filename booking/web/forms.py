@@ -28,18 +28,28 @@ class SignupForm(forms.Form):
         """With an ``event`` that sells orders (docs/orders.md), a quantity per ticket type,
         each labelled with the seats its quotas have left (``availability``)."""
         super().__init__(*args, **kwargs)
+        self.event = event
         self.ticket_types = sorted(event.ticket_types) if event and event.offers_orders else []
         single = len(self.ticket_types) == 1
         for ticket_type in self.ticket_types:
-            left = _type_remaining(event, availability, ticket_type)
             self.fields[f"qty_{ticket_type}"] = forms.IntegerField(
                 label=ticket_label(ticket_type),
                 min_value=0, max_value=event.max_per_order, initial=1 if single else 0,
                 error_messages={"required": "Enter a number of tickets (0 for none).",
                                 "invalid": "Enter a whole number of tickets."},
-                help_text=(f"{left} left. " if left is not None else "")
-                + f"Up to {event.max_per_order} seats per order in all.",
                 widget=forms.NumberInput(attrs={"inputmode": "numeric"}))
+        self.show_availability(availability)
+
+    def show_availability(self, availability) -> None:
+        """Label each ticket type with the seats its quotas have left (none when the page
+        could not read them): called on every rendering, so the hints survive any error."""
+        for ticket_type in self.ticket_types:
+            left = _type_remaining(self.event, availability, ticket_type)
+            hint = ((f"{left} left. " if left is not None else "")
+                    + f"Up to {self.event.max_per_order} seats per order in all.")
+            # The field's, and its bound field's (a copy taken once the form was validated).
+            self.fields[f"qty_{ticket_type}"].help_text = hint
+            self[f"qty_{ticket_type}"].help_text = hint
 
     def tickets(self) -> dict[str, int] | None:
         """The order's tickets (type -> quantity), or None for an event without types."""

@@ -90,6 +90,9 @@ def render_event(request, service, event, form, form_token, status=200, **extra)
     availability = service.page_availability(event.id)
     if form is None and not extra:
         form = SignupForm(event=event, availability=availability)
+    for shown in (form, extra.get("quota_waitlist_form")):
+        if isinstance(shown, SignupForm) and availability is not None:
+            shown.show_availability(availability)  # the hints on every rendering, errors too
     context = {"event": event, "availability": availability, "form": form,
                "form_token": form_token, "has_waiting_list": service.has_waiting_list(event),
                **extra}

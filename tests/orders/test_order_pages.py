@@ -56,3 +56,18 @@ def test_no_ticket_chosen_or_too_many_is_a_clear_error_with_nothing_stored(clien
     assert none.status_code == 400 and "Choose at least one ticket." in none.content.decode()
     assert many.status_code == 400
     assert service.registrations(event.id) == []
+
+
+def test_the_hints_of_what_is_left_stay_after_every_kind_of_error(client, service):
+    event = devconf(service, "lock_table", workshop=2)
+    service.book(event.id, name="Bo", email="bo@example.com", tickets={"workshop-a": 1})
+    blank_name = post_order(client, event.id, {"conference": 1}, name="")
+    no_ticket = post_order(client, event.id, {"conference": 0, "workshop-a": 0})
+    expired = post_order(client, event.id, {"conference": 1}, token="not-a-token")
+    too_many = post_order(client, event.id, {"conference": 5})
+    for response in (blank_name, no_ticket, expired, too_many):
+        html = response.content.decode()
+        assert response.status_code == 400
+        assert "1 left." in html and "2 left." in html  # workshop A, workshop B
+    assert service.registrations(event.id) == [service.find_registration(
+        event.id, email="bo@example.com")]
