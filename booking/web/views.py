@@ -3,6 +3,7 @@ the calendar file. Thin: parse input, call the service, render the result or the
 error (``booking/web/errors.py`` maps errors to statuses).
 """
 from django.http import HttpResponse, HttpResponseRedirect
+from django.templatetags.static import static
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
@@ -50,6 +51,18 @@ def booked_url(registration) -> str:
     """The booking's own page (its confirmation link)."""
     token = links.registration_token(registration, salt=links.CONFIRMATION_SALT)
     return reverse("booking:booked", args=[registration.event_id, token])
+
+
+FAVICON = "booking/favicon.ico"
+
+
+@require_safe
+def favicon(request):
+    """``/favicon.ico``, which browsers ask for on any page (the admin and the API docs
+    too): a redirect to the static file (its hashed name in production), cached a day."""
+    response = HttpResponseRedirect(static(FAVICON))
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
 
 
 PAST_SHOWN = 10  # started events listed below the upcoming ones
