@@ -217,10 +217,17 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
-# Scripts, styles and images only from this site; an inline script needs the response's
-# nonce ({nonce}, see booking/web/middleware.py). No plugins, no framing, forms post here only.
+# Scripts, styles and images only from this site; an inline script or <style> needs the
+# response's nonce ({nonce}, see booking/web/middleware.py), never 'unsafe-inline'. No
+# plugins, no framing, forms post here only. The two hashes are the <style> elements the
+# API docs' Redoc bundle (drf-spectacular-sidecar) adds as it loads, before it can be given
+# the nonce: its scrollbar CSS, and the empty element it then fills (the sha256 of "").
+# tests/browser/test_api_docs_browser.py fails if a new sidecar's CSS no longer matches.
+REDOC_STYLE_HASHES = ("'sha256-QMIg+bpjm3JdElJ388KYke01izlUW0UoNOeKjpMxdgc=' "
+                      "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='")
 CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self' 'nonce-{nonce}'; style-src 'self'; "
+    "default-src 'self'; script-src 'self' 'nonce-{nonce}'; "
+    f"style-src 'self' 'nonce-{{nonce}}' {REDOC_STYLE_HASHES}; "
     "img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; "
     "frame-ancestors 'none'")
 PERMISSIONS_POLICY = ("camera=(), microphone=(), geolocation=(), payment=(), usb=(), "
