@@ -12,7 +12,8 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from booking import calendar, links, validation
 from booking.errors import (AlreadyRegistered, BookingError, EventFull, EventNotFound,
-                            InvalidBooking, OutcomeUnknown, Overloaded, RateLimited)
+                            InvalidBooking, OutcomeUnknown, Overloaded, RateLimited,
+                            beyond_quota)
 from booking.mail import sender as mail
 from booking.models import PENDING
 from booking.web import rate_limits, tokens
@@ -164,9 +165,20 @@ def _signup(request, service, event, *, rechecking=False):
             # The order did not fit one quota: say which, and offer what is still left.
             form = SignupForm(request.POST, event=event, availability=seats)
             form.is_valid()
-            form.add_error(None, error.message + " Nothing was booked: choose other tickets.")
+            tickets = form.tickets() or {}
+            beyond = event.beyond_quotas(tickets)
+            if beyond is not None:  # more than the quota has in all: say so, no line
+                form.add_error(None, beyond_quota(*beyond).message + " Nothing was booked: "
+                               "choose fewer tickets.")
+            else:
+                form.add_error(None, error.message + " Nothing was booked: choose other "
+                               "tickets.")
             waiting = {}
-            if service.has_waiting_list(event):  # or wait in line for exactly this order
+            # Or wait in line for exactly this order: only for an order that does not fit
+            # now (seats freed meanwhile: book it) and could fit once seats free up.
+            fits_now = all(seats.quotas[q].remaining >= n
+                           for q, n in event.order(tickets).seats.items())
+            if service.has_waiting_list(event) and beyond is None and not fits_now:
                 waiting = {"quota_waitlist_form": SignupForm(
                     initial=form.cleaned_data, event=event, availability=seats,
                     auto_id="waitlist_%s"), "waitlist_token": tokens.new_form_token(event.id)}

@@ -50,8 +50,10 @@ def join(request, event_id):
     except SeatsAvailable:  # a seat freed meanwhile: the signup form is back on the page
         return see_other(reverse("booking:event_detail", args=[event.id]))
     except BookingError as error:
+        # Shown in the waiting list's form on a full event; in the signup form (the same
+        # fields, what was typed kept) on one with seats, e.g. an order that can never fit.
         form.apply_error(error)
-        return render_event(request, service, event, None, token, status_for(error),
+        return render_event(request, service, event, form, token, status_for(error),
                             waitlist_form=form)
     mail.send_message_soon(mail_sender(), message)
     return render(request, "booking/waitlist_requested.html",
