@@ -268,7 +268,10 @@ CSRF_TRUSTED_ORIGINS = setting("CSRF_TRUSTED_ORIGINS",
 
 # --- Abuse limits (booking/web/rate_limits.py) ------------------------------------------
 # "N/period" (10/10m, 5/h, 100/d) or "off". Counted in DynamoDB, shared by every process
-# and host. Signups and cancellations per client address (see TRUSTED_PROXY_COUNT):
+# and host. Signups and cancellations per client address (see TRUSTED_PROXY_COUNT); one
+# address can be a whole office or campus behind one router, so the defaults are far above
+# one person's use, and the limits about a person (per e-mail, per registration, per user
+# name) stay tight. Organizer staff signed in are never limited on their own events:
 BOOKING_SIGNUP_RATE = setting("BOOKING_SIGNUP_RATE")
 BOOKING_CANCEL_RATE = setting("BOOKING_CANCEL_RATE")
 # Signups per e-mail address from one client address (each sends a confirmation e-mail

@@ -123,19 +123,53 @@ def read_submission(request, event):
     """
     client = rate_limits.client_address(request)
     form, token = SignupForm(request.POST, event=event), request.POST.get("token", "")
+    limited = not rate_limits.organizer_staff_on(request, event)  # staff: on their events
     try:
         request_id = tokens.request_id_from_form_token(token, event.id)
     except links.BadLink:
-        rate_limits.check(rate_limits.SIGNUP, client, message=SIGNUPS_LIMITED)
+        if limited:
+            _limit(form, lambda: rate_limits.check(
+                rate_limits.SIGNUP, client, message=SIGNUPS_LIMITED, event=event))
         form.is_valid()
         form.add_error(None, FORM_EXPIRED)
         return form, tokens.new_form_token(event.id), None
     if not form.is_valid():
-        rate_limits.check_signup(client, request_id, message=SIGNUPS_LIMITED)
+        if limited:
+            _limit(form, lambda: rate_limits.check_signup(
+                client, request_id, message=SIGNUPS_LIMITED, event=event))
         return form, token, None
-    rate_limits.check_signup(client, request_id, email=form.cleaned_data["email"],
-                             message=SIGNUPS_LIMITED, email_message=EMAIL_LIMITED)
+    if limited:
+        _limit(form, lambda: rate_limits.check_signup(
+            client, request_id, email=form.cleaned_data["email"], message=SIGNUPS_LIMITED,
+            email_message=EMAIL_LIMITED, event=event))
     return form, token, request_id
+
+
+class FormLimited(RateLimited):
+    """A limit refused a posted form: ``form`` (bound, what was typed) is re-shown with
+    the message, 429, instead of a bare error page."""
+
+    def __init__(self, error: RateLimited, form):
+        super().__init__(error.message, retry_after=error.retry_after)
+        self.form = form
+
+
+def _limit(form, check) -> None:
+    try:
+        check()
+    except RateLimited as error:
+        raise FormLimited(error, form) from error
+
+
+def limited_form_page(request, service, event, error: FormLimited, token, **extra):
+    """The event's page with the refused form as typed, the limit's message above it, the
+    token kept (sending it again once the window has passed counts once), 429."""
+    form = error.form
+    form.is_valid()
+    form.add_error(None, error.message)
+    response = render_event(request, service, event, form, token, status_for(error), **extra)
+    response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 def _signup(request, service, event, *, rechecking=False):
@@ -147,7 +181,12 @@ def _signup(request, service, event, *, rechecking=False):
         form = SignupForm(request.POST, event=event)
         form.is_valid()  # what was typed stays in the form
         return _busy(request, service, event, form, request.POST.get("token", ""), error)
-    form, token, request_id = read_submission(request, event)
+    try:
+        form, token, request_id = read_submission(request, event)
+    except FormLimited as error:
+        if rechecking:
+            raise
+        return limited_form_page(request, service, event, error, request.POST.get("token", ""))
     if request_id is None:
         return render_event(request, service, event, form, token, 400)
     started = timezone.now()
@@ -261,8 +300,9 @@ def resend(request, event_id):
     """
     service = get_booking_service()
     event = service.get_event(event_id)
-    rate_limits.check(rate_limits.RESEND, rate_limits.client_address(request),
-                      message=RESENDS_LIMITED)
+    if not rate_limits.organizer_staff_on(request, event):
+        rate_limits.check(rate_limits.RESEND, rate_limits.client_address(request),
+                          message=RESENDS_LIMITED, event=event)
     try:
         typed = validation.clean_typed_email(request.POST.get("email", ""))
     except InvalidBooking as error:
