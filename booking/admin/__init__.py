@@ -4,6 +4,7 @@ from functools import partial, update_wrapper
 from django.contrib import admin
 from django.urls import path
 
+from booking.admin import attendees as admin_attendees
 from booking.admin import registrations as admin_registrations
 from booking.admin import views as admin_views
 from booking.admin import waitlist as admin_waitlist
@@ -50,6 +51,8 @@ class EventAdmin(admin.ModelAdmin):
             route("<str:event_id>/registrations/", admin_registrations.registrations,
                   "registrations"),
             route("<str:event_id>/registrations/export/", admin_registrations.export, "export"),
+            route("<str:event_id>/registrations/add/", admin_attendees.add_attendee,
+                  "add_attendee"),
             route("<str:event_id>/waiting-list/", admin_waitlist.waiting_list, "waiting_list"),
         ]
 from booking.admin import webhooks as admin_webhooks  # noqa: E402,F401 - registers its admin
