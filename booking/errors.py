@@ -19,6 +19,16 @@ class InvalidBooking(BookingError):
     default_message = "Some of the details you entered are not valid."
 
 
+def beyond_quota(quota: str, asked: int, seats: int) -> InvalidBooking:
+    """An order asking more seats of a quota than it has in all (``Event.beyond_quotas``):
+    it can never be booked, nor offered from the waiting list."""
+    whole = "This event" if quota == "capacity" else ticket_label(quota)
+    return InvalidBooking(
+        f"{whole} has {seats} seat{'s' if seats != 1 else ''} in all: an order can hold at "
+        f"most {seats} of them, so an order of {asked} can never be booked or offered from "
+        "the waiting list.", field="tickets")
+
+
 class EventNotFound(BookingError):
     code = "event_not_found"
     default_message = "This event does not exist."

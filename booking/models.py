@@ -99,6 +99,16 @@ class Event:
         """Every quota's seats, the event's capacity first (``CAPACITY_QUOTA``)."""
         return {CAPACITY_QUOTA: self.capacity, **self.quotas}
 
+    def beyond_quotas(self, tickets: dict[str, int]) -> tuple[str, int, int] | None:
+        """The first quota that ``tickets`` (validated) ask more seats of than it has in
+        all, as (quota, seats asked, its seats), or None: such an order can never be
+        booked, nor offered from the waiting list."""
+        order = self.order(tickets)
+        for quota, asked in order.seats.items():
+            if asked > order.capacities[quota]:
+                return quota, asked, order.capacities[quota]
+        return None
+
     def order(self, tickets: dict[str, int]) -> "Order":
         """What ``tickets`` (type -> quantity, already validated) take from each quota."""
         seats: dict[str, int] = {}

@@ -1,6 +1,7 @@
 """Input rules shared by the service (and so by every form, admin page and command)."""
 import re
 import unicodedata
+import uuid
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 
@@ -239,6 +240,23 @@ def normalize_email(value) -> str:
     """
     local, _, domain = clean_typed_email(value).rpartition("@")
     return f"{local.lower()}@{ascii_domain(domain)}"
+
+
+# An attendee an organizer adds by hand without an e-mail address is registered under a
+# generated address on this reserved domain (".invalid" never resolves, RFC 2606): unique
+# per attendee, so it keys the registration like any address, and the mailer never sends
+# to it (docs/admin.md).
+NO_EMAIL_DOMAIN = "no-email.invalid"
+
+
+def placeholder_email() -> str:
+    """A new address for an attendee added without one: ``attendee-<random>@no-email.invalid``."""
+    return f"attendee-{uuid.uuid4().hex[:20]}@{NO_EMAIL_DOMAIN}"
+
+
+def is_placeholder_email(value) -> bool:
+    """Whether ``value`` is such an address (nobody's mailbox: never mailed)."""
+    return isinstance(value, str) and value.strip().lower().endswith("@" + NO_EMAIL_DOMAIN)
 
 
 def email_lookup_key(value) -> str:

@@ -219,10 +219,17 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
-# Scripts, styles and images only from this site; an inline script needs the response's
-# nonce ({nonce}, see booking/web/middleware.py). No plugins, no framing, forms post here only.
+# Scripts, styles and images only from this site; an inline script or <style> needs the
+# response's nonce ({nonce}, see booking/web/middleware.py), never 'unsafe-inline'. No
+# plugins, no framing, forms post here only. The two hashes are the <style> elements the
+# API docs' Redoc bundle (drf-spectacular-sidecar) adds as it loads, before it can be given
+# the nonce: its scrollbar CSS, and the empty element it then fills (the sha256 of "").
+# tests/browser/test_api_docs_browser.py fails if a new sidecar's CSS no longer matches.
+REDOC_STYLE_HASHES = ("'sha256-QMIg+bpjm3JdElJ388KYke01izlUW0UoNOeKjpMxdgc=' "
+                      "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='")
 CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self' 'nonce-{nonce}'; style-src 'self'; "
+    "default-src 'self'; script-src 'self' 'nonce-{nonce}'; "
+    f"style-src 'self' 'nonce-{{nonce}}' {REDOC_STYLE_HASHES}; "
     "img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; "
     "frame-ancestors 'none'")
 PERMISSIONS_POLICY = ("camera=(), microphone=(), geolocation=(), payment=(), usb=(), "
@@ -263,7 +270,10 @@ CSRF_TRUSTED_ORIGINS = setting("CSRF_TRUSTED_ORIGINS",
 
 # --- Abuse limits (booking/web/rate_limits.py) ------------------------------------------
 # "N/period" (10/10m, 5/h, 100/d) or "off". Counted in DynamoDB, shared by every process
-# and host. Signups and cancellations per client address (see TRUSTED_PROXY_COUNT):
+# and host. Signups and cancellations per client address (see TRUSTED_PROXY_COUNT); one
+# address can be a whole office or campus behind one router, so the defaults are far above
+# one person's use, and the limits about a person (per e-mail, per registration, per user
+# name) stay tight. Organizer staff signed in are never limited on their own events:
 BOOKING_SIGNUP_RATE = setting("BOOKING_SIGNUP_RATE")
 BOOKING_CANCEL_RATE = setting("BOOKING_CANCEL_RATE")
 # Signups per e-mail address from one client address (each sends a confirmation e-mail

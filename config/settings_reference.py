@@ -178,12 +178,13 @@ SETTINGS: tuple[Setting, ...] = (
       "Proxies you run in front that append to X-Forwarded-For (0: use the peer address); "
       "the client address decides rate limits.", SECURITY),
     # --- Abuse limits
-    S("BOOKING_SIGNUP_RATE", "10/10m", "str",
-      "Signups per client address (N/period like 10/10m, 5/h, 100/d, or off).", LIMITS),
-    S("BOOKING_CANCEL_RATE", "10/10m", "str", "Cancellations per client address.", LIMITS),
+    S("BOOKING_SIGNUP_RATE", "200/10m", "str",
+      "Signup form posts per client address (N/period like 200/10m, 5/h, 100/d, or off): "
+      "one address can be a whole office, campus or the desk at the venue.", LIMITS),
+    S("BOOKING_CANCEL_RATE", "100/10m", "str", "Cancellations per client address.", LIMITS),
     S("BOOKING_SIGNUP_EMAIL_RATE", "5/h", "str",
       "Signups per e-mail address from one client address (a form counts once).", LIMITS),
-    S("BOOKING_RESEND_RATE", "10/10m", "str",
+    S("BOOKING_RESEND_RATE", "50/10m", "str",
       "\"Resend my confirmation\" requests per client address.", LIMITS),
     S("BOOKING_RESEND_MAIL_RATE", "3/h", "str",
       "Confirmations resent per registration (then the form sends nothing).", LIMITS),

@@ -53,10 +53,13 @@ esac
 # The one background worker: sends the e-mails a crash or restart left in the outbox,
 # passes lapsed waiting-list offers (and freed seats) to the next in line, and runs the
 # stream decider that confirms or rejects the streams strategy's requests in arrival order.
-"$PY" manage.py booking_worker >var/booking_worker.log 2>&1 &
+# Its output (the e-mails it sends, such as waiting-list offers, printed by the console
+# backend, and a line per pass that did something) shows here beside the web server's, and
+# is kept in var/booking_worker.log too. $! is the worker itself, not the tee.
+PYTHONUNBUFFERED=1 "$PY" manage.py booking_worker > >(tee -a var/booking_worker.log) 2>&1 &
 worker_pid=$!
 trap 'kill "$worker_pid" 2>/dev/null || true; cleanup' EXIT INT TERM
-echo "Started the booking worker (log: var/booking_worker.log)"
+echo "Started the booking worker (its e-mails show here; log: var/booking_worker.log)"
 address=${RUN_ADDRESS:-127.0.0.1:8000}
 echo "Serving http://$address/ (Ctrl+C to stop)"
 "$PY" manage.py runserver --insecure --noreload "$address"

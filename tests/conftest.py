@@ -173,7 +173,9 @@ class BrowserFormClient(Client):
 
 
 @pytest.fixture
-def client():
+def client(db):
+    """The test client, with the SQL database a site always has (sessions, signed-in
+    staff, and the limits' refusals recorded for the admin)."""
     return BrowserFormClient()
 
 

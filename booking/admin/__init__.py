@@ -7,6 +7,7 @@ from django.urls import path
 from booking.admin import checkin as admin_checkin
 from booking.admin import access_codes as admin_access_codes
 from booking.admin import questions as admin_questions
+from booking.admin import attendees as admin_attendees
 from booking.admin import registrations as admin_registrations
 from booking.admin import views as admin_views
 from booking.admin import waitlist as admin_waitlist
@@ -53,6 +54,8 @@ class EventAdmin(admin.ModelAdmin):
             route("<str:event_id>/registrations/", admin_registrations.registrations,
                   "registrations"),
             route("<str:event_id>/registrations/export/", admin_registrations.export, "export"),
+            route("<str:event_id>/registrations/add/", admin_attendees.add_attendee,
+                  "add_attendee"),
             route("<str:event_id>/waiting-list/", admin_waitlist.waiting_list, "waiting_list"),
             route("<str:event_id>/checkin/", admin_checkin.checkin, "checkin"),
             route("<str:event_id>/checkin/export/", admin_checkin.export, "checkin_export"),

@@ -120,6 +120,19 @@ def link(**params) -> str:
 
 
 FILTERS = (("", "All"), ("upcoming", "Upcoming"), ("past", "Past"), ("full", "Full"))
+# What an empty list says, by filter: the filter's own words, never "No events yet." when
+# events exist but none fits.
+EMPTY = {"": "No events yet.", "upcoming": "No upcoming events.", "past": "No past events.",
+         "full": "No full events."}
+
+
+def empty_message(*, show: str, search: str, more: bool) -> str:
+    """The line an empty page shows; ``more``: later pages exist (a filter is per page)."""
+    if search:
+        kind = f"{show} event" if show else "event"
+        return f"No {kind} on this page has “{search}” in its name."
+    words = EMPTY[show]
+    return words[:-1] + " on this page." if more and show else words
 
 
 @domain_errors
@@ -141,6 +154,7 @@ def changelist(model_admin, request):
         rows = [row for row in rows if row["seats"] is not None and row["seats"].is_full]
     return render(request, TEMPLATES + "change_list.html", page(
         model_admin, request, "Events", rows=rows, search=search, show=show,
+        empty=empty_message(show=show, search=search, more=bool(next_key)),
         filters=[(label, link(q=search, show=value), value == show) for value, label in FILTERS],
         can_add=model_admin.has_add_permission(request),
         next_url=link(q=search, show=show, page=sign(next_key)) if next_key else "",

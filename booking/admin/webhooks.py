@@ -18,7 +18,7 @@ from booking.errors import BookingError, EventNotFound, InvalidBooking, WebhookN
 from booking.organizers import rights
 from booking.organizers.models import Organizer
 from booking.webhooks.registry import ALL_EVENTS, EVENT_TYPES
-from booking.wiring import webhook_registry
+from booking.wiring import get_booking_service, webhook_registry, webhook_sender
 
 TEMPLATES = "admin/booking_api/webhook/"
 
@@ -27,20 +27,36 @@ def url(name, *args):
     return reverse(f"admin:booking_api_webhookendpointentry_{name}", args=args)
 
 
+EVENTS_LISTED = 200  # the events offered by name in the form (soonest first)
+
+
 class EndpointForm(forms.Form):
     url = forms.CharField(label="URL", max_length=2000, help_text="https:// to a public address; port 443 or 1024-65535.",
                           widget=forms.URLInput(attrs={"size": 60}))
     events = forms.MultipleChoiceField(choices=[(t, t) for t in EVENT_TYPES],
                                        widget=forms.CheckboxSelectMultiple)
-    event_id = forms.CharField(label="Event id", required=False, max_length=100,
-                               help_text="Empty: every event.")
+    event_id = forms.ChoiceField(label="Event", required=False,
+                                 help_text="Every event of the organizer, or one of them.")
     description = forms.CharField(required=False, max_length=200)
 
-    def __init__(self, *args, organizers=(), **kwargs):
+    def __init__(self, *args, organizers=(), events=(), **kwargs):
+        """``events``: the events the user may pick (their organizers'), by name."""
         super().__init__(*args, **kwargs)
         self.fields["organizer"] = organizer_field(
             organizers, "Its organizer's events' changes are sent here.")
+        self.events = {event.id: event for event in events}
+        several = len({event.organizer for event in events}) > 1
+        self.fields["event_id"].choices = [("", "Every event")] + [
+            (event.id, f"{event.name} ({event.organizer})" if several else event.name)
+            for event in events]
         self.order_fields(["organizer", "url", "events", "event_id", "description"])
+
+    def clean(self):
+        data = super().clean()
+        event = self.events.get(data.get("event_id") or "")
+        if event is not None and data.get("organizer") and event.organizer != data["organizer"]:
+            self.add_error("event_id", "Choose one of this organizer's events (or every event).")
+        return data
 
 
 def moment(epoch):
@@ -78,7 +94,8 @@ class WebhookAdmin(admin.ModelAdmin):
         return [route("", changelist, "changelist"), route("add/", add, "add"),
                 route("<str:endpoint_id>/deliveries/", deliveries, "deliveries"),
                 route("<str:endpoint_id>/delete/", delete, "delete"),
-                route("<str:endpoint_id>/enable/", enable, "enable")]
+                route("<str:endpoint_id>/enable/", enable, "enable"),
+                route("<str:endpoint_id>/ping/", ping, "ping")]
 
 
 def changelist(model_admin, request):
@@ -93,7 +110,9 @@ def changelist(model_admin, request):
         if not endpoint.active:
             messages.warning(request, f"{endpoint.url} was disabled: "
                                       f"{endpoint.disabled_reason} Fix it, then enable it.")
-    rows = [(e, moment(e.failing_since), moment(e.disabled_at)) for e in endpoints]
+    names = event_names({e.scope for e in endpoints if e.scope != ALL_EVENTS})
+    rows = [(e, moment(e.failing_since), moment(e.disabled_at), names.get(e.scope))
+            for e in endpoints]
     return render(request, TEMPLATES + "change_list.html", page(
         model_admin, request, "Webhook endpoints", rows=rows, all_events=ALL_EVENTS,
         can_add=model_admin.has_add_permission(request),
@@ -101,12 +120,25 @@ def changelist(model_admin, request):
         can_delete=model_admin.has_delete_permission(request)))
 
 
+def event_names(event_ids) -> dict[str, str]:
+    """Event id -> name, for the endpoints' list ("a deleted event" once it is gone)."""
+    service, names = get_booking_service(), {}
+    for event_id in event_ids:
+        try:
+            names[event_id] = service.recent_event(event_id).name
+        except EventNotFound:
+            names[event_id] = "a deleted event"
+    return names
+
+
 def add(model_admin, request):
     require(model_admin.has_add_permission(request))
     managed = organizers(request, rights.MANAGE)
     choices = Organizer.objects.all() if managed is rights.ALL else \
         Organizer.objects.filter(slug__in=managed)
-    form = EndpointForm(request.POST or None,
+    events, _ = get_booking_service().events_page(
+        limit=EVENTS_LISTED, organizers=None if managed is rights.ALL else managed)
+    form = EndpointForm(request.POST or None, events=events,
                         organizers=[(o.slug, o.name or o.slug) for o in choices])
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -166,3 +198,15 @@ def deliveries(model_admin, request, endpoint_id):
                                                      organizers={endpoint.organizer})]
     return render(request, TEMPLATES + "deliveries.html", page(
         model_admin, request, f"Deliveries to {endpoint.url}", endpoint=endpoint, rows=rows))
+
+
+def ping(model_admin, request, endpoint_id):
+    """POST: send a signed ``ping`` to an endpoint the user manages, now, and show what it
+    answered (status, time, the start of its body). Nothing is stored or retried."""
+    endpoint = _own(model_admin, request, endpoint_id, rights.MANAGE)
+    if endpoint is None or request.method != "POST":
+        return redirect(url("changelist"))
+    answer = webhook_sender().ping(endpoint)
+    return render(request, TEMPLATES + "ping.html", page(
+        model_admin, request, f"Test ping to {endpoint.url}", endpoint=endpoint,
+        answer=answer, back_url=url("changelist")))

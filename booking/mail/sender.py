@@ -28,7 +28,7 @@ from datetime import timezone as dt_timezone
 from django.core.mail import get_connection
 from django.template.loader import render_to_string
 
-from booking import calendar, links, pass_images
+from booking import calendar, links, pass_images, validation
 from booking.background import Background
 from booking.dynamo import history, items
 from booking.dynamo.history import RequestHistory
@@ -177,6 +177,9 @@ class MailSender:
         context = self._context(message, event, answers)
         images = self._pass_images(message, context)
         registration = context["registration"]
+        if validation.is_placeholder_email(registration.contact or registration.email):
+            logger.info("Not mailed: %s was added without an e-mail address", message["kind"])
+            return  # an attendee added by hand without an address: nobody to tell
         template = TEMPLATES[message["kind"]]
         subject = render_to_string(f"{template}_subject.txt", context)
         # The header names the message, so a receiver (and the torture run) can tell a

@@ -2,9 +2,10 @@
 manage its teams (``rights.MANAGE``)."""
 from django.contrib import admin
 from django.contrib.auth.models import User
+from django.db.models import Q
 
 from booking.organizers import rights
-from booking.organizers.models import Organizer, Team
+from booking.organizers.models import LimitHit, Organizer, Team
 
 
 @admin.register(Organizer)
@@ -91,3 +92,54 @@ class TeamAdmin(ManagedByOrganizer):
 
     def has_delete_permission(self, request, obj=None):
         return self._may(request, obj)
+
+
+# What each abuse limit counts, as the "Limit hits" page names it (booking/web/rate_limits.py).
+LIMIT_WORDS = {
+    "signup": "Signup forms from one network",
+    "signup_email": "Signups for one e-mail address from one network",
+    "cancel": "Cancellations and waiting-list links from one network",
+    "resend": "\"Resend my confirmation\" from one network",
+    "resend_mail": "Confirmations resent for one booking",
+    "admin_login": "Failed admin logins",
+    "api_token": "API requests of one token",
+}
+
+
+@admin.register(LimitHit)
+class LimitHitAdmin(admin.ModelAdmin):
+    """Recent refusals by the abuse limits (the last days), read only: an organizer's staff
+    see those on the events they have a role on; limits about no event (admin logins, API
+    tokens) only superusers."""
+
+    list_display = ("last_at", "what", "event_name", "network", "refused")
+    list_filter = ("limit",)
+    search_fields = ("event_name",)
+    list_display_links = None
+
+    @admin.display(description="Limit", ordering="limit")
+    def what(self, hit):
+        return LIMIT_WORDS.get(hit.limit, hit.limit)
+
+    def get_queryset(self, request):
+        found = super().get_queryset(request)
+        scope = rights.for_user(request.user).scope(rights.VIEW)
+        if scope.is_everything:
+            return found
+        return found.filter(Q(organizer__in=scope.organizers) | Q(event_id__in=scope.event_ids)
+                            ).exclude(organizer="")
+
+    def has_module_permission(self, request):
+        return rights.may_use(request.user)
+
+    def has_view_permission(self, request, obj=None):
+        return rights.may_use(request.user)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

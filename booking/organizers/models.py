@@ -45,3 +45,32 @@ class Team(models.Model):
 
     def __str__(self):
         return f"{self.organizer.slug}: {self.name} ({self.role})"
+
+
+class LimitHit(models.Model):
+    """Requests an abuse limit refused (booking/web/rate_limits.py), for the admin: one row
+    per limit, event, client network and hour, counting the refusals in it. Written only
+    when a request is refused (rare), so it costs nothing on the paths people use; rows
+    older than ``limit_hits.KEPT_DAYS`` are deleted as new ones come, so the table stays
+    small even under a flood (one network makes one row an hour per limit and event).
+    The network is a keyed hash (the same network, the same label), never its address."""
+
+    limit = models.CharField(max_length=40)
+    event_id = models.CharField(max_length=64, blank=True)
+    event_name = models.CharField(max_length=200, blank=True)
+    organizer = models.CharField(max_length=50, blank=True, db_index=True,
+                                 help_text="The event's organizer; blank for limits not "
+                                           "about an event (admin logins, API tokens).")
+    network = models.CharField(max_length=16)
+    hour = models.DateTimeField()
+    refused = models.PositiveIntegerField(default=0)
+    last_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ("-last_at",)
+        verbose_name = "limit hit"
+        constraints = [models.UniqueConstraint(
+            fields=("limit", "event_id", "network", "hour"), name="one_limit_hit_row_an_hour")]
+
+    def __str__(self):
+        return f"{self.limit} {self.event_name or '-'} {self.network}"

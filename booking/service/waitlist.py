@@ -19,7 +19,7 @@ from booking.service.bookings import Bookings
 from booking.service.catalog import EventCatalog
 from booking.errors import (BookingClosed, BookingError, EventNotFound, InvalidBooking,
                             JoinLinkExpired, NotWaiting, OfferExpired, OutcomeUnknown,
-                            SeatsAvailable)
+                            SeatsAvailable, beyond_quota)
 from booking.models import BOOKED, EXPIRED, OFFERED, Registration, WaitlistEntry
 from booking.exactly_once.request_log import Request, RequestLog
 from booking.strategies.contract import Holds
@@ -128,13 +128,17 @@ class WaitlistService:
 
     def _check_joinable(self, event_id, tickets) -> dict | None:
         """The order asked for (validated; None on a plain event), if the person may join:
-        the event has a waiting list, has not started, and has no room for that order."""
+        the event has a waiting list, has not started, has no room for that order now,
+        and would have room once seats free up (no quota is asked more than it has)."""
         event = self.catalog.get_event(event_id)
         if event.has_started:
             raise BookingClosed()
         if not self.has_waiting_list(event):
             raise InvalidBooking("This event has no waiting list.")
         _, tickets = self.bookings.tickets_of(event_id, tickets)
+        beyond = event.beyond_quotas(tickets)
+        if beyond is not None:  # no seat freeing up could ever make room for it
+            raise beyond_quota(*beyond)
         quotas = self.bookings.availability(event_id).quotas
         if all(quotas[q].remaining >= n for q, n in event.order(tickets).seats.items()):
             raise SeatsAvailable()

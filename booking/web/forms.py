@@ -37,6 +37,7 @@ class SignupForm(forms.Form):
         only with a code appear when ``unlocked`` names them; a posted form with a code
         shows them all (the booking's write checks the code unlocks what is ordered)."""
         super().__init__(*args, **kwargs)
+        self.event = event
         if unlocked is None:
             unlocked = event.code_only_types if event and self.data.get("access_code") else ()
         self.ticket_types = sorted(
@@ -45,16 +46,12 @@ class SignupForm(forms.Form):
             if event and event.offers_orders else []
         single = len(self.ticket_types) == 1
         for ticket_type in self.ticket_types:
-            left = _type_remaining(event, availability, ticket_type)
             self.fields[f"qty_{ticket_type}"] = forms.IntegerField(
                 label=ticket_label(ticket_type),
                 min_value=0, max_value=event.max_per_order, initial=1 if single else 0,
                 error_messages={"required": "Enter a number of tickets (0 for none).",
                                 "invalid": "Enter a whole number of tickets."},
-                help_text=(f"{left} left. " if left is not None else "")
-                + f"Up to {event.max_per_order} seats per order in all.",
                 widget=forms.NumberInput(attrs={"inputmode": "numeric"}))
-        self.event = event
         self.questions = tuple(event.questions) if event else ()
         self.order_questions = [q for q in self.questions if not q.per_pass]
         self.pass_questions = [q for q in self.questions if q.per_pass]
@@ -70,6 +67,18 @@ class SignupForm(forms.Form):
                 if self.passes > 1:  # the error summary names the pass too
                     field.label = f"{field.label}, pass {n + 1}"
                 self.fields[f"p{n}_{question.id}"] = field
+        self.show_availability(availability)
+
+    def show_availability(self, availability) -> None:
+        """Label each ticket type with the seats its quotas have left (none when the page
+        could not read them): called on every rendering, so the hints survive any error."""
+        for ticket_type in self.ticket_types:
+            left = _type_remaining(self.event, availability, ticket_type)
+            hint = ((f"{left} left. " if left is not None else "")
+                    + f"Up to {self.event.max_per_order} seats per order in all.")
+            # The field's, and its bound field's (a copy taken once the form was validated).
+            self.fields[f"qty_{ticket_type}"].help_text = hint
+            self[f"qty_{ticket_type}"].help_text = hint
 
     def clean(self):
         """The answers, checked by the questions' own rules (``booking/questions/rules.py``,

@@ -27,6 +27,8 @@ from django.core import signing
 from booking import validation, wiring
 from booking.dynamo.access import StoreError
 from booking.errors import BookingError, InvalidAccessCode, RateLimited
+from booking.organizers import limit_hits
+from booking.organizers import rights as organizer_rights
 
 logger = logging.getLogger(__name__)
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smhd])\s*$")
@@ -111,9 +113,24 @@ def _counted(limit: str, count) -> bool:
         return True
 
 
-def check(limit: str, client: str, *, message: str | None = None, now=None) -> None:
+def organizer_staff_on(request, event) -> bool:
+    """Whether the request comes from organizer staff signed in with a role on ``event``
+    (the desk at the venue, an organizer booking people in): never limited there."""
+    user = getattr(request, "user", None)
+    return (event is not None and organizer_rights.may_use(user)
+            and organizer_rights.for_user(user).knows_event(event))
+
+
+def _refused(limit: str, client: str, message, retry_after: int, event=None) -> RateLimited:
+    """The refusal to raise, recorded for the admin's "Limit hits" page first."""
+    limit_hits.record(limit=limit, network=_digest(f"network|{client}", 12), event=event)
+    return RateLimited(message, retry_after=retry_after)
+
+
+def check(limit: str, client: str, *, message: str | None = None, now=None,
+          event=None) -> None:
     """Count one request of ``client`` against the named limit; raise ``RateLimited`` once
-    it is over."""
+    it is over (recorded as a hit, on ``event`` when the request is about one)."""
     rate = _rate(limit)
     if rate is None:
         return
@@ -121,11 +138,11 @@ def check(limit: str, client: str, *, message: str | None = None, now=None) -> N
     bucket = _bucket(limit, client)
     if not _counted(limit, lambda: wiring.rate_counters().hit(
             bucket, window_start=start, window_seconds=rate.seconds) <= rate.limit):
-        raise RateLimited(message, retry_after=retry_after)
+        raise _refused(limit, client, message, retry_after, event)
 
 
 def check_once(limit: str, client: str, submission: str, *, message: str | None = None,
-               now=None) -> None:
+               now=None, event=None) -> None:
     """As ``check``, but the submission ``submission`` (a form token's request id, an
     Idempotency-Key) counts only the first time: double clicks, resubmissions and the
     202 page's re-checks pass uncounted, in the same one write."""
@@ -137,7 +154,7 @@ def check_once(limit: str, client: str, submission: str, *, message: str | None 
     if not _counted(limit, lambda: wiring.rate_counters().hit_once(
             bucket, window_start=start, window_seconds=rate.seconds, once=submission,
             limit=rate.limit)):
-        raise RateLimited(message, retry_after=retry_after)
+        raise _refused(limit, client, message, retry_after, event)
 
 
 def check_address(email: str, client: str, submission: str, *,
@@ -160,7 +177,7 @@ def _digest(text: str, size: int = 16) -> str:
 
 def check_signup(client: str, submission: str, *, email: str | None = None,
                  message: str | None = None, email_message: str | None = None,
-                 now=None) -> None:
+                 now=None, event=None) -> None:
     """A signup's limits in one write: the network's (``SIGNUP``) and, once the form is
     valid, the e-mail address's from that network (``SIGNUP_EMAIL``), each counted once per
     submission, decided and counted in one conditional UpdateItem on the network's item
@@ -207,8 +224,8 @@ def check_signup(client: str, submission: str, *, email: str | None = None,
             state, detail = count(only, marks["e"]) if only else ("counted", None)
     if state == "full":
         limit, retry_after = which[detail]
-        raise RateLimited(email_message if limit == SIGNUP_EMAIL else message,
-                          retry_after=retry_after)
+        raise _refused(limit, client, email_message if limit == SIGNUP_EMAIL else message,
+                       retry_after, event)
 
 
 @contextmanager
@@ -227,7 +244,7 @@ def attempt(limit: str, clients: list[str], *, message: str | None = None, now=N
         if not _counted(limit, lambda: counters.reserve(
                 bucket, window_start=start, window_seconds=rate.seconds, limit=rate.limit)):
             _release(limit, counters, taken, start)
-            raise RateLimited(message, retry_after=retry_after)
+            raise _refused(limit, clients[0], message, retry_after)
         taken.append(bucket)
     yield lambda: _release(limit, counters, taken, start)
 

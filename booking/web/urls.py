@@ -6,6 +6,7 @@ app_name = "booking"
 
 urlpatterns = [
     path("", views.event_list, name="event_list"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("events/<str:event_id>/", views.event_detail, name="event_detail"),
     path("events/<str:event_id>/booked/<str:token>/", views.booked, name="booked"),
     path("events/<str:event_id>/booked/<str:token>/passes/", passes.printable,

@@ -3,6 +3,7 @@ the calendar file. Thin: parse input, call the service, render the result or the
 error (``booking/web/errors.py`` maps errors to statuses).
 """
 from django.http import HttpResponse, HttpResponseRedirect
+from django.templatetags.static import static
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
@@ -11,7 +12,8 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from booking import calendar, links, validation
 from booking.errors import (AlreadyRegistered, BookingError, EventFull, EventNotFound,
-                            InvalidBooking, OutcomeUnknown, Overloaded, RateLimited)
+                            InvalidBooking, OutcomeUnknown, Overloaded, RateLimited,
+                            beyond_quota)
 from booking.mail import sender as mail
 from booking.models import PENDING
 from booking.questions.service import answer_rows
@@ -64,6 +66,18 @@ def booked_url(registration) -> str:
     return reverse("booking:booked", args=[registration.event_id, token])
 
 
+FAVICON = "booking/favicon.ico"
+
+
+@require_safe
+def favicon(request):
+    """``/favicon.ico``, which browsers ask for on any page (the admin and the API docs
+    too): a redirect to the static file (its hashed name in production), cached a day."""
+    response = HttpResponseRedirect(static(FAVICON))
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
+
+
 PAST_SHOWN = 10  # started events listed below the upcoming ones
 
 
@@ -108,6 +122,9 @@ def render_event(request, service, event, form, form_token, status=200, *, code=
         unlocked = service.access_code_unlocks(event.id, code) if code else ()
         form = SignupForm(event=event, availability=availability, unlocked=unlocked,
                           initial={"access_code": code} if code else None)
+    for shown in (form, extra.get("quota_waitlist_form")):
+        if isinstance(shown, SignupForm) and availability is not None:
+            shown.show_availability(availability)  # the hints on every rendering, errors too
     context = {"event": event, "availability": availability, "form": form,
                "form_token": form_token, "has_waiting_list": service.has_waiting_list(event),
                **extra}
@@ -124,19 +141,53 @@ def read_submission(request, event):
     """
     client = rate_limits.client_address(request)
     form, token = SignupForm(request.POST, event=event), request.POST.get("token", "")
+    limited = not rate_limits.organizer_staff_on(request, event)  # staff: on their events
     try:
         request_id = tokens.request_id_from_form_token(token, event.id)
     except links.BadLink:
-        rate_limits.check(rate_limits.SIGNUP, client, message=SIGNUPS_LIMITED)
+        if limited:
+            _limit(form, lambda: rate_limits.check(
+                rate_limits.SIGNUP, client, message=SIGNUPS_LIMITED, event=event))
         form.is_valid()
         form.add_error(None, FORM_EXPIRED)
         return form, tokens.new_form_token(event.id), None
     if not form.is_valid():
-        rate_limits.check_signup(client, request_id, message=SIGNUPS_LIMITED)
+        if limited:
+            _limit(form, lambda: rate_limits.check_signup(
+                client, request_id, message=SIGNUPS_LIMITED, event=event))
         return form, token, None
-    rate_limits.check_signup(client, request_id, email=form.cleaned_data["email"],
-                             message=SIGNUPS_LIMITED, email_message=EMAIL_LIMITED)
+    if limited:
+        _limit(form, lambda: rate_limits.check_signup(
+            client, request_id, email=form.cleaned_data["email"], message=SIGNUPS_LIMITED,
+            email_message=EMAIL_LIMITED, event=event))
     return form, token, request_id
+
+
+class FormLimited(RateLimited):
+    """A limit refused a posted form: ``form`` (bound, what was typed) is re-shown with
+    the message, 429, instead of a bare error page."""
+
+    def __init__(self, error: RateLimited, form):
+        super().__init__(error.message, retry_after=error.retry_after)
+        self.form = form
+
+
+def _limit(form, check) -> None:
+    try:
+        check()
+    except RateLimited as error:
+        raise FormLimited(error, form) from error
+
+
+def limited_form_page(request, service, event, error: FormLimited, token, **extra):
+    """The event's page with the refused form as typed, the limit's message above it, the
+    token kept (sending it again once the window has passed counts once), 429."""
+    form = error.form
+    form.is_valid()
+    form.add_error(None, error.message)
+    response = render_event(request, service, event, form, token, status_for(error), **extra)
+    response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 def _signup(request, service, event, *, rechecking=False):
@@ -148,7 +199,12 @@ def _signup(request, service, event, *, rechecking=False):
         form = SignupForm(request.POST, event=event)
         form.is_valid()  # what was typed stays in the form
         return _busy(request, service, event, form, request.POST.get("token", ""), error)
-    form, token, request_id = read_submission(request, event)
+    try:
+        form, token, request_id = read_submission(request, event)
+    except FormLimited as error:
+        if rechecking:
+            raise
+        return limited_form_page(request, service, event, error, request.POST.get("token", ""))
     if request_id is None:
         return render_event(request, service, event, form, token, 400)
     started = timezone.now()
@@ -170,9 +226,20 @@ def _signup(request, service, event, *, rechecking=False):
             # The order did not fit one quota: say which, and offer what is still left.
             form = SignupForm(request.POST, event=event, availability=seats)
             form.is_valid()
-            form.add_error(None, error.message + " Nothing was booked: choose other tickets.")
+            tickets = form.tickets() or {}
+            beyond = event.beyond_quotas(tickets)
+            if beyond is not None:  # more than the quota has in all: say so, no line
+                form.add_error(None, beyond_quota(*beyond).message + " Nothing was booked: "
+                               "choose fewer tickets.")
+            else:
+                form.add_error(None, error.message + " Nothing was booked: choose other "
+                               "tickets.")
             waiting = {}
-            if service.has_waiting_list(event):  # or wait in line for exactly this order
+            # Or wait in line for exactly this order: only for an order that does not fit
+            # now (seats freed meanwhile: book it) and could fit once seats free up.
+            fits_now = all(seats.quotas[q].remaining >= n
+                           for q, n in event.order(tickets).seats.items())
+            if service.has_waiting_list(event) and beyond is None and not fits_now:
                 waiting = {"quota_waitlist_form": SignupForm(
                     initial=form.cleaned_data, event=event, availability=seats,
                     auto_id="waitlist_%s"), "waitlist_token": tokens.new_form_token(event.id)}
@@ -255,8 +322,9 @@ def resend(request, event_id):
     """
     service = get_booking_service()
     event = service.get_event(event_id)
-    rate_limits.check(rate_limits.RESEND, rate_limits.client_address(request),
-                      message=RESENDS_LIMITED)
+    if not rate_limits.organizer_staff_on(request, event):
+        rate_limits.check(rate_limits.RESEND, rate_limits.client_address(request),
+                          message=RESENDS_LIMITED, event=event)
     try:
         typed = validation.clean_typed_email(request.POST.get("email", ""))
     except InvalidBooking as error:

@@ -21,10 +21,19 @@ from booking.models import BOOKED, OFFERED, WAITING
 from booking.web import rate_limits
 from booking.web.errors import bad_link, renders_booking_errors, status_for
 from booking.web.middleware import plain_forms_only
-from booking.web.views import booked_url, read_submission, render_event, see_other
+from booking.web.views import (FormLimited, booked_url, limited_form_page, read_submission,
+                               render_event, see_other)
 from booking.wiring import get_booking_service, mail_sender
 
 OFFER_LIMITED = "Too many attempts from your network. Please wait a few minutes and try again."
+
+
+def _check_link_limit(request, event) -> None:
+    """The e-mailed links' posts count against the network's cancellation limit (organizer
+    staff signed in are not limited on their own events)."""
+    if not rate_limits.organizer_staff_on(request, event):
+        rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request),
+                          message=OFFER_LIMITED, event=event)
 
 
 def place_in_line(service, entry) -> int:
@@ -40,7 +49,11 @@ def join(request, event_id):
     """Ask to join: the same answer whether or not the address is in line or booked."""
     service = get_booking_service()
     event = service.get_event(event_id)
-    form, token, request_id = read_submission(request, event)
+    try:
+        form, token, request_id = read_submission(request, event)
+    except FormLimited as error:  # what was typed stays, in the form it was typed in
+        return limited_form_page(request, service, event, error,
+                                 request.POST.get("token", ""), waitlist_form=error.form)
     if request_id is None:
         return render_event(request, service, event, None, token, 400, waitlist_form=form)
     try:
@@ -50,8 +63,10 @@ def join(request, event_id):
     except SeatsAvailable:  # a seat freed meanwhile: the signup form is back on the page
         return see_other(reverse("booking:event_detail", args=[event.id]))
     except BookingError as error:
+        # Shown in the waiting list's form on a full event; in the signup form (the same
+        # fields, what was typed kept) on one with seats, e.g. an order that can never fit.
         form.apply_error(error)
-        return render_event(request, service, event, None, token, status_for(error),
+        return render_event(request, service, event, form, token, status_for(error),
                             waitlist_form=form)
     mail.send_message_soon(mail_sender(), message)
     return render(request, "booking/waitlist_requested.html",
@@ -85,8 +100,7 @@ def confirm(request, token):
             return render(request, "booking/waitlist_confirm.html",
                           {"event": event, "ref": ref, "error": error}, status=status_for(error))
         return render(request, "booking/waitlist_confirm.html", {"event": event, "ref": ref})
-    rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request),
-                      message=OFFER_LIMITED)
+    _check_link_limit(request, event)
     try:
         service.confirm_waiting_list(event.id, name=ref.name, email=ref.contact or ref.email,
                                      request_id=ref.request_id, requested_at=ref.issued_at,
@@ -113,8 +127,7 @@ def place(request, token):
         return linked
     ref, service, event = linked
     if request.method == "POST":
-        rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request),
-                          message=OFFER_LIMITED)
+        _check_link_limit(request, event)
         try:
             service.leave_waiting_list(event.id, email=ref.email)
         except NotWaiting:
@@ -142,8 +155,7 @@ def offer(request, token):
     if entry is None or entry.offer_id != ref.registration_id:
         return _offer_page(request, event, entry, "gone", 410)
     if request.method == "POST":
-        rate_limits.check(rate_limits.CANCEL, rate_limits.client_address(request),
-                          message=OFFER_LIMITED)
+        _check_link_limit(request, event)
         if request.POST.get("action") == "decline":
             return _decline(request, service, event, entry)
         return _accept(request, service, event, entry)

@@ -35,6 +35,7 @@ from booking.dynamo.webhooks import WebhookDeliveries, WebhookEndpoints
 from booking.service.store_errors import translating
 from booking.webhooks import signing
 from booking.webhooks.addresses import PublicUrls, Refused, Target
+from booking.webhooks.fanout import body as payload  # the deliveries' shape
 from booking.webhooks.registry import endpoint_from_item
 
 logger = logging.getLogger(__name__)
@@ -112,6 +113,14 @@ class PinnedConnection(HTTPConnection):
         if tls is not None:
             self.default_port = 443  # the Host header names no port for https on 443
 
+    reading = False  # the answer's body is still to be read from this socket
+
+    def close(self) -> None:
+        """As HTTPConnection's, except while the answer's body is being read: an answer
+        that closes the connection would otherwise close the socket it is read from."""
+        if not self.reading:
+            super().close()
+
     def connect(self) -> None:
         raw = socket.create_connection((self.address, self.port),
                                        timeout=self.deadline.remaining())
@@ -147,19 +156,48 @@ def http_post(target: Target, body: bytes, headers: dict, *, timeout: float) -> 
     """POST ``body`` to the checked ``target``; the answer's status, all within ``timeout``
     seconds (connect, TLS, send, the answer's status line and headers). Redirects are not
     followed; the answer's body is not read. Failures raise ``DeliveryFailed``."""
+    return http_exchange(target, body, headers, timeout=timeout)[0]
+
+
+def http_exchange(target: Target, body: bytes, headers: dict, *, timeout: float,
+                  read: int = 0) -> tuple[int, bytes]:
+    """As ``http_post``, and the first ``read`` bytes of the answer's body (within the same
+    deadline): (status, those bytes)."""
     deadline = Deadline(timeout)
     connection = _connect(target, deadline)
     try:
         connection.sock.settimeout(deadline.remaining())
         connection.request("POST", target.path, body=body, headers={
             **headers, "Content-Type": "application/json", "User-Agent": USER_AGENT})
-        return connection.getresponse().status
+        connection.reading = bool(read)
+        answer = connection.getresponse()
+        return answer.status, answer.read(read) if read else b""
     except TimeoutError:
         raise DeliveryFailed(TIMED_OUT) from None
     except (OSError, HTTPException):
         raise DeliveryFailed(TIMED_OUT if deadline.at <= deadline.clock() else NO_ANSWER) from None
     finally:
+        connection.reading = False
         connection.close()
+
+
+PING = "ping"
+EXCERPT_BYTES = 500  # of a test ping's answer, shown to the organizer
+
+
+@dataclass(frozen=True)
+class PingAnswer:
+    """What a test ping met: the answer's status (0: none), how long it took, the start of
+    the answer's body (as text), or why it failed (the delivery log's words)."""
+
+    status: int
+    ms: int
+    excerpt: str
+    error: str
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and 200 <= self.status < 300
 
 
 @translating
@@ -178,7 +216,7 @@ class WebhookSender:
                  retry: RetryRule | None = None, deadline_seconds: float = 10.0,
                  lease_seconds: float | None = None, url_policy=None, post=http_post,
                  threads: int = 8, per_endpoint: int = 1, batch: int = 100,
-                 clock=time.time):
+                 clock=time.time, exchange=http_exchange):
         self.endpoints = endpoints
         self.deliveries = deliveries
         self.retry = retry or RetryRule()
@@ -187,6 +225,7 @@ class WebhookSender:
         self.lease_seconds = lease_seconds or 2 * deadline_seconds + 30
         self.url_policy = url_policy or PublicUrls()
         self.post = post
+        self.exchange = exchange  # a test ping's, which reads the start of the answer
         self.threads = threads
         self.per_endpoint = per_endpoint
         self.batch = batch
@@ -294,6 +333,32 @@ class WebhookSender:
             logger.info("Webhook attempt to endpoint %s failed", endpoint.id, exc_info=True)
             return 0, FAILED, started
         return status, "" if 200 <= status < 300 else f"HTTP {status}", started
+
+    def ping(self, endpoint, *, now: float | None = None) -> PingAnswer:
+        """Send a signed ``ping`` (type ``ping``, data: the endpoint's id and organizer)
+        to ``endpoint`` now, as a delivery is sent (the URL rule checked again, one
+        deadline), and return its answer. Stored nowhere: nothing is retried or logged."""
+        started = self.clock() if now is None else now
+        body = payload(PING, started, {"endpoint_id": endpoint.id,
+                                       "organizer": endpoint.organizer}).encode()
+        webhook_id = f"msg_ping_{uuid.uuid4().hex}"
+
+        def took() -> int:
+            return int((self.clock() - started) * 1000)
+        try:
+            target = self.url_policy.target(endpoint.url)
+            status, excerpt = self.exchange(
+                target, body, signing.headers(endpoint.secret, webhook_id, body),
+                timeout=self.deadline_seconds, read=EXCERPT_BYTES)
+        except Refused as refused:
+            return PingAnswer(0, took(), "", refused.log)
+        except DeliveryFailed as failed:
+            return PingAnswer(0, took(), "", str(failed))
+        except Exception:  # noqa: BLE001 - the receiver's failure, not ours; no details
+            logger.info("Webhook ping to endpoint %s failed", endpoint.id, exc_info=True)
+            return PingAnswer(0, took(), "", FAILED)
+        error = "" if 200 <= status < 300 else f"HTTP {status}"
+        return PingAnswer(status, took(), excerpt.decode("utf-8", "replace"), error)
 
     def _entry(self, attempt, started, status, error) -> dict:
         return {"attempt": attempt, "at": Decimal(f"{started:.3f}"), "status_code": status,

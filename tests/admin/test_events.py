@@ -296,3 +296,16 @@ def test_change__plain_event__no_quota_fields(admin_client, service):
     event = service.create_event(name="Talk", capacity=3, strategy="aggregate")
     opened = admin_client.get(admin_url("change", event.id))
     assert not [name for name in opened.context["form"].fields if name.startswith("quota_")]
+
+
+def test_list__filter_with_no_match__says_the_filters_words(admin_client, service):
+    service.create_event(name="Roomy", capacity=5, starts_at="2031-01-01 10:00")
+
+    def empty_line(query):
+        return admin_client.get(admin_url("changelist") + query).content.decode()
+
+    full = empty_line("?show=full")
+    assert "No full events." in full and "No events yet." not in full
+    assert "No past events." in empty_line("?show=past")
+    assert "No full event on this page has “Wine” in its name." in empty_line("?show=full&q=Wine")
+    assert "No events yet." not in empty_line("")

@@ -71,3 +71,31 @@ def test_log_disable_enable_remove(client, django_user_model, service):
     assert webhook_registry(service).get(endpoint.id).active
     client.post(admin_url("delete", endpoint.id))
     assert webhook_registry(service).listing() == []
+
+
+def test_add__event_picked_by_name_listed_by_name_another_organizers_event_refused(
+        client, django_user_model, service):
+    organizer(client, django_user_model, "ann")
+    ours = service.create_event(name="Spring gala", capacity=5, organizer=DEFAULT)
+    theirs = service.create_event(name="Their party", capacity=5, organizer="globex")
+    form = client.get(admin_url("add")).context["form"]
+    assert ("", "Every event") in form.fields["event_id"].choices
+    assert (ours.id, "Spring gala") in form.fields["event_id"].choices
+    assert theirs.id not in dict(form.fields["event_id"].choices)  # not offered
+    refused = client.post(admin_url("add"), {**FORM, "event_id": theirs.id,
+                                             "organizer": DEFAULT})
+    assert refused.status_code == 200 and refused.context["form"].errors["event_id"]
+    assert webhook_registry(service).listing() == []
+
+    client.post(admin_url("add"), {**FORM, "event_id": ours.id, "organizer": DEFAULT})
+    [endpoint] = webhook_registry(service).listing()
+    assert endpoint.scope == ours.id
+    listing = client.get(admin_url("changelist")).content.decode()
+    assert "Spring gala" in listing and ours.id not in listing.replace(endpoint.id, "")
+    assert reverse("api:docs") in listing  # the API docs are linked
+
+
+def test_new_secret_and_token_pages__link_the_api_docs(client, django_user_model, service):
+    organizer(client, django_user_model, "ann")
+    added = client.post(admin_url("add"), {**FORM, "organizer": DEFAULT})
+    assert reverse("api:docs") in added.content.decode()

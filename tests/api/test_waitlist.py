@@ -100,3 +100,16 @@ def test_join__order_event__tickets_asked_offered_and_accepted(client, service):
     accepted = post(client, f"/api/v1/offers/{secret}/accept/", {}, key="accept-0001")
 
     assert accepted.status_code == 201 and accepted.json()["tickets"] == {"workshop-a": 1}
+
+
+def test_join__more_of_a_quota_than_it_has__400_nothing_owed(client, service):
+    from booking.wiring import mail_sender
+    from tests.orders.test_orders import devconf
+
+    event = devconf(service, "lock_table")  # workshop-b: 3 seats, all free
+    response = post(client, f"/api/v1/events/{event.id}/waiting-list/",
+                    {"name": "Bo", "email": "bo@example.com", "tickets": {"workshop-b": 4}},
+                    key="join-quota")
+    body = assert_problem(response, 400, "invalid")
+    assert "Workshop B has 3 seats in all" in body["detail"]
+    assert service.waiting_list(event.id) == [] and list(mail_sender().outbox.pending()) == []

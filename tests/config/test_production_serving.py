@@ -94,6 +94,19 @@ def test_static__hashed_css__served_with_far_future_cache(production_site):
     assert "max-age=315360000" in response.getheader("Cache-Control")
 
 
+def test_favicon__redirects_to_the_hashed_icon_and_pages_link_it(production_site):
+    response, _ = get(production_site, "/favicon.ico", HTTPS)
+    assert response.status == 302
+    icon = response.getheader("Location")
+    assert re.fullmatch(r"/static/booking/favicon\.[0-9a-f]{12}\.ico", icon), icon
+
+    served, content = get(production_site, icon, HTTPS)
+
+    assert served.status == 200 and content[:4] == b"\x00\x00\x01\x00"  # an ICO file
+    _, home = get(production_site, "/", HTTPS)
+    assert f'<link rel="icon" href="{icon}"'.encode() in home
+
+
 def test_slow_clients__do_not_hold_the_site(production_site):
     """Clients that send half a request and stall hold at most their own threads: a
     threaded worker (4 threads here) still answers others while 3 of them stall."""

@@ -56,3 +56,66 @@ def test_no_ticket_chosen_or_too_many_is_a_clear_error_with_nothing_stored(clien
     assert none.status_code == 400 and "Choose at least one ticket." in none.content.decode()
     assert many.status_code == 400
     assert service.registrations(event.id) == []
+
+
+def test_the_hints_of_what_is_left_stay_after_every_kind_of_error(client, service):
+    event = devconf(service, "lock_table", workshop=2)
+    service.book(event.id, name="Bo", email="bo@example.com", tickets={"workshop-a": 1})
+    blank_name = post_order(client, event.id, {"conference": 1}, name="")
+    no_ticket = post_order(client, event.id, {"conference": 0, "workshop-a": 0})
+    expired = post_order(client, event.id, {"conference": 1}, token="not-a-token")
+    too_many = post_order(client, event.id, {"conference": 5})
+    for response in (blank_name, no_ticket, expired, too_many):
+        html = response.content.decode()
+        assert response.status_code == 400
+        assert "1 left." in html and "2 left." in html  # workshop A, workshop B
+    assert service.registrations(event.id) == [service.find_registration(
+        event.id, email="bo@example.com")]
+
+
+def waitlist_post(client, event_id, quantities, email="cy@example.com"):
+    token = form_page(client, event_id)[1]
+    data = {"name": "Cy", "email": email, "token": token,
+            **{f"qty_{t}": str(n) for t, n in quantities.items()}}
+    response = client.post(reverse("booking:waitlist_join", args=[event_id]), data)
+    booking_mail.flush()
+    return response
+
+
+def test_more_of_a_quota_than_it_has__clear_error_and_no_waiting_list(client, service):
+    """Workshop B has 3 seats and 10 are free: 4 × Workshop B can never be booked, so the
+    page says why and offers no place in line, and a join for it is refused."""
+    event = devconf(service, "lock_table")
+    response = post_order(client, event.id, {"conference": 0, "workshop-a": 0, "workshop-b": 4})
+    html = response.content.decode()
+    assert "Workshop B has 3 seats in all: an order can hold at most 3 of them" in html
+    assert "waitlist_" not in html  # no waiting-list form for this order
+    joined = waitlist_post(client, event.id, {"conference": 0, "workshop-a": 0,
+                                                   "workshop-b": 4})
+    assert joined.status_code == 400
+    assert "Workshop B has 3 seats in all" in joined.content.decode()
+    assert service.waiting_list(event.id) == [] and service.registrations(event.id) == []
+
+
+def test_a_refused_order_that_fits_by_now__offers_no_waiting_list(client, service,
+                                                                 monkeypatch):
+    """The order was refused as full, but seats freed before the page was drawn: book
+    again, no place in line for an order that fits."""
+    from booking.errors import EventFull
+
+    event = devconf(service, "lock_table", workshop=2)
+
+    def refused_as_full(*args, **kwargs):
+        raise EventFull(quota="workshop-a")
+    monkeypatch.setattr(service, "book", refused_as_full)
+    response = post_order(client, event.id, {"conference": 0, "workshop-a": 2, "workshop-b": 0})
+    html = response.content.decode()
+    assert response.status_code == 409 and "not enough seats left in Workshop A" in html
+    assert "waitlist_" not in html
+
+
+def test_a_refused_order_that_could_fit_later__may_wait_in_line(client, service):
+    event = devconf(service, "lock_table", workshop=2)
+    service.book(event.id, name="Bo", email="bo@example.com", tickets={"workshop-a": 1})
+    html = post_order(client, event.id, {"conference": 0, "workshop-a": 2, "workshop-b": 0}).content.decode()
+    assert 'id="waitlist_name"' in html  # the line is offered for exactly this order

@@ -313,3 +313,36 @@ def test_every_e_mail_of_an_order_shows_its_tickets_and_each_part_cancelled_has_
     assert sum("Part of your order" in b and "Cancelled tickets: 1 × Conference" in b
                for b in bodies) == 2
     assert sum("Cancelled tickets: 1 × Conference, 1 × Workshop A" in b for b in bodies) == 1
+
+
+def test_confirmation_e_mail__order_of_three_seats__says_three_seats_and_their_types(service):
+    from django.core import mail
+
+    from booking.wiring import mail_sender
+
+    event = devconf(service, "lock_table")
+    service.book(event.id, name="Ada", email="ada@example.com",
+                 tickets={"conference": 2, "workshop-a": 1})
+    mail.outbox.clear()
+    for message in list(mail_sender().outbox.pending()):
+        mail_sender().send(message)
+    [message] = mail.outbox
+    assert (f'Your 3 seats at "{event.name}" are confirmed: 2 × Conference, 1 × Workshop A.'
+            in message.body)
+    assert "Your seat at" not in message.body
+    [(html, _)] = message.alternatives
+    assert f"Your 3 seats at {event.name} are confirmed</h1>" in html
+
+
+def test_confirmation_e_mail__one_seat__says_your_seat(service):
+    from django.core import mail
+
+    from booking.wiring import mail_sender
+
+    event = service.create_event(name="Solo night", capacity=5)
+    service.book(event.id, name="Ada", email="ada@example.com")
+    mail.outbox.clear()
+    for message in list(mail_sender().outbox.pending()):
+        mail_sender().send(message)
+    [message] = mail.outbox
+    assert 'Your seat at "Solo night" is confirmed.' in message.body

@@ -236,3 +236,18 @@ def test_costs__order_offer_and_accept_requests(service, sold_out, monkeypatch):
     else:
         assert prepare == ["UpdateItem"] * (2 if sold_out.strategy == "lock_table" else 1)
     assert accept.operations == ["GetItem", "TransactWriteItems"]
+
+
+def test_join__more_of_a_quota_than_it_has_in_all__refused_clearly_nothing_stored(
+        service, sold_out):
+    """Workshop A has 2 seats in all: 3 of them could never be offered, whoever cancels."""
+    with pytest.raises(InvalidBooking) as refused:
+        join(service, sold_out, "cy@example.com", {"workshop-a": 3})
+    assert refused.value.field == "tickets"
+    assert refused.value.message.startswith(
+        "Workshop A has 2 seats in all: an order can hold at most 2 of them")
+    with pytest.raises(InvalidBooking, match="at most 3 seats"):  # beyond seats per order
+        join(service, sold_out, "cy@example.com", {"conference": 4})
+    assert service.waiting_list(sold_out.id) == []
+    join(service, sold_out, "cy@example.com", {"workshop-a": 2})  # can be offered: may wait
+    assert statuses(service, sold_out) == [("cy@example.com", WAITING)]

@@ -31,6 +31,21 @@ def test_pages__csp_without_unsafe_inline_and_permissions_policy(client, admin_c
         assert "camera=()" in response["Permissions-Policy"]
 
 
+@pytest.mark.parametrize("path", ["/api/v1/docs/", "/api/v1/redoc/"])
+def test_api_docs__inline_script_and_styles_carry_the_nonce_no_unsafe_keyword(client, path):
+    response = client.get(path)
+    csp = response["Content-Security-Policy"]
+    nonce = re.search(r"script-src 'self' 'nonce-([\w-]{20,})';", csp)[1]
+    assert f"style-src 'self' 'nonce-{nonce}'" in csp
+    assert "unsafe-" not in csp  # no 'unsafe-inline', 'unsafe-eval' or 'unsafe-hashes'
+    html = response.content.decode()
+    scripts = re.findall(r"<script([^>]*)>", html)
+    inline = [attrs for attrs in scripts if "src=" not in attrs]
+    assert inline and all(f'nonce="{nonce}"' in attrs for attrs in inline)
+    assert "<style" not in html and "style=" not in html  # the page's own CSS is a file
+    assert "fonts.googleapis.com" not in html and "cdn" not in html.lower()
+
+
 def test_csp__nonce_new_for_every_response(client, event):
     nonces = {re.search(r"'nonce-([^']+)'", client.get("/")["Content-Security-Policy"])[1]
               for _ in range(3)}
