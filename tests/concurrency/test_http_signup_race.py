@@ -237,8 +237,13 @@ def test_http_order_race__every_served_strategy_at_once__every_quota_kept_one_or
 
 def test_http_order_race__unguarded_control__caught_overbooking_a_shared_quota(
         gunicorn_site, race_service, local_server):
-    """Alone, so that all the site's threads contend on its one event."""
-    found = http_order_race(gunicorn_site[0], race_service, local_server, ("unguarded",),
-                            seed=2024)
+    """Alone, so that all the site's threads contend on its one event; up to three races
+    (another seed each): on a machine so loaded that the site's threads run one after
+    another, one race can leave the control's window unused."""
+    for seed in (2024, 2025, 2026):
+        found = http_order_race(gunicorn_site[0], race_service, local_server, ("unguarded",),
+                                seed=seed)
+        if any(v.startswith("overbooked quota workshop") for v in found["unguarded"]):
+            break
 
     assert any(v.startswith("overbooked quota workshop") for v in found["unguarded"]), found
