@@ -202,7 +202,7 @@ def http_order_race(port, service, server, strategies, seed) -> dict[str, list[s
     work = [(event, f"p{n}@example.com", orders.random_order(rng))
             for event in events.values() for n in range(orders.PEOPLE)]
     # One e-mail per event: the per-address signup limit (5/h) is not under test.
-    work += [(event, f"same-{strategy}@example.com", orders.random_order(rng))
+    work += [(event, f"same-{strategy}-{seed}@example.com", orders.random_order(rng))
              for strategy, event in events.items() for _ in range(SAME_PERSON)]
     rng.shuffle(work)  # every event's submissions spread over the whole race
     barrier = threading.Barrier(len(work), timeout=90)
