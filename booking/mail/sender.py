@@ -92,8 +92,8 @@ class MailSender:
             self.answers.delete(message["event_id"], message["registration_id"])
         if self.fanout is not None and not key.startswith(RESEND):
             self.fanout(message, lambda: event or self.events(message["event_id"]))
-        # The answers a confirmation shows, read before the send is claimed: a store that
-        # fails here leaves the row owed for the next pass, never a failed e-mail.
+        # The answers and passes a confirmation shows, read before the send is claimed: a
+        # store that fails here leaves the row owed for the next pass, never a failed e-mail.
         shown = None
         if message["kind"] == CONFIRMATION and self.answers is not None:
             try:
@@ -103,6 +103,7 @@ class MailSender:
             else:
                 if event.questions_version:
                     shown = self.answers.read(message["event_id"], message["registration_id"])
+        passes = self._passes(message)
         now, runner = time.time(), uuid.uuid4().hex
         fields = {"operation": message["kind"], "event_id": message["event_id"],
                   "email": message["email"], "registration_id": message["registration_id"],
@@ -119,7 +120,8 @@ class MailSender:
                 return IN_PROGRESS
         outcome_seq = history.start_seq(history.generation_of(row["seq"])) + 1
         try:
-            self._deliver(message, event or self.events(message["event_id"]), answers=shown)
+            self._deliver(message, event or self.events(message["event_id"]), passes,
+                          answers=shown)
         except Exception as error:  # noqa: BLE001 - any backend failure: SMTP, timeouts
             logger.exception("Could not send the %s e-mail %s", message["kind"], key)
             self._record(key, outcome_seq, history.FAILED,
@@ -163,19 +165,23 @@ class MailSender:
             context.update(join_context(message, site_url=site_url))
         return context
 
-    def _pass_images(self, message: dict, context: dict) -> list[InlineImage]:
-        """A confirmation's passes (those not cancelled), each with its QR code as an inline
-        image: ``context["passes"]`` holds (pass, content id) pairs for the templates."""
+    def _passes(self, message: dict) -> list:
+        """A confirmation's passes not cancelled (one read of the order's state at the
+        door); none for other e-mails."""
         if message["kind"] != CONFIRMATION or self.passes is None:
             return []
-        shown = [p for p in self.passes(context["registration"]) if p.is_valid]
+        return [p for p in self.passes(items.registration_from_item(message)) if p.is_valid]
+
+    def _pass_images(self, shown: list, context: dict) -> list[InlineImage]:
+        """Each pass's QR code as an inline image: ``context["passes"]`` holds (pass,
+        content id) pairs for the templates."""
         context["passes"] = [(p, f"pass-{p.pass_id}@booking") for p in shown]
         return [InlineImage(cid, pass_images.png(p.code), f"pass-{n}.png")
                 for n, (p, cid) in enumerate(context["passes"], start=1)]
 
-    def _deliver(self, message: dict, event, answers=None) -> None:
+    def _deliver(self, message: dict, event, passes: list, answers=None) -> None:
         context = self._context(message, event, answers)
-        images = self._pass_images(message, context)
+        images = self._pass_images(passes, context)
         registration = context["registration"]
         if validation.is_placeholder_email(registration.contact or registration.email):
             logger.info("Not mailed: %s was added without an e-mail address", message["kind"])

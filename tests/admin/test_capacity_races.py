@@ -166,9 +166,13 @@ def test_capacity_edits__unguarded_control__caught_overbooking(server_store):
 
     service = control_service(race_delay_ms=20)
     wiring.install(service)
-    event, race = run_race(service, "unguarded")
-
-    final = service.availability(event.id)
+    # Up to three races: on a machine so loaded that the threads run one after another,
+    # one race can leave the control's window unused.
+    for _ in range(3):
+        event, race = run_race(service, "unguarded")
+        final = service.availability(event.id)
+        if race.violations or final.confirmed > final.capacity:
+            break
     assert race.violations or final.confirmed > final.capacity, (race.edits, final)
 
 

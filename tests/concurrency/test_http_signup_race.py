@@ -202,7 +202,7 @@ def http_order_race(port, service, server, strategies, seed) -> dict[str, list[s
     work = [(event, f"p{n}@example.com", orders.random_order(rng))
             for event in events.values() for n in range(orders.PEOPLE)]
     # One e-mail per event: the per-address signup limit (5/h) is not under test.
-    work += [(event, f"same-{strategy}@example.com", orders.random_order(rng))
+    work += [(event, f"same-{strategy}-{seed}@example.com", orders.random_order(rng))
              for strategy, event in events.items() for _ in range(SAME_PERSON)]
     rng.shuffle(work)  # every event's submissions spread over the whole race
     barrier = threading.Barrier(len(work), timeout=90)
@@ -237,8 +237,13 @@ def test_http_order_race__every_served_strategy_at_once__every_quota_kept_one_or
 
 def test_http_order_race__unguarded_control__caught_overbooking_a_shared_quota(
         gunicorn_site, race_service, local_server):
-    """Alone, so that all the site's threads contend on its one event."""
-    found = http_order_race(gunicorn_site[0], race_service, local_server, ("unguarded",),
-                            seed=2024)
+    """Alone, so that all the site's threads contend on its one event; up to three races
+    (another seed each): on a machine so loaded that the site's threads run one after
+    another, one race can leave the control's window unused."""
+    for seed in (2024, 2025, 2026):
+        found = http_order_race(gunicorn_site[0], race_service, local_server, ("unguarded",),
+                                seed=seed)
+        if any(v.startswith("overbooked quota workshop") for v in found["unguarded"]):
+            break
 
     assert any(v.startswith("overbooked quota workshop") for v in found["unguarded"]), found
