@@ -53,6 +53,9 @@ class Event:
     # The arrivals a second its organizer expects at the busiest moment (a drop's opening),
     # or None: the shards strategy splits the seats of a plain event for it (docs/scaling.md).
     expected_rate: int | None = None
+    # A sentence per ticket type shown beside it where people choose (type -> text); only
+    # the types that have one. Stored only when there is one, so other events stay as they were.
+    ticket_descriptions: dict = field(default_factory=dict, compare=False)
 
     @property
     def is_plain(self) -> bool:

@@ -43,6 +43,8 @@ def event_item(event: Event) -> dict:
         **({"expected_rate": event.expected_rate} if event.expected_rate else {}),
         "request_fingerprint": event.request_fingerprint or None,
         **({"organizer": event.organizer} if event.organizer else {}),
+        **({"ticket_descriptions": dict(event.ticket_descriptions)}
+           if event.ticket_descriptions else {}),
     }
 
 
@@ -81,7 +83,7 @@ def _tickets(item: dict) -> dict | None:
 # Everything but the aggregate strategy's attendees map, which can be large.
 EVENT_PROJECTION = ("event_id, #name, #capacity, strategy, starts_at, created_at, version, "
                     "#ends, #zone, #description, #venue, quota_capacities, ticket_types, max_per_order, "
-                    "request_fingerprint, organizer, expected_rate")
+                    "request_fingerprint, organizer, expected_rate, ticket_descriptions")
 EVENT_PROJECTION_NAMES = {"#name": "name", "#capacity": "capacity", "#ends": "ends_at",
                           "#zone": "time_zone", "#description": "description", "#venue": "venue"}
 
@@ -103,6 +105,7 @@ def event_from_item(item: dict) -> Event:
         expected_rate=int(item["expected_rate"]) if item.get("expected_rate") else None,
         request_fingerprint=item.get("request_fingerprint") or "",
         organizer=item.get("organizer") or "",
+        ticket_descriptions=dict(item.get("ticket_descriptions") or {}),
     )
 
 

@@ -40,6 +40,9 @@ class SignupForm(forms.Form):
                 help_text=(f"{left} left. " if left is not None else "")
                 + f"Up to {event.max_per_order} seats per order in all.",
                 widget=forms.NumberInput(attrs={"inputmode": "numeric"}))
+        for ticket_type, text in (event.ticket_descriptions.items() if self.ticket_types else ()):
+            field = self.fields[f"qty_{ticket_type}"]  # the organizer's sentence first
+            field.help_text = f"{text} {field.help_text}"
 
     def tickets(self) -> dict[str, int] | None:
         """The order's tickets (type -> quantity), or None for an event without types."""
