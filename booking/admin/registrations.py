@@ -42,7 +42,7 @@ def registrations(model_admin, request, event_id):
         order_label=ORDERS[order],
         time_sort_url=link(q=search, o="-time" if order == "time" else "time"),
         email_sort_url=link(q=search),
-        seats=seats_or_none(service, event.id),
+        seats=seats_or_none(service, event.id), tally=service.tally_registrations(event.id),
         decider=service.decider_lag() if event.strategy == "streams" else None,
         export_url=url("export", event.id) + link(q=search),
         next_url=link(q=search, o=order if order != "email" else "",
