@@ -34,9 +34,9 @@ def bookings_chart(event, bookings: list[tuple[datetime, dict[str, int]]], *,
         return None
     zone = event.time_zone
     days = [times.local(at, zone).date() for at, _ in bookings]
-    first = days[0]
     last = max(days[-1], today or days[-1])
-    step = 1 if (last - first).days < MAX_BUCKETS else 7
+    step = 1 if (last - days[0]).days < MAX_BUCKETS else 7
+    first = days[0] - timedelta(days=step)  # the lines start from none booked
     count = (last - first).days // step + 1
     types = sorted({name for _, tickets in bookings for name in tickets})
     per = [[0] * len(types) for _ in range(count)]
@@ -68,7 +68,8 @@ def _svg(event, types, per, labels, colours) -> SafeString:
         return TOP + span_y - span_y * value / top
 
     lines = format_html_join("", '<polyline fill="none" stroke="{}" stroke-width="2.5" '
-                                 'points="{}"><title>{}: {} seats</title></polyline>',
+                                 'stroke-linejoin="round" points="{}">'
+                                 '<title>{}: {} seats</title></polyline>',
                              ((colours[name], " ".join(f"{x(i):.1f},{y(v):.1f}"
                                                        for i, v in enumerate(line)),
                                ticket_label(name), line[-1])
