@@ -102,6 +102,13 @@ class Event:
         return self.starts_at is not None and self.starts_at <= timezone.now()
 
 
+def booking_reference(registration_id: str) -> str:
+    """A short reference people can read out: "8F3A-21C0", the registration id's first 8
+    characters (derived, never stored; the id stays the key)."""
+    head = registration_id[:8].upper()
+    return f"{head[:4]}-{head[4:]}"
+
+
 def tickets_text(tickets: dict[str, int]) -> str:
     """``2 × conference, 1 × workshop-a``: an order by its types' names, as the CSV export
     writes it (sorted: a stored map keeps no order)."""
@@ -163,6 +170,11 @@ class Registration(HasTickets):
     @property
     def is_confirmed(self) -> bool:
         return self.status == CONFIRMED
+
+    @property
+    def reference(self) -> str:
+        """The booking reference on its page and in its e-mails (``booking_reference``)."""
+        return booking_reference(self.registration_id)
 
     @property
     def is_plain(self) -> bool:

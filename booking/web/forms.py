@@ -85,17 +85,16 @@ def _type_remaining(event, availability, ticket_type) -> int | None:
 
 class CancelTicketsForm(forms.Form):
     """Which seats of an order to give up: a quantity (0 to the number held) per ticket type
-    the order holds, all of them to begin with; none (``keep_all``) once a part was
-    cancelled, so one more click never gives up the rest unasked. The service checks them
-    against the order as stored when it writes."""
+    the order holds, none to begin with, so one click never gives up seats unasked. The
+    service checks them against the order as stored when it writes."""
 
-    def __init__(self, *args, registration, keep_all=False, **kwargs):
+    def __init__(self, *args, registration, **kwargs):
         super().__init__(*args, **kwargs)
         self.held = dict(sorted(registration.tickets.items()))
         for ticket_type, quantity in self.held.items():
             self.fields[f"cancel_{ticket_type}"] = forms.IntegerField(
                 label=ticket_label(ticket_type), min_value=0, max_value=quantity,
-                initial=0 if keep_all else quantity,
+                initial=0,
                 error_messages={"required": "Enter a number of seats (0 to keep them all).",
                                 "invalid": "Enter a whole number of seats.",
                                 "max_value": f"Your order holds {quantity} of these.",
