@@ -185,3 +185,9 @@ def test_ticket_description__shown_beside_its_type_on_the_event_page(client, ser
     assert event.ticket_descriptions == {"workshop-a": "Bring a laptop."}
     html = client.get(f"/events/{event.id}/").content.decode()
     assert "Bring a laptop." in html
+
+
+def test_change__plain_event__says_seats_per_order_cannot_change(admin_client, service):
+    event = service.create_event(name="Plain", capacity=5, strategy="lock_table")
+    html = admin_client.get(admin_url("change", event.id)).content.decode()
+    assert "this cannot change" in html and 'name="max_per_order"' not in html
