@@ -35,6 +35,10 @@ def test_browser__editor__types_quotas_and_city_zone__every_error_at_once_then_s
     page.get_by_label("Ticket type 2 also counts against").fill("Workshop C")
     page.get_by_label("Seats per order").fill("4")
     screenshot(page, "editor-1-add-form")
+    page.set_viewport_size({"width": 390, "height": 800})
+    widest = page.evaluate("document.documentElement.scrollWidth")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    assert widest <= 390, "the add form scrolls sideways on a phone"
     page.get_by_role("button", name="Save", exact=True).click()
     summary = page.locator("#error-summary")
     expect(summary).to_contain_text("Name")  # every error at once: name, end, type's quota
