@@ -56,6 +56,14 @@ class Event:
     # A sentence per ticket type shown beside it where people choose (type -> text); only
     # the types that have one. Stored only when there is one, so other events stay as they were.
     ticket_descriptions: dict = field(default_factory=dict, compare=False)
+    # The label the organizer typed for a ticket type or quota ("VIP" for ``vip``), where
+    # one was typed (name -> label); ``label`` falls back to ``ticket_label``. Stored only
+    # when there is one, so other events stay as they were.
+    ticket_labels: dict = field(default_factory=dict, compare=False)
+
+    def label(self, name: str) -> str:
+        """A ticket type's or quota's label as the organizer typed it, else derived."""
+        return self.ticket_labels.get(name) or ticket_label(name)
 
     @property
     def is_plain(self) -> bool:
@@ -115,10 +123,12 @@ def tickets_text(tickets: dict[str, int]) -> str:
     return ", ".join(f"{quantity} × {name}" for name, quantity in sorted(tickets.items()))
 
 
-def tickets_label_text(tickets: dict[str, int]) -> str:
+def tickets_label_text(tickets: dict[str, int], labels: dict | None = None) -> str:
     """``2 × Conference, 1 × Workshop A``: an order with its types' labels, as people read
-    it (pages, e-mails); ``tickets_text`` keeps the names (CSV, logs)."""
-    return ", ".join(f"{quantity} × {ticket_label(name)}"
+    it (pages, e-mails); ``labels`` are the event's typed ones (``Event.ticket_labels``),
+    else derived; ``tickets_text`` keeps the names (CSV, logs)."""
+    labels = labels or {}
+    return ", ".join(f"{quantity} × {labels.get(name) or ticket_label(name)}"
                      for name, quantity in sorted(tickets.items()))
 
 

@@ -494,6 +494,28 @@ def clean_ticket_descriptions(value, *, ticket_types) -> dict[str, str]:
     return cleaned
 
 
+TICKET_LABEL_MAX_LENGTH = 60
+
+
+def clean_ticket_labels(value, *, names) -> dict[str, str]:
+    """The labels the organizer typed (name -> label), each for a ticket type or quota in
+    ``names``; empty labels are dropped (the name's derived label applies)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidBooking("Ticket type labels must map names to text.", field="ticket_types")
+    cleaned = {}
+    for name, text in value.items():
+        if text is None or (isinstance(text, str) and not text.strip()):
+            continue
+        if name not in names:
+            raise InvalidBooking(f"There is no ticket type or quota {name!r} to label.",
+                                 field="ticket_types")
+        cleaned[name] = clean_text(text, field="ticket_types", label="A ticket type's label",
+                                   max_length=TICKET_LABEL_MAX_LENGTH)
+    return cleaned
+
+
 def clean_max_per_order(value) -> int:
     if value is None:
         return 1

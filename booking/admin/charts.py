@@ -9,7 +9,6 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from booking import times
-from booking.models import ticket_label
 
 WIDTH, HEIGHT = 640, 240
 LEFT, RIGHT, TOP, BOTTOM = 48, 16, 16, 32
@@ -72,7 +71,7 @@ def _svg(event, types, per, labels, colours) -> SafeString:
                                  '<title>{}: {} seats</title></polyline>',
                              ((colours[name], " ".join(f"{x(i):.1f},{y(v):.1f}"
                                                        for i, v in enumerate(line)),
-                               ticket_label(name), line[-1])
+                               event.label(name), line[-1])
                               for name, line in zip(types, running)))
     axes = format_html(
         '<line x1="{l}" y1="{b}" x2="{r}" y2="{b}" stroke="#767676"/>'
@@ -83,7 +82,7 @@ def _svg(event, types, per, labels, colours) -> SafeString:
         '<text x="{r}" y="{lb}" font-size="12" text-anchor="end" fill="currentColor">{last}</text>',
         l=LEFT, r=WIDTH - RIGHT, t=TOP, b=TOP + span_y, tx=LEFT - 6, ty=TOP + 10, top=top,
         lb=HEIGHT - 8, first=labels[0], last=labels[-1])
-    summary = ", ".join(f"{ticket_label(name)} {line[-1]}" for name, line in zip(types, running))
+    summary = ", ".join(f"{event.label(name)} {line[-1]}" for name, line in zip(types, running))
     title_id = f"chart-{event.id}"
     return format_html(
         '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" '

@@ -10,7 +10,7 @@ from django.utils.text import slugify
 
 from booking import times, validation
 from booking.errors import InvalidBooking
-from booking.models import ticket_label
+from booking.models import ticket_label as derived_label
 from booking.strategies import STRATEGIES
 
 
@@ -160,10 +160,12 @@ TypeRows = forms.formset_factory(TicketTypeRow, extra=4, max_num=validation.MAX_
                                  validate_max=True)
 
 
-def rows_as_orders(quota_rows, type_rows) -> tuple[dict, dict, dict]:
-    """(quotas, ticket_types, descriptions) from valid rows; ``forms.ValidationError``
-    lists every problem across rows at once."""
+def rows_as_orders(quota_rows, type_rows) -> tuple[dict, dict, dict, dict]:
+    """(quotas, ticket_types, descriptions, labels) from valid rows, ``labels`` being each
+    name's label as typed ("VIP" for ``vip``); ``forms.ValidationError`` lists every
+    problem across rows at once."""
     quotas: dict[str, int] = {}
+    labels: dict[str, str] = {}
     problems = []
     for row in quota_rows.cleaned_data:
         if row.get("name"):
@@ -171,6 +173,7 @@ def rows_as_orders(quota_rows, type_rows) -> tuple[dict, dict, dict]:
                 problems.append(f"The quota “{row['label']}” is given twice (or is named like "
                                 "the event's own capacity).")
             quotas[row["name"]] = row["seats"]
+            labels[row["name"]] = row["label"]
     types: dict[str, list[str]] = {}
     descriptions: dict[str, str] = {}
     for row in type_rows.cleaned_data:
@@ -183,18 +186,26 @@ def rows_as_orders(quota_rows, type_rows) -> tuple[dict, dict, dict]:
             problems.append(f"The ticket type “{row['label']}” counts against "
                             f"“{', '.join(unknown)}”, which is not one of the quotas above.")
         types[row["name"]] = row["quotas"]
+        labels[row["name"]] = row["label"]
         if row.get("description"):
             descriptions[row["name"]] = row["description"]
     if quotas and not types:
         problems.append("Add the ticket types that count against these quotas.")
     if problems:
         raise forms.ValidationError(problems)
-    return quotas, types, descriptions
+    return quotas, types, descriptions, labels
 
 
 # --- what a seat takes ----------------------------------------------------------------
-def seat_takes(capacity: int, quotas: dict, ticket_types: dict) -> dict[str, str]:
-    """Type -> "A Workshop A seat takes 1 of the 120 seats and 1 of Workshop A's 30."""
+def seat_takes(capacity: int, quotas: dict, ticket_types: dict,
+               labels: dict | None = None) -> dict[str, str]:
+    """Type -> "A Workshop A seat takes 1 of the 120 seats and 1 of Workshop A's 30"
+    (``labels``: the typed ones, else derived)."""
+    labels = labels or {}
+
+    def ticket_label(name: str) -> str:
+        return labels.get(name) or derived_label(name)
+
     lines = {}
     for name, counted in ticket_types.items():
         parts = [f"1 of the {capacity:,} seats"] + [

@@ -157,7 +157,7 @@ class EventAddForm(EventForm):
         has_rows = data is not None and "quota-TOTAL_FORMS" in data
         self.quota_rows = editor.QuotaRows(data if has_rows else None, prefix="quota")
         self.type_rows = editor.TypeRows(data if has_rows else None, prefix="type")
-        self.orders: tuple[dict, dict, dict] = ({}, {}, {})
+        self.orders: tuple[dict, dict, dict, dict] = ({}, {}, {}, {})
         self.orders_problems: list[str] = []  # across rows: shown in the rows' section
 
     def row_errors(self) -> list[tuple[str, str]]:
@@ -184,10 +184,10 @@ class EventAddForm(EventForm):
                 self.orders = editor.rows_as_orders(self.quota_rows, self.type_rows)
             except forms.ValidationError as problems:
                 self.orders_problems = problems.messages
-        quotas = self.orders[0]
+        quotas, labels = self.orders[0], self.orders[3]
         for name, seats in quotas.items():
             if data.get("capacity") is not None and seats > data["capacity"]:
-                self.warnings.append(f"The quota {ticket_label(name)} has {seats:,} seats, more "
+                self.warnings.append(f"The quota {labels.get(name) or ticket_label(name)} has {seats:,} seats, more "
                                      f"than the event's {data['capacity']:,}: its ticket types "
                                      "can never sell more than the event's seats.")
         return data
@@ -207,21 +207,21 @@ class EventAddForm(EventForm):
     def event_kwargs(self) -> dict:
         """The service's ``create_event`` keywords for what was entered."""
         data = self.cleaned_data
-        quotas, types, descriptions = self.orders
+        quotas, types, descriptions, labels = self.orders
         return {"name": data["name"], "organizer": data["organizer"],
                 "strategy": CROWDS[data["crowd"]].strategy, "capacity": data["capacity"],
                 "time_zone": data["time_zone"], "starts_at": data["starts_at"],
                 "ends_at": data["ends_at"], "venue": data["venue"],
                 "description": data["description"], "expected_rate": data["expected_rate"],
                 "quotas": quotas or None, "ticket_types": types or None,
-                "ticket_descriptions": descriptions or None,
+                "ticket_descriptions": descriptions or None, "ticket_labels": labels or None,
                 "max_per_order": data["max_per_order"]}
 
     def takes(self) -> dict[str, str]:
         """What a seat of each type entered takes (shown once the form was posted)."""
-        quotas, types, _ = self.orders
+        quotas, types, _, labels = self.orders
         capacity = self.cleaned_data.get("capacity") if hasattr(self, "cleaned_data") else None
-        return editor.seat_takes(capacity, quotas, types) if types and capacity else {}
+        return editor.seat_takes(capacity, quotas, types, labels) if types and capacity else {}
 
     def orders_open(self) -> bool:
         """The orders section starts open once anything in it was typed (or refused)."""
@@ -249,7 +249,7 @@ class EventChangeForm(EventForm):
             now = (f" Now {counts.confirmed:,} confirmed, {counts.held:,} held, "
                    f"{counts.remaining:,} remaining." if counts else "")
             self.fields[quota_field(quota)] = forms.IntegerField(
-                label=f"Quota “{ticket_label(quota)}”", min_value=0,
+                label=f"Quota “{event.label(quota)}”", min_value=0,
                 help_text=f"Seats.{now} Never below confirmed plus held.")
         most = self.most_seats()
         self.fields["capacity"].help_text = (
@@ -262,11 +262,12 @@ class EventChangeForm(EventForm):
         if event.offers_orders:
             for name in event.ticket_types:
                 self.fields[description_field(name)] = forms.CharField(
-                    label=f"{ticket_label(name)}: description", required=False,
+                    label=f"{event.label(name)}: description", required=False,
                     max_length=validation.TICKET_DESCRIPTION_MAX_LENGTH,
                     widget=forms.TextInput(attrs={"size": 40}),
                     help_text=editor.seat_takes(event.capacity, event.quotas,
-                                                {name: event.ticket_types[name]})[name])
+                                                {name: event.ticket_types[name]},
+                                                event.ticket_labels)[name])
         self.order_fields([*self.fields, "save_anyway"])
 
     @classmethod
@@ -295,8 +296,8 @@ class EventChangeForm(EventForm):
         for quota in self.event.quotas:
             size, capacity = data.get(quota_field(quota)), data.get("capacity")
             if size is not None and capacity is not None and size > capacity:
-                self.warnings.append(f"The quota {ticket_label(quota)} has {size:,} seats, more "
-                                     f"than the event's {capacity:,}.")
+                self.warnings.append(f"The quota {self.event.label(quota)} has {size:,} seats, "
+                                     f"more than the event's {capacity:,}.")
         if self.event.starts_at and self.event.starts_at < timezone.now():
             # An event that already started: the warning says nothing new.
             self.warnings = [w for w in self.warnings if not w.startswith("The start")]

@@ -45,6 +45,7 @@ def event_item(event: Event) -> dict:
         **({"organizer": event.organizer} if event.organizer else {}),
         **({"ticket_descriptions": dict(event.ticket_descriptions)}
            if event.ticket_descriptions else {}),
+        **({"ticket_labels": dict(event.ticket_labels)} if event.ticket_labels else {}),
     }
 
 
@@ -83,7 +84,7 @@ def _tickets(item: dict) -> dict | None:
 # Everything but the aggregate strategy's attendees map, which can be large.
 EVENT_PROJECTION = ("event_id, #name, #capacity, strategy, starts_at, created_at, version, "
                     "#ends, #zone, #description, #venue, quota_capacities, ticket_types, max_per_order, "
-                    "request_fingerprint, organizer, expected_rate, ticket_descriptions")
+                    "request_fingerprint, organizer, expected_rate, ticket_descriptions, ticket_labels")
 EVENT_PROJECTION_NAMES = {"#name": "name", "#capacity": "capacity", "#ends": "ends_at",
                           "#zone": "time_zone", "#description": "description", "#venue": "venue"}
 
@@ -106,6 +107,7 @@ def event_from_item(item: dict) -> Event:
         request_fingerprint=item.get("request_fingerprint") or "",
         organizer=item.get("organizer") or "",
         ticket_descriptions=dict(item.get("ticket_descriptions") or {}),
+        ticket_labels=dict(item.get("ticket_labels") or {}),
     )
 
 

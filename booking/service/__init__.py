@@ -81,9 +81,10 @@ class BookingService:
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
                      time_zone=None, description="", venue="", quotas=None, ticket_types=None,
                      max_per_order=None, request_id=None, organizer="",
-                     expected_rate=None, ticket_descriptions=None) -> Event:
+                     expected_rate=None, ticket_descriptions=None,
+                     ticket_labels=None) -> Event:
         return self.catalog.create_event(
-            ticket_descriptions=ticket_descriptions,
+            ticket_descriptions=ticket_descriptions, ticket_labels=ticket_labels,
             name=name, capacity=capacity, strategy=strategy, starts_at=starts_at,
             ends_at=ends_at, time_zone=time_zone, description=description, venue=venue,
             quotas=quotas, ticket_types=ticket_types, max_per_order=max_per_order,

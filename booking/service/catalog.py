@@ -55,6 +55,8 @@ def creation_fingerprint(event: Event) -> str:
         content.append({"expected_rate": event.expected_rate})
     if event.ticket_descriptions:
         content.append({"ticket_descriptions": event.ticket_descriptions})
+    if event.ticket_labels:
+        content.append({"ticket_labels": event.ticket_labels})
     return hashlib.sha256(json.dumps(content).encode()).hexdigest()
 
 
@@ -85,7 +87,8 @@ class EventCatalog:
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
                      time_zone=None, description="", venue="", quotas=None, ticket_types=None,
                      max_per_order=None, request_id=None, organizer="",
-                     expected_rate=None, ticket_descriptions=None) -> Event:
+                     expected_rate=None, ticket_descriptions=None,
+                     ticket_labels=None) -> Event:
         """Validate and create an event; return it (with its new ``id``).
 
         ``organizer`` is the slug of the organizer that owns it (the entry point checked
@@ -94,7 +97,8 @@ class EventCatalog:
         Orders (docs/orders.md): ``quotas`` (name -> seats) beside the capacity,
         ``ticket_types`` (type -> the quotas it counts against, besides the capacity; None:
         the one type ``admission``) and ``max_per_order`` (seats per order, default 1);
-        ``ticket_descriptions`` (type -> a sentence shown beside it, optional).
+        ``ticket_descriptions`` (type -> a sentence shown beside it, optional);
+        ``ticket_labels`` (type or quota -> the label the organizer typed, optional).
         ``expected_rate``: the arrivals a second the organizer expects at the busiest moment
         (None: not stated); the shards strategy gives a plain event one shard per 400 of
         them beyond its 8 (docs/scaling.md).
@@ -133,6 +137,8 @@ class EventCatalog:
             ticket_types=clean_types,
             ticket_descriptions=validation.clean_ticket_descriptions(
                 ticket_descriptions, ticket_types=clean_types),
+            ticket_labels=validation.clean_ticket_labels(
+                ticket_labels, names={**clean_types, **clean_quotas}),
             max_per_order=validation.clean_max_per_order(max_per_order),
             expected_rate=validation.clean_expected_rate(expected_rate),
             organizer=validation.clean_organizer(organizer),

@@ -39,7 +39,7 @@ def booking(request, token):
     return render(request, "booking/booking.html", {
         "event": event, "registration": active, "email": ref.email,
         "pending": active.status == PENDING,
-        "form": CancelTicketsForm(registration=active) if _takes_part(active) else None,
+        "form": CancelTicketsForm(registration=active, labels=event.ticket_labels) if _takes_part(active) else None,
         "form_token": tokens.new_form_token(event.id, salt=tokens.CANCEL_FORM_SALT),
         "cancel_path": reverse("booking:cancel", args=[token]),
         "resend_path": reverse("booking:booking_resend", args=[token]),

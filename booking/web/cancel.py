@@ -62,7 +62,7 @@ def cancel(request, token):
     ref, event, active = opened
     if not active:
         return render(request, "booking/cancel_already.html", {"event": event})
-    form = CancelTicketsForm(registration=active) if _takes_part(active) else None
+    form = CancelTicketsForm(registration=active, labels=event.ticket_labels) if _takes_part(active) else None
     return _confirm_page(request, event, ref, active, form)
 
 
@@ -116,13 +116,14 @@ def _cancel_seats(request, service, token, ref):
     active = service.find_registration(ref.event_id, email=ref.email)
     if not ref.matches(active):  # cancelled meanwhile (or by this very form, resubmitted)
         return see_other(reverse("booking:cancelled", args=[token]))
-    form = CancelTicketsForm(request.POST, registration=active)
+    form = CancelTicketsForm(request.POST, registration=active,
+                             labels=event.ticket_labels)
     form_token = request.POST.get("form_token", "")
     try:
         request_id = tokens.request_id_from_form_token(form_token, event.id,
                                                        salt=tokens.CANCEL_FORM_SALT)
     except links.BadLink:
-        return _confirm_page(request, event, ref, active, CancelTicketsForm(registration=active),
+        return _confirm_page(request, event, ref, active, CancelTicketsForm(registration=active, labels=event.ticket_labels),
                              status=400, message=EXPIRED)
     if not form.is_valid():
         return _confirm_page(request, event, ref, active, form, status=400,
@@ -137,7 +138,7 @@ def _cancel_seats(request, service, token, ref):
         active = service.find_registration(ref.event_id, email=ref.email)
         if not ref.matches(active):
             return see_other(reverse("booking:cancelled", args=[token]))
-        form = CancelTicketsForm(registration=active) if _takes_part(active) else None
+        form = CancelTicketsForm(registration=active, labels=event.ticket_labels) if _takes_part(active) else None
         return _confirm_page(request, event, ref, active, form, status=400,
                              message=f"{error.message} Nothing was cancelled.")
     mail.send_soon(mail_sender(), mail.CANCELLATION, removed)

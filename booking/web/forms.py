@@ -33,7 +33,7 @@ class SignupForm(forms.Form):
         for ticket_type in self.ticket_types:
             left = _type_remaining(event, availability, ticket_type)
             self.fields[f"qty_{ticket_type}"] = forms.IntegerField(
-                label=ticket_label(ticket_type),
+                label=event.label(ticket_type),
                 min_value=0, max_value=event.max_per_order, initial=1 if single else 0,
                 error_messages={"required": "Enter a number of tickets (0 for none).",
                                 "invalid": "Enter a whole number of tickets."},
@@ -88,12 +88,15 @@ class CancelTicketsForm(forms.Form):
     the order holds, none to begin with, so one click never gives up seats unasked. The
     service checks them against the order as stored when it writes."""
 
-    def __init__(self, *args, registration, **kwargs):
+    def __init__(self, *args, registration, labels=None, **kwargs):
+        """``labels``: the event's typed labels (``Event.ticket_labels``)."""
         super().__init__(*args, **kwargs)
+        labels = labels or {}
         self.held = dict(sorted(registration.tickets.items()))
         for ticket_type, quantity in self.held.items():
             self.fields[f"cancel_{ticket_type}"] = forms.IntegerField(
-                label=ticket_label(ticket_type), min_value=0, max_value=quantity,
+                label=labels.get(ticket_type) or ticket_label(ticket_type), min_value=0,
+                max_value=quantity,
                 initial=0,
                 error_messages={"required": "Enter a number of seats (0 to keep them all).",
                                 "invalid": "Enter a whole number of seats.",
