@@ -29,6 +29,10 @@ CONFIRMATION, CANCELLATION, REJECTION, OFFER = "confirmation", "cancellation", "
 WAITLIST_JOIN, WAITLIST_REMOVED = "waitlist-join", "waitlist-removed"
 
 
+class UnknownTicketTypes(LookupError):
+    """An order names a ticket type the event as read does not have (added since)."""
+
+
 @dataclass(frozen=True)
 class Event:
     id: str
@@ -87,8 +91,17 @@ class Event:
         """Every quota's seats, the event's capacity first (``CAPACITY_QUOTA``)."""
         return {CAPACITY_QUOTA: self.capacity, **self.quotas}
 
+    def knows(self, tickets) -> bool:
+        """Whether every type ``tickets`` names is one of this event's (as read): a type
+        added since this copy was read is not (anything but a dict: validation decides)."""
+        return not isinstance(tickets, dict) or all(name in self.ticket_types for name in tickets)
+
     def order(self, tickets: dict[str, int]) -> "Order":
-        """What ``tickets`` (type -> quantity, already validated) take from each quota."""
+        """What ``tickets`` (type -> quantity, already validated) take from each quota.
+        ``UnknownTicketTypes`` when this copy of the event does not know one of them (a type
+        added since it was read): read the event again, never guess its quotas."""
+        if not self.knows(tickets):
+            raise UnknownTicketTypes(sorted(set(tickets) - set(self.ticket_types)))
         seats: dict[str, int] = {}
         for ticket_type, quantity in tickets.items():
             for quota in (CAPACITY_QUOTA, *self.ticket_types[ticket_type]):

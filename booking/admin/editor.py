@@ -158,6 +158,39 @@ QuotaRows = forms.formset_factory(QuotaRow, extra=3, max_num=validation.MAX_QUOT
                                   validate_max=True)
 TypeRows = forms.formset_factory(TicketTypeRow, extra=4, max_num=validation.MAX_TICKET_TYPES,
                                  validate_max=True)
+# Ticket types added to an event after it was created (the change form).
+NewTypeRows = forms.formset_factory(TicketTypeRow, extra=2, max_num=validation.MAX_TICKET_TYPES,
+                                    validate_max=True)
+
+
+def rows_as_added_types(rows, event) -> tuple[dict, dict, dict]:
+    """(ticket_types, descriptions, labels) of the types added in ``rows`` (valid) to
+    ``event``, each counting against its existing quotas; ``forms.ValidationError`` lists
+    every problem at once."""
+    types: dict[str, list[str]] = {}
+    descriptions: dict[str, str] = {}
+    labels: dict[str, str] = {}
+    problems = []
+    quota_by_label = {event.label(q).casefold(): q for q in event.quotas}
+    for row in rows.cleaned_data:
+        if not row.get("name"):
+            continue
+        if row["name"] in event.ticket_types or row["name"] in types:
+            problems.append(f"The ticket type “{row['label']}” already exists.")
+        quotas = [quota_by_label.get(typed.casefold(), derived)
+                  for typed, derived in zip(row["against"], row["quotas"])]
+        unknown = [typed for typed, q in zip(row["against"], quotas) if q not in event.quotas]
+        if unknown:
+            problems.append(f"The ticket type “{row['label']}” counts against "
+                            f"“{', '.join(unknown)}”, which is not one of this event's quotas "
+                            "(quotas cannot be added after creation).")
+        types[row["name"]] = quotas
+        labels[row["name"]] = row["label"]
+        if row.get("description"):
+            descriptions[row["name"]] = row["description"]
+    if problems:
+        raise forms.ValidationError(problems)
+    return types, descriptions, labels
 
 
 def rows_as_orders(quota_rows, type_rows) -> tuple[dict, dict, dict, dict]:

@@ -269,6 +269,31 @@ class EventChangeForm(EventForm):
                                                 {name: event.ticket_types[name]},
                                                 event.ticket_labels)[name])
         self.order_fields([*self.fields, "save_anyway"])
+        # New ticket types (an event that sells types): rows as on the add form.
+        bound = self.is_bound and "newtype-TOTAL_FORMS" in self.data
+        self.new_type_rows = editor.NewTypeRows(self.data if bound else None, prefix="newtype")
+        self.added: tuple[dict, dict, dict] = ({}, {}, {})
+        self.added_problems: list[str] = []
+
+    def row_errors(self) -> list[tuple[str, str]]:
+        found = [("#types-heading", problem) for problem in self.added_problems]
+        if self.new_type_rows.is_bound:
+            found += [(f"#{row[name].id_for_label}", f"New {row[name].label.lower()}: {error}")
+                      for row in self.new_type_rows for name, errors in row.errors.items()
+                      for error in errors]
+        return found
+
+    def is_valid(self) -> bool:
+        return (super().is_valid() and not self.added_problems
+                and (not self.new_type_rows.is_bound or self.new_type_rows.is_valid()))
+
+    def orders_errors(self) -> bool:
+        return bool(self.added_problems or (self.new_type_rows.is_bound
+                                            and self.new_type_rows.total_error_count()))
+
+    def quota_names(self) -> list[str]:
+        """The event's quotas by label, offered where a new type names its quotas."""
+        return [self.event.label(q) for q in sorted(self.event.quotas)]
 
     @classmethod
     def for_event(cls, event, seats=None):
@@ -298,6 +323,12 @@ class EventChangeForm(EventForm):
             if size is not None and capacity is not None and size > capacity:
                 self.warnings.append(f"The quota {self.event.label(quota)} has {size:,} seats, "
                                      f"more than the event's {capacity:,}.")
+        if (self.event.offers_orders and self.new_type_rows.is_bound
+                and self.new_type_rows.is_valid()):
+            try:
+                self.added = editor.rows_as_added_types(self.new_type_rows, self.event)
+            except forms.ValidationError as problems:
+                self.added_problems = problems.messages
         if self.event.starts_at and self.event.starts_at < timezone.now():
             # An event that already started: the warning says nothing new.
             self.warnings = [w for w in self.warnings if not w.startswith("The start")]
@@ -313,7 +344,19 @@ class EventChangeForm(EventForm):
                 "starts_at": data["starts_at"], "ends_at": data["ends_at"],
                 "venue": data["venue"], "description": data["description"],
                 "quotas": self.quota_sizes(), "max_per_order": data.get("max_per_order"),
-                "ticket_descriptions": descriptions if self.event.offers_orders else None}
+                "ticket_descriptions": descriptions if self.event.offers_orders else None,
+                **self.added_kwargs(descriptions)}
+
+    def added_kwargs(self, descriptions: dict) -> dict:
+        """The new ticket types (with the existing ones, as they are), their descriptions
+        and labels; nothing when none was added."""
+        types, added_descriptions, labels = self.added
+        if not types:
+            return {}
+        descriptions.update(added_descriptions)
+        return {"ticket_types": {**{name: list(quotas) for name, quotas
+                                    in self.event.ticket_types.items()}, **types},
+                "ticket_labels": {**self.event.ticket_labels, **labels}}
 
     def quota_sizes(self) -> dict[str, int] | None:
         """The further quotas' sizes as entered (None: the event has none)."""

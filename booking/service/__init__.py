@@ -220,12 +220,13 @@ class BookingService:
     def update_event(self, event_id, *, expected_version, name=None, capacity=None,
                      starts_at=None, ends_at=None, time_zone=None, description=None,
                      venue=None, quotas=None, max_per_order=None,
-                     ticket_descriptions=None) -> Event:
+                     ticket_descriptions=None, ticket_types=None, ticket_labels=None) -> Event:
         event = self.organizer.update_event(
             event_id, expected_version=expected_version, name=name, capacity=capacity,
             starts_at=starts_at, ends_at=ends_at, time_zone=time_zone,
             description=description, venue=venue, quotas=quotas, max_per_order=max_per_order,
-            ticket_descriptions=ticket_descriptions)
+            ticket_descriptions=ticket_descriptions, ticket_types=ticket_types,
+            ticket_labels=ticket_labels)
         if capacity is not None:
             self.waitlist.offer_freed_seat(event.id)
         return event

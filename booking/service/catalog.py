@@ -251,11 +251,15 @@ class EventCatalog:
             name = self.get_event(event_id).strategy
         return self.strategies[name]
 
-    def event_for(self, event_id: str) -> Event:
-        """The event as last read here (its ticket types and quotas never change; its
-        capacities may have: writes check them), else read now (``EventNotFound``)."""
+    def event_for(self, event_id: str, tickets=None) -> Event:
+        """The event as last read here (its quotas never change; its capacities may have:
+        writes check them), else read now (``EventNotFound``). Ticket types can be added:
+        when ``tickets`` names a type the remembered event lacks, it is read again (and
+        a type still unknown is refused by validation, never guessed)."""
         with self._lock:
             event = self._event_of.get(event_id)
+        if event is not None and tickets is not None and not event.knows(tickets):
+            event = None
         return event if event is not None else self.get_event(event_id)
 
     def starts_at(self, event_id: str) -> datetime | None:
