@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from booking import times
 from booking import links
-from booking.models import DEFAULT_TICKET_TYPE
+from booking.models import DEFAULT_TICKET_TYPE, tickets_label_text
 
 GOOGLE_TEMPLATE = "https://calendar.google.com/calendar/render"
 # Without an end, calendars show the event this long (RFC 5545 would make it zero).
@@ -50,7 +50,8 @@ def details(event, *, site_url: str, registration=None) -> str:
     """The description: the event's own, its time, and an order's tickets (a registration
     of several seats or types, as the confirmation e-mail attaches it)."""
     order = "" if registration is None or registration.tickets == {DEFAULT_TICKET_TYPE: 1} else (
-        f"Your order: {registration.tickets_label_text} ({registration.seats} "
+        f"Your order: {tickets_label_text(registration.tickets, event.ticket_labels)} "
+        f"({registration.seats} "
         f"seat{'s' if registration.seats != 1 else ''})")
     parts = [event.description, order, f"{times.when(event)}",
              links.event_url(event.id, site_url=site_url)]

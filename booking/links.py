@@ -102,6 +102,13 @@ def cancel_url(registration, *, site_url: str) -> str:
     return absolute_url(reverse("booking:cancel", args=[token]), site_url=site_url)
 
 
+def booking_url(registration, *, site_url: str) -> str:
+    """The booking's own page: opened by the same sealed token as its cancellation link
+    (the page offers no more than that link does: see it, resend it, cancel seats)."""
+    token = registration_token(registration, salt=CANCEL_SALT)
+    return absolute_url(reverse("booking:booking", args=[token]), site_url=site_url)
+
+
 def offer_token(event_id: str, email: str, offer_id: str) -> str:
     """An offer's link token: a registration link under its own purpose, so it can be used
     for nothing else, and an old offer's link never accepts a newer offer."""

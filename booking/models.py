@@ -29,6 +29,10 @@ CONFIRMATION, CANCELLATION, REJECTION, OFFER = "confirmation", "cancellation", "
 WAITLIST_JOIN, WAITLIST_REMOVED = "waitlist-join", "waitlist-removed"
 
 
+class UnknownTicketTypes(LookupError):
+    """An order names a ticket type the event as read does not have (added since)."""
+
+
 @dataclass(frozen=True)
 class Question:
     """One of the organizer's questions (booking/questions/rules.py checks them)."""
@@ -76,6 +80,17 @@ class Event:
     # The arrivals a second its organizer expects at the busiest moment (a drop's opening),
     # or None: the shards strategy splits the seats of a plain event for it (docs/scaling.md).
     expected_rate: int | None = None
+    # A sentence per ticket type shown beside it where people choose (type -> text); only
+    # the types that have one. Stored only when there is one, so other events stay as they were.
+    ticket_descriptions: dict = field(default_factory=dict, compare=False)
+    # The label the organizer typed for a ticket type or quota ("VIP" for ``vip``), where
+    # one was typed (name -> label); ``label`` falls back to ``ticket_label``. Stored only
+    # when there is one, so other events stay as they were.
+    ticket_labels: dict = field(default_factory=dict, compare=False)
+
+    def label(self, name: str) -> str:
+        """A ticket type's or quota's label as the organizer typed it, else derived."""
+        return self.ticket_labels.get(name) or ticket_label(name)
 
     @property
     def is_plain(self) -> bool:
@@ -109,8 +124,17 @@ class Event:
                 return quota, asked, order.capacities[quota]
         return None
 
+    def knows(self, tickets) -> bool:
+        """Whether every type ``tickets`` names is one of this event's (as read): a type
+        added since this copy was read is not (anything but a dict: validation decides)."""
+        return not isinstance(tickets, dict) or all(name in self.ticket_types for name in tickets)
+
     def order(self, tickets: dict[str, int]) -> "Order":
-        """What ``tickets`` (type -> quantity, already validated) take from each quota."""
+        """What ``tickets`` (type -> quantity, already validated) take from each quota.
+        ``UnknownTicketTypes`` when this copy of the event does not know one of them (a type
+        added since it was read): read the event again, never guess its quotas."""
+        if not self.knows(tickets):
+            raise UnknownTicketTypes(sorted(set(tickets) - set(self.ticket_types)))
         seats: dict[str, int] = {}
         for ticket_type, quantity in tickets.items():
             for quota in (CAPACITY_QUOTA, *self.ticket_types[ticket_type]):
@@ -139,16 +163,25 @@ class Event:
         return self.starts_at is not None and self.starts_at <= timezone.now()
 
 
+def booking_reference(registration_id: str) -> str:
+    """A short reference people can read out: "8F3A-21C0", the registration id's first 8
+    characters (derived, never stored; the id stays the key)."""
+    head = registration_id[:8].upper()
+    return f"{head[:4]}-{head[4:]}"
+
+
 def tickets_text(tickets: dict[str, int]) -> str:
     """``2 × conference, 1 × workshop-a``: an order by its types' names, as the CSV export
     writes it (sorted: a stored map keeps no order)."""
     return ", ".join(f"{quantity} × {name}" for name, quantity in sorted(tickets.items()))
 
 
-def tickets_label_text(tickets: dict[str, int]) -> str:
+def tickets_label_text(tickets: dict[str, int], labels: dict | None = None) -> str:
     """``2 × Conference, 1 × Workshop A``: an order with its types' labels, as people read
-    it (pages, e-mails); ``tickets_text`` keeps the names (CSV, logs)."""
-    return ", ".join(f"{quantity} × {ticket_label(name)}"
+    it (pages, e-mails); ``labels`` are the event's typed ones (``Event.ticket_labels``),
+    else derived; ``tickets_text`` keeps the names (CSV, logs)."""
+    labels = labels or {}
+    return ", ".join(f"{quantity} × {labels.get(name) or ticket_label(name)}"
                      for name, quantity in sorted(tickets.items()))
 
 
@@ -205,6 +238,11 @@ class Registration(HasTickets):
     @property
     def is_confirmed(self) -> bool:
         return self.status == CONFIRMED
+
+    @property
+    def reference(self) -> str:
+        """The booking reference on its page and in its e-mails (``booking_reference``)."""
+        return booking_reference(self.registration_id)
 
     @property
     def is_plain(self) -> bool:

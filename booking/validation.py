@@ -271,15 +271,18 @@ def email_lookup_key(value) -> str:
         return legacy
 
 
-def clean_capacity(value, *, strategy_name: str, max_capacity: int, suggestion: str = "") -> int:
+def clean_capacity(value, *, max_capacity: int) -> int:
+    """Seats from 0 to ``max_capacity`` (what the event's kind of booking holds; the error
+    names the limit, never the strategy: organizers chose a crowd, not a strategy)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidBooking("Capacity must be a whole number.", field="capacity")
     if value < 0:
         raise InvalidBooking("Capacity cannot be negative.", field="capacity")
     if value > max_capacity:
         raise InvalidBooking(
-            f"The {strategy_name} strategy supports at most {max_capacity} seats per event."
-            + (f" Use {suggestion} for larger events." if suggestion else ""),
+            f"This event can have at most {max_capacity:,} seats: it was set up for the crowd "
+            "its organizer expected in the first minute, and that cannot change. For more "
+            "seats, create a new event and choose a larger crowd.",
             field="capacity",
         )
     return value
@@ -483,6 +486,52 @@ def clean_expected_rate(value) -> int | None:
         raise InvalidBooking(f"Expected arrivals a second must be a whole number from 1 to "
                              f"{MAX_EXPECTED_RATE:,}.", field="expected_rate")
     return value
+
+
+TICKET_DESCRIPTION_MAX_LENGTH = 300
+
+
+def clean_ticket_descriptions(value, *, ticket_types) -> dict[str, str]:
+    """A sentence per ticket type (type -> text), only for types of the event; empty texts
+    are dropped."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidBooking("Ticket type descriptions must map types to text.",
+                             field="ticket_types")
+    cleaned = {}
+    for name, text in value.items():
+        if text is None or (isinstance(text, str) and not text.strip()):
+            continue
+        if name not in ticket_types:
+            raise InvalidBooking(f"There is no ticket type {name!r} to describe.",
+                                 field="ticket_types")
+        cleaned[name] = clean_text(text, field="ticket_types",
+                                   label="A ticket type's description",
+                                   max_length=TICKET_DESCRIPTION_MAX_LENGTH)
+    return cleaned
+
+
+TICKET_LABEL_MAX_LENGTH = 60
+
+
+def clean_ticket_labels(value, *, names) -> dict[str, str]:
+    """The labels the organizer typed (name -> label), each for a ticket type or quota in
+    ``names``; empty labels are dropped (the name's derived label applies)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidBooking("Ticket type labels must map names to text.", field="ticket_types")
+    cleaned = {}
+    for name, text in value.items():
+        if text is None or (isinstance(text, str) and not text.strip()):
+            continue
+        if name not in names:
+            raise InvalidBooking(f"There is no ticket type or quota {name!r} to label.",
+                                 field="ticket_types")
+        cleaned[name] = clean_text(text, field="ticket_types", label="A ticket type's label",
+                                   max_length=TICKET_LABEL_MAX_LENGTH)
+    return cleaned
 
 
 def clean_max_per_order(value) -> int:

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from booking.admin import dashboard as admin_dashboard
 from booking.admin import login as admin_login
 from booking.admin import views as admin_views
 from booking.web import metrics as web_metrics
@@ -10,6 +11,8 @@ urlpatterns = [
     path("admin/r/<int:content_type_id>/<path:object_id>/",
          admin.site.admin_view(admin_views.view_on_site), name="view_on_site"),
     path("admin/login/", admin_login.throttled_login),
+    # The admin's home with the organizer's dashboard (docs/admin.md).
+    path("admin/", admin.site.admin_view(admin_dashboard.index)),
     path("admin/", admin.site.urls),
     # The JSON API for integrators (docs/api.md).
     path("api/v1/", include("booking.api.urls")),

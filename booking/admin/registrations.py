@@ -44,7 +44,7 @@ def registrations(model_admin, request, event_id):
         order_label=ORDERS[order],
         time_sort_url=link(q=search, o="-time" if order == "time" else "time"),
         email_sort_url=link(q=search),
-        seats=seats_or_none(service, event.id),
+        seats=seats_or_none(service, event.id), tally=service.tally_registrations(event.id),
         answer_summaries=answer_summaries(service, event, found),
         questions_url=url("questions", event.id),
         decider=service.decider_lag() if event.strategy == "streams" else None,

@@ -18,8 +18,8 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from booking import times
 from booking.admin import log as admin_log
+from booking.admin import editor
 from booking.admin.forms import EventAddForm, EventChangeForm, strategy_label
 from booking.errors import BookingError, EventNotFound, InvalidBooking, StaleEdit
 from booking.organizers import rights as organizer_rights
@@ -28,6 +28,7 @@ from booking.wiring import get_booking_service
 
 TEMPLATES = "admin/booking/dynamoevent/"
 CURSOR_SALT = "booking.admin.cursor"
+LAST_ZONE = "booking.admin.last_time_zone"  # the session's key: the organizer's last zone
 
 
 def url(name, *args):
@@ -149,7 +150,7 @@ def changelist(model_admin, request):
     seats = service.availabilities(events)  # None: an event whose delete was interrupted
     rows = [{"event": event, "seats": seats.get(event.id),
              "size": strategy_label(event.strategy),
-             "size_short": strategy_label(event.strategy).split(":")[0]} for event in events]
+             "size_short": editor.crowd_of(event.strategy).label} for event in events]
     if show == "full":  # the count lives with each strategy's items: checked per row
         rows = [row for row in rows if row["seats"] is not None and row["seats"].is_full]
     return render(request, TEMPLATES + "change_list.html", page(
@@ -172,24 +173,34 @@ def seats_or_none(service, event_id):
 @domain_errors
 def add(model_admin, request):
     require(model_admin.has_add_permission(request))
-    form = EventAddForm(request.POST or None, organizers=creatable_organizers(request))
-    if request.method == "POST" and form.is_valid():
+    form = EventAddForm(request.POST or None, organizers=creatable_organizers(request),
+                        initial={"time_zone": request.session.get(LAST_ZONE)} if
+                        request.session.get(LAST_ZONE) else None)
+    if request.method == "POST" and form.is_valid() and not form.hold_for_warnings():
         try:
-            event = get_booking_service().create_event(**form.cleaned_data)
+            event = get_booking_service().create_event(**form.event_kwargs())
         except InvalidBooking as error:
             form.show_error(error)
         else:
+            remember_zone(request, event)
             admin_log.record(request, event, admin_log.ADDITION, added_message(event))
             messages.success(request, f"The event “{event.name}” was added.")
             return redirect(url("add") if "_addanother" in request.POST else url("changelist"))
     return render(request, TEMPLATES + "change_form.html", page(
         model_admin, request, "Add event", form=form, can_save=True, can_add_another=True,
-        time_zones=sorted(times.zone_names())))
+        time_zones=editor.zone_options(request.session.get(LAST_ZONE, ""))))
+
+
+def remember_zone(request, event) -> None:
+    """The zone offered first next time (per signed-in organizer: their session)."""
+    if event.time_zone:
+        request.session[LAST_ZONE] = event.time_zone
 
 
 def added_message(event) -> str:
     """The admin log's words for a new event (its orders' shape too, docs/orders.md)."""
-    text = f"Added with capacity {event.capacity}, strategy {event.strategy}."
+    text = (f"Added with capacity {event.capacity}, set up for "
+            f"“{editor.crowd_of(event.strategy).label}”.")
     if not event.offers_orders:
         return text
     quotas = ", ".join(f"{name} {seats}" for name, seats in event.quotas.items()) or "none"
@@ -203,17 +214,18 @@ def change(model_admin, request, event_id):
     seats = seats_or_none(service, event.id)
     form, conflict = EventChangeForm.for_event(event, seats), None
     if request.method == "POST":
-        form = EventChangeForm(request.POST, quotas=event.quotas, seats=seats)
-        if form.is_valid():
+        form = EventChangeForm(request.POST, event=event, seats=seats)
+        if form.is_valid() and not form.hold_for_warnings():
             before = event
             try:
-                event = save(service, event.id, form.cleaned_data, form.quota_sizes())
+                event = service.update_event(event.id, **form.update_kwargs())
             except StaleEdit as error:
                 event = conflict = service.get_event(event.id)
                 form = reapply_form(request.POST, conflict, error, seats)
             except InvalidBooking as error:
                 form.show_error(error)
             else:
+                remember_zone(request, event)
                 admin_log.record(request, event, admin_log.CHANGE,
                                  admin_log.describe_changes(before, event))
                 messages.success(request, f"The event “{event.name}” was changed.")
@@ -223,22 +235,17 @@ def change(model_admin, request, event_id):
     return render(request, TEMPLATES + "change_form.html", page(
         model_admin, request, f"{'Change' if can_change else 'View'} event", form=form,
         event=event, conflict=conflict, seats=seats_or_none(service, event.id),
-        strategy_label=strategy_label(event.strategy), time_zones=sorted(times.zone_names()),
+        crowd=editor.crowd_of(event.strategy), most_seats=editor.most_seats(event.strategy),
+        takes=editor.seat_takes(event.capacity, event.quotas, event.ticket_types)
+        if event.offers_orders else {},
+        time_zones=editor.zone_options(event.time_zone),
         can_save=can_change, can_delete=rights_of(request).may_event(DELETE, event)))
-
-
-def save(service, event_id, data, quotas=None):
-    return service.update_event(
-        event_id, expected_version=data["version"], name=data["name"],
-        capacity=data["capacity"], time_zone=data["time_zone"], starts_at=data["starts_at"],
-        ends_at=data["ends_at"], venue=data["venue"], description=data["description"],
-        quotas=quotas)
 
 
 def reapply_form(posted, current, error, seats=None):
     """The organizer's values again, now based on the current version, with the conflict."""
     form = EventChangeForm({**posted.dict(), "version": current.version},
-                           quotas=current.quotas, seats=seats)
+                           event=current, seats=seats)
     form.is_valid()
     form.add_error(None, f"{error.message} Its current values are shown above. Check them; "
                          "saving this form again applies your values on top of them.")

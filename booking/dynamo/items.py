@@ -44,6 +44,9 @@ def event_item(event: Event) -> dict:
         "request_fingerprint": event.request_fingerprint or None,
         **({"organizer": event.organizer} if event.organizer else {}),
         **({"code_only_types": list(event.code_only_types)} if event.code_only_types else {}),
+        **({"ticket_descriptions": dict(event.ticket_descriptions)}
+           if event.ticket_descriptions else {}),
+        **({"ticket_labels": dict(event.ticket_labels)} if event.ticket_labels else {}),
     }
 
 
@@ -82,7 +85,8 @@ def _tickets(item: dict) -> dict | None:
 # Everything but the aggregate strategy's attendees map, which can be large.
 EVENT_PROJECTION = ("event_id, #name, #capacity, strategy, starts_at, created_at, version, "
                     "#ends, #zone, #description, #venue, quota_capacities, ticket_types, max_per_order, "
-                    "request_fingerprint, organizer, expected_rate, code_only_types, questions, questions_version")
+                    "request_fingerprint, organizer, expected_rate, code_only_types, questions, "
+                    "questions_version, ticket_descriptions, ticket_labels")
 EVENT_PROJECTION_NAMES = {"#name": "name", "#capacity": "capacity", "#ends": "ends_at",
                           "#zone": "time_zone", "#description": "description", "#venue": "venue"}
 
@@ -106,6 +110,8 @@ def event_from_item(item: dict) -> Event:
         organizer=item.get("organizer") or "",
         code_only_types=tuple(item.get("code_only_types") or ()),
         **_question_fields(item),
+        ticket_descriptions=dict(item.get("ticket_descriptions") or {}),
+        ticket_labels=dict(item.get("ticket_labels") or {}),
     )
 
 

@@ -153,6 +153,7 @@ class MailSender:
         dated = event.starts_at is not None
         context = {"event": event, "registration": registration,
                    "cancel_url": links.cancel_url(registration, site_url=site_url),
+                   "booking_url": links.booking_url(registration, site_url=site_url),
                    "event_url": links.event_url(event.id, site_url=site_url),
                    "ics_url": calendar.ics_url(event, site_url=site_url) if dated else "",
                    "google_url": calendar.google_url(event, site_url=site_url) if dated else ""}

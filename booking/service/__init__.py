@@ -31,6 +31,7 @@ from booking.models import AccessCode, Availability, Event, Registration, Waitli
 from booking.service.organizer import OrganizerEdits
 from booking.questions.service import Questions
 from booking.questions.store import AnswerStore, StoredAnswers
+from booking.service import tallies
 from booking.service.store_errors import translating
 from booking.exactly_once.request_log import RequestLog
 from booking.strategies import GUARDED, STRATEGIES, Strategy
@@ -110,8 +111,10 @@ class BookingService:
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
                      time_zone=None, description="", venue="", quotas=None, ticket_types=None,
                      max_per_order=None, request_id=None, organizer="",
-                     expected_rate=None, code_only_types=None) -> Event:
+                     expected_rate=None, code_only_types=None, ticket_descriptions=None,
+                     ticket_labels=None) -> Event:
         return self.catalog.create_event(
+            ticket_descriptions=ticket_descriptions, ticket_labels=ticket_labels,
             name=name, capacity=capacity, strategy=strategy, starts_at=starts_at,
             ends_at=ends_at, time_zone=time_zone, description=description, venue=venue,
             quotas=quotas, ticket_types=ticket_types, max_per_order=max_per_order,
@@ -306,11 +309,14 @@ class BookingService:
 
     def update_event(self, event_id, *, expected_version, name=None, capacity=None,
                      starts_at=None, ends_at=None, time_zone=None, description=None,
-                     venue=None, quotas=None) -> Event:
+                     venue=None, quotas=None, max_per_order=None,
+                     ticket_descriptions=None, ticket_types=None, ticket_labels=None) -> Event:
         event = self.organizer.update_event(
             event_id, expected_version=expected_version, name=name, capacity=capacity,
             starts_at=starts_at, ends_at=ends_at, time_zone=time_zone,
-            description=description, venue=venue, quotas=quotas)
+            description=description, venue=venue, quotas=quotas, max_per_order=max_per_order,
+            ticket_descriptions=ticket_descriptions, ticket_types=ticket_types,
+            ticket_labels=ticket_labels)
         if capacity is not None:
             self.waitlist.offer_freed_seat(event.id)
         return event
@@ -323,6 +329,11 @@ class BookingService:
 
     def iter_registrations(self, event_id, *, search="") -> Iterator[Registration]:
         return self.organizer.iter_registrations(event_id, search=search)
+
+    def tally_registrations(self, event_id, *, limit: int = tallies.TALLY_LIMIT) -> tallies.Tally:
+        """Orders, seats and booking times of the event's first ``limit`` registrations
+        (its paginated query, never a scan; ``Tally.complete`` says whether that was all)."""
+        return tallies.tally(self.iter_registrations(event_id), limit=limit)
 
     def registrations_page(self, event_id, *, after=None, limit=50, search="",
                            order="email") -> tuple[list[Registration], object]:

@@ -23,7 +23,8 @@ from booking.errors import (BookingClosed, BookingContention, BookingError, Even
 from booking.service.access_codes import AccessCodes
 from booking.service.shedding import CoolDown
 from booking.service.store_errors import BUSY, UNAVAILABLE, caused_by_throttle
-from booking.models import CAPACITY_QUOTA, PENDING, Availability, Event, Order, Registration
+from booking.models import (CAPACITY_QUOTA, PENDING, Availability, Event, Order, Registration,
+                            UnknownTicketTypes)
 from booking.exactly_once.request_log import Request, RequestLog
 from booking.exactly_once.access_codes import ReservedSeatGone, ReservedSeatsLeft
 from booking.exactly_once.riders import Riders
@@ -207,9 +208,10 @@ class Bookings:
         raise EventFull()
 
     def tickets_of(self, event_id, tickets) -> tuple[Event, dict[str, int]]:
-        """The event (as remembered: its types never change) and the order's validated
-        tickets (``InvalidBooking`` with ``field="tickets"``, nothing stored)."""
-        event = self.catalog.event_for(event_id)
+        """The event (as remembered, read again if ``tickets`` names a type added since)
+        and the order's validated tickets (``InvalidBooking`` with ``field="tickets"``,
+        nothing stored)."""
+        event = self.catalog.event_for(event_id, tickets)
         return event, validation.clean_tickets(
             tickets, ticket_types=event.ticket_types, quotas=event.quotas,
             max_per_order=event.max_per_order)
@@ -418,7 +420,7 @@ class Bookings:
             raise NotRegistered()
         request_id = validation.clean_request_id(request_id) or uuid.uuid4().hex
         strategy = self.catalog.strategy_for(event_id)
-        event = self.catalog.event_for(event_id)
+        event = self.catalog.event_for(event_id, tickets)
         # A link names no tickets: its registration is whole only on an event where nobody
         # chooses any (one seat of the only type); an order is read (a part may be gone).
         known = registration if registration is not None and not event.offers_orders and (
@@ -437,9 +439,17 @@ class Bookings:
         removal = self.questions.removal(self.catalog.known_event(
             event_id, max_age=QUESTIONS_SECONDS), request_id) if self.questions else None
         riders = Riders(self.requests, request, others=others + ((removal,) if removal else ()))
-        return self.settle(request, lambda: strategy.cancel(
-            event, email, registration_id, riders=riders, known=known, release=tickets),
-            CANCEL_UNKNOWN)
+        try:
+            return self.settle(request, lambda: strategy.cancel(
+                event, email, registration_id, riders=riders, known=known, release=tickets),
+                CANCEL_UNKNOWN)
+        except UnknownTicketTypes:
+            # The stored order holds a type added since the event was read here: before
+            # any write, so read the event and cancel again.
+            fresh = self.catalog.get_event(event_id)
+            return self.settle(request, lambda: strategy.cancel(
+                fresh, email, registration_id, riders=riders, known=known, release=tickets),
+                CANCEL_UNKNOWN)
 
     def availability(self, event_id) -> Availability:
         event_id = validation.clean_event_id(event_id)

@@ -54,6 +54,10 @@ def creation_fingerprint(event: Event) -> str:
         content.append({"organizer": event.organizer})
     if event.expected_rate:
         content.append({"expected_rate": event.expected_rate})
+    if event.ticket_descriptions:
+        content.append({"ticket_descriptions": event.ticket_descriptions})
+    if event.ticket_labels:
+        content.append({"ticket_labels": event.ticket_labels})
     return hashlib.sha256(json.dumps(content).encode()).hexdigest()
 
 
@@ -85,7 +89,8 @@ class EventCatalog:
     def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
                      time_zone=None, description="", venue="", quotas=None, ticket_types=None,
                      max_per_order=None, request_id=None, organizer="",
-                     expected_rate=None, code_only_types=None) -> Event:
+                     expected_rate=None, code_only_types=None, ticket_descriptions=None,
+                     ticket_labels=None) -> Event:
         """Validate and create an event; return it (with its new ``id``).
 
         ``code_only_types``: ticket types shown and bookable only with an access code that
@@ -96,7 +101,9 @@ class EventCatalog:
 
         Orders (docs/orders.md): ``quotas`` (name -> seats) beside the capacity,
         ``ticket_types`` (type -> the quotas it counts against, besides the capacity; None:
-        the one type ``admission``) and ``max_per_order`` (seats per order, default 1).
+        the one type ``admission``) and ``max_per_order`` (seats per order, default 1);
+        ``ticket_descriptions`` (type -> a sentence shown beside it, optional);
+        ``ticket_labels`` (type or quota -> the label the organizer typed, optional).
         ``expected_rate``: the arrivals a second the organizer expects at the busiest moment
         (None: not stated); the shards strategy gives a plain event one shard per 400 of
         them beyond its 8 (docs/scaling.md).
@@ -118,6 +125,7 @@ class EventCatalog:
         zone_name = validation.clean_time_zone(time_zone, default=self.default_time_zone)
         start = validation.clean_starts_at(starts_at, time_zone=zone_name)
         clean_quotas = validation.clean_quotas(quotas, max_capacity=implementation.max_capacity)
+        clean_types = validation.clean_ticket_types(ticket_types, quotas=clean_quotas)
         event = Event(
             id=uuid.uuid4().hex,
             name=validation.clean_event_name(name),
@@ -131,7 +139,11 @@ class EventCatalog:
             description=validation.clean_description(description),
             venue=validation.clean_venue(venue),
             quotas=clean_quotas,
-            ticket_types=validation.clean_ticket_types(ticket_types, quotas=clean_quotas),
+            ticket_types=clean_types,
+            ticket_descriptions=validation.clean_ticket_descriptions(
+                ticket_descriptions, ticket_types=clean_types),
+            ticket_labels=validation.clean_ticket_labels(
+                ticket_labels, names={**clean_types, **clean_quotas}),
             max_per_order=validation.clean_max_per_order(max_per_order),
             expected_rate=validation.clean_expected_rate(expected_rate),
             organizer=validation.clean_organizer(organizer),
@@ -184,13 +196,9 @@ class EventCatalog:
         return stored
 
     def clean_capacity(self, capacity, strategy_name: str) -> int:
-        """``capacity`` checked against what the strategy supports (``InvalidBooking``
-        names the strategies that support more)."""
-        limit = self.strategies[strategy_name].max_capacity
-        larger = [n for n in self.offered if self.strategies[n].max_capacity > limit]
-        return validation.clean_capacity(capacity, strategy_name=strategy_name,
-                                         max_capacity=limit,
-                                         suggestion=" or ".join(f"'{n}'" for n in larger))
+        """``capacity`` checked against what the strategy supports (``InvalidBooking`` in an
+        organizer's words: internal strategy names stay out of pages and errors)."""
+        return validation.clean_capacity(capacity, max_capacity=self.strategies[strategy_name].max_capacity)
 
     def get_event(self, event_id) -> Event:
         event_id = validation.clean_event_id(event_id)
@@ -258,11 +266,15 @@ class EventCatalog:
             name = self.get_event(event_id).strategy
         return self.strategies[name]
 
-    def event_for(self, event_id: str) -> Event:
-        """The event as last read here (its ticket types and quotas never change; its
-        capacities may have: writes check them), else read now (``EventNotFound``)."""
+    def event_for(self, event_id: str, tickets=None) -> Event:
+        """The event as last read here (its quotas never change; its capacities may have:
+        writes check them), else read now (``EventNotFound``). Ticket types can be added:
+        when ``tickets`` names a type the remembered event lacks, it is read again (and
+        a type still unknown is refused by validation, never guessed)."""
         with self._lock:
             event = self._event_of.get(event_id)
+        if event is not None and tickets is not None and not event.knows(tickets):
+            event = None
         return event if event is not None else self.get_event(event_id)
 
     def starts_at(self, event_id: str) -> datetime | None:

@@ -125,7 +125,8 @@ class OrganizerEdits:
 
     def update_event(self, event_id, *, expected_version, name=None, capacity=None,
                      starts_at=None, ends_at=None, time_zone=None, description=None,
-                     venue=None, quotas=None) -> Event:
+                     venue=None, quotas=None, max_per_order=None,
+                     ticket_descriptions=None, ticket_types=None, ticket_labels=None) -> Event:
         """Apply an organizer's edit of the event as read at ``expected_version``; return it.
 
         Only the given fields change (``starts_at=""`` clears the start, ``ends_at=""``
@@ -135,7 +136,15 @@ class OrganizerEdits:
         edit based on a stale read never overwrites a newer change. A capacity change goes
         through the event's strategy, atomically with that check; it never drops a
         registration. ``quotas`` resizes further quotas (name -> seats; docs/orders.md) the
-        same way, each never below the seats it has confirmed or held.
+        same way, each never below the seats it has confirmed or held. ``max_per_order``
+        changes the seats one order may hold on an event that already sells several per
+        order (from 2 up: an event created for one seat per order keeps it, since its
+        bookings are stored that way); ``ticket_descriptions`` replaces the types' sentences.
+        ``ticket_types`` (type -> further quotas, as at creation) adds types to an event
+        that already sells them: every existing type must be given as it is (none is
+        removed or moved to other quotas, since bookings may hold it), a new one counts
+        against the capacity and existing quotas only, and the write is the same
+        version-checked one. ``ticket_labels`` replaces the labels (docs/admin.md).
 
         Raises ``InvalidBooking`` (nothing stored; ``field`` names the input, including a
         capacity below the confirmed count or beyond the strategy's limit, and ``quotas``
@@ -168,9 +177,28 @@ class OrganizerEdits:
         if venue is not None:
             changes["venue"] = validation.clean_venue(venue)
         strategy = self.catalog.strategies[event.strategy]
+        shape = event
+        if max_per_order is not None and max_per_order != event.max_per_order:
+            per_order = self._clean_new_max_per_order(max_per_order, event)
+            changes["max_per_order"] = per_order
+            shape = dataclasses.replace(shape, max_per_order=per_order)
+        types = event.ticket_types
+        if ticket_types is not None:
+            types = self._clean_added_types(ticket_types, event)
+            if types != event.ticket_types:
+                changes["ticket_types"] = {name: list(q) for name, q in types.items()}
+                shape = dataclasses.replace(shape, ticket_types=types)
+        if ticket_descriptions is not None:
+            changes["ticket_descriptions"] = validation.clean_ticket_descriptions(
+                ticket_descriptions, ticket_types=types) or None
+        if ticket_labels is not None:
+            changes["ticket_labels"] = validation.clean_ticket_labels(
+                ticket_labels, names={**types, **event.quotas}) or None
         if capacity is not None:
             capacity = self.catalog.clean_capacity(capacity, event.strategy)
-            strategy.check_order_shape(dataclasses.replace(event, capacity=capacity))
+            shape = dataclasses.replace(shape, capacity=capacity)
+        if shape is not event:
+            strategy.check_order_shape(shape)
         sizes = None if quotas is None else self._clean_quota_sizes(
             quotas, event, strategy.max_capacity)
         strategy.change_capacity(
@@ -179,6 +207,36 @@ class OrganizerEdits:
             # version check refuses the write.
             capacity=event.capacity if capacity is None else capacity, quotas=sizes)
         return self.catalog.get_event(event.id)
+
+    @staticmethod
+    def _clean_added_types(value, event: Event) -> dict:
+        """The event's types with those added (``InvalidBooking(field="ticket_types")``)."""
+        if event.is_plain:
+            raise InvalidBooking(
+                "Ticket types can be added only to an event created with ticket types: this "
+                "event's bookings are stored as single seats.", field="ticket_types")
+        types = validation.clean_ticket_types(value, quotas=event.quotas)
+        for name, quotas in event.ticket_types.items():
+            if name not in types:
+                raise InvalidBooking(
+                    f"The ticket type {event.label(name)} cannot be removed: bookings may "
+                    "hold it.", field="ticket_types")
+            if types[name] != quotas:
+                raise InvalidBooking(
+                    f"The ticket type {event.label(name)} keeps the quotas it counts "
+                    "against: bookings may hold it.", field="ticket_types")
+        return types
+
+    @staticmethod
+    def _clean_new_max_per_order(value, event: Event) -> int:
+        """A new "seats per order" (``InvalidBooking(field="max_per_order")``)."""
+        value = validation.clean_max_per_order(value)
+        if event.max_per_order == 1 or value == 1:
+            raise InvalidBooking(
+                "Seats per order can change between 2 and more only: an event created for one "
+                "seat per order keeps one, and one with several keeps at least 2, because its "
+                "bookings are stored that way.", field="max_per_order")
+        return value
 
     @staticmethod
     def _clean_quota_sizes(quotas, event: Event, max_capacity: int) -> dict[str, int]:

@@ -99,7 +99,7 @@ class WaitlistEngine:
 
     def order_of(self, entry: WaitlistEntry) -> Order:
         """What ``entry``'s order takes from each quota (one seat on a plain event)."""
-        return self.event_for(entry.event_id).order(entry.tickets)
+        return self.event_for(entry.event_id, entry.tickets).order(entry.tickets)
 
     def release_expired(self, event_id: str, now: float) -> int:
         """Free the seats of the event's lapsed holds; return how many."""

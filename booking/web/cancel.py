@@ -62,10 +62,8 @@ def cancel(request, token):
     ref, event, active = opened
     if not active:
         return render(request, "booking/cancel_already.html", {"event": event})
-    part_cancelled = request.GET.get("part") == "1"
-    form = CancelTicketsForm(registration=active, keep_all=part_cancelled) if _takes_part(
-        active) else None
-    return _confirm_page(request, event, ref, active, form, part_cancelled=part_cancelled)
+    form = CancelTicketsForm(registration=active, labels=event.ticket_labels) if _takes_part(active) else None
+    return _confirm_page(request, event, ref, active, form)
 
 
 def _takes_part(registration) -> bool:
@@ -73,14 +71,15 @@ def _takes_part(registration) -> bool:
     return registration.seats > 1 and registration.status != PENDING
 
 
-def _confirm_page(request, event, ref, active, form, *, part_cancelled=False, status=200,
-                  form_token=None, message=""):
+def _confirm_page(request, event, ref, active, form, *, status=200, form_token=None,
+                  message=""):
     return render(request, "booking/cancel_confirm.html", {
         "message": message,
         "event": event, "email": ref.email, "registration": active, "form": form,
         "form_token": form_token or tokens.new_form_token(event.id,
                                                           salt=tokens.CANCEL_FORM_SALT),
-        "pending": active.status == PENDING, "part_cancelled": part_cancelled},
+        "pending": active.status == PENDING,
+        "booking_path": reverse("booking:booking", args=[request.resolver_match.kwargs["token"]])},
         status=status)
 
 
@@ -123,13 +122,14 @@ def _cancel_seats(request, service, token, ref):
     active = service.find_registration(ref.event_id, email=ref.email)
     if not ref.matches(active):  # cancelled meanwhile (or by this very form, resubmitted)
         return see_other(reverse("booking:cancelled", args=[token]))
-    form = CancelTicketsForm(request.POST, registration=active)
+    form = CancelTicketsForm(request.POST, registration=active,
+                             labels=event.ticket_labels)
     form_token = request.POST.get("form_token", "")
     try:
         request_id = tokens.request_id_from_form_token(form_token, event.id,
                                                        salt=tokens.CANCEL_FORM_SALT)
     except links.BadLink:
-        return _confirm_page(request, event, ref, active, CancelTicketsForm(registration=active),
+        return _confirm_page(request, event, ref, active, CancelTicketsForm(registration=active, labels=event.ticket_labels),
                              status=400, message=EXPIRED)
     if not form.is_valid():
         return _confirm_page(request, event, ref, active, form, status=400,
@@ -144,12 +144,12 @@ def _cancel_seats(request, service, token, ref):
         active = service.find_registration(ref.event_id, email=ref.email)
         if not ref.matches(active):
             return see_other(reverse("booking:cancelled", args=[token]))
-        form = CancelTicketsForm(registration=active) if _takes_part(active) else None
+        form = CancelTicketsForm(registration=active, labels=event.ticket_labels) if _takes_part(active) else None
         return _confirm_page(request, event, ref, active, form, status=400,
                              message=f"{error.message} Nothing was cancelled.")
     mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
-    if removed.part_request_id:  # part of the order: the page shows what is left
-        return see_other(reverse("booking:cancel", args=[token]) + "?part=1")
+    if removed.part_request_id:  # part of the order: a plain "done", with what is left
+        return see_other(reverse("booking:cancelled", args=[token]) + "?part=1")
     return see_other(reverse("booking:cancelled", args=[token]))
 
 
@@ -162,6 +162,10 @@ def cancelled(request, token):
     if isinstance(opened, HttpResponse):
         return opened
     ref, event, active = opened
+    if active and request.GET.get("part") == "1":  # part of the order: done, the rest kept
+        return render(request, "booking/cancelled_part.html", {
+            "event": event, "registration": active,
+            "booking_path": reverse("booking:booking", args=[token])})
     if active:  # not cancelled yet: ask first
         return redirect("booking:cancel", token=token)
     context = {"event": event, "availability": service.availability(event.id),

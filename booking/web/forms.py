@@ -47,7 +47,7 @@ class SignupForm(forms.Form):
         single = len(self.ticket_types) == 1
         for ticket_type in self.ticket_types:
             self.fields[f"qty_{ticket_type}"] = forms.IntegerField(
-                label=ticket_label(ticket_type),
+                label=event.label(ticket_type),
                 min_value=0, max_value=event.max_per_order, initial=1 if single else 0,
                 error_messages={"required": "Enter a number of tickets (0 for none).",
                                 "invalid": "Enter a whole number of tickets."},
@@ -76,6 +76,9 @@ class SignupForm(forms.Form):
             left = _type_remaining(self.event, availability, ticket_type)
             hint = ((f"{left} left. " if left is not None else "")
                     + f"Up to {self.event.max_per_order} seats per order in all.")
+            described = self.event.ticket_descriptions.get(ticket_type)
+            if described:  # the organizer's sentence first
+                hint = f"{described} {hint}"
             # The field's, and its bound field's (a copy taken once the form was validated).
             self.fields[f"qty_{ticket_type}"].help_text = hint
             self[f"qty_{ticket_type}"].help_text = hint
@@ -213,17 +216,19 @@ def _type_remaining(event, availability, ticket_type) -> int | None:
 
 class CancelTicketsForm(forms.Form):
     """Which seats of an order to give up: a quantity (0 to the number held) per ticket type
-    the order holds, all of them to begin with; none (``keep_all``) once a part was
-    cancelled, so one more click never gives up the rest unasked. The service checks them
-    against the order as stored when it writes."""
+    the order holds, none to begin with, so one click never gives up seats unasked. The
+    service checks them against the order as stored when it writes."""
 
-    def __init__(self, *args, registration, keep_all=False, **kwargs):
+    def __init__(self, *args, registration, labels=None, **kwargs):
+        """``labels``: the event's typed labels (``Event.ticket_labels``)."""
         super().__init__(*args, **kwargs)
+        labels = labels or {}
         self.held = dict(sorted(registration.tickets.items()))
         for ticket_type, quantity in self.held.items():
             self.fields[f"cancel_{ticket_type}"] = forms.IntegerField(
-                label=ticket_label(ticket_type), min_value=0, max_value=quantity,
-                initial=0 if keep_all else quantity,
+                label=labels.get(ticket_type) or ticket_label(ticket_type), min_value=0,
+                max_value=quantity,
+                initial=0,
                 error_messages={"required": "Enter a number of seats (0 to keep them all).",
                                 "invalid": "Enter a whole number of seats.",
                                 "max_value": f"Your order holds {quantity} of these.",

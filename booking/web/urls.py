@@ -1,6 +1,6 @@
 from django.urls import path
 
-from booking.web import answers, cancel, checkin, passes, views, waitlist
+from booking.web import answers, booking_page, cancel, checkin, passes, views, waitlist
 
 app_name = "booking"
 
@@ -16,6 +16,9 @@ urlpatterns = [
     path("events/<str:event_id>/resend/", views.resend, name="resend"),
     path("cancel/<str:token>/", cancel.cancel, name="cancel"),
     path("cancel/<str:token>/done/", cancel.cancelled, name="cancelled"),
+    # A booking's own page, by the same sealed token (booking/web/booking_page.py).
+    path("bookings/<str:token>/", booking_page.booking, name="booking"),
+    path("bookings/<str:token>/resend/", booking_page.resend, name="booking_resend"),
     # The waiting list (booking/web/waitlist.py).
     path("events/<str:event_id>/waiting-list/", waitlist.join, name="waitlist_join"),
     path("offers/<str:token>/", waitlist.offer, name="offer"),

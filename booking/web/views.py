@@ -382,7 +382,8 @@ def booked(request, event_id, token):
     if not ref.matches(registration):
         return render(request, "booking/booking_gone.html", context, status=410)
     context.update(registration=registration,
-                   cancel_url=links.cancel_url(registration, site_url=web_settings().site_url))
+                   cancel_url=links.cancel_url(registration, site_url=web_settings().site_url),
+                   booking_url=links.booking_url(registration, site_url=web_settings().site_url))
     context.update(answers_context(service, event, registration),
                    answers_url=reverse("booking:answers", args=[event_id, token]))
     if not registration.is_confirmed:

@@ -65,12 +65,15 @@ def test_update__booked_since_read__edit_applies(service, strategy):
 
 
 @pytest.mark.parametrize("strategy", GUARDED)
-def test_update__beyond_strategy_limit__names_larger_strategy(service, strategy):
+def test_update__beyond_strategy_limit__says_the_limit_in_organizer_words(service, strategy):
     event = service.create_event(name="Talk", capacity=1, strategy=strategy)
     limit = service.strategy(strategy).max_capacity
     with pytest.raises(InvalidBooking) as refused:
         service.update_event(event.id, expected_version=event.version, capacity=limit + 1)
-    assert refused.value.field == "capacity" and str(limit) in refused.value.message
+    assert refused.value.field == "capacity" and f"{limit:,}" in refused.value.message
+    assert "create a new event" in refused.value.message
+    for internal in ("lock_table", "aggregate", "slots", "streams", "shards", "strategy"):
+        assert internal not in refused.value.message
     assert service.get_event(event.id).version == event.version
 
 

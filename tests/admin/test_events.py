@@ -70,34 +70,40 @@ def test_list__search__keeps_matching_names(admin_client, service):
     assert [row["event"].name for row in response.context["rows"]] == ["Python meetup"]
 
 
-@pytest.mark.parametrize("strategy", GUARDED)
-def test_add__valid__creates_bookable_event(admin_client, service, strategy):
+@pytest.mark.parametrize(("crowd", "kind"), [
+    ("few", "lock_table"), ("hundreds", "slots"), ("thousands", "shards")])
+def test_add__valid__creates_bookable_event(admin_client, service, crowd, kind):
     response = admin_client.post(admin_url("add"), {
-        "name": "Workshop", "capacity": "2", "strategy": strategy, "starts_at": "2031-05-01T18:30"})
+        "name": "Workshop", "capacity": "2", "crowd": crowd, "starts_at": "2031-05-01T18:30"})
     assert response.status_code == 302
     (event,) = service.iter_events()
-    assert (event.name, event.capacity, event.strategy) == ("Workshop", 2, strategy)
+    assert (event.name, event.capacity, event.strategy) == ("Workshop", 2, kind)
     assert event.starts_at.hour == 18
     book(service, event, 2)
     assert service.availability(event.id).is_full
 
 
-def test_add__form__offers_only_guarded_strategies_with_default(admin_client, service, settings):
-    settings.BOOKING_DEFAULT_STRATEGY = "slots"
-    form = admin_client.get(admin_url("add")).context["form"]
-    assert [value for value, _ in form.fields["strategy"].choices] == [*GUARDED, "streams", "shards"]
-    assert form["strategy"].value() == "slots"
+def test_add__form__asks_the_crowd_in_plain_words_never_strategy_names(admin_client, service):
+    response = admin_client.get(admin_url("add"))
+    form = response.context["form"]
+    assert [value for value, _ in form.fields["crowd"].choices] == [
+        "few", "hundreds", "thousands", "line"]
+    assert form["crowd"].value() == "few"
+    html = response.content.decode()
+    assert "How many people do you expect in the first minute?" in html
+    for internal in ("lock_table", "aggregate", "slots", "streams", "shards", "Size"):
+        assert internal not in html
 
 
 @pytest.mark.parametrize(("data", "field", "text"), [
     ({"capacity": "-1"}, "capacity", "greater than or equal to 0"),
-    ({"capacity": "100000", "strategy": "aggregate"}, "capacity", "'lock_table' or 'slots'"),
-    ({"strategy": "unguarded"}, "strategy", "valid choice"),
+    ({"capacity": "20000", "crowd": "hundreds"}, "capacity", "at most 10,000 seats"),
+    ({"crowd": "unguarded"}, "crowd", "valid choice"),
     ({"name": "   "}, "name", "required"),
 ])
 def test_add__bad_input__error_next_to_field_and_nothing_stored(admin_client, service, data,
                                                                 field, text):
-    posted = {"name": "Workshop", "capacity": "2", "strategy": "lock_table", **data}
+    posted = {"name": "Workshop", "capacity": "2", "crowd": "few", **data}
     response = admin_client.post(admin_url("add"), posted)
     assert response.status_code == 200
     assert text in " ".join(response.context["form"].errors[field])
@@ -213,16 +219,16 @@ def test_list__soonest_first_filters_upcoming_past_full(admin_client, service):
 def test_list__internals_out_plain_language_sizes(admin_client, service):
     service.create_event(name="Talk", capacity=1200, strategy="slots")
     html = admin_client.get(admin_url("changelist")).content.decode()
-    assert "Version" not in html and "1,200" in html and "Rush sale" in html
+    assert "Version" not in html and "1,200" in html and "Hundreds at once" in html
+    assert "slots" not in html
 
 
 def test_add__plain_choices_default_and_save_and_add_another(admin_client, service, settings):
     form = admin_client.get(admin_url("add")).context["form"]
-    labels = dict(form.fields["strategy"].choices)
-    assert labels["lock_table"].startswith("Standard") and "(recommended)" in labels["lock_table"]
-    assert form["strategy"].value() == settings.BOOKING_DEFAULT_STRATEGY
+    labels = dict(form.fields["crowd"].choices)
+    assert labels["few"].startswith("A few at a time") and "almost every event" in labels["few"]
     response = admin_client.post(admin_url("add"), {
-        "name": "Wine", "capacity": "5", "strategy": "lock_table", "time_zone": "Europe/Berlin",
+        "name": "Wine", "capacity": "5", "crowd": "few", "time_zone": "Europe/Berlin",
         "starts_at": "2030-12-12 19:30", "ends_at": "", "venue": "", "description": "",
         "_addanother": "1"})
     assert response.status_code == 302 and response["Location"] == admin_url("add")
@@ -233,14 +239,66 @@ def test_add__plain_choices_default_and_save_and_add_another(admin_client, servi
 def test_add__bad_zone_or_end_before_start__errors_at_fields_nothing_stored(admin_client,
                                                                            service):
     response = admin_client.post(admin_url("add"), {
-        "name": "Wine", "capacity": "5", "strategy": "lock_table", "time_zone": "Berlin",
+        "name": "Wine", "capacity": "5", "crowd": "few", "time_zone": "Berlln",
         "starts_at": "2030-12-12 19:30", "ends_at": "2030-12-12 18:00"})
-    assert "IANA" in " ".join(response.context["form"].errors["time_zone"])
+    assert "Did you mean Europe/Berlin?" in " ".join(response.context["form"].errors["time_zone"])
     response = admin_client.post(admin_url("add"), {
-        "name": "Wine", "capacity": "5", "strategy": "lock_table", "time_zone": "Europe/Berlin",
+        "name": "Wine", "capacity": "5", "crowd": "few", "time_zone": "Europe/Berlin",
         "starts_at": "2030-12-12 19:30", "ends_at": "2030-12-12 18:00"})
     assert "after the start" in " ".join(response.context["form"].errors["ends_at"])
     assert not [e for e in service.iter_events() if e.name == "Wine"]
+
+
+def test_add__city_name__the_zone_it_names_and_offered_first_next_time(admin_client, service):
+    response = admin_client.post(admin_url("add"), {
+        "name": "Wine", "capacity": "5", "crowd": "few", "time_zone": "berlin",
+        "starts_at": "2030-12-12T19:30"})
+    assert response.status_code == 302
+    [event] = service.iter_events()
+    assert event.time_zone == "Europe/Berlin"
+    assert event.starts_at.isoformat() == "2030-12-12T18:30:00+00:00"
+    again = admin_client.get(admin_url("add"))
+    assert again.context["time_zones"][0] == ("Europe/Berlin", "Berlin")
+    assert again.context["form"]["time_zone"].value() == "Europe/Berlin"
+
+
+def test_add__several_bad_fields__every_error_at_once_nothing_stored(admin_client, service):
+    response = admin_client.post(admin_url("add"), {
+        "name": "   ", "capacity": "20000", "crowd": "hundreds", "time_zone": "Europe/Berlin",
+        "starts_at": "2030-12-12T19:30", "ends_at": "2030-12-12T18:00", **rows(
+            quotas=[("Workshop A", "")], types=[("Workshop A", "", "Workshop C")])})
+    form = response.context["form"]
+    assert {"name", "capacity", "ends_at"} <= set(form.errors)
+    assert "How many seats" in str(form.quota_rows.errors)
+    html = response.content.decode()
+    assert html.count("<li><a href=") >= 3  # the summary links to each field
+    assert list(service.iter_events()) == []
+
+
+def test_add__start_in_past_or_quota_beyond_capacity__warns_then_saves_when_confirmed(
+        admin_client, service):
+    posted = {"name": "Late", "capacity": "10", "crowd": "few", "starts_at": "2020-01-01T10:00",
+              **rows(quotas=[("Room", "20")], types=[("Room seat", "", "Room")])}
+    response = admin_client.post(admin_url("add"), posted)
+    assert response.status_code == 200
+    warnings = " ".join(response.context["form"].warnings)
+    assert "The start is in the past" in warnings and "more than the event's 10" in warnings
+    assert "Save anyway" in response.content.decode() and list(service.iter_events()) == []
+    assert admin_client.post(admin_url("add"), {**posted, "save_anyway": "on"}).status_code == 302
+    [event] = service.iter_events()
+    assert event.quotas == {"room": 20}
+
+
+def rows(*, quotas=(), types=()) -> dict:
+    """The add form's quota and ticket-type rows as a browser posts them."""
+    data = {"quota-TOTAL_FORMS": "3", "quota-INITIAL_FORMS": "0",
+            "type-TOTAL_FORMS": "4", "type-INITIAL_FORMS": "0"}
+    for number, (label, seats) in enumerate(quotas):
+        data |= {f"quota-{number}-label": label, f"quota-{number}-seats": seats}
+    for number, (label, description, against) in enumerate(types):
+        data |= {f"type-{number}-label": label, f"type-{number}-description": description,
+                 f"type-{number}-counts_against": against}
+    return data
 
 
 def test_change__shows_local_time_in_event_zone(admin_client, service):
@@ -248,7 +306,8 @@ def test_change__shows_local_time_in_event_zone(admin_client, service):
                                  starts_at="2030-12-12 19:30")
     form = admin_client.get(admin_url("change", event.id)).context["form"]
     assert (form["starts_at"].value(), form["time_zone"].value()) == (
-        "2030-12-12 19:30", "Europe/Berlin")
+        "2030-12-12T19:30", "Europe/Berlin")
+    assert 'type="datetime-local"' in str(form["starts_at"])
 
 
 def test_export__registered_at_in_event_zone_with_offset(admin_client, service):
@@ -271,8 +330,11 @@ def test_change__quota_field_shows_its_seats_and_resizes_it(admin_client, servic
     opened = admin_client.get(admin_url("change", event.id))
     field = opened.context["form"]["quota_workshop-a"]
     assert field.value() == 3 and "2 confirmed, 0 held, 1 remaining" in field.help_text
-    response = admin_client.post(admin_url("change", event.id),
-                                 change_data(opened, **{"quota_workshop-a": "40"}))
+    posted = change_data(opened, **{"quota_workshop-a": "40"})
+    warned = admin_client.post(admin_url("change", event.id), posted)
+    assert "more than the event's 10" in " ".join(warned.context["form"].warnings)
+    assert service.get_event(event.id).quotas == {"workshop-a": 3}
+    response = admin_client.post(admin_url("change", event.id), {**posted, "save_anyway": "on"})
     assert response.status_code == 302
     assert service.availability(event.id).quotas["workshop-a"].capacity == 40
     assert service.get_event(event.id).quotas == {"workshop-a": 40}

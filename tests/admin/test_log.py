@@ -22,13 +22,13 @@ def event(service):
 
 def test_add__logged_as_addition_by_user(admin_client, service):
     admin_client.post(admin_url("add"), {"name": "Workshop", "capacity": "3",
-                                         "strategy": "slots", "starts_at": ""})
+                                         "crowd": "hundreds", "starts_at": ""})
 
     [entry] = LogEntry.objects.all()
     event = service.list_events()[0]
     assert (entry.user.username, entry.action_flag, entry.object_id) == ("admin", ADDITION,
                                                                           event.id)
-    assert entry.change_message == "Added with capacity 3, strategy slots."
+    assert entry.change_message == "Added with capacity 3, set up for “Hundreds at once”."
     assert entry.get_admin_url() == admin_url("change", event.id)
 
 

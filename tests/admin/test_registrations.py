@@ -35,7 +35,7 @@ def test_registrations__lists_everyone_with_time(admin_client, booked_event):
     response = admin_client.get(admin_url("registrations", booked_event.id))
     assert emails_on(response) == ["ada@example.com", "bob@example.com", "cy@example.com"]
     assert "Ada Lovelace" in response.content.decode()
-    assert "3 confirmed of 5 seats, 2 remaining" in response.content.decode()
+    assert "3 orders, 3 seats confirmed. 2 of 5 seats remaining." in response.content.decode()
 
 
 def test_registrations__search__matches_name_or_email(admin_client, booked_event):

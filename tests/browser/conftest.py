@@ -163,20 +163,34 @@ def page(browser):
 
 
 SCREEN_WIDTHS = (1280, 390)  # desktop, phone
+PHONE_WIDTH = 390
+# Sub-pixel rounding of a page that fits exactly; anything more is a sideways scroll.
+WIDTH_TOLERANCE = 2
+
+
+def page_width(page) -> int:
+    """How wide the page's content is (what scrolls sideways when above the viewport)."""
+    return page.evaluate("document.documentElement.scrollWidth")
 
 
 @pytest.fixture
 def screenshot():
     """``screenshot(page, name)`` saves test-artifacts/<name>-<width>.png at each of
-    ``SCREEN_WIDTHS`` (full page), then restores the viewport."""
+    ``SCREEN_WIDTHS`` (full page), restores the viewport, then fails if the page was
+    wider than the phone's ``PHONE_WIDTH`` (it would scroll sideways there; a table may
+    scroll inside its own box, the page may not)."""
     def save(page, name: str) -> list[Path]:
         ARTIFACTS.mkdir(exist_ok=True)
-        viewport, paths = page.viewport_size, []
+        viewport, paths, widest = page.viewport_size, [], None
         for width in SCREEN_WIDTHS:
             page.set_viewport_size({"width": width, "height": 800})
             path = ARTIFACTS / f"{name}-{width}.png"
             page.screenshot(path=str(path), full_page=True)
             paths.append(path)
+            if width == PHONE_WIDTH:
+                widest = page_width(page)
         page.set_viewport_size(viewport)
+        assert widest is None or widest <= PHONE_WIDTH + WIDTH_TOLERANCE, (
+            f"{name}: the page is {widest} px wide at {PHONE_WIDTH} px and scrolls sideways")
         return paths
     return save

@@ -36,7 +36,7 @@ def test_create_event__json__prints_whole_event(service):
     (("--capacity", "3.5"), "Capacity must be a whole number."),
     (("--capacity", "-1"), "Capacity cannot be negative."),
     (("--capacity", "3", "--strategy", "nope"), "Unknown strategy."),
-    (("--capacity", "900", "--strategy", "aggregate"), "supports at most"),
+    (("--capacity", "900", "--strategy", "aggregate"), "at most 441 seats"),
     (("--capacity", "3", "--starts-at", "soon"), "ISO 8601"),
 ])
 def test_create_event__bad_input__command_error_and_nothing_stored(service, args, message):

@@ -231,3 +231,16 @@ def test_admin_change__end_in_a_gap__error_at_field_nothing_changed(admin_client
     assert response.status_code == 200
     assert "does not exist in Europe/Berlin" in response.content.decode()
     assert service.get_event(berlin.id) == berlin
+
+
+def test_ticket_descriptions__stored_only_when_given__other_events_as_before(service):
+    from booking.dynamo import items
+    from booking.service.catalog import creation_fingerprint
+
+    kinds = {"conference": [], "workshop-a": []}
+    bare = service.create_event(name="A", capacity=5, ticket_types=kinds, max_per_order=2)
+    assert "ticket_descriptions" not in items.event_item(bare)
+    described = service.create_event(name="A", capacity=5, ticket_types=kinds, max_per_order=2,
+                                     ticket_descriptions={"conference": "Both days."})
+    assert service.get_event(described.id).ticket_descriptions == {"conference": "Both days."}
+    assert creation_fingerprint(bare) != creation_fingerprint(described)

@@ -14,14 +14,15 @@ from booking.strategies.aggregate.item import (ATTENDEE_MAX_BYTES, EVENT_ATTRIBU
                                                ORDER_DEFINITION_RESERVE, ORDER_MAX_CAPACITY)
 
 
-def test_create_event__beyond_item_size_limit__names_strategies_to_use(service):
+def test_create_event__beyond_item_size_limit__says_the_limit_in_organizer_words(service):
     limit = AggregateStrategy.max_capacity
 
     with pytest.raises(InvalidBooking) as raised:
         service.create_event(name="Huge", capacity=limit + 1, strategy="aggregate")
 
     assert f"at most {limit} seats" in raised.value.message
-    assert "lock_table" in raised.value.message and "slots" in raised.value.message
+    assert "choose a larger crowd" in raised.value.message
+    assert "lock_table" not in raised.value.message and "slots" not in raised.value.message
     assert service.list_events() == []
 
 

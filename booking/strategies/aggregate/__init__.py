@@ -37,10 +37,11 @@ class AggregateStrategy(AggregateHolds, Strategy):
 
     def check_order_shape(self, event: Event) -> None:  # ticket types: attendees keep tickets
         if event.offers_orders and event.capacity > ORDER_MAX_CAPACITY:
-            raise InvalidBooking(f"With aggregate, an event with ticket types or orders of several "
-                                 f"seats holds at most {ORDER_MAX_CAPACITY} seats (its orders' "
-                                 f"tickets share the event item's 400 KB): lower the capacity, "
-                                 f"or choose 'lock_table'.", field="capacity")
+            # Why (for developers): its orders' tickets share the event item's 400 KB.
+            raise InvalidBooking(f"An event set up for a small crowd holds at most "
+                                 f"{ORDER_MAX_CAPACITY} seats once it has ticket types or "
+                                 f"several seats per order: lower the capacity, or create it "
+                                 f"for a larger crowd.", field="capacity")
 
     def provision(self, event: Event) -> None:
         quotas = {"quota_counts": dict.fromkeys(event.quotas, 0)} if event.quotas else {}

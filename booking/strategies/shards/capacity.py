@@ -22,9 +22,11 @@ def check_order_shape(event: Event) -> None:
     touched = 1 + len({quota for quotas in event.ticket_types.values() for quota in quotas})
     shards = seats.shards_for(event)
     if touched * min(shards, event.max_per_order) + OTHER_MEMBERS > TRANSACTION_LIMIT:
-        raise InvalidBooking(f"With shards, an order writes up to {shards} items per quota it "
-                             f"draws on in one transaction (at most {TRANSACTION_LIMIT}): "
-                             f"name fewer quotas in the ticket types.", field="ticket_types")
+        # Why (for developers): up to ``shards`` items per quota, in one transaction.
+        raise InvalidBooking(f"Let each ticket type count against fewer quotas: an event set "
+                             f"up for a ticket drop writes every quota of an order {shards} "
+                             f"times in one write, which holds at most {TRANSACTION_LIMIT}.",
+                             field="ticket_types")
 
 
 def mark_sold_out(strategy, event_id: str, marks: dict[str, int], marker: dict) -> None:

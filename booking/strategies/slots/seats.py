@@ -35,9 +35,11 @@ def check_order_shape(event: Event) -> None:
     widest = max(len(quotas) for quotas in event.ticket_types.values())
     if event.max_per_order * (1 + widest) + OTHER_MEMBERS > TRANSACTION_LIMIT:
         most = (TRANSACTION_LIMIT - OTHER_MEMBERS) // (1 + widest)
-        raise InvalidBooking(f"With slots, an order claims one item per seat and quota in one "
-                             f"transaction (at most {TRANSACTION_LIMIT}): allow at most {most} "
-                             f"seats per order here.", field="max_per_order")
+        # Why (for developers): one slot item per seat and quota, in one transaction.
+        raise InvalidBooking(f"Allow at most {most} seats per order here: each seat of an "
+                             f"order is written together with its quotas, and one write "
+                             f"holds at most {TRANSACTION_LIMIT} of them.",
+                             field="max_per_order")
 
 
 def partition(event_id: str, quota: str) -> str:

@@ -16,7 +16,8 @@ from booking.errors import AlreadyRegistered, EventNotFound, InvalidBooking
 from booking.exactly_once.access_codes import give_back_members
 from booking.exactly_once.riders import Riders
 from booking.models import (CAPACITY_QUOTA, CONFIRMATION, CONFIRMED, PENDING, REJECTED,
-                            REJECTION, Availability, Event, Order, Registration)
+                            REJECTION, DEFAULT_TICKET_TYPE, Availability, Event, Order,
+                            Registration, UnknownTicketTypes)
 from booking.strategies import event_edits
 from booking.strategies.base import (AGAIN, CAPACITY_NAMES, READ_AGAIN, OneItemPerPerson,
                                      part_of, tickets_left)
@@ -47,8 +48,19 @@ BELIEVED = ("event_id", "capacity", "confirmed_count", "quota_capacities", "quot
             "ticket_types")
 
 
+def knows_types(event_item: dict, tickets: dict[str, int]) -> bool:
+    """Whether the event item (as believed) has every type ``tickets`` names: a type added
+    after the belief was read is not there, and its quotas must never be guessed."""
+    types = event_item.get("ticket_types")
+    return all(name in types for name in tickets) if types is not None else (
+        set(tickets) <= {DEFAULT_TICKET_TYPE})
+
+
 def order_of(event_item: dict, tickets: dict[str, int]) -> Order:
-    """What ``tickets`` take from each quota, at the capacities the event item holds."""
+    """What ``tickets`` take from each quota, at the capacities the event item holds
+    (``UnknownTicketTypes`` for a type it does not have)."""
+    if not knows_types(event_item, tickets):
+        raise UnknownTicketTypes(sorted(tickets))
     seats: dict[str, int] = {}
     for ticket_type, quantity in tickets.items():
         for quota in (CAPACITY_QUOTA, *(event_item.get("ticket_types") or {}).get(ticket_type, ())):
@@ -132,9 +144,13 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         now = time.time() if now is None else now
         event_id, tickets = registration.event_id, registration.tickets
         for _ in self.retry.attempts():
-            item = self._seen.get(event_id) or self._believe(self._read(event_id))
+            item = self._seen.get(event_id)
+            if item is None or not self._knows(item, tickets):  # a type added since: read
+                item = self._believe(self._read(event_id))
             if item is None:
                 return self._forget_orphan(registration)
+            if not knows_types(item, tickets):  # not even as stored: never guess its quotas
+                return self._write(registration, None, REJECTED, now)
             order = order_of(item, tickets)  # the belief picks the first write
             status, from_read = (CONFIRMED if fits(item, order) else REJECTED), False
             if status == REJECTED:  # believed without room: one consistent read a page
@@ -147,6 +163,10 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
             if outcome is not AGAIN:
                 return outcome
         raise AssertionError("unreachable: attempts() raises when spent")
+
+    def _knows(self, item: dict, tickets: dict[str, int]) -> bool:
+        """Whether the belief has the order's types (else the event item is read again)."""
+        return knows_types(item, tickets)
 
     def _read(self, event_id: str) -> dict | None:
         return self.events.get({"event_id": event_id}, projection=EVENT_FIELDS,

@@ -1,0 +1,56 @@
+"""The admin's home as an organizer's overview: their upcoming events with seats sold and
+left per quota, the waiting line, orders, and bookings over time by ticket type.
+
+Scoped like every list (``visible_events``): only the events the user may see. What a view
+costs (docs/admin.md): one query of the upcoming events, and per event shown one read of
+its seats, one query of its waiting list and up to ``TALLY_LIMIT`` of its registrations.
+"""
+from django.contrib import admin
+from django.utils import timezone
+
+from booking import times
+from booking.admin import charts
+from booking.admin.views import rights_of, visible_events
+from booking.errors import BookingError
+from booking.organizers.rights import VIEW
+from booking.wiring import get_booking_service
+
+EVENTS_SHOWN = 5
+
+
+def index(request, extra_context=None):
+    """Django's admin index with the dashboard above the list of models."""
+    return admin.site.index(request, extra_context={**(extra_context or {}),
+                                                    "dashboard": dashboard(request)})
+
+
+def dashboard(request) -> dict | None:
+    """The overview's context; None for a user who sees no events."""
+    if rights_of(request).scope(VIEW).is_empty:
+        return None
+    scope = visible_events(request)
+    service = get_booking_service()
+    try:
+        events, more = service.events_page(limit=EVENTS_SHOWN, when="upcoming", **scope)
+        seats = service.availabilities(events)
+        return {"events": [event_overview(service, event, seats.get(event.id))
+                           for event in events], "more": more is not None}
+    except BookingError as error:  # the store is unavailable: the admin still opens
+        return {"error": error.message}
+
+
+def event_overview(service, event, seats) -> dict:
+    tally = service.tally_registrations(event.id)
+    today = times.local(timezone.now(), event.time_zone).date()
+    return {"event": event, "seats": seats, "tally": tally,
+            "waiting": len(service.waiting_list(event.id))
+            if service.has_waiting_list(event) else None,
+            "chart": charts.bookings_chart(event, tally.bookings, today=today),
+            "checkin_rate": checkin_rate(service, event)}
+
+
+def checkin_rate(service, event):
+    """The share of seats checked in, once the service has check-in (``checkin_rate``);
+    None until then, and the dashboard shows nothing for it."""
+    rate = getattr(service, "checkin_rate", None)
+    return rate(event.id) if rate is not None else None

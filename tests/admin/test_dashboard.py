@@ -1,0 +1,82 @@
+"""The admin's home: each organizer's dashboard of their upcoming events (docs/admin.md)."""
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from booking.admin import dashboard, views
+from booking.service import tallies
+from tests.organizers.helpers import staff
+
+pytestmark = pytest.mark.django_db
+SOON = (datetime.now(timezone.utc) + timedelta(days=30)).isoformat()
+
+
+def devconf(service, organizer="acme", name="DevConf"):
+    event = service.create_event(
+        name=name, capacity=10, strategy="lock_table", starts_at=SOON, organizer=organizer,
+        quotas={"workshop-a": 3}, ticket_types={"conference": [], "workshop-a": ["workshop-a"]},
+        max_per_order=4)
+    service.book(event.id, name="Ada", email="ada@example.com", tickets={"conference": 3})
+    service.book(event.id, name="Bo", email="bo@example.com", tickets={"workshop-a": 1})
+    return event
+
+
+def test_home__upcoming_event_with_seats_per_quota_orders_and_chart(admin_client, service):
+    event = devconf(service)
+    html = admin_client.get("/admin/").content.decode()
+    assert "Your upcoming events" in html and event.name in html
+    assert "2 orders, 4 seats" in html
+    assert "<th scope=\"row\">Workshop A</th><td>1</td><td>2</td><td>3</td>" in html
+    assert 'role="img"' in html and "<title id=\"chart-" in html and "<desc" in html
+    assert "Conference 3, Workshop A 1" in html  # the chart's description
+    assert "<td>3</td><td>1</td><td>4</td>" in html  # today's row: per type, then the total
+    assert "Checked in" not in html  # no check-in yet: its place shows nothing
+    assert "Site administration" in html  # Django's own index below
+
+
+def careless_scope(request, action=None):
+    """A careless dashboard's scope: every event, whoever asks."""
+    return {"organizers": None, "event_ids": ()}
+
+
+@pytest.mark.parametrize("careless", [False, True])
+def test_home__another_organizers_event__never_shown(client, service, monkeypatch, careless):
+    devconf(service, organizer="acme", name="Ours")
+    devconf(service, organizer="globex", name="Theirs")
+    client.force_login(staff("ann", "acme"))
+    if careless:  # the control: the same check must see the leak
+        monkeypatch.setattr(dashboard, "visible_events", careless_scope)
+    html = client.get("/admin/").content.decode()
+    assert "Ours" in html
+    assert ("Theirs" in html) is careless
+
+
+def test_home__check_in_rate__shown_once_the_service_has_it(admin_client, service,
+                                                            monkeypatch):
+    devconf(service)
+    monkeypatch.setattr(type(service), "checkin_rate", lambda self, event_id: "2 of 4 seats",
+                        raising=False)
+    assert "Checked in: 2 of 4 seats" in admin_client.get("/admin/").content.decode()
+
+
+def test_tally__stops_at_its_limit_and_says_so(service):
+    event = devconf(service)
+    service.book(event.id, name="Cy", email="cy@example.com", tickets={"conference": 1})
+    assert service.tally_registrations(event.id, limit=2).complete is False
+    full = service.tally_registrations(event.id)
+    assert (full.orders, full.seats, full.complete) == (3, 5, True)
+    read = []
+    tallies.tally(iter_counting(service.iter_registrations(event.id), read), limit=2)
+    assert len(read) == 3  # the limit's registrations and the one that shows there are more
+
+
+def iter_counting(registrations, read):
+    for registration in registrations:
+        read.append(registration)
+        yield registration
+
+
+def test_registrations_page__orders_and_seats_with_their_units(admin_client, service):
+    event = devconf(service)
+    html = admin_client.get(views.url("registrations", event.id)).content.decode()
+    assert "2 orders, 4 seats confirmed" in html
