@@ -50,7 +50,12 @@ def event_overview(service, event, seats) -> dict:
 
 
 def checkin_rate(service, event):
-    """The share of seats checked in, once the service has check-in (``checkin_rate``);
-    None until then, and the dashboard shows nothing for it."""
-    rate = getattr(service, "checkin_rate", None)
-    return rate(event.id) if rate is not None else None
+    """Per check-in list of the event, the passes admitted of those it expects ("Main door:
+    12 of 40, 30%"); None for an event without lists, and the dashboard shows nothing."""
+    lists = [service.checkin_list(found.id) for found in service.checkin_lists(event.id)]
+    if not lists:
+        return None
+    return "; ".join(
+        f"{found.name}: {found.admitted:,} of {found.expected:,}"
+        + (f", {round(100 * found.admitted / found.expected)}%" if found.expected else "")
+        for found in lists)

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST, require_safe
 from booking import links
 from booking.mail import sender as mail
 from booking.models import PENDING
-from booking.web import rate_limits, tokens
+from booking.web import passes, rate_limits, tokens
 from booking.web.cancel import _open_link, _takes_part
 from booking.web.errors import bad_link, renders_booking_errors
 from booking.web.forms import CancelTicketsForm
@@ -44,8 +44,9 @@ def booking(request, token):
         "cancel_path": reverse("booking:cancel", args=[token]),
         "resend_path": reverse("booking:booking_resend", args=[token]),
         "resent": request.GET.get("resent") == "1",
-        # Passes (check-in) fill this slot once they exist for the event; empty until then.
-        "passes": None})
+        # Each seat's pass for the door (docs/checkin.md), not for a request still waiting
+        # for its decision: no seat is its own yet.
+        **(passes.pass_context(service, active) if active.is_confirmed else {"passes": None})})
 
 
 @plain_forms_only

@@ -51,12 +51,13 @@ def test_home__another_organizers_event__never_shown(client, service, monkeypatc
     assert ("Theirs" in html) is careless
 
 
-def test_home__check_in_rate__shown_once_the_service_has_it(admin_client, service,
-                                                            monkeypatch):
-    devconf(service)
-    monkeypatch.setattr(type(service), "checkin_rate", lambda self, event_id: "2 of 4 seats",
-                        raising=False)
-    assert "Checked in: 2 of 4 seats" in admin_client.get("/admin/").content.decode()
+def test_home__check_in_rate__per_list_once_the_event_has_lists(admin_client, service):
+    event = devconf(service)
+    door = service.create_checkin_list(event.id, name="Main door")
+    ada = service.find_registration(event.id, email="ada@example.com")
+    service.scan(door.id, service.passes(ada)[0].code, nonce="dashboard-1", gate="a")
+
+    assert "Checked in: Main door: 1 of 4, 25%" in admin_client.get("/admin/").content.decode()
 
 
 def test_tally__stops_at_its_limit_and_says_so(service):

@@ -31,6 +31,14 @@ def test_page__the_order_its_reference_and_the_event__no_seat_chosen(client, ord
     assert "E-mail my confirmation again" in html
 
 
+def test_page__each_seats_pass_and_the_printable_page(client, service, order):
+    event, registration = order
+    html = client.get(page_url(registration)).content.decode()
+    codes = [p.code for p in service.passes(registration)]
+    assert len(codes) == 3 and all(code in html for code in codes)
+    assert html.count("<svg") >= 3 and "Print the passes" in html
+
+
 def test_page__tampered_link__bad_link_nothing_shown(client, order):
     _, registration = order
     url = page_url(registration)
