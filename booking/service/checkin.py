@@ -19,7 +19,7 @@ from booking.checkin.passes import CANCELLED, VALID, Pass, PassSigner, pass_id
 from booking.checkin.records import (DIRECTIONS, ENTRY, CheckinList, Conflict, ScanResult,
                                      at)
 from booking.errors import CheckinListNotFound, InvalidBooking
-from booking.models import Registration, ticket_label
+from booking.models import Registration
 from booking.service.catalog import EventCatalog
 from booking.strategies.audit import Violation
 
@@ -77,6 +77,7 @@ class Checkin:
                 registration.registration_id, self.door.lists(registration.event_id),
                 len(layout))
         signer = self.door.signer
+        event = self.catalog.event_for(registration.event_id)  # labels as typed (remembered)
         found = []
         for n, ticket_type in enumerate(layout, start=1):
             pid = pass_id(registration.registration_id, n)
@@ -84,7 +85,7 @@ class Checkin:
             first = firsts.get(pid)
             found.append(Pass(pass_id=pid, registration_id=registration.registration_id,
                               event_id=registration.event_id, ticket_type=ticket_type,
-                              ticket_label=ticket_label(ticket_type),
+                              ticket_label=event.label(ticket_type),
                               code=signer.code(registration.event_id, pid, ticket_type),
                               status=CANCELLED if cancelled else VALID,
                               admitted_at=at(first[0]) if first else None,
@@ -238,7 +239,8 @@ class Checkin:
     def _described(self, found: CheckinList, result: ScanResult) -> ScanResult:
         if result.pass_id is None:
             return result
-        label = ticket_label(result.ticket_type) if result.ticket_type else None
+        label = self.catalog.event_for(found.event_id).label(result.ticket_type) \
+            if result.ticket_type else None
         name = self._attendee(found.event_id, result.pass_id.rsplit("-", 1)[0])
         return dataclasses.replace(result, ticket_label=label, attendee_name=name)
 

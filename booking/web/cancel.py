@@ -91,12 +91,16 @@ def _cancel(request, service, token):
         rate_limits.check(rate_limits.CANCEL, client, message=CANCELS_LIMITED)
         return bad_link(request)
     # One link counts once: a double click or a second try spends nothing. Organizer
-    # staff signed in are not limited on their own events.
-    try:
-        event = service.recent_event(ref.event_id)
-    except EventNotFound:
-        event = None  # the cancellation answers that the event is gone
-    if not rate_limits.organizer_staff_on(request, event):
+    # staff signed in are not limited on their own events. The event is read for staff
+    # only, and for a refusal (the admin's limit hits name it): a cancellation is one write.
+    def event():
+        try:
+            return service.recent_event(ref.event_id)
+        except EventNotFound:
+            return None  # the cancellation answers that the event is gone
+
+    if not (rate_limits.signed_in_staff(request)
+            and rate_limits.organizer_staff_on(request, event())):
         rate_limits.check_once(rate_limits.CANCEL, client, ref.registration_id,
                                message=CANCELS_LIMITED, event=event)
     if "form_token" in request.POST:  # the quantities of an order's seats

@@ -113,6 +113,11 @@ def _counted(limit: str, count) -> bool:
         return True
 
 
+def signed_in_staff(request) -> bool:
+    """Whether someone who may use the admin is signed in (no read: the session's user)."""
+    return organizer_rights.may_use(getattr(request, "user", None))
+
+
 def organizer_staff_on(request, event) -> bool:
     """Whether the request comes from organizer staff signed in with a role on ``event``
     (the desk at the venue, an organizer booking people in): never limited there."""
@@ -122,7 +127,9 @@ def organizer_staff_on(request, event) -> bool:
 
 
 def _refused(limit: str, client: str, message, retry_after: int, event=None) -> RateLimited:
-    """The refusal to raise, recorded for the admin's "Limit hits" page first."""
+    """The refusal to raise, recorded for the admin's "Limit hits" page first (``event``:
+    the event, None, or a callable that reads it, called only now)."""
+    event = event() if callable(event) else event
     limit_hits.record(limit=limit, network=_digest(f"network|{client}", 12), event=event)
     return RateLimited(message, retry_after=retry_after)
 

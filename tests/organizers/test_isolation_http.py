@@ -54,7 +54,8 @@ NEEDS = {("event", "PATCH"): CHANGE, ("event", "DELETE"): DELETE,
          ("checkin_lists", "GET"): SCAN, ("checkin_lists", "POST"): CHANGE,
          ("checkin_list", "GET"): SCAN, ("checkin_scans", "POST"): SCAN,
          ("checkin_scans_batch", "POST"): SCAN,
-         ("questions", "PUT"): CHANGE}
+         ("questions", "PUT"): CHANGE,
+         ("access_codes", "GET"): VIEW, ("access_codes", "POST"): CHANGE}
 PUBLIC = {("events", "GET"), ("event", "GET"), ("registrations", "POST"),
           ("waiting_list", "POST"), ("registration", "GET"), ("registration", "DELETE"),
           ("registration_cancellations", "POST"), ("offer", "DELETE"),
@@ -207,7 +208,7 @@ def body_for(name, method):
     """A valid body for an own object's POST (a scan of a code that is no pass answers
     200 ``unknown_code``), None where the sweep sends none."""
     nonce = uuid.uuid4().hex
-    return {"checkin_lists": {"name": "Side door"},
+    return {"checkin_lists": {"name": "Side door"}, "access_codes": {"count": 1},
             "checkin_scans": {"code": "not-a-pass", "nonce": nonce},
             "checkin_scans_batch": {"scans": [{"code": "not-a-pass", "nonce": nonce,
                                                "scanned_at": datetime.now(
