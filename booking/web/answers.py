@@ -6,14 +6,13 @@ from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from booking import links
 from booking.errors import BookingClosed, StaleEdit
 from booking.questions import rules
-from booking.web.errors import bad_link, renders_booking_errors
+from booking.web import confirmation
+from booking.web.errors import renders_booking_errors
 from booking.web.forms import AnswersForm
 from booking.web.middleware import plain_forms_only
 from booking.web.views import see_other
-from booking.wiring import get_booking_service
 
 STALE = ("Your answers were changed elsewhere since you opened this page, so your change was "
          "not saved. Here they are as they stand now: make your change again.")
@@ -24,15 +23,10 @@ STALE = ("Your answers were changed elsewhere since you opened this page, so you
 @require_http_methods(["GET", "HEAD", "POST"])
 @renders_booking_errors
 def edit(request, event_id, token):
-    try:
-        ref = links.read_registration_token(token, salt=links.CONFIRMATION_SALT)
-    except links.BadLink:
-        return bad_link(request)
-    if ref.event_id != event_id:
-        return bad_link(request)
-    service = get_booking_service()
-    event = service.get_event(event_id)
-    registration = service.find_registration(event_id, email=ref.email)
+    opened = confirmation.open_link(request, event_id, token)
+    if confirmation.is_response(opened):
+        return opened
+    service, event, ref, registration = opened
     if not ref.matches(registration):
         return render(request, "booking/booking_gone.html", {"event": event}, status=410)
     context = {"event": event, "registration": registration, "token": token}

@@ -8,8 +8,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from booking import links
-from booking.web.errors import bad_link, renders_booking_errors
-from booking.wiring import get_booking_service
+from booking.web import confirmation
+from booking.web.errors import renders_booking_errors
 
 
 def passes_url(registration) -> str:
@@ -27,15 +27,10 @@ def pass_context(service, registration) -> dict:
 @require_safe
 @renders_booking_errors
 def printable(request, event_id, token):
-    try:
-        ref = links.read_registration_token(token, salt=links.CONFIRMATION_SALT)
-    except links.BadLink:
-        return bad_link(request)
-    if ref.event_id != event_id:
-        return bad_link(request)
-    service = get_booking_service()
-    event = service.get_event(event_id)
-    registration = service.find_registration(event_id, email=ref.email)
+    opened = confirmation.open_link(request, event_id, token)
+    if confirmation.is_response(opened):
+        return opened
+    service, event, ref, registration = opened
     if registration is None or not ref.matches(registration) or not registration.is_confirmed:
         return render(request, "booking/booking_gone.html", {"event": event}, status=410)
     return render(request, "booking/passes.html", {

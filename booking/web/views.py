@@ -17,8 +17,8 @@ from booking.errors import (AlreadyRegistered, BookingError, EventFull, EventNot
 from booking.mail import sender as mail
 from booking.models import PENDING
 from booking.questions.service import answer_rows
-from booking.web import passes, rate_limits, tokens
-from booking.web.errors import bad_link, render_error, renders_booking_errors, status_for
+from booking.web import confirmation, passes, rate_limits, tokens
+from booking.web.errors import render_error, renders_booking_errors, status_for
 from booking.web.forms import SignupForm
 from booking.web.middleware import plain_forms_only
 from booking.wiring import get_booking_service, mail_sender, web_settings
@@ -367,15 +367,10 @@ def event_ics(request, event_id):
 @require_safe
 @renders_booking_errors
 def booked(request, event_id, token):
-    try:
-        ref = links.read_registration_token(token, salt=links.CONFIRMATION_SALT)
-    except links.BadLink:
-        return bad_link(request)
-    if ref.event_id != event_id:
-        return bad_link(request)
-    service = get_booking_service()
-    event = service.get_event(event_id)
-    registration = service.find_registration(event_id, email=ref.email)
+    opened = confirmation.open_link(request, event_id, token)
+    if confirmation.is_response(opened):
+        return opened
+    service, event, ref, registration = opened
     # "You got the last one" only from a read at this instant; none in a rush (bounded).
     context = {"event": event, "availability": service.page_availability(event_id,
                                                                            fresh=True)}
