@@ -16,6 +16,7 @@ from booking.organizers.rights import VIEW
 from booking.wiring import get_booking_service
 
 EVENTS_SHOWN = 5
+EVENTS_READ = 200  # upcoming events read to find the soonest (docs/admin.md)
 
 
 def index(request, extra_context=None):
@@ -31,7 +32,11 @@ def dashboard(request) -> dict | None:
     scope = visible_events(request)
     service = get_booking_service()
     try:
-        events, more = service.events_page(limit=EVENTS_SHOWN, when="upcoming", **scope)
+        # A scan keeps no order: read up to EVENTS_READ upcoming events (one bounded scan
+        # page), then show the soonest.
+        read, more = service.events_page(limit=EVENTS_READ, when="upcoming", **scope)
+        events = read[:EVENTS_SHOWN]  # soonest first within the page
+        more = more if len(read) <= EVENTS_SHOWN else "more"
         seats = service.availabilities(events)
         return {"events": [event_overview(service, event, seats.get(event.id))
                            for event in events], "more": more is not None}
