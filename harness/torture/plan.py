@@ -51,6 +51,7 @@ class TortureConfig:
     mail_claims: bool = True
     ambiguity_checks: bool = True
     careless_access_codes: bool = False
+    code_uses_given: int | None = None  # --code-uses; None: half the capacity
     unguarded_race_delay_ms: float = 0.0
     # Scans at the door beside the bookings (harness/torture/door.py); ``careless_door``:
     # the control, a scanner that reads, then writes.
@@ -63,8 +64,9 @@ class TortureConfig:
 
     @property
     def code_uses(self) -> int:
-        """Orders the plain events' code allows: fewer than the seats, so it runs out."""
-        return max(1, self.capacity // 2)
+        """Orders the plain events' code allows: fewer than the seats, so it runs out
+        (half of them unless given)."""
+        return self.code_uses_given or max(1, self.capacity // 2)
 
     def order_event(self) -> dict:
         """``create_event`` arguments of an order event (besides name and strategy)."""

@@ -76,11 +76,13 @@ def test_torture__guarded_strategies_with_faults__no_anomaly():
 
 def test_torture__careless_access_codes__over_the_limit_found(monkeypatch):
     # The control for the codes' check: workers whose access codes check the uses by a
-    # read, then count without a condition (harness.controls.CarelessAccessCodes).
+    # read, then count without a condition (harness.controls.CarelessAccessCodes). Seats
+    # to spare and a code of 2 uses: its orders meet the code's limit while seats are
+    # free (with a code for half the seats, the event was full first in most runs).
     monkeypatch.setenv("BOOKING_SHED_SECONDS", "0.001")
     status, report = torture("--processes", "3", "--threads", "8", "--ops", "400",
                              "--seed", "11", "--strategies", "lock_table", "--faults", "none",
-                             "--careless-access-codes")
+                             "--careless-access-codes", "--capacity", "20", "--code-uses", "2")
 
     assert status == 1
     assert report["anomaly_counts"].get("code_over_limit", 0) > 0, report["anomaly_counts"]

@@ -153,6 +153,7 @@ def test_limiter__store_down__lets_requests_through(service, settings, monkeypat
 # --- admin login -------------------------------------------------------------------------
 @pytest.fixture
 def organizer(db):
+    within_one_window(15 * 60, room=30.0)  # the logins' 15 minutes: all in one window
     return get_user_model().objects.create_superuser("organizer", "o@example.com", "right-pw-1")
 
 

@@ -38,6 +38,9 @@ class Command(BaseCommand):
                             help="Seats per event.")
         parser.add_argument("--demand", type=int, default=defaults.demand,
                             help="People per event, as a multiple of the capacity (at least 5).")
+        parser.add_argument("--code-uses", type=int, default=None,
+                            help="Orders each plain event's access code allows (default: half "
+                                 "the capacity).")
         parser.add_argument("--no-mail-claims", action="store_true",
                             help="Control: send e-mails without the atomic counter.")
         parser.add_argument("--no-request-history", action="store_true",
@@ -102,6 +105,8 @@ class Command(BaseCommand):
         if options["demand"] < 5:
             raise CommandError("--demand must be at least 5 (people per seat).",
                                returncode=EXIT_USAGE)
+        if options["code_uses"] is not None and options["code_uses"] < 1:
+            raise CommandError("--code-uses must be at least 1.", returncode=EXIT_USAGE)
         if options["unguarded_race_delay_ms"] < 0:
             raise CommandError("--unguarded-race-delay-ms cannot be negative.",
                                returncode=EXIT_USAGE)
@@ -113,6 +118,7 @@ class Command(BaseCommand):
             mail_claims=not options["no_mail_claims"],
             ambiguity_checks=not options["no_ambiguity_checks"],
             careless_access_codes=options["careless_access_codes"],
+            code_uses_given=options["code_uses"],
             unguarded_race_delay_ms=options["unguarded_race_delay_ms"],
             door=not options["no_door"], careless_door=options["careless_door"])
         try:
