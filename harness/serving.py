@@ -71,10 +71,13 @@ class ProductionSite:
         """Serve; ``pages=False`` skips what only HTML pages and the admin need (static
         files, the admin's database and user), for a test that loads JSON only;
         ``tables=False`` when the caller has created ``table_prefix``'s tables."""
-        if tables:
-            self.manage("create_tables")
+        commands = [["create_tables"]] if tables else []
         if pages:
-            self._prepare_pages()
+            commands += [["migrate", "--noinput"], ["collectstatic", "--noinput"],
+                         ["createsuperuser", "--noinput", "--username", ADMIN_USER,
+                          "--email", "o@example.com"]]
+        if commands:
+            self.manage_all(commands, DJANGO_SUPERUSER_PASSWORD=ADMIN_PASSWORD)
         log = (self.workdir / "serve.log").open("w")
         self.process = subprocess.Popen(["bash", "scripts/serve.sh"], cwd=ROOT, env=self.env,
                                         stdout=log, stderr=subprocess.STDOUT,
@@ -83,13 +86,17 @@ class ProductionSite:
         self._wait_for(self.app_port)
         return self
 
-    def _prepare_pages(self) -> None:
-        self.manage("migrate", "--noinput")
-        self.manage("collectstatic", "--noinput")
-        subprocess.run([sys.executable, "manage.py", "createsuperuser", "--noinput",
-                        "--username", ADMIN_USER, "--email", "o@example.com"], cwd=ROOT,
-                       env={**self.env, "DJANGO_SUPERUSER_PASSWORD": ADMIN_PASSWORD},
-                       check=True, capture_output=True, timeout=60)
+    def manage_all(self, commands: list[list[str]], **extra_env: str) -> None:
+        """Several management commands in one process of the site's environment (each as
+        ``manage.py`` would run it; one Django start-up instead of one each)."""
+        script = ("import django, sys; django.setup()\n"
+                  "from django.core.management import call_command\n"
+                  f"for args in {commands!r}:\n    call_command(*args, stdout=sys.stderr)\n")
+        done = subprocess.run([sys.executable, "-c", script], cwd=ROOT,
+                              env={**self.env, **extra_env}, capture_output=True, text=True,
+                              timeout=300)
+        if done.returncode:
+            raise RuntimeError(f"manage.py {commands} failed:\n{done.stderr}")
 
     def _wait_for(self, port: int, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout

@@ -74,20 +74,6 @@ def test_torture__guarded_strategies_with_faults__no_anomaly():
     assert by_step["cancel"]["ok"] > 0
 
 
-def test_torture__careless_access_codes__over_the_limit_found(monkeypatch):
-    # The control for the codes' check: workers whose access codes check the uses by a
-    # read, then count without a condition (harness.controls.CarelessAccessCodes). Seats
-    # to spare and a code of 2 uses: its orders meet the code's limit while seats are
-    # free (with a code for half the seats, the event was full first in most runs).
-    monkeypatch.setenv("BOOKING_SHED_SECONDS", "0.001")
-    status, report = torture("--processes", "3", "--threads", "8", "--ops", "400",
-                             "--seed", "11", "--strategies", "lock_table", "--faults", "none",
-                             "--careless-access-codes", "--capacity", "20", "--code-uses", "2")
-
-    assert status == 1
-    assert report["anomaly_counts"].get("code_over_limit", 0) > 0, report["anomaly_counts"]
-
-
 def test_torture__unguarded_control__overbooking_found_and_saved_run_rechecks(tmp_path,
                                                                             monkeypatch):
     # The control's workers run without the cool-down after a throttle: turning an event's
@@ -129,24 +115,25 @@ def test_torture__no_request_rows__repeats_run_twice_found():
     assert any(a.get("history") for a in report["anomalies"])  # with its history excerpt
 
 
-def test_torture__mail_sent_without_claims__duplicates_found():
-    # The control for the e-mail check: senders that skip the atomic counter send the
-    # same outbox row more than once when they see it at the same moment.
-    status, report = torture("--processes", "3", "--threads", "4", "--ops", "200",
-                             "--seed", "9", "--strategies", "lock_table", "--faults", "none",
-                             "--no-mail-claims")
-
-    assert status == 1
-    assert report["anomaly_counts"].get("mail_twice", 0) > 0, report["anomaly_counts"]
-
-
-def test_torture__careless_door__admitted_twice_or_over_the_limit_found():
-    # The control for the door's checks: scanners that read the pass (and the room's
-    # counter), then write without a condition.
-    status, report = torture("--processes", "3", "--threads", "4", "--ops", "300",
-                             "--seed", "12", "--strategies", "lock_table", "--careless-door")
+def test_torture__careless_codes_door_and_mail__each_found(monkeypatch):
+    # Three controls of three separate parts, in one run (each is a run's worth of time):
+    # - access codes that check the uses by a read, then count without a condition
+    #   (harness.controls.CarelessAccessCodes). Seats to spare and a code of 2 uses: its
+    #   orders meet the code's limit while seats are free (with a code for half the seats,
+    #   the event was full first in most runs);
+    # - scanners that read the pass (and the room's counter), then write without a
+    #   condition (--careless-door);
+    # - senders that skip the atomic counter send the same outbox row more than once when
+    #   they see it at the same moment (--no-mail-claims).
+    monkeypatch.setenv("BOOKING_SHED_SECONDS", "0.001")
+    status, report = torture("--processes", "3", "--threads", "8", "--ops", "400",
+                             "--seed", "11", "--strategies", "lock_table", "--faults", "none",
+                             "--capacity", "20", "--code-uses", "2", "--careless-access-codes",
+                             "--careless-door", "--no-mail-claims")
 
     assert status == 1
     found = report["anomaly_counts"]
+    assert found.get("code_over_limit", 0) > 0, found
     assert found.get("door_admitted_twice", 0) + found.get("door_over_limit", 0) \
         + found.get("door_counter", 0) > 0, (found, report["door"])
+    assert found.get("mail_twice", 0) > 0, found

@@ -18,7 +18,7 @@ def tiny_drop(via: str, strategy: str) -> dict:
     out = StringIO()
     call_command("bench_booking", "--drop", "30:5:3", "--scale", "1", "--strategies", strategy,
                  "--via", via, "--patience", "20", "--probes", "2", "--workers", "2",
-                 "--threads", "16", "--json", stdout=out, stderr=StringIO())
+                 "--threads", "16", "--warmup", "30", "--json", stdout=out, stderr=StringIO())
     return json.loads(out.getvalue())
 
 
