@@ -1,6 +1,7 @@
 """An event's cancellations, counted inside each cancellation's own write
 (booking/exactly_once/cancellations.py), through the service on DynamoDB Local."""
 import threading
+from datetime import datetime, timezone
 import uuid
 from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
@@ -9,9 +10,10 @@ from unittest import mock
 import pytest
 
 from booking.dynamo.tables import EVENT_LOCKS
-from booking.errors import StoreUnavailable
+from booking.errors import InvalidBooking, StoreUnavailable
 from booking.exactly_once.cancellations import (ORDERS, SEATS, SHARDS, CancellationCount,
                                                 shard_key)
+from booking.models import Event
 from booking.service import bookings as bookings_module
 from booking.service.cancellations import Cancellations, Cancelled
 from tests import conformance
@@ -126,6 +128,34 @@ def test_counts__several_events_one_read__deleted_event_forgets_its_count(servic
         tea.id: Cancelled(1, 1), talk.id: Cancelled(0, 0)}
     service.delete_event(tea.id)
     assert all(table(EVENT_LOCKS).get(shard_key(tea.id, n)) is None for n in range(SHARDS))
+
+
+def test_cancel__largest_order_slots_allows__every_rider_fits_in_one_write(service):
+    # slots writes one member per seat and quota: the largest order it accepts, cancelled
+    # whole with every rider a cancellation can carry (its passes, its code's use given
+    # back, its answers' removal, its count), still fits DynamoDB's 100 members.
+    most = next(n for n in range(50, 0, -1) if fits(service, n))
+    event = service.create_event(name="Big", capacity=100, strategy="slots",
+                                 quotas={"ws": 50}, ticket_types={"w": ["ws"]},
+                                 max_per_order=most)
+    service.set_questions(event.id, [{"id": "diet", "label": "Diet"}], expected_version=0)
+    service.create_access_codes(event.id, codes=["BIG-ORDER"], max_uses=1)
+    service.book(event.id, name="Ada", email="ada@example.com", tickets={"w": most},
+                 access_code="BIG-ORDER")
+
+    assert service.cancel(event.id, email="ada@example.com").seats == most
+    assert counted(service, event) == Cancelled(orders=1, seats=most)
+    assert service.access_codes(event.id)[0].uses == 0
+
+
+def fits(service, max_per_order) -> bool:
+    try:
+        service.strategy("slots").check_order_shape(Event(
+            id="e", name="E", capacity=100, strategy="slots", starts_at=None,
+            created_at=datetime.now(timezone.utc), version=1, quotas={"ws": 50}, ticket_types={"w": ["ws"]}, max_per_order=max_per_order))
+    except InvalidBooking:
+        return False
+    return True
 
 
 # --- many cancellations at once --------------------------------------------------------
