@@ -1,10 +1,10 @@
 """An event's cancellations, counted inside each cancellation's own write
 (booking/exactly_once/cancellations.py), through the service on DynamoDB Local."""
 import threading
-from datetime import datetime, timezone
 import uuid
-from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from unittest import mock
 
 import pytest
