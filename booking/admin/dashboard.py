@@ -1,9 +1,11 @@
 """The admin's home as an organizer's overview: their upcoming events with seats sold and
-left per quota, the waiting line, orders, and bookings over time by ticket type.
+left per quota, the waiting line, orders, cancellations, and bookings over time by ticket
+type.
 
 Scoped like every list (``visible_events``): only the events the user may see. What a view
 costs (docs/admin.md): one query of the upcoming events, and per event shown one read of
-its seats, one query of its waiting list and up to ``TALLY_LIMIT`` of its registrations.
+its seats, one query of its waiting list and up to ``TALLY_LIMIT`` of its registrations;
+for all the events shown, one read of their cancellation counts.
 """
 from django.contrib import admin
 from django.utils import timezone
@@ -38,16 +40,27 @@ def dashboard(request) -> dict | None:
         events = read[:EVENTS_SHOWN]  # soonest first within the page
         more = more if len(read) <= EVENTS_SHOWN else "more"
         seats = service.availabilities(events)
-        return {"events": [event_overview(service, event, seats.get(event.id))
+        cancelled = cancellations(service, events)
+        return {"events": [event_overview(service, event, seats.get(event.id),
+                                          cancelled.get(event.id))
                            for event in events], "more": more is not None}
     except BookingError as error:  # the store is unavailable: the admin still opens
         return {"error": error.message}
 
 
-def event_overview(service, event, seats) -> dict:
+def cancellations(service, events) -> dict:
+    """Each event's ``Cancelled`` counts; none (the dashboard says they cannot be read)
+    when the store does not answer: the rest of the overview still shows."""
+    try:
+        return service.cancellation_counts([event.id for event in events])
+    except BookingError:
+        return {}
+
+
+def event_overview(service, event, seats, cancelled=None) -> dict:
     tally = service.tally_registrations(event.id)
     today = times.local(timezone.now(), event.time_zone).date()
-    return {"event": event, "seats": seats, "tally": tally,
+    return {"event": event, "seats": seats, "tally": tally, "cancelled": cancelled,
             "waiting": len(service.waiting_list(event.id))
             if service.has_waiting_list(event) else None,
             "chart": charts.bookings_chart(event, tally.bookings, today=today),

@@ -16,6 +16,12 @@ from booking.dynamo.transaction import Op, Refusal
 from booking.models import CANCELLATION, CONFIRMATION, Registration
 from booking.exactly_once.request_log import Request, RequestLog
 
+# The most members the riders of one write add: a cancellation's request row, its e-mail's
+# outbox row, its passes, its code's use given back, its answers' removal and its count
+# (``cancellations.py``). A strategy whose write grows with the order bounds the order by
+# it, without knowing which riders ride.
+MOST_RIDER_MEMBERS = 6
+
 
 class Rider(Protocol):
     """One kind of member that rides on the seats' write."""

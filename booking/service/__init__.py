@@ -21,6 +21,7 @@ from booking.service.access_codes import AccessCodes
 from booking.service.audits import Audits
 from booking.service.checkin import Checkin
 from booking.service.bookings import Bookings
+from booking.service.cancellations import Cancellations, Cancelled
 from booking.service.shedding import CoolDown
 from booking.service.catalog import EventCatalog
 from booking.strategies.streams.checkpoints import Checkpoints, lag
@@ -98,8 +99,11 @@ class BookingService:
         self.checkin = Checkin(catalog=self.catalog,
                                door=Door(store, pass_signer or PassSigner(os.urandom(32))),
                                registrations=self.registrations)
+        # Each event's cancellations, counted in each cancellation's own write.
+        self.cancellations = Cancellations(store)
         self.bookings.cancel_riders = lambda event_id, request_id, whole: (
-            self.checkin.cancellation_rider(event_id, request_id, whole),)
+            self.checkin.cancellation_rider(event_id, request_id, whole),
+            self.cancellations.rider(request_id))
         self.audits = Audits(catalog=self.catalog, leases=Leases(store),
                              repair_lease_seconds=repair_lease_seconds,
                              checks=[self.waitlist.audit, self.checkin.audit, self.codes.audit],
@@ -326,6 +330,7 @@ class BookingService:
         self.questions.delete_event_answers(validation.clean_event_id(event_id))
         self.waitlist.forget_event(event_id)
         self.codes.forget_event(event_id)
+        self.cancellations.forget_event(validation.clean_event_id(event_id))
 
     def iter_registrations(self, event_id, *, search="") -> Iterator[Registration]:
         return self.organizer.iter_registrations(event_id, search=search)
@@ -334,6 +339,12 @@ class BookingService:
         """Orders, seats and booking times of the event's first ``limit`` registrations
         (its paginated query, never a scan; ``Tally.complete`` says whether that was all)."""
         return tallies.tally(self.iter_registrations(event_id), limit=limit)
+
+    def cancellation_counts(self, event_ids) -> dict[str, Cancelled]:
+        """Orders and seats cancelled so far per event (one read of a few items each):
+        every cancellation of a confirmed order by its attendee or by the organizer,
+        counted in its own write (docs/admin.md#cancellations)."""
+        return self.cancellations.counts([validation.clean_event_id(e) for e in event_ids])
 
     def registrations_page(self, event_id, *, after=None, limit=50, search="",
                            order="email") -> tuple[list[Registration], object]:

@@ -81,3 +81,35 @@ def test_registrations_page__orders_and_seats_with_their_units(admin_client, ser
     event = devconf(service)
     html = admin_client.get(views.url("registrations", event.id)).content.decode()
     assert "2 orders, 4 seats confirmed" in html
+
+
+def test_home__cancellations__orders_and_seats_by_attendee_and_organizer(admin_client,
+                                                                         service):
+    event = devconf(service)
+    service.book(event.id, name="Cy", email="cy@example.com", tickets={"conference": 2})
+    html = admin_client.get("/admin/").content.decode()
+    assert "Cancelled: none." in html
+    service.cancel(event.id, email="bo@example.com")  # the attendee: the whole order
+    service.cancel(event.id, email="ada@example.com", tickets={"conference": 1})  # a part
+    # the organizer, from the registrations page
+    admin_client.post(views.url("registrations", event.id),
+                      {"action": "cancel_selected", "confirm": "yes", "selected": ["cy@example.com"]})
+
+    html = admin_client.get("/admin/").content.decode()
+    assert "Cancelled: 2 orders, 4 seats." in html
+    assert "Whole orders cancelled by the attendee or by your team" in html
+    assert "A waiting-list offer that lapses is not a cancellation." in html
+    assert "1 order, 2 seats" in html  # Ada's order is kept, with 2 of its 3 seats
+
+
+def test_home__cancellations_unreadable__the_rest_still_shows(admin_client, service,
+                                                              monkeypatch):
+    devconf(service)
+
+    def unavailable(event_ids):
+        from booking.errors import StoreUnavailable
+        raise StoreUnavailable()
+
+    monkeypatch.setattr(service, "cancellation_counts", unavailable)
+    html = admin_client.get("/admin/").content.decode()
+    assert "Cancellations cannot be read right now." in html and "2 orders, 4 seats" in html

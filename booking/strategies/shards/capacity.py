@@ -2,6 +2,7 @@
 capacity and quota edits (version-checked) and deletes. docs/strategies/shards.md.
 """
 from booking.dynamo.access import TransactionCancelled
+from booking.exactly_once.riders import MOST_RIDER_MEMBERS
 from booking.dynamo.transaction import Members, Refusal
 from booking.errors import EventNotFound, InvalidBooking
 from booking.models import CAPACITY_QUOTA, Event
@@ -13,7 +14,8 @@ from booking.strategies.shards.seats import MARKERS, marker_key, member, shard_k
 RESIZE = "SET #capacity = :capacity, version = version + :one"
 FITS_SIZE = "confirmed_count <= :capacity"
 TRANSACTION_LIMIT = 100
-OTHER_MEMBERS = 3 + MARKERS  # the registration, the marker and its copies, request and outbox
+# The registration, the marker and its copies, and the riders' members.
+OTHER_MEMBERS = 1 + MARKERS + MOST_RIDER_MEMBERS
 
 
 def check_order_shape(event: Event) -> None:

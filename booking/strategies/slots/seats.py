@@ -6,13 +6,14 @@ from booking.dynamo.access import Table
 from booking.dynamo.transaction import Op
 from booking.errors import InvalidBooking
 from booking.models import CAPACITY_QUOTA, Event, Registration
+from booking.exactly_once.riders import MOST_RIDER_MEMBERS
 from booking.strategies.slots.freed import EPOCHS
 
 SHUFFLE_RANGE = 2**31
 TRANSACTION_LIMIT = 100
-# Besides the slots: the registration, the request row, up to two outbox rows, and (a
-# cancellation) the freed epoch and its copies.
-OTHER_MEMBERS = 4 + EPOCHS
+# Besides the slots: the registration, (a cancellation) the freed epoch and its copies, and
+# the riders' members.
+OTHER_MEMBERS = 1 + EPOCHS + MOST_RIDER_MEMBERS
 
 # A slot a booking or a hold may take: free, or held by a hold that has lapsed.
 CLAIMABLE = "attribute_exists(free_in) OR held_until <= :now"
