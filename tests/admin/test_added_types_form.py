@@ -37,6 +37,7 @@ def test_change__add_vip_against_workshop_a__stored_labelled_and_counted(admin_c
 @pytest.mark.parametrize("row, words", [
     (new_type("VIP", "Backstage"), "not one of this event's quotas"),
     (new_type("Workshop A"), "already exists"),
+    (new_type("Capacity"), "the event's own capacity"),
 ])
 def test_change__bad_new_type__said_nothing_stored(admin_client, service, row, words):
     event = devconf(service, "lock_table")
