@@ -239,7 +239,7 @@ def keyed_input(request, payload_class, event_id: str) -> tuple[str, dict]:
     key = idempotency.read_key(request)
     payload = payload_class(data=request.data)
     payload.is_valid(raise_exception=True)
-    name, email = payload.validated_data["name"], payload.validated_data["email"]
+    email = payload.validated_data["email"]
     request_id = idempotency.caller_request_id(request, key, event_id=event_id, email=email)
     # One Idempotency-Key counts once (a retried request spends nothing), and the
     # address's limit only for this network, as on the signup form: one write for both.
