@@ -3,7 +3,6 @@
 import json
 
 import pytest
-from django.contrib.auth.models import User
 
 from booking.api.models import READ, WRITE, ApiToken, digest
 from tests.api.test_registrations import assert_problem, book

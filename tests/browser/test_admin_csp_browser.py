@@ -5,8 +5,10 @@ import uuid
 
 from playwright.sync_api import expect
 
-from tests.browser.test_api_docs_browser import watched_page  # noqa: F401 (a fixture)
+from tests.browser import test_api_docs_browser
 from tests.browser.test_editor_browser import sign_in
+
+watched_page = test_api_docs_browser.watched_page  # the fixture: CSP reports recorded
 
 # A public address given by number: registering it resolves nothing, and the endpoint
 # listens to one event nobody books and is removed at the end, so nothing is ever sent.
@@ -14,7 +16,7 @@ HOOK = "https://93.184.216.34/hooks/booking"
 
 
 def test_browser__secret_and_webhook_list__no_csp_violation(live_site, site_service,
-                                                             watched_page, screenshot):  # noqa: F811
+                                                             watched_page, screenshot):
     page = watched_page
     sign_in(live_site, page)
     event = site_service.create_event(name=f"Quiet {uuid.uuid4().hex[:6]}", capacity=5,
