@@ -352,13 +352,13 @@ class EventChangeForm(EventForm):
             if size is not None and capacity is not None and size > capacity:
                 self.warnings.append(f"The quota {self.event.label(quota)} has {size:,} seats, "
                                      f"more than the event's {capacity:,}.")
-        self._check_type_labels(data)
         if (self.event.offers_orders and self.new_type_rows.is_bound
                 and self.new_type_rows.is_valid()):
             try:
                 self.added = editor.rows_as_added_types(self.new_type_rows, self.event)
             except forms.ValidationError as problems:
                 self.added_problems = problems.messages
+        self._check_type_labels(data)
         if self.event.starts_at and self.event.starts_at < timezone.now():
             # An event that already started: the warning says nothing new.
             self.warnings = [w for w in self.warnings if not w.startswith("The start")]
@@ -376,6 +376,11 @@ class EventChangeForm(EventForm):
                 self.add_error(field, f"“{shown}” is already the label of the ticket type "
                                       f"“{by_label[shown.casefold()]}”: give each its own.")
             by_label[shown.casefold()] = name
+        for name, label in self.added[2].items():
+            if label.casefold() in by_label:
+                self.added_problems.append(
+                    f"The new ticket type “{label}” reads like the ticket type "
+                    f"“{by_label[label.casefold()]}”: give each its own label.")
 
     def posted(self, name: str) -> bool:
         """Whether the post carried ``name``: a type added since the form was read has no

@@ -38,6 +38,7 @@ def test_change__add_vip_against_workshop_a__stored_labelled_and_counted(admin_c
     (new_type("VIP", "Backstage"), "not one of this event's quotas"),
     (new_type("Workshop A"), "already exists"),
     (new_type("Capacity"), "the event's own capacity"),
+    ({**new_type("Main days"), "label_conference": "Main days"}, "reads like the ticket type"),
 ])
 def test_change__bad_new_type__said_nothing_stored(admin_client, service, row, words):
     event = devconf(service, "lock_table")
