@@ -11,6 +11,10 @@ PENDING, CONFIRMED, REJECTED = "pending", "confirmed", "rejected"
 # name of the quota that is the event's own capacity.
 DEFAULT_TICKET_TYPE = "admission"
 CAPACITY_QUOTA = "capacity"
+# Names the model gives a meaning of its own, so no ticket type or further quota may take
+# them: "capacity" is the quota every type counts against (an order's seats and every
+# tally are keyed by quota, and the labels share one map with the quotas).
+RESERVED_NAMES = frozenset({CAPACITY_QUOTA})
 
 
 

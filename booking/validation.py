@@ -10,6 +10,7 @@ from django.core.validators import validate_email
 from django.utils import timezone
 
 from booking.errors import EventNotFound, InvalidBooking
+from booking.models import RESERVED_NAMES
 
 NAME_MAX_LENGTH = 100
 EVENT_NAME_MAX_LENGTH = 200
@@ -440,7 +441,7 @@ def clean_quotas(value, *, max_capacity: int) -> dict[str, int]:
     quotas = {}
     for name, seats in value.items():
         name = _clean_key(name, field="quotas", kind="Quota")
-        if name == "capacity":
+        if name in RESERVED_NAMES:
             raise InvalidBooking("'capacity' is the event's own quota: set it as the capacity.",
                                  field="quotas")
         if isinstance(seats, bool) or not isinstance(seats, int) or not 0 <= seats <= max_capacity:
@@ -461,6 +462,11 @@ def clean_ticket_types(value, *, quotas: dict[str, int]) -> dict[str, tuple[str,
     types = {}
     for name, names in value.items():
         name = _clean_key(name, field="ticket_types", kind="Ticket type")
+        if name in RESERVED_NAMES:
+            raise InvalidBooking(f"A ticket type cannot be named {name!r}: that is the name of "
+                                 "the event's own capacity, which every ticket type counts "
+                                 "against. Name it after what it sells, such as 'general'.",
+                                 field="ticket_types")
         if isinstance(names, str) or not isinstance(names, (list, tuple)):
             raise InvalidBooking(f"Ticket type {name!r} needs a list of quota names.",
                                  field="ticket_types")

@@ -10,6 +10,7 @@ from django.utils.text import slugify
 
 from booking import times, validation
 from booking.errors import InvalidBooking
+from booking.models import RESERVED_NAMES
 from booking.models import ticket_label as derived_label
 from booking.strategies import STRATEGIES
 
@@ -151,6 +152,10 @@ def checked_name(row: forms.Form, label: str) -> str:
     if not validation.QUOTA_NAME_PATTERN.match(name):
         row.add_error("label", "Use letters or digits in the name (it becomes "
                                "“workshop-a” for “Workshop A”).")
+    elif name in RESERVED_NAMES:
+        row.add_error("label", f"“{label}” is the name of the event's own capacity (every "
+                               "ticket type counts against it): choose another name, such "
+                               "as “General” or “Main hall”.")
     return name
 
 
@@ -202,9 +207,8 @@ def rows_as_orders(quota_rows, type_rows) -> tuple[dict, dict, dict, dict]:
     problems = []
     for row in quota_rows.cleaned_data:
         if row.get("name"):
-            if row["name"] in quotas or row["name"] == "capacity":
-                problems.append(f"The quota “{row['label']}” is given twice (or is named like "
-                                "the event's own capacity).")
+            if row["name"] in quotas:
+                problems.append(f"The quota “{row['label']}” is given twice.")
             quotas[row["name"]] = row["seats"]
             labels[row["name"]] = row["label"]
     types: dict[str, list[str]] = {}

@@ -57,6 +57,10 @@ class EventForm(forms.Form):
         """The most seats the event can have (None: not known yet)."""
         return None
 
+    def type_fields(self) -> set[str]:
+        """Fields shown in the ticket types' table rather than above (none on this form)."""
+        return set()
+
     def clean(self):
         """Every field's own rules at once (the service checks them again when saving)."""
         data = super().clean()
@@ -261,6 +265,12 @@ class EventChangeForm(EventForm):
                 help_text="The most seats one person may book in one order (2 or more).")
         if event.offers_orders:
             for name in event.ticket_types:
+                self.fields[label_field(name)] = forms.CharField(
+                    label=f"{event.label(name)}: label", required=False,
+                    max_length=validation.TICKET_LABEL_MAX_LENGTH,
+                    widget=forms.TextInput(attrs={"size": 20}),
+                    help_text=f"Its key “{name}” stays (bookings name it); empty: "
+                              f"“{ticket_label(name)}”.")
                 self.fields[description_field(name)] = forms.CharField(
                     label=f"{event.label(name)}: description", required=False,
                     max_length=validation.TICKET_DESCRIPTION_MAX_LENGTH,
@@ -291,6 +301,24 @@ class EventChangeForm(EventForm):
         return bool(self.added_problems or (self.new_type_rows.is_bound
                                             and self.new_type_rows.total_error_count()))
 
+    def type_fields(self) -> set[str]:
+        """The existing types' fields, shown in their table rather than above."""
+        return {f for name in self.event.ticket_types
+                for f in (label_field(name), description_field(name)) if f in self.fields}
+
+    def existing_types(self) -> list[dict]:
+        """One row per existing type: its label and description fields, its key and the
+        quotas it counts against (both fixed: bookings may hold it), what a seat takes."""
+        event = self.event
+        takes = editor.seat_takes(event.capacity, event.quotas, event.ticket_types,
+                                  event.ticket_labels)
+        return [{"name": name, "label": self[label_field(name)],
+                 "description": self[description_field(name)],
+                 "quotas": ", ".join(event.label(q) for q in quotas),
+                 "takes": takes[name]}
+                for name, quotas in event.ticket_types.items()
+                if label_field(name) in self.fields]
+
     def quota_names(self) -> list[str]:
         """The event's quotas by label, offered where a new type names its quotas."""
         return [self.event.label(q) for q in sorted(self.event.quotas)]
@@ -307,6 +335,7 @@ class EventChangeForm(EventForm):
             "max_per_order": event.max_per_order,
             **{description_field(name): text
                for name, text in event.ticket_descriptions.items()},
+            **{label_field(name): event.label(name) for name in event.ticket_types},
             **{quota_field(quota): size for quota, size in event.quotas.items()}},
             event=event, seats=seats)
 
@@ -329,34 +358,76 @@ class EventChangeForm(EventForm):
                 self.added = editor.rows_as_added_types(self.new_type_rows, self.event)
             except forms.ValidationError as problems:
                 self.added_problems = problems.messages
+        self._check_type_labels(data)
         if self.event.starts_at and self.event.starts_at < timezone.now():
             # An event that already started: the warning says nothing new.
             self.warnings = [w for w in self.warnings if not w.startswith("The start")]
         return data
 
+    def _check_type_labels(self, data) -> None:
+        """Two types may not read the same (people choose between them by label)."""
+        by_label: dict[str, str] = {}
+        for name in self.event.ticket_types if self.event.offers_orders else ():
+            field = label_field(name)
+            shown = (data.get(field) or "").strip() or ticket_label(name)
+            if field in self.errors:
+                continue
+            if shown.casefold() in by_label:
+                self.add_error(field, f"“{shown}” is already the label of the ticket type "
+                                      f"“{by_label[shown.casefold()]}”: give each its own.")
+            by_label[shown.casefold()] = name
+        for name, label in self.added[2].items():
+            if label.casefold() in by_label:
+                self.added_problems.append(
+                    f"The new ticket type “{label}” reads like the ticket type "
+                    f"“{by_label[label.casefold()]}”: give each its own label.")
+
+    def posted(self, name: str) -> bool:
+        """Whether the post carried ``name``: a type added since the form was read has no
+        fields in it, and keeps its stored label and description."""
+        return not self.is_bound or name in self.data
+
+    def type_texts(self) -> tuple[dict, dict]:
+        """(descriptions, labels) of the existing types: as entered, or as stored for a
+        type the post did not show; the quotas' labels as they are."""
+        data, event = self.cleaned_data, self.event
+        descriptions, labels = {}, {q: text for q, text in event.ticket_labels.items()
+                                    if q not in event.ticket_types}
+        for name in event.ticket_types:
+            described, labelled = description_field(name), label_field(name)
+            descriptions[name] = (data.get(described, "") if self.posted(described)
+                                  else event.ticket_descriptions.get(name, ""))
+            label = (data.get(labelled, "").strip() if self.posted(labelled)
+                     else event.ticket_labels.get(name, ""))
+            if label and label != ticket_label(name) or name in event.ticket_labels:
+                labels[name] = label
+        return descriptions, labels
+
     def update_kwargs(self) -> dict:
         """The service's ``update_event`` keywords for what was entered."""
         data = self.cleaned_data
-        descriptions = {name.removeprefix("description_"): text
-                        for name, text in data.items() if name.startswith("description_")}
-        return {"expected_version": data["version"], "name": data["name"],
-                "capacity": data["capacity"], "time_zone": data["time_zone"],
-                "starts_at": data["starts_at"], "ends_at": data["ends_at"],
-                "venue": data["venue"], "description": data["description"],
-                "quotas": self.quota_sizes(), "max_per_order": data.get("max_per_order"),
-                "ticket_descriptions": descriptions if self.event.offers_orders else None,
-                **self.added_kwargs(descriptions)}
+        kwargs = {"expected_version": data["version"], "name": data["name"],
+                  "capacity": data["capacity"], "time_zone": data["time_zone"],
+                  "starts_at": data["starts_at"], "ends_at": data["ends_at"],
+                  "venue": data["venue"], "description": data["description"],
+                  "quotas": self.quota_sizes(), "max_per_order": data.get("max_per_order")}
+        if not self.event.offers_orders:
+            return kwargs
+        descriptions, labels = self.type_texts()
+        return {**kwargs, "ticket_descriptions": descriptions,
+                "ticket_labels": labels, **self.added_kwargs(descriptions, labels)}
 
-    def added_kwargs(self, descriptions: dict) -> dict:
-        """The new ticket types (with the existing ones, as they are), their descriptions
-        and labels; nothing when none was added."""
-        types, added_descriptions, labels = self.added
+    def added_kwargs(self, descriptions: dict, labels: dict) -> dict:
+        """The new ticket types (with the existing ones, as they are), adding their
+        descriptions and labels to ``descriptions`` and ``labels``; nothing when none was
+        added."""
+        types, added_descriptions, added_labels = self.added
         if not types:
             return {}
         descriptions.update(added_descriptions)
+        labels.update(added_labels)
         return {"ticket_types": {**{name: list(quotas) for name, quotas
-                                    in self.event.ticket_types.items()}, **types},
-                "ticket_labels": {**self.event.ticket_labels, **labels}}
+                                    in self.event.ticket_types.items()}, **types}}
 
     def quota_sizes(self) -> dict[str, int] | None:
         """The further quotas' sizes as entered (None: the event has none)."""
@@ -381,3 +452,7 @@ def quota_field(quota: str) -> str:
 
 def description_field(ticket_type: str) -> str:
     return f"description_{ticket_type}"
+
+
+def label_field(ticket_type: str) -> str:
+    return f"label_{ticket_type}"

@@ -236,15 +236,16 @@ def change(model_admin, request, event_id):
         model_admin, request, f"{'Change' if can_change else 'View'} event", form=form,
         event=event, conflict=conflict, seats=seats_or_none(service, event.id),
         crowd=editor.crowd_of(event.strategy), most_seats=editor.most_seats(event.strategy),
-        takes=editor.seat_takes(event.capacity, event.quotas, event.ticket_types)
-        if event.offers_orders else {},
         time_zones=editor.zone_options(event.time_zone),
         can_save=can_change, can_delete=rights_of(request).may_event(DELETE, event)))
 
 
 def reapply_form(posted, current, error, seats=None):
     """The organizer's values again, now based on the current version, with the conflict."""
-    form = EventChangeForm({**posted.dict(), "version": current.version},
+    # A field the organizer never saw (a ticket type added since) starts as it is now.
+    now = {name: value for name, value in
+           EventChangeForm.for_event(current, seats).initial.items() if value is not None}
+    form = EventChangeForm({**now, **posted.dict(), "version": current.version},
                            event=current, seats=seats)
     form.is_valid()
     form.add_error(None, f"{error.message} Its current values are shown above. Check them; "

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 
 from booking.api.problems import Refused
 from booking.api.serializers import event_body
+from booking.errors import StaleEdit
 
 PRECONDITION_REQUIRED = (428, "precondition-required", "If-Match required")
 BAD_PRECONDITION = (400, "bad-if-match", "If-Match malformed")
@@ -34,3 +35,21 @@ def expected_version(request) -> int:
     if not match:
         raise Refused(BAD_PRECONDITION, 'If-Match must be one ETag, like "3".')
     return int(match.group(1))
+
+
+MERGED = ("ticket_types", "ticket_labels", "ticket_descriptions")
+
+
+def merged_edit(event, edit: dict, version: int) -> dict:
+    """The service's ``update_event`` keywords for a PATCH of ``event`` as read: the ticket
+    types, labels and descriptions sent are added to the event's (only those sent change),
+    as the admin's editor does. ``StaleEdit`` when ``event`` is not the ``version`` the
+    client read, since the merge would rest on another version."""
+    if not any(key in edit for key in MERGED):
+        return edit
+    if event.version != version:
+        raise StaleEdit()
+    current = {"ticket_types": {name: list(q) for name, q in event.ticket_types.items()},
+               "ticket_labels": event.ticket_labels,
+               "ticket_descriptions": event.ticket_descriptions}
+    return {**edit, **{key: {**current[key], **edit[key]} for key in MERGED if key in edit}}

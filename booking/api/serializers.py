@@ -82,6 +82,24 @@ class TicketTypesField(serializers.Field):
         return {name: list(quotas) for name, quotas in value.items()}
 
 
+@extend_schema_field({"type": "object", "maxProperties": 30,
+                      "additionalProperties": {"type": "string", "maxLength": 300}})
+class TextsField(serializers.Field):
+    """A JSON object of names to text (``{"vip": "VIP"}``): the shape only; the service
+    checks names and lengths."""
+
+    default_error_messages = {"invalid": "An object of names to text."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+            self.fail("invalid")
+        return dict(data)
+
+    def to_representation(self, value):
+        return dict(value)
+
+
 class RegistrationInput(StrictSerializer):
     name = TextField(min_length=1, max_length=200, trim_whitespace=False)
     email = EmailText(min_length=3, max_length=320, trim_whitespace=False)
@@ -137,6 +155,20 @@ class EventEdit(StrictSerializer):
         required=False,
         help_text="New sizes of further quotas (name -> seats; docs/orders.md), each never "
                   "below what it has confirmed and held")
+    ticket_types = TicketTypesField(required=False, help_text=(
+        "Ticket types to add to an event that sells them: type -> the further quotas it "
+        "counts against (the event's own; every type counts against the capacity too). An "
+        "existing type may be sent only as it is: none is removed or moved to other quotas, "
+        "since bookings may hold it."))
+    ticket_labels = TextsField(required=False, help_text=(
+        "Ticket type or quota -> the label people read; only those sent change, and \"\" "
+        "returns to the label derived from the name (at most 60 characters)."))
+    ticket_descriptions = TextsField(required=False, help_text=(
+        "Ticket type -> a sentence shown beside it; only those sent change, \"\" removes it "
+        "(at most 300 characters)."))
+    max_per_order = StrictIntegerField(required=False, help_text=(
+        "Seats one order may hold, from 2 up, on an event that already sells several per "
+        "order (one created with 1 keeps 1)."))
 
 
 class EventCreate(StrictSerializer):
@@ -194,6 +226,9 @@ class EventOutput(serializers.Serializer):
     ticket_types = TicketTypesField(help_text="Ticket type -> the further quotas it counts "
                                               "against.")
     max_per_order = serializers.IntegerField()
+    ticket_labels = TextsField(help_text="Ticket type or quota -> the label its organizer "
+                                         "typed, where one was (else derived from the name).")
+    ticket_descriptions = TextsField(help_text="Ticket type -> its sentence, where it has one.")
 
 
 class EventWithSeats(EventOutput):

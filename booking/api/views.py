@@ -13,7 +13,7 @@ from booking import links
 from booking.admin.registrations import registrations_csv
 from booking.api import idempotency
 from booking.api.base import ApiView
-from booking.api.organizer import expected_version, with_etag
+from booking.api.organizer import expected_version, merged_edit, with_etag
 from booking.api.problems import BAD_LINK, Refused, pending_retry_after
 from booking.api.schema import PENDING, problems
 from booking.api.serializers import (BookingInput, CancellationInput, CancellationOutput,
@@ -116,13 +116,14 @@ class EventDetail(ApiView):
                    responses={200: EventWithSeats, **problems(400, 401, 403, 404, 412, 428,
                                                               503)})
     def patch(self, request, event_id):
-        """Edit the event as read at the If-Match version (412 if it changed since)."""
+        """Edit the event as read at the If-Match version (412 if it changed since); the
+        ticket types, labels and descriptions sent are added to the event's."""
         version = expected_version(request)
         edit = EventEdit(data=request.data)
         edit.is_valid(raise_exception=True)
         service = get_booking_service()
         event = service.update_event(self.event.id, expected_version=version,
-                                     **edit.validated_data)
+                                     **merged_edit(self.event, edit.validated_data, version))
         return with_etag(event, service.availability(event.id))
 
     @extend_schema(operation_id="events_destroy",
@@ -239,7 +240,7 @@ def keyed_input(request, payload_class, event_id: str) -> tuple[str, dict]:
     key = idempotency.read_key(request)
     payload = payload_class(data=request.data)
     payload.is_valid(raise_exception=True)
-    name, email = payload.validated_data["name"], payload.validated_data["email"]
+    email = payload.validated_data["email"]
     request_id = idempotency.caller_request_id(request, key, event_id=event_id, email=email)
     # One Idempotency-Key counts once (a retried request spends nothing), and the
     # address's limit only for this network, as on the signup form: one write for both.

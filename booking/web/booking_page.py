@@ -12,10 +12,9 @@ from django.views.decorators.http import require_POST, require_safe
 from booking import links
 from booking.mail import sender as mail
 from booking.models import PENDING
-from booking.web import passes, rate_limits, tokens
-from booking.web.cancel import _open_link, _takes_part
+from booking.web import confirmation, passes, rate_limits, tokens
 from booking.web.errors import bad_link, renders_booking_errors
-from booking.web.forms import CancelTicketsForm
+from booking.web.forms import seat_choice
 from booking.web.middleware import plain_forms_only
 from booking.web.views import after_response, see_other
 from booking.wiring import get_booking_service, mail_sender
@@ -30,7 +29,7 @@ RESENT = "Your confirmation is on its way to your e-mail again."
 @renders_booking_errors
 def booking(request, token):
     service = get_booking_service()
-    opened = _open_link(request, service, token)
+    opened = confirmation.open_cancel_link(request, service, token)
     if isinstance(opened, HttpResponse):
         return opened
     ref, event, active = opened
@@ -39,7 +38,7 @@ def booking(request, token):
     return render(request, "booking/booking.html", {
         "event": event, "registration": active, "email": ref.email,
         "pending": active.status == PENDING,
-        "form": CancelTicketsForm(registration=active, labels=event.ticket_labels) if _takes_part(active) else None,
+        "form": seat_choice(active, event),
         "form_token": tokens.new_form_token(event.id, salt=tokens.CANCEL_FORM_SALT),
         "cancel_path": reverse("booking:cancel", args=[token]),
         "resend_path": reverse("booking:booking_resend", args=[token]),

@@ -14,10 +14,10 @@ from django.views.decorators.http import require_http_methods, require_safe
 from booking import links
 from booking.errors import EventNotFound, InvalidBooking, NotRegistered
 from booking.mail import sender as mail
-from booking.models import PENDING, REJECTED
-from booking.web import rate_limits, tokens
+from booking.models import PENDING
+from booking.web import confirmation, rate_limits, tokens
 from booking.web.errors import bad_link, renders_booking_errors
-from booking.web.forms import CancelTicketsForm
+from booking.web.forms import CancelTicketsForm, seat_choice
 from booking.web.middleware import plain_forms_only
 from booking.web.views import see_other
 from booking.wiring import get_booking_service, mail_sender
@@ -25,27 +25,6 @@ from booking.wiring import get_booking_service, mail_sender
 EXPIRED = "This form has expired. Nothing was cancelled: check the seats and send it again."
 CANCELS_LIMITED = ("Too many cancellations from your network. Please wait a few minutes and "
                    "try again.")
-
-
-def _read_cancel_link(service, token):
-    """(ref, event, the linked registration if it is still stored, else None)."""
-    ref = links.read_registration_token(token, salt=links.CANCEL_SALT)
-    event = service.get_event(ref.event_id)
-    registration = service.find_registration(ref.event_id, email=ref.email)
-    return ref, event, registration if ref.matches(registration) else None
-
-
-def _open_link(request, service, token):
-    """(ref, event, the linked registration or None), or the page to answer instead: a bad
-    link, or a ``streams`` request decided "no seat" (nothing to cancel, say so)."""
-    try:
-        ref, event, active = _read_cancel_link(service, token)
-    except links.BadLink:
-        return bad_link(request)
-    if active is not None and active.status == REJECTED:
-        return render(request, "booking/rejected.html",
-                      {"event": event, "registration": active})
-    return ref, event, active
 
 
 @plain_forms_only
@@ -56,19 +35,13 @@ def cancel(request, token):
     service = get_booking_service()
     if request.method == "POST":
         return _cancel(request, service, token)
-    opened = _open_link(request, service, token)
+    opened = confirmation.open_cancel_link(request, service, token)
     if isinstance(opened, HttpResponse):
         return opened
     ref, event, active = opened
     if not active:
         return render(request, "booking/cancel_already.html", {"event": event})
-    form = CancelTicketsForm(registration=active, labels=event.ticket_labels) if _takes_part(active) else None
-    return _confirm_page(request, event, ref, active, form)
-
-
-def _takes_part(registration) -> bool:
-    """An order of several confirmed seats: the page asks which of them to cancel."""
-    return registration.seats > 1 and registration.status != PENDING
+    return _confirm_page(request, event, ref, active, seat_choice(active, event))
 
 
 def _confirm_page(request, event, ref, active, form, *, status=200, form_token=None,
@@ -148,7 +121,7 @@ def _cancel_seats(request, service, token, ref):
         active = service.find_registration(ref.event_id, email=ref.email)
         if not ref.matches(active):
             return see_other(reverse("booking:cancelled", args=[token]))
-        form = CancelTicketsForm(registration=active, labels=event.ticket_labels) if _takes_part(active) else None
+        form = seat_choice(active, event)
         return _confirm_page(request, event, ref, active, form, status=400,
                              message=f"{error.message} Nothing was cancelled.")
     mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
@@ -162,7 +135,7 @@ def _cancel_seats(request, service, token, ref):
 @renders_booking_errors
 def cancelled(request, token):
     service = get_booking_service()
-    opened = _open_link(request, service, token)
+    opened = confirmation.open_cancel_link(request, service, token)
     if isinstance(opened, HttpResponse):
         return opened
     ref, event, active = opened

@@ -1,8 +1,11 @@
-"""A booking opened by its confirmation link (``booking:booked`` and the pages under it:
-the printable passes, the answers' edit): what the link names, read once for all three."""
+"""A booking opened by one of its signed links: the confirmation link (``booking:booked``
+and the pages under it: the printable passes, the answers' edit) and the cancellation link
+(the cancel pages and the booking's own page). What a link names, read once for each."""
 from django.http import HttpResponse
+from django.shortcuts import render
 
 from booking import links
+from booking.models import REJECTED
 from booking.web.errors import bad_link
 from booking.wiring import get_booking_service
 
@@ -19,6 +22,23 @@ def open_link(request, event_id: str, token: str):
     service = get_booking_service()
     return (service, service.get_event(event_id), ref,
             service.find_registration(event_id, email=ref.email))
+
+
+def open_cancel_link(request, service, token):
+    """(ref, event, the linked registration or None when it is no longer stored), or the
+    page to answer instead: a bad link, or a ``streams`` request decided "no seat"
+    (nothing to cancel, say so)."""
+    try:
+        ref = links.read_registration_token(token, salt=links.CANCEL_SALT)
+    except links.BadLink:
+        return bad_link(request)
+    event = service.get_event(ref.event_id)
+    registration = service.find_registration(ref.event_id, email=ref.email)
+    active = registration if ref.matches(registration) else None
+    if active is not None and active.status == REJECTED:
+        return render(request, "booking/rejected.html",
+                      {"event": event, "registration": active})
+    return ref, event, active
 
 
 def is_response(opened) -> bool:

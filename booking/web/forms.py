@@ -7,7 +7,7 @@ from django import forms
 
 from booking import validation
 from booking.errors import InvalidBooking
-from booking.models import ticket_label
+from booking.models import PENDING, ticket_label
 from booking.questions import rules
 from booking.validation import EMAIL_MAX_LENGTH, NAME_MAX_LENGTH
 
@@ -249,6 +249,14 @@ class CancelTicketsForm(forms.Form):
     @property
     def is_whole(self) -> bool:
         return self.tickets() == self.held
+
+
+def seat_choice(registration, event) -> CancelTicketsForm | None:
+    """The form asking which seats to cancel, for an order of several confirmed seats;
+    None for one seat or a request still waiting for its decision (nothing to choose)."""
+    if registration.seats > 1 and registration.status != PENDING:
+        return CancelTicketsForm(registration=registration, labels=event.ticket_labels)
+    return None
 
 
 class AnswersForm(forms.Form):

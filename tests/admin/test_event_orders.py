@@ -51,6 +51,7 @@ def test_add__plain__rows_left_empty_or_one_seat__a_plain_event(admin_client, se
      "“workshop a” is given twice"),
     (rows(quotas=[("Capacity", "3")], types=[("A", "", "")]), "the event's own capacity"),
     (rows(quotas=[("!!!", "3")], types=[("A", "", "")]), "Use letters or digits"),
+    (rows(types=[("General", "", ""), ("Capacity", "", "")]), "the event's own capacity"),
     (rows(quotas=[("Workshop A", "3")], types=[("Workshop C", "", "Workshop C")]),
      "not one of the quotas above"),
     (rows(types=[("A", "", ""), ("a", "", "")]), "“a” is given twice"),

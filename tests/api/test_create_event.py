@@ -106,3 +106,11 @@ def test_create__refusals__nothing_stored(client, service):
                       ({**BODY, "capacity": 10**6}, "k5")):
         assert create(client, auth, body, key).status_code == 400, body
     assert service.list_events() == []
+
+
+def test_create__ticket_type_named_capacity__problem_names_why_nothing_stored(client, service):
+    _, auth = issue("write")
+    body = {**BODY, "max_per_order": 2, "ticket_types": {"general": [], "capacity": []}}
+    problem = assert_problem(create(client, auth, body, "k-capacity"), 400, "invalid")
+    assert "the event's own capacity" in problem["detail"]
+    assert service.list_events() == []

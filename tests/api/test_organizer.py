@@ -3,7 +3,6 @@
 import json
 
 import pytest
-from django.contrib.auth.models import User
 
 from booking.api.models import READ, WRITE, ApiToken, digest
 from tests.api.test_registrations import assert_problem, book
@@ -142,3 +141,66 @@ def test_patch__quotas__resized_shown_and_below_confirmed_400_names_it(client, s
     assert refused.status_code == 400
     assert "'workshop-a'" in refused.json()["detail"] and "2 seats" in refused.json()["detail"]
     assert service.get_event(event.id).quotas == {"workshop-a": 40}
+
+
+def devconf_api(service):
+    return service.create_event(name="DevConf", capacity=10, strategy="lock_table",
+                                organizer=DEFAULT, quotas={"workshop-a": 3}, max_per_order=4,
+                                ticket_types={"conference": [], "workshop-a": ["workshop-a"]},
+                                ticket_labels={"conference": "Main days"})
+
+
+def test_patch__adds_a_type_with_label_description_and_seats_per_order(client, service):
+    _, auth = issue(WRITE)
+    event = devconf_api(service)
+    service.book(event.id, name="Ada", email="ada@example.com", tickets={"workshop-a": 2})
+    response = patch(client, event, {
+        "ticket_types": {"vip": ["workshop-a"]}, "ticket_labels": {"vip": "VIP"},
+        "ticket_descriptions": {"vip": "Front row."}, "max_per_order": 6},
+        auth, if_match=f'"{event.version}"')
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["ticket_types"] == {"conference": [], "workshop-a": ["workshop-a"],
+                                    "vip": ["workshop-a"]}
+    assert body["ticket_labels"] == {"conference": "Main days", "vip": "VIP"}  # merged
+    assert body["ticket_descriptions"] == {"vip": "Front row."}
+    assert body["max_per_order"] == 6 and response["ETag"] == f'"{event.version + 1}"'
+    # The new type counts against its quota like any: one seat of Workshop A is left.
+    assert_problem(client.post(f"/api/v1/events/{event.id}/registrations/", json.dumps(
+        {"name": "Bob", "email": "bob@example.com", "tickets": {"vip": 2}}),
+        content_type="application/json", HTTP_IDEMPOTENCY_KEY="bob-1"), 409, "event-full")
+    relabelled = patch(client, event, {"ticket_labels": {"conference": ""}}, auth,
+                       if_match=f'"{event.version + 1}"')
+    assert relabelled.json()["ticket_labels"] == {"vip": "VIP"}  # "" returns to the derived
+
+
+@pytest.mark.parametrize("body, words", [
+    ({"ticket_types": {"workshop-a": []}}, "keeps the quotas"),  # moved: bookings may hold it
+    ({"ticket_types": {"vip": ["backstage"]}}, "unknown quota"),
+    ({"ticket_types": {"capacity": []}}, "the event's own capacity"),
+    ({"ticket_labels": {"backstage": "Backstage"}}, "to label"),
+    ({"ticket_descriptions": {"vip": "Front row."}}, "no ticket type"),
+    ({"max_per_order": 1}, "Seats per order"),
+])
+def test_patch__bad_type_edit__400_problem_nothing_changed(client, service, body, words):
+    _, auth = issue(WRITE)
+    event = devconf_api(service)
+    problem = assert_problem(patch(client, event, body, auth, if_match=f'"{event.version}"'),
+                             400, "invalid")
+    assert words in problem["detail"]
+    stored = service.get_event(event.id)
+    assert (stored.version, stored.ticket_types, stored.ticket_labels) == (
+        event.version, event.ticket_types, event.ticket_labels)
+
+
+def test_patch__types_on_a_plain_event__400_or_on_an_older_read__412(client, service, event):
+    _, auth = issue(WRITE)
+    refused = patch(client, event, {"ticket_types": {"vip": []}}, auth,
+                    if_match=f'"{event.version}"')
+    assert "created with ticket types" in assert_problem(refused, 400, "invalid")["detail"]
+    orders = devconf_api(service)
+    service.update_event(orders.id, expected_version=orders.version, name="DevConf 2")
+    stale = patch(client, orders, {"ticket_labels": {"conference": "Talks"}}, auth,
+                  if_match=f'"{orders.version}"')
+    assert_problem(stale, 412, "stale-edit")
+    assert service.get_event(orders.id).label("conference") == "Main days"

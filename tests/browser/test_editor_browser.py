@@ -59,8 +59,9 @@ def test_browser__editor__types_quotas_and_city_zone__every_error_at_once_then_s
     assert event.starts_at.isoformat() == "2031-06-01T07:00:00+00:00"  # 09:00 CEST
 
     page.goto(live_site.url + f"/admin/booking/dynamoevent/{event.id}/change/")
-    expect(page.locator(".takes")).to_contain_text(
+    expect(page.locator("#type-rows")).to_contain_text(
         "A Workshop A seat takes 1 of the 120 seats and 1 of Workshop A's 30.")
+    expect(page.locator(".orders")).to_contain_text("keeps its key and the quotas")
     expect(page.get_by_label("Start")).to_have_value("2031-06-01T09:00")
     page.get_by_label("Quota “Workshop A”").fill("200")  # more than the event's 120
     page.locator("#id_max_per_order").fill("6")
@@ -68,10 +69,16 @@ def test_browser__editor__types_quotas_and_city_zone__every_error_at_once_then_s
     expect(page.locator("#warnings")).to_contain_text("more than the event's 120")
     screenshot(page, "editor-3-change-warning")
     page.get_by_label("Quota “Workshop A”").fill("40")
+    page.get_by_label("Conference: label").fill("Main days")
+    page.get_by_label("Conference: description").fill("Both days of talks and the party.")
+    screenshot(page, "editor-4-change-types")
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.locator(".messagelist")).to_contain_text("was changed")
     changed = site_service.get_event(event.id)
     assert (changed.quotas, changed.max_per_order) == ({"workshop-a": 40}, 6)
+    assert changed.ticket_types == event.ticket_types  # the keys and quotas as they were
+    assert changed.label("conference") == "Main days"
+    assert changed.ticket_descriptions["conference"] == "Both days of talks and the party."
 
     page.goto(live_site.url + "/admin/booking/dynamoevent/add/")
     first_zone = page.locator("#time-zones option").first

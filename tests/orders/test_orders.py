@@ -164,6 +164,7 @@ BAD_EVENTS = [
     (dict(quotas={"a": 1}, ticket_types={"t": ["b"]}), "ticket_types"),
     (dict(ticket_types={"t": "a"}), "ticket_types"),
     (dict(ticket_types={}), "ticket_types"),
+    (dict(ticket_types={"capacity": []}, max_per_order=2), "ticket_types"),
     (dict(max_per_order=0), "max_per_order"),
     (dict(max_per_order=51), "max_per_order"),
     (dict(max_per_order=50, quotas={"a": 1}, ticket_types={"t": ["a"]}, strategy="slots"), "max_per_order"),
@@ -346,3 +347,18 @@ def test_confirmation_e_mail__one_seat__says_your_seat(service):
         mail_sender().send(message)
     [message] = mail.outbox
     assert 'Your seat at "Solo night" is confirmed.' in message.body
+
+
+def test_a_ticket_type_named_like_the_capacity__refused_in_words_nothing_stored(service):
+    with pytest.raises(InvalidBooking) as refused:
+        service.create_event(name="X", capacity=5, strategy="lock_table", max_per_order=2,
+                             ticket_types={"general": [], "capacity": []})
+    assert refused.value.field == "ticket_types"
+    assert "the event's own capacity" in refused.value.message
+    assert service.list_events() == []
+    event = devconf(service, "lock_table")  # nor added later
+    with pytest.raises(InvalidBooking) as added:
+        service.update_event(event.id, expected_version=event.version, ticket_types={
+            **{n: list(q) for n, q in event.ticket_types.items()}, "capacity": []})
+    assert "the event's own capacity" in added.value.message
+    assert service.get_event(event.id).ticket_types == event.ticket_types

@@ -2,6 +2,7 @@
 on pages with personal data, absolute links from SITE_URL, opaque registration page_tokens."""
 import base64
 import re
+from pathlib import Path
 
 import pytest
 from django.core import mail, signing
@@ -126,3 +127,24 @@ def test_links__after_key_rotation__old_links_work_via_fallbacks(client, service
     assert "Cancel" in client.get(link).content.decode()
     assert client.post(link).status_code == 303
     assert service.registrations(event.id) == []
+
+
+# An inline style="..." attribute or on...="..." handler: the CSP (no 'unsafe-inline')
+# makes the browser ignore it, so a page would silently lose that look or behaviour.
+INLINE = re.compile(r"""<[a-zA-Z][^>]*\s(style|on[a-z]+)\s*=\s*["']""")
+
+
+def test_templates__no_inline_style_or_handler_attribute_the_csp_would_block():
+    """Every page template (e-mails are not served under the CSP, and need inline styles)."""
+    from django.conf import settings
+
+    found = []
+    for folder in settings.TEMPLATES[0]["DIRS"]:
+        for path in sorted(Path(folder).rglob("*.html")):
+            if "email" in path.relative_to(folder).parts:
+                continue
+            text = path.read_text()  # a tag may span lines
+            found += [f"{path.relative_to(folder)}:{text.count(chr(10), 0, m.start()) + 1}: "
+                      f"{m.group(0)}" for m in INLINE.finditer(text)]
+    assert found == []
+    assert INLINE.search('<p><code id="s" style="font-size: 1.2em">')  # what it looks for
