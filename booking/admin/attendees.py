@@ -3,7 +3,6 @@ form that books through the service, so capacity, quotas, seats per order and on
 once hold exactly as for a signup. With an e-mail address the person gets the usual
 confirmation; without one they are registered under a generated address on a reserved
 domain that is never mailed (``validation.placeholder_email``, docs/admin.md)."""
-from django import forms
 from django.contrib import messages
 from django.shortcuts import redirect, render
 

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from booking import validation
 from booking.checkin.cancellation import PassCancellation, cancelled_by
 from booking.checkin.door import Door, ListKeyReused, NonceReused, layout_of
-from booking.checkin.passes import CANCELLED, VALID, Pass, PassSigner, pass_id
+from booking.checkin.passes import CANCELLED, VALID, Pass, pass_id
 from booking.checkin.records import (DIRECTIONS, ENTRY, CheckinList, Conflict, ScanResult,
                                      at)
 from booking.errors import CheckinListNotFound, InvalidBooking

@@ -10,7 +10,6 @@ The control, a gunicorn serving one careless view (``careless_wsgi.py``), is cau
 same sweep.
 """
 import json
-import os
 import re
 import subprocess
 import sys
