@@ -431,6 +431,12 @@ def _clean_key(value, *, field: str, kind: str) -> str:
     return value
 
 
+# A quota's items are keyed "<event id>#<quota>", beside records of the event's own under
+# these names (shards' marker and its copies, slots' freed epoch and its copies): a quota
+# of such a name would share their items.
+STORE_RECORD_NAMES = re.compile(r"^(meta|freed)(-[0-9]+)?$")
+
+
 def clean_quotas(value, *, max_capacity: int) -> dict[str, int]:
     """Further quotas beside the event's capacity: name -> seats (0 to ``max_capacity``)."""
     if value is None:
@@ -444,6 +450,10 @@ def clean_quotas(value, *, max_capacity: int) -> dict[str, int]:
         if name in RESERVED_NAMES:
             raise InvalidBooking("'capacity' is the event's own quota: set it as the capacity.",
                                  field="quotas")
+        if STORE_RECORD_NAMES.match(name):
+            raise InvalidBooking(f"A quota cannot be named {name!r}: the store keeps records "
+                                 "of the event's own under that name. Name it after what it "
+                                 "counts, such as 'workshop'.", field="quotas")
         if isinstance(seats, bool) or not isinstance(seats, int) or not 0 <= seats <= max_capacity:
             raise InvalidBooking(f"Quota {name!r} needs a whole number of seats from 0 to "
                                  f"{max_capacity}.", field="quotas")

@@ -160,6 +160,8 @@ def test_a_bad_order_is_refused_with_the_field_and_stores_nothing(service, ticke
 BAD_EVENTS = [
     (dict(quotas={"Bad Name": 1}), "quotas"),
     (dict(quotas={"capacity": 1}), "quotas"),
+    (dict(quotas={"meta": 1}, ticket_types={"t": ["meta"]}, strategy="shards"), "quotas"),
+    (dict(quotas={"freed-2": 1}, ticket_types={"t": ["freed-2"]}, strategy="slots"), "quotas"),
     (dict(quotas={"a": -1}), "quotas"),
     (dict(quotas={"a": 1}, ticket_types={"t": ["b"]}), "ticket_types"),
     (dict(ticket_types={"t": "a"}), "ticket_types"),
