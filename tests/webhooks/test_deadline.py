@@ -100,8 +100,10 @@ def check(seen) -> list[str]:
     wrong = []
     if seen["fast"]["status"] != "delivered":
         wrong.append(f"fast endpoint not delivered: {seen['fast']['status']}")
-    elif seen["fast_arrived"][0] >= seen["slow_started"] + DEADLINE:
-        wrong.append("fast endpoint waited past the slow one's deadline: "
+    elif seen["fast_arrived"][0] >= seen["slow_started"] + DEADLINE / 2:
+        # Waiting for a slow attempt means arriving about its deadline after it was
+        # accepted; half of it leaves room for a loaded machine on either side.
+        wrong.append("fast endpoint waited for the slow one's deadline: "
                      f"{seen['fast_arrived'][0] - seen['slow_started']:.2f} s after it began")
     for row in seen["slow"]:
         [entry] = row["log"][-1:] or [{}]
@@ -128,7 +130,8 @@ def test_control__per_read_timeout__trickle_recorded_delivered(service):
 def test_control__pass_mapped_over_due__other_organizer_waits(service):
     seen = one_pass(service, sender_class=WaitingPassSender)
 
-    assert any("waited past the slow one's deadline" in w for w in check(seen))
+    found = check(seen)
+    assert any("waited for the slow one's deadline" in w for w in found), (found, seen)
 
 
 class PassAtATimeSender(WebhookSender):
