@@ -86,17 +86,19 @@ class ProductionSite:
         self._wait_for(self.app_port)
         return self
 
-    def manage_all(self, commands: list[list[str]], **extra_env: str) -> None:
+    def manage_all(self, commands: list[list[str]], **extra_env: str) -> str:
         """Several management commands in one process of the site's environment (each as
-        ``manage.py`` would run it; one Django start-up instead of one each)."""
-        script = ("import django, sys; django.setup()\n"
+        ``manage.py`` would run it; one Django start-up instead of one each): what they
+        printed, one after another."""
+        script = ("import django; django.setup()\n"
                   "from django.core.management import call_command\n"
-                  f"for args in {commands!r}:\n    call_command(*args, stdout=sys.stderr)\n")
+                  f"for args in {commands!r}:\n    call_command(*args)\n")
         done = subprocess.run([sys.executable, "-c", script], cwd=ROOT,
                               env={**self.env, **extra_env}, capture_output=True, text=True,
                               timeout=300)
         if done.returncode:
             raise RuntimeError(f"manage.py {commands} failed:\n{done.stderr}")
+        return done.stdout
 
     def _wait_for(self, port: int, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout

@@ -334,12 +334,11 @@ def door_one(config: DropConfig, server, strategy: str, via: str, workers: int,
         worker = None
         try:
             prefix = site.table_prefix
-            site.manage("create_organizer", "drop")
-            event_id = site.manage(
+            event_id = site.manage_all([["create_organizer", "drop"], [
                 "create_event", "--organizer", "drop", "--name", f"Drop {strategy}",
                 "--capacity", str(config.scaled_seats + config.probes), "--strategy", strategy,
                 *(["--expected-rate", str(config.expected_rate)] if config.expected_rate else []),
-                "--id-only").strip()
+                "--id-only"]]).strip().splitlines()[-1]
             warm_store(config, server, prefix, strategy)
             worker = _start_worker(site, workdir, strategy)
             door = Door(site.port, event_id, config.patience)
@@ -351,8 +350,7 @@ def door_one(config: DropConfig, server, strategy: str, via: str, workers: int,
                 **person(door, index, arrival), "email": email_of(index)})
             cpu_after, during = tier_cpu(site.process.pid), capacity(server)
             rejected = probe(server, prefix, door, person, config.probes, "Late", 2 * 10**6)
-            stored = json.loads(site.manage("shell", "-c", STORED.format(event_id=event_id)
-                                            ).strip().splitlines()[-1])
+            stored = stored_emails(server, prefix, event_id)
             longest, addresses, slowest = access_log(Path(workdir) / "access.log")
         finally:
             if worker is not None:
@@ -378,10 +376,15 @@ def warm_store(config: DropConfig, server, prefix: str, strategy: str) -> None:
         warm_up(config, service, strategy)
 
 
-# The e-mails holding a confirmed seat once the drop is over (as one JSON line).
-STORED = ("import json; from booking.wiring import get_booking_service as g; s = g(); "
-          "print(json.dumps(sorted(r.email for r in s.iter_registrations('{event_id}') "
-          "if r.is_confirmed)))")
+def stored_emails(server, prefix: str, event_id: str) -> list[str]:
+    """The e-mails holding a confirmed seat once the drop is over, read from this process
+    on the site's tables."""
+    from booking import wiring
+    from harness.controls import control_service, local_store
+
+    store = local_store(server.url, table_prefix=prefix)
+    with wiring.use_service(control_service(store=store)) as service:
+        return sorted(r.email for r in service.iter_registrations(event_id) if r.is_confirmed)
 
 
 def _start_worker(site, workdir, strategy):
