@@ -36,14 +36,14 @@ def dashboard(request) -> dict | None:
     try:
         # A scan keeps no order: read up to EVENTS_READ upcoming events (one bounded scan
         # page), then show the soonest.
-        read, more = service.events_page(limit=EVENTS_READ, when="upcoming", **scope)
+        read, next_key = service.events_page(limit=EVENTS_READ, when="upcoming", **scope)
         events = read[:EVENTS_SHOWN]  # soonest first within the page
-        more = more if len(read) <= EVENTS_SHOWN else "more"
+        more = next_key is not None or len(read) > EVENTS_SHOWN
         seats = service.availabilities(events)
         cancelled = cancellations(service, events)
         return {"events": [event_overview(service, event, seats.get(event.id),
                                           cancelled.get(event.id))
-                           for event in events], "more": more is not None}
+                           for event in events], "more": more}
     except BookingError as error:  # the store is unavailable: the admin still opens
         return {"error": error.message}
 
