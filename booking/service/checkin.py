@@ -98,9 +98,9 @@ class Checkin:
         return PassCancellation(self.door, request_id, whole)
 
     def cancelled_passes(self, removed: Registration, request_id: str) -> tuple[str, ...]:
-        """The passes ``removed`` (a cancellation's answer) cancelled; one seat of a plain
-        registration without a read."""
-        if removed.part_request_id is None and removed.is_plain:
+        """The passes ``removed`` (a cancellation's answer) cancelled; a whole one-seat
+        order's without a read (its one pass cannot have been cancelled before)."""
+        if removed.part_request_id is None and removed.seats == 1:
             return (pass_id(removed.registration_id, 1),)
         order = self.door.order_item(removed.registration_id)
         return tuple(cancelled_by(removed, order, request_id))

@@ -211,7 +211,7 @@ class OrganizerEdits:
     @staticmethod
     def _clean_added_types(value, event: Event) -> dict:
         """The event's types with those added (``InvalidBooking(field="ticket_types")``)."""
-        if event.is_plain:
+        if not event.offers_orders:
             raise InvalidBooking(
                 "Ticket types can be added only to an event created with ticket types: this "
                 "event's bookings are stored as single seats.", field="ticket_types")
