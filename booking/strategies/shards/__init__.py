@@ -67,7 +67,7 @@ class ShardsStrategy(ShardsHolds):
             tried = Members([("registration", ("Put", self.registrations_table.put_op(
                 items.registration_item(registration, **seats.stored(seats.taken(plan))),
                 condition=NOT_REGISTERED)))])
-            tried.extend((member(quota, n), self.take_over_op(event.id, *lapsed) if lapsed
+            tried.extend((member(quota, n), seats.take_over_op(self.locks, event.id, *lapsed) if lapsed
                           else seats.take_op(self.locks, event.id, quota, n, *part))
                          for quota, parts in plan.items() for n, part in sorted(parts.items()))
             tried.extend(riders.members(registration))
@@ -195,7 +195,13 @@ class ShardsStrategy(ShardsHolds):
             self._marks.add(mark)
         shards_capacity.mark_sold_out(self, event_id, marks, marker)
 
-    # --- the rest of the contract -----------------------------------------------------
+    # --- the rest of the contract: capacity.py holds the event-wide writes, audit.py the audit
+    check_order_shape = staticmethod(shards_capacity.check_order_shape)
+    change_capacity = shards_capacity.change_capacity
+    delete = shards_capacity.delete
+    audit = shards_audit.audit_event
+    repair = shards_audit.repair_event
+
     def full_by_reading(self, event: Event, registration: Registration, order: Order,
                         riders: Riders) -> Registration | None:
         if not any(self._seen_sold_out(event.id, quota) for quota in order.seats):
@@ -223,9 +229,6 @@ class ShardsStrategy(ShardsHolds):
                 self._shard_counts.update({event_id: int(marker.get("shards", SHARDS))
                                            for event_id, marker in zip(unknown, found) if marker})
         return {event_id: self._shard_counts.get(event_id, SHARDS) for event_id in event_ids}
-
-    def check_order_shape(self, event: Event) -> None:
-        shards_capacity.check_order_shape(event)
 
     def provision(self, event: Event) -> None:
         count = seats.shards_for(event)  # the marker names it, unless SHARDS (stored as ever)
@@ -297,20 +300,6 @@ class ShardsStrategy(ShardsHolds):
                 for quota, shards in quotas.items() if quota != CAPACITY_QUOTA and shards
                 for held in [availability_of(seats.as_counter(shards), now, quota)]})
             for event_id, quotas in found.items()}
-
-    def change_capacity(self, event: Event, *, expected_version: int, capacity: int,
-                        changes: dict, quotas: dict[str, int] | None = None) -> None:
-        shards_capacity.change_capacity(self, event, expected_version=expected_version,
-                                        capacity=capacity, changes=changes, quotas=quotas)
-
-    def delete(self, event: Event) -> None:
-        shards_capacity.delete(self, event)
-
-    def audit(self, event: Event) -> list:
-        return shards_audit.audit_event(self, event)
-
-    def repair(self, event: Event) -> list[str]:
-        return shards_audit.repair_event(self, event)
 
     def _require_event(self, event_id: str) -> dict:
         marker = self.locks.get(marker_key(event_id))

@@ -1,8 +1,6 @@
 """Waiting-list holds on the shards strategy's shards (time-limited holds): an offer holds
 the entry's order where its booking would take it. docs/strategies/shards.md#holds.
 """
-from abc import abstractmethod
-
 from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed, Table
 from booking.dynamo.transaction import Members, Op, Refusal
@@ -12,20 +10,16 @@ from booking.strategies.base import CAPACITY_NAMES, OneItemPerPerson, expired_ho
 from booking.strategies.contract import Holds
 from booking.strategies.holds import HoldsMap
 from booking.strategies.shards import seats
-from booking.strategies.shards.seats import BUMP, EXISTS, member, shard_key
+from booking.strategies.shards.seats import BUMP, EXISTS, LAPSED, member, shard_key
 
 # Holds of one seat: a bare ``until`` in ``holds`` (counted in ``confirmed_count``).
-NOT_REGISTERED, LAPSED = "attribute_not_exists(email)", "holds.#h <= :now"
+NOT_REGISTERED = "attribute_not_exists(email)"
 UNEXPIRED, HELD_UNTIL = "holds.#email > :now", "holds.#email = :until"
-ONE_MORE = "confirmed_count = confirmed_count + :one"
-ONE_LESS = "confirmed_count = confirmed_count - :one"
-HOLD_ONE = f"SET holds.#email = :until, {ONE_MORE}, {BUMP}"
+HOLD_ONE = f"SET holds.#email = :until, confirmed_count = confirmed_count + :one, {BUMP}"
 ROOM_TO_HOLD = f"{EXISTS} AND confirmed_count < #capacity AND attribute_not_exists(holds.#email)"
-TAKE_OVER = f"REMOVE holds.#h SET {BUMP}"
-TAKE_OVER_FOR = f"REMOVE holds.#h SET holds.#email = :until, {BUMP}"
-RENEW, UNHOLD_ONE = f"SET holds.#h = :until, {BUMP}", f"REMOVE holds.#email SET {BUMP}"
-RELEASE_ONE = f"REMOVE holds.#email SET {ONE_LESS}, {BUMP}"
-RELEASE_LAPSED = f"REMOVE holds.#h SET {ONE_LESS}, {BUMP}"
+UNHOLD_ONE = f"REMOVE holds.#email SET {BUMP}"
+ONE_LESS = f"confirmed_count = confirmed_count - :one, {BUMP}"
+RELEASE_ONE, RELEASE_LAPSED = f"REMOVE holds.#email SET {ONE_LESS}", f"REMOVE holds.#h SET {ONE_LESS}"
 
 
 def shard_id(event_id: str, shard: int, quota: str = CAPACITY_QUOTA) -> str:
@@ -39,19 +33,6 @@ class ShardsHolds(OneItemPerPerson, Holds):
 
     locks: Table
     held: HoldsMap
-
-    @abstractmethod
-    def shard_count(self, event_id: str) -> int:
-        """How many shards each quota of the event has (the strategy reads its marker)."""
-
-    def take_over_op(self, event_id: str, shard: int, holder: str, now: float, *,
-                     email: str | None = None, until: float | None = None) -> Op:
-        """Take ``holder``'s lapsed hold's seat (for a booking, or ``email``'s hold)."""
-        expression = TAKE_OVER if email is None else RENEW if email == holder else TAKE_OVER_FOR
-        names = {"#h": holder, **({"#email": email} if expression is TAKE_OVER_FOR else {})}
-        values = {":now": now, ":one": 1, **({":until": until} if email is not None else {})}
-        return ("Update", self.locks.update_op(shard_key(event_id, shard), expression,
-                                               condition=LAPSED, names=names, values=values))
 
     def hold_ops(self, event: Event, email: str, order: Order, *, until: float, now: float,
                  refused: Refusal | None = None) -> tuple[list[tuple[str, Op]], dict]:
@@ -77,15 +58,15 @@ class ShardsHolds(OneItemPerPerson, Holds):
                 if lapsed is None:
                     raise
         if lapsed is not None:  # a lapsed hold's seat (the count stays)
-            return [*named, (member(CAPACITY_QUOTA, lapsed[0]), self.take_over_op(
-                event.id, *lapsed, now, email=email, until=until))], {"shard": lapsed[0]}
-        placed = seats.taken(plan)
-        one = seats.one_seat(placed)
-        if one is not None:
-            return [*named, (member(CAPACITY_QUOTA, one), ("Update", self.locks.update_op(
-                shard_key(event.id, one), HOLD_ONE, condition=ROOM_TO_HOLD,
+            shard, holder = lapsed
+            return [*named, (member(CAPACITY_QUOTA, shard), self.held.takeover_op(
+                shard_id(event.id, shard), email, holder, until=until, now=now))], {"shard": shard}
+        if order.is_single_seat:
+            shard = next(iter(plan[CAPACITY_QUOTA]))
+            return [*named, (member(CAPACITY_QUOTA, shard), ("Update", self.locks.update_op(
+                shard_key(event.id, shard), HOLD_ONE, condition=ROOM_TO_HOLD,
                 names={"#email": email, **CAPACITY_NAMES},
-                values={":until": until, ":one": 1})))], {"shard": one}
+                values={":until": until, ":one": 1})))], {"shard": shard}
         for quota, parts in plan.items():  # a shard that never held an order gets its map
             for n in parts:
                 if "hold_seats" not in (seen[quota].shards[n] or {}):
@@ -94,7 +75,7 @@ class ShardsHolds(OneItemPerPerson, Holds):
             shard_id(event.id, n, quota), email,
             Order(seats={quota: taken}, capacities={quota: capacity}), until=until))
             for quota, parts in plan.items() for n, (taken, capacity) in sorted(parts.items()))
-        ], seats.stored(placed, "shards")
+        ], seats.stored(seats.taken(plan), "shards")
 
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
                    now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:

@@ -14,6 +14,7 @@ from booking.dynamo.access import Table, TransactionCancelled
 from booking.dynamo.transaction import Op
 from booking.models import CAPACITY_QUOTA, Event, Order
 from booking.strategies.base import CAPACITY_NAMES, expired_holder, order_full, quota_order
+from booking.strategies.sold_out import hint_key
 
 SHARDS = 8  # a quota's shards unless its event expects more arrivals a second
 BOOKINGS_PER_SHARD = 400  # a shard takes 2 of its 1,000 WCU a second per booking: at 80%
@@ -32,6 +33,7 @@ TAKE = "SET confirmed_count = confirmed_count + :n, version = version + :one"
 ROOM_FOR_ONE = "attribute_exists(event_id) AND confirmed_count < #capacity"
 # A condition cannot add: :room is the shard's capacity as guessed or read, less the seats.
 ROOM_FOR_SEATS = "attribute_exists(event_id) AND #capacity >= :cap AND confirmed_count <= :room"
+TAKE_OVER, LAPSED = f"REMOVE holds.#h SET {BUMP}", "holds.#h <= :now"  # a lapsed hold's seat
 
 
 def several_seats(event: Event) -> bool:
@@ -45,10 +47,6 @@ def shards_for(event: Event) -> int:
     if not event.expected_rate or several_seats(event):
         return SHARDS
     return min(MAX_SHARDS, max(SHARDS, math.ceil(event.expected_rate / BOOKINGS_PER_SHARD)))
-
-
-def hint_key(event_id: str, quota: str) -> str:  # a quota's hints: the capacity's the event's
-    return event_id if quota == CAPACITY_QUOTA else f"{event_id}#{quota}"
 
 
 def shard_key(event_id: str, shard: int, quota: str = CAPACITY_QUOTA) -> dict:
@@ -88,6 +86,12 @@ def take_op(locks: Table, event_id: str, quota: str, n: int, taken: int, capacit
     return ("Update", locks.update_op(shard_key(event_id, n, quota), TAKE, condition=room[0],
                                       names=CAPACITY_NAMES,
                                       values={":n": taken, ":one": 1, **room[1]}))
+
+
+def take_over_op(locks: Table, event_id: str, shard: int, holder: str, now: float) -> Op:
+    """The update taking the seat of ``holder``'s lapsed hold of one seat (the count stays)."""
+    return ("Update", locks.update_op(shard_key(event_id, shard), TAKE_OVER, condition=LAPSED,
+                                      names={"#h": holder}, values={":now": now, ":one": 1}))
 
 
 def member(quota: str, shard: int) -> str:
@@ -240,18 +244,12 @@ def taken(plan: Plan) -> dict[str, dict[int, int]]:  # quota -> shard -> seats
     return {quota: {n: part[0] for n, part in shards.items()} for quota, shards in plan.items()}
 
 
-def one_seat(placed: dict[str, dict[int, int]]) -> int | None:
-    """The shard of a placement of one seat of the capacity (stored as ``shard``; its hold
-    may be taken over once lapsed), else None."""
-    if list(placed) == [CAPACITY_QUOTA] and list(placed[CAPACITY_QUOTA].values()) == [1]:
-        return next(iter(placed[CAPACITY_QUOTA]))
-    return None
-
-
 def stored(placed: dict[str, dict[int, int]], key: str = "shard_seats") -> dict:
-    """As stored: ``{"shard": n}`` for one seat, else ``{key: seat_map(placed)}``."""
-    shard = one_seat(placed)
-    return {"shard": shard} if shard is not None else {key: seat_map(placed)}
+    """As stored: ``{"shard": n}`` for one seat of the capacity (its hold may be taken over
+    once lapsed), else ``{key: seat_map(placed)}``."""
+    if list(placed) == [CAPACITY_QUOTA] and list(placed[CAPACITY_QUOTA].values()) == [1]:
+        return {"shard": next(iter(placed[CAPACITY_QUOTA]))}
+    return {key: seat_map(placed)}
 
 
 def seat_map(placed: dict[str, dict[int, int]]) -> dict:
