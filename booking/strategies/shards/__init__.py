@@ -1,10 +1,6 @@
-"""Shards strategy (sharded lock items): each quota's seats split over lock items, for
-ticket drops.
-
-A booking is an order: one transaction takes its seats from a shard of each quota it
-draws on (guessed without a read, taken in turn); "full" comes only from one read of every
-shard at one instant, or from a sold-out mark made from such a read.
-docs/strategies/shards.md walks through it.
+"""Shards strategy (sharded lock items), for ticket drops: each quota's seats split over lock
+items; a booking takes its seats from a shard of each quota in one transaction, and "full"
+comes only from one read of every shard at one instant. docs/strategies/shards.md.
 """
 import dataclasses
 import threading
@@ -17,17 +13,18 @@ from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.exactly_once.riders import Riders
 from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
                             Registration)
-from booking.strategies.base import (READ_AGAIN, Rewrite, now_ms, order_full, part_of, quota_order, tickets_left)
+from booking.strategies.base import (READ_AGAIN, Rewrite, now_ms, order_full, part_of,
+                                     quota_order, tickets_left)
 from booking.strategies.holds import HoldsMap, availability_of
 from booking.strategies.shards import audit as shards_audit
 from booking.strategies.shards import capacity as shards_capacity
 from booking.strategies.shards import seats
-from booking.strategies.shards.holds import ShardsHolds
+from booking.strategies.shards.holds import NOT_REGISTERED, ShardsHolds
 from booking.strategies.shards.seats import (BUMP, EXISTS, SHARDS, Plan, any_marker_key,
-                                            hint_key, marker_key, member, shard_key)
+                                            marker_key, member, shard_key)
+from booking.strategies.sold_out import hint_key
 
 GIVE = "SET confirmed_count = confirmed_count - :n, version = version + :one"
-NOT_REGISTERED = "attribute_not_exists(email)"
 SAME_ORDER = "registration_id = :rid AND (attribute_not_exists(tickets) OR tickets = :old)"
 KEEP_PART = "SET tickets = :keep, shard_seats = :left"
 THROTTLED = "ThrottlingError"
@@ -67,8 +64,8 @@ class ShardsStrategy(ShardsHolds):
             tried = Members([("registration", ("Put", self.registrations_table.put_op(
                 items.registration_item(registration, **seats.stored(seats.taken(plan))),
                 condition=NOT_REGISTERED)))])
-            tried.extend((member(quota, n), seats.take_over_op(self.locks, event.id, *lapsed) if lapsed
-                          else seats.take_op(self.locks, event.id, quota, n, *part))
+            tried.extend((member(quota, n), seats.take_over_op(self.locks, event.id, *lapsed)
+                          if lapsed else seats.take_op(self.locks, event.id, quota, n, *part))
                          for quota, parts in plan.items() for n, part in sorted(parts.items()))
             tried.extend(riders.members(registration))
             return Rewrite(tried, self.tokens.client_token(
@@ -259,15 +256,11 @@ class ShardsStrategy(ShardsHolds):
                 for quota, shards in held.items()}
         key = {"event_id": event.id, "email": stored.email}
         same = {":rid": stored.registration_id, ":old": stored.tickets}
-        if keep:
-            answer = part_of(stored, release or {}, riders.request)
-            first = ("Update", self.registrations_table.update_op(
-                key, KEEP_PART, condition=SAME_ORDER,
-                values={**same, ":keep": keep, ":left": seats.seat_map(left)}))
-        else:
-            answer = stored
-            first = ("Delete", self.registrations_table.delete_op(key, condition=SAME_ORDER,
-                                                                  values=same))
+        answer = part_of(stored, release or {}, riders.request) if keep else stored
+        first = (("Update", self.registrations_table.update_op(
+            key, KEEP_PART, condition=SAME_ORDER,
+            values={**same, ":keep": keep, ":left": seats.seat_map(left)})) if keep else
+            ("Delete", self.registrations_table.delete_op(key, condition=SAME_ORDER, values=same)))
         members = Members([("registration", first), *(
             (member(quota, n), ("Update", self.locks.update_op(shard_key(event.id, n, quota), GIVE,
                                                                condition=EXISTS,

@@ -9,7 +9,8 @@ from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies import event_edits
 from booking.strategies.base import AGAIN, CAPACITY_NAMES
 from booking.strategies.shards import seats
-from booking.strategies.shards.seats import MARKERS, marker_key, member, shard_key
+from booking.strategies.shards.seats import (AT_EPOCH, MARK, MARKERS, marker_key, member,
+                                            shard_key)
 
 RESIZE = "SET #capacity = :capacity, version = version + :one"
 FITS_SIZE = "confirmed_count <= :capacity"
@@ -34,9 +35,13 @@ def check_order_shape(event: Event) -> None:
 def mark_sold_out(strategy, event_id: str, marks: dict[str, int], marker: dict) -> None:
     """Mark ``marks`` (quota -> until) sold out on the marker and its copies, unless a seat
     was freed since ``marker`` was read: every freeing write bumps its epoch."""
+    values = seats.mark_update(marks, marker)
     try:
-        strategy.store.transact_write(seats.mark_ops(
-            strategy.locks, event_id, seats.mark_update(marks, marker), marker["epoch"]))
+        strategy.store.transact_write([
+            ("Update", strategy.locks.update_op(marker_key(event_id), MARK, condition=AT_EPOCH,
+                                                values={**values, ":epoch": marker["epoch"]})),
+            *[("Update", strategy.locks.update_op(marker_key(event_id, copy), MARK, values=values))
+              for copy in range(1, MARKERS)]])
     except TransactionCancelled:
         pass  # a seat was freed (or a write was landing): the next rejection reads again
 

@@ -19,7 +19,8 @@ HOLD_ONE = f"SET holds.#email = :until, confirmed_count = confirmed_count + :one
 ROOM_TO_HOLD = f"{EXISTS} AND confirmed_count < #capacity AND attribute_not_exists(holds.#email)"
 UNHOLD_ONE = f"REMOVE holds.#email SET {BUMP}"
 ONE_LESS = f"confirmed_count = confirmed_count - :one, {BUMP}"
-RELEASE_ONE, RELEASE_LAPSED = f"REMOVE holds.#email SET {ONE_LESS}", f"REMOVE holds.#h SET {ONE_LESS}"
+RELEASE_ONE = f"REMOVE holds.#email SET {ONE_LESS}"
+RELEASE_LAPSED = f"REMOVE holds.#h SET {ONE_LESS}"
 
 
 def shard_id(event_id: str, shard: int, quota: str = CAPACITY_QUOTA) -> str:

@@ -25,8 +25,9 @@ NEW = "attribute_not_exists(event_id)"
 EXISTS = "attribute_exists(event_id)"
 BUMP = "version = version + :one"  # every write of a shard: the repair's check
 SEATS = "event_id, #capacity, confirmed_count, holds, hold_seats"  # a shard's seats, as read
-FREED = "SET epoch = epoch + :one REMOVE full_until, full_quotas"  # the marker, on every freed seat
-UNMARK = "REMOVE full_until, full_quotas"  # its copies, on every freed seat
+# On every freed seat: the marker's epoch bumped, and its marks and its copies' removed.
+FREED = "SET epoch = epoch + :one REMOVE full_until, full_quotas"
+UNMARK = "REMOVE full_until, full_quotas"
 AT_EPOCH = "epoch = :epoch"
 MARK = "SET full_until = :until, full_quotas = :marks"  # until when sold out (0: it is not)
 TAKE = "SET confirmed_count = confirmed_count + :n, version = version + :one"
@@ -50,7 +51,7 @@ def shards_for(event: Event) -> int:
 
 
 def shard_key(event_id: str, shard: int, quota: str = CAPACITY_QUOTA) -> dict:
-    """A quota's shard: the capacity's are ``<event id>#<n>``, others ``<event id>#<quota>#<n>``."""
+    """A quota's shard: the capacity's ``<event id>#<n>``, others ``<event id>#<quota>#<n>``."""
     return {"event_id": f"{hint_key(event_id, quota)}#{shard}"}
 
 
@@ -118,14 +119,6 @@ def mark_update(marks: dict[str, int], marker: dict) -> dict:
             ":marks": {**(marker.get("full_quotas") or {}), **further}}
 
 
-def mark_ops(locks: Table, event_id: str, values: dict, epoch: int) -> list[Op]:
-    """The mark on the marker, only at ``epoch`` (no seat freed since), and on every copy."""
-    return [("Update", locks.update_op(marker_key(event_id), MARK, condition=AT_EPOCH,
-                                       values={**values, ":epoch": epoch})),
-            *[("Update", locks.update_op(marker_key(event_id, copy), MARK, values=values))
-              for copy in range(1, MARKERS)]]
-
-
 def marked(marker: dict, quota: str) -> int:  # until when the quota is sold out (0: not)
     if quota == CAPACITY_QUOTA:
         return marker.get("full_until", 0)
@@ -166,7 +159,8 @@ def snapshots(strategy, event_id: str, quotas: list[str]) -> dict[str, Snapshot]
     """The marker and every shard of ``quotas`` in one TransactGetItems (one instant)."""
     count = strategy.shard_count(event_id)
     found = strategy.store.transact_get([(strategy.locks, marker_key(event_id)), *(
-        (strategy.locks, shard_key(event_id, n, quota)) for quota in quotas for n in range(count))])
+        (strategy.locks, shard_key(event_id, n, quota))
+        for quota in quotas for n in range(count))])
     return {quota: Snapshot(found[0], found[1 + i * count:1 + (i + 1) * count])
             for i, quota in enumerate(quotas)}
 
