@@ -27,7 +27,6 @@ from booking.strategies.sold_out import hint_key
 GIVE = "SET confirmed_count = confirmed_count - :n, version = version + :one"
 SAME_ORDER = "registration_id = :rid AND (attribute_not_exists(tickets) OR tickets = :old)"
 KEEP_PART = "SET tickets = :keep, shard_seats = :left"
-THROTTLED = "ThrottlingError"
 Lapsed = tuple[int, str, float]  # (shard, holder, now) of a lapsed hold's seat to take over
 Placement = tuple[Plan, Lapsed | None]
 
@@ -88,7 +87,7 @@ class ShardsStrategy(ShardsHolds):
             if refused:  # no room where guessed: where is a seat?
                 return attempt(*self.elsewhere(event.id, order))
             throttled = [seats.shard_of(name) for name in tried.names
-                         if name.startswith("shard:") and refusal.code(name) == THROTTLED]
+                         if name.startswith("shard:") and refusal.code(name) == "ThrottlingError"]
             if throttled:  # a shard over its capacity: another at once
                 return attempt(*(self.guess(event.id, order, avoid=throttled)
                                  or self.elsewhere(event.id, order)))
@@ -150,8 +149,7 @@ class ShardsStrategy(ShardsHolds):
 
     def read_first(self, event_id: str, registration: Registration, order: Order,
                    riders: Riders) -> Registration | None:
-        """One BatchGetItem of the marker (or a copy), the person's registration and the
-        request row: this request's registration, or "full" from a mark, or None."""
+        """One BatchGetItem (docs: Reading first): this request's registration, or None."""
         key = any_marker_key(event_id)
         marker, mine, *row = self.store.batch_get([
             (self.locks, key), (self.registrations_table,

@@ -48,9 +48,7 @@ def mark_sold_out(strategy, event_id: str, marks: dict[str, int], marker: dict) 
 
 def change_capacity(strategy, event: Event, *, expected_version: int, capacity: int,
                     changes: dict, quotas: dict[str, int] | None = None) -> None:
-    """Resize the capacity and each of ``quotas``: every shard gets its count plus an even
-    share of the free seats, with the version-checked event write, in one transaction
-    (redone from a new read when a booking lands in between)."""
+    """Every shard of the quotas resized in one transaction (docs: Capacity edits)."""
     unknown = sorted(set(quotas or {}) - set(event.quotas))  # an event's quotas never change
     if unknown:
         raise InvalidBooking(f"This event has no quota {unknown[0]!r}.", field="quotas")

@@ -28,9 +28,7 @@ def shard_id(event_id: str, shard: int, quota: str = CAPACITY_QUOTA) -> str:
 
 
 class ShardsHolds(OneItemPerPerson, Holds):
-    """``Holds`` on the shard items: a hold of one seat is a bare ``until`` in one shard's
-    ``holds`` (a write may take it over once lapsed); a hold of more, a part on each shard
-    placed, in ``HoldsMap``'s ``hold_seats`` (released whole, never taken over)."""
+    """``Holds`` on the shard items (docs/strategies/shards.md#holds-for-the-waiting-list)."""
 
     locks: Table
     held: HoldsMap
@@ -131,8 +129,7 @@ class ShardsHolds(OneItemPerPerson, Holds):
                               for email, parts in sorted(orders.items()))
 
     def _release_order(self, event_id: str, email: str, parts: list, now: float) -> int:
-        """Every part of ``email``'s lapsed hold back and the marker bumped, in one
-        transaction (1), or 0 when it was released meanwhile."""
+        """A lapsed order hold released whole, with the marker's bump (0: released meanwhile)."""
         return self.transact(Members([*((f"part:{key}", self.held.order_lapsed_release_op(
             key, email, part, now=now)) for key, part in parts),
             *seats.freed_ops(self.locks, event_id)]), written=1,
