@@ -8,13 +8,12 @@ from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.models import CAPACITY_QUOTA, Event, Order, Registration
 from booking.strategies.base import CAPACITY_NAMES, OneItemPerPerson, expired_holder, quota_order
 from booking.strategies.contract import Holds
-from booking.strategies.holds import HoldsMap
+from booking.strategies.holds import LIVE, UNTIL, HoldsMap
 from booking.strategies.shards import seats
 from booking.strategies.shards.seats import BUMP, EXISTS, LAPSED, member, shard_key
 
 # Holds of one seat: a bare ``until`` in ``holds`` (counted in ``confirmed_count``).
 NOT_REGISTERED = "attribute_not_exists(email)"
-UNEXPIRED, HELD_UNTIL = "holds.#email > :now", "holds.#email = :until"
 HOLD_ONE = f"SET holds.#email = :until, confirmed_count = confirmed_count + :one, {BUMP}"
 ROOM_TO_HOLD = f"{EXISTS} AND confirmed_count < #capacity AND attribute_not_exists(holds.#email)"
 UNHOLD_ONE = f"REMOVE holds.#email SET {BUMP}"
@@ -84,7 +83,7 @@ class ShardsHolds(OneItemPerPerson, Holds):
             condition=NOT_REGISTERED)))
         if "shard" in ref:  # a hold of one seat
             return [(member(CAPACITY_QUOTA, ref["shard"]), ("Update", self.locks.update_op(
-                shard_key(event.id, ref["shard"]), UNHOLD_ONE, condition=UNEXPIRED,
+                shard_key(event.id, ref["shard"]), UNHOLD_ONE, condition=LIVE,
                 names={"#email": email}, values={":now": now, ":one": 1}))), put]
         return [*((member(quota, n), self.held.order_unhold_op(
             shard_id(event.id, n, quota), email, {quota: taken}, now))
@@ -94,7 +93,7 @@ class ShardsHolds(OneItemPerPerson, Holds):
                     ref: dict) -> list[tuple[str, Op]]:
         if "shard" in ref:  # a hold of one seat
             parts = [(member(CAPACITY_QUOTA, ref["shard"]), ("Update", self.locks.update_op(
-                shard_key(event.id, ref["shard"]), RELEASE_ONE, condition=HELD_UNTIL,
+                shard_key(event.id, ref["shard"]), RELEASE_ONE, condition=UNTIL,
                 names={"#email": email}, values={":until": until, ":one": 1})))]
         else:
             parts = [(member(quota, n), self.held.order_release_op(
