@@ -1,10 +1,6 @@
-"""Shards strategy (sharded lock items): each quota's seats split over lock items, for
-ticket drops.
-
-A booking is an order: one transaction takes its seats from a shard of each quota it
-draws on (guessed without a read, taken in turn); "full" comes only from one read of every
-shard at one instant, or from a sold-out mark made from such a read.
-docs/strategies/shards.md walks through it.
+"""Shards strategy (sharded lock items), for ticket drops: each quota's seats split over lock
+items; a booking takes its seats from a shard of each quota in one transaction, and "full"
+comes only from one read of every shard at one instant. docs/strategies/shards.md.
 """
 import dataclasses
 import threading
@@ -17,20 +13,20 @@ from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.exactly_once.riders import Riders
 from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
                             Registration)
-from booking.strategies.base import (READ_AGAIN, Rewrite, now_ms, order_full, part_of, quota_order, tickets_left)
+from booking.strategies.base import (READ_AGAIN, Rewrite, now_ms, order_full, part_of,
+                                     quota_order, tickets_left)
 from booking.strategies.holds import HoldsMap, availability_of
 from booking.strategies.shards import audit as shards_audit
 from booking.strategies.shards import capacity as shards_capacity
 from booking.strategies.shards import seats
-from booking.strategies.shards.holds import ShardsHolds
+from booking.strategies.shards.holds import NOT_REGISTERED, ShardsHolds
 from booking.strategies.shards.seats import (BUMP, EXISTS, SHARDS, Plan, any_marker_key,
-                                            hint_key, marker_key, member, shard_key)
+                                            marker_key, member, shard_key)
+from booking.strategies.sold_out import hint_key
 
 GIVE = "SET confirmed_count = confirmed_count - :n, version = version + :one"
-NOT_REGISTERED = "attribute_not_exists(email)"
 SAME_ORDER = "registration_id = :rid AND (attribute_not_exists(tickets) OR tickets = :old)"
 KEEP_PART = "SET tickets = :keep, shard_seats = :left"
-THROTTLED = "ThrottlingError"
 Lapsed = tuple[int, str, float]  # (shard, holder, now) of a lapsed hold's seat to take over
 Placement = tuple[Plan, Lapsed | None]
 
@@ -67,8 +63,8 @@ class ShardsStrategy(ShardsHolds):
             tried = Members([("registration", ("Put", self.registrations_table.put_op(
                 items.registration_item(registration, **seats.stored(seats.taken(plan))),
                 condition=NOT_REGISTERED)))])
-            tried.extend((member(quota, n), self.take_over_op(event.id, *lapsed) if lapsed
-                          else seats.take_op(self.locks, event.id, quota, n, *part))
+            tried.extend((member(quota, n), seats.take_over_op(self.locks, event.id, *lapsed)
+                          if lapsed else seats.take_op(self.locks, event.id, quota, n, *part))
                          for quota, parts in plan.items() for n, part in sorted(parts.items()))
             tried.extend(riders.members(registration))
             return Rewrite(tried, self.tokens.client_token(
@@ -91,7 +87,7 @@ class ShardsStrategy(ShardsHolds):
             if refused:  # no room where guessed: where is a seat?
                 return attempt(*self.elsewhere(event.id, order))
             throttled = [seats.shard_of(name) for name in tried.names
-                         if name.startswith("shard:") and refusal.code(name) == THROTTLED]
+                         if name.startswith("shard:") and refusal.code(name) == "ThrottlingError"]
             if throttled:  # a shard over its capacity: another at once
                 return attempt(*(self.guess(event.id, order, avoid=throttled)
                                  or self.elsewhere(event.id, order)))
@@ -153,8 +149,7 @@ class ShardsStrategy(ShardsHolds):
 
     def read_first(self, event_id: str, registration: Registration, order: Order,
                    riders: Riders) -> Registration | None:
-        """One BatchGetItem of the marker (or a copy), the person's registration and the
-        request row: this request's registration, or "full" from a mark, or None."""
+        """One BatchGetItem (docs: Reading first): this request's registration, or None."""
         key = any_marker_key(event_id)
         marker, mine, *row = self.store.batch_get([
             (self.locks, key), (self.registrations_table,
@@ -195,7 +190,13 @@ class ShardsStrategy(ShardsHolds):
             self._marks.add(mark)
         shards_capacity.mark_sold_out(self, event_id, marks, marker)
 
-    # --- the rest of the contract -----------------------------------------------------
+    # --- the rest of the contract: capacity.py holds the event-wide writes, audit.py the audit
+    check_order_shape = staticmethod(shards_capacity.check_order_shape)
+    change_capacity = shards_capacity.change_capacity
+    delete = shards_capacity.delete
+    audit = shards_audit.audit_event
+    repair = shards_audit.repair_event
+
     def full_by_reading(self, event: Event, registration: Registration, order: Order,
                         riders: Riders) -> Registration | None:
         if not any(self._seen_sold_out(event.id, quota) for quota in order.seats):
@@ -223,9 +224,6 @@ class ShardsStrategy(ShardsHolds):
                 self._shard_counts.update({event_id: int(marker.get("shards", SHARDS))
                                            for event_id, marker in zip(unknown, found) if marker})
         return {event_id: self._shard_counts.get(event_id, SHARDS) for event_id in event_ids}
-
-    def check_order_shape(self, event: Event) -> None:
-        shards_capacity.check_order_shape(event)
 
     def provision(self, event: Event) -> None:
         count = seats.shards_for(event)  # the marker names it, unless SHARDS (stored as ever)
@@ -256,15 +254,11 @@ class ShardsStrategy(ShardsHolds):
                 for quota, shards in held.items()}
         key = {"event_id": event.id, "email": stored.email}
         same = {":rid": stored.registration_id, ":old": stored.tickets}
-        if keep:
-            answer = part_of(stored, release or {}, riders.request)
-            first = ("Update", self.registrations_table.update_op(
-                key, KEEP_PART, condition=SAME_ORDER,
-                values={**same, ":keep": keep, ":left": seats.seat_map(left)}))
-        else:
-            answer = stored
-            first = ("Delete", self.registrations_table.delete_op(key, condition=SAME_ORDER,
-                                                                  values=same))
+        answer = part_of(stored, release or {}, riders.request) if keep else stored
+        first = (("Update", self.registrations_table.update_op(
+            key, KEEP_PART, condition=SAME_ORDER,
+            values={**same, ":keep": keep, ":left": seats.seat_map(left)})) if keep else
+            ("Delete", self.registrations_table.delete_op(key, condition=SAME_ORDER, values=same)))
         members = Members([("registration", first), *(
             (member(quota, n), ("Update", self.locks.update_op(shard_key(event.id, n, quota), GIVE,
                                                                condition=EXISTS,
@@ -297,20 +291,6 @@ class ShardsStrategy(ShardsHolds):
                 for quota, shards in quotas.items() if quota != CAPACITY_QUOTA and shards
                 for held in [availability_of(seats.as_counter(shards), now, quota)]})
             for event_id, quotas in found.items()}
-
-    def change_capacity(self, event: Event, *, expected_version: int, capacity: int,
-                        changes: dict, quotas: dict[str, int] | None = None) -> None:
-        shards_capacity.change_capacity(self, event, expected_version=expected_version,
-                                        capacity=capacity, changes=changes, quotas=quotas)
-
-    def delete(self, event: Event) -> None:
-        shards_capacity.delete(self, event)
-
-    def audit(self, event: Event) -> list:
-        return shards_audit.audit_event(self, event)
-
-    def repair(self, event: Event) -> list[str]:
-        return shards_audit.repair_event(self, event)
 
     def _require_event(self, event_id: str) -> dict:
         marker = self.locks.get(marker_key(event_id))

@@ -2,6 +2,7 @@
 held on it, and a quota's shards add up to its size. docs/strategies/shards.md#audit.
 """
 from collections import Counter
+from contextlib import suppress
 
 from booking.dynamo.access import ConditionFailed, TransactionCancelled
 from booking.dynamo.transaction import Members
@@ -17,7 +18,6 @@ FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + 
 SAME_VERSION = "version = :version"
 SAME_CAPACITY = "#capacity = :c AND version = :v"
 SAME_QUOTA = "quota_capacities.#q = :c AND version = :v"
-OF_EVENT = "event_id = :e"
 PLACEMENT = "email, #shard, tickets, shard_seats"
 SIZES = "#capacity, version, quota_capacities"
 
@@ -26,7 +26,7 @@ def stored(strategy, event_id: str) -> dict[str, tuple]:
     """E-mail key -> (tickets, quota -> shard -> seats) of every registration, page by page."""
     return {item["email"]: (item.get("tickets"), placed_on(item))
             for item in strategy.registrations_table.query(
-                key_condition=OF_EVENT, values={":e": event_id}, projection=PLACEMENT,
+                key_condition="event_id = :e", values={":e": event_id}, projection=PLACEMENT,
                 names={"#shard": "shard"})}
 
 
@@ -116,10 +116,10 @@ def _repair_quota(strategy, event_id: str, quota: str) -> list[str]:
         bad = [n for n, item in enumerate(shards) if audit.version_violation(event_id, item)]
         for n in bad:
             audit.fix_version(strategy.locks, shard_key(event_id, n, quota), shards[n])
-        size = current["capacity"] if quota == CAPACITY_QUOTA else (
-            current.get("quota_capacities") or {}).get(quota)
         if bad:
             continue
+        size = current["capacity"] if quota == CAPACITY_QUOTA else (
+            current.get("quota_capacities") or {}).get(quota)
         if size is None:
             return []
         counts = expected_counts(stored(strategy, event_id), quota, shards)
@@ -163,11 +163,8 @@ def _recreate_missing(strategy, event: Event) -> list[str]:
     wanted = seats.new_items(event, count, empty=True)
     present = strategy.locks.batch_get([{"event_id": item["event_id"]} for item in wanted])
     fixed = []
-    for item, found in zip(wanted, present):
-        try:
-            if found is None:
-                strategy.locks.put(item, condition=NEW)
-                fixed.append(f"{item['event_id']} recreated")
-        except ConditionFailed:
-            pass
+    for item in (item for item, found in zip(wanted, present) if found is None):
+        with suppress(ConditionFailed):  # put meanwhile
+            strategy.locks.put(item, condition=NEW)
+            fixed.append(f"{item['event_id']} recreated")
     return fixed

@@ -9,7 +9,8 @@ from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies import event_edits
 from booking.strategies.base import AGAIN, CAPACITY_NAMES
 from booking.strategies.shards import seats
-from booking.strategies.shards.seats import MARKERS, marker_key, member, shard_key
+from booking.strategies.shards.seats import (AT_EPOCH, MARK, MARKERS, marker_key, member,
+                                            shard_key)
 
 RESIZE = "SET #capacity = :capacity, version = version + :one"
 FITS_SIZE = "confirmed_count <= :capacity"
@@ -34,18 +35,20 @@ def check_order_shape(event: Event) -> None:
 def mark_sold_out(strategy, event_id: str, marks: dict[str, int], marker: dict) -> None:
     """Mark ``marks`` (quota -> until) sold out on the marker and its copies, unless a seat
     was freed since ``marker`` was read: every freeing write bumps its epoch."""
+    values = seats.mark_update(marks, marker)
     try:
-        strategy.store.transact_write(seats.mark_ops(
-            strategy.locks, event_id, seats.mark_update(marks, marker), marker["epoch"]))
+        strategy.store.transact_write([
+            ("Update", strategy.locks.update_op(marker_key(event_id), MARK, condition=AT_EPOCH,
+                                                values={**values, ":epoch": marker["epoch"]})),
+            *[("Update", strategy.locks.update_op(marker_key(event_id, copy), MARK, values=values))
+              for copy in range(1, MARKERS)]])
     except TransactionCancelled:
         pass  # a seat was freed (or a write was landing): the next rejection reads again
 
 
 def change_capacity(strategy, event: Event, *, expected_version: int, capacity: int,
                     changes: dict, quotas: dict[str, int] | None = None) -> None:
-    """Resize the capacity and each of ``quotas``: every shard gets its count plus an even
-    share of the free seats, with the version-checked event write, in one transaction
-    (redone from a new read when a booking lands in between)."""
+    """Every shard of the quotas resized in one transaction (docs: Capacity edits)."""
     unknown = sorted(set(quotas or {}) - set(event.quotas))  # an event's quotas never change
     if unknown:
         raise InvalidBooking(f"This event has no quota {unknown[0]!r}.", field="quotas")

@@ -1,8 +1,6 @@
 """Waiting-list holds on the shards strategy's shards (time-limited holds): an offer holds
 the entry's order where its booking would take it. docs/strategies/shards.md#holds.
 """
-from abc import abstractmethod
-
 from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed, Table
 from booking.dynamo.transaction import Members, Op, Refusal
@@ -10,22 +8,18 @@ from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.models import CAPACITY_QUOTA, Event, Order, Registration
 from booking.strategies.base import CAPACITY_NAMES, OneItemPerPerson, expired_holder, quota_order
 from booking.strategies.contract import Holds
-from booking.strategies.holds import HoldsMap
+from booking.strategies.holds import LIVE, UNTIL, HoldsMap
 from booking.strategies.shards import seats
-from booking.strategies.shards.seats import BUMP, EXISTS, member, shard_key
+from booking.strategies.shards.seats import BUMP, EXISTS, LAPSED, member, shard_key
 
 # Holds of one seat: a bare ``until`` in ``holds`` (counted in ``confirmed_count``).
-NOT_REGISTERED, LAPSED = "attribute_not_exists(email)", "holds.#h <= :now"
-UNEXPIRED, HELD_UNTIL = "holds.#email > :now", "holds.#email = :until"
-ONE_MORE = "confirmed_count = confirmed_count + :one"
-ONE_LESS = "confirmed_count = confirmed_count - :one"
-HOLD_ONE = f"SET holds.#email = :until, {ONE_MORE}, {BUMP}"
+NOT_REGISTERED = "attribute_not_exists(email)"
+HOLD_ONE = f"SET holds.#email = :until, confirmed_count = confirmed_count + :one, {BUMP}"
 ROOM_TO_HOLD = f"{EXISTS} AND confirmed_count < #capacity AND attribute_not_exists(holds.#email)"
-TAKE_OVER = f"REMOVE holds.#h SET {BUMP}"
-TAKE_OVER_FOR = f"REMOVE holds.#h SET holds.#email = :until, {BUMP}"
-RENEW, UNHOLD_ONE = f"SET holds.#h = :until, {BUMP}", f"REMOVE holds.#email SET {BUMP}"
-RELEASE_ONE = f"REMOVE holds.#email SET {ONE_LESS}, {BUMP}"
-RELEASE_LAPSED = f"REMOVE holds.#h SET {ONE_LESS}, {BUMP}"
+UNHOLD_ONE = f"REMOVE holds.#email SET {BUMP}"
+ONE_LESS = f"confirmed_count = confirmed_count - :one, {BUMP}"
+RELEASE_ONE = f"REMOVE holds.#email SET {ONE_LESS}"
+RELEASE_LAPSED = f"REMOVE holds.#h SET {ONE_LESS}"
 
 
 def shard_id(event_id: str, shard: int, quota: str = CAPACITY_QUOTA) -> str:
@@ -33,25 +27,10 @@ def shard_id(event_id: str, shard: int, quota: str = CAPACITY_QUOTA) -> str:
 
 
 class ShardsHolds(OneItemPerPerson, Holds):
-    """``Holds`` on the shard items: a hold of one seat is a bare ``until`` in one shard's
-    ``holds`` (a write may take it over once lapsed); a hold of more, a part on each shard
-    placed, in ``HoldsMap``'s ``hold_seats`` (released whole, never taken over)."""
+    """``Holds`` on the shard items (docs/strategies/shards.md#holds-for-the-waiting-list)."""
 
     locks: Table
     held: HoldsMap
-
-    @abstractmethod
-    def shard_count(self, event_id: str) -> int:
-        """How many shards each quota of the event has (the strategy reads its marker)."""
-
-    def take_over_op(self, event_id: str, shard: int, holder: str, now: float, *,
-                     email: str | None = None, until: float | None = None) -> Op:
-        """Take ``holder``'s lapsed hold's seat (for a booking, or ``email``'s hold)."""
-        expression = TAKE_OVER if email is None else RENEW if email == holder else TAKE_OVER_FOR
-        names = {"#h": holder, **({"#email": email} if expression is TAKE_OVER_FOR else {})}
-        values = {":now": now, ":one": 1, **({":until": until} if email is not None else {})}
-        return ("Update", self.locks.update_op(shard_key(event_id, shard), expression,
-                                               condition=LAPSED, names=names, values=values))
 
     def hold_ops(self, event: Event, email: str, order: Order, *, until: float, now: float,
                  refused: Refusal | None = None) -> tuple[list[tuple[str, Op]], dict]:
@@ -77,15 +56,15 @@ class ShardsHolds(OneItemPerPerson, Holds):
                 if lapsed is None:
                     raise
         if lapsed is not None:  # a lapsed hold's seat (the count stays)
-            return [*named, (member(CAPACITY_QUOTA, lapsed[0]), self.take_over_op(
-                event.id, *lapsed, now, email=email, until=until))], {"shard": lapsed[0]}
-        placed = seats.taken(plan)
-        one = seats.one_seat(placed)
-        if one is not None:
-            return [*named, (member(CAPACITY_QUOTA, one), ("Update", self.locks.update_op(
-                shard_key(event.id, one), HOLD_ONE, condition=ROOM_TO_HOLD,
+            shard, holder = lapsed
+            return [*named, (member(CAPACITY_QUOTA, shard), self.held.takeover_op(
+                shard_id(event.id, shard), email, holder, until=until, now=now))], {"shard": shard}
+        if order.is_single_seat:
+            shard = next(iter(plan[CAPACITY_QUOTA]))
+            return [*named, (member(CAPACITY_QUOTA, shard), ("Update", self.locks.update_op(
+                shard_key(event.id, shard), HOLD_ONE, condition=ROOM_TO_HOLD,
                 names={"#email": email, **CAPACITY_NAMES},
-                values={":until": until, ":one": 1})))], {"shard": one}
+                values={":until": until, ":one": 1})))], {"shard": shard}
         for quota, parts in plan.items():  # a shard that never held an order gets its map
             for n in parts:
                 if "hold_seats" not in (seen[quota].shards[n] or {}):
@@ -94,7 +73,7 @@ class ShardsHolds(OneItemPerPerson, Holds):
             shard_id(event.id, n, quota), email,
             Order(seats={quota: taken}, capacities={quota: capacity}), until=until))
             for quota, parts in plan.items() for n, (taken, capacity) in sorted(parts.items()))
-        ], seats.stored(placed, "shards")
+        ], seats.stored(seats.taken(plan), "shards")
 
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
                    now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
@@ -104,7 +83,7 @@ class ShardsHolds(OneItemPerPerson, Holds):
             condition=NOT_REGISTERED)))
         if "shard" in ref:  # a hold of one seat
             return [(member(CAPACITY_QUOTA, ref["shard"]), ("Update", self.locks.update_op(
-                shard_key(event.id, ref["shard"]), UNHOLD_ONE, condition=UNEXPIRED,
+                shard_key(event.id, ref["shard"]), UNHOLD_ONE, condition=LIVE,
                 names={"#email": email}, values={":now": now, ":one": 1}))), put]
         return [*((member(quota, n), self.held.order_unhold_op(
             shard_id(event.id, n, quota), email, {quota: taken}, now))
@@ -114,7 +93,7 @@ class ShardsHolds(OneItemPerPerson, Holds):
                     ref: dict) -> list[tuple[str, Op]]:
         if "shard" in ref:  # a hold of one seat
             parts = [(member(CAPACITY_QUOTA, ref["shard"]), ("Update", self.locks.update_op(
-                shard_key(event.id, ref["shard"]), RELEASE_ONE, condition=HELD_UNTIL,
+                shard_key(event.id, ref["shard"]), RELEASE_ONE, condition=UNTIL,
                 names={"#email": email}, values={":until": until, ":one": 1})))]
         else:
             parts = [(member(quota, n), self.held.order_release_op(
@@ -149,8 +128,7 @@ class ShardsHolds(OneItemPerPerson, Holds):
                               for email, parts in sorted(orders.items()))
 
     def _release_order(self, event_id: str, email: str, parts: list, now: float) -> int:
-        """Every part of ``email``'s lapsed hold back and the marker bumped, in one
-        transaction (1), or 0 when it was released meanwhile."""
+        """A lapsed order hold released whole, with the marker's bump (0: released meanwhile)."""
         return self.transact(Members([*((f"part:{key}", self.held.order_lapsed_release_op(
             key, email, part, now=now)) for key, part in parts),
             *seats.freed_ops(self.locks, event_id)]), written=1,

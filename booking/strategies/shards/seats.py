@@ -14,6 +14,7 @@ from booking.dynamo.access import Table, TransactionCancelled
 from booking.dynamo.transaction import Op
 from booking.models import CAPACITY_QUOTA, Event, Order
 from booking.strategies.base import CAPACITY_NAMES, expired_holder, order_full, quota_order
+from booking.strategies.sold_out import hint_key
 
 SHARDS = 8  # a quota's shards unless its event expects more arrivals a second
 BOOKINGS_PER_SHARD = 400  # a shard takes 2 of its 1,000 WCU a second per booking: at 80%
@@ -24,14 +25,16 @@ NEW = "attribute_not_exists(event_id)"
 EXISTS = "attribute_exists(event_id)"
 BUMP = "version = version + :one"  # every write of a shard: the repair's check
 SEATS = "event_id, #capacity, confirmed_count, holds, hold_seats"  # a shard's seats, as read
-FREED = "SET epoch = epoch + :one REMOVE full_until, full_quotas"  # the marker, on every freed seat
-UNMARK = "REMOVE full_until, full_quotas"  # its copies, on every freed seat
+# On every freed seat: the marker's epoch bumped, and its marks and its copies' removed.
+FREED = "SET epoch = epoch + :one REMOVE full_until, full_quotas"
+UNMARK = "REMOVE full_until, full_quotas"
 AT_EPOCH = "epoch = :epoch"
 MARK = "SET full_until = :until, full_quotas = :marks"  # until when sold out (0: it is not)
 TAKE = "SET confirmed_count = confirmed_count + :n, version = version + :one"
 ROOM_FOR_ONE = "attribute_exists(event_id) AND confirmed_count < #capacity"
 # A condition cannot add: :room is the shard's capacity as guessed or read, less the seats.
 ROOM_FOR_SEATS = "attribute_exists(event_id) AND #capacity >= :cap AND confirmed_count <= :room"
+TAKE_OVER, LAPSED = f"REMOVE holds.#h SET {BUMP}", "holds.#h <= :now"  # a lapsed hold's seat
 
 
 def several_seats(event: Event) -> bool:
@@ -47,12 +50,8 @@ def shards_for(event: Event) -> int:
     return min(MAX_SHARDS, max(SHARDS, math.ceil(event.expected_rate / BOOKINGS_PER_SHARD)))
 
 
-def hint_key(event_id: str, quota: str) -> str:  # a quota's hints: the capacity's the event's
-    return event_id if quota == CAPACITY_QUOTA else f"{event_id}#{quota}"
-
-
 def shard_key(event_id: str, shard: int, quota: str = CAPACITY_QUOTA) -> dict:
-    """A quota's shard: the capacity's are ``<event id>#<n>``, others ``<event id>#<quota>#<n>``."""
+    """A quota's shard: the capacity's ``<event id>#<n>``, others ``<event id>#<quota>#<n>``."""
     return {"event_id": f"{hint_key(event_id, quota)}#{shard}"}
 
 
@@ -90,6 +89,12 @@ def take_op(locks: Table, event_id: str, quota: str, n: int, taken: int, capacit
                                       values={":n": taken, ":one": 1, **room[1]}))
 
 
+def take_over_op(locks: Table, event_id: str, shard: int, holder: str, now: float) -> Op:
+    """The update taking the seat of ``holder``'s lapsed hold of one seat (the count stays)."""
+    return ("Update", locks.update_op(shard_key(event_id, shard), TAKE_OVER, condition=LAPSED,
+                                      names={"#h": holder}, values={":now": now, ":one": 1}))
+
+
 def member(quota: str, shard: int) -> str:
     return f"shard:{quota}:{shard}"  # a shard's name among a transaction's members
 
@@ -112,14 +117,6 @@ def mark_update(marks: dict[str, int], marker: dict) -> dict:
     further = {q: until for q, until in marks.items() if q != CAPACITY_QUOTA}
     return {":until": marks.get(CAPACITY_QUOTA, marker.get("full_until", 0)),
             ":marks": {**(marker.get("full_quotas") or {}), **further}}
-
-
-def mark_ops(locks: Table, event_id: str, values: dict, epoch: int) -> list[Op]:
-    """The mark on the marker, only at ``epoch`` (no seat freed since), and on every copy."""
-    return [("Update", locks.update_op(marker_key(event_id), MARK, condition=AT_EPOCH,
-                                       values={**values, ":epoch": epoch})),
-            *[("Update", locks.update_op(marker_key(event_id, copy), MARK, values=values))
-              for copy in range(1, MARKERS)]]
 
 
 def marked(marker: dict, quota: str) -> int:  # until when the quota is sold out (0: not)
@@ -162,7 +159,8 @@ def snapshots(strategy, event_id: str, quotas: list[str]) -> dict[str, Snapshot]
     """The marker and every shard of ``quotas`` in one TransactGetItems (one instant)."""
     count = strategy.shard_count(event_id)
     found = strategy.store.transact_get([(strategy.locks, marker_key(event_id)), *(
-        (strategy.locks, shard_key(event_id, n, quota)) for quota in quotas for n in range(count))])
+        (strategy.locks, shard_key(event_id, n, quota))
+        for quota in quotas for n in range(count))])
     return {quota: Snapshot(found[0], found[1 + i * count:1 + (i + 1) * count])
             for i, quota in enumerate(quotas)}
 
@@ -240,18 +238,12 @@ def taken(plan: Plan) -> dict[str, dict[int, int]]:  # quota -> shard -> seats
     return {quota: {n: part[0] for n, part in shards.items()} for quota, shards in plan.items()}
 
 
-def one_seat(placed: dict[str, dict[int, int]]) -> int | None:
-    """The shard of a placement of one seat of the capacity (stored as ``shard``; its hold
-    may be taken over once lapsed), else None."""
-    if list(placed) == [CAPACITY_QUOTA] and list(placed[CAPACITY_QUOTA].values()) == [1]:
-        return next(iter(placed[CAPACITY_QUOTA]))
-    return None
-
-
 def stored(placed: dict[str, dict[int, int]], key: str = "shard_seats") -> dict:
-    """As stored: ``{"shard": n}`` for one seat, else ``{key: seat_map(placed)}``."""
-    shard = one_seat(placed)
-    return {"shard": shard} if shard is not None else {key: seat_map(placed)}
+    """As stored: ``{"shard": n}`` for one seat of the capacity (its hold may be taken over
+    once lapsed), else ``{key: seat_map(placed)}``."""
+    if list(placed) == [CAPACITY_QUOTA] and list(placed[CAPACITY_QUOTA].values()) == [1]:
+        return {"shard": next(iter(placed[CAPACITY_QUOTA]))}
+    return {key: seat_map(placed)}
 
 
 def seat_map(placed: dict[str, dict[int, int]]) -> dict:
