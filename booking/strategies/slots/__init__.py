@@ -10,7 +10,7 @@ import random
 from booking.dynamo import items
 from booking.dynamo.tables import EVENT_LOCKS, SLOTS
 from booking.dynamo.transaction import Members, Refusal
-from booking.errors import AlreadyRegistered, BookingContention, EventNotFound
+from booking.errors import AlreadyRegistered, BookingContention
 from booking.exactly_once.riders import Riders
 from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
                             Registration)
@@ -21,6 +21,7 @@ from booking.strategies.slots import capacity as slots_capacity
 from booking.strategies.slots import freed
 from booking.strategies.slots.candidates import LOOKUP, FreeSlotPool
 from booking.strategies.slots.holds import SlotsHolds
+from booking.strategies.sold_out import read_first
 from booking.strategies.slots.seats import (CLAIM, CLAIMABLE, HOLDER, NOT_REGISTERED,
                                             SHUFFLE_RANGE, check_order_shape, claimed,
                                             free_op, free_slot, partition, slot_name, slot_op,
@@ -39,6 +40,10 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
     name = "slots"
     max_capacity = 10_000
     description = "One pre-created item per seat; a booking claims a free slot in a transaction."
+    change_capacity = slots_capacity.change_capacity
+    delete = slots_capacity.delete
+    audit = slots_audit.audit_event
+    repair = slots_audit.repair_event
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -144,11 +149,12 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
         """No room in ``quota``: this request's own earlier booking, else
         ``AlreadyRegistered`` or ``EventNotFound``, else ``EventFull`` naming the quota
         (remembered with what ``seen`` verified when it found no slot at all)."""
-        answered = self._settle((self.events, {"event_id": event.id}), registration, riders)[1]
+        answered = read_first(self, [(self.events, {"event_id": event.id})], registration, riders,
+                              registrations=self.registrations_table).answered
         if answered is not None:
             return answered
         if seen is not None and not seen.free and not seen.lapsed:
-            self.sold_out.note(partition(event.id, quota), seen.verified)
+            self.sold_out.note(partition(event.id, quota), seen)
         raise order_full(order, quota)
 
     def full_by_reading(self, event: Event, registration: Registration, order: Order,
@@ -158,35 +164,16 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
         marks = {q: self.sold_out.mark(partition(event.id, q)) for q in quota_order(order)}
         if not any(marks.values()):
             return None
-        epoch, answered = self._settle((self.locks, freed.any_epoch_key(event.id)),
-                                       registration, riders)
-        if answered is not None:
-            return answered
+        read = read_first(self, [(self.locks, freed.any_epoch_key(event.id))], registration,
+                          riders, registrations=self.registrations_table)
+        if read.answered is not None:
+            return read.answered
         now = now_ms()
-        for quota, verified in marks.items():
-            if verified is not None and verified.holds(epoch, now):
+        for quota, seen in marks.items():
+            if seen is not None and seen.holds(read.counters[0], now):
                 raise order_full(order, quota)
             self.sold_out.clear(partition(event.id, quota))
         return None
-
-    def _settle(self, first: tuple, registration: Registration, riders: Riders):
-        """One consistent BatchGetItem of ``first`` (the event or an epoch item), the
-        person's registration and the request's row: (``first``'s item, this request's own
-        registration when it had booked). Raises ``EventNotFound``, ``AlreadyRegistered``."""
-        found, mine, *row = self.store.batch_get([
-            first, (self.registrations_table, {"event_id": registration.event_id,
-                                               "email": registration.email}),
-            *riders.reads()])
-        answered = riders.answer_read(row[0]) if row else None
-        if answered is not None:
-            return found, answered
-        if found is None:
-            raise EventNotFound()
-        if self.tokens.is_mine(mine, registration):
-            return found, registration
-        if mine is not None:
-            raise AlreadyRegistered(existing=items.registration_from_item(mine))
-        return found, None
 
     def freed_ops(self, event_id: str) -> list:
         """The members every write that frees a slot adds: the freed epoch's bump."""
@@ -246,17 +233,3 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
         (capacity, confirmed, held), further = found.pop(CAPACITY_QUOTA), found
         return Availability(capacity=capacity, confirmed=confirmed, held=held,
                             further={q: QuotaAvailability(*seats) for q, seats in further.items()})
-
-    def change_capacity(self, event: Event, *, expected_version: int, capacity: int,
-                        changes: dict, quotas: dict[str, int] | None = None) -> None:
-        slots_capacity.change_capacity(self, event.id, expected_version=expected_version,
-                                       capacity=capacity, changes=changes, quotas=quotas)
-
-    def delete(self, event: Event) -> None:
-        slots_capacity.delete(self, event)
-
-    def audit(self, event: Event) -> list:
-        return slots_audit.audit_event(self, event)
-
-    def repair(self, event: Event) -> list[str]:
-        return slots_audit.repair_event(self, event)

@@ -15,25 +15,26 @@ IS_FREE = "attribute_exists(free_in)"
 ABSENT = "attribute_not_exists(event_id)"
 
 
-def change_capacity(strategy, event_id, *, expected_version, capacity, changes, quotas=None):
+def change_capacity(strategy, event: Event, *, expected_version, capacity, changes,
+                    quotas=None):
     """Refused below the slots taken (claimed or held) in a quota; then the capacity's
     steps (at least one, carrying ``changes``), then each resized quota's, by name."""
-    event = strategy.events.get({"event_id": event_id}, projection=SIZES, names=CAPACITY_NAMES)
-    refusal = event_edits.stale_or_missing(event, expected_version)
+    stored = strategy.events.get({"event_id": event.id}, projection=SIZES, names=CAPACITY_NAMES)
+    refusal = event_edits.stale_or_missing(stored, expected_version)
     if refusal:
         raise refusal
     targets = {CAPACITY_QUOTA: capacity, **dict(sorted((quotas or {}).items()))}
-    sizes = {quota: int(event["capacity"] if quota == CAPACITY_QUOTA else
-                        event["quota_capacities"][quota]) for quota in targets}
+    sizes = {quota: int(stored["capacity"] if quota == CAPACITY_QUOTA else
+                        stored["quota_capacities"][quota]) for quota in targets}
     for quota, target in targets.items():
-        taken = _taken(strategy, partition(event_id, quota)) if target < sizes[quota] else 0
+        taken = _taken(strategy, partition(event.id, quota)) if target < sizes[quota] else 0
         if taken > target:
             raise _below(quota, taken)
     # At least one write (it carries ``changes``): the capacity's, unchanged or not.
     resizes = [quota for quota in targets if targets[quota] != sizes[quota]] or [CAPACITY_QUOTA]
     version = expected_version
     for quota in resizes:
-        version = _resize(strategy, event_id, quota, sizes[quota], targets[quota],
+        version = _resize(strategy, event.id, quota, sizes[quota], targets[quota],
                           version=version, capacity=capacity, changes=changes)
         changes = {}
 

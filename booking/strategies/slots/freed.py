@@ -37,10 +37,10 @@ def freed_members(locks: Table, event_id: str) -> list[tuple[str, Op]]:
             for copy in range(EPOCHS)]
 
 
-def freed_together(strategy, event_id: str, operation: Op) -> None:
-    """One freeing write on its own, made a transaction with the epoch's bump. Raises
-    ``TransactionCancelled`` when ``operation``'s condition fails."""
-    strategy.store.transact_write([operation, *(op for _, op in strategy.freed_ops(event_id))])
+def freed_together(strategy, event_id: str, *operations: Op) -> None:
+    """Freeing writes made one transaction with the epoch's bump. Raises
+    ``TransactionCancelled`` when a condition of ``operations`` fails."""
+    strategy.store.transact_write([*operations, *(op for _, op in strategy.freed_ops(event_id))])
 
 
 def ensure_epoch(locks: Table, event_id: str) -> int:
@@ -64,31 +64,18 @@ def delete_epoch(locks: Table, event_id: str) -> None:
 
 
 @dataclass(frozen=True)
-class Verified:
-    """A partition seen with no free slot by a consistent read, at the freed ``epoch``
-    read before it; ``until``: the earliest expiry of a hold it saw still holding a slot."""
-
-    epoch: int
-    until: float
-
-    def holds(self, epoch_item: dict, now: float) -> bool:
-        """Still no free slot: no freeing write since (same epoch) and no hold lapsed."""
-        return int(epoch_item["epoch"]) == self.epoch and now < self.until
-
-
-@dataclass(frozen=True)
 class Seen:
-    """One partition's slots as a consistent read found them (``see``)."""
+    """One partition's slots as a consistent read found them (``see``), at the freed
+    ``epoch`` read before it; with none free or lapsed, the mark of "full" verified."""
 
     epoch: int
-    now: float
     free: list[int]
     lapsed: list[int]  # held slots whose hold has expired (a booking may take them over)
     until: float  # the earliest expiry of a live hold (``FOREVER``: none)
 
-    @property
-    def verified(self) -> Verified:
-        return Verified(self.epoch, self.until)
+    def holds(self, epoch_item: dict, now: float) -> bool:
+        """Still no free slot: no freeing write since (same epoch) and no hold lapsed."""
+        return int(epoch_item["epoch"]) == self.epoch and now < self.until
 
 
 def see(strategy, event_id: str, part: str, now: float | None = None) -> Seen:
@@ -105,4 +92,4 @@ def see(strategy, event_id: str, part: str, now: float | None = None) -> Seen:
             lapsed.append(int(item["slot"]))
         else:
             until = min(until, item["held_until"])
-    return Seen(epoch, now, free, lapsed, until)
+    return Seen(epoch, free, lapsed, until)
