@@ -1,17 +1,12 @@
-"""Slots strategy: one item per seat (docs/strategies/slots.md).
-
-Creating the event creates one slot item per seat of every quota. A booking (an order: one
-seat of the capacity for a plain event) claims enough free slots of every quota it draws
-on and puts the registration naming them, all in one transaction with its riders: a slot
-can be claimed once, so no quota ever has more seats taken than slots.
-"""
+"""Slots strategy: one item per seat, and a booking claims free ones of every quota it
+draws on in one transaction with its registration (docs/strategies/slots.md)."""
 import random
 
 from booking.dynamo import items
 from booking.dynamo.tables import EVENT_LOCKS, SLOTS
 from booking.dynamo.transaction import Members, Refusal
-from booking.errors import AlreadyRegistered, BookingContention
-from booking.exactly_once.riders import Riders
+from booking.errors import AlreadyRegistered, BookingContention, InvalidBooking
+from booking.exactly_once.riders import MOST_RIDER_MEMBERS, Riders
 from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
                             Registration)
 from booking.strategies.base import (AGAIN, READ_AGAIN, OneItemPerPerson, client_token, now_ms,
@@ -21,19 +16,21 @@ from booking.strategies.slots import capacity as slots_capacity
 from booking.strategies.slots import freed
 from booking.strategies.slots.candidates import LOOKUP, FreeSlotPool
 from booking.strategies.slots.holds import SlotsHolds
-from booking.strategies.sold_out import read_first
-from booking.strategies.slots.seats import (CLAIM, CLAIMABLE, HOLDER, NOT_REGISTERED,
-                                            SHUFFLE_RANGE, check_order_shape, claimed,
-                                            free_op, free_slot, partition, slot_name, slot_op,
+from booking.strategies.slots.seats import (ABSENT, CLAIM, CLAIMABLE, HOLDER, NOT_REGISTERED,
+                                            SHUFFLE_RANGE, claimed, free_op, free_slot,
+                                            partition, slot_name, slot_op, slots_of,
                                             slots_value)
+from booking.strategies.sold_out import read_first
 
 FREE_IN = "free_in = :e"
 FREE_FROM = "free_in = :e AND shuffle >= :start"  # from a random point of the index
-EVENT_ABSENT = "attribute_not_exists(event_id)"
 SAME = "registration_id = :rid AND (attribute_not_exists(tickets) OR tickets = :old)"
 KEEP_PART = "SET tickets = :keep, slots = :slots"
-SLOTS_OF_PART = "event_id = :e"
 COUNTED = "holder, held_until"
+TRANSACTION_LIMIT = 100
+# Besides the slots: the registration, (a cancellation) the freed epoch and its copies, and
+# the riders' members.
+OTHER_MEMBERS = 1 + freed.EPOCHS + MOST_RIDER_MEMBERS
 
 
 class SlotsStrategy(SlotsHolds, OneItemPerPerson):
@@ -52,13 +49,23 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
         self.free_pool = FreeSlotPool()
 
     def check_order_shape(self, event: Event) -> None:
-        check_order_shape(event)
+        """An order's write holds one member per slot it claims (a seat counts once in the
+        capacity and once in each further quota its type names): refuse an event whose
+        largest order would pass DynamoDB's 100 members."""
+        widest = max(len(quotas) for quotas in event.ticket_types.values())
+        if event.max_per_order * (1 + widest) + OTHER_MEMBERS > TRANSACTION_LIMIT:
+            most = (TRANSACTION_LIMIT - OTHER_MEMBERS) // (1 + widest)
+            # Why (for developers): one slot item per seat and quota, in one transaction.
+            raise InvalidBooking(f"Allow at most {most} seats per order here: each seat of "
+                                 f"an order is written together with its quotas, and one "
+                                 f"write holds at most {TRANSACTION_LIMIT} of them.",
+                                 field="max_per_order")
 
     def provision(self, event: Event) -> None:
         # Slots first: the event becomes visible (bookable) only once all its seats exist.
         for quota, size in event.quota_capacities().items():
             self.slots.batch_put([free_slot(partition(event.id, quota), n) for n in range(size)])
-        self.events.put(items.event_item(event), condition=EVENT_ABSENT)
+        self.events.put(items.event_item(event), condition=ABSENT)
 
     # --- booking: claim the order's slots, or say why not --------------------------------
     def book(self, event: Event, registration: Registration, order: Order,
@@ -225,8 +232,7 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
         self._require_event(event.id)
         now, found = now_ms(), {}
         for quota in event.quota_capacities():
-            slots = list(self.slots.query(key_condition=SLOTS_OF_PART, projection=COUNTED,
-                                          values={":e": partition(event.id, quota)}))
+            slots = list(slots_of(self.slots, partition(event.id, quota), projection=COUNTED))
             holds = [s["held_until"] for s in slots if "held_until" in s]
             found[quota] = (len(slots), sum(1 for s in slots if "holder" in s) - len(holds),
                             sum(1 for until in holds if until > now))

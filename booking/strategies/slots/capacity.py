@@ -5,14 +5,12 @@ from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies import event_edits
 from booking.strategies.base import AGAIN, CAPACITY_NAMES
 from booking.strategies.slots import freed
-from booking.strategies.slots.seats import free_slot, partition
+from booking.strategies.slots.seats import (ABSENT, IS_FREE, SLOT_NAMES, free_slot, partition,
+                                            slots_of)
 
 STEP = 25  # slots put or deleted per step (a transaction holds at most 100 members)
 SIZES = "#capacity, version, quota_capacities"
-PART = "event_id = :e"
 FREE_IN = "free_in = :e"
-IS_FREE = "attribute_exists(free_in)"
-ABSENT = "attribute_not_exists(event_id)"
 
 
 def change_capacity(strategy, event: Event, *, expected_version, capacity, changes,
@@ -55,9 +53,8 @@ def _resize(strategy, event_id, quota, current, target, *, version, capacity, ch
 
 def _taken(strategy, part) -> int:
     """The slots of a partition that are not free: claimed or held."""
-    return sum(1 for item in strategy.slots.query(
-        key_condition=PART, values={":e": part}, projection="free_in")
-        if "free_in" not in item)
+    return sum(1 for item in slots_of(strategy.slots, part, projection="free_in")
+               if "free_in" not in item)
 
 
 def _below(quota: str, taken: int):
@@ -91,9 +88,8 @@ def _apply_step(strategy, event_id, version, step, changes, *, quota, capacity, 
 
 
 def _new_slots(strategy, part, count):
-    highest = list(strategy.slots.query(
-        key_condition=PART, values={":e": part}, forward=False, limit=1,
-        projection="#slot", names={"#slot": "slot"}))
+    highest = list(slots_of(strategy.slots, part, forward=False, limit=1, projection="#slot",
+                            names=SLOT_NAMES))
     first = highest[0]["slot"] + 1 if highest else 0
     return [(f"slot:{number}", ("Put", strategy.slots.put_op(free_slot(part, number),
                                                               condition=ABSENT)))

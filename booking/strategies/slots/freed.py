@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from booking.dynamo.access import Table, TransactionCancelled
 from booking.dynamo.transaction import Op
 from booking.strategies.base import now_ms
+from booking.strategies.slots.seats import ABSENT, SLOT_NAMES, slots_of
 
 EPOCHS = 4  # the epoch item and its copies: 4 x 3,000 rejections a second read from them
 FOREVER = 2**62
 FREED = "ADD epoch :one"
-ABSENT = "attribute_not_exists(event_id)"
-PART = "event_id = :e"
 FREE_OR_HELD = "attribute_exists(free_in) OR attribute_exists(held_until)"
 SEEN = "#slot, free_in, held_until"
 
@@ -84,8 +83,8 @@ def see(strategy, event_id: str, part: str, now: float | None = None) -> Seen:
     epoch = ensure_epoch(strategy.locks, event_id)
     now = now_ms() if now is None else now
     free, lapsed, until = [], [], FOREVER
-    for item in strategy.slots.query(key_condition=PART, values={":e": part}, projection=SEEN,
-                                     names={"#slot": "slot"}, filter=FREE_OR_HELD):
+    for item in slots_of(strategy.slots, part, projection=SEEN, names=SLOT_NAMES,
+                         filter=FREE_OR_HELD):
         if "free_in" in item:
             free.append(int(item["slot"]))
         elif item["held_until"] <= now:

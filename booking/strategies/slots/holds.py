@@ -12,13 +12,12 @@ from booking.strategies.base import order_full, quota_order
 from booking.strategies.contract import Holds
 from booking.strategies.slots import freed
 from booking.strategies.slots.seats import (CLAIMABLE, HELD_UNTIL, HOLD, KEEP, KEEP_FOR,
-                                            NOT_REGISTERED, UNEXPIRED, claimed, free_op,
-                                            hold_ref, partition, slot_name, slot_op,
-                                            slots_value)
+                                            NOT_REGISTERED, SLOT_NAMES, UNEXPIRED, claimed,
+                                            free_op, hold_ref, partition, slot_name, slot_op,
+                                            slots_of, slots_value)
 
 LAPSED = "held_until <= :now"
-HELD = "event_id = :e"
-HELD_SLOTS = "#slot, held_until"
+HELD_SLOTS = "#slot, holder, held_until"
 
 
 class SlotsHolds(Holds):
@@ -77,26 +76,25 @@ class SlotsHolds(Holds):
         """Each lapsed slot of every quota freed on its own, with the freed epoch's bump."""
         released = 0
         for quota in event.quota_capacities():
-            for slot, until in self._held_slots(partition(event.id, quota)).items():
-                if until > now:
+            for item in self._held(partition(event.id, quota)):
+                if item["held_until"] > now:
                     continue
                 try:
                     freed.freed_together(self, event.id, free_op(
-                        self.slots, event.id, quota, slot, LAPSED, now=now))
+                        self.slots, event.id, quota, item["slot"], LAPSED, now=now))
                     released += 1
                 except TransactionCancelled:
                     pass  # claimed or released meanwhile
         return released
 
-    def _held_slots(self, part: str) -> dict[int, float]:
-        return {item["slot"]: item["held_until"] for item in self.slots.query(
-            key_condition=HELD, values={":e": part}, projection=HELD_SLOTS,
-            names={"#slot": "slot"}) if "held_until" in item}
-
     def holds(self, event_id: str) -> dict[str, float]:
         """Every hold holds a slot of the capacity (every seat counts in it)."""
-        return {item["holder"]: item["held_until"] for item in self.slots.query(
-            key_condition=HELD, values={":e": event_id}) if "held_until" in item}
+        return {item["holder"]: item["held_until"] for item in self._held(event_id)}
+
+    def _held(self, part: str) -> list[dict]:
+        """The partition's slots held for an offer (expired ones too)."""
+        return [item for item in slots_of(self.slots, part, projection=HELD_SLOTS,
+                                          names=SLOT_NAMES) if "held_until" in item]
 
     def registration_absent_op(self, event_id: str, email: str) -> Op:
         return ("ConditionCheck", self.registrations_table.delete_op(

@@ -1,20 +1,16 @@
 """The slots strategy's items: one slot item per seat, the expressions that claim and free
 one, and what a registration or a hold stores of its slots (docs/strategies/slots.md)."""
 import random
+from collections.abc import Iterator
 
 from booking.dynamo.access import Table
 from booking.dynamo.transaction import Op
-from booking.errors import InvalidBooking
-from booking.models import CAPACITY_QUOTA, Event, Registration
-from booking.exactly_once.riders import MOST_RIDER_MEMBERS
-from booking.strategies.slots.freed import EPOCHS
+from booking.models import CAPACITY_QUOTA, Registration
 
 SHUFFLE_RANGE = 2**31
-TRANSACTION_LIMIT = 100
-# Besides the slots: the registration, (a cancellation) the freed epoch and its copies, and
-# the riders' members.
-OTHER_MEMBERS = 1 + EPOCHS + MOST_RIDER_MEMBERS
-
+PART = "event_id = :e"
+ABSENT = "attribute_not_exists(event_id)"
+IS_FREE = "attribute_exists(free_in)"
 # A slot a booking or a hold may take: free, or held by a hold that has lapsed.
 CLAIMABLE = "attribute_exists(free_in) OR held_until <= :now"
 CLAIM = "SET holder = :email REMOVE free_in, held_until"
@@ -29,23 +25,14 @@ NOT_REGISTERED = "attribute_not_exists(email)"
 SLOT_NAMES = {"#slot": "slot"}
 
 
-def check_order_shape(event: Event) -> None:
-    """An order's write holds one member per slot it claims (a seat counts once in the
-    capacity and once in each further quota its type names): refuse an event whose
-    largest order would pass DynamoDB's 100 members."""
-    widest = max(len(quotas) for quotas in event.ticket_types.values())
-    if event.max_per_order * (1 + widest) + OTHER_MEMBERS > TRANSACTION_LIMIT:
-        most = (TRANSACTION_LIMIT - OTHER_MEMBERS) // (1 + widest)
-        # Why (for developers): one slot item per seat and quota, in one transaction.
-        raise InvalidBooking(f"Allow at most {most} seats per order here: each seat of an "
-                             f"order is written together with its quotas, and one write "
-                             f"holds at most {TRANSACTION_LIMIT} of them.",
-                             field="max_per_order")
-
-
 def partition(event_id: str, quota: str) -> str:
     """The partition of a quota's slot items: the event's own for the capacity."""
     return event_id if quota == CAPACITY_QUOTA else f"{event_id}#{quota}"
+
+
+def slots_of(slots: Table, part: str, **query) -> Iterator[dict]:
+    """A partition's slot items, page by page (``query``: further Query arguments)."""
+    return slots.query(key_condition=PART, values={":e": part}, **query)
 
 
 def free_slot(part: str, number: int) -> dict:
@@ -69,11 +56,9 @@ def claimed(item: dict) -> dict[str, list[int]]:
 
 
 def slots_value(registration: Registration, claims: dict[str, list[int]]) -> dict:
-    """What a registration item stores of ``claims`` (read back by ``claimed``)."""
-    if registration.ticket_counts is None:  # one seat of the only type
-        (slot,), = claims.values()
-        return {"slot": slot}
-    return {"slots": claims}
+    """What a registration item stores of ``claims`` (read back by ``claimed``): one seat of
+    the only type as a hold of one seat stores it."""
+    return hold_ref(claims) if registration.ticket_counts is None else {"slots": claims}
 
 
 def hold_ref(claims: dict[str, list[int]]) -> dict:
