@@ -9,17 +9,16 @@ from booking.errors import AlreadyRegistered, BookingContention, InvalidBooking
 from booking.exactly_once.riders import MOST_RIDER_MEMBERS, Riders
 from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
                             Registration)
-from booking.strategies.base import (AGAIN, READ_AGAIN, OneItemPerPerson, client_token, now_ms,
-                                     order_full, part_of, quota_order, tickets_left)
+from booking.strategies.base import (AGAIN, READ_AGAIN, client_token, now_ms, order_full,
+                                     part_of, quota_order, tickets_left)
 from booking.strategies.slots import audit as slots_audit
 from booking.strategies.slots import capacity as slots_capacity
 from booking.strategies.slots import freed
 from booking.strategies.slots.candidates import LOOKUP, FreeSlotPool
 from booking.strategies.slots.holds import SlotsHolds
-from booking.strategies.slots.seats import (ABSENT, CLAIM, CLAIMABLE, HOLDER, NOT_REGISTERED,
-                                            SHUFFLE_RANGE, claimed, free_op, free_slot,
-                                            partition, slot_name, slot_op, slots_of,
-                                            slots_value)
+from booking.strategies.slots.seats import (ABSENT, CLAIM, CLAIMABLE, HOLDER, SHUFFLE_RANGE,
+                                            claimed, free_op, free_slot, partition, slot_name,
+                                            slot_op, slots_of)
 from booking.strategies.sold_out import read_first
 
 FREE_IN = "free_in = :e"
@@ -33,7 +32,7 @@ TRANSACTION_LIMIT = 100
 OTHER_MEMBERS = 1 + freed.EPOCHS + MOST_RIDER_MEMBERS
 
 
-class SlotsStrategy(SlotsHolds, OneItemPerPerson):
+class SlotsStrategy(SlotsHolds):
     name = "slots"
     max_capacity = 10_000
     description = "One pre-created item per seat; a booking claims a free slot in a transaction."
@@ -132,9 +131,7 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
 
         while all(len(found[q]) >= n for q, n in order.seats.items()):
             claims, now = {q: found[q][:n] for q, n in order.seats.items()}, now_ms()
-            members = Members([("registration", ("Put", self.registrations_table.put_op(
-                items.registration_item(registration, **slots_value(registration, claims)),
-                condition=NOT_REGISTERED)))])
+            members = Members([("registration", self.registration_put(registration, claims))])
             for quota, slots in claims.items():
                 members.extend((slot_name(quota, n), slot_op(
                     self.slots, event.id, quota, n, CLAIM, condition=CLAIMABLE,

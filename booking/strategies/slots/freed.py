@@ -1,10 +1,6 @@
-"""The slots strategy's freed epoch, and "full" verified by a consistent read of the seats.
-
-Every write that can make a slot free adds 1 to the event's epoch (and its copies) in the
-same transaction; "full" is verified once against the slot items, read after the epoch,
-and later rejections only check that the epoch has not moved. Why and how:
-docs/strategies/slots.md ("Full from one consistent read").
-"""
+"""The freed epoch, which every write that can free a slot bumps, and "full" verified by a
+consistent read of the slots after it (docs/strategies/slots.md, "Full from one
+consistent read")."""
 import random
 from dataclasses import dataclass
 

@@ -8,7 +8,7 @@ from booking.dynamo.access import Table, TransactionCancelled
 from booking.dynamo.transaction import Op, Refusal
 from booking.errors import AlreadyRegistered
 from booking.models import Event, Order, Registration
-from booking.strategies.base import order_full, quota_order
+from booking.strategies.base import OneItemPerPerson, order_full, quota_order
 from booking.strategies.contract import Holds
 from booking.strategies.slots import freed
 from booking.strategies.slots.seats import (CLAIMABLE, HELD_UNTIL, HOLD, KEEP, KEEP_FOR,
@@ -20,21 +20,17 @@ LAPSED = "held_until <= :now"
 HELD_SLOTS = "#slot, holder, held_until"
 
 
-class SlotsHolds(Holds):
+class SlotsHolds(OneItemPerPerson, Holds):
     """``Holds`` on the strategy's ``slots`` (its ``candidates`` find free slots)."""
 
     slots: Table
-    registrations_table: Table
     # The strategy's own, declared here for the type checker:
     candidates: Callable[[str, str, int, float], tuple[list[int], Any]]
     freed_ops: Callable[[str], list]
-    _require_event: Callable[[str], dict]
 
     def hold_ops(self, event: Event, email: str, order: Order, *, until: float, now: float,
                  refused: Refusal | None = None) -> tuple[list[tuple[str, Op]], dict]:
-        """The person's absence, then enough slots of every quota the order draws on, found
-        as its booking would find them (a lapsed hold's slot too), each held until
-        ``until``; ``ref`` names them."""
+        """Slots found as a booking finds them, held until ``until``; ``ref`` names them."""
         if refused is not None and refused.refused("registration"):
             raise AlreadyRegistered()
         claims = {}
@@ -61,9 +57,13 @@ class SlotsHolds(Holds):
                                                 email=holder or registration.email, now=now,
                                                 **extra))
                   for quota, slots in claims.items() for n in slots),
-                ("registration", ("Put", self.registrations_table.put_op(
-                    items.registration_item(registration, **slots_value(registration, claims)),
-                    condition=NOT_REGISTERED)))]
+                ("registration", self.registration_put(registration, claims))]
+
+    def registration_put(self, registration: Registration, claims: dict[str, list[int]]) -> Op:
+        """Put ``registration`` naming ``claims``, only if the person holds none."""
+        return ("Put", self.registrations_table.put_op(
+            items.registration_item(registration, **slots_value(registration, claims)),
+            condition=NOT_REGISTERED))
 
     def release_ops(self, event: Event, email: str, order: Order, *, until: float,
                     ref: dict) -> list[tuple[str, Op]]:
