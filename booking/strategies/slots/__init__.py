@@ -40,6 +40,8 @@ class SlotsStrategy(SlotsHolds):
     delete = slots_capacity.delete
     audit = slots_audit.audit_event
     repair = slots_audit.repair_event
+    freed_ops = freed.freed_ops  # (methods: the controls in harness/controls.py override them)
+    see_slots = freed.see
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -178,14 +180,6 @@ class SlotsStrategy(SlotsHolds):
                 raise order_full(order, quota)
             self.sold_out.clear(partition(event.id, quota))
         return None
-
-    def freed_ops(self, event_id: str) -> list:
-        """The members every write that frees a slot adds: the freed epoch's bump."""
-        return freed.freed_members(self.locks, event_id)
-
-    def see_slots(self, event_id: str, part: str, now: float | None = None) -> freed.Seen:
-        """A partition's free and held slots, one consistent read after the epoch's."""
-        return freed.see(self, event_id, part, now)
 
     # --- cancelling: free the slots the stored registration names -------------------------
     def cancel(self, event: Event, email: str, registration_id: str | None, *, riders: Riders,

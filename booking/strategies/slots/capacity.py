@@ -110,7 +110,8 @@ def delete(strategy, event: Event) -> None:
     # Slots first: with no slot left, no booking can succeed; then registrations, event.
     for quota in event.quota_capacities():
         strategy.slots.delete_partition(partition(event.id, quota))
-    freed.delete_epoch(strategy.locks, event.id)  # a rejection read now finds no event
+    for copy in range(freed.EPOCHS):  # a rejection read now finds no event
+        strategy.locks.delete(freed.epoch_key(event.id, copy))
     strategy.registrations_table.delete_partition(event.id)
     strategy.events.delete({"event_id": event.id})
 

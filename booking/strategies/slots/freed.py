@@ -25,11 +25,10 @@ def any_epoch_key(event_id: str) -> dict:
     return epoch_key(event_id, random.randrange(EPOCHS))
 
 
-def freed_members(locks: Table, event_id: str) -> list[tuple[str, Op]]:
-    """The members a freeing transaction adds: 1 more on the epoch and every copy."""
-    return [(f"epoch:{copy}", ("Update", locks.update_op(epoch_key(event_id, copy), FREED,
-                                                         values={":one": 1})))
-            for copy in range(EPOCHS)]
+def freed_ops(strategy, event_id: str) -> list[tuple[str, Op]]:
+    """The members every write that frees a slot adds: 1 more on the epoch and every copy."""
+    return [(f"epoch:{copy}", ("Update", strategy.locks.update_op(
+        epoch_key(event_id, copy), FREED, values={":one": 1}))) for copy in range(EPOCHS)]
 
 
 def freed_together(strategy, event_id: str, *operations: Op) -> None:
@@ -51,11 +50,6 @@ def ensure_epoch(locks: Table, event_id: str) -> int:
     except TransactionCancelled:
         pass  # a freeing write made it meanwhile
     return int((locks.get(any_epoch_key(event_id)) or {"epoch": 0})["epoch"])  # or deleted
-
-
-def delete_epoch(locks: Table, event_id: str) -> None:
-    for copy in range(EPOCHS):
-        locks.delete(epoch_key(event_id, copy))
 
 
 @dataclass(frozen=True)
