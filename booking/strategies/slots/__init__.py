@@ -16,9 +16,9 @@ from booking.strategies.slots import capacity as slots_capacity
 from booking.strategies.slots import freed
 from booking.strategies.slots.candidates import LOOKUP, FreeSlotPool
 from booking.strategies.slots.holds import SlotsHolds
-from booking.strategies.slots.seats import (ABSENT, CLAIM, CLAIMABLE, HOLDER, SHUFFLE_RANGE,
-                                            claimed, free_op, free_slot, partition, slot_name,
-                                            slot_op, slots_of)
+from booking.strategies.slots.seats import (ABSENT, CLAIM, CLAIMABLE, FREE, HOLDER,
+                                            SHUFFLE_RANGE, claimed, free_slot, partition,
+                                            slot_members, slot_name, slots_of)
 from booking.strategies.sold_out import read_first
 
 FREE_IN = "free_in = :e"
@@ -134,10 +134,8 @@ class SlotsStrategy(SlotsHolds):
         while all(len(found[q]) >= n for q, n in order.seats.items()):
             claims, now = {q: found[q][:n] for q, n in order.seats.items()}, now_ms()
             members = Members([("registration", self.registration_put(registration, claims))])
-            for quota, slots in claims.items():
-                members.extend((slot_name(quota, n), slot_op(
-                    self.slots, event.id, quota, n, CLAIM, condition=CLAIMABLE,
-                    email=registration.email, now=now)) for n in slots)
+            members.extend(slot_members(self.slots, event.id, claims, CLAIM, condition=CLAIMABLE,
+                                        email=registration.email, now=now))
             members.extend(riders.members(registration))
             token = self.tokens.client_token(
                 f"{registration.registration_id}:{sorted(claims.items())}", f"claim-{now}")
@@ -193,12 +191,13 @@ class SlotsStrategy(SlotsHolds):
     def _free(self, event: Event, item: dict, riders: Riders, release):
         stored, held = items.registration_from_item(item), claimed(item)
         keep = tickets_left(stored, release) if release is not None else {}
-        freeing = event.order(release).seats if keep else {q: len(s) for q, s in held.items()}
+        seats = event.order(release).seats if keep else {q: len(s) for q, s in held.items()}
+        freeing = {q: held[q][:n] for q, n in seats.items()}
         answer = part_of(stored, release, riders.request) if keep else stored
         key, same = {"event_id": event.id, "email": stored.email}, {
             ":rid": stored.registration_id, ":old": stored.tickets}
         if keep:
-            kept = {q: held[q][freeing.get(q, 0):] for q in held}
+            kept = {q: held[q][seats.get(q, 0):] for q in held}
             first = ("Update", self.registrations_table.update_op(
                 key, KEEP_PART, condition=SAME, values={
                     **same, ":keep": keep, ":slots": {q: s for q, s in kept.items() if s}}))
@@ -206,10 +205,8 @@ class SlotsStrategy(SlotsHolds):
             first = ("Delete", self.registrations_table.delete_op(key, condition=SAME,
                                                                   values=same))
         members = Members([("registration", first)])
-        for quota, count in freeing.items():
-            members.extend((slot_name(quota, n), free_op(self.slots, event.id, quota, n, HOLDER,
-                                                         email=stored.email))
-                           for n in held[quota][:count])
+        members.extend(slot_members(self.slots, event.id, freeing, FREE, condition=HOLDER,
+                                    email=stored.email))
         members.extend([*riders.members(answer), *self.freed_ops(event.id)])
         return self.transact_once(
             members, written=answer, riders=riders,

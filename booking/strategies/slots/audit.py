@@ -6,8 +6,8 @@ from booking.strategies import audit
 from booking.strategies.base import CAPACITY_NAMES
 from booking.strategies.slots import freed
 from booking.strategies.slots.capacity import SIZES
-from booking.strategies.slots.seats import (ABSENT, CLAIM, HOLDER, IS_FREE, PART, SLOT_NAMES,
-                                            claimed, free_op, free_slot, partition, slot_op,
+from booking.strategies.slots.seats import (ABSENT, CLAIM, FREE, HOLDER, IS_FREE, PART,
+                                            SLOT_NAMES, claimed, free_slot, partition, slot_op,
                                             slots_of)
 
 TRANSACTION_WRITES = 99  # plus the ConditionCheck: DynamoDB allows 100 per transaction
@@ -97,7 +97,8 @@ def repair_event(strategy, event) -> list[str]:
                 done += _attempt(
                     f"freed slot {number} (claimed by {holder} without a registration naming it)",
                     freed.freed_together, strategy, event.id,
-                    free_op(strategy.slots, event.id, quota, number, ORPHAN, email=holder),
+                    slot_op(strategy.slots, event.id, quota, number, FREE, condition=ORPHAN,
+                            email=holder),
                     _names(strategy, event.id, holder, quota, number, NAMES_NOT))
             elif holder is not None and "free_in" in slot:
                 done += _attempt(f"removed held slot {number} from the free list",
@@ -106,7 +107,8 @@ def repair_event(strategy, event) -> list[str]:
             elif holder is None and "free_in" not in slot:
                 done += _attempt(f"listed free slot {number} as free", freed.freed_together,
                                  strategy, event.id,
-                                 free_op(strategy.slots, event.id, quota, number, LOST))
+                                 slot_op(strategy.slots, event.id, quota, number, FREE,
+                                         condition=LOST))
         slots = read_slots(strategy, part)
         for email, number in sorted(named):
             if number in slots and "holder" not in slots[number]:

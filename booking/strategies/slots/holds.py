@@ -11,9 +11,9 @@ from booking.models import Event, Order, Registration
 from booking.strategies.base import OneItemPerPerson, order_full, quota_order
 from booking.strategies.contract import Holds
 from booking.strategies.slots import freed
-from booking.strategies.slots.seats import (CLAIMABLE, HELD_UNTIL, HOLD, KEEP, KEEP_FOR,
-                                            NOT_REGISTERED, SLOT_NAMES, UNEXPIRED, claimed,
-                                            free_op, hold_ref, partition, slot_name, slot_op,
+from booking.strategies.slots.seats import (CLAIMABLE, FREE, HELD_UNTIL, HOLD, KEEP,
+                                            KEEP_FOR, NOT_REGISTERED, SLOT_NAMES, UNEXPIRED,
+                                            claimed, hold_ref, partition, slot_members, slot_op,
                                             slots_of, slots_value)
 
 LAPSED = "held_until <= :now"
@@ -40,23 +40,18 @@ class SlotsHolds(OneItemPerPerson, Holds):
                 self._require_event(event.id)
                 raise order_full(order, quota)
             claims[quota] = found[:order.seats[quota]]
-        return [("registration", self.registration_absent_op(event.id, email)), *(
-            (slot_name(quota, n), slot_op(self.slots, event.id, quota, n, HOLD,
-                                          condition=CLAIMABLE, email=email, until=until, now=now))
-            for quota, slots in claims.items() for n in slots)], hold_ref(claims)
+        return [("registration", self.registration_absent_op(event.id, email)),
+                *slot_members(self.slots, event.id, claims, HOLD, condition=CLAIMABLE,
+                              email=email, until=until, now=now)], hold_ref(claims)
 
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
                    now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
         """Every held slot kept, only while the hold is unexpired, and the registration (a
         slot held under another key, ``holder``, becomes the person's)."""
         claims = claimed(ref)
-        keep, extra = (KEEP, {}) if holder is None else (
-            KEEP_FOR, {"person": registration.email})
-        return [*((slot_name(quota, n), slot_op(self.slots, event.id, quota, n, keep,
-                                                condition=UNEXPIRED,
-                                                email=holder or registration.email, now=now,
-                                                **extra))
-                  for quota, slots in claims.items() for n in slots),
+        keep, extra = (KEEP, {}) if holder is None else (KEEP_FOR, {"person": registration.email})
+        return [*slot_members(self.slots, event.id, claims, keep, condition=UNEXPIRED,
+                              email=holder or registration.email, now=now, **extra),
                 ("registration", self.registration_put(registration, claims))]
 
     def registration_put(self, registration: Registration, claims: dict[str, list[int]]) -> Op:
@@ -67,10 +62,8 @@ class SlotsHolds(OneItemPerPerson, Holds):
 
     def release_ops(self, event: Event, email: str, order: Order, *, until: float,
                     ref: dict) -> list[tuple[str, Op]]:
-        return [*((slot_name(quota, n), free_op(self.slots, event.id, quota, n, HELD_UNTIL,
-                                                email=email, until=until))
-                  for quota, slots in claimed(ref).items() for n in slots),
-                *self.freed_ops(event.id)]
+        return [*slot_members(self.slots, event.id, claimed(ref), FREE, condition=HELD_UNTIL,
+                              email=email, until=until), *self.freed_ops(event.id)]
 
     def release_expired(self, event: Event, *, now: float) -> int:
         """Each lapsed slot of every quota freed on its own, with the freed epoch's bump."""
@@ -80,8 +73,9 @@ class SlotsHolds(OneItemPerPerson, Holds):
                 if item["held_until"] > now:
                     continue
                 try:
-                    freed.freed_together(self, event.id, free_op(
-                        self.slots, event.id, quota, item["slot"], LAPSED, now=now))
+                    freed.freed_together(self, event.id, slot_op(
+                        self.slots, event.id, quota, item["slot"], FREE, condition=LAPSED,
+                        now=now))
                     released += 1
                 except TransactionCancelled:
                     pass  # claimed or released meanwhile

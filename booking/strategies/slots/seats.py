@@ -71,14 +71,18 @@ def hold_ref(claims: dict[str, list[int]]) -> dict:
 
 def slot_op(slots: Table, event_id: str, quota: str, number: int, update: str, *,
             condition: str, **values) -> Op:
-    """An update of slot ``number`` of ``quota`` (values given without their colon)."""
+    """An update of slot ``number`` of ``quota`` (values given without their colon); ``FREE``
+    lists it in the free-slot index again, at a new random place."""
+    if update == FREE:
+        values |= {"e": partition(event_id, quota), "r": random.randrange(SHUFFLE_RANGE)}
     return ("Update", slots.update_op(
         {"event_id": partition(event_id, quota), "slot": number}, update, condition=condition,
         values={f":{name}": value for name, value in values.items()}))
 
 
-def free_op(slots: Table, event_id: str, quota: str, number: int, condition: str,
-            **values) -> Op:
-    """Free a slot (listed again, at a new random place) if ``condition`` holds."""
-    return slot_op(slots, event_id, quota, number, FREE, condition=condition,
-                   e=partition(event_id, quota), r=random.randrange(SHUFFLE_RANGE), **values)
+def slot_members(slots: Table, event_id: str, claims: dict[str, list[int]], update: str, *,
+                 condition: str, **values) -> list[tuple[str, Op]]:
+    """``slot_op`` of every slot of ``claims`` (quota -> numbers), under its member name."""
+    return [(slot_name(quota, n), slot_op(slots, event_id, quota, n, update,
+                                          condition=condition, **values))
+            for quota, numbers in claims.items() for n in numbers]
