@@ -27,8 +27,7 @@ SAME = "registration_id = :rid AND (attribute_not_exists(tickets) OR tickets = :
 KEEP_PART = "SET tickets = :keep, slots = :slots"
 COUNTED = "holder, held_until"
 TRANSACTION_LIMIT = 100
-# Besides the slots: the registration, (a cancellation) the freed epoch and its copies, and
-# the riders' members.
+# Besides the slots: the registration, the freed epoch's copies, the riders' members.
 OTHER_MEMBERS = 1 + freed.EPOCHS + MOST_RIDER_MEMBERS
 
 
@@ -50,9 +49,8 @@ class SlotsStrategy(SlotsHolds):
         self.free_pool = FreeSlotPool()
 
     def check_order_shape(self, event: Event) -> None:
-        """An order's write holds one member per slot it claims (a seat counts once in the
-        capacity and once in each further quota its type names): refuse an event whose
-        largest order would pass DynamoDB's 100 members."""
+        """Refuse an event whose largest order would pass a transaction's 100 members
+        (docs/strategies/slots.md, "The 100-member bound")."""
         widest = max(len(quotas) for quotas in event.ticket_types.values())
         if event.max_per_order * (1 + widest) + OTHER_MEMBERS > TRANSACTION_LIMIT:
             most = (TRANSACTION_LIMIT - OTHER_MEMBERS) // (1 + widest)
@@ -215,8 +213,7 @@ class SlotsStrategy(SlotsHolds):
 
     # --- reading and editing --------------------------------------------------------------
     def availability(self, event: Event) -> Availability:
-        """Every quota's seats as its slot items say: claimed ones confirmed, those held
-        for a waiting-list offer held until it lapses."""
+        """Every quota's seats as its slot items say (a held slot is held until it lapses)."""
         self._require_event(event.id)
         now, found = now_ms(), {}
         for quota in event.quota_capacities():

@@ -43,9 +43,10 @@ def _resize(strategy, event_id, quota, current, target, *, version, capacity, ch
     while True:
         step = max(-STEP, min(STEP, target - current))
         current += step
-        sizes = {"capacity": current} if quota == CAPACITY_QUOTA else \
-            {"capacity": capacity, "quotas": {quota: current}}
-        _apply_step(strategy, event_id, version, step, changes, quota=quota, **sizes)
+        quotas = None if quota == CAPACITY_QUOTA else {quota: current}
+        _apply_step(strategy, event_id, quota, step, version, event_edits.event_update(
+            expected_version=version, capacity=capacity if quotas else current,
+            changes=changes, quotas=quotas))
         version, changes = version + 1, {}
         if current == target:
             return version
@@ -64,9 +65,8 @@ def _below(quota: str, taken: int):
     return event_edits.below_taken(quota, taken)
 
 
-def _apply_step(strategy, event_id, version, step, changes, *, quota, capacity, quotas=None):
-    update = event_edits.event_update(expected_version=version, capacity=capacity,
-                                      changes=changes, quotas=quotas)
+def _apply_step(strategy, event_id, quota, step, version, update) -> None:
+    """One step: ``update`` of the event item with ``step`` slots put (or free ones deleted)."""
     event_write = ("Update", strategy.events.update_op(
         {"event_id": event_id}, update.expression, **update.kwargs()))
 

@@ -2,6 +2,7 @@
 consistent read of the slots after it (docs/strategies/slots.md, "Full from one
 consistent read")."""
 import random
+from contextlib import suppress
 from dataclasses import dataclass
 
 from booking.dynamo.access import Table, TransactionCancelled
@@ -43,12 +44,10 @@ def ensure_epoch(locks: Table, event_id: str) -> int:
     found = locks.get(any_epoch_key(event_id))
     if found is not None:
         return int(found["epoch"])
-    try:
+    with suppress(TransactionCancelled):  # a freeing write made it meanwhile
         locks.store.transact_write([
             ("Put", locks.put_op({**epoch_key(event_id, copy), "epoch": 0}, condition=ABSENT))
             for copy in range(EPOCHS)])
-    except TransactionCancelled:
-        pass  # a freeing write made it meanwhile
     return int((locks.get(any_epoch_key(event_id)) or {"epoch": 0})["epoch"])  # or deleted
 
 

@@ -1,6 +1,7 @@
 """Waiting-list holds on slot items: a slot held for one e-mail until a time, claimed and
 freed as a booking's slots are (docs/strategies/slots.md, "Holds")."""
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from booking.dynamo import items
@@ -72,13 +73,11 @@ class SlotsHolds(OneItemPerPerson, Holds):
             for item in self._held(partition(event.id, quota)):
                 if item["held_until"] > now:
                     continue
-                try:
+                with suppress(TransactionCancelled):  # claimed or released meanwhile
                     freed.freed_together(self, event.id, slot_op(
                         self.slots, event.id, quota, item["slot"], FREE, condition=LAPSED,
                         now=now))
                     released += 1
-                except TransactionCancelled:
-                    pass  # claimed or released meanwhile
         return released
 
     def holds(self, event_id: str) -> dict[str, float]:

@@ -47,8 +47,7 @@ def slot_name(quota: str, number: int) -> str:
 
 
 def claimed(item: dict) -> dict[str, list[int]]:
-    """The slots a registration item names, per quota: a one-seat registration stores its
-    one slot as ``slot`` (as it always did), an order its slots per quota as ``slots``."""
+    """The slots a registration item or an offer's ``ref`` names, per quota."""
     if "slot" in item:
         return {CAPACITY_QUOTA: [int(item["slot"])]}
     return {quota: [int(n) for n in numbers]
@@ -56,14 +55,13 @@ def claimed(item: dict) -> dict[str, list[int]]:
 
 
 def slots_value(registration: Registration, claims: dict[str, list[int]]) -> dict:
-    """What a registration item stores of ``claims`` (read back by ``claimed``): one seat of
-    the only type as a hold of one seat stores it."""
+    """What a registration item stores of ``claims``: a plain booking's as a hold's."""
     return hold_ref(claims) if registration.ticket_counts is None else {"slots": claims}
 
 
 def hold_ref(claims: dict[str, list[int]]) -> dict:
-    """What a waiting-list offer stores of its held slots: one capacity slot as ``slot``
-    (as it always did), else ``slots`` per quota (read back by ``claimed``)."""
+    """What an offer stores of its held slots: one capacity slot as ``slot``, else
+    ``slots`` per quota (read back by ``claimed``; docs/strategies/slots.md)."""
     if list(claims) == [CAPACITY_QUOTA] and len(claims[CAPACITY_QUOTA]) == 1:
         return {"slot": claims[CAPACITY_QUOTA][0]}
     return {"slots": claims}
