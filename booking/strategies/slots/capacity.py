@@ -52,19 +52,6 @@ def _resize(strategy, event_id, quota, current, target, *, version, capacity, ch
             return version
 
 
-def _taken(strategy, part) -> int:
-    """The slots of a partition that are not free: claimed or held."""
-    return sum(1 for item in slots_of(strategy.slots, part, projection="free_in")
-               if "free_in" not in item)
-
-
-def _below(quota: str, taken: int):
-    """The refusal of a size below the seats ``taken`` in ``quota``."""
-    if quota == CAPACITY_QUOTA:
-        return event_edits.below_confirmed(taken)
-    return event_edits.below_taken(quota, taken)
-
-
 def _apply_step(strategy, event_id, quota, step, version, update) -> None:
     """One step: ``update`` of the event item with ``step`` slots put (or free ones deleted)."""
     event_write = ("Update", strategy.events.update_op(
@@ -104,6 +91,18 @@ def _free_slot_deletes(strategy, event_id, quota, count):
         raise _below(quota, _taken(strategy, part))
     return [(f"slot:{item['slot']}", ("Delete", strategy.slots.delete_op(
         {"event_id": part, "slot": item["slot"]}, condition=IS_FREE))) for item in free]
+
+
+def _taken(strategy, part) -> int:
+    """The slots of a partition that are not free: claimed or held."""
+    return sum(1 for item in slots_of(strategy.slots, part, projection="free_in")
+               if "free_in" not in item)
+
+
+def _below(quota: str, taken: int):
+    """The refusal of a size below the seats ``taken`` in ``quota``."""
+    return (event_edits.below_confirmed(taken) if quota == CAPACITY_QUOTA
+            else event_edits.below_taken(quota, taken))
 
 
 def delete(strategy, event: Event) -> None:
