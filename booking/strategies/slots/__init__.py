@@ -1,44 +1,46 @@
-"""Slots strategy: one item per seat (docs/strategies/slots.md).
-
-Creating the event creates one slot item per seat of every quota. A booking (an order: one
-seat of the capacity for a plain event) claims enough free slots of every quota it draws
-on and puts the registration naming them, all in one transaction with its riders: a slot
-can be claimed once, so no quota ever has more seats taken than slots.
-"""
+"""Slots strategy: one item per seat, and a booking claims free ones of every quota it
+draws on in one transaction with its registration (docs/strategies/slots.md)."""
 import random
 
 from booking.dynamo import items
 from booking.dynamo.tables import EVENT_LOCKS, SLOTS
 from booking.dynamo.transaction import Members, Refusal
-from booking.errors import AlreadyRegistered, BookingContention, EventNotFound
-from booking.exactly_once.riders import Riders
+from booking.errors import AlreadyRegistered, BookingContention, InvalidBooking
+from booking.exactly_once.riders import MOST_RIDER_MEMBERS, Riders
 from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
                             Registration)
-from booking.strategies.base import (AGAIN, READ_AGAIN, OneItemPerPerson, client_token, now_ms,
-                                     order_full, part_of, quota_order, tickets_left)
+from booking.strategies.base import (AGAIN, READ_AGAIN, client_token, now_ms, order_full,
+                                     part_of, quota_order, tickets_left)
 from booking.strategies.slots import audit as slots_audit
 from booking.strategies.slots import capacity as slots_capacity
 from booking.strategies.slots import freed
 from booking.strategies.slots.candidates import LOOKUP, FreeSlotPool
 from booking.strategies.slots.holds import SlotsHolds
-from booking.strategies.slots.seats import (CLAIM, CLAIMABLE, HOLDER, NOT_REGISTERED,
-                                            SHUFFLE_RANGE, check_order_shape, claimed,
-                                            free_op, free_slot, partition, slot_name, slot_op,
-                                            slots_value)
+from booking.strategies.slots.seats import (ABSENT, CLAIM, CLAIMABLE, FREE, HOLDER,
+                                            SHUFFLE_RANGE, claimed, free_slot, partition,
+                                            slot_members, slot_name, slots_of)
+from booking.strategies.sold_out import read_first
 
 FREE_IN = "free_in = :e"
 FREE_FROM = "free_in = :e AND shuffle >= :start"  # from a random point of the index
-EVENT_ABSENT = "attribute_not_exists(event_id)"
 SAME = "registration_id = :rid AND (attribute_not_exists(tickets) OR tickets = :old)"
 KEEP_PART = "SET tickets = :keep, slots = :slots"
-SLOTS_OF_PART = "event_id = :e"
 COUNTED = "holder, held_until"
+TRANSACTION_LIMIT = 100
+# Besides the slots: the registration, the freed epoch's copies, the riders' members.
+OTHER_MEMBERS = 1 + freed.EPOCHS + MOST_RIDER_MEMBERS
 
 
-class SlotsStrategy(SlotsHolds, OneItemPerPerson):
+class SlotsStrategy(SlotsHolds):
     name = "slots"
     max_capacity = 10_000
     description = "One pre-created item per seat; a booking claims a free slot in a transaction."
+    change_capacity = slots_capacity.change_capacity
+    delete = slots_capacity.delete
+    audit = slots_audit.audit_event
+    repair = slots_audit.repair_event
+    freed_ops = freed.freed_ops  # (methods: the controls in harness/controls.py override them)
+    see_slots = freed.see
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -47,13 +49,22 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
         self.free_pool = FreeSlotPool()
 
     def check_order_shape(self, event: Event) -> None:
-        check_order_shape(event)
+        """Refuse an event whose largest order would pass a transaction's 100 members
+        (docs/strategies/slots.md, "The 100-member bound")."""
+        widest = max(len(quotas) for quotas in event.ticket_types.values())
+        if event.max_per_order * (1 + widest) + OTHER_MEMBERS > TRANSACTION_LIMIT:
+            most = (TRANSACTION_LIMIT - OTHER_MEMBERS) // (1 + widest)
+            # Why (for developers): one slot item per seat and quota, in one transaction.
+            raise InvalidBooking(f"Allow at most {most} seats per order here: each seat of "
+                                 f"an order is written together with its quotas, and one "
+                                 f"write holds at most {TRANSACTION_LIMIT} of them.",
+                                 field="max_per_order")
 
     def provision(self, event: Event) -> None:
         # Slots first: the event becomes visible (bookable) only once all its seats exist.
         for quota, size in event.quota_capacities().items():
             self.slots.batch_put([free_slot(partition(event.id, quota), n) for n in range(size)])
-        self.events.put(items.event_item(event), condition=EVENT_ABSENT)
+        self.events.put(items.event_item(event), condition=ABSENT)
 
     # --- booking: claim the order's slots, or say why not --------------------------------
     def book(self, event: Event, registration: Registration, order: Order,
@@ -120,13 +131,9 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
 
         while all(len(found[q]) >= n for q, n in order.seats.items()):
             claims, now = {q: found[q][:n] for q, n in order.seats.items()}, now_ms()
-            members = Members([("registration", ("Put", self.registrations_table.put_op(
-                items.registration_item(registration, **slots_value(registration, claims)),
-                condition=NOT_REGISTERED)))])
-            for quota, slots in claims.items():
-                members.extend((slot_name(quota, n), slot_op(
-                    self.slots, event.id, quota, n, CLAIM, condition=CLAIMABLE,
-                    email=registration.email, now=now)) for n in slots)
+            members = Members([("registration", self.registration_put(registration, claims))])
+            members.extend(slot_members(self.slots, event.id, claims, CLAIM, condition=CLAIMABLE,
+                                        email=registration.email, now=now))
             members.extend(riders.members(registration))
             token = self.tokens.client_token(
                 f"{registration.registration_id}:{sorted(claims.items())}", f"claim-{now}")
@@ -144,11 +151,12 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
         """No room in ``quota``: this request's own earlier booking, else
         ``AlreadyRegistered`` or ``EventNotFound``, else ``EventFull`` naming the quota
         (remembered with what ``seen`` verified when it found no slot at all)."""
-        answered = self._settle((self.events, {"event_id": event.id}), registration, riders)[1]
+        answered = read_first(self, [(self.events, {"event_id": event.id})], registration, riders,
+                              registrations=self.registrations_table).answered
         if answered is not None:
             return answered
         if seen is not None and not seen.free and not seen.lapsed:
-            self.sold_out.note(partition(event.id, quota), seen.verified)
+            self.sold_out.note(partition(event.id, quota), seen)
         raise order_full(order, quota)
 
     def full_by_reading(self, event: Event, registration: Registration, order: Order,
@@ -158,43 +166,16 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
         marks = {q: self.sold_out.mark(partition(event.id, q)) for q in quota_order(order)}
         if not any(marks.values()):
             return None
-        epoch, answered = self._settle((self.locks, freed.any_epoch_key(event.id)),
-                                       registration, riders)
-        if answered is not None:
-            return answered
+        read = read_first(self, [(self.locks, freed.any_epoch_key(event.id))], registration,
+                          riders, registrations=self.registrations_table)
+        if read.answered is not None:
+            return read.answered
         now = now_ms()
-        for quota, verified in marks.items():
-            if verified is not None and verified.holds(epoch, now):
+        for quota, seen in marks.items():
+            if seen is not None and seen.holds(read.counters[0], now):
                 raise order_full(order, quota)
             self.sold_out.clear(partition(event.id, quota))
         return None
-
-    def _settle(self, first: tuple, registration: Registration, riders: Riders):
-        """One consistent BatchGetItem of ``first`` (the event or an epoch item), the
-        person's registration and the request's row: (``first``'s item, this request's own
-        registration when it had booked). Raises ``EventNotFound``, ``AlreadyRegistered``."""
-        found, mine, *row = self.store.batch_get([
-            first, (self.registrations_table, {"event_id": registration.event_id,
-                                               "email": registration.email}),
-            *riders.reads()])
-        answered = riders.answer_read(row[0]) if row else None
-        if answered is not None:
-            return found, answered
-        if found is None:
-            raise EventNotFound()
-        if self.tokens.is_mine(mine, registration):
-            return found, registration
-        if mine is not None:
-            raise AlreadyRegistered(existing=items.registration_from_item(mine))
-        return found, None
-
-    def freed_ops(self, event_id: str) -> list:
-        """The members every write that frees a slot adds: the freed epoch's bump."""
-        return freed.freed_members(self.locks, event_id)
-
-    def see_slots(self, event_id: str, part: str, now: float | None = None) -> freed.Seen:
-        """A partition's free and held slots, one consistent read after the epoch's."""
-        return freed.see(self, event_id, part, now)
 
     # --- cancelling: free the slots the stored registration names -------------------------
     def cancel(self, event: Event, email: str, registration_id: str | None, *, riders: Riders,
@@ -208,12 +189,13 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
     def _free(self, event: Event, item: dict, riders: Riders, release):
         stored, held = items.registration_from_item(item), claimed(item)
         keep = tickets_left(stored, release) if release is not None else {}
-        freeing = event.order(release).seats if keep else {q: len(s) for q, s in held.items()}
+        seats = event.order(release).seats if keep else {q: len(s) for q, s in held.items()}
+        freeing = {q: held[q][:n] for q, n in seats.items()}
         answer = part_of(stored, release, riders.request) if keep else stored
         key, same = {"event_id": event.id, "email": stored.email}, {
             ":rid": stored.registration_id, ":old": stored.tickets}
         if keep:
-            kept = {q: held[q][freeing.get(q, 0):] for q in held}
+            kept = {q: held[q][seats.get(q, 0):] for q in held}
             first = ("Update", self.registrations_table.update_op(
                 key, KEEP_PART, condition=SAME, values={
                     **same, ":keep": keep, ":slots": {q: s for q, s in kept.items() if s}}))
@@ -221,10 +203,8 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
             first = ("Delete", self.registrations_table.delete_op(key, condition=SAME,
                                                                   values=same))
         members = Members([("registration", first)])
-        for quota, count in freeing.items():
-            members.extend((slot_name(quota, n), free_op(self.slots, event.id, quota, n, HOLDER,
-                                                         email=stored.email))
-                           for n in held[quota][:count])
+        members.extend(slot_members(self.slots, event.id, freeing, FREE, condition=HOLDER,
+                                    email=stored.email))
         members.extend([*riders.members(answer), *self.freed_ops(event.id)])
         return self.transact_once(
             members, written=answer, riders=riders,
@@ -233,30 +213,14 @@ class SlotsStrategy(SlotsHolds, OneItemPerPerson):
 
     # --- reading and editing --------------------------------------------------------------
     def availability(self, event: Event) -> Availability:
-        """Every quota's seats as its slot items say: claimed ones confirmed, those held
-        for a waiting-list offer held until it lapses."""
+        """Every quota's seats as its slot items say (a held slot is held until it lapses)."""
         self._require_event(event.id)
         now, found = now_ms(), {}
         for quota in event.quota_capacities():
-            slots = list(self.slots.query(key_condition=SLOTS_OF_PART, projection=COUNTED,
-                                          values={":e": partition(event.id, quota)}))
+            slots = list(slots_of(self.slots, partition(event.id, quota), projection=COUNTED))
             holds = [s["held_until"] for s in slots if "held_until" in s]
             found[quota] = (len(slots), sum(1 for s in slots if "holder" in s) - len(holds),
                             sum(1 for until in holds if until > now))
         (capacity, confirmed, held), further = found.pop(CAPACITY_QUOTA), found
         return Availability(capacity=capacity, confirmed=confirmed, held=held,
                             further={q: QuotaAvailability(*seats) for q, seats in further.items()})
-
-    def change_capacity(self, event: Event, *, expected_version: int, capacity: int,
-                        changes: dict, quotas: dict[str, int] | None = None) -> None:
-        slots_capacity.change_capacity(self, event.id, expected_version=expected_version,
-                                       capacity=capacity, changes=changes, quotas=quotas)
-
-    def delete(self, event: Event) -> None:
-        slots_capacity.delete(self, event)
-
-    def audit(self, event: Event) -> list:
-        return slots_audit.audit_event(self, event)
-
-    def repair(self, event: Event) -> list[str]:
-        return slots_audit.repair_event(self, event)

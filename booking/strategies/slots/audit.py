@@ -5,32 +5,28 @@ from booking.models import CAPACITY_QUOTA
 from booking.strategies import audit
 from booking.strategies.base import CAPACITY_NAMES
 from booking.strategies.slots import freed
-from booking.strategies.slots.seats import (CLAIM, SLOT_NAMES, claimed, free_op, free_slot,
-                                            partition, slot_op)
+from booking.strategies.slots.capacity import SIZES
+from booking.strategies.slots.seats import (ABSENT, CLAIM, FREE, HOLDER, IS_FREE, PART,
+                                            SLOT_NAMES, claimed, free_slot, partition, slot_op,
+                                            slots_of)
 
 TRANSACTION_WRITES = 99  # plus the ConditionCheck: DynamoDB allows 100 per transaction
-PART = "event_id = :e"
 STORED = "email, tickets, #slot, slots"
-SIZES = "#capacity, version, quota_capacities"
 # A registration item names slot :n of quota #q (one seat's ``slot``, an order's ``slots``).
 NAMES = "#slot = :n OR contains(slots.#q, :n)"
 NAMES_NOT = "attribute_not_exists(email) OR NOT (#slot = :n OR contains(slots.#q, :n))"
 ORPHAN = "holder = :email AND attribute_not_exists(held_until)"
-LISTED_HELD = "holder = :email"
 UNLIST = "REMOVE free_in"
 LOST = "attribute_exists(event_id) AND attribute_not_exists(holder) AND " \
        "attribute_not_exists(free_in)"
 UNCLAIMED = "attribute_not_exists(holder)"
-ABSENT = "attribute_not_exists(event_id)"
-IS_FREE = "attribute_exists(free_in)"
-SIZE_UNCHANGED = {CAPACITY_QUOTA: "#capacity = :c AND version = :v"}
+CAPACITY_UNCHANGED = "#capacity = :c AND version = :v"
 QUOTA_UNCHANGED = "quota_capacities.#q = :c AND version = :v"
 
 
 def read_slots(strategy, part: str) -> dict[int, dict]:
     """A partition's slots by number (at most ``max_capacity`` of them), page by page."""
-    return {int(item["slot"]): item for item in strategy.slots.query(
-        key_condition=PART, values={":e": part})}
+    return {int(item["slot"]): item for item in slots_of(strategy.slots, part)}
 
 
 def read_named(strategy, event_id: str) -> dict[str, dict]:
@@ -67,7 +63,8 @@ def audit_event(strategy, event) -> list[audit.Violation]:
                                              where(quota, number)))
             if holder is not None and (holder, number) not in named and "held_until" not in slot:
                 found.append(audit.Violation(
-                    event.id, audit.CLAIM_HAS_REGISTRATION, f"a registration of {holder} naming it",
+                    event.id, audit.CLAIM_HAS_REGISTRATION,
+                    f"a registration of {holder} naming it",
                     "none" if holder not in stored else f"it names {stored[holder]['slots']}",
                     where(quota, number)))
         for email, number in sorted(named):
@@ -97,17 +94,29 @@ def repair_event(strategy, event) -> list[str]:
             if "held_until" in slot:
                 continue  # held for a waiting-list offer: time releases it
             if holder is not None and (holder, number) not in named:
-                done += _free_unnamed(strategy, event.id, quota, number, holder)
+                done += _attempt(
+                    f"freed slot {number} (claimed by {holder} without a registration naming it)",
+                    freed.freed_together, strategy, event.id,
+                    slot_op(strategy.slots, event.id, quota, number, FREE, condition=ORPHAN,
+                            email=holder),
+                    _names(strategy, event.id, holder, quota, number, NAMES_NOT))
             elif holder is not None and "free_in" in slot:
-                done += _unlist(strategy, part, number, holder)
+                done += _attempt(f"removed held slot {number} from the free list",
+                                 strategy.slots.update, {"event_id": part, "slot": number},
+                                 UNLIST, condition=HOLDER, values={":email": holder})
             elif holder is None and "free_in" not in slot:
-                relist = free_op(strategy.slots, event.id, quota, number, LOST)
-                done += _attempt(lambda op=relist: freed.freed_together(strategy, event.id, op),
-                                 f"listed free slot {number} as free")
+                done += _attempt(f"listed free slot {number} as free", freed.freed_together,
+                                 strategy, event.id,
+                                 slot_op(strategy.slots, event.id, quota, number, FREE,
+                                         condition=LOST))
         slots = read_slots(strategy, part)
         for email, number in sorted(named):
             if number in slots and "holder" not in slots[number]:
-                done += _claim_for(strategy, event.id, quota, number, email)
+                done += _attempt(f"slot {number} claimed for {email}'s order",
+                                 strategy.store.transact_write, [
+                                     slot_op(strategy.slots, event.id, quota, number, CLAIM,
+                                             condition=UNCLAIMED, email=email),
+                                     _names(strategy, event.id, email, quota, number, NAMES)])
         done += _match_slot_count(strategy, event, read_slots(strategy, part), quota)
         fixed += [what if quota == CAPACITY_QUOTA else f"quota {quota}: {what}" for what in done]
     return fixed
@@ -121,31 +130,10 @@ def _names(strategy, event_id, email, quota, number, condition) -> tuple:
         names={**SLOT_NAMES, "#q": quota}, values={":n": number}))
 
 
-def _free_unnamed(strategy, event_id, quota, number, holder):
-    free = free_op(strategy.slots, event_id, quota, number, ORPHAN, email=holder)
-    check = _names(strategy, event_id, holder, quota, number, NAMES_NOT)
-    return _attempt(lambda: strategy.store.transact_write(
-        [free, check, *(op for _, op in strategy.freed_ops(event_id))]),
-        f"freed slot {number} (claimed by {holder} without a registration naming it)")
-
-
-def _unlist(strategy, part, number, holder):
-    return _attempt(lambda: strategy.slots.update(
-        {"event_id": part, "slot": number}, UNLIST, condition=LISTED_HELD,
-        values={":email": holder}), f"removed held slot {number} from the free list")
-
-
-def _claim_for(strategy, event_id, quota, number, email):
-    claim = slot_op(strategy.slots, event_id, quota, number, CLAIM, condition=UNCLAIMED,
-                    email=email)
-    check = _names(strategy, event_id, email, quota, number, NAMES)
-    return _attempt(lambda: strategy.store.transact_write([claim, check]),
-                    f"slot {number} claimed for {email}'s order")
-
-
-def _attempt(operation, done: str) -> list[str]:
+def _attempt(done: str, write, *args, **kwargs) -> list[str]:
+    """``[done]`` once ``write(*args, **kwargs)`` applied."""
     try:
-        operation()
+        write(*args, **kwargs)
     except (ConditionFailed, TransactionCancelled):
         return []  # the data moved since the audit read it: leave it to the next check
     return [done]
@@ -160,9 +148,9 @@ def _match_slot_count(strategy, event, slots, quota):
     if current is None:
         return []
     if quota == CAPACITY_QUOTA:
-        size, names = current["capacity"], CAPACITY_NAMES
+        size, unchanged, names = current["capacity"], CAPACITY_UNCHANGED, CAPACITY_NAMES
     else:
-        size, names = current["quota_capacities"][quota], {"#q": quota}
+        size, unchanged, names = current["quota_capacities"][quota], QUOTA_UNCHANGED, {"#q": quota}
     difference = size - len(slots)
     if difference > 0:
         start = max(slots, default=-1) + 1
@@ -175,13 +163,12 @@ def _match_slot_count(strategy, event, slots, quota):
                                                       condition=IS_FREE))
                   for n in free[:-difference]]
         done = "deleted {} surplus free slot(s)"
-    unchanged = ("ConditionCheck", strategy.events.delete_op(
-        key, condition=SIZE_UNCHANGED.get(quota, QUOTA_UNCHANGED), names=names,
-        values={":c": size, ":v": current["version"]}))
+    check = ("ConditionCheck", strategy.events.delete_op(
+        key, condition=unchanged, names=names, values={":c": size, ":v": current["version"]}))
     bump = [op for _, op in strategy.freed_ops(event.id)] if difference > 0 else []
     fixed, per_step = [], TRANSACTION_WRITES - len(bump)
     for start in range(0, len(writes), per_step):
         chunk = writes[start:start + per_step]
-        fixed += _attempt(lambda c=chunk: strategy.store.transact_write([unchanged, *c, *bump]),
-                          done.format(len(chunk)))
+        fixed += _attempt(done.format(len(chunk)), strategy.store.transact_write,
+                          [check, *chunk, *bump])
     return fixed

@@ -1,10 +1,6 @@
-"""Free slots this process has looked up and not tried yet: a hint its threads share.
-
-A lookup reads up to ``LOOKUP`` free slots of a partition; a booking keeps what it needs
-(and a spare) and leaves the rest here for the process's next bookings, each candidate
-handed out once a ``seconds``. A candidate may have been claimed meanwhile: the claim's
-condition catches it. Why: docs/strategies/slots.md ("Spreading contention").
-"""
+"""Free slots this process has looked up and not tried yet, each handed out once a
+``seconds``: a hint its threads share, which a claim's condition checks
+(docs/strategies/slots.md, "Spreading contention")."""
 import threading
 import time
 from dataclasses import dataclass, field

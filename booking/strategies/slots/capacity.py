@@ -5,35 +5,34 @@ from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies import event_edits
 from booking.strategies.base import AGAIN, CAPACITY_NAMES
 from booking.strategies.slots import freed
-from booking.strategies.slots.seats import free_slot, partition
+from booking.strategies.slots.seats import (ABSENT, IS_FREE, SLOT_NAMES, free_slot, partition,
+                                            slots_of)
 
 STEP = 25  # slots put or deleted per step (a transaction holds at most 100 members)
 SIZES = "#capacity, version, quota_capacities"
-PART = "event_id = :e"
 FREE_IN = "free_in = :e"
-IS_FREE = "attribute_exists(free_in)"
-ABSENT = "attribute_not_exists(event_id)"
 
 
-def change_capacity(strategy, event_id, *, expected_version, capacity, changes, quotas=None):
+def change_capacity(strategy, event: Event, *, expected_version, capacity, changes,
+                    quotas=None):
     """Refused below the slots taken (claimed or held) in a quota; then the capacity's
     steps (at least one, carrying ``changes``), then each resized quota's, by name."""
-    event = strategy.events.get({"event_id": event_id}, projection=SIZES, names=CAPACITY_NAMES)
-    refusal = event_edits.stale_or_missing(event, expected_version)
+    stored = strategy.events.get({"event_id": event.id}, projection=SIZES, names=CAPACITY_NAMES)
+    refusal = event_edits.stale_or_missing(stored, expected_version)
     if refusal:
         raise refusal
     targets = {CAPACITY_QUOTA: capacity, **dict(sorted((quotas or {}).items()))}
-    sizes = {quota: int(event["capacity"] if quota == CAPACITY_QUOTA else
-                        event["quota_capacities"][quota]) for quota in targets}
+    sizes = {quota: int(stored["capacity"] if quota == CAPACITY_QUOTA else
+                        stored["quota_capacities"][quota]) for quota in targets}
     for quota, target in targets.items():
-        taken = _taken(strategy, partition(event_id, quota)) if target < sizes[quota] else 0
+        taken = _taken(strategy, partition(event.id, quota)) if target < sizes[quota] else 0
         if taken > target:
             raise _below(quota, taken)
     # At least one write (it carries ``changes``): the capacity's, unchanged or not.
     resizes = [quota for quota in targets if targets[quota] != sizes[quota]] or [CAPACITY_QUOTA]
     version = expected_version
     for quota in resizes:
-        version = _resize(strategy, event_id, quota, sizes[quota], targets[quota],
+        version = _resize(strategy, event.id, quota, sizes[quota], targets[quota],
                           version=version, capacity=capacity, changes=changes)
         changes = {}
 
@@ -44,31 +43,17 @@ def _resize(strategy, event_id, quota, current, target, *, version, capacity, ch
     while True:
         step = max(-STEP, min(STEP, target - current))
         current += step
-        sizes = {"capacity": current} if quota == CAPACITY_QUOTA else \
-            {"capacity": capacity, "quotas": {quota: current}}
-        _apply_step(strategy, event_id, version, step, changes, quota=quota, **sizes)
+        quotas = None if quota == CAPACITY_QUOTA else {quota: current}
+        _apply_step(strategy, event_id, quota, step, version, event_edits.event_update(
+            expected_version=version, capacity=capacity if quotas else current,
+            changes=changes, quotas=quotas))
         version, changes = version + 1, {}
         if current == target:
             return version
 
 
-def _taken(strategy, part) -> int:
-    """The slots of a partition that are not free: claimed or held."""
-    return sum(1 for item in strategy.slots.query(
-        key_condition=PART, values={":e": part}, projection="free_in")
-        if "free_in" not in item)
-
-
-def _below(quota: str, taken: int):
-    """The refusal of a size below the seats ``taken`` in ``quota``."""
-    if quota == CAPACITY_QUOTA:
-        return event_edits.below_confirmed(taken)
-    return event_edits.below_taken(quota, taken)
-
-
-def _apply_step(strategy, event_id, version, step, changes, *, quota, capacity, quotas=None):
-    update = event_edits.event_update(expected_version=version, capacity=capacity,
-                                      changes=changes, quotas=quotas)
+def _apply_step(strategy, event_id, quota, step, version, update) -> None:
+    """One step: ``update`` of the event item with ``step`` slots put (or free ones deleted)."""
     event_write = ("Update", strategy.events.update_op(
         {"event_id": event_id}, update.expression, **update.kwargs()))
 
@@ -90,9 +75,8 @@ def _apply_step(strategy, event_id, version, step, changes, *, quota, capacity, 
 
 
 def _new_slots(strategy, part, count):
-    highest = list(strategy.slots.query(
-        key_condition=PART, values={":e": part}, forward=False, limit=1,
-        projection="#slot", names={"#slot": "slot"}))
+    highest = list(slots_of(strategy.slots, part, forward=False, limit=1, projection="#slot",
+                            names=SLOT_NAMES))
     first = highest[0]["slot"] + 1 if highest else 0
     return [(f"slot:{number}", ("Put", strategy.slots.put_op(free_slot(part, number),
                                                               condition=ABSENT)))
@@ -109,11 +93,24 @@ def _free_slot_deletes(strategy, event_id, quota, count):
         {"event_id": part, "slot": item["slot"]}, condition=IS_FREE))) for item in free]
 
 
+def _taken(strategy, part) -> int:
+    """The slots of a partition that are not free: claimed or held."""
+    return sum(1 for item in slots_of(strategy.slots, part, projection="free_in")
+               if "free_in" not in item)
+
+
+def _below(quota: str, taken: int):
+    """The refusal of a size below the seats ``taken`` in ``quota``."""
+    return (event_edits.below_confirmed(taken) if quota == CAPACITY_QUOTA
+            else event_edits.below_taken(quota, taken))
+
+
 def delete(strategy, event: Event) -> None:
     # Slots first: with no slot left, no booking can succeed; then registrations, event.
     for quota in event.quota_capacities():
         strategy.slots.delete_partition(partition(event.id, quota))
-    freed.delete_epoch(strategy.locks, event.id)  # a rejection read now finds no event
+    for copy in range(freed.EPOCHS):  # a rejection read now finds no event
+        strategy.locks.delete(freed.epoch_key(event.id, copy))
     strategy.registrations_table.delete_partition(event.id)
     strategy.events.delete({"event_id": event.id})
 

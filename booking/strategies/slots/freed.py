@@ -1,22 +1,18 @@
-"""The slots strategy's freed epoch, and "full" verified by a consistent read of the seats.
-
-Every write that can make a slot free adds 1 to the event's epoch (and its copies) in the
-same transaction; "full" is verified once against the slot items, read after the epoch,
-and later rejections only check that the epoch has not moved. Why and how:
-docs/strategies/slots.md ("Full from one consistent read").
-"""
+"""The freed epoch, which every write that can free a slot bumps, and "full" verified by a
+consistent read of the slots after it (docs/strategies/slots.md, "Full from one
+consistent read")."""
 import random
+from contextlib import suppress
 from dataclasses import dataclass
 
 from booking.dynamo.access import Table, TransactionCancelled
 from booking.dynamo.transaction import Op
 from booking.strategies.base import now_ms
+from booking.strategies.slots.seats import ABSENT, SLOT_NAMES, slots_of
 
 EPOCHS = 4  # the epoch item and its copies: 4 x 3,000 rejections a second read from them
 FOREVER = 2**62
 FREED = "ADD epoch :one"
-ABSENT = "attribute_not_exists(event_id)"
-PART = "event_id = :e"
 FREE_OR_HELD = "attribute_exists(free_in) OR attribute_exists(held_until)"
 SEEN = "#slot, free_in, held_until"
 
@@ -30,17 +26,16 @@ def any_epoch_key(event_id: str) -> dict:
     return epoch_key(event_id, random.randrange(EPOCHS))
 
 
-def freed_members(locks: Table, event_id: str) -> list[tuple[str, Op]]:
-    """The members a freeing transaction adds: 1 more on the epoch and every copy."""
-    return [(f"epoch:{copy}", ("Update", locks.update_op(epoch_key(event_id, copy), FREED,
-                                                         values={":one": 1})))
-            for copy in range(EPOCHS)]
+def freed_ops(strategy, event_id: str) -> list[tuple[str, Op]]:
+    """The members every write that frees a slot adds: 1 more on the epoch and every copy."""
+    return [(f"epoch:{copy}", ("Update", strategy.locks.update_op(
+        epoch_key(event_id, copy), FREED, values={":one": 1}))) for copy in range(EPOCHS)]
 
 
-def freed_together(strategy, event_id: str, operation: Op) -> None:
-    """One freeing write on its own, made a transaction with the epoch's bump. Raises
-    ``TransactionCancelled`` when ``operation``'s condition fails."""
-    strategy.store.transact_write([operation, *(op for _, op in strategy.freed_ops(event_id))])
+def freed_together(strategy, event_id: str, *operations: Op) -> None:
+    """Freeing writes made one transaction with the epoch's bump. Raises
+    ``TransactionCancelled`` when a condition of ``operations`` fails."""
+    strategy.store.transact_write([*operations, *(op for _, op in strategy.freed_ops(event_id))])
 
 
 def ensure_epoch(locks: Table, event_id: str) -> int:
@@ -49,46 +44,26 @@ def ensure_epoch(locks: Table, event_id: str) -> int:
     found = locks.get(any_epoch_key(event_id))
     if found is not None:
         return int(found["epoch"])
-    try:
+    with suppress(TransactionCancelled):  # a freeing write made it meanwhile
         locks.store.transact_write([
             ("Put", locks.put_op({**epoch_key(event_id, copy), "epoch": 0}, condition=ABSENT))
             for copy in range(EPOCHS)])
-    except TransactionCancelled:
-        pass  # a freeing write made it meanwhile
     return int((locks.get(any_epoch_key(event_id)) or {"epoch": 0})["epoch"])  # or deleted
-
-
-def delete_epoch(locks: Table, event_id: str) -> None:
-    for copy in range(EPOCHS):
-        locks.delete(epoch_key(event_id, copy))
-
-
-@dataclass(frozen=True)
-class Verified:
-    """A partition seen with no free slot by a consistent read, at the freed ``epoch``
-    read before it; ``until``: the earliest expiry of a hold it saw still holding a slot."""
-
-    epoch: int
-    until: float
-
-    def holds(self, epoch_item: dict, now: float) -> bool:
-        """Still no free slot: no freeing write since (same epoch) and no hold lapsed."""
-        return int(epoch_item["epoch"]) == self.epoch and now < self.until
 
 
 @dataclass(frozen=True)
 class Seen:
-    """One partition's slots as a consistent read found them (``see``)."""
+    """One partition's slots as a consistent read found them (``see``), at the freed
+    ``epoch`` read before it; with none free or lapsed, the mark of "full" verified."""
 
     epoch: int
-    now: float
     free: list[int]
     lapsed: list[int]  # held slots whose hold has expired (a booking may take them over)
     until: float  # the earliest expiry of a live hold (``FOREVER``: none)
 
-    @property
-    def verified(self) -> Verified:
-        return Verified(self.epoch, self.until)
+    def holds(self, epoch_item: dict, now: float) -> bool:
+        """Still no free slot: no freeing write since (same epoch) and no hold lapsed."""
+        return int(epoch_item["epoch"]) == self.epoch and now < self.until
 
 
 def see(strategy, event_id: str, part: str, now: float | None = None) -> Seen:
@@ -97,12 +72,12 @@ def see(strategy, event_id: str, part: str, now: float | None = None) -> Seen:
     epoch = ensure_epoch(strategy.locks, event_id)
     now = now_ms() if now is None else now
     free, lapsed, until = [], [], FOREVER
-    for item in strategy.slots.query(key_condition=PART, values={":e": part}, projection=SEEN,
-                                     names={"#slot": "slot"}, filter=FREE_OR_HELD):
+    for item in slots_of(strategy.slots, part, projection=SEEN, names=SLOT_NAMES,
+                         filter=FREE_OR_HELD):
         if "free_in" in item:
             free.append(int(item["slot"]))
         elif item["held_until"] <= now:
             lapsed.append(int(item["slot"]))
         else:
             until = min(until, item["held_until"])
-    return Seen(epoch, now, free, lapsed, until)
+    return Seen(epoch, free, lapsed, until)

@@ -1,6 +1,7 @@
 """Waiting-list holds on slot items: a slot held for one e-mail until a time, claimed and
 freed as a booking's slots are (docs/strategies/slots.md, "Holds")."""
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from booking.dynamo import items
@@ -8,34 +9,29 @@ from booking.dynamo.access import Table, TransactionCancelled
 from booking.dynamo.transaction import Op, Refusal
 from booking.errors import AlreadyRegistered
 from booking.models import Event, Order, Registration
-from booking.strategies.base import order_full, quota_order
+from booking.strategies.base import OneItemPerPerson, order_full, quota_order
 from booking.strategies.contract import Holds
 from booking.strategies.slots import freed
-from booking.strategies.slots.seats import (CLAIMABLE, HELD_UNTIL, HOLD, KEEP, KEEP_FOR,
-                                            NOT_REGISTERED, UNEXPIRED, claimed, free_op,
-                                            hold_ref, partition, slot_name, slot_op,
-                                            slots_value)
+from booking.strategies.slots.seats import (CLAIMABLE, FREE, HELD_UNTIL, HOLD, KEEP,
+                                            KEEP_FOR, NOT_REGISTERED, SLOT_NAMES, UNEXPIRED,
+                                            claimed, hold_ref, partition, slot_members, slot_op,
+                                            slots_of, slots_value)
 
 LAPSED = "held_until <= :now"
-HELD = "event_id = :e"
-HELD_SLOTS = "#slot, held_until"
+HELD_SLOTS = "#slot, holder, held_until"
 
 
-class SlotsHolds(Holds):
+class SlotsHolds(OneItemPerPerson, Holds):
     """``Holds`` on the strategy's ``slots`` (its ``candidates`` find free slots)."""
 
     slots: Table
-    registrations_table: Table
     # The strategy's own, declared here for the type checker:
     candidates: Callable[[str, str, int, float], tuple[list[int], Any]]
     freed_ops: Callable[[str], list]
-    _require_event: Callable[[str], dict]
 
     def hold_ops(self, event: Event, email: str, order: Order, *, until: float, now: float,
                  refused: Refusal | None = None) -> tuple[list[tuple[str, Op]], dict]:
-        """The person's absence, then enough slots of every quota the order draws on, found
-        as its booking would find them (a lapsed hold's slot too), each held until
-        ``until``; ``ref`` names them."""
+        """Slots found as a booking finds them, held until ``until``; ``ref`` names them."""
         if refused is not None and refused.refused("registration"):
             raise AlreadyRegistered()
         claims = {}
@@ -45,58 +41,53 @@ class SlotsHolds(Holds):
                 self._require_event(event.id)
                 raise order_full(order, quota)
             claims[quota] = found[:order.seats[quota]]
-        return [("registration", self.registration_absent_op(event.id, email)), *(
-            (slot_name(quota, n), slot_op(self.slots, event.id, quota, n, HOLD,
-                                          condition=CLAIMABLE, email=email, until=until, now=now))
-            for quota, slots in claims.items() for n in slots)], hold_ref(claims)
+        return [("registration", self.registration_absent_op(event.id, email)),
+                *slot_members(self.slots, event.id, claims, HOLD, condition=CLAIMABLE,
+                              email=email, until=until, now=now)], hold_ref(claims)
 
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
                    now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
         """Every held slot kept, only while the hold is unexpired, and the registration (a
         slot held under another key, ``holder``, becomes the person's)."""
         claims = claimed(ref)
-        keep, extra = (KEEP, {}) if holder is None else (
-            KEEP_FOR, {"person": registration.email})
-        return [*((slot_name(quota, n), slot_op(self.slots, event.id, quota, n, keep,
-                                                condition=UNEXPIRED,
-                                                email=holder or registration.email, now=now,
-                                                **extra))
-                  for quota, slots in claims.items() for n in slots),
-                ("registration", ("Put", self.registrations_table.put_op(
-                    items.registration_item(registration, **slots_value(registration, claims)),
-                    condition=NOT_REGISTERED)))]
+        keep, extra = (KEEP, {}) if holder is None else (KEEP_FOR, {"person": registration.email})
+        return [*slot_members(self.slots, event.id, claims, keep, condition=UNEXPIRED,
+                              email=holder or registration.email, now=now, **extra),
+                ("registration", self.registration_put(registration, claims))]
+
+    def registration_put(self, registration: Registration, claims: dict[str, list[int]]) -> Op:
+        """Put ``registration`` naming ``claims``, only if the person holds none."""
+        return ("Put", self.registrations_table.put_op(
+            items.registration_item(registration, **slots_value(registration, claims)),
+            condition=NOT_REGISTERED))
 
     def release_ops(self, event: Event, email: str, order: Order, *, until: float,
                     ref: dict) -> list[tuple[str, Op]]:
-        return [*((slot_name(quota, n), free_op(self.slots, event.id, quota, n, HELD_UNTIL,
-                                                email=email, until=until))
-                  for quota, slots in claimed(ref).items() for n in slots),
-                *self.freed_ops(event.id)]
+        return [*slot_members(self.slots, event.id, claimed(ref), FREE, condition=HELD_UNTIL,
+                              email=email, until=until), *self.freed_ops(event.id)]
 
     def release_expired(self, event: Event, *, now: float) -> int:
         """Each lapsed slot of every quota freed on its own, with the freed epoch's bump."""
         released = 0
         for quota in event.quota_capacities():
-            for slot, until in self._held_slots(partition(event.id, quota)).items():
-                if until > now:
+            for item in self._held(partition(event.id, quota)):
+                if item["held_until"] > now:
                     continue
-                try:
-                    freed.freed_together(self, event.id, free_op(
-                        self.slots, event.id, quota, slot, LAPSED, now=now))
+                with suppress(TransactionCancelled):  # claimed or released meanwhile
+                    freed.freed_together(self, event.id, slot_op(
+                        self.slots, event.id, quota, item["slot"], FREE, condition=LAPSED,
+                        now=now))
                     released += 1
-                except TransactionCancelled:
-                    pass  # claimed or released meanwhile
         return released
-
-    def _held_slots(self, part: str) -> dict[int, float]:
-        return {item["slot"]: item["held_until"] for item in self.slots.query(
-            key_condition=HELD, values={":e": part}, projection=HELD_SLOTS,
-            names={"#slot": "slot"}) if "held_until" in item}
 
     def holds(self, event_id: str) -> dict[str, float]:
         """Every hold holds a slot of the capacity (every seat counts in it)."""
-        return {item["holder"]: item["held_until"] for item in self.slots.query(
-            key_condition=HELD, values={":e": event_id}) if "held_until" in item}
+        return {item["holder"]: item["held_until"] for item in self._held(event_id)}
+
+    def _held(self, part: str) -> list[dict]:
+        """The partition's slots held for an offer (expired ones too)."""
+        return [item for item in slots_of(self.slots, part, projection=HELD_SLOTS,
+                                          names=SLOT_NAMES) if "held_until" in item]
 
     def registration_absent_op(self, event_id: str, email: str) -> Op:
         return ("ConditionCheck", self.registrations_table.delete_op(

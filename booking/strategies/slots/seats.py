@@ -1,20 +1,16 @@
 """The slots strategy's items: one slot item per seat, the expressions that claim and free
 one, and what a registration or a hold stores of its slots (docs/strategies/slots.md)."""
 import random
+from collections.abc import Iterator
 
 from booking.dynamo.access import Table
 from booking.dynamo.transaction import Op
-from booking.errors import InvalidBooking
-from booking.models import CAPACITY_QUOTA, Event, Registration
-from booking.exactly_once.riders import MOST_RIDER_MEMBERS
-from booking.strategies.slots.freed import EPOCHS
+from booking.models import CAPACITY_QUOTA, Registration
 
 SHUFFLE_RANGE = 2**31
-TRANSACTION_LIMIT = 100
-# Besides the slots: the registration, (a cancellation) the freed epoch and its copies, and
-# the riders' members.
-OTHER_MEMBERS = 1 + EPOCHS + MOST_RIDER_MEMBERS
-
+PART = "event_id = :e"
+ABSENT = "attribute_not_exists(event_id)"
+IS_FREE = "attribute_exists(free_in)"
 # A slot a booking or a hold may take: free, or held by a hold that has lapsed.
 CLAIMABLE = "attribute_exists(free_in) OR held_until <= :now"
 CLAIM = "SET holder = :email REMOVE free_in, held_until"
@@ -29,23 +25,14 @@ NOT_REGISTERED = "attribute_not_exists(email)"
 SLOT_NAMES = {"#slot": "slot"}
 
 
-def check_order_shape(event: Event) -> None:
-    """An order's write holds one member per slot it claims (a seat counts once in the
-    capacity and once in each further quota its type names): refuse an event whose
-    largest order would pass DynamoDB's 100 members."""
-    widest = max(len(quotas) for quotas in event.ticket_types.values())
-    if event.max_per_order * (1 + widest) + OTHER_MEMBERS > TRANSACTION_LIMIT:
-        most = (TRANSACTION_LIMIT - OTHER_MEMBERS) // (1 + widest)
-        # Why (for developers): one slot item per seat and quota, in one transaction.
-        raise InvalidBooking(f"Allow at most {most} seats per order here: each seat of an "
-                             f"order is written together with its quotas, and one write "
-                             f"holds at most {TRANSACTION_LIMIT} of them.",
-                             field="max_per_order")
-
-
 def partition(event_id: str, quota: str) -> str:
     """The partition of a quota's slot items: the event's own for the capacity."""
     return event_id if quota == CAPACITY_QUOTA else f"{event_id}#{quota}"
+
+
+def slots_of(slots: Table, part: str, **query) -> Iterator[dict]:
+    """A partition's slot items, page by page (``query``: further Query arguments)."""
+    return slots.query(key_condition=PART, values={":e": part}, **query)
 
 
 def free_slot(part: str, number: int) -> dict:
@@ -60,8 +47,7 @@ def slot_name(quota: str, number: int) -> str:
 
 
 def claimed(item: dict) -> dict[str, list[int]]:
-    """The slots a registration item names, per quota: a one-seat registration stores its
-    one slot as ``slot`` (as it always did), an order its slots per quota as ``slots``."""
+    """The slots a registration item or an offer's ``ref`` names, per quota."""
     if "slot" in item:
         return {CAPACITY_QUOTA: [int(item["slot"])]}
     return {quota: [int(n) for n in numbers]
@@ -69,16 +55,13 @@ def claimed(item: dict) -> dict[str, list[int]]:
 
 
 def slots_value(registration: Registration, claims: dict[str, list[int]]) -> dict:
-    """What a registration item stores of ``claims`` (read back by ``claimed``)."""
-    if registration.ticket_counts is None:  # one seat of the only type
-        (slot,), = claims.values()
-        return {"slot": slot}
-    return {"slots": claims}
+    """What a registration item stores of ``claims``: a plain booking's as a hold's."""
+    return hold_ref(claims) if registration.ticket_counts is None else {"slots": claims}
 
 
 def hold_ref(claims: dict[str, list[int]]) -> dict:
-    """What a waiting-list offer stores of its held slots: one capacity slot as ``slot``
-    (as it always did), else ``slots`` per quota (read back by ``claimed``)."""
+    """What an offer stores of its held slots: one capacity slot as ``slot``, else
+    ``slots`` per quota (read back by ``claimed``; docs/strategies/slots.md)."""
     if list(claims) == [CAPACITY_QUOTA] and len(claims[CAPACITY_QUOTA]) == 1:
         return {"slot": claims[CAPACITY_QUOTA][0]}
     return {"slots": claims}
@@ -86,14 +69,18 @@ def hold_ref(claims: dict[str, list[int]]) -> dict:
 
 def slot_op(slots: Table, event_id: str, quota: str, number: int, update: str, *,
             condition: str, **values) -> Op:
-    """An update of slot ``number`` of ``quota`` (values given without their colon)."""
+    """An update of slot ``number`` of ``quota`` (values given without their colon); ``FREE``
+    lists it in the free-slot index again, at a new random place."""
+    if update == FREE:
+        values |= {"e": partition(event_id, quota), "r": random.randrange(SHUFFLE_RANGE)}
     return ("Update", slots.update_op(
         {"event_id": partition(event_id, quota), "slot": number}, update, condition=condition,
         values={f":{name}": value for name, value in values.items()}))
 
 
-def free_op(slots: Table, event_id: str, quota: str, number: int, condition: str,
-            **values) -> Op:
-    """Free a slot (listed again, at a new random place) if ``condition`` holds."""
-    return slot_op(slots, event_id, quota, number, FREE, condition=condition,
-                   e=partition(event_id, quota), r=random.randrange(SHUFFLE_RANGE), **values)
+def slot_members(slots: Table, event_id: str, claims: dict[str, list[int]], update: str, *,
+                 condition: str, **values) -> list[tuple[str, Op]]:
+    """``slot_op`` of every slot of ``claims`` (quota -> numbers), under its member name."""
+    return [(slot_name(quota, n), slot_op(slots, event_id, quota, n, update,
+                                          condition=condition, **values))
+            for quota, numbers in claims.items() for n in numbers]
