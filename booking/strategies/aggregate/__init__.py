@@ -19,7 +19,7 @@ from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite, Strate
                                      checked_order, expired_holder, now_ms, part_of,
                                      quota_order, tickets_left)
 from booking.strategies.quota_counts import counts_of
-from booking.strategies.sold_out import hint_key, read_first
+from booking.strategies.sold_out import hint_key
 
 
 class AggregateStrategy(AggregateHolds, Strategy):
@@ -82,15 +82,18 @@ class AggregateStrategy(AggregateHolds, Strategy):
 
     def read_first(self, event: Event, registration: Registration, order: Order,
                    riders: Riders) -> Order | Registration:
-        """``order``, or once lately refused "full" for a quota of it, what one read says
-        (``next_try``; "Full" from a read in the doc), the hints cleared unless it raises."""
+        """``order`` as it is, unless this process was lately told "full" for a quota of it
+        (``sold_out.py``); then what one consistent BatchGetItem of the event item and the
+        request row says (``next_try``), hints cleared unless it raises."""
         hints = [hint_key(event.id, quota) for quota in order.seats]
         if not self.sold_out.any_of(hints):
             return order
-        names = {**CAPACITY_NAMES, "#email": registration.email}
-        first = read_first(self, [(self.events, {"event_id": event.id})], registration, riders,
-                           projections={self.events.name: (FIRST_READ, names)})
-        found = first.answered or self.next_try(event.id, registration, order, first.counters[0])
+        item, *rows = self.store.batch_get(
+            [(self.events, {"event_id": event.id}), *riders.reads()],
+            projections={self.events.name: (FIRST_READ, {**CAPACITY_NAMES,
+                                                         "#email": registration.email})})
+        answered = riders.answer_read(rows[0]) if rows else None
+        found = answered or self.next_try(event.id, registration, order, present(item))
         if isinstance(found, Registration):
             return found
         for key in hints:
@@ -99,8 +102,9 @@ class AggregateStrategy(AggregateHolds, Strategy):
 
     def next_try(self, event_id: str, registration: Registration, order: Order,
                  item: dict) -> Registration | str | Order:
-        """What ``item`` says to ``order`` ("Reading a refusal" in the doc):
-        ``registration``, a lapsed hold's e-mail, ``order`` with its capacities, or raises."""
+        """What ``item`` says to a booking of ``order``: ``registration`` (our own write is in
+        it), a lapsed hold's e-mail (an order of one seat takes its seat), or ``order`` with
+        the item's capacities; or raises ``AlreadyRegistered``, ``EventFull`` (hint noted)."""
         attendee = attendee_of(item, registration.email)
         if self.tokens.is_mine(attendee, registration):
             return registration
