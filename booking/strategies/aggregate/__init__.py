@@ -102,9 +102,8 @@ class AggregateStrategy(AggregateHolds, Strategy):
 
     def next_try(self, event_id: str, registration: Registration, order: Order,
                  item: dict) -> Registration | str | Order:
-        """What ``item`` says to a booking of ``order``: ``registration`` (our own write is in
-        it), a lapsed hold's e-mail (an order of one seat takes its seat), or ``order`` with
-        the item's capacities; or raises ``AlreadyRegistered``, ``EventFull`` (hint noted)."""
+        """What ``item`` says to ``order`` ("Reading a refusal" in the doc): ``registration``,
+        a lapsed hold's e-mail, ``order`` with its capacities; or raises (hint noted)."""
         attendee = attendee_of(item, registration.email)
         if self.tokens.is_mine(attendee, registration):
             return registration
