@@ -35,23 +35,17 @@ UNHOLD = "REMOVE holds.#email SET {then}{bump}"
 UNHOLD_ORDER = "REMOVE holds.#email, hold_seats.#email SET {then}{bump}"
 
 
-def hold_seats(item: dict | None, email: str, quota: str = CAPACITY_QUOTA) -> dict[str, int]:
-    """What ``email``'s hold in a counter item takes: quota -> seats (one seat of ``quota``,
-    the item's own count, for a hold of one seat, stored as a bare ``until``)."""
-    return dict((item or {}).get("hold_seats", {}).get(email) or {quota: 1})
-
-
 def held_seats(item: dict | None, now: float | None = None,
                quota: str = CAPACITY_QUOTA) -> Counter:
     """Seats per quota held in a counter item: every hold, or with ``now`` those still
     taken: unexpired ones, and an order's lapsed one until it is released (nothing takes
-    it over, so its seats are nobody's until then). ``quota``: the item's own count, for
-    holds of one seat."""
+    it over, so its seats are nobody's until then). ``quota``: the item's own count, which
+    a hold of one seat (a bare ``until``, no ``hold_seats`` entry) takes a seat of."""
     held: Counter = Counter()
     orders = (item or {}).get("hold_seats") or {}
     for email, until in ((item or {}).get("holds") or {}).items():
         if now is None or until > now or email in orders:
-            held.update(hold_seats(item, email, quota))
+            held.update(orders.get(email) or {quota: 1})
     return held
 
 
@@ -71,8 +65,8 @@ def availability_of(item: dict, now: float | None, quota: str = CAPACITY_QUOTA) 
 
 
 def _and(*conditions: str) -> str:
-    """The conditions joined (callers of the older methods pass ``also`` as " AND ...")."""
-    return " AND ".join(c.removeprefix(" AND ") for c in conditions if c)
+    """The conditions given (an empty one is none), joined."""
+    return " AND ".join(c for c in conditions if c)
 
 
 @dataclass(frozen=True)
@@ -165,16 +159,14 @@ class HoldsMap:
                     also: str = "") -> Op:
         """``email`` takes over ``holder``'s lapsed hold of one seat (its own: renewed); the
         count does not change."""
-        values = {":until": until, ":now": now, **self.bump_values}
         if holder == email:
-            renew = RENEW.format(bump=self.bump)
-            return ("Update", self.table.update_op(
-                self.key(event_id), renew, condition=_and(LAPSED, also), names={"#email": email},
-                values=values))
-        take_over = TAKE_OVER.format(bump=self.bump)
-        return ("Update", self.table.update_op(  # DynamoDB refuses unused names: #h only here
-            self.key(event_id), take_over, condition=_and(HOLDER_LAPSED, also, FREE_OF_EMAIL),
-            names={"#email": email, "#h": holder}, values=values))
+            update, condition, names = RENEW, _and(LAPSED, also), {"#email": email}
+        else:  # DynamoDB refuses unused names: #h only here
+            update, condition = TAKE_OVER, _and(HOLDER_LAPSED, also, FREE_OF_EMAIL)
+            names = {"#email": email, "#h": holder}
+        return ("Update", self.table.update_op(
+            self.key(event_id), update.format(bump=self.bump), condition=condition, names=names,
+            values={":until": until, ":now": now, **self.bump_values}))
 
     def order_unhold_op(self, event_id, email, seats: dict[str, int], now, *, also: str = "",
                         then: str = "", names=None, values=None, bare: bool = False) -> Op:
@@ -190,25 +182,26 @@ class HoldsMap:
     def order_release_op(self, event_id, email, seats: dict[str, int], *, until,
                          bare: bool = False) -> Op:
         """Free exactly the hold of ``seats`` that lasts until ``until``."""
-        expression, kwargs = self._release(email, seats, UNTIL, {":until": until}, bare=bare)
-        return ("Update", self.table.update_op(self.key(event_id), expression, **kwargs))
+        release = self._release(event_id, email, seats, UNTIL, {":until": until}, bare=bare)
+        return ("Update", self.table.update_op(**release))
 
     def order_lapsed_release_op(self, event_id, email, seats: dict[str, int], *, now) -> Op:
         """Free exactly ``email``'s hold of ``seats``, only if it lapsed before ``now``."""
-        expression, kwargs = self._release(email, seats, LAPSED, {":now": now})
-        return ("Update", self.table.update_op(self.key(event_id), expression, **kwargs))
+        release = self._release(event_id, email, seats, LAPSED, {":now": now})
+        return ("Update", self.table.update_op(**release))
 
-    def _release(self, email, seats, condition, values, *, bare=False) -> tuple[str, dict]:
-        """(expression, its keyword arguments) removing ``email``'s hold of ``seats`` and
-        giving them back to the counts, only if ``condition`` holds (and, unless ``bare``,
-        the hold is of those seats)."""
+    def _release(self, event_id, email, seats, condition, values, *, bare=False) -> dict:
+        """The update's arguments removing ``email``'s hold of ``seats`` and giving them back
+        to the counts, only if ``condition`` holds (and, unless ``bare``, the hold is of
+        those seats)."""
         clauses, names, counts = self._counts(seats, "-")
         removed, same = ("holds.#email", {}) if bare else (
             "holds.#email, hold_seats.#email", {":seats": dict(seats)})
-        return (f"REMOVE {removed} SET {', '.join([*clauses, self.bump])}",
-                {"condition": _and(condition, "" if bare else SAME_SEATS),
-                 "names": {"#email": email, **names},
-                 "values": {**values, **same, **counts, **self.bump_values}})
+        return {"key": self.key(event_id),
+                "expression": f"REMOVE {removed} SET {', '.join([*clauses, self.bump])}",
+                "condition": _and(condition, "" if bare else SAME_SEATS),
+                "names": {"#email": email, **names},
+                "values": {**values, **same, **counts, **self.bump_values}}
 
     # --- tidying and reading -------------------------------------------------------------
     def release_expired(self, event_id, *, now) -> int:
@@ -220,10 +213,9 @@ class HoldsMap:
             if until > now:
                 continue
             seats = orders.get(email) or {CAPACITY_QUOTA: 1}
-            expression, kwargs = self._release(email, seats, LAPSED, {":now": now},
-                                               bare=email not in orders)
             try:
-                self.table.update(self.key(event_id), expression, **kwargs)
+                self.table.update(**self._release(event_id, email, seats, LAPSED, {":now": now},
+                                                  bare=email not in orders))
                 released += 1
             except ConditionFailed:
                 pass  # taken over or released meanwhile
