@@ -35,23 +35,17 @@ UNHOLD = "REMOVE holds.#email SET {then}{bump}"
 UNHOLD_ORDER = "REMOVE holds.#email, hold_seats.#email SET {then}{bump}"
 
 
-def hold_seats(item: dict | None, email: str, quota: str = CAPACITY_QUOTA) -> dict[str, int]:
-    """What ``email``'s hold in a counter item takes: quota -> seats (one seat of ``quota``,
-    the item's own count, for a hold of one seat, stored as a bare ``until``)."""
-    return dict((item or {}).get("hold_seats", {}).get(email) or {quota: 1})
-
-
 def held_seats(item: dict | None, now: float | None = None,
                quota: str = CAPACITY_QUOTA) -> Counter:
     """Seats per quota held in a counter item: every hold, or with ``now`` those still
     taken: unexpired ones, and an order's lapsed one until it is released (nothing takes
-    it over, so its seats are nobody's until then). ``quota``: the item's own count, for
-    holds of one seat."""
+    it over, so its seats are nobody's until then). ``quota``: the item's own count, which
+    a hold of one seat (a bare ``until``, no ``hold_seats`` entry) takes a seat of."""
     held: Counter = Counter()
     orders = (item or {}).get("hold_seats") or {}
     for email, until in ((item or {}).get("holds") or {}).items():
         if now is None or until > now or email in orders:
-            held.update(hold_seats(item, email, quota))
+            held.update(orders.get(email) or {quota: 1})
     return held
 
 
@@ -70,23 +64,9 @@ def availability_of(item: dict, now: float | None, quota: str = CAPACITY_QUOTA) 
                         confirmed=item["confirmed_count"] - stored, held=held)
 
 
-def refused_order(order: Order, found: list, email: str, counts=None) -> Order:
-    """What a refused hold of ``order`` learns from the counter items it ``found``: raises
-    ``EventNotFound``, ``EventFull`` (naming the quota without room, or while the person
-    still has a hold there: a lapsed one is released first), else returns the order with
-    the stored capacities (its guess was stale: hold again with these). ``counts``: the
-    items' quota -> (capacity, taken) (default: one event item's ``counts_of``)."""
-    if any(item is None for item in found):
-        raise EventNotFound()
-    if any(email in (item.get("holds") or {}) for item in found):
-        raise EventFull()
-    stored = counts(found) if counts is not None else counts_of(found[0])
-    return checked_order(order, {q: c for q, c in stored.items() if q in order.seats})
-
-
 def _and(*conditions: str) -> str:
-    """The conditions joined (callers of the older methods pass ``also`` as " AND ...")."""
-    return " AND ".join(c.removeprefix(" AND ") for c in conditions if c)
+    """The conditions given (an empty one is none), joined."""
+    return " AND ".join(c for c in conditions if c)
 
 
 @dataclass(frozen=True)
@@ -138,8 +118,8 @@ class HoldsMap:
         return {quota: (int(item["capacity"]), int(item["confirmed_count"]))}
 
     # --- one path for every hold: ``bare`` is a hold of one seat, stored as a bare until ---
-    def seats_hold_op(self, event_id: str, email: str, order: Order, *, until: float,
-                      bare: bool, also: str = "") -> Op:
+    def order_hold_op(self, event_id: str, email: str, order: Order, *, until: float,
+                      also: str = "", bare: bool = False) -> Op:
         """Hold ``order``'s seats (this item's part) for ``email`` if they all fit and the
         person holds nothing here; ``also`` adds to the condition. A ``bare`` hold stores
         only its until (what a hold of one seat always stored), any other its seats too."""
@@ -173,87 +153,55 @@ class HoldsMap:
             if holder is None:
                 raise
             return self.takeover_op(event_id, email, holder, until=until, now=now, also=also)
-        return self.seats_hold_op(event_id, email, order, until=until, bare=bare, also=also)
+        return self.order_hold_op(event_id, email, order, until=until, also=also, bare=bare)
 
     def takeover_op(self, event_id: str, email: str, holder: str, *, until: float, now: float,
                     also: str = "") -> Op:
         """``email`` takes over ``holder``'s lapsed hold of one seat (its own: renewed); the
         count does not change."""
-        values = {":until": until, ":now": now, **self.bump_values}
         if holder == email:
-            renew = RENEW.format(bump=self.bump)
-            return ("Update", self.table.update_op(
-                self.key(event_id), renew, condition=_and(LAPSED, also), names={"#email": email},
-                values=values))
-        take_over = TAKE_OVER.format(bump=self.bump)
-        return ("Update", self.table.update_op(  # DynamoDB refuses unused names: #h only here
-            self.key(event_id), take_over, condition=_and(HOLDER_LAPSED, also, FREE_OF_EMAIL),
-            names={"#email": email, "#h": holder}, values=values))
-
-    def seats_unhold_op(self, event_id: str, email: str, seats: dict[str, int], now: float, *,
-                        bare: bool, also: str = "", then: str = "", names=None,
-                        values=None) -> Op:
-        """Remove ``email``'s unexpired hold of ``seats`` (they stay counted: they become the
-        person's); ``then`` adds SET clauses (with ``names``, ``values``)."""
-        if not bare:
-            return self.order_unhold_op(event_id, email, seats, now, also=also, then=then,
-                                        names=names, values=values)
-        unhold = UNHOLD.format(then=then, bump=self.bump)
+            update, condition, names = RENEW, _and(LAPSED, also), {"#email": email}
+        else:  # DynamoDB refuses unused names: #h only here
+            update, condition = TAKE_OVER, _and(HOLDER_LAPSED, also, FREE_OF_EMAIL)
+            names = {"#email": email, "#h": holder}
         return ("Update", self.table.update_op(
-            self.key(event_id), unhold, condition=_and(LIVE, also),
-            names={"#email": email, **(names or {})}, values={":now": now, **(values or {}), **self.bump_values}))
-
-    def seats_release_op(self, event_id: str, email: str, seats: dict[str, int], *,
-                         until: float, bare: bool) -> Op:
-        """Free exactly the hold of ``seats`` that lasts until ``until``."""
-        if not bare:
-            return self.order_release_op(event_id, email, seats, until=until)
-        return self.release_op(event_id, email, until=until)
-
-    # --- holds of orders: seats per quota, stored with the hold (shards calls these) ------
-    def order_hold_op(self, event_id, email, order: Order, *, until, also: str = "") -> Op:
-        """The update holding ``order``'s seats (in this item's quotas) for ``email``, only if
-        they all fit and the person holds nothing here; ``also`` adds to the condition."""
-        return self.seats_hold_op(event_id, email, order, until=until, bare=False, also=also)
+            self.key(event_id), update.format(bump=self.bump), condition=condition, names=names,
+            values={":until": until, ":now": now, **self.bump_values}))
 
     def order_unhold_op(self, event_id, email, seats: dict[str, int], now, *, also: str = "",
-                        then: str = "", names=None, values=None) -> Op:
-        """Remove the hold of ``seats`` (they stay counted: they become the person's), only
-        while unexpired; ``then`` adds SET clauses (with ``names``, ``values``)."""
-        unhold = UNHOLD_ORDER.format(then=then, bump=self.bump)
+                        then: str = "", names=None, values=None, bare: bool = False) -> Op:
+        """Remove ``email``'s unexpired hold of ``seats`` (they stay counted: they become the
+        person's); ``then`` adds SET clauses (with ``names``, ``values``)."""
+        unhold, same = (UNHOLD, {}) if bare else (UNHOLD_ORDER, {":seats": dict(seats)})
         return ("Update", self.table.update_op(
-            self.key(event_id), unhold, condition=_and(LIVE, SAME_SEATS, also),
+            self.key(event_id), unhold.format(then=then, bump=self.bump),
+            condition=_and(LIVE, "" if bare else SAME_SEATS, also),
             names={"#email": email, **(names or {})},
-            values={":now": now, ":seats": dict(seats), **(values or {}), **self.bump_values}))
+            values={":now": now, **same, **(values or {}), **self.bump_values}))
 
-    def order_release_op(self, event_id, email, seats: dict[str, int], *, until) -> Op:
+    def order_release_op(self, event_id, email, seats: dict[str, int], *, until,
+                         bare: bool = False) -> Op:
         """Free exactly the hold of ``seats`` that lasts until ``until``."""
-        expression, kwargs = self._release(email, seats, UNTIL, {":until": until})
-        return ("Update", self.table.update_op(self.key(event_id), expression, **kwargs))
+        release = self._release(event_id, email, seats, UNTIL, {":until": until}, bare=bare)
+        return ("Update", self.table.update_op(**release))
 
     def order_lapsed_release_op(self, event_id, email, seats: dict[str, int], *, now) -> Op:
         """Free exactly ``email``'s hold of ``seats``, only if it lapsed before ``now``."""
-        expression, kwargs = self._release(email, seats, LAPSED, {":now": now})
-        return ("Update", self.table.update_op(self.key(event_id), expression, **kwargs))
+        release = self._release(event_id, email, seats, LAPSED, {":now": now})
+        return ("Update", self.table.update_op(**release))
 
-    def _release(self, email, seats, condition, values, *, bare=False) -> tuple[str, dict]:
-        """(expression, its keyword arguments) removing ``email``'s hold of ``seats`` and
-        giving them back to the counts, only if ``condition`` holds (and, unless ``bare``,
-        the hold is of those seats)."""
+    def _release(self, event_id, email, seats, condition, values, *, bare=False) -> dict:
+        """The update's arguments removing ``email``'s hold of ``seats`` and giving them back
+        to the counts, only if ``condition`` holds (and, unless ``bare``, the hold is of
+        those seats)."""
         clauses, names, counts = self._counts(seats, "-")
         removed, same = ("holds.#email", {}) if bare else (
             "holds.#email, hold_seats.#email", {":seats": dict(seats)})
-        return (f"REMOVE {removed} SET {', '.join([*clauses, self.bump])}",
-                {"condition": _and(condition, "" if bare else SAME_SEATS),
-                 "names": {"#email": email, **names},
-                 "values": {**values, **same, **counts, **self.bump_values}})
-
-    # --- a hold of one seat (aggregate calls this) ----------------------------------------
-    def release_op(self, event_id, email, *, until) -> Op:
-        """Free exactly ``email``'s hold of one seat that lasts until ``until``."""
-        expression, kwargs = self._release(email, {CAPACITY_QUOTA: 1}, UNTIL, {":until": until},
-                                           bare=True)
-        return ("Update", self.table.update_op(self.key(event_id), expression, **kwargs))
+        return {"key": self.key(event_id),
+                "expression": f"REMOVE {removed} SET {', '.join([*clauses, self.bump])}",
+                "condition": _and(condition, "" if bare else SAME_SEATS),
+                "names": {"#email": email, **names},
+                "values": {**values, **same, **counts, **self.bump_values}}
 
     # --- tidying and reading -------------------------------------------------------------
     def release_expired(self, event_id, *, now) -> int:
@@ -265,10 +213,9 @@ class HoldsMap:
             if until > now:
                 continue
             seats = orders.get(email) or {CAPACITY_QUOTA: 1}
-            expression, kwargs = self._release(email, seats, LAPSED, {":now": now},
-                                               bare=email not in orders)
             try:
-                self.table.update(self.key(event_id), expression, **kwargs)
+                self.table.update(**self._release(event_id, email, seats, LAPSED, {":now": now},
+                                                  bare=email not in orders))
                 released += 1
             except ConditionFailed:
                 pass  # taken over or released meanwhile
@@ -319,22 +266,22 @@ class MapHolds(Holds):
             else:
                 if refused is None:
                     self.held.ensure_map(item_id, orders=not bare)
-                op = self.held.seats_hold_op(item_id, email, part, until=until, bare=bare,
-                                             also=also)
+                op = self.held.order_hold_op(item_id, email, part, until=until, also=also,
+                                             bare=bare)
             members.append((name, op))
         return members
 
     def unhold_members(self, event: Event, email: str, order: Order, *, now: float,
                        **extra) -> list[tuple[str, Op]]:
         """Members turning the unexpired hold of ``order`` into the person's seats
-        (``extra``: ``HoldsMap.seats_unhold_op``'s ``also``, ``then``, ``names``, ``values``)."""
-        return [(name, self.held.seats_unhold_op(item_id, email, part.seats, now,
+        (``extra``: ``HoldsMap.order_unhold_op``'s ``also``, ``then``, ``names``, ``values``)."""
+        return [(name, self.held.order_unhold_op(item_id, email, part.seats, now,
                                                  bare=order.is_single_seat, **extra))
                 for name, item_id, part in self.hold_items(event, order)]
 
     def release_ops(self, event: Event, email: str, order: Order, *, until: float,
                     ref: dict) -> list[tuple[str, Op]]:
-        return [(name, self.held.seats_release_op(item_id, email, part.seats, until=until,
+        return [(name, self.held.order_release_op(item_id, email, part.seats, until=until,
                                                   bare=order.is_single_seat))
                 for name, item_id, part in self.hold_items(event, order)]
 
@@ -344,6 +291,3 @@ class MapHolds(Holds):
     def holds(self, event_id: str) -> dict[str, float]:
         return self.held.holds(event_id)
 
-
-# The contract's ``Holds`` under its former name, only while this branch's slots and shards
-# import it (their own branches no longer do: delete once they are merged).

@@ -10,15 +10,14 @@ from booking.errors import AlreadyRegistered, EventFull, InvalidBooking
 from booking.exactly_once.riders import Riders
 from booking.models import Availability, Event, Order, Registration
 from booking.strategies import event_edits
-from booking.strategies.aggregate.holds import (BUMP, BUMP_VALUES, EVENT, AggregateHolds,
+from booking.strategies.aggregate.holds import (EVENT, AggregateHolds, EventHoldsMap,
                                                 attendee_of, present)
 from booking.strategies.aggregate.item import (
-    ATTENDEE, ATTENDEES, AVAILABILITY, FIRST_READ, MAX_CAPACITY, NEW_EVENT, ORDER_MAX_CAPACITY,
-    audit_event, book_update, cancel_update, repair_event, seats_of)
+    ATTENDEE, ATTENDEES, AVAILABILITY, BUMP, BUMP_VALUES, FIRST_READ, MAX_CAPACITY, NEW_EVENT,
+    ORDER_MAX_CAPACITY, audit_event, book_update, cancel_update, repair_event, seats_of)
 from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite, Strategy,
                                      checked_order, expired_holder, now_ms, part_of,
                                      quota_order, tickets_left)
-from booking.strategies.holds import HoldsMap
 from booking.strategies.quota_counts import counts_of
 from booking.strategies.sold_out import hint_key
 
@@ -33,7 +32,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.events = self.store.table(EVENTS)
-        self.held = HoldsMap(self.events, BUMP, BUMP_VALUES, counts_quotas=True)
+        self.held = EventHoldsMap(self.events, BUMP, BUMP_VALUES, counts_quotas=True)
 
     def check_order_shape(self, event: Event) -> None:  # ticket types: attendees keep tickets
         if event.offers_orders and event.capacity > ORDER_MAX_CAPACITY:
@@ -103,9 +102,8 @@ class AggregateStrategy(AggregateHolds, Strategy):
 
     def next_try(self, event_id: str, registration: Registration, order: Order,
                  item: dict) -> Registration | str | Order:
-        """What ``item`` says to a booking of ``order``: ``registration`` (our own write is in
-        it), a lapsed hold's e-mail (an order of one seat takes its seat), or ``order`` with
-        the item's capacities; or raises ``AlreadyRegistered``, ``EventFull`` (hint noted)."""
+        """What ``item`` says to ``order`` ("Reading a refusal" in the doc): ``registration``,
+        a lapsed hold's e-mail, ``order`` with its capacities; or raises (hint noted)."""
         attendee = attendee_of(item, registration.email)
         if self.tokens.is_mine(attendee, registration):
             return registration

@@ -6,7 +6,6 @@ from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed
 from booking.models import Availability, Event, Order, Registration
 from booking.strategies import audit
-from booking.strategies.aggregate.holds import BUMP, BUMP_VALUES
 from booking.strategies.holds import availability_of, held_seats, quota_availability_of
 from booking.strategies.quota_counts import count_changes, quota_paths
 
@@ -20,6 +19,9 @@ MAX_CAPACITY = (ITEM_SIZE_LIMIT - EVENT_ATTRIBUTES_RESERVE) // ATTENDEE_MAX_BYTE
 ORDER_MAX_CAPACITY = ((ITEM_SIZE_LIMIT - EVENT_ATTRIBUTES_RESERVE - ORDER_DEFINITION_RESERVE)
                       // (ATTENDEE_MAX_BYTES + TICKET_ENTRY_MAX_BYTES))
 
+# The SET clause every write of the item adds: the version a repair checks.
+BUMP = "booking_version = if_not_exists(booking_version, :zero) + :one"
+BUMP_VALUES = {":one": 1, ":zero": 0}
 NEW_EVENT = "attribute_not_exists(event_id)"
 AVAILABILITY = ("event_id, #capacity, confirmed_count, holds, hold_seats, quota_capacities, "
                 "quota_counts")
