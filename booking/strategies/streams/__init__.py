@@ -1,7 +1,6 @@
 """The ``streams`` strategy (decisions from the stream): a booking is accepted at once as
-``pending``, and the decider (``decider.py``) confirms or rejects each in the order the
-table's stream carries them, against every quota the order draws on. Holds: ``holds.py``;
-audit and repair: ``audit.py``. How and why: docs/streams.md.
+``pending``; the decider (``decider.py``) confirms or rejects each in stream order. Holds:
+``holds.py``; audit and repair: ``audit.py``. How and why: docs/streams.md.
 """
 import time
 from contextlib import suppress
@@ -49,9 +48,7 @@ BELIEVED = ("event_id", "capacity", "confirmed_count", "quota_capacities", "quot
 def knows_types(event_item: dict, tickets: dict[str, int]) -> bool:
     """Whether the event item (as believed) has every type ``tickets`` names: a type added
     after the belief was read is not there, and its quotas must never be guessed."""
-    types = event_item.get("ticket_types")
-    return all(name in types for name in tickets) if types is not None else (
-        set(tickets) <= {DEFAULT_TICKET_TYPE})
+    return set(tickets) <= set(event_item.get("ticket_types") or (DEFAULT_TICKET_TYPE,))
 
 
 def order_of(event_item: dict, tickets: dict[str, int]) -> Order:
@@ -59,9 +56,10 @@ def order_of(event_item: dict, tickets: dict[str, int]) -> Order:
     (``UnknownTicketTypes`` for a type it does not have)."""
     if not knows_types(event_item, tickets):
         raise UnknownTicketTypes(sorted(tickets))
+    types = event_item.get("ticket_types") or {}
     seats: dict[str, int] = {}
     for ticket_type, quantity in tickets.items():
-        for quota in (CAPACITY_QUOTA, *(event_item.get("ticket_types") or {}).get(ticket_type, ())):
+        for quota in (CAPACITY_QUOTA, *types.get(ticket_type, ())):
             seats[quota] = seats.get(quota, 0) + quantity
     found = counts_of(event_item)
     return Order(seats=seats, capacities={q: found[q][0] for q in seats})
@@ -82,12 +80,11 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
     max_capacity = 1_000_000
     description = ("Every booking is accepted at once as pending; a stream decider confirms "
                    "or rejects them in arrival order.")
-    decidable = STILL_PENDING  # only a registration still pending is decided (a control replaces it)
+    decidable = STILL_PENDING  # only a pending registration is decided (a control replaces it)
     stale_pending_seconds = 300.0  # check_capacity reports one pending longer while a decider runs
     registrations_spec = STREAM_REGISTRATIONS
     audit, repair = audit_event, repair_event
-    # Whether the belief has the order's types, else the event item is read again (a test
-    # replaces it).
+    # Whether the belief has the order's types, else the event item is read (a test replaces it).
     _knows = staticmethod(knows_types)
 
     def __init__(self, **kwargs):
@@ -172,8 +169,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
 
     def _write(self, registration: Registration, order: Order | None, status: str,
                now: float) -> str:
-        """One decision's transaction; ``AGAIN``: the event item was not as believed, or a
-        conflict."""
+        """One decision's write; ``AGAIN``: a conflict, or the event item not as believed."""
         def decode(refusal: Refusal):
             if refusal.refused("registration"):
                 return NOT_PENDING  # decided before (a redelivery, another decider), withdrawn
@@ -232,13 +228,12 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
                known: Registration | None = None,
                release: dict[str, int] | None = None) -> Registration:
         def read():
-            stored = self._stored(event.id, email, registration_id)
-            return None if stored is None or stored.get("status") == REJECTED else stored
+            stored = items.registration_or_none(self._stored(event.id, email, registration_id))
+            return None if stored is None or stored.status == REJECTED else stored
 
         return self.remove_as_read(
-            read, lambda stored: self._remove(event, items.registration_from_item(stored),
-                                              riders, release),
-            riders=riders, require_event=lambda: self._require_event(event.id))
+            read, lambda stored: self._remove(event, stored, riders, release), riders=riders,
+            require_event=lambda: self._require_event(event.id))
 
     def _remove(self, event: Event, stored: Registration, riders: Riders,
                 release: dict[str, int] | None):

@@ -32,7 +32,7 @@ class Checkpoints:
         try:
             self.table.update(
                 {"shard_id": shard_id}, ADVANCE, condition=FORWARD,
-                names={"#pos": "position"},  # compares as the number: DynamoDB's have <= 40 digits
+                names={"#pos": "position"},  # zero-filled: compares as the number (<= 40 digits)
                 values={":seq": sequence_number, ":pos": sequence_number.zfill(40),
                         ":now": _decimal(time.time())})
         except ConditionFailed:
@@ -43,11 +43,10 @@ class Checkpoints:
         self.table.update({"shard_id": shard_id}, FINISH, values={":yes": True})
 
     def beat(self, decider_id: str, *, caught_up: bool, decided: int, now: float) -> None:
-        row = {"shard_id": HEARTBEAT_PREFIX + decider_id, "seen_at": _decimal(now),
-               "decided": decided}
-        previous = self.table.get({"shard_id": row["shard_id"]}) or {}
-        row["caught_up_at"] = _decimal(now) if caught_up else _decimal(previous.get("caught_up_at"))
-        self.table.put(row)
+        key = {"shard_id": HEARTBEAT_PREFIX + decider_id}
+        previous = (self.table.get(key) or {}).get("caught_up_at")
+        self.table.put({**key, "seen_at": _decimal(now), "decided": decided,
+                        "caught_up_at": _decimal(now if caught_up else previous)})
 
     def heartbeats(self) -> list[dict]:
         return [row for row in self.table.scan()

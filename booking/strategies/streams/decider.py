@@ -21,13 +21,10 @@ PAGE_SIZE = 100  # stream records a page: after a sell-out, one read serves its 
 
 
 def registration_of(record: dict):
-    """The pending registration a stream record carries, or None (decisions, deletes)."""
-    if record.get("eventName") not in ("INSERT", "MODIFY"):
-        return None
-    image = deserialize(record.get("dynamodb", {}).get("NewImage"))
-    if not image or image.get("status") != PENDING:
-        return None
-    return items.registration_from_item(image)
+    """The pending registration a stream record carries, or None (decisions; a delete's
+    record has no new image)."""
+    image = deserialize(record.get("dynamodb", {}).get("NewImage")) or {}
+    return items.registration_from_item(image) if image.get("status") == PENDING else None
 
 
 class StreamDecider:
