@@ -184,9 +184,9 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
 
     def _decision(self, registration: Registration, order: Order | None, status: str,
                   now: float) -> Members:
-        """The registration decided (only if still pending); the event item: a confirmation
-        counts the order's seats if they fit, a rejection checks they still do not (none
-        with ``order`` None: a read found no room); the decision's e-mail."""
+        """The registration decided (if still pending), the event item (a confirmation counts
+        the order's seats if they fit, a rejection checks they still do not; None: a read
+        found no room) and the decision's e-mail."""
         members = Members([("registration", ("Update", self.registrations_table.update_op(
             self._key(registration), DECIDED, condition=self.decidable, names=STATUS_NAMES,
             values={":status": status, ":now": Decimal(f"{now:.3f}"), ":pending": PENDING,

@@ -55,9 +55,8 @@ class StreamDecider:
         return outcomes
 
     def run_pass(self, *, stop: threading.Event | None = None) -> tuple[Counter, bool]:
-        """Read every shard from its checkpoint to its current end (or until ``stop`` is
-        set, between pages); return the outcomes and whether every shard was read to its
-        end."""
+        """Read every shard from its checkpoint to its current end (or until ``stop`` is set,
+        between pages): the outcomes, and whether every shard was read to its end."""
         outcomes: Counter = Counter()
         caught_up, finished = True, set()
         if not self._arn:
