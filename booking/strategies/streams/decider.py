@@ -1,5 +1,6 @@
 """The stream decider: reads the registrations' stream in order, shard by shard, from
-per-shard checkpoints, and decides each pending registration (``decide_all``); in
+per-shard checkpoints, and decides each pending registration (``decide_all``). A record
+read twice is decided once: each decision is conditional on still being pending. Runs in
 ``manage.py booking_worker`` or as a Lambda (docs/streams.md#running-the-decider).
 """
 import logging
