@@ -1,7 +1,6 @@
 """The ``streams`` strategy (decisions from the stream): a booking is accepted at once as
-``pending``, and the decider (``decider.py``) confirms or rejects each in the order the
-table's stream carries them, against every quota the order draws on. Holds: ``holds.py``;
-audit and repair: ``audit.py``. How and why: docs/streams.md.
+``pending``; the decider (``decider.py``) confirms or rejects each in stream order. Holds:
+``holds.py``; audit and repair: ``audit.py``. How and why: docs/streams.md.
 """
 import time
 from contextlib import suppress
@@ -23,13 +22,12 @@ from booking.strategies.base import (AGAIN, CAPACITY_NAMES, READ_AGAIN, OneItemP
                                      part_of, tickets_left)
 from booking.strategies.holds import HoldsMap, availability_of, quota_availability_of
 from booking.strategies.quota_counts import count_changes, counts_of, room_condition
-from booking.strategies.streams import audit as streams_audit
-from booking.strategies.streams.checkpoints import Checkpoints, decider_seen
-from booking.strategies.streams.holds import BUMP, BUMP_VALUES, StreamsHolds
+from booking.strategies.streams.audit import IN_EVENT, audit_event, repair_event
+from booking.strategies.streams.checkpoints import Checkpoints
+from booking.strategies.streams.holds import BUMP, BUMP_VALUES, STATUS_NAMES, StreamsHolds
 
 # What ``decide`` answers besides CONFIRMED and REJECTED.
 NOT_PENDING, EVENT_GONE = "not_pending", "event_gone"
-STATUS_NAMES = {"#status": "status"}
 EVENT_ABSENT, EVENT_EXISTS = "attribute_not_exists(event_id)", "attribute_exists(event_id)"
 # The person holds nothing for the event, or only a rejected request (asking again is new).
 NOTHING_OR_REJECTED = "attribute_not_exists(email) OR #status = :rejected"
@@ -40,7 +38,6 @@ AS_READ = ("registration_id = :rid AND #status = :status"
            " AND (attribute_not_exists(tickets) OR tickets = :old)")
 KEEP_TICKETS = "SET tickets = :keep"
 PENDING_FILTER, AHEAD_FILTER = "#status = :pending", "#status = :pending AND registered_at < :at"
-IN_EVENT = "event_id = :e"
 EVENT_FIELDS = ("event_id, #capacity, confirmed_count, holds, hold_seats, quota_capacities, "
                 "quota_counts, ticket_types")
 # What a decider keeps of an event item: what an order's seats and room are judged by.
@@ -51,9 +48,7 @@ BELIEVED = ("event_id", "capacity", "confirmed_count", "quota_capacities", "quot
 def knows_types(event_item: dict, tickets: dict[str, int]) -> bool:
     """Whether the event item (as believed) has every type ``tickets`` names: a type added
     after the belief was read is not there, and its quotas must never be guessed."""
-    types = event_item.get("ticket_types")
-    return all(name in types for name in tickets) if types is not None else (
-        set(tickets) <= {DEFAULT_TICKET_TYPE})
+    return set(tickets) <= set(event_item.get("ticket_types") or (DEFAULT_TICKET_TYPE,))
 
 
 def order_of(event_item: dict, tickets: dict[str, int]) -> Order:
@@ -61,9 +56,10 @@ def order_of(event_item: dict, tickets: dict[str, int]) -> Order:
     (``UnknownTicketTypes`` for a type it does not have)."""
     if not knows_types(event_item, tickets):
         raise UnknownTicketTypes(sorted(tickets))
+    types = event_item.get("ticket_types") or {}
     seats: dict[str, int] = {}
     for ticket_type, quantity in tickets.items():
-        for quota in (CAPACITY_QUOTA, *(event_item.get("ticket_types") or {}).get(ticket_type, ())):
+        for quota in (CAPACITY_QUOTA, *types.get(ticket_type, ())):
             seats[quota] = seats.get(quota, 0) + quantity
     found = counts_of(event_item)
     return Order(seats=seats, capacities={q: found[q][0] for q in seats})
@@ -72,10 +68,6 @@ def order_of(event_item: dict, tickets: dict[str, int]) -> Order:
 def fits(event_item: dict, order: Order) -> bool:
     found = counts_of(event_item)
     return all(found[q][1] + n <= found[q][0] for q, n in order.seats.items())
-
-
-def with_event(condition: str) -> str:
-    return f"{EVENT_EXISTS} AND {condition}"
 
 
 def counted(clauses: list[str]) -> str:
@@ -88,9 +80,12 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
     max_capacity = 1_000_000
     description = ("Every booking is accepted at once as pending; a stream decider confirms "
                    "or rejects them in arrival order.")
-    decidable = STILL_PENDING  # only a registration still pending is decided (a control replaces it)
+    decidable = STILL_PENDING  # only a pending registration is decided (a control replaces it)
     stale_pending_seconds = 300.0  # check_capacity reports one pending longer while a decider runs
     registrations_spec = STREAM_REGISTRATIONS
+    audit, repair = audit_event, repair_event
+    # Whether the belief has the order's types, else the event item is read (a test replaces it).
+    _knows = staticmethod(knows_types)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -102,10 +97,9 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         self._seen: dict[str, dict] = {}
 
     def provision(self, event: Event) -> None:
-        item = {**items.event_item(event), "confirmed_count": 0}
-        if event.quotas:
-            item["quota_counts"] = {quota: 0 for quota in event.quotas}
-        self.events.put(item, condition=EVENT_ABSENT)
+        quotas = {"quota_counts": dict.fromkeys(event.quotas, 0)} if event.quotas else {}
+        self.events.put({**items.event_item(event), "confirmed_count": 0, **quotas},
+                        condition=EVENT_ABSENT)
 
     # --- acceptance: one write, the pending registration and the riders -------------------
     def book(self, event: Event, registration: Registration, order: Order,
@@ -164,10 +158,6 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
                 return outcome
         raise AssertionError("unreachable: attempts() raises when spent")
 
-    def _knows(self, item: dict, tickets: dict[str, int]) -> bool:
-        """Whether the belief has the order's types (else the event item is read again)."""
-        return knows_types(item, tickets)
-
     def _read(self, event_id: str) -> dict | None:
         return self.events.get({"event_id": event_id}, projection=EVENT_FIELDS,
                                names=CAPACITY_NAMES)
@@ -179,14 +169,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
 
     def _write(self, registration: Registration, order: Order | None, status: str,
                now: float) -> str:
-        """One decision's transaction (``order`` None: a rejection a read found no room for,
-        without the event item); ``AGAIN``: the event item was not as believed, or a conflict."""
-        members = (self._decision(registration, order, status, now) if order is not None
-                   else Members([self._decided(registration, REJECTED, now)])
-                   .extend(self._notice(registration, REJECTED, now)))
-        if status == REJECTED:  # the pending order's use of its code, given back
-            members.extend(give_back_members(self.access_codes, registration))
-
+        """One decision's write; ``AGAIN``: a conflict, or the event item not as believed."""
         def decode(refusal: Refusal):
             if refusal.refused("registration"):
                 return NOT_PENDING  # decided before (a redelivery, another decider), withdrawn
@@ -196,35 +179,37 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
                 return self._forget_orphan(registration)
             return AGAIN
 
-        return self.transact_once(members, written=status, decode=decode)
+        return self.transact_once(self._decision(registration, order, status, now),
+                                  written=status, decode=decode)
 
-    def _decision(self, registration: Registration, order: Order, status: str,
+    def _decision(self, registration: Registration, order: Order | None, status: str,
                   now: float) -> Members:
-        """The registration, the event item (a confirmation counts the order's seats if
-        they fit; a rejection checks they still do not), and the decision's e-mail."""
-        key = {"event_id": registration.event_id}
-        condition, names, values = room_condition(order, lacking=status == REJECTED)
-        if status == CONFIRMED:
-            clauses, count_names, counts = count_changes(order.seats, "+")
-            event = ("Update", self.events.update_op(
-                key, counted(clauses), condition=with_event(condition),
-                names={**names, **count_names}, values={**values, **counts, ":one": 1}))
-        else:  # a ConditionCheck body has a delete's shape: table, key, condition
-            event = ("ConditionCheck", self.events.delete_op(
-                key, condition=with_event(condition), names=names, values=values))
-        return (Members([self._decided(registration, status, now), ("event", event)])
-                .extend(self._notice(registration, status, now)))
-
-    def _decided(self, registration: Registration, status: str, now: float):
-        return ("registration", ("Update", self.registrations_table.update_op(
+        """The registration decided (if still pending), the event item (a confirmation counts
+        the order's seats if they fit, a rejection checks they still do not; None: a read
+        found no room) and the decision's e-mail."""
+        members = Members([("registration", ("Update", self.registrations_table.update_op(
             self._key(registration), DECIDED, condition=self.decidable, names=STATUS_NAMES,
             values={":status": status, ":now": Decimal(f"{now:.3f}"), ":pending": PENDING,
-                    ":rid": registration.registration_id})))
-
-    def _notice(self, registration: Registration, status: str, now: float):
+                    ":rid": registration.registration_id})))])
+        if order is not None:
+            key = {"event_id": registration.event_id}
+            room, names, values = room_condition(order, lacking=status == REJECTED)
+            condition = f"{EVENT_EXISTS} AND {room}"
+            if status == CONFIRMED:
+                clauses, count_names, counts = count_changes(order.seats, "+")
+                event = ("Update", self.events.update_op(
+                    key, counted(clauses), condition=condition,
+                    names={**names, **count_names}, values={**values, **counts, ":one": 1}))
+            else:  # a ConditionCheck body has a delete's shape: table, key, condition
+                event = ("ConditionCheck", self.events.delete_op(
+                    key, condition=condition, names=names, values=values))
+            members.add("event", event)
         kind = CONFIRMATION if status == CONFIRMED else REJECTION
         ops = self.requests.outbox.ops(kind, replace(registration, status=status), at=int(now))
-        return [(f"outbox:{index}", op) for index, op in enumerate(ops)]
+        members.extend((f"outbox:{index}", op) for index, op in enumerate(ops))
+        if status == REJECTED:  # the pending order's use of its code, given back
+            members.extend(give_back_members(self.access_codes, registration))
+        return members
 
     def _forget_orphan(self, registration: Registration) -> str:
         """Remove a pending registration whose event is gone (written as it was deleted)."""
@@ -243,13 +228,12 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
                known: Registration | None = None,
                release: dict[str, int] | None = None) -> Registration:
         def read():
-            stored = self._stored(event.id, email, registration_id)
-            return None if stored is None or stored.get("status") == REJECTED else stored
+            stored = items.registration_or_none(self._stored(event.id, email, registration_id))
+            return None if stored is None or stored.status == REJECTED else stored
 
         return self.remove_as_read(
-            read, lambda stored: self._remove(event, items.registration_from_item(stored),
-                                              riders, release),
-            riders=riders, require_event=lambda: self._require_event(event.id))
+            read, lambda stored: self._remove(event, stored, riders, release), riders=riders,
+            require_event=lambda: self._require_event(event.id))
 
     def _remove(self, event: Event, stored: Registration, riders: Riders,
                 release: dict[str, int] | None):
@@ -282,7 +266,9 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
 
     # --- reading --------------------------------------------------------------------------
     def availability(self, event: Event) -> Availability:
-        item = self._require_event(event.id)
+        item = self._read(event.id)
+        if item is None:
+            raise EventNotFound()
         return replace(availability_of(item, None), pending=self._pending(event.id),
                        further=quota_availability_of(item, None))
 
@@ -298,12 +284,6 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
             key_condition=IN_EVENT, filter=filter, names=STATUS_NAMES,
             values={":e": event_id, ":pending": PENDING, **(values or {})})
 
-    def _require_event(self, event_id: str) -> dict:
-        event = self._read(event_id)
-        if event is None:
-            raise EventNotFound()
-        return event
-
     # --- the event ------------------------------------------------------------------------
     def change_capacity(self, event: Event, *, expected_version: int, capacity: int,
                         changes: dict, quotas: dict[str, int] | None = None) -> None:
@@ -315,12 +295,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         self.registrations_table.delete_partition(event.id)
         self._seen.pop(event.id, None)
 
-    def audit(self, event: Event) -> list:
-        return streams_audit.audit_event(self, event)
-
-    def repair(self, event: Event) -> list[str]:
-        return streams_audit.repair_event(self, event)
-
     def decider_running(self, now: float) -> bool:
-        """Whether a decider reported a pass recently (its heartbeat rows)."""
-        return decider_seen(Checkpoints(self.store), now=now, within=self.stale_pending_seconds)
+        """Whether a decider reported a pass lately (its heartbeat rows)."""
+        return any(row.get("seen_at", 0) > now - self.stale_pending_seconds
+                   for row in Checkpoints(self.store).heartbeats())

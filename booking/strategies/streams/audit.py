@@ -1,17 +1,18 @@
 """Audit and repair of the streams strategy: the event item's counts against the confirmed
-registrations and the holds, and no request left pending long while a decider runs.
-Repair recounts, written only if ``count_changes`` did not move meanwhile (docs/streams.md).
+orders and the holds, no request left pending long while a decider runs, and a recount
+written only if ``count_changes`` did not move (docs/streams.md#audit-and-repair).
 """
 import time
+from collections import Counter
 from datetime import datetime
 
 from booking.dynamo.access import ConditionFailed
 from booking.models import CONFIRMED, PENDING
 from booking.strategies import audit
 from booking.strategies.holds import held_seats
+from booking.strategies.streams.holds import STATUS_NAMES
 
 PENDING_DECIDED = "pending_decided_in_time"
-STATUS_NAMES = {"#status": "status"}
 IN_EVENT = "event_id = :e"
 COUNTS = "confirmed_count, count_changes, holds, hold_seats, quota_counts"
 RECOUNT = "SET confirmed_count = :count ADD count_changes :one"
@@ -20,28 +21,30 @@ UNCHANGED = "attribute_exists(event_id) AND count_changes = :changes"
 NEVER_CHANGED = "attribute_exists(event_id) AND attribute_not_exists(count_changes)"
 
 
-def audit_event(strategy, event, *, now: float | None = None) -> list[audit.Violation]:
-    now = time.time() if now is None else now
+def counted(strategy, event, counter: dict) -> tuple[Counter, list[dict]]:
+    """Seats per quota of the confirmed orders and the holds, and the registrations read."""
+    stored = list(strategy.registrations_table.query(
+        key_condition=IN_EVENT, values={":e": event.id},
+        projection="email, #status, registered_at, tickets", names=STATUS_NAMES))
+    confirmed = (item.get("tickets") for item in stored if item.get("status") == CONFIRMED)
+    return audit.seats_taken(event, confirmed) + held_seats(counter), stored
+
+
+def audit_event(strategy, event) -> list[audit.Violation]:
+    now = time.time()
     counter = strategy.events.get({"event_id": event.id}, projection=COUNTS) or {}
-    confirmed, pending, emails = [], [], []
-    for item in strategy.registrations_table.query(
-            key_condition=IN_EVENT, values={":e": event.id},
-            projection="email, #status, registered_at, tickets", names=STATUS_NAMES):
-        emails.append(item["email"])
-        if item.get("status") == CONFIRMED:
-            confirmed.append(item.get("tickets"))
-        if item.get("status") == PENDING:
-            pending.append(datetime.fromisoformat(item["registered_at"]).timestamp())
-    seats = audit.seats_taken(event, confirmed) + held_seats(counter)  # held seats are taken
+    seats, stored = counted(strategy, event, counter)
     taken = seats["capacity"]
     found = audit.capacity_violation(event.id, event.capacity, taken)
     if counter.get("confirmed_count") != taken:
-        found.append(audit.Violation(event.id, audit.COUNTER, taken, counter.get("confirmed_count"),
-                                     "event item confirmed_count vs confirmed registrations "
-                                     "and holds"))
+        found.append(audit.Violation(event.id, audit.COUNTER, taken,
+                                     counter.get("confirmed_count"), "event item "
+                                     "confirmed_count vs confirmed registrations and holds"))
     found += audit.quota_violations(event, seats, counter.get("quota_counts") or {})
+    pending = [datetime.fromisoformat(item["registered_at"]).timestamp()
+               for item in stored if item.get("status") == PENDING]
     found += _stale_pending(strategy, event.id, pending, now)
-    return found + audit.person_violations(event.id, emails)
+    return found + audit.person_violations(event.id, [item["email"] for item in stored])
 
 
 def _stale_pending(strategy, event_id, pending, now) -> list[audit.Violation]:
@@ -62,10 +65,7 @@ def repair_event(strategy, event) -> list[str]:
         item = strategy.events.get(key, projection=COUNTS)
         if item is None:
             return []
-        confirmed = (i.get("tickets") for i in strategy.registrations_table.query(
-            key_condition=IN_EVENT, projection="tickets, #status", names=STATUS_NAMES,
-            values={":e": event.id}) if i.get("status") == CONFIRMED)
-        seats = audit.seats_taken(event, confirmed) + held_seats(item)  # held for offers
+        seats, _ = counted(strategy, event, item)
         taken, quotas = seats["capacity"], {quota: seats[quota] for quota in event.quotas}
         if item.get("confirmed_count") == taken and (item.get("quota_counts") or {}) == quotas:
             return []

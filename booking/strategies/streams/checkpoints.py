@@ -1,7 +1,5 @@
-"""The stream decider's checkpoints (per shard, the last record whose page was decided;
-only ever forward) and heartbeats (per decider, for the admin's lag and
-``check_capacity``), apart from the decider so the strategy and service read them
-(docs/streams.md#checkpoints-restarts-shards).
+"""The stream decider's per-shard checkpoints and per-decider heartbeats, apart from the
+decider so the strategy and service read them (docs/streams.md#checkpoints-restarts-shards).
 """
 import time
 from decimal import Decimal
@@ -20,12 +18,6 @@ def _decimal(seconds: float | None) -> Decimal | None:
     return None if seconds is None else Decimal(f"{seconds:.3f}")
 
 
-def _position(sequence_number: str) -> str:
-    """A sequence number as a string that compares like the number (DynamoDB's are
-    decimal strings of up to 40 digits)."""
-    return sequence_number.zfill(40)
-
-
 class Checkpoints:
     """Per-shard positions and per-decider heartbeats in one small table."""
 
@@ -40,8 +32,8 @@ class Checkpoints:
         try:
             self.table.update(
                 {"shard_id": shard_id}, ADVANCE, condition=FORWARD,
-                names={"#pos": "position"},
-                values={":seq": sequence_number, ":pos": _position(sequence_number),
+                names={"#pos": "position"},  # zero-filled: compares as the number (<= 40 digits)
+                values={":seq": sequence_number, ":pos": sequence_number.zfill(40),
                         ":now": _decimal(time.time())})
         except ConditionFailed:
             pass  # another decider is further along
@@ -51,28 +43,20 @@ class Checkpoints:
         self.table.update({"shard_id": shard_id}, FINISH, values={":yes": True})
 
     def beat(self, decider_id: str, *, caught_up: bool, decided: int, now: float) -> None:
-        row = {"shard_id": HEARTBEAT_PREFIX + decider_id, "seen_at": _decimal(now),
-               "decided": decided}
-        previous = self.table.get({"shard_id": row["shard_id"]}) or {}
-        row["caught_up_at"] = _decimal(now) if caught_up else _decimal(previous.get("caught_up_at"))
-        self.table.put(row)
+        key = {"shard_id": HEARTBEAT_PREFIX + decider_id}
+        previous = (self.table.get(key) or {}).get("caught_up_at")
+        self.table.put({**key, "seen_at": _decimal(now), "decided": decided,
+                        "caught_up_at": _decimal(now if caught_up else previous)})
 
     def heartbeats(self) -> list[dict]:
         return [row for row in self.table.scan()
                 if row["shard_id"].startswith(HEARTBEAT_PREFIX)]
 
 
-def decider_seen(checkpoints: Checkpoints, *, now: float | None = None,
-                 within: float = 300.0) -> bool:
-    """Whether any decider reported a pass in the last ``within`` seconds."""
-    now = time.time() if now is None else now
-    return any(row.get("seen_at", 0) > now - within for row in checkpoints.heartbeats())
-
-
-def lag(checkpoints: Checkpoints, *, now: float | None = None) -> dict:
+def lag(checkpoints: Checkpoints) -> dict:
     """The deciders' state for the admin: how many report, and how long since one last
     read every shard to its current end (None: never)."""
-    now = time.time() if now is None else now
+    now = time.time()
     rows = checkpoints.heartbeats()
     live = [r for r in rows if r.get("seen_at", 0) > now - 60]
     caught = [r["caught_up_at"] for r in rows if r.get("caught_up_at")]

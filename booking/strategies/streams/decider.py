@@ -1,7 +1,7 @@
-"""The stream decider: reads the streams registrations' stream in order, shard by shard,
-from per-shard checkpoints, and decides each pending registration (``decide_all``). A
-record read twice is decided once: each decision is conditional on still being pending.
-Runs in ``manage.py booking_worker`` or as a Lambda (docs/streams.md).
+"""The stream decider: reads the registrations' stream in order, shard by shard, from
+per-shard checkpoints, and decides each pending registration (``decide_all``). A record
+read twice is decided once: each decision is conditional on still being pending. Runs in
+``manage.py booking_worker`` or as a Lambda (docs/streams.md#running-the-decider).
 """
 import logging
 import threading
@@ -18,34 +18,29 @@ from booking.models import CONFIRMED, PENDING, REJECTED
 logger = logging.getLogger(__name__)
 HEARTBEAT_EVERY = 1.0  # seconds between heartbeat writes
 FAILED_PASS_PAUSE = 1.0  # seconds before a pass that failed is tried again
+PAGE_SIZE = 100  # stream records a page: after a sell-out, one read serves its rejections
 
 
 def registration_of(record: dict):
-    """The pending registration a stream record carries, or None (decisions, deletes)."""
-    if record.get("eventName") not in ("INSERT", "MODIFY"):
-        return None
-    image = deserialize(record.get("dynamodb", {}).get("NewImage"))
-    if not image or image.get("status") != PENDING:
-        return None
-    return items.registration_from_item(image)
+    """The pending registration a stream record carries, or None (decisions; a delete's
+    record has no new image)."""
+    image = deserialize(record.get("dynamodb", {}).get("NewImage")) or {}
+    return items.registration_from_item(image) if image.get("status") == PENDING else None
 
 
 class StreamDecider:
     """Decides the stream's pending registrations with ``strategy``; ``on_decided(outcome,
     registration)`` runs after each decision it made (the worker sends its e-mail)."""
 
-    def __init__(self, strategy, *, checkpoints: Checkpoints | None = None, on_decided=None,
-                 page_size: int = 100, decider_id: str | None = None):
+    def __init__(self, strategy, *, on_decided=None):
         self.strategy = strategy
-        self.checkpoints = checkpoints or Checkpoints(strategy.store)
+        self.checkpoints = Checkpoints(strategy.store)
         self.streams = streams.StreamReader(strategy.store)
         self.on_decided = on_decided
-        self.page_size = page_size
-        self.decider_id = decider_id or uuid.uuid4().hex[:12]
+        self.decider_id = uuid.uuid4().hex[:12]
         self._arn = ""  # the stream's, once a registration exists
         self._iterators: dict[str, str] = {}
         self._beaten = 0.0
-        self._stop: threading.Event | None = None
         self.decided_total = 0
 
     def decide_records(self, records: list[dict]) -> Counter:
@@ -60,18 +55,15 @@ class StreamDecider:
         self.decided_total += outcomes[CONFIRMED] + outcomes[REJECTED]
         return outcomes
 
-    def run_pass(self, *, now: float | None = None,
-                 stop: threading.Event | None = None) -> tuple[Counter, bool]:
-        """Read every shard from its checkpoint to its current end (or until ``stop`` is
-        set, between pages); return the outcomes and whether every shard was read to its
-        end."""
-        self._stop = stop
+    def run_pass(self, *, stop: threading.Event | None = None) -> tuple[Counter, bool]:
+        """Read every shard from its checkpoint to its current end (or until ``stop`` is set,
+        between pages): the outcomes, and whether every shard was read to its end."""
         outcomes: Counter = Counter()
         caught_up, finished = True, set()
         if not self._arn:
             if not self.strategy.registrations_table.scan_page(limit=1)[0]:
                 # No registration stored, so nothing to decide (and no stream to open yet).
-                self._beat(True, time.time() if now is None else now)
+                self._beat(True)
                 return outcomes, True
             self._arn = self.streams.stream_arn(STREAM_REGISTRATIONS)
         known = self.streams.shards(self._arn)
@@ -80,17 +72,14 @@ class StreamDecider:
             row = self.checkpoints.get(shard.shard_id)
             if row.get("finished"):
                 finished.add(shard.shard_id)
-                continue
-            if shard.parent_id in ids and shard.parent_id not in finished:
+            elif shard.parent_id in ids and shard.parent_id not in finished:
                 caught_up = False  # its parent is not read to its end yet
-                continue
-            done = self._read_shard(shard, row, outcomes)
-            if done:
+            elif self._read_shard(shard, row, outcomes, stop):
                 finished.add(shard.shard_id)
-        self._beat(caught_up, time.time() if now is None else now)
+        self._beat(caught_up)
         return outcomes, caught_up
 
-    def _read_shard(self, shard, row, outcomes: Counter) -> bool:
+    def _read_shard(self, shard, row, outcomes: Counter, stop: threading.Event | None) -> bool:
         """Decide the shard's records up to its current end; True once it is closed and
         read completely."""
         position = self._iterators.pop(shard.shard_id, None)
@@ -99,14 +88,13 @@ class StreamDecider:
                 position = position or self.streams.iterator(
                     self._arn, shard.shard_id, row.get("sequence_number"))
                 while position:
-                    records, next_position = self.streams.records(position,
-                                                                  limit=self.page_size)
+                    records, next_position = self.streams.records(position, limit=PAGE_SIZE)
                     outcomes.update(self.decide_records(records))
                     if records:
                         self.checkpoints.advance(shard.shard_id,
                                                  records[-1]["dynamodb"]["SequenceNumber"])
                     position = next_position
-                    if not records or (self._stop is not None and self._stop.is_set()):
+                    if not records or (stop is not None and stop.is_set()):
                         break
                 break
             except streams.IteratorLost:
@@ -118,7 +106,8 @@ class StreamDecider:
             self._iterators[shard.shard_id] = position
         return False
 
-    def _beat(self, caught_up: bool, now: float) -> None:
+    def _beat(self, caught_up: bool) -> None:
+        now = time.time()
         if now - self._beaten >= HEARTBEAT_EVERY or not caught_up:
             self.checkpoints.beat(self.decider_id, caught_up=caught_up,
                                   decided=self.decided_total, now=now)

@@ -1,12 +1,11 @@
-"""Waiting-list holds in the streams event item: the shared holds map (``MapHolds``),
-counted in ``confirmed_count`` and the quota counts, so the decider treats a held seat as
-taken. Accepting an offer puts a confirmed registration, never decided (docs/streams.md).
+"""Waiting-list holds in the streams event item's holds map (``MapHolds``), counted as
+taken seats; an accepted offer is a confirmed registration (docs/streams.md#waiting-list-holds).
 """
 from booking.dynamo import items
 from booking.dynamo.access import Table
 from booking.dynamo.transaction import Op
 from booking.models import CONFIRMED, Event, Order, Registration
-from booking.strategies.holds import HoldsMap, MapHolds
+from booking.strategies.holds import MapHolds
 
 STATUS_NAMES = {"#status": "status"}
 # A pending request may still be rejected and a rejected one is nothing: only a confirmed
@@ -21,7 +20,6 @@ class StreamsHolds(MapHolds):
     """Holds in the event item's holds map (``held``, set by the strategy)."""
 
     registrations_table: Table
-    held: HoldsMap
 
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
                    now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
