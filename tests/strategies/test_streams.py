@@ -456,3 +456,35 @@ def test_requests__booking_one_write__a_decision_one_write_once_the_event_is_kno
     assert first.operations == ["GetItem", "TransactWriteItems"]
     assert refused.operations == ["TransactWriteItems", "GetItem", "TransactWriteItems"]
     assert page.operations == ["GetItem", "TransactWriteItems"]
+
+
+@pytest.mark.parametrize("tickets", [None, {"ghost": 1}], ids=["decision", "unknown-type"])
+def test_decide__write_meets_a_conflict__decided_again_never_left_pending(service, tickets):
+    """A conflict on a decision's write is tried again, on the path that rejects a type the
+    event never stored too (it once answered the conflict itself, leaving the request
+    pending after its stream record had been read)."""
+    from dataclasses import replace
+    from unittest import mock
+
+    from booking.dynamo.errors import CancellationReason, TransactionCancelled
+
+    event = service.create_event(name="Queue", capacity=2, strategy="streams")
+    booked = service.book(event.id, name="Ann", email="ann@example.com")
+    if tickets is not None:
+        booked = replace(booked, ticket_counts=tickets)
+    strategy = service.strategy("streams")
+    store, real, calls = strategy.store, strategy.store.transact_write, []
+
+    def flaky(operations, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise TransactionCancelled([CancellationReason("TransactionConflict", None)]
+                                       * len(operations))
+        return real(operations, **kwargs)
+
+    with mock.patch.object(store, "transact_write", flaky):
+        [(_, outcome)] = list(strategy.decide_all([booked]))
+
+    expected = "confirmed" if tickets is None else "rejected"
+    assert (outcome, len(calls)) == (expected, 2)
+    assert statuses(service, event) == {"ann@example.com": expected}

@@ -144,7 +144,10 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
             if item is None:
                 return self._forget_orphan(registration)
             if not knows_types(item, tickets):  # not even as stored: never guess its quotas
-                return self._write(registration, None, REJECTED, now)
+                outcome = self._write(registration, None, REJECTED, now)
+                if outcome is not AGAIN:  # a conflict is tried again, as any decision's
+                    return outcome
+                continue
             order = order_of(item, tickets)  # the belief picks the first write
             status, from_read = (CONFIRMED if fits(item, order) else REJECTED), False
             if status == REJECTED:  # believed without room: one consistent read a page
