@@ -89,13 +89,11 @@ def capacity_violation(event_id: str, capacity: int, confirmed: int) -> list[Vio
 
 def fix_version(table, key: dict, item: dict) -> bool:
     """Make a missing or non-numeric version 1, unless the item changed since ``item``."""
-    missing = "version" not in item
-    condition = "attribute_not_exists(version)" if missing else "version = :old"
-    values = {":one": 1} if missing else {":one": 1, ":old": item["version"]}
-    exists = f"attribute_exists({next(iter(key))})"
+    same = "version = :old" if "version" in item else "attribute_not_exists(version)"
+    values = {":one": 1, ":old": item["version"]} if "version" in item else {":one": 1}
     try:
-        table.update(key, "SET version = :one", condition=f"{exists} AND {condition}",
-                     values=values)
+        table.update(key, "SET version = :one", values=values,
+                     condition=f"attribute_exists({next(iter(key))}) AND {same}")
     except ConditionFailed:
         return False
     return True

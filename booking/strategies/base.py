@@ -114,12 +114,6 @@ def order_full(order: Order, quota: str) -> EventFull:
     return EventFull(quota=quota)
 
 
-def order_token(registration: Registration, order: Order, purpose: str) -> str:
-    """A ClientRequestToken for an order's write with these capacity guesses."""
-    guesses = ",".join(f"{q}={order.capacities.get(q)}" for q in quota_order(order))
-    return client_token(f"{registration.registration_id}:{guesses}", purpose)
-
-
 def tickets_left(stored: Registration, release: dict[str, int]) -> dict[str, int]:
     """The tickets an order keeps when ``release`` is cancelled ({}: all of them);
     ``InvalidBooking`` when it asks to cancel seats the order does not hold."""
@@ -241,8 +235,12 @@ class Strategy(Seats, Audited):
         ``remove(stored)``, reading again while it answers ``AGAIN`` or ``READ_AGAIN``."""
         for _ in self.retry.attempts():
             stored = read()
-            if stored is None:
-                return self._not_registered(riders.recall, require_event)
+            if stored is None:  # an earlier run of this very request may have cancelled it
+                answered = riders.recall()
+                if answered is not None:
+                    return answered
+                require_event()
+                raise NotRegistered()
             try:
                 removed = remove(stored)
             except InvalidBooking:
@@ -255,15 +253,6 @@ class Strategy(Seats, Audited):
             if not isinstance(removed, Signal):
                 return removed
         raise BookingContention()
-
-    @staticmethod
-    def _not_registered(recall: Callable, require_event: Callable) -> Registration:
-        """Nothing to cancel: an earlier run of this very request may have cancelled it."""
-        answered = recall()
-        if answered is not None:
-            return answered
-        require_event()
-        raise NotRegistered()
 
 
 class OneItemPerPerson(Strategy):
@@ -294,11 +283,6 @@ class OneItemPerPerson(Strategy):
         if item is None or registration_id not in (None, item["registration_id"]):
             return None
         return item
-
-    def _stored_count(self, event_id) -> int:
-        """How many registrations the event's partition holds (one consistent count)."""
-        return self.registrations_table.count(key_condition="event_id = :e",
-                                              values={":e": event_id})
 
     def _require_event(self, event_id) -> dict:
         """The event item's capacity, or ``EventNotFound``."""

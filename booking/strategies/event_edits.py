@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from booking.dynamo.access import ConditionFailed, Table
 from booking.errors import EventNotFound, InvalidBooking, StaleEdit
+from booking.models import CAPACITY_QUOTA
 from booking.strategies.base import CAPACITY_NAMES
 
 SET_CAPACITY = ["#capacity = :capacity", "version = version + :one"]
@@ -98,19 +99,18 @@ def stale_or_missing(old_item: dict | None, expected_version: int):
 
 
 def below_taken(quota: str, taken: int) -> InvalidBooking:
-    """A further quota resized below the seats it has confirmed or held."""
+    """A quota resized below the seats it has confirmed or held (the capacity's error is
+    ``below_confirmed``)."""
+    if quota == CAPACITY_QUOTA:
+        return below_confirmed(taken)
     seats = "seat is" if taken == 1 else "seats are"
     return InvalidBooking(
         f"{taken} {seats} confirmed or held in quota {quota!r}, so its size cannot be lower "
-        "than that. Cancel orders first if you need fewer seats.",
-        field="quotas",
-    )
+        "than that. Cancel orders first if you need fewer seats.", field="quotas")
 
 
 def below_confirmed(confirmed: int) -> InvalidBooking:
     people = "person is" if confirmed == 1 else "people are"
     return InvalidBooking(
         f"{confirmed} {people} registered for this event, so the capacity cannot be lower "
-        "than that. Cancel registrations first if you need fewer seats.",
-        field="capacity",
-    )
+        "than that. Cancel registrations first if you need fewer seats.", field="capacity")

@@ -63,26 +63,20 @@ class FirstRead:
 
 
 def read_first(strategy, counters: list[tuple[Table, dict]], registration: Registration,
-               riders: Riders, *, registrations: Table | None = None,
-               projections: dict | None = None) -> FirstRead:
-    """One consistent BatchGetItem of ``counters``, the person's registration item (in
-    ``registrations``, when the strategy keeps one) and the riders' reads (the request
-    row). Raises ``AlreadyRegistered`` for a registered person; ``EventNotFound`` when the
-    first counter is absent."""
-    mine = [(registrations, {"event_id": registration.event_id, "email": registration.email})
-            ] if registrations is not None else []
-    found = strategy.store.batch_get([*counters, *mine, *riders.reads()], projections=projections)
-    counted, rest = found[:len(counters)], found[len(counters):]
-    row = rest[len(mine)] if len(rest) > len(mine) else None
-    answered = riders.answer_read(row) if row is not None else None
+               riders: Riders, *, registrations: Table) -> FirstRead:
+    """One consistent BatchGetItem of ``counters``, the person's item in ``registrations``
+    and the riders' reads (the request row). Raises ``AlreadyRegistered`` for a registered
+    person; ``EventNotFound`` when the first counter is absent."""
+    mine = (registrations, {"event_id": registration.event_id, "email": registration.email})
+    found = strategy.store.batch_get([*counters, mine, *riders.reads()])
+    counted, stored, rows = found[:len(counters)], found[len(counters)], found[len(counters) + 1:]
+    answered = riders.answer_read(rows[0]) if rows and rows[0] is not None else None
     if answered is not None:
         return FirstRead(counted, answered)
     if counted[0] is None:
         raise EventNotFound()
-    if mine:
-        stored = rest[0]
-        if strategy.tokens.is_mine(stored, registration):
-            return FirstRead(counted, registration)
-        if stored is not None:
-            raise AlreadyRegistered(existing=items.registration_from_item(stored))
+    if strategy.tokens.is_mine(stored, registration):
+        return FirstRead(counted, registration)
+    if stored is not None:
+        raise AlreadyRegistered(existing=items.registration_from_item(stored))
     return FirstRead(counted)

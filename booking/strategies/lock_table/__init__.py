@@ -178,9 +178,9 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
         answer = part_of(stored, freed, riders.request) if keep else stored
         key = {"event_id": event.id, "email": stored.email}
         same: dict[str, object] = {":rid": stored.registration_id}
+        condition = SAME
         if stored.ticket_counts is not None:  # an order: its tickets too, as read
-            same[":old"] = stored.tickets
-        condition = SAME_ORDER if ":old" in same else SAME
+            same[":old"], condition = stored.tickets, SAME_ORDER
         mine = (("Update", self.registrations_table.update_op(
             key, KEEP, condition=condition, values={**same, ":keep": keep})) if keep else
             ("Delete", self.registrations_table.delete_op(key, condition=condition, values=same)))
@@ -200,7 +200,7 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
                 raise NotRegistered()
             return None
 
+        token = f"{stored.registration_id}:{riders.request.request_id}"
         return self.transact(members, written=answer, decode=decode, riders=riders,
-                             token=self.tokens.client_token(
-                                 f"{stored.registration_id}:{riders.request.request_id}", "cancel"))
+                             token=self.tokens.client_token(token, "cancel"))
 
