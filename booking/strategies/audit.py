@@ -1,9 +1,5 @@
-"""Capacity audits: what a strategy's stored data must satisfy, and what a repair did.
-
-A strategy's ``audit(event)`` returns ``Violation`` records; ``repair(event)`` fixes
-derived data only (counters, lock items, slot claims) and returns what it changed. The
-checks shared by every strategy live here; each strategy adds its own.
-"""
+"""Capacity audits: the checks every strategy shares (``Violation`` records), and what a
+repair did (``RepairReport``); each strategy's ``audit``/``repair`` adds its own."""
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -45,8 +41,7 @@ class RepairReport:
     remaining: list[Violation] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {"event_id": self.event_id, "fixed": list(self.fixed),
-                "remaining": [v.as_dict() for v in self.remaining]}
+        return asdict(self)
 
 
 def canonical_email(email: str) -> str:

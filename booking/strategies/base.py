@@ -1,9 +1,7 @@
 """What every strategy shares: the transaction loop, retries, write tokens, order helpers.
 
-The contract itself is ``contract.py`` (``Seats``, ``Holds``, ``Audited``); ``Strategy``
-is all three plus the loop that writes named ``Members`` with their ``Riders``, retries
-conflicts (``RetryPolicy``) and decodes a refusal: the riders' answer first, then the
-strategy's ``decode``. docs/development/adding-a-strategy.md walks through writing one.
+``Strategy`` is the contract (``contract.py``) plus the loop that writes named ``Members``
+with their ``Riders``: docs/development/adding-a-strategy.md.
 """
 import dataclasses
 import hashlib
@@ -93,16 +91,13 @@ def checked_order(order: Order, found: dict[str, tuple[int, int]]) -> Order:
     """What a refused order learns from the quotas' stored (capacity, taken): raises
     ``EventFull`` naming the first quota without room for its seats, else returns the
     order with the stored capacities (its guess was stale: write again with these)."""
-    for quota in quota_order(order):
-        if quota not in found:
-            continue
+    for quota in (q for q in quota_order(order) if q in found):
         capacity, taken = found[quota]
         if taken + order.seats[quota] > capacity:
             raise order_full(order, quota)
-    corrected = order
     for quota, (capacity, _) in found.items():
-        corrected = corrected.with_capacity(quota, capacity)
-    return corrected
+        order = order.with_capacity(quota, capacity)
+    return order
 
 
 def order_full(order: Order, quota: str) -> EventFull:

@@ -1,9 +1,5 @@
-"""Version-checked edits of an event item (write only if ``version = :read``).
-
-Every strategy's ``change_capacity`` builds its write of the event item here, so an edit
-based on a stale read is refused the same way everywhere, and bumps ``version``. Further
-quotas' sizes (``quotas``: name -> seats) are entries of the event item's
-``quota_capacities`` map, set by the same write (docs/orders.md).
+"""Version-checked edits of an event item: every strategy's ``change_capacity`` builds its
+write here, so a stale edit is refused the same way everywhere (docs/orders.md#resizing-a-quota).
 """
 from dataclasses import dataclass
 
@@ -51,9 +47,7 @@ def event_update(*, expected_version: int, capacity: int, changes: dict,
             values[f":a{number}"] = value
             sets.append(f"#a{number} = :a{number}")
     expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
-    condition = AT_VERSION
-    if extra_condition:
-        condition += f" AND {extra_condition}"
+    condition = f"{AT_VERSION} AND {extra_condition}" if extra_condition else AT_VERSION
     return EventUpdate(expression, condition, names, values)
 
 

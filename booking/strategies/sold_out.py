@@ -1,9 +1,5 @@
-""""Full" from a read: a sold-out event (or quota) refuses people without a write.
-
-``SoldOutHints`` remembers, per process, where a booking was lately refused "full"; with
-the hint set, a booking first reads (``read_first``: one consistent BatchGetItem of the
-counter items, the person's registration and the request row) and answers "full" from it.
-docs/strategies/lock_table.md#full-from-a-read explains why and when.
+""""Full" from a read: where a booking was lately refused "full" (``SoldOutHints``), the
+next first reads (``read_first``). docs/strategies/lock_table.md#full-from-a-read
 """
 import threading
 from dataclasses import dataclass, field
@@ -24,19 +20,16 @@ def hint_key(event_id: str, quota: str = CAPACITY_QUOTA) -> str:
 class SoldOutHints:
     """Keys (``hint_key``) a booking in this process was lately refused "full" for."""
 
-    keys: set = field(default_factory=set)
-    marks: dict = field(default_factory=dict)  # key -> the strategy's mark, if it keeps one
+    marks: dict = field(default_factory=dict)  # key -> the strategy's mark (None: it keeps none)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def note(self, key: str, mark=None) -> None:
         with self.lock:
-            self.keys.add(key)
-            if mark is not None:
+            if mark is not None or key not in self.marks:
                 self.marks[key] = mark
 
     def clear(self, key: str) -> None:
         with self.lock:
-            self.keys.discard(key)
             self.marks.pop(key, None)
 
     def mark(self, key: str):
@@ -45,12 +38,12 @@ class SoldOutHints:
             return self.marks.get(key)
 
     def any_of(self, keys) -> bool:
-        return any(key in self.keys for key in keys)
+        return any(key in self.marks for key in keys)
 
     def any_for(self, event_id: str) -> bool:
         """Whether the event or one of its quotas is hinted."""
         with self.lock:
-            return any(key == event_id or key.startswith(f"{event_id}#") for key in self.keys)
+            return any(key == event_id or key.startswith(f"{event_id}#") for key in self.marks)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,4 @@
 """Audit and repair of lock_table: every quota's lock item must count what is stored.
-
-Repair recounts a lock item from the stored registrations and its holds, and writes the
-count only if neither the lock item's nor the event item's ``version`` moved since read.
 docs/strategies/lock_table.md#audit-and-repair
 """
 from booking.dynamo.access import ConditionFailed, Table
@@ -96,8 +93,7 @@ class LockTableAudit(OneItemPerPerson):
                 ("event", ("ConditionCheck", self.events.delete_op(
                     {"event_id": event.id}, condition=SAME_VERSION,
                     values={":version": current["version"]})))])
-            # A booking, cancellation or edit landed while counting (refused, or a
-            # conflict): count again.
+            # Refused or a conflict: a booking, cancellation or edit landed while counting.
             if self.transact_once(members, written=None, decode=lambda refusal: AGAIN
                                   if refusal.refused_names() else None) is AGAIN:
                 continue

@@ -1,8 +1,5 @@
-"""The lock items of lock_table: one per quota of an event, their reads and their edits.
-
-The capacity's lock item is keyed by the event id, a further quota's by
-``<event id>#<quota>``; each has ``capacity``, ``confirmed_count`` (seats confirmed and
-held) and ``version``. docs/strategies/lock_table.md
+"""The lock items of lock_table, one per quota of an event (keyed by the event id, or
+``<event id>#<quota>``): their reads and their edits. docs/strategies/lock_table.md
 """
 import dataclasses
 
@@ -58,11 +55,10 @@ class LockItems(OneItemPerPerson):
                  self.locks.batch_get(keys, projection=SEATS, names=CAPACITY_NAMES) if item}
         now, found = now_ms(), {}
         for event in (e for e in events if e.id in locks):
-            further = {}
-            for quota in event.quotas:
-                lock = locks.get(lock_id(event.id, quota))
-                if lock is not None:  # its seats held for offers apart, as the capacity's
-                    further[quota] = availability_of(lock, now, quota).quotas[CAPACITY_QUOTA]
+            # Each further quota's seats, those held for offers apart, as the capacity's.
+            further = {quota: availability_of(lock, now, quota).quotas[CAPACITY_QUOTA]
+                       for quota in event.quotas
+                       if (lock := locks.get(lock_id(event.id, quota))) is not None}
             found[event.id] = dataclasses.replace(availability_of(locks[event.id], now),
                                                   further=further)
         return found
