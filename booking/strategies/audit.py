@@ -1,9 +1,5 @@
-"""Capacity audits: what a strategy's stored data must satisfy, and what a repair did.
-
-A strategy's ``audit(event)`` returns ``Violation`` records; ``repair(event)`` fixes
-derived data only (counters, lock items, slot claims) and returns what it changed. The
-checks shared by every strategy live here; each strategy adds its own.
-"""
+"""Capacity audits: the checks every strategy shares (``Violation`` records), and what a
+repair did (``RepairReport``); each strategy's ``audit``/``repair`` adds its own."""
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -45,8 +41,7 @@ class RepairReport:
     remaining: list[Violation] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {"event_id": self.event_id, "fixed": list(self.fixed),
-                "remaining": [v.as_dict() for v in self.remaining]}
+        return asdict(self)
 
 
 def canonical_email(email: str) -> str:
@@ -89,13 +84,11 @@ def capacity_violation(event_id: str, capacity: int, confirmed: int) -> list[Vio
 
 def fix_version(table, key: dict, item: dict) -> bool:
     """Make a missing or non-numeric version 1, unless the item changed since ``item``."""
-    missing = "version" not in item
-    condition = "attribute_not_exists(version)" if missing else "version = :old"
-    values = {":one": 1} if missing else {":one": 1, ":old": item["version"]}
-    exists = f"attribute_exists({next(iter(key))})"
+    same = "version = :old" if "version" in item else "attribute_not_exists(version)"
+    values = {":one": 1, ":old": item["version"]} if "version" in item else {":one": 1}
     try:
-        table.update(key, "SET version = :one", condition=f"{exists} AND {condition}",
-                     values=values)
+        table.update(key, "SET version = :one", values=values,
+                     condition=f"attribute_exists({next(iter(key))}) AND {same}")
     except ConditionFailed:
         return False
     return True

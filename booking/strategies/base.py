@@ -1,9 +1,7 @@
 """What every strategy shares: the transaction loop, retries, write tokens, order helpers.
 
-The contract itself is ``contract.py`` (``Seats``, ``Holds``, ``Audited``); ``Strategy``
-is all three plus the loop that writes named ``Members`` with their ``Riders``, retries
-conflicts (``RetryPolicy``) and decodes a refusal: the riders' answer first, then the
-strategy's ``decode``. docs/development/adding-a-strategy.md walks through writing one.
+``Strategy`` is the contract (``contract.py``) plus the loop that writes named ``Members``
+with their ``Riders``: docs/development/adding-a-strategy.md.
 """
 import dataclasses
 import hashlib
@@ -93,16 +91,13 @@ def checked_order(order: Order, found: dict[str, tuple[int, int]]) -> Order:
     """What a refused order learns from the quotas' stored (capacity, taken): raises
     ``EventFull`` naming the first quota without room for its seats, else returns the
     order with the stored capacities (its guess was stale: write again with these)."""
-    for quota in quota_order(order):
-        if quota not in found:
-            continue
+    for quota in (q for q in quota_order(order) if q in found):
         capacity, taken = found[quota]
         if taken + order.seats[quota] > capacity:
             raise order_full(order, quota)
-    corrected = order
     for quota, (capacity, _) in found.items():
-        corrected = corrected.with_capacity(quota, capacity)
-    return corrected
+        order = order.with_capacity(quota, capacity)
+    return order
 
 
 def order_full(order: Order, quota: str) -> EventFull:
@@ -112,12 +107,6 @@ def order_full(order: Order, quota: str) -> EventFull:
         return EventFull("Sorry, the event has not enough seats left for this order.",
                          quota=quota)
     return EventFull(quota=quota)
-
-
-def order_token(registration: Registration, order: Order, purpose: str) -> str:
-    """A ClientRequestToken for an order's write with these capacity guesses."""
-    guesses = ",".join(f"{q}={order.capacities.get(q)}" for q in quota_order(order))
-    return client_token(f"{registration.registration_id}:{guesses}", purpose)
 
 
 def tickets_left(stored: Registration, release: dict[str, int]) -> dict[str, int]:
@@ -241,8 +230,12 @@ class Strategy(Seats, Audited):
         ``remove(stored)``, reading again while it answers ``AGAIN`` or ``READ_AGAIN``."""
         for _ in self.retry.attempts():
             stored = read()
-            if stored is None:
-                return self._not_registered(riders.recall, require_event)
+            if stored is None:  # an earlier run of this very request may have cancelled it
+                answered = riders.recall()
+                if answered is not None:
+                    return answered
+                require_event()
+                raise NotRegistered()
             try:
                 removed = remove(stored)
             except InvalidBooking:
@@ -255,15 +248,6 @@ class Strategy(Seats, Audited):
             if not isinstance(removed, Signal):
                 return removed
         raise BookingContention()
-
-    @staticmethod
-    def _not_registered(recall: Callable, require_event: Callable) -> Registration:
-        """Nothing to cancel: an earlier run of this very request may have cancelled it."""
-        answered = recall()
-        if answered is not None:
-            return answered
-        require_event()
-        raise NotRegistered()
 
 
 class OneItemPerPerson(Strategy):
@@ -294,11 +278,6 @@ class OneItemPerPerson(Strategy):
         if item is None or registration_id not in (None, item["registration_id"]):
             return None
         return item
-
-    def _stored_count(self, event_id) -> int:
-        """How many registrations the event's partition holds (one consistent count)."""
-        return self.registrations_table.count(key_condition="event_id = :e",
-                                              values={":e": event_id})
 
     def _require_event(self, event_id) -> dict:
         """The event item's capacity, or ``EventNotFound``."""

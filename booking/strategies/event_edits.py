@@ -1,14 +1,11 @@
-"""Version-checked edits of an event item (write only if ``version = :read``).
-
-Every strategy's ``change_capacity`` builds its write of the event item here, so an edit
-based on a stale read is refused the same way everywhere, and bumps ``version``. Further
-quotas' sizes (``quotas``: name -> seats) are entries of the event item's
-``quota_capacities`` map, set by the same write (docs/orders.md).
+"""Version-checked edits of an event item: every strategy's ``change_capacity`` builds its
+write here, so a stale edit is refused the same way everywhere (docs/orders.md#resizing-a-quota).
 """
 from dataclasses import dataclass
 
 from booking.dynamo.access import ConditionFailed, Table
 from booking.errors import EventNotFound, InvalidBooking, StaleEdit
+from booking.models import CAPACITY_QUOTA
 from booking.strategies.base import CAPACITY_NAMES
 
 SET_CAPACITY = ["#capacity = :capacity", "version = version + :one"]
@@ -50,9 +47,7 @@ def event_update(*, expected_version: int, capacity: int, changes: dict,
             values[f":a{number}"] = value
             sets.append(f"#a{number} = :a{number}")
     expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
-    condition = AT_VERSION
-    if extra_condition:
-        condition += f" AND {extra_condition}"
+    condition = f"{AT_VERSION} AND {extra_condition}" if extra_condition else AT_VERSION
     return EventUpdate(expression, condition, names, values)
 
 
@@ -98,19 +93,18 @@ def stale_or_missing(old_item: dict | None, expected_version: int):
 
 
 def below_taken(quota: str, taken: int) -> InvalidBooking:
-    """A further quota resized below the seats it has confirmed or held."""
+    """A quota resized below the seats it has confirmed or held (the capacity's error is
+    ``below_confirmed``)."""
+    if quota == CAPACITY_QUOTA:
+        return below_confirmed(taken)
     seats = "seat is" if taken == 1 else "seats are"
     return InvalidBooking(
         f"{taken} {seats} confirmed or held in quota {quota!r}, so its size cannot be lower "
-        "than that. Cancel orders first if you need fewer seats.",
-        field="quotas",
-    )
+        "than that. Cancel orders first if you need fewer seats.", field="quotas")
 
 
 def below_confirmed(confirmed: int) -> InvalidBooking:
     people = "person is" if confirmed == 1 else "people are"
     return InvalidBooking(
         f"{confirmed} {people} registered for this event, so the capacity cannot be lower "
-        "than that. Cancel registrations first if you need fewer seats.",
-        field="capacity",
-    )
+        "than that. Cancel registrations first if you need fewer seats.", field="capacity")

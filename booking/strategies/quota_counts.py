@@ -1,10 +1,5 @@
-"""Per-quota counts kept in the event item (``aggregate``, ``streams``: docs/orders.md).
-
-The event item holds its further quotas' definition (``quota_capacities``: name -> seats)
-and their counts (``quota_counts``: name -> seats taken) beside ``capacity`` and
-``confirmed_count`` (the capacity quota, in seats). These helpers build the update
-clauses and conditions over them and read them back, for any strategy that counts in the
-event item.
+"""Per-quota counts kept in the event item (``aggregate``, ``streams``): further quotas'
+sizes in ``quota_capacities``, their seats taken in ``quota_counts`` (docs/orders.md).
 """
 from booking.models import CAPACITY_QUOTA, Order, QuotaAvailability
 from booking.strategies.base import CAPACITY_NAMES
@@ -19,11 +14,9 @@ def counts_of(item: dict) -> dict[str, tuple[int, int]]:
     return found
 
 
-def further_availability(item: dict, stored: dict | None = None,
-                         held: dict | None = None) -> dict[str, QuotaAvailability]:
+def further_availability(item: dict, stored: dict, held: dict) -> dict[str, QuotaAvailability]:
     """The further quotas' seats; ``stored``: seats per quota of every hold in the item
     (counted in its counts), ``held``: of those still held (``holds.held_seats``)."""
-    stored, held = stored or {}, held or {}
     return {quota: QuotaAvailability(capacity=capacity, confirmed=taken - stored.get(quota, 0),
                                      held=held.get(quota, 0))
             for quota, (capacity, taken) in counts_of(item).items() if quota != CAPACITY_QUOTA}
@@ -46,7 +39,7 @@ def quota_paths(order_seats: dict[str, int]):
 def count_changes(seats: dict[str, int], sign: str) -> tuple[list[str], dict, dict]:
     """SET clauses adding (``+``) or removing (``-``) ``seats`` per quota."""
     paths, names = quota_paths(seats)
-    clauses = [f"{count} = {count} {sign} :n{i}" for i, (quota, (count, _)) in enumerate(paths.items())]
+    clauses = [f"{count} = {count} {sign} :n{i}" for i, (count, _) in enumerate(paths.values())]
     values = {f":n{i}": seats[quota] for i, quota in enumerate(paths)}
     return clauses, {k: v for k, v in names.items() if k != "#capacity"}, values
 

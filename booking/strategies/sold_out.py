@@ -1,9 +1,5 @@
-""""Full" from a read: a sold-out event (or quota) refuses people without a write.
-
-``SoldOutHints`` remembers, per process, where a booking was lately refused "full"; with
-the hint set, a booking first reads (``read_first``: one consistent BatchGetItem of the
-counter items, the person's registration and the request row) and answers "full" from it.
-docs/strategies/lock_table.md#full-from-a-read explains why and when.
+""""Full" from a read: where a booking was lately refused "full" (``SoldOutHints``), the
+next first reads (``read_first``). docs/strategies/lock_table.md#full-from-a-read
 """
 import threading
 from dataclasses import dataclass, field
@@ -24,19 +20,16 @@ def hint_key(event_id: str, quota: str = CAPACITY_QUOTA) -> str:
 class SoldOutHints:
     """Keys (``hint_key``) a booking in this process was lately refused "full" for."""
 
-    keys: set = field(default_factory=set)
-    marks: dict = field(default_factory=dict)  # key -> the strategy's mark, if it keeps one
+    marks: dict = field(default_factory=dict)  # key -> the strategy's mark (None: it keeps none)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def note(self, key: str, mark=None) -> None:
         with self.lock:
-            self.keys.add(key)
-            if mark is not None:
+            if mark is not None or key not in self.marks:
                 self.marks[key] = mark
 
     def clear(self, key: str) -> None:
         with self.lock:
-            self.keys.discard(key)
             self.marks.pop(key, None)
 
     def mark(self, key: str):
@@ -45,12 +38,12 @@ class SoldOutHints:
             return self.marks.get(key)
 
     def any_of(self, keys) -> bool:
-        return any(key in self.keys for key in keys)
+        return any(key in self.marks for key in keys)
 
     def any_for(self, event_id: str) -> bool:
         """Whether the event or one of its quotas is hinted."""
         with self.lock:
-            return any(key == event_id or key.startswith(f"{event_id}#") for key in self.keys)
+            return any(key == event_id or key.startswith(f"{event_id}#") for key in self.marks)
 
 
 @dataclass(frozen=True)
@@ -63,26 +56,20 @@ class FirstRead:
 
 
 def read_first(strategy, counters: list[tuple[Table, dict]], registration: Registration,
-               riders: Riders, *, registrations: Table | None = None,
-               projections: dict | None = None) -> FirstRead:
-    """One consistent BatchGetItem of ``counters``, the person's registration item (in
-    ``registrations``, when the strategy keeps one) and the riders' reads (the request
-    row). Raises ``AlreadyRegistered`` for a registered person; ``EventNotFound`` when the
-    first counter is absent."""
-    mine = [(registrations, {"event_id": registration.event_id, "email": registration.email})
-            ] if registrations is not None else []
-    found = strategy.store.batch_get([*counters, *mine, *riders.reads()], projections=projections)
-    counted, rest = found[:len(counters)], found[len(counters):]
-    row = rest[len(mine)] if len(rest) > len(mine) else None
-    answered = riders.answer_read(row) if row is not None else None
+               riders: Riders, *, registrations: Table) -> FirstRead:
+    """One consistent BatchGetItem of ``counters``, the person's item in ``registrations``
+    and the riders' reads (the request row). Raises ``AlreadyRegistered`` for a registered
+    person; ``EventNotFound`` when the first counter is absent."""
+    mine = (registrations, {"event_id": registration.event_id, "email": registration.email})
+    found = strategy.store.batch_get([*counters, mine, *riders.reads()])
+    counted, stored, rows = found[:len(counters)], found[len(counters)], found[len(counters) + 1:]
+    answered = riders.answer_read(rows[0]) if rows and rows[0] is not None else None
     if answered is not None:
         return FirstRead(counted, answered)
     if counted[0] is None:
         raise EventNotFound()
-    if mine:
-        stored = rest[0]
-        if strategy.tokens.is_mine(stored, registration):
-            return FirstRead(counted, registration)
-        if stored is not None:
-            raise AlreadyRegistered(existing=items.registration_from_item(stored))
+    if strategy.tokens.is_mine(stored, registration):
+        return FirstRead(counted, registration)
+    if stored is not None:
+        raise AlreadyRegistered(existing=items.registration_from_item(stored))
     return FirstRead(counted)

@@ -1,9 +1,8 @@
 """lock_table: a lock item per quota, written in the booking's one transaction.
 
-Registrations are one item per person in their own table; each quota of an event has a
-lock item (``locks.py``) that a booking updates, only if its seats fit, in the same
-transaction as it puts the registration, so DynamoDB serializes bookings that compete for
-a seat. How and why: docs/strategies/lock_table.md
+A booking puts the person's registration item and updates each quota's lock item
+(``locks.py``), only if its seats fit, in one transaction: DynamoDB serializes bookings
+that compete for a seat. docs/strategies/lock_table.md
 """
 from booking.dynamo import items
 from booking.dynamo.tables import EVENT_LOCKS
@@ -70,8 +69,8 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
 
         def decode(refusal: Refusal):
             nonlocal order
-            stored = refusal.old("registration")
-            if refusal.refused("registration") and self.tokens.is_mine(stored, registration):
+            stored = refusal.old("registration")  # None unless refused
+            if self.tokens.is_mine(stored, registration):
                 return registration  # a resend of our own transaction that had applied
             refused = refusal.refused_names("quota:")
             locks = {name.removeprefix("quota:"): lock for name in refused
@@ -97,18 +96,19 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
 
     def _take(self, event_id: str, quota: str, order: Order, over: dict) -> Op:
         """The quota's lock item taking the order's seats, or a lapsed hold's (``over``)."""
+        key = lock_key(event_id, quota)
         if quota in over:
             holder, now = over[quota]
-            return ("Update", self.locks.update_op(
-                lock_key(event_id, quota), TAKE_OVER, condition=LAPSED, names={"#h": holder},
-                values={":now": now, ":one": 1}))
+            return ("Update", self.locks.update_op(key, TAKE_OVER, condition=LAPSED,
+                                                   names={"#h": holder},
+                                                   values={":now": now, ":one": 1}))
         seats, capacity = order.seats[quota], order.capacities[quota]
         if seats == 1:  # a plain booking stays one write whatever capacity was last read
-            return ("Update", self.locks.update_op(
-                lock_key(event_id, quota), TAKE, condition=ONE_FITS, names=CAPACITY_NAMES,
-                values={":n": 1, ":one": 1}))
+            return ("Update", self.locks.update_op(key, TAKE, condition=ONE_FITS,
+                                                   names=CAPACITY_NAMES,
+                                                   values={":n": 1, ":one": 1}))
         return ("Update", self.locks.update_op(
-            lock_key(event_id, quota), TAKE, condition=FITS, names=CAPACITY_NAMES,
+            key, TAKE, condition=FITS, names=CAPACITY_NAMES,
             values={":n": seats, ":one": 1, ":cap": capacity, ":room": capacity - seats}))
 
     def _settle(self, event_id: str, order: Order, locks: dict[str, dict],
@@ -118,9 +118,7 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
         where the order wants one seat and finds none free. ``EventFull`` naming the first
         quota without either (noted: the next booking reads first)."""
         over = {}
-        for quota in quota_order(order):
-            if quota not in locks:
-                continue
+        for quota in (q for q in quota_order(order) if q in locks):
             capacity, taken = int(locks[quota]["capacity"]), int(locks[quota]["confirmed_count"])
             order = order.with_capacity(quota, capacity)
             if taken + order.seats[quota] > capacity:
@@ -178,9 +176,9 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
         answer = part_of(stored, freed, riders.request) if keep else stored
         key = {"event_id": event.id, "email": stored.email}
         same: dict[str, object] = {":rid": stored.registration_id}
+        condition = SAME
         if stored.ticket_counts is not None:  # an order: its tickets too, as read
-            same[":old"] = stored.tickets
-        condition = SAME_ORDER if ":old" in same else SAME
+            same[":old"], condition = stored.tickets, SAME_ORDER
         mine = (("Update", self.registrations_table.update_op(
             key, KEEP, condition=condition, values={**same, ":keep": keep})) if keep else
             ("Delete", self.registrations_table.delete_op(key, condition=condition, values=same)))
@@ -200,7 +198,7 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
                 raise NotRegistered()
             return None
 
+        token = f"{stored.registration_id}:{riders.request.request_id}"
         return self.transact(members, written=answer, decode=decode, riders=riders,
-                             token=self.tokens.client_token(
-                                 f"{stored.registration_id}:{riders.request.request_id}", "cancel"))
+                             token=self.tokens.client_token(token, "cancel"))
 

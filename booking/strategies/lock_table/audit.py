@@ -1,20 +1,22 @@
 """Audit and repair of lock_table: every quota's lock item must count what is stored.
-
-Repair recounts a lock item from the stored registrations and its holds, and writes the
-count only if neither the lock item's nor the event item's ``version`` moved since read.
 docs/strategies/lock_table.md#audit-and-repair
 """
-from booking.dynamo.access import (CONDITION_FAILED, ConditionFailed, Table,
-                                   TransactionCancelled)
+from booking.dynamo.access import ConditionFailed, Table
+from booking.dynamo.transaction import Members
 from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies import audit
-from booking.strategies.base import CAPACITY_NAMES, OneItemPerPerson
+from booking.strategies.base import AGAIN, CAPACITY_NAMES, OneItemPerPerson
 from booking.strategies.holds import held_seats
 from booking.strategies.lock_table.locks import NEW_ITEM, lock_key
 
 FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + :one"
 SAME_VERSION = "version = :version"
 EVENT_SIZES = "#capacity, quota_capacities, version"
+
+
+def lock_name(quota: str) -> str:
+    """How the audit and the repair name a quota's lock item."""
+    return "lock item" if quota == CAPACITY_QUOTA else f"quota {quota} lock item"
 
 
 class LockTableAudit(OneItemPerPerson):
@@ -47,10 +49,8 @@ class LockTableAudit(OneItemPerPerson):
         for quota, size in event.quota_capacities().items():
             item = locks[quota]
             if item is not None and item.get("capacity") != size:
-                what = "lock item capacity" if quota == CAPACITY_QUOTA else \
-                    f"quota {quota} lock item capacity"
                 found.append(audit.Violation(event.id, audit.LOCK_CAPACITY, size,
-                                             item.get("capacity"), what))
+                                             item.get("capacity"), f"{lock_name(quota)} capacity"))
         counted = {q: (item or {}).get("confirmed_count") for q, item in locks.items()}
         found += audit.quota_violations(event, seats, counted)
         return found + audit.person_violations(event.id, orders)
@@ -67,39 +67,36 @@ class LockTableAudit(OneItemPerPerson):
                                       names=CAPACITY_NAMES)
             if current is None:
                 return []
-            size = int(current["capacity"] if quota == CAPACITY_QUOTA
-                       else (current.get("quota_capacities") or {}).get(quota, event.quotas[quota]))
+            sizes = {**event.quotas, **(current.get("quota_capacities") or {}),
+                     CAPACITY_QUOTA: current["capacity"]}
+            size = int(sizes[quota])
             count = (audit.seats_taken(event, self._orders(event.id).values())[quota]
                      + held_seats(lock, quota=quota)[quota])  # holds take seats too
-            what = "lock item" if quota == CAPACITY_QUOTA else f"quota {quota} lock item"
             if lock is None:  # without it no booking can land, so the count cannot move
                 try:
                     self.locks.put({**key, "capacity": size, "confirmed_count": count,
                                     "version": 1}, condition=NEW_ITEM)
                 except ConditionFailed:
                     return []
-                return [f"{what} recreated with confirmed_count {count}"]
-            version = lock.get("version")
-            if not isinstance(version, int) or isinstance(version, bool):
+                return [f"{lock_name(quota)} recreated with confirmed_count {count}"]
+            if audit.version_violation(event.id, lock):
                 audit.fix_version(self.locks, key, lock)
                 continue
             if lock.get("confirmed_count") == count and lock.get("capacity") == size:
                 return []
-            try:
-                self.store.transact_write([
-                    ("Update", self.locks.update_op(
-                        key, FIX, condition=SAME_VERSION, names=CAPACITY_NAMES,
-                        values={":count": count, ":capacity": size, ":one": 1,
-                                ":version": version})),
-                    # A ConditionCheck member has exactly the shape of a Delete member.
-                    ("ConditionCheck", self.events.delete_op(
-                        {"event_id": event.id}, condition=SAME_VERSION,
-                        values={":version": current["version"]}))])
-            except TransactionCancelled as cancelled:
-                if cancelled.conflict or any(r.code == CONDITION_FAILED
-                                             for r in cancelled.reasons):
-                    continue  # a booking, cancellation or edit landed while counting: again
-                raise
-            return [f"{what} confirmed_count {lock.get('confirmed_count')} -> {count}, "
-                    f"capacity {lock.get('capacity')} -> {size}"]
+            members = Members([
+                ("lock", ("Update", self.locks.update_op(
+                    key, FIX, condition=SAME_VERSION, names=CAPACITY_NAMES,
+                    values={":count": count, ":capacity": size, ":one": 1,
+                            ":version": lock["version"]}))),
+                # A ConditionCheck member has exactly the shape of a Delete member.
+                ("event", ("ConditionCheck", self.events.delete_op(
+                    {"event_id": event.id}, condition=SAME_VERSION,
+                    values={":version": current["version"]})))])
+            # Refused or a conflict: a booking, cancellation or edit landed while counting.
+            if self.transact_once(members, written=None, decode=lambda refusal: AGAIN
+                                  if refusal.refused_names() else None) is AGAIN:
+                continue
+            return [f"{lock_name(quota)} confirmed_count {lock.get('confirmed_count')} -> "
+                    f"{count}, capacity {lock.get('capacity')} -> {size}"]
         return []

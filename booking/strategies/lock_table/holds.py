@@ -1,7 +1,5 @@
-"""Waiting-list holds on lock_table's lock items: an offer holds its seats in the lock item
-of every quota they draw on, in the offer's one transaction.
-docs/strategies/lock_table.md#holds
-"""
+"""Waiting-list holds on lock_table's lock items (each quota's, in the offer's one
+transaction): docs/strategies/lock_table.md#holds"""
 from booking.dynamo import items
 from booking.dynamo.access import Table
 from booking.dynamo.transaction import Op

@@ -1,15 +1,12 @@
-"""The lock items of lock_table: one per quota of an event, their reads and their edits.
-
-The capacity's lock item is keyed by the event id, a further quota's by
-``<event id>#<quota>``; each has ``capacity``, ``confirmed_count`` (seats confirmed and
-held) and ``version``. docs/strategies/lock_table.md
+"""The lock items of lock_table, one per quota of an event (keyed by the event id, or
+``<event id>#<quota>``): their reads and their edits. docs/strategies/lock_table.md
 """
 import dataclasses
 
 from booking.dynamo.access import Table
 from booking.dynamo.transaction import Members, Refusal
 from booking.errors import EventNotFound
-from booking.models import CAPACITY_QUOTA, Availability, Event, QuotaAvailability
+from booking.models import CAPACITY_QUOTA, Availability, Event
 from booking.strategies import event_edits
 from booking.strategies.base import CAPACITY_NAMES, OneItemPerPerson, now_ms
 from booking.strategies.holds import availability_of
@@ -53,18 +50,15 @@ class LockItems(OneItemPerPerson):
 
     def availabilities(self, events: list[Event]) -> dict[str, Availability]:
         """One consistent read of every quota's lock item of every event."""
-        keys = [lock_key(event.id, quota) for event in events for quota in event.quota_capacities()]
+        keys = [lock_key(event.id, q) for event in events for q in event.quota_capacities()]
         locks = {item["event_id"]: item for item in
                  self.locks.batch_get(keys, projection=SEATS, names=CAPACITY_NAMES) if item}
         now, found = now_ms(), {}
         for event in (e for e in events if e.id in locks):
-            further = {}
-            for quota in event.quotas:
-                lock = locks.get(lock_id(event.id, quota))
-                if lock is not None:  # its seats held for offers apart, as the capacity's
-                    seats = availability_of(lock, now, quota)
-                    further[quota] = QuotaAvailability(capacity=seats.capacity,
-                                                       confirmed=seats.confirmed, held=seats.held)
+            # Each further quota's seats, those held for offers apart, as the capacity's.
+            further = {quota: availability_of(lock, now, quota).quotas[CAPACITY_QUOTA]
+                       for quota in event.quotas
+                       if (lock := locks.get(lock_id(event.id, quota))) is not None}
             found[event.id] = dataclasses.replace(availability_of(locks[event.id], now),
                                                   further=further)
         return found
@@ -90,8 +84,7 @@ class LockItems(OneItemPerPerson):
                 if lock is None:
                     raise EventNotFound()
                 taken = int(lock["confirmed_count"])  # holds are counted in it too
-                raise (event_edits.below_confirmed(taken) if quota == CAPACITY_QUOTA
-                       else event_edits.below_taken(quota, taken))
+                raise event_edits.below_taken(quota, taken)
             return None
 
         self.transact(members, written=None, decode=decode)
