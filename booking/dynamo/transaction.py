@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator
 from booking.dynamo.errors import CONDITION_FAILED, TransactionCancelled
 
 Op = tuple[str, dict]
+MOST_MEMBERS = 100  # DynamoDB's limit on the members of one TransactWriteItems
 
 
 class Members:

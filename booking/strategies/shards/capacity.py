@@ -3,7 +3,7 @@ capacity and quota edits (version-checked) and deletes. docs/strategies/shards.m
 """
 from booking.dynamo.access import TransactionCancelled
 from booking.exactly_once.riders import MOST_RIDER_MEMBERS
-from booking.dynamo.transaction import Members, Refusal
+from booking.dynamo.transaction import MOST_MEMBERS, Members, Refusal
 from booking.errors import EventNotFound, InvalidBooking
 from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies import event_edits
@@ -14,21 +14,20 @@ from booking.strategies.shards.seats import (AT_EPOCH, MARK, MARKERS, marker_key
 
 RESIZE = "SET #capacity = :capacity, version = version + :one"
 FITS_SIZE = "confirmed_count <= :capacity"
-TRANSACTION_LIMIT = 100
 # The registration, the marker and its copies, and the riders' members.
 OTHER_MEMBERS = 1 + MARKERS + MOST_RIDER_MEMBERS
 
 
 def check_order_shape(event: Event) -> None:
     """An order writes up to one shard per seat per quota it draws on, with the other
-    members, in one transaction of at most ``TRANSACTION_LIMIT``."""
+    members, in one transaction of at most ``MOST_MEMBERS``."""
     touched = 1 + len({quota for quotas in event.ticket_types.values() for quota in quotas})
     shards = seats.shards_for(event)
-    if touched * min(shards, event.max_per_order) + OTHER_MEMBERS > TRANSACTION_LIMIT:
+    if touched * min(shards, event.max_per_order) + OTHER_MEMBERS > MOST_MEMBERS:
         # Why (for developers): up to ``shards`` items per quota, in one transaction.
         raise InvalidBooking(f"Let each ticket type count against fewer quotas: an event set "
                              f"up for a ticket drop writes every quota of an order {shards} "
-                             f"times in one write, which holds at most {TRANSACTION_LIMIT}.",
+                             f"times in one write, which holds at most {MOST_MEMBERS}.",
                              field="ticket_types")
 
 
@@ -73,8 +72,7 @@ def change_capacity(strategy, event: Event, *, expected_version: int, capacity: 
         for quota, size in sorted(sizes.items()):
             counts = [item["confirmed_count"] for item in seen[quota].shards if item]
             if sum(counts) > size:
-                raise (event_edits.below_confirmed(sum(counts)) if quota == CAPACITY_QUOTA
-                       else event_edits.below_taken(quota, sum(counts)))
+                raise event_edits.below_taken(quota, sum(counts))
             for n, share in enumerate(seats.shares(size, counts)):
                 members.add(member(quota, n), ("Update", strategy.locks.update_op(
                     shard_key(event.id, n, quota), RESIZE, condition=FITS_SIZE,

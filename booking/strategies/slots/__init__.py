@@ -4,7 +4,7 @@ import random
 
 from booking.dynamo import items
 from booking.dynamo.tables import EVENT_LOCKS, SLOTS
-from booking.dynamo.transaction import Members, Refusal
+from booking.dynamo.transaction import MOST_MEMBERS, Members, Refusal
 from booking.errors import AlreadyRegistered, BookingContention, InvalidBooking
 from booking.exactly_once.riders import MOST_RIDER_MEMBERS, Riders
 from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
@@ -26,7 +26,6 @@ FREE_FROM = "free_in = :e AND shuffle >= :start"  # from a random point of the i
 SAME = "registration_id = :rid AND (attribute_not_exists(tickets) OR tickets = :old)"
 KEEP_PART = "SET tickets = :keep, slots = :slots"
 COUNTED = "holder, held_until"
-TRANSACTION_LIMIT = 100
 # Besides the slots: the registration, the freed epoch's copies, the riders' members.
 OTHER_MEMBERS = 1 + freed.EPOCHS + MOST_RIDER_MEMBERS
 
@@ -52,12 +51,12 @@ class SlotsStrategy(SlotsHolds):
         """Refuse an event whose largest order would pass a transaction's 100 members
         (docs/strategies/slots.md, "The 100-member bound")."""
         widest = max(len(quotas) for quotas in event.ticket_types.values())
-        if event.max_per_order * (1 + widest) + OTHER_MEMBERS > TRANSACTION_LIMIT:
-            most = (TRANSACTION_LIMIT - OTHER_MEMBERS) // (1 + widest)
+        if event.max_per_order * (1 + widest) + OTHER_MEMBERS > MOST_MEMBERS:
+            most = (MOST_MEMBERS - OTHER_MEMBERS) // (1 + widest)
             # Why (for developers): one slot item per seat and quota, in one transaction.
             raise InvalidBooking(f"Allow at most {most} seats per order here: each seat of "
                                  f"an order is written together with its quotas, and one "
-                                 f"write holds at most {TRANSACTION_LIMIT} of them.",
+                                 f"write holds at most {MOST_MEMBERS} of them.",
                                  field="max_per_order")
 
     def provision(self, event: Event) -> None:

@@ -27,7 +27,7 @@ def change_capacity(strategy, event: Event, *, expected_version, capacity, chang
     for quota, target in targets.items():
         taken = _taken(strategy, partition(event.id, quota)) if target < sizes[quota] else 0
         if taken > target:
-            raise _below(quota, taken)
+            raise event_edits.below_taken(quota, taken)
     # At least one write (it carries ``changes``): the capacity's, unchanged or not.
     resizes = [quota for quota in targets if targets[quota] != sizes[quota]] or [CAPACITY_QUOTA]
     version = expected_version
@@ -88,7 +88,7 @@ def _free_slot_deletes(strategy, event_id, quota, count):
     free = list(strategy.slots.query(
         index="free_slots", key_condition=FREE_IN, values={":e": part}, limit=count))
     if len(free) < count:  # bookings took the seats since the count was checked
-        raise _below(quota, _taken(strategy, part))
+        raise event_edits.below_taken(quota, _taken(strategy, part))
     return [(f"slot:{item['slot']}", ("Delete", strategy.slots.delete_op(
         {"event_id": part, "slot": item["slot"]}, condition=IS_FREE))) for item in free]
 
@@ -97,12 +97,6 @@ def _taken(strategy, part) -> int:
     """The slots of a partition that are not free: claimed or held."""
     return sum(1 for item in slots_of(strategy.slots, part, projection="free_in")
                if "free_in" not in item)
-
-
-def _below(quota: str, taken: int):
-    """The refusal of a size below the seats ``taken`` in ``quota``."""
-    return (event_edits.below_confirmed(taken) if quota == CAPACITY_QUOTA
-            else event_edits.below_taken(quota, taken))
 
 
 def delete(strategy, event: Event) -> None:
