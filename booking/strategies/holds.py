@@ -3,15 +3,18 @@
 ``HoldsMap`` builds the writes of holds kept as entries of an item's ``holds`` map (e-mail
 key -> until, epoch ms), counted in its counts; ``MapHolds`` is the contract's ``Holds``
 over such items (aggregate's and streams' event item, lock_table's lock items). How they
-work: docs/strategies/lock_table.md#holds-in-a-counter-item.
+work: docs/strategies/lock_table.md#holds-in-a-counter-item. ``RegistrationItemHolds``: the
+registration's put and check where registrations are items (lock_table, shards, slots).
 """
 from collections import Counter
 from dataclasses import dataclass, field
 
+from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed, Table
 from booking.dynamo.transaction import Op, Refusal
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
-from booking.models import CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability
+from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
+                            Registration)
 from booking.strategies.base import CAPACITY_NAMES, checked_order, expired_holder
 from booking.strategies.contract import Holds
 from booking.strategies.quota_counts import (count_changes, counts_of, further_availability,
@@ -20,6 +23,7 @@ from booking.strategies.quota_counts import (count_changes, counts_of, further_a
 ENSURE_HOLDS = "SET holds = if_not_exists(holds, :empty)"
 ENSURE_HOLDS_AND_SEATS = f"{ENSURE_HOLDS}, hold_seats = if_not_exists(hold_seats, :empty)"
 EXISTS = "attribute_exists(event_id)"
+NOT_REGISTERED = "attribute_not_exists(email)"  # a registration item's put or absence
 # One quota counted in ``confirmed_count`` (a lock item): room for the seats at a capacity.
 ONE_QUOTA_ROOM = "#capacity >= :cap0 AND confirmed_count <= :room0"
 FREE_OF_EMAIL = "attribute_not_exists(holds.#email)"
@@ -229,6 +233,24 @@ class HoldsMap:
         if item is None:
             raise EventNotFound()
         return item
+
+
+class RegistrationItemHolds(Holds):
+    """``Holds`` whose registrations are items keyed by (event id, e-mail) in
+    ``registrations_table``. Put it before any other ``Holds`` in the bases: its
+    ``registration_absent_op`` must come before the abstract one in the MRO."""
+
+    registrations_table: Table
+
+    def registration_put(self, registration: Registration, **stored) -> Op:
+        """Put ``registration`` (with ``stored``: what else its item keeps), only if the
+        person holds none."""
+        return ("Put", self.registrations_table.put_op(
+            items.registration_item(registration, **stored), condition=NOT_REGISTERED))
+
+    def registration_absent_op(self, event_id: str, email: str) -> Op:
+        return ("ConditionCheck", self.registrations_table.delete_op(
+            {"event_id": event_id, "email": email}, condition=NOT_REGISTERED))
 
 
 class MapHolds(Holds):

@@ -15,7 +15,7 @@ from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite,
                                      quota_order, tickets_left)
 from booking.strategies.holds import HoldsMap
 from booking.strategies.lock_table.audit import LockTableAudit
-from booking.strategies.lock_table.holds import NOT_REGISTERED, LockTableHolds
+from booking.strategies.lock_table.holds import LockTableHolds
 from booking.strategies.lock_table.locks import (BUMP, NEW_ITEM, LockItems, lock_key, new_locks,
                                                  quota_member)
 from booking.strategies.sold_out import hint_key, read_first
@@ -59,8 +59,7 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
             if isinstance(found, Registration):
                 return found
             order = found
-        put = ("registration", ("Put", self.registrations_table.put_op(
-            items.registration_item(registration), condition=NOT_REGISTERED)))
+        put = ("registration", self.registration_put(registration))
 
         def members(order: Order, over: dict) -> Members:
             return Members([put, *((quota_member(quota), self._take(event.id, quota, order, over))

@@ -15,11 +15,11 @@ from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAva
                             Registration)
 from booking.strategies.base import (READ_AGAIN, Rewrite, now_ms, order_full, part_of,
                                      quota_order, tickets_left)
-from booking.strategies.holds import HoldsMap, availability_of
+from booking.strategies.holds import NOT_REGISTERED, HoldsMap, availability_of
 from booking.strategies.shards import audit as shards_audit
 from booking.strategies.shards import capacity as shards_capacity
 from booking.strategies.shards import seats
-from booking.strategies.shards.holds import NOT_REGISTERED, ShardsHolds
+from booking.strategies.shards.holds import ShardsHolds
 from booking.strategies.shards.seats import (BUMP, EXISTS, SHARDS, Plan, any_marker_key,
                                             marker_key, member, shard_key)
 from booking.strategies.sold_out import hint_key

@@ -18,7 +18,7 @@ from booking.strategies.slots.candidates import LOOKUP, FreeSlotPool
 from booking.strategies.slots.holds import SlotsHolds
 from booking.strategies.slots.seats import (ABSENT, CLAIM, CLAIMABLE, FREE, HOLDER,
                                             SHUFFLE_RANGE, claimed, free_slot, partition,
-                                            slot_members, slot_name, slots_of)
+                                            slot_members, slot_name, slots_of, slots_value)
 from booking.strategies.sold_out import read_first
 
 FREE_IN = "free_in = :e"
@@ -130,7 +130,8 @@ class SlotsStrategy(SlotsHolds):
 
         while all(len(found[q]) >= n for q, n in order.seats.items()):
             claims, now = {q: found[q][:n] for q, n in order.seats.items()}, now_ms()
-            members = Members([("registration", self.registration_put(registration, claims))])
+            members = Members([("registration", self.registration_put(
+                registration, **slots_value(registration, claims)))])
             members.extend(slot_members(self.slots, event.id, claims, CLAIM, condition=CLAIMABLE,
                                         email=registration.email, now=now))
             members.extend(riders.members(registration))
