@@ -3,9 +3,9 @@ write here, so a stale edit is refused the same way everywhere (docs/orders.md#r
 """
 from dataclasses import dataclass
 
-from booking.dynamo.access import ConditionFailed, Table
+from booking.dynamo.access import ConditionFailed
 from booking.errors import EventNotFound, InvalidBooking, StaleEdit
-from booking.models import CAPACITY_QUOTA
+from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies.base import CAPACITY_NAMES
 
 SET_CAPACITY = ["#capacity = :capacity", "version = version + :one"]
@@ -57,17 +57,18 @@ def quota_size_names(quotas: dict | None) -> dict[str, tuple[str, str]]:
             for number, quota in enumerate(sorted(quotas or {}))}
 
 
-def change_counted_event(events: Table, event_id: str, *, expected_version: int, capacity: int,
+def change_counted_event(strategy, event: Event, *, expected_version: int, capacity: int,
                          changes: dict, quotas: dict | None = None) -> None:
-    """``change_capacity`` of a strategy whose event item also counts the confirmed seats
-    (``aggregate``, ``streams``): one conditional update, the version check and "no fewer
-    seats than confirmed" (and held) together, for the capacity and every quota resized."""
+    """``change_capacity`` of a strategy whose event item (in ``strategy.events``) also
+    counts the confirmed seats (``aggregate``, ``streams``): one conditional update, the
+    version check and "no fewer seats than confirmed" (and held) together, for the capacity
+    and every quota resized."""
     room = [NOT_BELOW_CONFIRMED] + [
         f"quota_counts.{name} <= {value}" for name, value in quota_size_names(quotas).values()]
     update = event_update(expected_version=expected_version, capacity=capacity,
                           changes=changes, extra_condition=" AND ".join(room), quotas=quotas)
     try:
-        events.update({"event_id": event_id}, update.expression, **update.kwargs())
+        strategy.events.update({"event_id": event.id}, update.expression, **update.kwargs())
     except ConditionFailed as refused:
         old = refused.old_item
         refusal = stale_or_missing(old, expected_version)

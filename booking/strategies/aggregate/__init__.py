@@ -28,6 +28,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
     description = "One event item holds attendees, count and version; one conditional update per booking."
     audit = audit_event
     repair = repair_event
+    change_capacity = event_edits.change_counted_event
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -160,11 +161,6 @@ class AggregateStrategy(AggregateHolds, Strategy):
         found = self.events.batch_get([{"event_id": event.id} for event in events],
                                       projection=AVAILABILITY, names=CAPACITY_NAMES)
         return {item["event_id"]: seats_of(item, now_ms()) for item in found if item}
-
-    def change_capacity(self, event: Event, *, expected_version: int, capacity: int,
-                        changes: dict, quotas: dict[str, int] | None = None) -> None:
-        event_edits.change_counted_event(self.events, event.id, expected_version=expected_version,
-                                         capacity=capacity, changes=changes, quotas=quotas)
 
     def delete(self, event: Event) -> None:
         self.events.delete({"event_id": event.id})  # the registrations live in this item

@@ -84,6 +84,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
     stale_pending_seconds = 300.0  # check_capacity reports one pending longer while a decider runs
     registrations_spec = STREAM_REGISTRATIONS
     audit, repair = audit_event, repair_event
+    change_capacity = event_edits.change_counted_event
     # Whether the belief has the order's types, else the event item is read (a test replaces it).
     _knows = staticmethod(knows_types)
 
@@ -288,11 +289,6 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
             values={":e": event_id, ":pending": PENDING, **(values or {})})
 
     # --- the event ------------------------------------------------------------------------
-    def change_capacity(self, event: Event, *, expected_version: int, capacity: int,
-                        changes: dict, quotas: dict[str, int] | None = None) -> None:
-        event_edits.change_counted_event(self.events, event.id, expected_version=expected_version,
-                                         capacity=capacity, changes=changes, quotas=quotas)
-
     def delete(self, event: Event) -> None:
         self.events.delete({"event_id": event.id})  # first: then nothing is confirmed any more
         self.registrations_table.delete_partition(event.id)
