@@ -16,8 +16,8 @@ from booking.strategies.aggregate.item import (
     ATTENDEE, ATTENDEES, AVAILABILITY, BUMP, BUMP_VALUES, FIRST_READ, MAX_CAPACITY, NEW_EVENT,
     ORDER_MAX_CAPACITY, audit_event, book_update, cancel_update, repair_event, seats_of)
 from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite, Strategy,
-                                     checked_order, expired_holder, now_ms, part_of,
-                                     quota_order, tickets_left)
+                                     cancellation, checked_order, expired_holder, now_ms,
+                                     quota_order)
 from booking.strategies.quota_counts import counts_of
 from booking.strategies.sold_out import hint_key
 
@@ -134,9 +134,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
             return stored if stored and registration_id in (None, stored.registration_id) else None
 
         def remove(stored: Registration):
-            keep = tickets_left(stored, release) if release is not None else {}
-            freed = release if keep and release else stored.tickets
-            answer = part_of(stored, freed, riders.request) if keep else stored
+            keep, freed, answer = cancellation(stored, release, riders.request)
             update = self.update(event.id, *cancel_update(stored, event.order(freed).seats, keep))
             token = f"{stored.registration_id}:{riders.request.request_id}"
             return self.transact_once(  # refused: what was read changed (gone, a part cancelled)

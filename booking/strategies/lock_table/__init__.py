@@ -10,9 +10,8 @@ from booking.dynamo.transaction import Members, Op, Refusal
 from booking.errors import AlreadyRegistered, EventNotFound, NotRegistered
 from booking.exactly_once.riders import Riders
 from booking.models import Event, Order, Registration
-from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite,
-                                     expired_holder, now_ms, order_full, part_of,
-                                     quota_order, tickets_left)
+from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite, cancellation,
+                                     expired_holder, now_ms, order_full, quota_order)
 from booking.strategies.holds import HoldsMap
 from booking.strategies.lock_table.audit import LockTableAudit
 from booking.strategies.lock_table.holds import LockTableHolds
@@ -170,9 +169,7 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
                 release: dict[str, int] | None, *, read: bool) -> Registration:
         """Free ``release`` of the stored registration (None: all of it), only if it is
         still as read (``READ_AGAIN`` otherwise; without a read, ``NotRegistered``)."""
-        keep = tickets_left(stored, release) if release is not None else {}
-        freed = release if release is not None and keep else stored.tickets
-        answer = part_of(stored, freed, riders.request) if keep else stored
+        keep, freed, answer = cancellation(stored, release, riders.request)
         key = {"event_id": event.id, "email": stored.email}
         same: dict[str, object] = {":rid": stored.registration_id}
         condition = SAME

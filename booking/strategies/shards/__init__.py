@@ -13,8 +13,8 @@ from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.exactly_once.riders import Riders
 from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
                             Registration)
-from booking.strategies.base import (READ_AGAIN, Rewrite, now_ms, order_full, part_of,
-                                     quota_order, tickets_left)
+from booking.strategies.base import (READ_AGAIN, Rewrite, cancellation, now_ms, order_full,
+                                     quota_order)
 from booking.strategies.holds import NOT_REGISTERED, HoldsMap, availability_of
 from booking.strategies.shards import audit as shards_audit
 from booking.strategies.shards import capacity as shards_capacity
@@ -245,8 +245,8 @@ class ShardsStrategy(ShardsHolds):
     def _remove(self, event: Event, item: dict, riders: Riders, release: dict | None):
         """Free ``release`` of the order (None: all) on its shards, bumping the marker."""
         stored, held = items.registration_from_item(item), seats.placed_on(item)
-        keep = tickets_left(stored, release) if release is not None else {}
-        freed = (event.order(release).seats if release and keep
+        keep, tickets, answer = cancellation(stored, release, riders.request)
+        freed = (event.order(tickets).seats if keep
                  else {quota: sum(shards.values()) for quota, shards in held.items()})
         giving = {quota: seats.split(need, held.get(quota, {}), by=int) or {}
                   for quota, need in freed.items()}  # from the first shards: the same on a resend
@@ -254,7 +254,6 @@ class ShardsStrategy(ShardsHolds):
                 for quota, shards in held.items()}
         key = {"event_id": event.id, "email": stored.email}
         same = {":rid": stored.registration_id, ":old": stored.tickets}
-        answer = part_of(stored, release or {}, riders.request) if keep else stored
         first = (("Update", self.registrations_table.update_op(
             key, KEEP_PART, condition=SAME_ORDER,
             values={**same, ":keep": keep, ":left": seats.seat_map(left)})) if keep else

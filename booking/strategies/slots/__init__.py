@@ -9,8 +9,8 @@ from booking.errors import AlreadyRegistered, BookingContention, InvalidBooking
 from booking.exactly_once.riders import MOST_RIDER_MEMBERS, Riders
 from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
                             Registration)
-from booking.strategies.base import (AGAIN, READ_AGAIN, client_token, now_ms, order_full,
-                                     part_of, quota_order, tickets_left)
+from booking.strategies.base import (AGAIN, READ_AGAIN, cancellation, client_token, now_ms,
+                                     order_full, quota_order)
 from booking.strategies.slots import audit as slots_audit
 from booking.strategies.slots import capacity as slots_capacity
 from booking.strategies.slots import freed
@@ -188,10 +188,9 @@ class SlotsStrategy(SlotsHolds):
 
     def _free(self, event: Event, item: dict, riders: Riders, release):
         stored, held = items.registration_from_item(item), claimed(item)
-        keep = tickets_left(stored, release) if release is not None else {}
-        seats = event.order(release).seats if keep else {q: len(s) for q, s in held.items()}
+        keep, tickets, answer = cancellation(stored, release, riders.request)
+        seats = event.order(tickets).seats if keep else {q: len(s) for q, s in held.items()}
         freeing = {q: held[q][:n] for q, n in seats.items()}
-        answer = part_of(stored, release, riders.request) if keep else stored
         key, same = {"event_id": event.id, "email": stored.email}, {
             ":rid": stored.registration_id, ":old": stored.tickets}
         if keep:

@@ -19,7 +19,7 @@ from booking.models import (CAPACITY_QUOTA, CONFIRMATION, CONFIRMED, PENDING, RE
                             Registration, UnknownTicketTypes)
 from booking.strategies import event_edits
 from booking.strategies.base import (AGAIN, CAPACITY_NAMES, READ_AGAIN, OneItemPerPerson,
-                                     part_of, tickets_left)
+                                     cancellation)
 from booking.strategies.holds import HoldsMap, availability_of, quota_availability_of
 from booking.strategies.quota_counts import count_changes, counts_of, room_condition
 from booking.strategies.streams.audit import IN_EVENT, audit_event, repair_event
@@ -245,8 +245,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         if release is not None and stored.status != CONFIRMED:
             raise InvalidBooking("Your order is still being decided: cancel all of it, or "
                                  "part of it once it is confirmed.", field="tickets")
-        keep = tickets_left(stored, release) if release is not None else {}
-        answer = part_of(stored, release, riders.request) if release and keep else stored
+        keep, _, answer = cancellation(stored, release, riders.request)
         same = {":rid": stored.registration_id, ":status": stored.status, ":old": stored.tickets}
         table, key = self.registrations_table, self._key(stored)
         members = Members([("registration", (
