@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 
 from booking.dynamo.access import ConditionFailed
 from booking.errors import InvalidBooking
+from booking.models import CAPACITY_QUOTA
 from booking.validation import normalize_email
 
 # Invariant names (stable: they appear in check_capacity's output and JSON).
@@ -121,3 +122,18 @@ def quota_violations(event, taken: Counter, counted: dict) -> list[Violation]:
             found.append(Violation(event.id, QUOTA_COUNTER, taken[quota], counted.get(quota),
                                    f"quota {quota} count"))
     return found
+
+
+def seat_violations(event, taken: Counter, counted: dict, detail: str, *,
+                    capacity: int | None = None, checks: Iterable[Violation] = ()
+                    ) -> list[Violation]:
+    """Seats ``taken`` per quota within the capacity (the event's, or the stored
+    ``capacity``), then the strategy's own ``checks``, then the capacity's stored count
+    (``counted``: quota -> count, None: missing; ``detail`` names it) matching them, then
+    every further quota's (``quota_violations``)."""
+    seats = taken[CAPACITY_QUOTA]
+    found = capacity_violation(event.id, event.capacity if capacity is None else capacity, seats)
+    found += checks
+    if counted.get(CAPACITY_QUOTA) != seats:
+        found.append(Violation(event.id, COUNTER, seats, counted.get(CAPACITY_QUOTA), detail))
+    return found + quota_violations(event, taken, counted)

@@ -4,7 +4,7 @@ import dataclasses
 
 from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed
-from booking.models import Availability, Event, Order, Registration
+from booking.models import CAPACITY_QUOTA, Availability, Event, Order, Registration
 from booking.strategies import audit
 from booking.strategies.holds import availability_of, held_seats, quota_availability_of
 from booking.strategies.quota_counts import count_changes, quota_paths
@@ -89,12 +89,9 @@ def audit_event(strategy, event: Event) -> list[audit.Violation]:
     item = strategy.events.get({"event_id": event.id})
     if item is None:
         return []
-    seats = taken(event, item)
-    found = audit.capacity_violation(event.id, int(item["capacity"]), seats["capacity"])
-    if item.get("confirmed_count") != seats["capacity"]:
-        found.append(audit.Violation(event.id, audit.COUNTER, seats["capacity"],
-                                     item.get("confirmed_count"), "confirmed_count vs attendees"))
-    found += audit.quota_violations(event, seats, item.get("quota_counts") or {})
+    counted = {**(item.get("quota_counts") or {}), CAPACITY_QUOTA: item.get("confirmed_count")}
+    found = audit.seat_violations(event, taken(event, item), counted,
+                                  "confirmed_count vs attendees", capacity=int(item["capacity"]))
     return found + audit.person_violations(event.id, item.get("attendees") or {})
 
 

@@ -73,12 +73,8 @@ def audit_event(strategy, event) -> list[audit.Violation]:
                 found.append(audit.Violation(event.id, audit.REGISTRATION_HOLDS_SLOT,
                                              f"held by {email}", f"held by {holder}",
                                              where(quota, number)))
-    found = audit.capacity_violation(event.id, event.capacity, seats[CAPACITY_QUOTA]) + found
-    if counted[CAPACITY_QUOTA] != seats[CAPACITY_QUOTA]:
-        found.append(audit.Violation(event.id, audit.COUNTER, seats[CAPACITY_QUOTA],
-                                     counted[CAPACITY_QUOTA], "slots named vs seats booked"))
-    found += audit.quota_violations(event, seats, counted)
-    return found + audit.person_violations(event.id, stored)
+    return (audit.seat_violations(event, seats, counted, "slots named vs seats booked",
+                                  checks=found) + audit.person_violations(event.id, stored))
 
 
 def repair_event(strategy, event) -> list[str]:
