@@ -3,7 +3,8 @@ write here, so a stale edit is refused the same way everywhere (docs/orders.md#r
 """
 from dataclasses import dataclass
 
-from booking.dynamo.access import ConditionFailed
+from booking.dynamo.access import ConditionFailed, Table
+from booking.dynamo.transaction import Op
 from booking.errors import EventNotFound, InvalidBooking, StaleEdit
 from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies.base import CAPACITY_NAMES
@@ -11,6 +12,8 @@ from booking.strategies.base import CAPACITY_NAMES
 SET_CAPACITY = ["#capacity = :capacity", "version = version + :one"]
 AT_VERSION = "attribute_exists(event_id) AND version = :expected"
 NOT_BELOW_CONFIRMED = "confirmed_count <= :capacity"
+SIZE_AS_READ = "#capacity = :c AND version = :v"
+QUOTA_SIZE_AS_READ = "quota_capacities.#q = :c AND version = :v"
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,16 @@ def event_update(*, expected_version: int, capacity: int, changes: dict,
     expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
     condition = f"{AT_VERSION} AND {extra_condition}" if extra_condition else AT_VERSION
     return EventUpdate(expression, condition, names, values)
+
+
+def size_as_read(events: Table, event_id: str, quota: str, size: int, version: int) -> Op:
+    """A ConditionCheck: the event item still gives ``quota`` ``size`` seats at ``version``
+    (a repair's writes ride with it, so a concurrent capacity edit is never undone)."""
+    condition, names = ((SIZE_AS_READ, CAPACITY_NAMES) if quota == CAPACITY_QUOTA
+                        else (QUOTA_SIZE_AS_READ, {"#q": quota}))
+    # A ConditionCheck member has exactly the shape of a Delete member.
+    return ("ConditionCheck", events.delete_op({"event_id": event_id}, condition=condition,
+                                               names=names, values={":c": size, ":v": version}))
 
 
 def quota_size_names(quotas: dict | None) -> dict[str, tuple[str, str]]:
