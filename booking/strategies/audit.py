@@ -125,15 +125,12 @@ def quota_violations(event, taken: Counter, counted: dict) -> list[Violation]:
 
 
 def seat_violations(event, taken: Counter, counted: dict, detail: str, *,
-                    capacity: int | None = None, checks: Iterable[Violation] = ()
-                    ) -> list[Violation]:
-    """Seats ``taken`` per quota within the capacity (the event's, or the stored
-    ``capacity``), then the strategy's own ``checks``, then the capacity's stored count
-    (``counted``: quota -> count, None: missing; ``detail`` names it) matching them, then
-    every further quota's (``quota_violations``)."""
+                    capacity: int | None = None, checks: Iterable[Violation] = ()) -> list:
+    """``taken`` within the capacity (the event's, or as stored), the strategy's ``checks``,
+    the capacity's count in ``counted`` (``detail``), then ``quota_violations``."""
     seats = taken[CAPACITY_QUOTA]
-    found = capacity_violation(event.id, event.capacity if capacity is None else capacity, seats)
-    found += checks
+    size = event.capacity if capacity is None else capacity
+    found = capacity_violation(event.id, size, seats) + list(checks)
     if counted.get(CAPACITY_QUOTA) != seats:
         found.append(Violation(event.id, COUNTER, seats, counted.get(CAPACITY_QUOTA), detail))
     return found + quota_violations(event, taken, counted)

@@ -131,9 +131,8 @@ def part_of(stored: Registration, tickets: dict[str, int], request: Request) -> 
 
 def cancellation(stored: Registration, release: dict[str, int] | None,
                  request: Request) -> tuple[dict[str, int], dict[str, int], Registration]:
-    """What cancelling ``release`` of ``stored`` (None: all of it) keeps ({}: nothing, the
-    registration goes), frees and answers (``part_of`` for a part); raises as
-    ``tickets_left``."""
+    """What cancelling ``release`` of ``stored`` (None: all of it) keeps ({}: nothing),
+    frees and answers (``part_of`` for a part); raises as ``tickets_left``."""
     if release is None or not (keep := tickets_left(stored, release)):
         return {}, stored.tickets, stored
     return keep, release, part_of(stored, release, request)

@@ -72,10 +72,9 @@ def quota_size_names(quotas: dict | None) -> dict[str, tuple[str, str]]:
 
 def change_counted_event(strategy, event: Event, *, expected_version: int, capacity: int,
                          changes: dict, quotas: dict | None = None) -> None:
-    """``change_capacity`` of a strategy whose event item (in ``strategy.events``) also
-    counts the confirmed seats (``aggregate``, ``streams``): one conditional update, the
-    version check and "no fewer seats than confirmed" (and held) together, for the capacity
-    and every quota resized."""
+    """``change_capacity`` where the event item also counts the seats (aggregate, streams):
+    one conditional update, the version check and "no fewer seats than confirmed" (and
+    held) together, for the capacity and every quota resized."""
     room = [NOT_BELOW_CONFIRMED] + [
         f"quota_counts.{name} <= {value}" for name, value in quota_size_names(quotas).values()]
     update = event_update(expected_version=expected_version, capacity=capacity,

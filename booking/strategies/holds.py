@@ -3,8 +3,7 @@
 ``HoldsMap`` builds the writes of holds kept as entries of an item's ``holds`` map (e-mail
 key -> until, epoch ms), counted in its counts; ``MapHolds`` is the contract's ``Holds``
 over such items (aggregate's and streams' event item, lock_table's lock items). How they
-work: docs/strategies/lock_table.md#holds-in-a-counter-item. ``RegistrationItemHolds``: the
-registration's put and check where registrations are items (lock_table, shards, slots).
+work: docs/strategies/lock_table.md#holds-in-a-counter-item.
 """
 from collections import Counter
 from dataclasses import dataclass, field
@@ -236,15 +235,13 @@ class HoldsMap:
 
 
 class RegistrationItemHolds(Holds):
-    """``Holds`` whose registrations are items keyed by (event id, e-mail) in
-    ``registrations_table``. Put it before any other ``Holds`` in the bases: its
-    ``registration_absent_op`` must come before the abstract one in the MRO."""
+    """``Holds`` with registration items (``registrations_table``); put it before any other
+    ``Holds`` base, or the abstract ``registration_absent_op`` wins."""
 
     registrations_table: Table
 
     def registration_put(self, registration: Registration, **stored) -> Op:
-        """Put ``registration`` (with ``stored``: what else its item keeps), only if the
-        person holds none."""
+        """Put ``registration`` (and ``stored``), only if the person holds none."""
         return ("Put", self.registrations_table.put_op(
             items.registration_item(registration, **stored), condition=NOT_REGISTERED))
 
