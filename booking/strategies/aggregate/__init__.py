@@ -14,10 +14,11 @@ from booking.strategies.aggregate.holds import (EVENT, AggregateHolds, EventHold
                                                 attendee_of, present)
 from booking.strategies.aggregate.item import (
     ATTENDEE, ATTENDEES, AVAILABILITY, BUMP, BUMP_VALUES, FIRST_READ, MAX_CAPACITY, NEW_EVENT,
-    ORDER_MAX_CAPACITY, audit_event, book_update, cancel_update, repair_event, seats_of)
+    ORDER_MAX_CAPACITY, audit_event, book_update, cancel_update, repair_event)
 from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite, Strategy,
                                      cancellation, checked_order, expired_holder, now_ms,
                                      quota_order)
+from booking.strategies.holds import counted_availability
 from booking.strategies.quota_counts import counts_of
 from booking.strategies.sold_out import hint_key
 
@@ -153,12 +154,12 @@ class AggregateStrategy(AggregateHolds, Strategy):
             yield items.registration_from_attendee(event_id, email, value)
 
     def availability(self, event: Event) -> Availability:
-        return seats_of(self.get(event.id, AVAILABILITY, CAPACITY_NAMES), now_ms())
+        return counted_availability(self.get(event.id, AVAILABILITY, CAPACITY_NAMES), now_ms())
 
     def availabilities(self, events: list[Event]) -> dict[str, Availability]:
         found = self.events.batch_get([{"event_id": event.id} for event in events],
                                       projection=AVAILABILITY, names=CAPACITY_NAMES)
-        return {item["event_id"]: seats_of(item, now_ms()) for item in found if item}
+        return {item["event_id"]: counted_availability(item, now_ms()) for item in found if item}
 
     def delete(self, event: Event) -> None:
         self.events.delete({"event_id": event.id})  # the registrations live in this item

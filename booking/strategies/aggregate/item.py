@@ -1,12 +1,10 @@
 """The aggregate strategy's event item: its size, the booking's and the cancellation's
 updates, its seats read back, its audit and repair (docs/strategies/aggregate.md)."""
-import dataclasses
-
 from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed
-from booking.models import CAPACITY_QUOTA, Availability, Event, Order, Registration
+from booking.models import CAPACITY_QUOTA, Event, Order, Registration
 from booking.strategies import audit
-from booking.strategies.holds import availability_of, held_seats, quota_availability_of
+from booking.strategies.holds import held_seats
 from booking.strategies.quota_counts import count_changes, quota_paths
 
 # Worst cases of each part of the item: docs/strategies/aggregate.md, "The item's size".
@@ -73,11 +71,6 @@ def cancel_update(stored: Registration, seats: dict[str, int],
     return ((CANCEL_PART if keep else CANCEL).format(counts=", ".join(change)),
             CANCEL_CONDITION.format(tickets=TICKETS_AS_READ if read else NO_TICKETS),
             {"#email": stored.email, **names}, values)
-
-
-def seats_of(item: dict, now: float) -> Availability:
-    further = quota_availability_of(item, now) if item.get("quota_capacities") else {}
-    return dataclasses.replace(availability_of(item, now), further=further)
 
 
 def taken(event: Event, item: dict):  # per quota: attendees' seats (1 without tickets), holds'

@@ -20,7 +20,7 @@ from booking.models import (CAPACITY_QUOTA, CONFIRMATION, CONFIRMED, PENDING, RE
 from booking.strategies import event_edits
 from booking.strategies.base import (AGAIN, CAPACITY_NAMES, READ_AGAIN, OneItemPerPerson,
                                      cancellation)
-from booking.strategies.holds import HoldsMap, availability_of, quota_availability_of
+from booking.strategies.holds import HoldsMap, counted_availability
 from booking.strategies.quota_counts import count_changes, counts_of, room_condition
 from booking.strategies.streams.audit import IN_EVENT, audit_event, repair_event
 from booking.strategies.streams.checkpoints import Checkpoints
@@ -272,8 +272,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         item = self._read(event.id)
         if item is None:
             raise EventNotFound()
-        return replace(availability_of(item, None), pending=self._pending(event.id),
-                       further=quota_availability_of(item, None))
+        return replace(counted_availability(item, None), pending=self._pending(event.id))
 
     def place_in_line(self, registration: Registration) -> int | None:
         """1 + the pending registrations of the event that arrived before this one."""
