@@ -16,7 +16,7 @@ from booking.dynamo.access import PastDeadline, Store, TransactionCancelled, tim
 from booking.dynamo.tables import EVENTS, REGISTRATIONS, TableSpec
 from booking.errors import (BookingContention, EventFull, EventNotFound, InvalidBooking,
                             NotRegistered)
-from booking.dynamo.transaction import Members, Refusal
+from booking.dynamo.transaction import Members, Op, Refusal
 from booking.exactly_once.request_log import Request, RequestLog
 from booking.exactly_once.riders import Riders
 from booking.models import CAPACITY_QUOTA, Availability, Event, Order, Registration
@@ -25,6 +25,7 @@ from booking.strategies.sold_out import SoldOutHints
 
 # ``capacity`` is a DynamoDB reserved word: every expression names it through this.
 CAPACITY_NAMES = {"#capacity": "capacity"}
+KEEP_TICKETS = "SET tickets = :keep"  # what a registration item keeps of a part cancelled
 
 
 def now_ms() -> int:
@@ -287,6 +288,19 @@ class OneItemPerPerson(Strategy):
         if item is None or registration_id not in (None, item["registration_id"]):
             return None
         return item
+
+    def removal_op(self, stored: Registration, keep: dict, condition: str, values: dict, *,
+                   update: str = KEEP_TICKETS, names: dict | None = None,
+                   kept: dict | None = None) -> Op:
+        """Delete ``stored``'s item, or with tickets to ``keep`` apply ``update`` (``kept``:
+        its further values), only if ``condition`` (with ``values``, ``names``) holds."""
+        key = {"event_id": stored.event_id, "email": stored.email}
+        if keep:
+            return ("Update", self.registrations_table.update_op(
+                key, update, condition=condition, names=names,
+                values={**values, ":keep": keep, **(kept or {})}))
+        return ("Delete", self.registrations_table.delete_op(key, condition=condition,
+                                                             names=names, values=values))
 
     def _require_event(self, event_id) -> dict:
         """The event item's capacity, or ``EventNotFound``."""

@@ -31,7 +31,6 @@ TAKE_OVER = f"REMOVE holds.#h SET {BUMP}"  # a lapsed hold's seat becomes the bo
 LAPSED = "holds.#h <= :now"
 SAME = "registration_id = :rid"
 SAME_ORDER = "registration_id = :rid AND tickets = :old"
-KEEP = "SET tickets = :keep"
 
 
 class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
@@ -170,15 +169,11 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
         """Free ``release`` of the stored registration (None: all of it), only if it is
         still as read (``READ_AGAIN`` otherwise; without a read, ``NotRegistered``)."""
         keep, freed, answer = cancellation(stored, release, riders.request)
-        key = {"event_id": event.id, "email": stored.email}
         same: dict[str, object] = {":rid": stored.registration_id}
         condition = SAME
         if stored.ticket_counts is not None:  # an order: its tickets too, as read
             same[":old"], condition = stored.tickets, SAME_ORDER
-        mine = (("Update", self.registrations_table.update_op(
-            key, KEEP, condition=condition, values={**same, ":keep": keep})) if keep else
-            ("Delete", self.registrations_table.delete_op(key, condition=condition, values=same)))
-        members = Members([("registration", mine)])
+        members = Members([("registration", self.removal_op(stored, keep, condition, same))])
         for quota, seats in sorted(event.order(freed).seats.items()):
             members.add(quota_member(quota), ("Update", self.locks.update_op(
                 lock_key(event.id, quota), GIVE, condition=EXISTS,

@@ -252,12 +252,9 @@ class ShardsStrategy(ShardsHolds):
                   for quota, need in freed.items()}  # from the first shards: the same on a resend
         left = {quota: {n: k - giving.get(quota, {}).get(n, 0) for n, k in shards.items()}
                 for quota, shards in held.items()}
-        key = {"event_id": event.id, "email": stored.email}
         same = {":rid": stored.registration_id, ":old": stored.tickets}
-        first = (("Update", self.registrations_table.update_op(
-            key, KEEP_PART, condition=SAME_ORDER,
-            values={**same, ":keep": keep, ":left": seats.seat_map(left)})) if keep else
-            ("Delete", self.registrations_table.delete_op(key, condition=SAME_ORDER, values=same)))
+        first = self.removal_op(stored, keep, SAME_ORDER, same, update=KEEP_PART,
+                                kept={":left": seats.seat_map(left)})
         members = Members([("registration", first), *(
             (member(quota, n), ("Update", self.locks.update_op(shard_key(event.id, n, quota), GIVE,
                                                                condition=EXISTS,

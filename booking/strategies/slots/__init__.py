@@ -191,17 +191,10 @@ class SlotsStrategy(SlotsHolds):
         keep, tickets, answer = cancellation(stored, release, riders.request)
         seats = event.order(tickets).seats if keep else {q: len(s) for q, s in held.items()}
         freeing = {q: held[q][:n] for q, n in seats.items()}
-        key, same = {"event_id": event.id, "email": stored.email}, {
-            ":rid": stored.registration_id, ":old": stored.tickets}
-        if keep:
-            kept = {q: held[q][seats.get(q, 0):] for q in held}
-            first = ("Update", self.registrations_table.update_op(
-                key, KEEP_PART, condition=SAME, values={
-                    **same, ":keep": keep, ":slots": {q: s for q, s in kept.items() if s}}))
-        else:
-            first = ("Delete", self.registrations_table.delete_op(key, condition=SAME,
-                                                                  values=same))
-        members = Members([("registration", first)])
+        kept = {q: held[q][seats.get(q, 0):] for q in held}
+        members = Members([("registration", self.removal_op(
+            stored, keep, SAME, {":rid": stored.registration_id, ":old": stored.tickets},
+            update=KEEP_PART, kept={":slots": {q: s for q, s in kept.items() if s}}))])
         members.extend(slot_members(self.slots, event.id, freeing, FREE, condition=HOLDER,
                                     email=stored.email))
         members.extend([*riders.members(answer), *self.freed_ops(event.id)])

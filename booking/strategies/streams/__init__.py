@@ -36,7 +36,6 @@ DECIDED = "SET #status = :status, decided_at = :now"
 # Exactly the registration as read: an item stored without ``tickets`` holds one seat.
 AS_READ = ("registration_id = :rid AND #status = :status"
            " AND (attribute_not_exists(tickets) OR tickets = :old)")
-KEEP_TICKETS = "SET tickets = :keep"
 PENDING_FILTER, AHEAD_FILTER = "#status = :pending", "#status = :pending AND registered_at < :at"
 EVENT_FIELDS = ("event_id, #capacity, confirmed_count, holds, hold_seats, quota_capacities, "
                 "quota_counts, ticket_types")
@@ -247,12 +246,8 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
                                  "part of it once it is confirmed.", field="tickets")
         keep, _, answer = cancellation(stored, release, riders.request)
         same = {":rid": stored.registration_id, ":status": stored.status, ":old": stored.tickets}
-        table, key = self.registrations_table, self._key(stored)
-        members = Members([("registration", (
-            ("Update", table.update_op(key, KEEP_TICKETS, condition=AS_READ, names=STATUS_NAMES,
-                                       values={**same, ":keep": keep})) if keep else
-            ("Delete", table.delete_op(key, condition=AS_READ, names=STATUS_NAMES,
-                                       values=same))))])
+        members = Members([("registration", self.removal_op(stored, keep, AS_READ, same,
+                                                             names=STATUS_NAMES))])
         if stored.status == CONFIRMED:
             clauses, names, counts = count_changes(event.order(answer.tickets).seats, "-")
             members.add("event", ("Update", self.events.update_op(
