@@ -260,6 +260,13 @@ class Strategy(Seats, Audited):
         raise BookingContention()
 
 
+def availability_from_batch(strategy, event: Event) -> Availability:
+    """``availability`` of a strategy whose ``availabilities`` reads in one batch."""
+    if (found := strategy.availabilities([event]).get(event.id)) is None:
+        raise EventNotFound()
+    return found
+
+
 class OneItemPerPerson(Strategy):
     """Registrations as items keyed by (event id, e-mail key) in ``registrations_table``
     (``registrations_spec``), beside the ``events`` table: lock_table, shards, slots, streams."""

@@ -11,10 +11,9 @@ from booking.dynamo.tables import EVENT_LOCKS
 from booking.dynamo.transaction import Members, Refusal
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.exactly_once.riders import Riders
-from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
-                            Registration)
-from booking.strategies.base import (READ_AGAIN, Rewrite, cancellation, now_ms, order_full,
-                                     quota_order)
+from booking.models import CAPACITY_QUOTA, Availability, Event, Order, Registration
+from booking.strategies.base import (READ_AGAIN, Rewrite, availability_from_batch,
+                                     cancellation, now_ms, order_full, quota_order)
 from booking.strategies.holds import NOT_REGISTERED, HoldsMap, availability_of
 from booking.strategies.shards import audit as shards_audit
 from booking.strategies.shards import capacity as shards_capacity
@@ -272,20 +271,15 @@ class ShardsStrategy(ShardsHolds):
                                       f"{stored.registration_id}:{riders.request.request_id}",
                                       "cancel"))
 
-    def availability(self, event: Event) -> Availability:
-        if (found := self.availabilities([event]).get(event.id)) is None:
-            raise EventNotFound()
-        return found
+    availability = availability_from_batch
 
     def availabilities(self, events: list[Event]) -> dict[str, Availability]:
         now = now_ms()
         found = seats.quota_shard_items(self, {e.id: list(e.quota_capacities()) for e in events})
         return {event_id: dataclasses.replace(
             availability_of(seats.as_counter(quotas[CAPACITY_QUOTA]), now), further={
-                quota: QuotaAvailability(capacity=held.capacity, confirmed=held.confirmed,
-                                         held=held.held)
-                for quota, shards in quotas.items() if quota != CAPACITY_QUOTA and shards
-                for held in [availability_of(seats.as_counter(shards), now, quota)]})
+                quota: availability_of(seats.as_counter(shards), now, quota).quotas[CAPACITY_QUOTA]
+                for quota, shards in quotas.items() if quota != CAPACITY_QUOTA and shards})
             for event_id, quotas in found.items()}
 
     def _require_event(self, event_id: str) -> dict:
