@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 
 from booking.dynamo.access import ConditionFailed
 from booking.errors import InvalidBooking
+from booking.models import CAPACITY_QUOTA
 from booking.validation import normalize_email
 
 # Invariant names (stable: they appear in check_capacity's output and JSON).
@@ -121,3 +122,15 @@ def quota_violations(event, taken: Counter, counted: dict) -> list[Violation]:
             found.append(Violation(event.id, QUOTA_COUNTER, taken[quota], counted.get(quota),
                                    f"quota {quota} count"))
     return found
+
+
+def seat_violations(event, taken: Counter, counted: dict, detail: str, *,
+                    capacity: int | None = None, checks: Iterable[Violation] = ()) -> list:
+    """``taken`` within the capacity (the event's, or as stored), the strategy's ``checks``,
+    the capacity's count in ``counted`` (``detail``), then ``quota_violations``."""
+    seats = taken[CAPACITY_QUOTA]
+    size = event.capacity if capacity is None else capacity
+    found = capacity_violation(event.id, size, seats) + list(checks)
+    if counted.get(CAPACITY_QUOTA) != seats:
+        found.append(Violation(event.id, COUNTER, seats, counted.get(CAPACITY_QUOTA), detail))
+    return found + quota_violations(event, taken, counted)

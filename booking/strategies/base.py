@@ -16,7 +16,7 @@ from booking.dynamo.access import PastDeadline, Store, TransactionCancelled, tim
 from booking.dynamo.tables import EVENTS, REGISTRATIONS, TableSpec
 from booking.errors import (BookingContention, EventFull, EventNotFound, InvalidBooking,
                             NotRegistered)
-from booking.dynamo.transaction import Members, Refusal
+from booking.dynamo.transaction import Members, Op, Refusal
 from booking.exactly_once.request_log import Request, RequestLog
 from booking.exactly_once.riders import Riders
 from booking.models import CAPACITY_QUOTA, Availability, Event, Order, Registration
@@ -25,6 +25,7 @@ from booking.strategies.sold_out import SoldOutHints
 
 # ``capacity`` is a DynamoDB reserved word: every expression names it through this.
 CAPACITY_NAMES = {"#capacity": "capacity"}
+KEEP_TICKETS = "SET tickets = :keep"  # what a registration item keeps of a part cancelled
 
 
 def now_ms() -> int:
@@ -127,6 +128,15 @@ def part_of(stored: Registration, tickets: dict[str, int], request: Request) -> 
     part of the order (its notice is an e-mail of its own)."""
     return dataclasses.replace(stored, ticket_counts=dict(tickets),
                                part_request_id=request.request_id)
+
+
+def cancellation(stored: Registration, release: dict[str, int] | None,
+                 request: Request) -> tuple[dict[str, int], dict[str, int], Registration]:
+    """What cancelling ``release`` of ``stored`` (None: all of it) keeps ({}: nothing),
+    frees and answers (``part_of`` for a part); raises as ``tickets_left``."""
+    if release is None or not (keep := tickets_left(stored, release)):
+        return {}, stored.tickets, stored
+    return keep, release, part_of(stored, release, request)
 
 
 class Signal(str):
@@ -250,6 +260,13 @@ class Strategy(Seats, Audited):
         raise BookingContention()
 
 
+def availability_from_batch(strategy, event: Event) -> Availability:
+    """``availability`` of a strategy whose ``availabilities`` reads in one batch."""
+    if (found := strategy.availabilities([event]).get(event.id)) is None:
+        raise EventNotFound()
+    return found
+
+
 class OneItemPerPerson(Strategy):
     """Registrations as items keyed by (event id, e-mail key) in ``registrations_table``
     (``registrations_spec``), beside the ``events`` table: lock_table, shards, slots, streams."""
@@ -278,6 +295,19 @@ class OneItemPerPerson(Strategy):
         if item is None or registration_id not in (None, item["registration_id"]):
             return None
         return item
+
+    def removal_op(self, stored: Registration, keep: dict, condition: str, values: dict, *,
+                   update: str = KEEP_TICKETS, names: dict | None = None,
+                   kept: dict | None = None) -> Op:
+        """Delete ``stored``'s item, or with tickets to ``keep`` apply ``update`` (``kept``:
+        its further values), only if ``condition`` (with ``values``, ``names``) holds."""
+        key = {"event_id": stored.event_id, "email": stored.email}
+        if keep:
+            return ("Update", self.registrations_table.update_op(
+                key, update, condition=condition, names=names,
+                values={**values, ":keep": keep, **(kept or {})}))
+        return ("Delete", self.registrations_table.delete_op(key, condition=condition,
+                                                             names=names, values=values))
 
     def _require_event(self, event_id) -> dict:
         """The event item's capacity, or ``EventNotFound``."""

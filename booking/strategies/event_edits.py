@@ -4,13 +4,16 @@ write here, so a stale edit is refused the same way everywhere (docs/orders.md#r
 from dataclasses import dataclass
 
 from booking.dynamo.access import ConditionFailed, Table
+from booking.dynamo.transaction import Op
 from booking.errors import EventNotFound, InvalidBooking, StaleEdit
-from booking.models import CAPACITY_QUOTA
+from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies.base import CAPACITY_NAMES
 
 SET_CAPACITY = ["#capacity = :capacity", "version = version + :one"]
 AT_VERSION = "attribute_exists(event_id) AND version = :expected"
 NOT_BELOW_CONFIRMED = "confirmed_count <= :capacity"
+SIZE_AS_READ = "#capacity = :c AND version = :v"
+QUOTA_SIZE_AS_READ = "quota_capacities.#q = :c AND version = :v"
 
 
 @dataclass(frozen=True)
@@ -51,23 +54,33 @@ def event_update(*, expected_version: int, capacity: int, changes: dict,
     return EventUpdate(expression, condition, names, values)
 
 
+def size_as_read(events: Table, event_id: str, quota: str, size: int, version: int) -> Op:
+    """A ConditionCheck: the event item still gives ``quota`` ``size`` seats at ``version``
+    (a repair's writes ride with it, so a concurrent capacity edit is never undone)."""
+    condition, names = ((SIZE_AS_READ, CAPACITY_NAMES) if quota == CAPACITY_QUOTA
+                        else (QUOTA_SIZE_AS_READ, {"#q": quota}))
+    # A ConditionCheck member has exactly the shape of a Delete member.
+    return ("ConditionCheck", events.delete_op({"event_id": event_id}, condition=condition,
+                                               names=names, values={":c": size, ":v": version}))
+
+
 def quota_size_names(quotas: dict | None) -> dict[str, tuple[str, str]]:
     """Each further quota's (attribute name, value name) in an ``event_update``."""
     return {quota: (f"#u{number}", f":u{number}")
             for number, quota in enumerate(sorted(quotas or {}))}
 
 
-def change_counted_event(events: Table, event_id: str, *, expected_version: int, capacity: int,
+def change_counted_event(strategy, event: Event, *, expected_version: int, capacity: int,
                          changes: dict, quotas: dict | None = None) -> None:
-    """``change_capacity`` of a strategy whose event item also counts the confirmed seats
-    (``aggregate``, ``streams``): one conditional update, the version check and "no fewer
-    seats than confirmed" (and held) together, for the capacity and every quota resized."""
+    """``change_capacity`` where the event item also counts the seats (aggregate, streams):
+    one conditional update, the version check and "no fewer seats than confirmed" (and
+    held) together, for the capacity and every quota resized."""
     room = [NOT_BELOW_CONFIRMED] + [
         f"quota_counts.{name} <= {value}" for name, value in quota_size_names(quotas).values()]
     update = event_update(expected_version=expected_version, capacity=capacity,
                           changes=changes, extra_condition=" AND ".join(room), quotas=quotas)
     try:
-        events.update({"event_id": event_id}, update.expression, **update.kwargs())
+        strategy.events.update({"event_id": event.id}, update.expression, **update.kwargs())
     except ConditionFailed as refused:
         old = refused.old_item
         refusal = stale_or_missing(old, expected_version)

@@ -6,12 +6,13 @@ over such items (aggregate's and streams' event item, lock_table's lock items). 
 work: docs/strategies/lock_table.md#holds-in-a-counter-item.
 """
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed, Table
 from booking.dynamo.transaction import Op, Refusal
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
-from booking.models import CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability
+from booking.models import CAPACITY_QUOTA, Availability, Event, Order, Registration
 from booking.strategies.base import CAPACITY_NAMES, checked_order, expired_holder
 from booking.strategies.contract import Holds
 from booking.strategies.quota_counts import (count_changes, counts_of, further_availability,
@@ -20,6 +21,7 @@ from booking.strategies.quota_counts import (count_changes, counts_of, further_a
 ENSURE_HOLDS = "SET holds = if_not_exists(holds, :empty)"
 ENSURE_HOLDS_AND_SEATS = f"{ENSURE_HOLDS}, hold_seats = if_not_exists(hold_seats, :empty)"
 EXISTS = "attribute_exists(event_id)"
+NOT_REGISTERED = "attribute_not_exists(email)"  # a registration item's put or absence
 # One quota counted in ``confirmed_count`` (a lock item): room for the seats at a capacity.
 ONE_QUOTA_ROOM = "#capacity >= :cap0 AND confirmed_count <= :room0"
 FREE_OF_EMAIL = "attribute_not_exists(holds.#email)"
@@ -49,12 +51,6 @@ def held_seats(item: dict | None, now: float | None = None,
     return held
 
 
-def quota_availability_of(item: dict, now: float | None) -> dict[str, QuotaAvailability]:
-    """The further quotas of an event item that counts them (``quota_counts``), their
-    held seats apart."""
-    return further_availability(item, held_seats(item), held_seats(item, now))
-
-
 def availability_of(item: dict, now: float | None, quota: str = CAPACITY_QUOTA) -> Availability:
     """Seats of a counter item (``capacity``, ``confirmed_count`` counting attendees and
     holds, ``holds`` map); with ``now`` None every hold counts as held, a lapsed one too.
@@ -62,6 +58,13 @@ def availability_of(item: dict, now: float | None, quota: str = CAPACITY_QUOTA) 
     stored, held = held_seats(item, quota=quota)[quota], held_seats(item, now, quota)[quota]
     return Availability(capacity=item["capacity"],
                         confirmed=item["confirmed_count"] - stored, held=held)
+
+
+def counted_availability(item: dict, now: float | None) -> Availability:
+    """``availability_of`` an event item that counts every quota (``quota_counts``), with
+    the further quotas' seats."""
+    return replace(availability_of(item, now),
+                   further=further_availability(item, held_seats(item), held_seats(item, now)))
 
 
 def _and(*conditions: str) -> str:
@@ -229,6 +232,22 @@ class HoldsMap:
         if item is None:
             raise EventNotFound()
         return item
+
+
+class RegistrationItemHolds(Holds):
+    """``Holds`` with registration items (``registrations_table``); put it before any other
+    ``Holds`` base, or the abstract ``registration_absent_op`` wins."""
+
+    registrations_table: Table
+
+    def registration_put(self, registration: Registration, **stored) -> Op:
+        """Put ``registration`` (and ``stored``), only if the person holds none."""
+        return ("Put", self.registrations_table.put_op(
+            items.registration_item(registration, **stored), condition=NOT_REGISTERED))
+
+    def registration_absent_op(self, event_id: str, email: str) -> Op:
+        return ("ConditionCheck", self.registrations_table.delete_op(
+            {"event_id": event_id, "email": email}, condition=NOT_REGISTERED))
 
 
 class MapHolds(Holds):

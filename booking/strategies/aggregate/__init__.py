@@ -14,10 +14,11 @@ from booking.strategies.aggregate.holds import (EVENT, AggregateHolds, EventHold
                                                 attendee_of, present)
 from booking.strategies.aggregate.item import (
     ATTENDEE, ATTENDEES, AVAILABILITY, BUMP, BUMP_VALUES, FIRST_READ, MAX_CAPACITY, NEW_EVENT,
-    ORDER_MAX_CAPACITY, audit_event, book_update, cancel_update, repair_event, seats_of)
+    ORDER_MAX_CAPACITY, audit_event, book_update, cancel_update, repair_event)
 from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite, Strategy,
-                                     checked_order, expired_holder, now_ms, part_of,
-                                     quota_order, tickets_left)
+                                     cancellation, checked_order, expired_holder, now_ms,
+                                     quota_order)
+from booking.strategies.holds import counted_availability
 from booking.strategies.quota_counts import counts_of
 from booking.strategies.sold_out import hint_key
 
@@ -28,6 +29,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
     description = "One event item holds attendees, count and version; one conditional update per booking."
     audit = audit_event
     repair = repair_event
+    change_capacity = event_edits.change_counted_event
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -133,9 +135,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
             return stored if stored and registration_id in (None, stored.registration_id) else None
 
         def remove(stored: Registration):
-            keep = tickets_left(stored, release) if release is not None else {}
-            freed = release if keep and release else stored.tickets
-            answer = part_of(stored, freed, riders.request) if keep else stored
+            keep, freed, answer = cancellation(stored, release, riders.request)
             update = self.update(event.id, *cancel_update(stored, event.order(freed).seats, keep))
             token = f"{stored.registration_id}:{riders.request.request_id}"
             return self.transact_once(  # refused: what was read changed (gone, a part cancelled)
@@ -154,17 +154,12 @@ class AggregateStrategy(AggregateHolds, Strategy):
             yield items.registration_from_attendee(event_id, email, value)
 
     def availability(self, event: Event) -> Availability:
-        return seats_of(self.get(event.id, AVAILABILITY, CAPACITY_NAMES), now_ms())
+        return counted_availability(self.get(event.id, AVAILABILITY, CAPACITY_NAMES), now_ms())
 
     def availabilities(self, events: list[Event]) -> dict[str, Availability]:
         found = self.events.batch_get([{"event_id": event.id} for event in events],
                                       projection=AVAILABILITY, names=CAPACITY_NAMES)
-        return {item["event_id"]: seats_of(item, now_ms()) for item in found if item}
-
-    def change_capacity(self, event: Event, *, expected_version: int, capacity: int,
-                        changes: dict, quotas: dict[str, int] | None = None) -> None:
-        event_edits.change_counted_event(self.events, event.id, expected_version=expected_version,
-                                         capacity=capacity, changes=changes, quotas=quotas)
+        return {item["event_id"]: counted_availability(item, now_ms()) for item in found if item}
 
     def delete(self, event: Event) -> None:
         self.events.delete({"event_id": event.id})  # the registrations live in this item

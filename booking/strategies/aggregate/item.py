@@ -1,12 +1,10 @@
 """The aggregate strategy's event item: its size, the booking's and the cancellation's
 updates, its seats read back, its audit and repair (docs/strategies/aggregate.md)."""
-import dataclasses
-
 from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed
-from booking.models import Availability, Event, Order, Registration
+from booking.models import CAPACITY_QUOTA, Event, Order, Registration
 from booking.strategies import audit
-from booking.strategies.holds import availability_of, held_seats, quota_availability_of
+from booking.strategies.holds import held_seats
 from booking.strategies.quota_counts import count_changes, quota_paths
 
 # Worst cases of each part of the item: docs/strategies/aggregate.md, "The item's size".
@@ -75,11 +73,6 @@ def cancel_update(stored: Registration, seats: dict[str, int],
             {"#email": stored.email, **names}, values)
 
 
-def seats_of(item: dict, now: float) -> Availability:
-    further = quota_availability_of(item, now) if item.get("quota_capacities") else {}
-    return dataclasses.replace(availability_of(item, now), further=further)
-
-
 def taken(event: Event, item: dict):  # per quota: attendees' seats (1 without tickets), holds'
     tickets = (value.get("tickets") for value in (item.get("attendees") or {}).values())
     return audit.seats_taken(event, tickets) + held_seats(item)
@@ -89,12 +82,9 @@ def audit_event(strategy, event: Event) -> list[audit.Violation]:
     item = strategy.events.get({"event_id": event.id})
     if item is None:
         return []
-    seats = taken(event, item)
-    found = audit.capacity_violation(event.id, int(item["capacity"]), seats["capacity"])
-    if item.get("confirmed_count") != seats["capacity"]:
-        found.append(audit.Violation(event.id, audit.COUNTER, seats["capacity"],
-                                     item.get("confirmed_count"), "confirmed_count vs attendees"))
-    found += audit.quota_violations(event, seats, item.get("quota_counts") or {})
+    counted = {**(item.get("quota_counts") or {}), CAPACITY_QUOTA: item.get("confirmed_count")}
+    found = audit.seat_violations(event, taken(event, item), counted,
+                                  "confirmed_count vs attendees", capacity=int(item["capacity"]))
     return found + audit.person_violations(event.id, item.get("attendees") or {})
 
 

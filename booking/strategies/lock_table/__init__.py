@@ -10,12 +10,11 @@ from booking.dynamo.transaction import Members, Op, Refusal
 from booking.errors import AlreadyRegistered, EventNotFound, NotRegistered
 from booking.exactly_once.riders import Riders
 from booking.models import Event, Order, Registration
-from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite,
-                                     expired_holder, now_ms, order_full, part_of,
-                                     quota_order, tickets_left)
+from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite, cancellation,
+                                     expired_holder, now_ms, order_full, quota_order)
 from booking.strategies.holds import HoldsMap
 from booking.strategies.lock_table.audit import LockTableAudit
-from booking.strategies.lock_table.holds import NOT_REGISTERED, LockTableHolds
+from booking.strategies.lock_table.holds import LockTableHolds
 from booking.strategies.lock_table.locks import (BUMP, NEW_ITEM, LockItems, lock_key, new_locks,
                                                  quota_member)
 from booking.strategies.sold_out import hint_key, read_first
@@ -32,7 +31,6 @@ TAKE_OVER = f"REMOVE holds.#h SET {BUMP}"  # a lapsed hold's seat becomes the bo
 LAPSED = "holds.#h <= :now"
 SAME = "registration_id = :rid"
 SAME_ORDER = "registration_id = :rid AND tickets = :old"
-KEEP = "SET tickets = :keep"
 
 
 class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
@@ -59,8 +57,7 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
             if isinstance(found, Registration):
                 return found
             order = found
-        put = ("registration", ("Put", self.registrations_table.put_op(
-            items.registration_item(registration), condition=NOT_REGISTERED)))
+        put = ("registration", self.registration_put(registration))
 
         def members(order: Order, over: dict) -> Members:
             return Members([put, *((quota_member(quota), self._take(event.id, quota, order, over))
@@ -171,18 +168,12 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
                 release: dict[str, int] | None, *, read: bool) -> Registration:
         """Free ``release`` of the stored registration (None: all of it), only if it is
         still as read (``READ_AGAIN`` otherwise; without a read, ``NotRegistered``)."""
-        keep = tickets_left(stored, release) if release is not None else {}
-        freed = release if release is not None and keep else stored.tickets
-        answer = part_of(stored, freed, riders.request) if keep else stored
-        key = {"event_id": event.id, "email": stored.email}
+        keep, freed, answer = cancellation(stored, release, riders.request)
         same: dict[str, object] = {":rid": stored.registration_id}
         condition = SAME
         if stored.ticket_counts is not None:  # an order: its tickets too, as read
             same[":old"], condition = stored.tickets, SAME_ORDER
-        mine = (("Update", self.registrations_table.update_op(
-            key, KEEP, condition=condition, values={**same, ":keep": keep})) if keep else
-            ("Delete", self.registrations_table.delete_op(key, condition=condition, values=same)))
-        members = Members([("registration", mine)])
+        members = Members([("registration", self.removal_op(stored, keep, condition, same))])
         for quota, seats in sorted(event.order(freed).seats.items()):
             members.add(quota_member(quota), ("Update", self.locks.update_op(
                 lock_key(event.id, quota), GIVE, condition=EXISTS,

@@ -1,21 +1,17 @@
 """Waiting-list holds on lock_table's lock items (each quota's, in the offer's one
 transaction): docs/strategies/lock_table.md#holds"""
-from booking.dynamo import items
 from booking.dynamo.access import Table
 from booking.dynamo.transaction import Op
 from booking.models import Event, Order, Registration
 from booking.strategies.base import quota_order
-from booking.strategies.holds import HoldsMap, MapHolds
+from booking.strategies.holds import HoldsMap, MapHolds, RegistrationItemHolds
 from booking.strategies.lock_table.locks import lock_id, quota_member
 
-NOT_REGISTERED = "attribute_not_exists(email)"
 
-
-class LockTableHolds(MapHolds):
+class LockTableHolds(RegistrationItemHolds, MapHolds):
     """``Holds`` on the lock items (``locks``), the registration in ``registrations_table``."""
 
     locks: Table
-    registrations_table: Table
     held: HoldsMap
 
     def hold_items(self, event: Event, order: Order) -> list[tuple[str, str, Order]]:
@@ -30,9 +26,4 @@ class LockTableHolds(MapHolds):
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
                    now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
         return [*self.unhold_members(event, holder or registration.email, order, now=now),
-                ("registration", ("Put", self.registrations_table.put_op(
-                    items.registration_item(registration), condition=NOT_REGISTERED)))]
-
-    def registration_absent_op(self, event_id: str, email: str) -> Op:
-        return ("ConditionCheck", self.registrations_table.delete_op(
-            {"event_id": event_id, "email": email}, condition=NOT_REGISTERED))
+                ("registration", self.registration_put(registration))]

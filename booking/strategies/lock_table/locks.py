@@ -8,7 +8,8 @@ from booking.dynamo.transaction import Members, Refusal
 from booking.errors import EventNotFound
 from booking.models import CAPACITY_QUOTA, Availability, Event
 from booking.strategies import event_edits
-from booking.strategies.base import CAPACITY_NAMES, OneItemPerPerson, now_ms
+from booking.strategies.base import (CAPACITY_NAMES, OneItemPerPerson,
+                                     availability_from_batch, now_ms)
 from booking.strategies.holds import availability_of
 
 BUMP = "version = version + :one"  # every write of a lock item: the repair's check
@@ -42,11 +43,7 @@ class LockItems(OneItemPerPerson):
 
     locks: Table
 
-    def availability(self, event: Event) -> Availability:
-        found = self.availabilities([event])
-        if event.id not in found:
-            raise EventNotFound()
-        return found[event.id]
+    availability = availability_from_batch
 
     def availabilities(self, events: list[Event]) -> dict[str, Availability]:
         """One consistent read of every quota's lock item of every event."""

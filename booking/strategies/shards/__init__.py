@@ -11,15 +11,14 @@ from booking.dynamo.tables import EVENT_LOCKS
 from booking.dynamo.transaction import Members, Refusal
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.exactly_once.riders import Riders
-from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
-                            Registration)
-from booking.strategies.base import (READ_AGAIN, Rewrite, now_ms, order_full, part_of,
-                                     quota_order, tickets_left)
-from booking.strategies.holds import HoldsMap, availability_of
+from booking.models import CAPACITY_QUOTA, Availability, Event, Order, Registration
+from booking.strategies.base import (READ_AGAIN, Rewrite, availability_from_batch,
+                                     cancellation, now_ms, order_full, quota_order)
+from booking.strategies.holds import NOT_REGISTERED, HoldsMap, availability_of
 from booking.strategies.shards import audit as shards_audit
 from booking.strategies.shards import capacity as shards_capacity
 from booking.strategies.shards import seats
-from booking.strategies.shards.holds import NOT_REGISTERED, ShardsHolds
+from booking.strategies.shards.holds import ShardsHolds
 from booking.strategies.shards.seats import (BUMP, EXISTS, SHARDS, Plan, any_marker_key,
                                             marker_key, member, shard_key)
 from booking.strategies.sold_out import hint_key
@@ -245,20 +244,16 @@ class ShardsStrategy(ShardsHolds):
     def _remove(self, event: Event, item: dict, riders: Riders, release: dict | None):
         """Free ``release`` of the order (None: all) on its shards, bumping the marker."""
         stored, held = items.registration_from_item(item), seats.placed_on(item)
-        keep = tickets_left(stored, release) if release is not None else {}
-        freed = (event.order(release).seats if release and keep
+        keep, tickets, answer = cancellation(stored, release, riders.request)
+        freed = (event.order(tickets).seats if keep
                  else {quota: sum(shards.values()) for quota, shards in held.items()})
         giving = {quota: seats.split(need, held.get(quota, {}), by=int) or {}
                   for quota, need in freed.items()}  # from the first shards: the same on a resend
         left = {quota: {n: k - giving.get(quota, {}).get(n, 0) for n, k in shards.items()}
                 for quota, shards in held.items()}
-        key = {"event_id": event.id, "email": stored.email}
         same = {":rid": stored.registration_id, ":old": stored.tickets}
-        answer = part_of(stored, release or {}, riders.request) if keep else stored
-        first = (("Update", self.registrations_table.update_op(
-            key, KEEP_PART, condition=SAME_ORDER,
-            values={**same, ":keep": keep, ":left": seats.seat_map(left)})) if keep else
-            ("Delete", self.registrations_table.delete_op(key, condition=SAME_ORDER, values=same)))
+        first = self.removal_op(stored, keep, SAME_ORDER, same, update=KEEP_PART,
+                                kept={":left": seats.seat_map(left)})
         members = Members([("registration", first), *(
             (member(quota, n), ("Update", self.locks.update_op(shard_key(event.id, n, quota), GIVE,
                                                                condition=EXISTS,
@@ -276,20 +271,15 @@ class ShardsStrategy(ShardsHolds):
                                       f"{stored.registration_id}:{riders.request.request_id}",
                                       "cancel"))
 
-    def availability(self, event: Event) -> Availability:
-        if (found := self.availabilities([event]).get(event.id)) is None:
-            raise EventNotFound()
-        return found
+    availability = availability_from_batch
 
     def availabilities(self, events: list[Event]) -> dict[str, Availability]:
         now = now_ms()
         found = seats.quota_shard_items(self, {e.id: list(e.quota_capacities()) for e in events})
         return {event_id: dataclasses.replace(
             availability_of(seats.as_counter(quotas[CAPACITY_QUOTA]), now), further={
-                quota: QuotaAvailability(capacity=held.capacity, confirmed=held.confirmed,
-                                         held=held.held)
-                for quota, shards in quotas.items() if quota != CAPACITY_QUOTA and shards
-                for held in [availability_of(seats.as_counter(shards), now, quota)]})
+                quota: availability_of(seats.as_counter(shards), now, quota).quotas[CAPACITY_QUOTA]
+                for quota, shards in quotas.items() if quota != CAPACITY_QUOTA and shards})
             for event_id, quotas in found.items()}
 
     def _require_event(self, event_id: str) -> dict:

@@ -7,7 +7,7 @@ from contextlib import suppress
 from booking.dynamo.access import ConditionFailed, TransactionCancelled
 from booking.dynamo.transaction import Members
 from booking.models import CAPACITY_QUOTA, Event
-from booking.strategies import audit
+from booking.strategies import audit, event_edits
 from booking.strategies.base import CAPACITY_NAMES
 from booking.strategies.holds import held_seats
 from booking.strategies.shards import seats
@@ -16,8 +16,6 @@ from booking.strategies.shards.seats import (NEW, SHARDS, marker_key, member, pl
 
 FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + :one"
 SAME_VERSION = "version = :version"
-SAME_CAPACITY = "#capacity = :c AND version = :v"
-SAME_QUOTA = "quota_capacities.#q = :c AND version = :v"
 PLACEMENT = "email, #shard, tickets, shard_seats"
 SIZES = "#capacity, version, quota_capacities"
 
@@ -139,8 +137,6 @@ def _repair_quota(strategy, event_id: str, quota: str) -> list[str]:
 
 def _fix(strategy, event_id, quota, shards, counts, capacities, current, size) -> list:
     """Every shard's write, valid only if no shard and not the event changed since read."""
-    same, names = ((SAME_CAPACITY, CAPACITY_NAMES) if quota == CAPACITY_QUOTA
-                   else (SAME_QUOTA, {"#q": quota}))
     return Members([
         *[(member(quota, n), ("Update", strategy.locks.update_op(
             shard_key(event_id, n, quota), FIX, condition=SAME_VERSION, names=CAPACITY_NAMES,
@@ -148,10 +144,8 @@ def _fix(strategy, event_id, quota, shards, counts, capacities, current, size) -
                     ":version": item["version"]})))
           for n, (item, count, capacity) in enumerate(zip(shards, counts, capacities))],
         *seats.freed_ops(strategy.locks, event_id),
-        # A ConditionCheck member has exactly the shape of a Delete member.
-        ("event", ("ConditionCheck", strategy.events.delete_op(
-            {"event_id": event_id}, condition=same, names=names,
-            values={":c": size, ":v": current["version"]}))),
+        ("event", event_edits.size_as_read(strategy.events, event_id, quota, size,
+                                           current["version"])),
     ]).operations
 
 

@@ -9,8 +9,8 @@ from booking.errors import AlreadyRegistered, BookingContention, InvalidBooking
 from booking.exactly_once.riders import MOST_RIDER_MEMBERS, Riders
 from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
                             Registration)
-from booking.strategies.base import (AGAIN, READ_AGAIN, client_token, now_ms, order_full,
-                                     part_of, quota_order, tickets_left)
+from booking.strategies.base import (AGAIN, READ_AGAIN, cancellation, client_token, now_ms,
+                                     order_full, quota_order)
 from booking.strategies.slots import audit as slots_audit
 from booking.strategies.slots import capacity as slots_capacity
 from booking.strategies.slots import freed
@@ -18,7 +18,7 @@ from booking.strategies.slots.candidates import LOOKUP, FreeSlotPool
 from booking.strategies.slots.holds import SlotsHolds
 from booking.strategies.slots.seats import (ABSENT, CLAIM, CLAIMABLE, FREE, HOLDER,
                                             SHUFFLE_RANGE, claimed, free_slot, partition,
-                                            slot_members, slot_name, slots_of)
+                                            slot_members, slot_name, slots_of, slots_value)
 from booking.strategies.sold_out import read_first
 
 FREE_IN = "free_in = :e"
@@ -130,7 +130,8 @@ class SlotsStrategy(SlotsHolds):
 
         while all(len(found[q]) >= n for q, n in order.seats.items()):
             claims, now = {q: found[q][:n] for q, n in order.seats.items()}, now_ms()
-            members = Members([("registration", self.registration_put(registration, claims))])
+            members = Members([("registration", self.registration_put(
+                registration, **slots_value(registration, claims)))])
             members.extend(slot_members(self.slots, event.id, claims, CLAIM, condition=CLAIMABLE,
                                         email=registration.email, now=now))
             members.extend(riders.members(registration))
@@ -187,21 +188,13 @@ class SlotsStrategy(SlotsHolds):
 
     def _free(self, event: Event, item: dict, riders: Riders, release):
         stored, held = items.registration_from_item(item), claimed(item)
-        keep = tickets_left(stored, release) if release is not None else {}
-        seats = event.order(release).seats if keep else {q: len(s) for q, s in held.items()}
+        keep, tickets, answer = cancellation(stored, release, riders.request)
+        seats = event.order(tickets).seats if keep else {q: len(s) for q, s in held.items()}
         freeing = {q: held[q][:n] for q, n in seats.items()}
-        answer = part_of(stored, release, riders.request) if keep else stored
-        key, same = {"event_id": event.id, "email": stored.email}, {
-            ":rid": stored.registration_id, ":old": stored.tickets}
-        if keep:
-            kept = {q: held[q][seats.get(q, 0):] for q in held}
-            first = ("Update", self.registrations_table.update_op(
-                key, KEEP_PART, condition=SAME, values={
-                    **same, ":keep": keep, ":slots": {q: s for q, s in kept.items() if s}}))
-        else:
-            first = ("Delete", self.registrations_table.delete_op(key, condition=SAME,
-                                                                  values=same))
-        members = Members([("registration", first)])
+        kept = {q: held[q][seats.get(q, 0):] for q in held}
+        members = Members([("registration", self.removal_op(
+            stored, keep, SAME, {":rid": stored.registration_id, ":old": stored.tickets},
+            update=KEEP_PART, kept={":slots": {q: s for q, s in kept.items() if s}}))])
         members.extend(slot_members(self.slots, event.id, freeing, FREE, condition=HOLDER,
                                     email=stored.email))
         members.extend([*riders.members(answer), *self.freed_ops(event.id)])

@@ -2,7 +2,7 @@
 registrations naming slots agree one to one (docs/strategies/slots.md, "Audit")."""
 from booking.dynamo.access import ConditionFailed, TransactionCancelled
 from booking.models import CAPACITY_QUOTA
-from booking.strategies import audit
+from booking.strategies import audit, event_edits
 from booking.strategies.base import CAPACITY_NAMES
 from booking.strategies.slots import freed
 from booking.strategies.slots.capacity import SIZES
@@ -20,8 +20,6 @@ UNLIST = "REMOVE free_in"
 LOST = "attribute_exists(event_id) AND attribute_not_exists(holder) AND " \
        "attribute_not_exists(free_in)"
 UNCLAIMED = "attribute_not_exists(holder)"
-CAPACITY_UNCHANGED = "#capacity = :c AND version = :v"
-QUOTA_UNCHANGED = "quota_capacities.#q = :c AND version = :v"
 
 
 def read_slots(strategy, part: str) -> dict[int, dict]:
@@ -73,12 +71,8 @@ def audit_event(strategy, event) -> list[audit.Violation]:
                 found.append(audit.Violation(event.id, audit.REGISTRATION_HOLDS_SLOT,
                                              f"held by {email}", f"held by {holder}",
                                              where(quota, number)))
-    found = audit.capacity_violation(event.id, event.capacity, seats[CAPACITY_QUOTA]) + found
-    if counted[CAPACITY_QUOTA] != seats[CAPACITY_QUOTA]:
-        found.append(audit.Violation(event.id, audit.COUNTER, seats[CAPACITY_QUOTA],
-                                     counted[CAPACITY_QUOTA], "slots named vs seats booked"))
-    found += audit.quota_violations(event, seats, counted)
-    return found + audit.person_violations(event.id, stored)
+    return (audit.seat_violations(event, seats, counted, "slots named vs seats booked",
+                                  checks=found) + audit.person_violations(event.id, stored))
 
 
 def repair_event(strategy, event) -> list[str]:
@@ -147,10 +141,7 @@ def _match_slot_count(strategy, event, slots, quota):
     current = strategy.events.get(key, projection=SIZES, names=CAPACITY_NAMES)
     if current is None:
         return []
-    if quota == CAPACITY_QUOTA:
-        size, unchanged, names = current["capacity"], CAPACITY_UNCHANGED, CAPACITY_NAMES
-    else:
-        size, unchanged, names = current["quota_capacities"][quota], QUOTA_UNCHANGED, {"#q": quota}
+    size = current["capacity"] if quota == CAPACITY_QUOTA else current["quota_capacities"][quota]
     difference = size - len(slots)
     if difference > 0:
         start = max(slots, default=-1) + 1
@@ -163,8 +154,7 @@ def _match_slot_count(strategy, event, slots, quota):
                                                       condition=IS_FREE))
                   for n in free[:-difference]]
         done = "deleted {} surplus free slot(s)"
-    check = ("ConditionCheck", strategy.events.delete_op(
-        key, condition=unchanged, names=names, values={":c": size, ":v": current["version"]}))
+    check = event_edits.size_as_read(strategy.events, event.id, quota, size, current["version"])
     bump = [op for _, op in strategy.freed_ops(event.id)] if difference > 0 else []
     fixed, per_step = [], TRANSACTION_WRITES - len(bump)
     for start in range(0, len(writes), per_step):

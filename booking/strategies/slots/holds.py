@@ -4,24 +4,22 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
-from booking.dynamo import items
 from booking.dynamo.access import Table, TransactionCancelled
 from booking.dynamo.transaction import Op, Refusal
 from booking.errors import AlreadyRegistered
 from booking.models import Event, Order, Registration
 from booking.strategies.base import OneItemPerPerson, order_full, quota_order
-from booking.strategies.contract import Holds
+from booking.strategies.holds import RegistrationItemHolds
 from booking.strategies.slots import freed
-from booking.strategies.slots.seats import (CLAIMABLE, FREE, HELD_UNTIL, HOLD, KEEP,
-                                            KEEP_FOR, NOT_REGISTERED, SLOT_NAMES, UNEXPIRED,
-                                            claimed, hold_ref, partition, slot_members, slot_op,
-                                            slots_of, slots_value)
+from booking.strategies.slots.seats import (CLAIMABLE, FREE, HELD_UNTIL, HOLD, KEEP, KEEP_FOR,
+                                            SLOT_NAMES, UNEXPIRED, claimed, hold_ref, partition,
+                                            slot_members, slot_op, slots_of, slots_value)
 
 LAPSED = "held_until <= :now"
 HELD_SLOTS = "#slot, holder, held_until"
 
 
-class SlotsHolds(OneItemPerPerson, Holds):
+class SlotsHolds(OneItemPerPerson, RegistrationItemHolds):
     """``Holds`` on the strategy's ``slots`` (its ``candidates`` find free slots)."""
 
     slots: Table
@@ -53,13 +51,8 @@ class SlotsHolds(OneItemPerPerson, Holds):
         keep, extra = (KEEP, {}) if holder is None else (KEEP_FOR, {"person": registration.email})
         return [*slot_members(self.slots, event.id, claims, keep, condition=UNEXPIRED,
                               email=holder or registration.email, now=now, **extra),
-                ("registration", self.registration_put(registration, claims))]
-
-    def registration_put(self, registration: Registration, claims: dict[str, list[int]]) -> Op:
-        """Put ``registration`` naming ``claims``, only if the person holds none."""
-        return ("Put", self.registrations_table.put_op(
-            items.registration_item(registration, **slots_value(registration, claims)),
-            condition=NOT_REGISTERED))
+                ("registration",
+                 self.registration_put(registration, **slots_value(registration, claims)))]
 
     def release_ops(self, event: Event, email: str, order: Order, *, until: float,
                     ref: dict) -> list[tuple[str, Op]]:
@@ -88,7 +81,3 @@ class SlotsHolds(OneItemPerPerson, Holds):
         """The partition's slots held for an offer (expired ones too)."""
         return [item for item in slots_of(self.slots, part, projection=HELD_SLOTS,
                                           names=SLOT_NAMES) if "held_until" in item]
-
-    def registration_absent_op(self, event_id: str, email: str) -> Op:
-        return ("ConditionCheck", self.registrations_table.delete_op(
-            {"event_id": event_id, "email": email}, condition=NOT_REGISTERED))

@@ -21,7 +21,6 @@ KEEP = "REMOVE held_until"  # a hold's slot becomes its registration's
 KEEP_FOR = "SET holder = :person REMOVE held_until"  # ... held under another key
 HOLDER = "holder = :email"
 FREE = "SET free_in = :e, shuffle = :r REMOVE holder, held_until"
-NOT_REGISTERED = "attribute_not_exists(email)"
 SLOT_NAMES = {"#slot": "slot"}
 
 

@@ -19,8 +19,8 @@ from booking.models import (CAPACITY_QUOTA, CONFIRMATION, CONFIRMED, PENDING, RE
                             Registration, UnknownTicketTypes)
 from booking.strategies import event_edits
 from booking.strategies.base import (AGAIN, CAPACITY_NAMES, READ_AGAIN, OneItemPerPerson,
-                                     part_of, tickets_left)
-from booking.strategies.holds import HoldsMap, availability_of, quota_availability_of
+                                     cancellation)
+from booking.strategies.holds import HoldsMap, counted_availability
 from booking.strategies.quota_counts import count_changes, counts_of, room_condition
 from booking.strategies.streams.audit import IN_EVENT, audit_event, repair_event
 from booking.strategies.streams.checkpoints import Checkpoints
@@ -36,7 +36,6 @@ DECIDED = "SET #status = :status, decided_at = :now"
 # Exactly the registration as read: an item stored without ``tickets`` holds one seat.
 AS_READ = ("registration_id = :rid AND #status = :status"
            " AND (attribute_not_exists(tickets) OR tickets = :old)")
-KEEP_TICKETS = "SET tickets = :keep"
 PENDING_FILTER, AHEAD_FILTER = "#status = :pending", "#status = :pending AND registered_at < :at"
 EVENT_FIELDS = ("event_id, #capacity, confirmed_count, holds, hold_seats, quota_capacities, "
                 "quota_counts, ticket_types")
@@ -84,6 +83,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
     stale_pending_seconds = 300.0  # check_capacity reports one pending longer while a decider runs
     registrations_spec = STREAM_REGISTRATIONS
     audit, repair = audit_event, repair_event
+    change_capacity = event_edits.change_counted_event
     # Whether the belief has the order's types, else the event item is read (a test replaces it).
     _knows = staticmethod(knows_types)
 
@@ -244,15 +244,10 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         if release is not None and stored.status != CONFIRMED:
             raise InvalidBooking("Your order is still being decided: cancel all of it, or "
                                  "part of it once it is confirmed.", field="tickets")
-        keep = tickets_left(stored, release) if release is not None else {}
-        answer = part_of(stored, release, riders.request) if release and keep else stored
+        keep, _, answer = cancellation(stored, release, riders.request)
         same = {":rid": stored.registration_id, ":status": stored.status, ":old": stored.tickets}
-        table, key = self.registrations_table, self._key(stored)
-        members = Members([("registration", (
-            ("Update", table.update_op(key, KEEP_TICKETS, condition=AS_READ, names=STATUS_NAMES,
-                                       values={**same, ":keep": keep})) if keep else
-            ("Delete", table.delete_op(key, condition=AS_READ, names=STATUS_NAMES,
-                                       values=same))))])
+        members = Members([("registration", self.removal_op(stored, keep, AS_READ, same,
+                                                             names=STATUS_NAMES))])
         if stored.status == CONFIRMED:
             clauses, names, counts = count_changes(event.order(answer.tickets).seats, "-")
             members.add("event", ("Update", self.events.update_op(
@@ -272,8 +267,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         item = self._read(event.id)
         if item is None:
             raise EventNotFound()
-        return replace(availability_of(item, None), pending=self._pending(event.id),
-                       further=quota_availability_of(item, None))
+        return replace(counted_availability(item, None), pending=self._pending(event.id))
 
     def place_in_line(self, registration: Registration) -> int | None:
         """1 + the pending registrations of the event that arrived before this one."""
@@ -288,11 +282,6 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
             values={":e": event_id, ":pending": PENDING, **(values or {})})
 
     # --- the event ------------------------------------------------------------------------
-    def change_capacity(self, event: Event, *, expected_version: int, capacity: int,
-                        changes: dict, quotas: dict[str, int] | None = None) -> None:
-        event_edits.change_counted_event(self.events, event.id, expected_version=expected_version,
-                                         capacity=capacity, changes=changes, quotas=quotas)
-
     def delete(self, event: Event) -> None:
         self.events.delete({"event_id": event.id})  # first: then nothing is confirmed any more
         self.registrations_table.delete_partition(event.id)

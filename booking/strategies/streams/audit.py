@@ -7,7 +7,7 @@ from collections import Counter
 from datetime import datetime
 
 from booking.dynamo.access import ConditionFailed
-from booking.models import CONFIRMED, PENDING
+from booking.models import CAPACITY_QUOTA, CONFIRMED, PENDING
 from booking.strategies import audit
 from booking.strategies.holds import held_seats
 from booking.strategies.streams.holds import STATUS_NAMES
@@ -34,13 +34,10 @@ def audit_event(strategy, event) -> list[audit.Violation]:
     now = time.time()
     counter = strategy.events.get({"event_id": event.id}, projection=COUNTS) or {}
     seats, stored = counted(strategy, event, counter)
-    taken = seats["capacity"]
-    found = audit.capacity_violation(event.id, event.capacity, taken)
-    if counter.get("confirmed_count") != taken:
-        found.append(audit.Violation(event.id, audit.COUNTER, taken,
-                                     counter.get("confirmed_count"), "event item "
-                                     "confirmed_count vs confirmed registrations and holds"))
-    found += audit.quota_violations(event, seats, counter.get("quota_counts") or {})
+    counts = {**(counter.get("quota_counts") or {}),
+              CAPACITY_QUOTA: counter.get("confirmed_count")}
+    found = audit.seat_violations(event, seats, counts, "event item confirmed_count vs "
+                                  "confirmed registrations and holds")
     pending = [datetime.fromisoformat(item["registered_at"]).timestamp()
                for item in stored if item.get("status") == PENDING]
     found += _stale_pending(strategy, event.id, pending, now)
