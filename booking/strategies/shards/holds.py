@@ -8,22 +8,25 @@ from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.models import CAPACITY_QUOTA, Event, Order, Registration
 from booking.strategies.base import CAPACITY_NAMES, OneItemPerPerson, expired_holder, quota_order
 from booking.strategies.contract import Holds
-from booking.strategies.holds import LIVE, UNTIL, HoldsMap
+from booking.strategies.holds import HoldsMap
 from booking.strategies.shards import seats
-from booking.strategies.shards.seats import BUMP, EXISTS, LAPSED, member, shard_key
+from booking.strategies.shards.seats import BUMP, LAPSED, member, shard_key
 
-# Holds of one seat: a bare ``until`` in ``holds`` (counted in ``confirmed_count``).
 NOT_REGISTERED = "attribute_not_exists(email)"
-HOLD_ONE = f"SET holds.#email = :until, confirmed_count = confirmed_count + :one, {BUMP}"
-ROOM_TO_HOLD = f"{EXISTS} AND confirmed_count < #capacity AND attribute_not_exists(holds.#email)"
-UNHOLD_ONE = f"REMOVE holds.#email SET {BUMP}"
-ONE_LESS = f"confirmed_count = confirmed_count - :one, {BUMP}"
-RELEASE_ONE = f"REMOVE holds.#email SET {ONE_LESS}"
-RELEASE_LAPSED = f"REMOVE holds.#h SET {ONE_LESS}"
+# A lapsed hold of one seat (a bare ``until`` in ``holds``) released: its seat leaves the count.
+RELEASE_LAPSED = f"REMOVE holds.#h SET confirmed_count = confirmed_count - :one, {BUMP}"
 
 
 def shard_id(event_id: str, shard: int, quota: str = CAPACITY_QUOTA) -> str:
     return shard_key(event_id, shard, quota)["event_id"]
+
+
+class OneSeatHoldsMap(HoldsMap):
+    """The shared holds map for a hold of one seat: its room is the shard's capacity as
+    stored, as a booking's ``seats.take_op`` (an order's parts check their capacity as read)."""
+
+    def _room(self, order: Order) -> tuple[str, dict, dict]:
+        return "confirmed_count < #capacity", dict(CAPACITY_NAMES), {}
 
 
 class ShardsHolds(OneItemPerPerson, Holds):
@@ -59,19 +62,15 @@ class ShardsHolds(OneItemPerPerson, Holds):
             shard, holder = lapsed
             return [*named, (member(CAPACITY_QUOTA, shard), self.held.takeover_op(
                 shard_id(event.id, shard), email, holder, until=until, now=now))], {"shard": shard}
-        if order.is_single_seat:
-            shard = next(iter(plan[CAPACITY_QUOTA]))
-            return [*named, (member(CAPACITY_QUOTA, shard), ("Update", self.locks.update_op(
-                shard_key(event.id, shard), HOLD_ONE, condition=ROOM_TO_HOLD,
-                names={"#email": email, **CAPACITY_NAMES},
-                values={":until": until, ":one": 1})))], {"shard": shard}
+        bare = order.is_single_seat
+        held = OneSeatHoldsMap(self.locks, BUMP) if bare else self.held
         for quota, parts in plan.items():  # a shard that never held an order gets its map
             for n in parts:
-                if "hold_seats" not in (seen[quota].shards[n] or {}):
-                    self.held.ensure_map(shard_id(event.id, n, quota), orders=True)
-        return [*named, *((member(quota, n), self.held.order_hold_op(
+                if not bare and "hold_seats" not in (seen[quota].shards[n] or {}):
+                    held.ensure_map(shard_id(event.id, n, quota), orders=True)
+        return [*named, *((member(quota, n), held.order_hold_op(
             shard_id(event.id, n, quota), email,
-            Order(seats={quota: taken}, capacities={quota: capacity}), until=until))
+            Order(seats={quota: taken}, capacities={quota: capacity}), until=until, bare=bare))
             for quota, parts in plan.items() for n, (taken, capacity) in sorted(parts.items()))
         ], seats.stored(seats.taken(plan), "shards")
 
@@ -81,26 +80,16 @@ class ShardsHolds(OneItemPerPerson, Holds):
         put = ("registration", ("Put", self.registrations_table.put_op(
             items.registration_item(registration, **seats.stored(held)),
             condition=NOT_REGISTERED)))
-        if "shard" in ref:  # a hold of one seat
-            return [(member(CAPACITY_QUOTA, ref["shard"]), ("Update", self.locks.update_op(
-                shard_key(event.id, ref["shard"]), UNHOLD_ONE, condition=LIVE,
-                names={"#email": email}, values={":now": now, ":one": 1}))), put]
         return [*((member(quota, n), self.held.order_unhold_op(
-            shard_id(event.id, n, quota), email, {quota: taken}, now))
+            shard_id(event.id, n, quota), email, {quota: taken}, now, bare="shard" in ref))
             for quota, parts in held.items() for n, taken in sorted(parts.items())), put]
 
     def release_ops(self, event: Event, email: str, order: Order, *, until: float,
                     ref: dict) -> list[tuple[str, Op]]:
-        if "shard" in ref:  # a hold of one seat
-            parts = [(member(CAPACITY_QUOTA, ref["shard"]), ("Update", self.locks.update_op(
-                shard_key(event.id, ref["shard"]), RELEASE_ONE, condition=UNTIL,
-                names={"#email": email}, values={":until": until, ":one": 1})))]
-        else:
-            parts = [(member(quota, n), self.held.order_release_op(
-                shard_id(event.id, n, quota), email, {quota: taken}, until=until))
-                for quota, shards in seats.placed_on(ref, "shards").items()
-                for n, taken in sorted(shards.items())]
-        return [*parts, *seats.freed_ops(self.locks, event.id)]
+        return [*((member(quota, n), self.held.order_release_op(
+            shard_id(event.id, n, quota), email, {quota: taken}, until=until, bare="shard" in ref))
+            for quota, shards in seats.placed_on(ref, "shards").items()
+            for n, taken in sorted(shards.items())), *seats.freed_ops(self.locks, event.id)]
 
     def release_expired(self, event: Event, *, now: float) -> int:
         """Lapsed holds of one seat shard by shard (a sold-out mark never outlasts them); an
