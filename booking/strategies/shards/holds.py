@@ -1,18 +1,15 @@
 """Waiting-list holds on the shards strategy's shards (time-limited holds): an offer holds
 the entry's order where its booking would take it. docs/strategies/shards.md#holds.
 """
-from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed, Table
 from booking.dynamo.transaction import Members, Op, Refusal
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.models import CAPACITY_QUOTA, Event, Order, Registration
 from booking.strategies.base import CAPACITY_NAMES, OneItemPerPerson, expired_holder, quota_order
-from booking.strategies.contract import Holds
-from booking.strategies.holds import HoldsMap
+from booking.strategies.holds import HoldsMap, RegistrationItemHolds
 from booking.strategies.shards import seats
 from booking.strategies.shards.seats import BUMP, LAPSED, member, shard_key
 
-NOT_REGISTERED = "attribute_not_exists(email)"
 # A lapsed hold of one seat (a bare ``until`` in ``holds``) released: its seat leaves the count.
 RELEASE_LAPSED = f"REMOVE holds.#h SET confirmed_count = confirmed_count - :one, {BUMP}"
 
@@ -29,7 +26,7 @@ class OneSeatHoldsMap(HoldsMap):
         return "confirmed_count < #capacity", dict(CAPACITY_NAMES), {}
 
 
-class ShardsHolds(OneItemPerPerson, Holds):
+class ShardsHolds(OneItemPerPerson, RegistrationItemHolds):
     """``Holds`` on the shard items (docs/strategies/shards.md#holds-for-the-waiting-list)."""
 
     locks: Table
@@ -77,9 +74,7 @@ class ShardsHolds(OneItemPerPerson, Holds):
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
                    now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
         held, email = seats.placed_on(ref, "shards"), holder or registration.email
-        put = ("registration", ("Put", self.registrations_table.put_op(
-            items.registration_item(registration, **seats.stored(held)),
-            condition=NOT_REGISTERED)))
+        put = ("registration", self.registration_put(registration, **seats.stored(held)))
         return [*((member(quota, n), self.held.order_unhold_op(
             shard_id(event.id, n, quota), email, {quota: taken}, now, bare="shard" in ref))
             for quota, parts in held.items() for n, taken in sorted(parts.items())), put]
@@ -128,7 +123,3 @@ class ShardsHolds(OneItemPerPerson, Holds):
         if event_id not in found:
             raise EventNotFound()
         return seats.as_counter(found[event_id][CAPACITY_QUOTA])["holds"]
-
-    def registration_absent_op(self, event_id: str, email: str) -> Op:
-        return ("ConditionCheck", self.registrations_table.delete_op(
-            {"event_id": event_id, "email": email}, condition=NOT_REGISTERED))
