@@ -90,7 +90,7 @@ RARE_PATHS: dict[tuple[str, str, str | None, str], tuple[str, str]] = {
     ("web", "request_history", None, "Query"): (
         "booking/dynamo/history.py", "self.table.query(key_condition=\"request_id = :id\""),
     ("web", "slots", None, "UpdateItem"): (
-        "booking/strategies/slots/audit.py", "return _attempt(lambda: strategy.slots.update("),
+        "booking/strategies/slots/audit.py", "strategy.slots.update, {\"event_id\": part"),
     ("web", "slots", None, DELETE): (
         "booking/strategies/slots/capacity.py", "(\"Delete\", strategy.slots.delete_op("),
     ("web", "waiting_list", None, "BatchWriteItem"): (
