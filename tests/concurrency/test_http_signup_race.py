@@ -40,7 +40,7 @@ WORKERS, THREADS = 3, 8
 def gunicorn_site(local_server, tmp_path_factory):
     """The site under gunicorn, on its own tables, serving the test graph
     (``tests/concurrency/control_wsgi.py``): the product's strategies and the unguarded
-    control, with a 20 ms window between its read and its write."""
+    control, with a 50 ms window between its read and its write."""
     workdir = tmp_path_factory.mktemp("gunicorn")
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings",
            "DYNAMODB_ENDPOINT_URL": local_server.url,
@@ -161,7 +161,13 @@ def test_http_race__150_people_40_seats__exactly_40_booked(gunicorn_site, race_s
 
 
 def test_http_race__unguarded_control__caught_overbooking(gunicorn_site, race_service):
-    tally, confirmed, stored = http_race(gunicorn_site[0], race_service, "unguarded")
+    """Up to three races: the overbooking happens only where several requests are inside
+    the read-to-write window as the last seat goes, and a loaded machine can space them out
+    (one CI run booked exactly 40)."""
+    for _ in range(3):
+        tally, confirmed, stored = http_race(gunicorn_site[0], race_service, "unguarded")
+        if tally["booked"] > CAPACITY:
+            break
 
     assert tally["booked"] > CAPACITY, tally
     assert len(stored) > CAPACITY
