@@ -18,7 +18,7 @@ from booking.strategies.holds import NOT_REGISTERED, HoldsMap, availability_of
 from booking.strategies.shards import audit as shards_audit
 from booking.strategies.shards import capacity as shards_capacity
 from booking.strategies.shards import seats
-from booking.strategies.shards.holds import ShardsHolds
+from booking.strategies.shards.holds import OneSeatHoldsMap, ShardsHolds
 from booking.strategies.shards.seats import (BUMP, EXISTS, SHARDS, Plan, any_marker_key,
                                             marker_key, member, shard_key)
 from booking.strategies.sold_out import hint_key
@@ -41,6 +41,7 @@ class ShardsStrategy(ShardsHolds):
         super().__init__(**kwargs)
         self.locks = self.store.table(EVENT_LOCKS)
         self.held = HoldsMap(self.locks, BUMP)
+        self.held_one_seat = OneSeatHoldsMap(self.locks, BUMP)  # a bare hold's room as stored
         self.dry = seats.DryShards()
         self.shared = seats.SharedReads()  # one snapshot in flight per event and quotas
         self._shard_counts: dict[str, int] = {}  # event id -> its shards (never changes)

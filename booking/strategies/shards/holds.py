@@ -31,6 +31,7 @@ class ShardsHolds(OneItemPerPerson, RegistrationItemHolds):
 
     locks: Table
     held: HoldsMap
+    held_one_seat: HoldsMap
 
     def hold_ops(self, event: Event, email: str, order: Order, *, until: float, now: float,
                  refused: Refusal | None = None) -> tuple[list[tuple[str, Op]], dict]:
@@ -60,7 +61,7 @@ class ShardsHolds(OneItemPerPerson, RegistrationItemHolds):
             return [*named, (member(CAPACITY_QUOTA, shard), self.held.takeover_op(
                 shard_id(event.id, shard), email, holder, until=until, now=now))], {"shard": shard}
         bare = order.is_single_seat
-        held = OneSeatHoldsMap(self.locks, BUMP) if bare else self.held
+        held = self.held_one_seat if bare else self.held
         for quota, parts in plan.items():  # a shard that never held an order gets its map
             for n in parts:
                 if not bare and "hold_seats" not in (seen[quota].shards[n] or {}):
