@@ -274,13 +274,15 @@ class BookingService:
 
     # --- access codes (access_codes.py) --------------------------------------------
     def create_access_codes(self, event_id, count=1, codes=None, max_uses=1, valid_until=None,
-                            ticket_types=None, reserved_seats=0) -> list[AccessCode]:
+                            ticket_types=None, reserved_seats=0,
+                            request_id=None) -> list[AccessCode]:
         """Create ``codes`` (given) or ``count`` generated ones for the event, all or none:
         each may be used by ``max_uses`` orders until ``valid_until`` (None: no end), for
-        ``ticket_types`` (None: every type). docs/access-codes.md."""
+        ``ticket_types`` (None: every type); ``request_id`` makes it repeatable (a repeat
+        answers the same codes). docs/access-codes.md."""
         return self.codes.create(event_id, count=count, codes=codes, max_uses=max_uses,
                                  valid_until=valid_until, ticket_types=ticket_types,
-                                 reserved_seats=reserved_seats)
+                                 reserved_seats=reserved_seats, request_id=request_id)
 
     def access_codes(self, event_id) -> list[AccessCode]:
         """Every code of the event with its uses."""
@@ -290,6 +292,11 @@ class BookingService:
         """The code-only ticket types ``code`` unlocks now (empty when it is not valid now):
         what a ``?code=...`` link shows. The booking's own write decides."""
         return self.codes.unlocks(event_id, code)
+
+    def access_code_check(self, event_id, code) -> tuple[str, ...] | None:
+        """As ``access_code_unlocks``, but None when the code is not valid now (one read):
+        what the wrong-code limit counts (``booking/web/rate_limits.py``)."""
+        return self.codes.check(event_id, code)
 
     def access_code_pass(self) -> dict:
         """The worker's pass: seats reserved for codes whose reservation lapsed return to

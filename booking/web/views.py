@@ -105,12 +105,32 @@ def event_detail(request, event_id):
     if request.method == "POST":
         return _signup(request, service, event)
     code = (request.GET.get("code") or "").strip()[:64] or None  # a ?code=... link
+    if code is None:
+        return render_event(request, service, event, None, tokens.new_form_token(event.id))
+    return _code_link(request, service, event, code)
+
+
+def _code_link(request, service, event, code: str):
+    """A ``?code=...`` link: the code filled in, the types it unlocks shown. Checking it
+    spends the wrong-code limit as a booking does (a right code gives its attempt back);
+    past the limit the code is not checked: the page says so (429), nothing unlocked."""
+    try:
+        unlocked = rate_limits.code_check(
+            rate_limits.client_address(request),
+            lambda: service.access_code_check(event.id, code), message=CODES_LIMITED)
+    except RateLimited as error:
+        form = SignupForm(event=event, unlocked=(), initial={"access_code": code})
+        response = render_event(request, service, event, form,
+                                tokens.new_form_token(event.id), status_for(error),
+                                code_limited=error.message)
+        response["Retry-After"] = str(error.retry_after)
+        return response
     return render_event(request, service, event, None, tokens.new_form_token(event.id),
-                        code=code)
+                        code=code, unlocked=unlocked or ())
 
 
 def render_event(request, service, event, form, form_token, status=200, *, code=None,
-                 **extra):
+                 unlocked=(), **extra):
     """The event's page: its seats, and the signup (or waiting-list) form (a new one when
     ``form`` is None: an event with orders asks a quantity per ticket type). The seats are
     read cheaply and within the request's deadline (``page_availability``): while the event
@@ -118,8 +138,8 @@ def render_event(request, service, event, form, form_token, status=200, *, code=
     (no count) and shows the form; the booking itself answers."""
     availability = service.page_availability(event.id)
     if form is None and not extra:
-        # A ?code=... link fills the code in and shows the types it unlocks (one read).
-        unlocked = service.access_code_unlocks(event.id, code) if code else ()
+        # A ?code=... link fills the code in and shows the types it unlocks (checked
+        # within the wrong-code limit: ``_code_link``).
         form = SignupForm(event=event, availability=availability, unlocked=unlocked,
                           initial={"access_code": code} if code else None)
     for shown in (form, extra.get("quota_waitlist_form")):

@@ -83,3 +83,40 @@ def test_signup__code_used_up__409_at_the_field(client, service, event):
     assert response.status_code == 409
     assert "used as many times" in response.content.decode()
     assert len(service.registrations(event.id)) == 1
+
+
+# --- the fourth round: a ?code= link spends the wrong-code limit --------------------------
+def test_page__wrong_code_links__spend_the_limit_then_no_code_is_checked(client, service, event,
+                                                                        settings):
+    settings.BOOKING_ACCESS_CODE_RATE = "3/10m"
+    wrong = [page(client, event, f"?code=GUESS-{n:04d}")[0] for n in range(3)]
+    right, _ = page(client, event, "?code=speaker-7q2k")
+
+    assert [r.status_code for r in wrong] == [200] * 3
+    html = right.content.decode()
+    assert right.status_code == 429 and right["Retry-After"]
+    assert 'name="qty_speaker"' not in html and 'id="code-limited"' in html
+    assert 'value="speaker-7q2k"' in html  # the code stays filled in, unchecked
+    # The one limit: the form's booking with the right code waits too.
+    assert submit(client, event, "SPEAKER-7Q2K", {"speaker": 1}).status_code == 429
+    assert service.registrations(event.id) == []
+
+
+def test_page__right_code_links__never_spend_the_limit(client, event, settings):
+    settings.BOOKING_ACCESS_CODE_RATE = "2/10m"
+    answers = [page(client, event, "?code=SPEAKER-7Q2K")[0] for _ in range(5)]
+
+    assert [r.status_code for r in answers] == [200] * 5
+    assert all('name="qty_speaker"' in r.content.decode() for r in answers)
+
+
+def test_page__wrong_codes_spent_by_bookings__the_link_is_not_checked(client, service, event,
+                                                                       settings):
+    settings.BOOKING_ACCESS_CODE_RATE = "2/10m"
+    for n in range(2):
+        assert submit(client, event, f"GUESS-{n:04d}", {"speaker": 1},
+                      email=f"p{n}@example.com").status_code == 400
+
+    response, _ = page(client, event, "?code=SPEAKER-7Q2K")
+    assert response.status_code == 429
+    assert 'name="qty_speaker"' not in response.content.decode()
