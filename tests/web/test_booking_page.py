@@ -1,5 +1,7 @@
 """A booking's own page (booking/web/booking_page.py), opened by its sealed link: the order,
 its reference, the event, resend, cancel some seats with nothing chosen to begin with."""
+import re
+
 from django.core import mail
 from django.urls import reverse
 
@@ -86,3 +88,28 @@ def test_e_mails__confirmation_and_part_cancelled__name_the_reference_and_link_t
     for sent in (confirmation, part):
         assert registration.reference in sent.body and page in sent.body
         assert page in sent.alternatives[0][0] and registration.reference in sent.alternatives[0][0]
+
+
+def test_page__shows_the_answers_and_links_their_edit(client, service):
+    """The page the e-mail links shows the order's and each pass's answers, and "Change my
+    answers" opens their edit page (docs/orders.md#questions)."""
+    import datetime as dt
+    event = service.create_event(
+        name="Asked", capacity=10, strategy="lock_table", max_per_order=2,
+        ticket_types={"conference": []},
+        starts_at=dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=10))
+    service.set_questions(event.id, [
+        {"id": "company", "label": "Company", "kind": "text"},
+        {"id": "name_on_pass", "label": "Name on the pass", "kind": "text",
+         "per_pass": True}], expected_version=0)
+    registration = service.book(event.id, name="Ada", email=ADA, tickets={"conference": 2},
+                                answers={"company": "Acme"},
+                                pass_answers=[{"name_on_pass": "Olga"},
+                                              {"name_on_pass": "Pavel"}])
+    booking_mail.flush()
+    html = client.get(page_url(registration)).content.decode()
+    assert "Your answers" in html and "Acme" in html
+    assert "Olga" in html and "Pavel" in html
+    edit = re.search(r'<a href="([^"]+)">Change my answers</a>', html).group(1)
+    assert edit.startswith(f"/events/{event.id}/answers/")
+    assert 'value="Acme"' in client.get(edit).content.decode()
