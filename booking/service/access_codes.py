@@ -224,7 +224,8 @@ class AccessCodes(ReservedSeats):
                 raise InvalidAccessCode("These tickets need an access code.")
             return None
         return AccessCodeUse(self.table, event.id, normalize_code(access_code),
-                             tuple(sorted(tickets)), now_ms())
+                             tuple(sorted(tickets)), now_ms(),
+                             tuple((t, event.label(t)) for t in sorted(tickets)))
 
     def giving_back(self) -> AccessCodeReturn:
         """The rider of a cancellation: a whole order's use of its code given back."""

@@ -83,3 +83,18 @@ def test_signup__code_used_up__409_at_the_field(client, service, event):
     assert response.status_code == 409
     assert "used as many times" in response.content.decode()
     assert len(service.registrations(event.id)) == 1
+
+
+def test_signup__code_for_other_types__names_the_type_by_its_label(client, service):
+    """A refusal names the ticket type as the page shows it, never its internal key."""
+    event = service.create_event(name="Labels", capacity=10, strategy="lock_table",
+                                 ticket_types={"conference": [], "workshop-a": []},
+                                 ticket_labels={"workshop-a": "Hands-on workshop"},
+                                 max_per_order=2)
+    service.create_access_codes(event.id, codes=["TALKS-7Q2K"], max_uses=5,
+                                ticket_types=["conference"])
+    response = submit(client, event, "TALKS-7Q2K", {"workshop-a": 1, "conference": 0})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "This access code is not valid for Hands-on workshop." in html
+    assert "workshop-a." not in html and service.registrations(event.id) == []
