@@ -251,10 +251,52 @@ class CancelTicketsForm(forms.Form):
         return self.tickets() == self.held
 
 
-def seat_choice(registration, event) -> CancelTicketsForm | None:
-    """The form asking which seats to cancel, for an order of several confirmed seats;
-    None for one seat or a request still waiting for its decision (nothing to choose)."""
+class CancelPassesForm(forms.Form):
+    """Which passes of an order to give up, by name: a box per pass still valid and not
+    used at the door (its type, its number and the first answer given for it, such as
+    the name on it), none ticked to begin with. The service checks them as it writes."""
+
+    choose = forms.CharField(widget=forms.HiddenInput, initial="passes")
+    passes = forms.MultipleChoiceField(
+        label="Passes to cancel", widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": "Choose at least one pass to cancel.",
+                        "invalid_choice": "That pass is not one of this order's passes "
+                                          "left to cancel."})
+
+    def __init__(self, *args, passes, names=(), **kwargs):
+        """``passes``: the order's (``service.passes``); ``names``: per seat (seat 1 first)
+        what to call its pass (the first answer given for it), or empty."""
+        super().__init__(*args, **kwargs)
+        total = len(passes)
+        self.choosable = [p for p in passes if p.is_valid and p.admitted_at is None]
+        self.used = [p for p in passes if p.is_valid and p.admitted_at is not None]
+        self.fields["passes"].choices = [
+            (p.pass_id, pass_title(p, passes.index(p), total, names))
+            for p in self.choosable]
+
+    @property
+    def is_whole(self) -> bool:
+        return not self.used and set(self.cleaned_data["passes"]) == {
+            p.pass_id for p in self.choosable}
+
+    def pass_ids(self) -> list[str]:
+        return list(self.cleaned_data["passes"])
+
+
+def pass_title(a_pass, index: int, total: int, names) -> str:
+    """"Conference, pass 2 of 3: Pavel" (the name: the pass's first answer, if any)."""
+    name = names[index] if index < len(names) else ""
+    return (f"{a_pass.ticket_label}, pass {index + 1} of {total}"
+            + (f": {name}" if name else ""))
+
+
+def seat_choice(registration, event, passes=None, names=()) -> forms.Form | None:
+    """The form asking which seats to cancel, for an order of several confirmed seats: a
+    box per pass when its ``passes`` are given, else a quantity per ticket type; None for
+    one seat or a request still waiting for its decision (nothing to choose)."""
     if registration.seats > 1 and registration.status != PENDING:
+        if passes:
+            return CancelPassesForm(passes=passes, names=names)
         return CancelTicketsForm(registration=registration, labels=event.ticket_labels)
     return None
 
