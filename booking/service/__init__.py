@@ -303,6 +303,11 @@ class BookingService:
         what a ``?code=...`` link shows. The booking's own write decides."""
         return self.codes.unlocks(event_id, code)
 
+    def check_access_code(self, event_id, code, tickets) -> None:
+        """``InvalidAccessCode`` (or ``AccessCodeUsedUp``) when booking ``tickets`` with
+        ``code`` would be refused for the code: a form's errors shown at once (one read)."""
+        self.codes.check(event_id, code, tickets or {})
+
     def access_code_pass(self) -> dict:
         """The worker's pass: seats reserved for codes whose reservation lapsed return to
         sale (``{"reservations_released": n}`` when any did)."""

@@ -84,10 +84,19 @@ class SignupForm(forms.Form):
             self[f"qty_{ticket_type}"].help_text = hint
 
     def clean(self):
-        """The answers, checked by the questions' own rules (``booking/questions/rules.py``,
-        as the API and the service check them) against the tickets chosen."""
+        """The tickets (as the service checks them) and the answers, checked by the
+        questions' own rules (``booking/questions/rules.py``, as the API and the service
+        check them) against the tickets chosen: every error at once, whatever else is
+        wrong (a quantity that is not a number counts as none)."""
         cleaned = super().clean()
-        if self.questions and not self.errors:
+        if self.ticket_types and not any(f"qty_{t}" in self.errors for t in self.ticket_types):
+            try:
+                validation.clean_tickets(self.tickets(), ticket_types=self.event.ticket_types,
+                                         quotas=self.event.quotas,
+                                         max_per_order=self.event.max_per_order)
+            except InvalidBooking as error:
+                self.add_error(None, error.message)
+        if self.questions:
             try:
                 rules.clean_answers(self.questions, self.answers(), self.pass_answers(),
                                     tickets=self.tickets() or {"admission": 1},

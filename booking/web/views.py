@@ -11,9 +11,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
 from booking import calendar, links, validation
-from booking.errors import (AlreadyRegistered, BookingError, EventFull, EventNotFound,
-                            InvalidBooking, OutcomeUnknown, Overloaded, RateLimited,
-                            beyond_quota)
+from booking.errors import (AccessCodeUsedUp, AlreadyRegistered, BookingError, EventFull,
+                            EventNotFound, InvalidAccessCode, InvalidBooking, OutcomeUnknown,
+                            Overloaded, RateLimited, beyond_quota)
 from booking.mail import sender as mail
 from booking.models import PENDING
 from booking.questions.service import answer_rows
@@ -206,6 +206,7 @@ def _signup(request, service, event, *, rechecking=False):
             raise
         return limited_form_page(request, service, event, error, request.POST.get("token", ""))
     if request_id is None:
+        _code_checked_too(request, service, event, form)
         return render_event(request, service, event, form, token, 400)
     started = timezone.now()
     try:
@@ -264,6 +265,22 @@ def _signup(request, service, event, *, rechecking=False):
     if registration.registered_at >= started and registration.is_confirmed:
         mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)
     return see_other(booked_url(registration))
+
+
+def _code_checked_too(request, service, event, form) -> None:
+    """A refused form's access code checked as well, so that every error shows at once: as
+    at booking, a wrong code spends the network's wrong-code allowance (past it, the limit's
+    message); nothing is stored."""
+    code = (form.cleaned_data.get("access_code") or "").strip() if hasattr(
+        form, "cleaned_data") else ""
+    if not code or "access_code" in form.errors:
+        return
+    try:
+        with rate_limits.code_attempt(rate_limits.client_address(request), code,
+                                      message=CODES_LIMITED):
+            service.check_access_code(event.id, code, form.tickets() or {})
+    except (InvalidAccessCode, AccessCodeUsedUp, RateLimited) as error:
+        form.add_error("access_code", error.message)
 
 
 def _busy(request, service, event, form, token, error: Overloaded):
