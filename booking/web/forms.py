@@ -72,13 +72,16 @@ class SignupForm(forms.Form):
     def show_availability(self, availability) -> None:
         """Label each ticket type with the seats its quotas have left (none when the page
         could not read them): called on every rendering, so the hints survive any error."""
+        self.ticket_hints: dict[str, tuple[str, str]] = {}
         for ticket_type in self.ticket_types:
             left = _type_remaining(self.event, availability, ticket_type)
-            hint = ((f"{left} left. " if left is not None else "")
-                    + f"Up to {self.event.max_per_order} seats per order in all.")
-            described = self.event.ticket_descriptions.get(ticket_type)
-            if described:  # the organizer's sentence first
-                hint = f"{described} {hint}"
+            seats = ((f"{left} seat{'' if left == 1 else 's'} left. " if left is not None
+                      else "") + f"Up to {self.event.max_per_order} seats per order in all.")
+            described = (self.event.ticket_descriptions.get(ticket_type) or "").strip()
+            # The organizer's sentence, then the seats: apart on the page (``ticket_hints``,
+            # ``_ticket_field.html``) and read as two sentences (the help text).
+            self.ticket_hints[ticket_type] = (described and _sentence(described), seats)
+            hint = f"{_sentence(described)} {seats}" if described else seats
             # The field's, and its bound field's (a copy taken once the form was validated).
             self.fields[f"qty_{ticket_type}"].help_text = hint
             self[f"qty_{ticket_type}"].help_text = hint
@@ -129,6 +132,21 @@ class SignupForm(forms.Form):
                  [self[f"p{n}_{q.id}"] for q in self.pass_questions])
                 for n in range(self.passes)]
 
+    @property
+    def shown_passes(self) -> int:
+        """The pass blocks shown: a posted form's, those of the seats it chose (at least
+        one); a new form's, all of them (its script hides those beyond the seats chosen:
+        ``signup.js``; without it they stay, to be left empty)."""
+        if self.is_bound and self.passes > 1 and self.ticket_types:
+            chosen = sum(_quantity(self.data.get(f"qty_{t}")) for t in self.ticket_types)
+            return max(1, min(chosen, self.passes))
+        return self.passes
+
+    def seat_labels(self) -> str:
+        """The type label of each seat an order may hold, as the script names the passes
+        (one per line; the quantities in the form's order)."""
+        return "\n".join(f"{t}={self.event.label(t)}" for t in self.ticket_types)
+
     def apply_answer_errors(self, refused) -> None:
         apply_answer_errors(self, refused)
 
@@ -141,6 +159,12 @@ class SignupForm(forms.Form):
 
     def ticket_fields(self):
         return [self[f"qty_{t}"] for t in self.ticket_types]
+
+    def ticket_rows(self):
+        """(field, the organizer's description or "", the seats left) per ticket type."""
+        hints = getattr(self, "ticket_hints", {})
+        return [(self[f"qty_{t}"], *hints.get(t, ("", self[f"qty_{t}"].help_text)))
+                for t in self.ticket_types]
 
     def code(self) -> str | None:
         """The access code as typed, or None."""
@@ -167,6 +191,19 @@ class SignupForm(forms.Form):
             return
         field = error.field if error.field in ("name", "email", "access_code") else None
         self.add_error(field, error.message)
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending as a sentence does (a description typed without a full stop)."""
+    return text if text[-1:] in ".!?…。！？" else f"{text}."
+
+
+def _quantity(value) -> int:
+    """A posted quantity as a number of seats (anything else: none)."""
+    try:
+        return max(0, int(str(value).strip()))
+    except (TypeError, ValueError):
+        return 0
 
 
 def _blank_answer(value) -> bool:

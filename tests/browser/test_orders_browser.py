@@ -22,7 +22,7 @@ def test_browser__order_of_several_types__booked_whole_and_shown(
 
     page.goto(live_site.url + f"/events/{event.id}/")
     expect(page.get_by_label("Workshop A")).to_be_visible()
-    assert "2 left." in page.content()
+    assert "2 seats left." in page.content()
     page.get_by_label("Your name").fill("Ada Lovelace")
     page.get_by_label("E-mail").fill(email)
     page.get_by_label("Conference").fill("2")

@@ -53,3 +53,30 @@ def test_signup__code_for_other_types__told_with_the_other_errors(client, servic
     assert response.status_code == 400 and "Enter your name." in html
     assert "This access code is not valid for Workshop A." in html
     assert service.registrations(event.id) == []
+
+
+def test_form__description_apart_from_the_seats_and_one_pass_instruction(client, service):
+    """The organizer's description and the seats left are two sentences in two elements;
+    the per-pass instruction is said once; a posted form shows the passes of its seats."""
+    event = service.create_event(name="Talks", capacity=10, strategy="lock_table",
+                                 max_per_order=4, ticket_types={"conference": []},
+                                 ticket_descriptions={"conference": "Talks all day"})
+    service.set_questions(event.id, [{"id": "name_on_pass", "label": "Name on the pass",
+                                      "kind": "text", "per_pass": True,
+                                      "required": True}], expected_version=0)
+    url = reverse("booking:event_detail", args=[event.id])
+    html = client.get(url).content.decode()
+    # Two sentences, in two elements of the help text the field points to.
+    assert ('<span class="ticket-description">Talks all day.</span> '
+            '<span class="ticket-seats">10 seats left.') in html
+    assert "Talks all day 10 left" not in html
+    assert html.count("Answer for each seat you book") == 2  # with a script, without
+    assert html.count('class="pass-questions"') == 4 and " hidden>" not in html.split(
+        'data-pass="4"')[1][:20]
+    assert 'src="/static/booking/signup.js"' in html
+    token = re.search(r'name="token" value="([^"]+)"', html).group(1)
+    refused = client.post(url, {"name": "Ada", "email": "ada@example.com", "token": token,
+                                "qty_conference": "2"}).content.decode()
+    assert 'data-pass="2">' in refused and 'data-pass="3" hidden>' in refused
+    assert "Name on the pass, pass 2: This question is required." in refused
+    assert "pass 3: This" not in refused
