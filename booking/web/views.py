@@ -34,6 +34,8 @@ RESENDS_LIMITED = ("Too many requests from your network. Please wait a few minut
                    "again.")
 RESENT = ("If this address is registered for the event, its confirmation with the "
           "cancellation link is on its way to that inbox.")
+HELD_FOR_CODES = "access codes"
+HELD_FOR_OFFERS = "access codes or waiting-list offers"
 PENDING_REFRESH_SECONDS = 3
 AUTO_RECHECKS = 5  # the 202 page checks again by itself this often, then waits for a click
 RECHECK_UNANSWERED = ("We could not reach the booking system just now, so we cannot tell "
@@ -118,16 +120,28 @@ def render_event(request, service, event, form, form_token, status=200, *, code=
     (no count) and shows the form; the booking itself answers."""
     availability = service.page_availability(event.id)
     if form is None and not extra:
-        # A ?code=... link fills the code in and shows the types it unlocks (one read).
+        # A ?code=... link fills the code in and shows the types it unlocks (one read),
+        # saying so; a code that unlocks nothing is not remarked on.
         unlocked = service.access_code_unlocks(event.id, code) if code else ()
         form = SignupForm(event=event, availability=availability, unlocked=unlocked,
                           initial={"access_code": code} if code else None)
+        if unlocked:
+            extra_code = {"code_applied": code.upper(),
+                          "code_unlocks": [event.label(t) for t in unlocked]}
+        else:
+            extra_code = {}
+    else:
+        extra_code = {}
     for shown in (form, extra.get("quota_waitlist_form")):
         if isinstance(shown, SignupForm) and availability is not None:
             shown.show_availability(availability)  # the hints on every rendering, errors too
+    waiting_list = service.has_waiting_list(event)
     context = {"event": event, "availability": availability, "form": form,
-               "form_token": form_token, "has_waiting_list": service.has_waiting_list(event),
-               **extra}
+               "form_token": form_token, "has_waiting_list": waiting_list,
+               # What held seats are held for (``_seats.html``): without a waiting list,
+               # only access codes' reserved seats are.
+               "held_for": HELD_FOR_OFFERS if waiting_list else HELD_FOR_CODES,
+               **extra_code, **extra}
     return render(request, "booking/event_detail.html", context, status=status)
 
 
