@@ -101,8 +101,10 @@ class SignupForm(forms.Form):
                 self.add_error(None, error.message)
         if self.questions:
             try:
+                # No quantity usable yet: the answers as for one seat (pass 1 is shown).
+                nominal = {self.ticket_types[0]: 1} if self.ticket_types else {"admission": 1}
                 rules.clean_answers(self.questions, self.answers(), self.pass_answers(),
-                                    tickets=self.tickets() or {"admission": 1},
+                                    tickets=self.tickets() or nominal,
                                     ticket_types=self.event.ticket_types)
             except rules.InvalidAnswers as refused:
                 self.apply_answer_errors(refused)
