@@ -19,7 +19,7 @@ from booking.dynamo.errors import TransactionCancelled
 from booking.dynamo.tables import ACCESS_CODES
 from booking.errors import InvalidAccessCode, InvalidBooking
 from booking.exactly_once.access_codes import (AccessCodeReturn, AccessCodeUse, code_key,
-                                               now_ms)
+                                               now_ms, why_refused)
 from booking.exactly_once.request_log import RequestLog
 from booking.models import REJECTED, AccessCode, Event
 from booking.service.catalog import EventCatalog
@@ -315,6 +315,20 @@ class AccessCodes(ReservedSeats):
             return None
         return tuple(t for t in event.code_only_types if found.unlocks(t))
 
+    def check_tickets(self, event_id, code, tickets: dict[str, int]) -> None:
+        """Raise what a booking of ``tickets`` with ``code`` would be refused for by the
+        code (``InvalidAccessCode``, ``AccessCodeUsedUp``), told with a form's other errors
+        before any write; one read, nothing stored. The booking's own write still decides."""
+        event = self.catalog.event_for(event_id)
+        item = self.table.get(code_key(event.id, normalize_code(code)))
+        types, now = tuple(sorted(tickets)), now_ms()
+        usable = item is not None and "revoked_at" not in item and not (
+            "valid_until" in item and int(item["valid_until"]) <= now) and not (
+            item.get("ticket_types") and any(t not in item["ticket_types"] for t in types)) \
+            and int(item.get("uses", 0)) < int(item["max_uses"])
+        if not usable:
+            raise why_refused(item, types, now, {t: event.label(t) for t in types})
+
     # --- bookings -----------------------------------------------------------------------
     def use(self, event: Event, access_code, tickets: dict[str, int]) -> AccessCodeUse | None:
         """The rider of a booking of ``tickets`` with ``access_code`` (None: no code). A
@@ -326,7 +340,8 @@ class AccessCodes(ReservedSeats):
                 raise InvalidAccessCode("These tickets need an access code.")
             return None
         return AccessCodeUse(self.table, event.id, normalize_code(access_code),
-                             tuple(sorted(tickets)), now_ms())
+                             tuple(sorted(tickets)), now_ms(),
+                             tuple((t, event.label(t)) for t in sorted(tickets)))
 
     def giving_back(self) -> AccessCodeReturn:
         """The rider of a cancellation: a whole order's use of its code given back."""

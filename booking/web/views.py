@@ -11,9 +11,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
 from booking import calendar, links, validation
-from booking.errors import (AlreadyRegistered, BookingError, EventFull, EventNotFound,
-                            InvalidBooking, OutcomeUnknown, Overloaded, RateLimited,
-                            beyond_quota)
+from booking.errors import (AccessCodeUsedUp, AlreadyRegistered, BookingError, EventFull,
+                            EventNotFound, InvalidAccessCode, InvalidBooking, OutcomeUnknown,
+                            Overloaded, RateLimited, beyond_quota)
 from booking.mail import sender as mail
 from booking.models import PENDING
 from booking.questions.service import answer_rows
@@ -34,6 +34,8 @@ RESENDS_LIMITED = ("Too many requests from your network. Please wait a few minut
                    "again.")
 RESENT = ("If this address is registered for the event, its confirmation with the "
           "cancellation link is on its way to that inbox.")
+HELD_FOR_CODES = "access codes"
+HELD_FOR_OFFERS = "access codes or waiting-list offers"
 PENDING_REFRESH_SECONDS = 3
 AUTO_RECHECKS = 5  # the 202 page checks again by itself this often, then waits for a click
 RECHECK_UNANSWERED = ("We could not reach the booking system just now, so we cannot tell "
@@ -142,12 +144,23 @@ def render_event(request, service, event, form, form_token, status=200, *, code=
         # within the wrong-code limit: ``_code_link``).
         form = SignupForm(event=event, availability=availability, unlocked=unlocked,
                           initial={"access_code": code} if code else None)
+        if unlocked:
+            extra_code = {"code_applied": code.upper(),
+                          "code_unlocks": [event.label(t) for t in unlocked]}
+        else:
+            extra_code = {}
+    else:
+        extra_code = {}
     for shown in (form, extra.get("quota_waitlist_form")):
         if isinstance(shown, SignupForm) and availability is not None:
             shown.show_availability(availability)  # the hints on every rendering, errors too
+    waiting_list = service.has_waiting_list(event)
     context = {"event": event, "availability": availability, "form": form,
-               "form_token": form_token, "has_waiting_list": service.has_waiting_list(event),
-               **extra}
+               "form_token": form_token, "has_waiting_list": waiting_list,
+               # What held seats are held for (``_seats.html``): without a waiting list,
+               # only access codes' reserved seats are.
+               "held_for": HELD_FOR_OFFERS if waiting_list else HELD_FOR_CODES,
+               **extra_code, **extra}
     return render(request, "booking/event_detail.html", context, status=status)
 
 
@@ -226,6 +239,7 @@ def _signup(request, service, event, *, rechecking=False):
             raise
         return limited_form_page(request, service, event, error, request.POST.get("token", ""))
     if request_id is None:
+        _code_checked_too(request, service, event, form)
         return render_event(request, service, event, form, token, 400)
     started = timezone.now()
     try:
@@ -284,6 +298,22 @@ def _signup(request, service, event, *, rechecking=False):
     if registration.registered_at >= started and registration.is_confirmed:
         mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)
     return see_other(booked_url(registration))
+
+
+def _code_checked_too(request, service, event, form) -> None:
+    """A refused form's access code checked as well, so that every error shows at once: as
+    at booking, a wrong code spends the network's wrong-code allowance (past it, the limit's
+    message); nothing is stored."""
+    code = (form.cleaned_data.get("access_code") or "").strip() if hasattr(
+        form, "cleaned_data") else ""
+    if not code or "access_code" in form.errors:
+        return
+    try:
+        with rate_limits.code_attempt(rate_limits.client_address(request), code,
+                                      message=CODES_LIMITED):
+            service.check_access_code(event.id, code, form.tickets() or {})
+    except (InvalidAccessCode, AccessCodeUsedUp, RateLimited) as error:
+        form.add_error("access_code", error.message)
 
 
 def _busy(request, service, event, form, token, error: Overloaded):

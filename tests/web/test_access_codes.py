@@ -120,3 +120,37 @@ def test_page__wrong_codes_spent_by_bookings__the_link_is_not_checked(client, se
     response, _ = page(client, event, "?code=SPEAKER-7Q2K")
     assert response.status_code == 429
     assert 'name="qty_speaker"' not in response.content.decode()
+
+
+def test_signup__code_for_other_types__names_the_type_by_its_label(client, service):
+    """A refusal names the ticket type as the page shows it, never its internal key."""
+    event = service.create_event(name="Labels", capacity=10, strategy="lock_table",
+                                 ticket_types={"conference": [], "workshop-a": []},
+                                 ticket_labels={"workshop-a": "Hands-on workshop"},
+                                 max_per_order=2)
+    service.create_access_codes(event.id, codes=["TALKS-7Q2K"], max_uses=5,
+                                ticket_types=["conference"])
+    response = submit(client, event, "TALKS-7Q2K", {"workshop-a": 1, "conference": 0})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "This access code is not valid for Hands-on workshop." in html
+    assert "workshop-a." not in html and service.registrations(event.id) == []
+
+
+def test_page__seats_reserved_for_a_code__said_apart_from_those_left(client, service):
+    event = service.create_event(name="Reserved", capacity=10, strategy="lock_table")
+    service.create_access_codes(event.id, codes=["GUEST-7Q2K"], max_uses=2,
+                                reserved_seats=2)
+    html = page(client, event)[0].content.decode()
+    assert "8 seats left</span><span class=\"seats-held\">, 2 more held for access codes" in html
+    assert "8 of 10 seats left" not in html
+
+
+def test_page__code_link__says_the_code_is_applied_and_what_it_unlocks(client, event):
+    html = page(client, event, "?code=speaker-7q2k")[0].content.decode()
+    assert "Code <strong>SPEAKER-7Q2K</strong> applied: it unlocks Speaker tickets" in html
+
+
+def test_page__wrong_code_link__says_nothing_about_the_code(client, event):
+    html = page(client, event, "?code=NOPE-NOPE")[0].content.decode()
+    assert "applied" not in html and "not valid" not in html
