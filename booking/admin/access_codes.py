@@ -9,6 +9,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
+from booking import times
 from booking.admin import log as admin_log
 from booking.admin.views import TEMPLATES, domain_errors, event_page, page
 from booking.errors import InvalidAccessCode, InvalidBooking
@@ -26,16 +27,25 @@ class AccessCodeForm(forms.Form):
                                         help_text="Held for the code's holders until it "
                                                   "ends (or is used up or revoked).")
     valid_until = forms.DateTimeField(required=False, label="Valid until",
-                                      help_text="Empty: no end. In the site's time zone.",
                                       widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
 
     def __init__(self, *args, event, **kwargs):
         super().__init__(*args, **kwargs)
+        self.event = event
+        # Typed in the event's own zone, as every time of the event (named here).
+        zone = times.zone_label(timezone.now(), event.time_zone)
+        self.fields["valid_until"].help_text = f"Empty: no end. In the event's time zone, {zone}."
         if event.offers_orders:
             self.fields["ticket_types"] = forms.MultipleChoiceField(
-                required=False, choices=[(t, t) for t in sorted(event.ticket_types)],
-                widget=forms.CheckboxSelectMultiple, label="Ticket types it unlocks",
-                help_text="None ticked: every type.")
+                required=False, widget=forms.CheckboxSelectMultiple,
+                choices=[(t, event.label(t) + (" (only with a code)"
+                                               if t in event.code_only_types else ""))
+                         for t in sorted(event.ticket_types)],
+                label="Ticket types it unlocks", help_text="None ticked: every type.")
+
+    def full_clean(self):
+        with timezone.override(times.zone(self.event.time_zone)):  # a typed time: the event's
+            super().full_clean()
 
 
 @domain_errors

@@ -17,15 +17,31 @@ from booking.wiring import mail_sender
 
 
 class AttendeeForm(SignupForm):
-    """The signup form's fields (name, tickets per type), the e-mail optional."""
+    """The signup form's fields (name, tickets per type, access code, the event's questions),
+    the e-mail optional, its texts addressed to the organizer filling it in for someone."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, *args, event, **kwargs):
+        # Every ticket type, those bookable only with a code too (the code is still needed).
+        super().__init__(*args, event=event, unlocked=event.code_only_types, **kwargs)
+        for ticket_type in event.code_only_types:
+            if f"qty_{ticket_type}" in self.fields:  # the bound field copied the label
+                bound = self[f"qty_{ticket_type}"]
+                bound.label = bound.field.label = f"{bound.field.label} (needs an access code)"
+        name = self.fields["name"]
+        name.label = "Attendee's name"
+        name.error_messages["required"] = "Enter the attendee's name."
         email = self.fields["email"]
         email.required = False
-        email.label = "E-mail (optional)"
-        email.help_text = ("The confirmation and cancellation link go here. Empty: the "
+        email.label = "Attendee's e-mail (optional)"
+        email.help_text = ("Their confirmation and cancellation link go here. Empty: the "
                            "attendee is registered without one and nothing is mailed.")
+        code = self.fields["access_code"]
+        code.help_text = ("A code the attendee was given, if their tickets need one "
+                          "(letters and digits; any case); it is used as on the signup form.")
+
+    def pass_blocks(self):
+        return [("The attendee's pass" if title == "Your pass" else title, fields)
+                for title, fields in super().pass_blocks()]
 
     def clean_email(self):
         typed = self.cleaned_data["email"].strip()
@@ -60,7 +76,9 @@ def _book(service, event, form, request_id):
     email = form.cleaned_data["email"] or validation.placeholder_email()
     try:
         registration = service.book(event.id, name=form.cleaned_data["name"], email=email,
-                                    request_id=request_id, tickets=form.tickets())
+                                    request_id=request_id, tickets=form.tickets(),
+                                    access_code=form.code(), answers=form.answers(),
+                                    pass_answers=form.pass_answers())
     except AlreadyRegistered:
         form.add_error("email", "This address is already registered for the event.")
         return None

@@ -2,23 +2,26 @@
 left per quota, the waiting line, orders, cancellations, and bookings over time by ticket
 type.
 
-Scoped like every list (``visible_events``): only the events the user may see. What a view
-costs (docs/admin.md): one query of the upcoming events, and per event shown one read of
-its seats, one query of its waiting list and up to ``TALLY_LIMIT`` of its registrations;
-for all the events shown, one read of their cancellation counts.
+Scoped like every list (``visible_events``): only the events the user may see. Every
+upcoming event, ``EVENTS_SHOWN`` to a page. What a view costs (docs/admin.md): one scan
+page of up to ``EVENTS_READ`` upcoming events (sorted by start), and per event shown one
+read of its seats, one query of its waiting list and up to ``TALLY_LIMIT`` of its
+registrations; for all the events shown, one read of their cancellation counts. Beyond
+``EVENTS_READ`` events, a link continues the scan (DynamoDB keeps no order across a table).
 """
 from django.contrib import admin
+from django.core.paginator import Paginator
 from django.utils import timezone
 
-from booking import times
 from booking.admin import charts
-from booking.admin.views import rights_of, visible_events
+from booking.admin.views import link, rights_of, sign, unsign, visible_events
 from booking.errors import BookingError
 from booking.organizers.rights import VIEW
 from booking.wiring import get_booking_service
 
-EVENTS_SHOWN = 5
-EVENTS_READ = 200  # upcoming events read to find the soonest (docs/admin.md)
+EVENTS_SHOWN = 10  # to a page
+EVENTS_READ = 200  # upcoming events read (and sorted by start) at once (docs/admin.md)
+PAGE, FROM = "events_page", "events_from"  # the home's query parameters
 
 
 def index(request, extra_context=None):
@@ -33,17 +36,23 @@ def dashboard(request) -> dict | None:
         return None
     scope = visible_events(request)
     service = get_booking_service()
+    token = request.GET.get(FROM) or ""
+    start = unsign(request, token)
     try:
         # A scan keeps no order: read up to EVENTS_READ upcoming events (one bounded scan
-        # page), then show the soonest.
-        read, next_key = service.events_page(limit=EVENTS_READ, when="upcoming", **scope)
-        events = read[:EVENTS_SHOWN]  # soonest first within the page
-        more = next_key is not None or len(read) > EVENTS_SHOWN
+        # page), sorted by start, and show them a page at a time.
+        read, next_key = service.events_page(start_key=start, limit=EVENTS_READ,
+                                             when="upcoming", **scope)
+        shown = Paginator(read, EVENTS_SHOWN).get_page(request.GET.get(PAGE))
+        events = list(shown.object_list)
         seats = service.availabilities(events)
         cancelled = cancellations(service, events)
+        now = timezone.now()
         return {"events": [event_overview(service, event, seats.get(event.id),
-                                          cancelled.get(event.id))
-                           for event in events], "more": more}
+                                          cancelled.get(event.id), now=now)
+                           for event in events],
+                "any_cancelled": any(c.seats for c in cancelled.values()),
+                "pages": _page_links(shown, token if start else "", next_key)}
     except BookingError as error:  # the store is unavailable: the admin still opens
         return {"error": error.message}
 
@@ -57,13 +66,25 @@ def cancellations(service, events) -> dict:
         return {}
 
 
-def event_overview(service, event, seats, cancelled=None) -> dict:
+def _page_links(shown, token: str, next_key) -> dict:
+    """Where the home's page links go: the pages of this read, and the next read's."""
+    def at(number):
+        return link(**{FROM: token, PAGE: str(number) if number > 1 else ""}) or "?"
+    count = shown.paginator.count
+    return {"first": shown.start_index(), "last": shown.end_index(), "count": count,
+            "previous": at(shown.previous_page_number()) if shown.has_previous() else "",
+            "next": at(shown.next_page_number()) if shown.has_next() else "",
+            "later": link(**{FROM: sign(next_key)}) if next_key and not shown.has_next()
+            else "",
+            "restart": "?" if token else ""}
+
+
+def event_overview(service, event, seats, cancelled=None, *, now=None) -> dict:
     tally = service.tally_registrations(event.id)
-    today = times.local(timezone.now(), event.time_zone).date()
     return {"event": event, "seats": seats, "tally": tally, "cancelled": cancelled,
             "waiting": len(service.waiting_list(event.id))
             if service.has_waiting_list(event) else None,
-            "chart": charts.bookings_chart(event, tally.bookings, today=today),
+            "chart": charts.bookings_chart(event, tally.bookings, now=now or timezone.now()),
             "checkin_rate": checkin_rate(service, event)}
 
 

@@ -133,11 +133,16 @@ class TicketTypeRow(forms.Form):
         label="Also counts against", required=False, max_length=400,
         widget=forms.TextInput(attrs={"size": 20, "list": "quota-names"}),
         help_text="Quotas, separated by commas")
+    code_only = forms.BooleanField(
+        label="Only with an access code", required=False,
+        help_text="Hidden on the event's page and bookable only with a code that unlocks it "
+                  "(Access codes, once the event is saved).")
 
     def clean(self):
         data = super().clean()
         label = data.get("label", "")
-        if not label and (data.get("description") or data.get("counts_against")):
+        if not label and (data.get("description") or data.get("counts_against")
+                          or data.get("code_only")):
             self.add_error("label", "Name this ticket type, such as Workshop A.")
         if label:
             data["name"] = checked_name(self, label)
@@ -163,9 +168,26 @@ QuotaRows = forms.formset_factory(QuotaRow, extra=3, max_num=validation.MAX_QUOT
                                   validate_max=True)
 TypeRows = forms.formset_factory(TicketTypeRow, extra=4, max_num=validation.MAX_TICKET_TYPES,
                                  validate_max=True)
+
+
+class AddedTypeRow(TicketTypeRow):
+    """A ticket type added after creation: whether a type needs a code is set when the
+    event is created (the service's ``update_event`` does not change it)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        del self.fields["code_only"]
+
+
 # Ticket types added to an event after it was created (the change form).
-NewTypeRows = forms.formset_factory(TicketTypeRow, extra=2, max_num=validation.MAX_TICKET_TYPES,
+NewTypeRows = forms.formset_factory(AddedTypeRow, extra=2, max_num=validation.MAX_TICKET_TYPES,
                                     validate_max=True)
+
+
+def code_only_of(type_rows) -> list[str]:
+    """The names of the (valid) rows' types ticked "Only with an access code"."""
+    return [row["name"] for row in type_rows.cleaned_data
+            if row.get("name") and row.get("code_only")]
 
 
 def rows_as_added_types(rows, event) -> tuple[dict, dict, dict]:

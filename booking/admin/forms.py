@@ -189,6 +189,12 @@ class EventAddForm(EventForm):
             except forms.ValidationError as problems:
                 self.orders_problems = problems.messages
         quotas, labels = self.orders[0], self.orders[3]
+        self.code_only = editor.code_only_of(self.type_rows) \
+            if self.orders[1] and self.type_rows.is_bound and self.rows_valid() else []
+        if self.code_only and len(self.code_only) == len(self.orders[1]):
+            self.warnings.append("Every ticket type needs an access code: nobody can book "
+                                 "without one, and the event's page offers nothing until "
+                                 "a code is typed.")
         for name, seats in quotas.items():
             if data.get("capacity") is not None and seats > data["capacity"]:
                 self.warnings.append(f"The quota {labels.get(name) or ticket_label(name)} has {seats:,} seats, more "
@@ -219,7 +225,8 @@ class EventAddForm(EventForm):
                 "description": data["description"], "expected_rate": data["expected_rate"],
                 "quotas": quotas or None, "ticket_types": types or None,
                 "ticket_descriptions": descriptions or None, "ticket_labels": labels or None,
-                "max_per_order": data["max_per_order"]}
+                "max_per_order": data["max_per_order"],
+                "code_only_types": getattr(self, "code_only", None) or None}
 
     def takes(self) -> dict[str, str]:
         """What a seat of each type entered takes (shown once the form was posted)."""
@@ -315,7 +322,7 @@ class EventChangeForm(EventForm):
         return [{"name": name, "label": self[label_field(name)],
                  "description": self[description_field(name)],
                  "quotas": ", ".join(event.label(q) for q in quotas),
-                 "takes": takes[name]}
+                 "code_only": name in event.code_only_types, "takes": takes[name]}
                 for name, quotas in event.ticket_types.items()
                 if label_field(name) in self.fields]
 

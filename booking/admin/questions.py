@@ -23,7 +23,8 @@ class QuestionForm(forms.Form):
     id = forms.SlugField(max_length=40, label="Id", help_text="Lowercase letters, digits, "
                          "'-' or '_': the CSV column and the API's key. Keep it when editing.")
     label = forms.CharField(max_length=200)
-    kind = forms.ChoiceField(choices=[(k, KIND_LABELS[k]) for k in KINDS])
+    # Initially "text", what a blank row posts: a row left blank is no change (left out).
+    kind = forms.ChoiceField(choices=[(k, KIND_LABELS[k]) for k in KINDS], initial="text")
     required = forms.BooleanField(required=False)
     per_pass = forms.BooleanField(required=False, label="Per pass",
                                   help_text="Asked of each seat's attendee (name on the pass).")
@@ -34,9 +35,10 @@ class QuestionForm(forms.Form):
         required=False, widget=forms.CheckboxSelectMultiple,
         help_text="Asked only of these ticket types (none ticked: every type).")
 
-    def __init__(self, *args, ticket_types=(), **kwargs):
+    def __init__(self, *args, ticket_types=(), label=ticket_label, **kwargs):
+        """``label``: a type's label as people read it (the event's ``label``)."""
         super().__init__(*args, **kwargs)
-        self.fields["ticket_types"].choices = [(t, ticket_label(t)) for t in ticket_types]
+        self.fields["ticket_types"].choices = [(t, label(t)) for t in ticket_types]
         if len(ticket_types) < 2:
             del self.fields["ticket_types"]
 
@@ -48,8 +50,9 @@ class QuestionForm(forms.Form):
                 "help_text": data["help_text"], "ticket_types": data.get("ticket_types") or []}
 
 
-QuestionFormSet = forms.formset_factory(QuestionForm, extra=1, can_delete=True,
-                                        can_order=True)
+BLANK_ROWS = 3  # new questions offered at once; "More blank rows" adds as many again
+QuestionFormSet = forms.formset_factory(QuestionForm, extra=BLANK_ROWS, can_delete=True,
+                                        can_order=True, max_num=60, validate_max=True)
 
 
 class VersionForm(forms.Form):
@@ -66,12 +69,14 @@ def questions(model_admin, request, event_id):
     service, event, can_change = event_page(model_admin, request, event_id)
     types = sorted(event.ticket_types)
     status = 200
+    if request.method == "POST" and "more_rows" in request.POST:
+        return _more_rows(model_admin, request, event, types, can_change)
     if request.method == "POST":
-        formset = QuestionFormSet(request.POST, form_kwargs={"ticket_types": types})
+        formset = QuestionFormSet(request.POST, form_kwargs={"ticket_types": types, "label": event.label})
         version = VersionForm(request.POST)
         if formset.is_valid() and version.is_valid():
             # In the Order field's order, without the rows ticked for deletion and the
-            # blank new row.
+            # blank new rows.
             kept = [form.question() for form in formset.ordered_forms]
             try:
                 service.set_questions(event.id, kept,
@@ -95,11 +100,28 @@ def questions(model_admin, request, event_id):
             status = 400
     else:
         formset = QuestionFormSet(initial=initial_rows(event),
-                                  form_kwargs={"ticket_types": types})
+                                  form_kwargs={"ticket_types": types, "label": event.label})
         version = VersionForm(initial={"version": event.questions_version})
     return render(request, TEMPLATES + "questions.html", page(
         model_admin, request, f"Questions: {event.name}", event=event, formset=formset,
         version=version, can_change=can_change), status=status)
+
+
+def _more_rows(model_admin, request, event, types, can_change):
+    """The page again as typed, with ``BLANK_ROWS`` more blank rows and nothing saved (no
+    script needed): the formset's total grows, the rows typed so far keep their values."""
+    data = request.POST.copy()
+    key = f"{QuestionFormSet().prefix}-TOTAL_FORMS"
+    try:
+        total = int(data.get(key, ""))
+    except ValueError:
+        total = len(event.questions) + BLANK_ROWS
+    data[key] = str(min(max(total, 0) + BLANK_ROWS, QuestionFormSet.max_num))
+    formset = QuestionFormSet(data, form_kwargs={"ticket_types": types, "label": event.label})
+    version = VersionForm(data)
+    return render(request, TEMPLATES + "questions.html", page(
+        model_admin, request, f"Questions: {event.name}", event=event, formset=formset,
+        version=version, can_change=can_change, adding_rows=True))
 
 
 def _where(error, kept) -> str:

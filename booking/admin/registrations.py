@@ -14,6 +14,7 @@ from booking.admin.views import (TEMPLATES, domain_errors, event_page, link, pag
 from booking.errors import InvalidBooking, NotRegistered
 from booking.organizers.rights import VIEW
 from booking.mail import sender as mail
+from booking.models import tickets_label_text
 from booking.questions.rules import value_text
 from booking.questions.service import answer_rows
 from booking.wiring import get_booking_service, mail_sender
@@ -181,20 +182,23 @@ def registrations_csv(found, event) -> StreamingHttpResponse:
         if event.questions_version else {}
     columns = answer_columns(event, answers) if event.questions_version else []
 
-    # An event with orders: a row per order, its tickets as text, its seats and a column
-    # per ticket type (docs/admin.md); a plain event keeps its three columns.
+    # An event with orders: a row per order, its tickets as people read them (the types'
+    # labels), its seats and a column per ticket type headed by its label (docs/admin.md);
+    # a plain event keeps its three columns.
     types = sorted(event.ticket_types) if event.offers_orders else []
 
     def lines():
         yield writer.writerow(["name", "email", "registered_at"]
-                              + (["tickets", "seats", *types] if types else [])
+                              + (["tickets", "seats", *(csv_cell(event.label(t)) for t in types)]
+                                 if types else [])
                               + [csv_cell(header) for header, _, _ in columns])
         for registration in found:
             row = [csv_cell(registration.name), csv_cell(registration.email),
                    times.iso_local(registration.registered_at, event.time_zone)]
             if types:
                 tickets = registration.tickets
-                row += [registration.tickets_text, registration.seats,
+                row += [csv_cell(tickets_label_text(tickets, event.ticket_labels)),
+                        registration.seats,
                         *(tickets.get(name, 0) for name in types)]
             if columns:
                 row += answer_cells(columns, answers.get(registration.registration_id))

@@ -49,7 +49,7 @@ class EndpointForm(forms.Form):
         self.events = {event.id: event for event in events}
         several = len({event.organizer for event in events}) > 1
         self.fields["event_id"].choices = [("", "Every event")] + [
-            (event.id, f"{event.name} ({event.organizer})" if several else event.name)
+            (event.id, f"{event.name} ({event.organizer or 'no organizer'})" if several else event.name)
             for event in events]
         self.order_fields(["organizer", "url", "events", "event_id", "description"])
 

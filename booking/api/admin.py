@@ -8,6 +8,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 
+from booking import times
 from booking.api.models import ApiToken
 from booking.organizers import rights
 from booking.organizers.admin import ManagedByOrganizer
@@ -15,9 +16,18 @@ from booking.organizers.admin import ManagedByOrganizer
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(ManagedByOrganizer):
-    list_display = ("name", "organizer", "user", "scope", "prefix", "created_at", "revoked_at")
+    list_display = ("name", "organizer", "user", "scope", "prefix", "created", "revoked")
     fields = ("organizer", "name", "scope")
     actions = ["revoke"]
+
+    @admin.display(description="Created", ordering="created_at")
+    def created(self, token):
+        return times.instant(token.created_at, None) if token.created_at else "—"
+
+    @admin.display(description="Revoked", ordering="revoked_at")
+    def revoked(self, token):
+        """In the site's zone, named, as every admin time (docs/admin.md)."""
+        return times.instant(token.revoked_at, None) if token.revoked_at else "—"
 
     def has_module_permission(self, request):
         return self.has_view_permission(request)

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.contrib.auth.models import User
 from django.db.models import Q
 
+from booking import times
 from booking.organizers import rights
 from booking.organizers.models import LimitHit, Organizer, Team
 
@@ -112,10 +113,15 @@ class LimitHitAdmin(admin.ModelAdmin):
     see those on the events they have a role on; limits about no event (admin logins, API
     tokens) only superusers."""
 
-    list_display = ("last_at", "what", "event_name", "network", "refused")
+    list_display = ("last", "what", "event_name", "network", "refused")
     list_filter = ("limit",)
     search_fields = ("event_name",)
     list_display_links = None
+
+    @admin.display(description="Last refused", ordering="last_at")
+    def last(self, hit):
+        """In the site's zone, named, as every admin time (docs/admin.md)."""
+        return times.instant(hit.last_at, None) if hit.last_at else "—"
 
     @admin.display(description="Limit", ordering="limit")
     def what(self, hit):

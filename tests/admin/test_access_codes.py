@@ -109,3 +109,29 @@ def test_create__guessable_given_code__created_with_a_warning(admin_client, serv
     shown = [str(m) for m in response.context["messages"]]
     assert [c.code for c in service.access_codes(event.id)] == [code.upper()]
     assert any("easy to guess" in m for m in shown) is warned, shown
+
+
+def test_the_list_and_form_speak_in_labels_seats_reserved_and_the_events_zone(
+        admin_client, service):
+    """Types by their labels (never `workshop-a`), a column of seats reserved, and the
+    valid-until time typed and shown in the event's zone, named."""
+    event = service.create_event(
+        name="DevConf", capacity=20, organizer=DEFAULT, time_zone="Asia/Tokyo",
+        quotas={"workshop-a": 5}, max_per_order=2,
+        ticket_types={"conference": [], "workshop-a": ["workshop-a"], "speaker": []},
+        ticket_labels={"conference": "Conference pass"}, code_only_types=["speaker"])
+    page = admin_client.get(admin_url("access_codes", event.id)).content.decode()
+    assert "Conference pass</label>" in page and "Workshop A</label>" in page
+    assert "Speaker (only with a code)</label>" in page and "> workshop-a</label>" not in page and "site&#x27;s time zone" not in page
+    assert "In the event&#x27;s time zone, JST (Asia/Tokyo)." in page
+    response = admin_client.post(admin_url("access_codes", event.id), {
+        "code": "SPEAKER-7Q2K", "max_uses": "4", "reserved_seats": "3",
+        "valid_until": "2031-05-01T18:30", "ticket_types": ["speaker"]})
+    assert response.status_code == 302
+    [code] = service.access_codes(event.id)
+    assert code.valid_until.isoformat() == "2031-05-01T09:30:00+00:00"  # 18:30 in Tokyo
+    listed = admin_client.get(admin_url("access_codes", event.id)).content.decode()
+    assert "<span>Seats reserved</span>" in listed
+    assert '<td class="field-reserved">3</td>' in listed
+    assert '<td class="field-types">Speaker</td>' in listed
+    assert "1 May 2031, 18:30 JST (Asia/Tokyo)" in listed

@@ -84,7 +84,7 @@ def test_bad_input__clear_error_nothing_stored(editor, service):
     event = service.create_event(name="Desk", capacity=5, organizer="acme")
     response = add(editor, event, name="", email="not-an-address")
     html = response.content.decode()
-    assert response.status_code == 200 and "Enter your name." in html
+    assert response.status_code == 200 and "Enter the attendee&#x27;s name." in html
     assert service.registrations(event.id) == []
 
 
@@ -97,3 +97,46 @@ def test_other_organizers_event_404_viewer_403(client, service):
     client.force_login(staff("reader", role=VIEWER))
     assert client.get(add_url(ours)).status_code == 403
     assert service.registrations(ours.id) == [] and service.registrations(theirs.id) == []
+
+
+def asked(service, event):
+    return service.set_questions(event.id, [
+        {"id": "company", "label": "Company", "kind": "text", "required": True},
+        {"id": "diet", "label": "Diet", "kind": "text"},
+        {"id": "name_on_pass", "label": "Name on the pass", "kind": "text", "required": True,
+         "per_pass": True}], expected_version=0)
+
+
+def test_required_and_optional_answers_reach_the_booking(editor, service):
+    event = asked(service, devconf(service, "lock_table", organizer="acme"))
+    response = add(editor, event, name="Ada", email="", qty_conference="2",
+                   **{"qty_workshop-a": "0", "qty_workshop-b": "0"}, q_company="Analytical", q_diet="none",
+                   p0_name_on_pass="Ada", p1_name_on_pass="Charles")
+    assert response.status_code == 302, response.content.decode()
+    [order] = service.registrations(event.id)
+    stored = service.answers(order)
+    assert stored.answers == {"company": "Analytical", "diet": "none"}
+    assert stored.pass_answers == ({"name_on_pass": "Ada"}, {"name_on_pass": "Charles"})
+
+
+def test_a_code_only_type_is_offered_and_booked_with_its_code(editor, service):
+    event = devconf(service, "lock_table", organizer="acme", code_only_types=["workshop-a"])
+    service.create_access_codes(event.id, codes=["SPEAKER-7Q2K"])
+    page = editor.get(add_url(event)).content.decode()
+    assert "(needs an access code)" in page and 'name="qty_workshop-a"' in page
+    refused = add(editor, event, name="Ada", email="", **{"qty_workshop-a": "1", "qty_workshop-b": "0"}, qty_conference="0")
+    assert refused.status_code == 200 and "need an access code" in refused.content.decode()
+    booked = add(editor, event, name="Ada", email="", access_code="speaker-7q2k",
+                 **{"qty_workshop-a": "1", "qty_workshop-b": "0"}, qty_conference="0")
+    assert booked.status_code == 302
+    [order] = service.registrations(event.id)
+    assert order.tickets == {"workshop-a": 1} and order.access_code == "SPEAKER-7Q2K"
+
+
+def test_the_form_speaks_to_the_organizer(editor, service):
+    event = asked(service, service.create_event(name="Desk", capacity=5, organizer="acme"))
+    html = editor.get(add_url(event)).content.decode()
+    assert "Attendee&#x27;s name" in html and "Your name" not in html
+    assert "Your pass" not in html and "We send your" not in html
+    refused = add(editor, event, name="", email="")
+    assert "Enter the attendee&#x27;s name." in refused.content.decode()

@@ -109,13 +109,13 @@ def test_export__a_row_per_order_with_its_tickets_and_a_column_per_type(admin_cl
     service.book(event.id, name="Bo", email="bo@example.com", tickets={"workshop-b": 1})
     response = admin_client.get(admin_url("export", event.id))
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
-    assert rows[0] == ["name", "email", "registered_at", "tickets", "seats", "conference",
-                       "workshop-a", "workshop-b"]
+    assert rows[0] == ["name", "email", "registered_at", "tickets", "seats", "Conference",
+                       "Workshop A", "Workshop B"]  # the types' labels, never their keys
     by_email = {row[1]: row for row in rows[1:]}
     assert len(rows) == 3
-    assert by_email["ada@example.com"][3:] == ["2 × conference, 1 × workshop-a", "3", "2", "1",
+    assert by_email["ada@example.com"][3:] == ["2 × Conference, 1 × Workshop A", "3", "2", "1",
                                                "0"]
-    assert by_email["bo@example.com"][3:] == ["1 × workshop-b", "1", "0", "0", "1"]
+    assert by_email["bo@example.com"][3:] == ["1 × Workshop B", "1", "0", "0", "1"]
 
 
 def test_export__plain_event__the_three_columns_as_ever(admin_client, service):

@@ -371,3 +371,17 @@ def test_list__filter_with_no_match__says_the_filters_words(admin_client, servic
     assert "No past events." in empty_line("?show=past")
     assert "No full event on this page has “Wine” in its name." in empty_line("?show=full&q=Wine")
     assert "No events yet." not in empty_line("")
+
+
+def test_an_event_without_organizer_says_so_in_the_list_editor_and_webhook_form(
+        admin_client, service):
+    """Made from Python without ``organizer=``: the superuser's admin names the gap and the
+    way out, never "Python meetup ()"."""
+    orphan = service.create_event(name="Python meetup", capacity=2)
+    service.create_event(name="Owned", capacity=2, organizer="acme")
+    listing = admin_client.get(admin_url("changelist")).content.decode()
+    assert listing.count("No organizer: only superusers see it") == 1
+    editor = admin_client.get(admin_url("change", orphan.id)).content.decode()
+    assert "Only superusers see this event" in editor and "assign_organizer" in editor
+    webhooks = admin_client.get(reverse("admin:booking_api_webhookendpointentry_add")).content.decode()
+    assert "Python meetup ()" not in webhooks and "Python meetup (no organizer)" in webhooks

@@ -88,3 +88,12 @@ def test_create_event__product_service__unguarded_control_refused_nothing_stored
     assert failed.value.returncode == 2
     assert "unguarded" not in wiring.get_booking_service().catalog.strategies
     assert service.list_events() == []
+
+
+def test_create_event__a_quota_beyond_the_capacity__created_with_a_warning(service):
+    """Kept (the capacity may grow), but not without a word, as the admin's editor warns."""
+    out, err = StringIO(), StringIO()
+    call_command("create_event", "--name", "Small", "--capacity", "10", "--quota",
+                 "workshop-a=30", "--id-only", stdout=out, stderr=err)
+    assert len(out.getvalue().split()) == 1  # the id only, for scripts
+    assert "the quota workshop-a has 30 seats, more than the event's 10" in err.getvalue()

@@ -46,6 +46,42 @@ def test_create_organizer__bad_input__error_nothing_stored(args, message):
     assert not Organizer.objects.exists()
 
 
+def test_create_organizer__a_missing_member_says_how_to_make_one():
+    with pytest.raises(CommandError) as refused:
+        run("create_organizer", "acme", "--member", "ann:admin")
+    assert "createsuperuser --username ann" in str(refused.value)
+    assert "--create-user" in str(refused.value)
+    assert not Organizer.objects.exists() and not User.objects.exists()
+
+
+def test_create_organizer__create_user_makes_a_staff_member_without_a_password():
+    out, err = StringIO(), StringIO()
+    call_command("create_organizer", "acme", "--member", "ann:admin", "--create-user",
+                 stdout=out, stderr=err)
+    assert out.getvalue().strip() == "acme"  # the slug only, for scripts
+    assert "manage.py changepassword ann" in err.getvalue()
+    ann = User.objects.get(username="ann")
+    assert ann.is_staff and not ann.is_superuser and not ann.has_usable_password()
+    assert rights.for_user(ann).may_organizer(rights.MANAGE, "acme")
+    call_command("create_organizer", "acme", "--member", "ann:admin", "--create-user",
+                 stdout=StringIO(), stderr=StringIO())  # again: the same user, kept
+    assert User.objects.count() == 1
+
+
+def test_create_organizer__create_user_refuses_a_bad_name__nothing_stored():
+    with pytest.raises(CommandError, match="letters, numbers"):
+        run("create_organizer", "acme", "--member", "a n!:admin", "--create-user")
+    assert not Organizer.objects.exists() and not User.objects.exists()
+
+
+def test_create_organizer__a_member_who_is_not_staff_is_told_so():
+    User.objects.create_user("ann")
+    err = StringIO()
+    call_command("create_organizer", "acme", "--member", "ann:admin", stdout=StringIO(),
+                 stderr=err)
+    assert "not a staff user" in err.getvalue()
+
+
 def test_create_api_token__prints_only_the_token_which_works():
     User.objects.create_user("ann", is_staff=True)
     run("create_organizer", "acme", "--member", "ann:editor")

@@ -138,6 +138,11 @@ class Command(BaseCommand):
                 max_per_order=per_order, organizer=organizer, expected_rate=rate)
         except BookingError as exc:
             raise CommandError(exc.message, returncode=2) from exc
+        for quota, size in event.quotas.items():  # as the admin's editor warns (stderr)
+            if size > event.capacity:
+                self.stderr.write(f"Warning: the quota {quota} has {size:,} seats, more than "
+                                  f"the event's {event.capacity:,}: its ticket types can never "
+                                  "sell more than the event's seats (until the capacity grows).")
         if as_json:
             self.stdout.write(json.dumps(event_dict(event), indent=2))
         else:

@@ -45,3 +45,10 @@ def duration(seconds) -> str:
                 continue
             return f"{count} {unit}{'' if count == 1 else 's'}"
     return f"{seconds} second{'' if seconds == 1 else 's'}"
+
+
+@register.filter
+def instant_site(value) -> str:
+    """A moment of no one event (a token's, a webhook's) in the site's ``TIME_ZONE``,
+    labelled as ``instant_for`` labels an event's: '1 Dec 2026, 19:42 UTC'."""
+    return times.instant(value, None) if value else ""
