@@ -37,7 +37,7 @@ from booking.errors import EventNotFound
 from booking.service.store_errors import BUSY, UNAVAILABLE, translating
 from booking.exactly_once.outbox import Outbox, message_id
 from booking.mail.inline import EmailWithInlineImages, InlineImage
-from booking.questions.service import answer_rows
+from booking.questions.service import answer_rows, pass_holders
 from booking.models import (CANCELLATION, CONFIRMATION, OFFER, REJECTION, WAITLIST_JOIN,
                             WAITLIST_REMOVED)
 
@@ -174,16 +174,18 @@ class MailSender:
             return []
         return [p for p in self.passes(items.registration_from_item(message)) if p.is_valid]
 
-    def _pass_images(self, shown: list, context: dict) -> list[InlineImage]:
+    def _pass_images(self, shown: list, context: dict, event, answers) -> list[InlineImage]:
         """Each pass's QR code as an inline image: ``context["passes"]`` holds (pass,
-        content id) pairs for the templates."""
+        content id) pairs for the templates, ``context["pass_holders"]`` whose each is."""
         context["passes"] = [(p, f"pass-{p.pass_id}@booking") for p in shown]
+        context["pass_holders"] = pass_holders(event.questions, answers, shown,
+                                               default=context["registration"].name)
         return [InlineImage(cid, pass_images.png(p.code), f"pass-{n}.png")
                 for n, (p, cid) in enumerate(context["passes"], start=1)]
 
     def _deliver(self, message: dict, event, passes: list, answers=None) -> None:
         context = self._context(message, event, answers)
-        images = self._pass_images(passes, context)
+        images = self._pass_images(passes, context, event, answers)
         registration = context["registration"]
         if validation.is_placeholder_email(registration.contact or registration.email):
             logger.info("Not mailed: %s was added without an e-mail address", message["kind"])

@@ -45,7 +45,8 @@ def booking(request, token):
         "resent": request.GET.get("resent") == "1",
         # Each seat's pass for the door (docs/checkin.md), not for a request still waiting
         # for its decision: no seat is its own yet.
-        **(passes.pass_context(service, active) if active.is_confirmed else {"passes": None})})
+        **(passes.pass_context(service, event, active) if active.is_confirmed
+           else {"passes": None})})
 
 
 @plain_forms_only

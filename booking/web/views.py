@@ -380,7 +380,7 @@ def booked(request, event_id, token):
                    answers_url=reverse("booking:answers", args=[event_id, token]))
     if not registration.is_confirmed:
         return _provisional(request, service, context)
-    context.update(passes.pass_context(service, registration))
+    context.update(passes.pass_context(service, event, registration))
     return render(request, "booking/booked.html", context)
 
 
