@@ -6,9 +6,9 @@ passes; PNG for e-mails, where mail clients show an inline image attached by Con
 the scanner page cannot read), error correction level M (a creased print or a cracked
 phone screen still reads), black on white, with the standard four-module quiet zone.
 
-Cheap wherever it is made (measured in docs/benchmarks.md, "A pass's picture"): the level
-and the mask are fixed, so segno encodes once instead of trying all eight masks and
-scoring each (four fifths of its time); the PNG and the SVG are written here from
+Cheap wherever it is made (docs/development/benchmarks-door.md, "A pass's picture"):
+the level and the mask are fixed, so segno encodes once instead of trying all eight masks
+and scoring each (four fifths of its time); the PNG and the SVG are written here from
 segno's matrix, a row at a time, instead of by segno's writers, which handle every colour
 mode and option a module at a time; and both drawings of a code are kept (a page shown
 again, a resend: no new work).
