@@ -130,7 +130,7 @@ class Command(BaseCommand):
                  "each booking one seat, then each four, then each refused: CPU ms a person "
                  "by process (web tier, store and proxy, worker) and the confirmation's "
                  "delay (harness/bench/alone.py). One strategy (--strategies, default "
-                 "shards), --via api (default) or form.")
+                 "shards), --via api (default) or form (the one-seat bookings).")
         parser.add_argument("--workers", type=int, default=door.DEFAULT_WORKERS,
                             help="--via: gunicorn worker processes (default: make serve's, "
                                  f"{door.DEFAULT_WORKERS} here).")
