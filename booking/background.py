@@ -1,8 +1,9 @@
 """A small pool of background threads per process, for work owed right after a request.
 
-The request answers after its own write; the follow-up (an e-mail, a waiting-list offer)
-runs here at once, and a worker pass is the safety net for whatever a crash leaves
-undone. ``flush`` waits for what is running now (tests, shutdown).
+The request answers after its own write; a small follow-up (a waiting-list offer, a
+resend someone asked for) runs here at once, and a worker pass is the safety net for
+whatever a crash leaves undone. The e-mails a request owes are not sent here: the booking
+worker sends them. ``flush`` waits for what is running now (tests, shutdown).
 """
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait

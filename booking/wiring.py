@@ -69,7 +69,8 @@ class WebSettings:
 class WorkerSettings:
     """What the booking worker and the replay command need from the settings."""
 
-    worker_interval: float  # seconds between looks at the outbox
+    worker_interval: float  # seconds between passes over the waiting lists and codes
+    outbox_interval: float  # seconds between looks at the outbox (the e-mails owed)
     decider_interval: float  # seconds the streams decider rests at the shards' ends
     replay_lease_seconds: float  # how long a replay_failed run's lease lasts
     webhook_interval: float  # seconds between looks for webhook deliveries due
@@ -90,6 +91,7 @@ def web_settings() -> WebSettings:
 def worker_settings() -> WorkerSettings:
     """The worker's settings as they are now."""
     return WorkerSettings(worker_interval=settings.BOOKING_WORKER_INTERVAL,
+                          outbox_interval=settings.BOOKING_OUTBOX_INTERVAL,
                           decider_interval=settings.BOOKING_DECIDER_INTERVAL,
                           replay_lease_seconds=settings.BOOKING_REPLAY_LEASE_SECONDS,
                           webhook_interval=settings.WEBHOOK_INTERVAL)

@@ -193,6 +193,7 @@ DEFAULT_FROM_EMAIL = setting("DEFAULT_FROM_EMAIL")
 EMAIL_TIMEOUT = setting("EMAIL_TIMEOUT")
 # Seconds a booking_worker waits between looks at the outbox.
 BOOKING_WORKER_INTERVAL = setting("BOOKING_WORKER_INTERVAL")
+BOOKING_OUTBOX_INTERVAL = setting("BOOKING_OUTBOX_INTERVAL")
 # Seconds a signup form's one-time token stays valid (then the form asks for a reload).
 BOOKING_FORM_MAX_AGE = setting("BOOKING_FORM_MAX_AGE")
 

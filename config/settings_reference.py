@@ -134,7 +134,11 @@ SETTINGS: tuple[Setting, ...] = (
       "Seconds to wait for the SMTP server; a failed send never undoes a booking "
       "(`replay_failed` sends it later).", MAIL),
     S("BOOKING_WORKER_INTERVAL", 5.0, "float",
-      "Seconds between the booking worker's passes over the outbox and the waiting lists.",
+      "Seconds between the booking worker's passes over the waiting lists and access codes.",
+      MAIL, positive=True),
+    S("BOOKING_OUTBOX_INTERVAL", 0.5, "float",
+      "Seconds between the booking worker's looks at the outbox: the e-mails owed, which "
+      "only the worker sends (a confirmation goes out within about this long).",
       MAIL, positive=True),
     # --- Exactly once
     S("BOOKING_REQUEST_STALE_SECONDS", 30.0, "float",

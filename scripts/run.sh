@@ -50,11 +50,12 @@ esac
 
 "$PY" manage.py create_tables
 "$PY" manage.py seed_demo  # demo events only when the store has none
-# The one background worker: sends the e-mails a crash or restart left in the outbox,
-# passes lapsed waiting-list offers (and freed seats) to the next in line, and runs the
-# stream decider that confirms or rejects the streams strategy's requests in arrival order.
-# Its output (the e-mails it sends, such as waiting-list offers, printed by the console
-# backend, and a line per pass that did something) shows here beside the web server's, and
+# The one background worker: sends every e-mail (the site only records what a request
+# owes; the worker looks every BOOKING_OUTBOX_INTERVAL, 0.5 s), passes lapsed waiting-list
+# offers (and freed seats) to the next in line, and runs the stream decider that confirms
+# or rejects the streams strategy's requests in arrival order. Its output (the e-mails it
+# sends, confirmations included, printed by the console backend, and a line per pass that
+# did something) shows here beside the web server's, and
 # is kept in var/booking_worker.log too. $! is the worker itself, not the tee.
 PYTHONUNBUFFERED=1 "$PY" manage.py booking_worker > >(tee -a var/booking_worker.log) 2>&1 &
 worker_pid=$!

@@ -13,11 +13,10 @@ from booking.admin.views import (TEMPLATES, domain_errors, event_page, link, pag
                                  seats_or_none, sign, unsign, url)
 from booking.errors import InvalidBooking, NotRegistered
 from booking.organizers.rights import VIEW
-from booking.mail import sender as mail
 from booking.models import tickets_label_text
 from booking.questions.rules import value_text
 from booking.questions.service import answer_rows
-from booking.wiring import get_booking_service, mail_sender
+from booking.wiring import get_booking_service
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -104,8 +103,7 @@ def cancel_selected(service, request, event):
     for email in emails:
         try:
             removed = service.cancel(event.id, email=email)
-            freed.append(removed.email)
-            mail.send_soon(mail_sender(), mail.CANCELLATION, removed, event=event)
+            freed.append(removed.email)  # its notice owed in the outbox: the worker sends it
         except (NotRegistered, InvalidBooking):
             pass  # cancelled meanwhile, or not an e-mail: nothing to free
     if freed:

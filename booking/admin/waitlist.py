@@ -9,9 +9,7 @@ from django.utils import timezone
 from booking.admin import log as admin_log
 from booking.admin.views import TEMPLATES, domain_errors, event_page, page, seats_or_none
 from booking.errors import InvalidBooking, NotWaiting
-from booking.mail import sender as mail
 from booking.models import OFFERED, WAITING
-from booking.wiring import mail_sender
 
 
 @domain_errors
@@ -41,11 +39,10 @@ def remove_selected(service, request, event):
     removed = []
     for email in emails:
         try:
-            entry, message = service.remove_from_waiting_list(event.id, email=email)
+            entry, _ = service.remove_from_waiting_list(event.id, email=email)
         except (NotWaiting, InvalidBooking):
             continue  # left, booked or expired meanwhile
-        removed.append(entry.email)
-        mail.send_message_soon(mail_sender(), message)
+        removed.append(entry.email)  # its e-mail owed in the outbox: the worker sends it
     if removed:
         admin_log.record(request, event, admin_log.CHANGE,
                          f"Removed {len(removed)} from the waiting list: {', '.join(removed)}.")

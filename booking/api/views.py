@@ -23,12 +23,11 @@ from booking.api.serializers import (BookingInput, CancellationInput, Cancellati
                                      event_body)
 from booking.errors import EventFull, NotRegistered
 from booking.models import PENDING as WAITING, REJECTED
-from booking.mail import sender as mail
 from booking.organizers import rights
 from booking.web import rate_limits
 from booking.web.views import CODES_LIMITED, EMAIL_LIMITED, SIGNUPS_LIMITED
 from booking.webhooks.fanout import answers_data
-from booking.wiring import get_booking_service, mail_sender
+from booking.wiring import get_booking_service
 
 PROBLEMS = {**PENDING, **problems(400, 404, 409, 415, 422, 429, 503)}
 KEY_PARAMETER = OpenApiParameter(
@@ -187,10 +186,7 @@ class EventRegistrations(ApiView):
             raise EventFull()
         if registration.status == WAITING:
             return _waiting(registration)
-        if new and registration.is_confirmed:
-            # The event as read here within seconds, if it was (else the sender reads it).
-            mail.send_soon(mail_sender(), mail.CONFIRMATION, registration,
-                           event=service.catalog.remembered_event(event_id))
+        # The confirmation is owed in the outbox row the booking wrote: the worker sends it.
         return Response(with_answers(service, RegistrationOutput(registration).data,
                                      registration), status=201)
 
@@ -284,13 +280,12 @@ class RegistrationBySecret(ApiView):
         gone already) answers 204 too."""
         ref, _ = _cancelling(request, secret)  # one secret counts once: a retry spends nothing
         try:
-            removed = get_booking_service().cancel(
+            get_booking_service().cancel(
                 ref.event_id, email=ref.email, registration_id=ref.registration_id,
                 registration=ref.registration)
         except NotRegistered:
             pass  # cancelled meanwhile: the outcome asked for
-        else:
-            mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
+        # The notice is owed in the outbox row the cancellation wrote: the worker sends it.
         return Response(status=204)
 
 
@@ -311,7 +306,7 @@ class RegistrationCancellations(ApiView):
         removed = service.cancel(ref.event_id, email=ref.email,
                                  registration_id=ref.registration_id, request_id=request_id,
                                  tickets=payload.validated_data["tickets"])
-        mail.send_soon(mail_sender(), mail.CANCELLATION, removed)  # owed once, sent once
+        # Its notice is owed once in the outbox row just written: the worker sends it once.
         left = service.find_registration(ref.event_id, email=ref.email)
         return Response(CancellationOutput({
             "cancelled": removed.tickets,

@@ -1,7 +1,6 @@
 """The waiting list over the API: ask to join a full event's line (Idempotency-Key; the
 address's owner confirms by e-mail, as on the web), and with an offer's secret (the offer link's token) accept the seat or pass it on. Thin, like
 ``booking/web/waitlist.py``."""
-from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -14,11 +13,10 @@ from booking.api.schema import PENDING, problems
 from booking.api.serializers import RegistrationOutput, WaitlistEntryOutput, WaitlistJoinInput
 from booking.api.views import KEY_PARAMETER, PROBLEMS, keyed_input
 from booking.errors import NotWaiting
-from booking.mail import sender as mail
 from booking.organizers import rights
 from booking.web import rate_limits
 from booking.web.waitlist import OFFER_LIMITED
-from booking.wiring import get_booking_service, mail_sender
+from booking.wiring import get_booking_service
 
 JOIN_REQUESTED = ("We e-mailed this address. Its owner joins the waiting list by confirming "
                   "with the link in that e-mail.")
@@ -53,10 +51,9 @@ class WaitingList(ApiView):
         answer is the same whoever's address it is: its owner gets an e-mail whose link
         joins the line for those tickets (or says they are already in line or booked)."""
         request_id, data = keyed_input(request, WaitlistJoinInput, event_id)
-        message = get_booking_service().request_to_join_waiting_list(
+        get_booking_service().request_to_join_waiting_list(  # its e-mail owed in the outbox
             event_id, name=data["name"], email=data["email"], request_id=request_id,
             tickets=data.get("tickets"))
-        mail.send_message_soon(mail_sender(), message)
         return Response({"detail": JOIN_REQUESTED}, status=202)
 
 
@@ -86,11 +83,8 @@ class OfferAccept(ApiView):
         entry = _offer(secret)
         request_id = idempotency.caller_request_id(request, key, event_id=entry.event_id,
                                                    email=entry.email)
-        started = timezone.now()
-        registration = get_booking_service().accept_offer(
+        registration = get_booking_service().accept_offer(  # the confirmation owed in the outbox
             entry.event_id, email=entry.email, request_id=request_id)
-        if registration.registered_at >= started:
-            mail.send_soon(mail_sender(), mail.CONFIRMATION, registration)
         return Response(RegistrationOutput(registration).data, status=201)
 
 

@@ -1,11 +1,12 @@
 """Send the outbox's e-mails exactly once (an immutable execution history + atomic counter).
 
 An outbox row (``booking/exactly_once/outbox.py``) is written in the booking's or cancellation's own
-transaction. Sending it is work delivered at least once: right after the request (a
-background thread of the web process, ``send_soon``), and by ``manage.py booking_worker``
-for whatever a crash left unsent, and by ``replay_failed`` after a failed send. Two
-senders may see the same row at the same instant, so each send is guarded by the request
-history table (``booking/dynamo/history.py``), keyed by the message id:
+transaction; the web process does nothing more (its CPU is the booking's own). Sending it
+is work delivered at least once: by ``manage.py booking_worker``, which looks at the
+outbox every ``BOOKING_OUTBOX_INTERVAL`` seconds (``send_owed``), by more than one worker
+at once, and by ``replay_failed`` after a failed send. Two senders may see the same row at
+the same instant, so each send is guarded by the request history table
+(``booking/dynamo/history.py``), keyed by the message id:
 
 1. ``ADD atomic_counter 1`` on the message's start row: only the sender reading 1 (or
    its own resent update) sends. Another sender reads the rows: ``succeeded`` means sent
@@ -36,7 +37,7 @@ from booking.errors import EventNotFound
 from booking.service.store_errors import BUSY, UNAVAILABLE, translating
 from booking.exactly_once.outbox import Outbox, message_id
 from booking.mail.inline import EmailWithInlineImages, InlineImage
-from booking.questions.service import answer_rows
+from booking.questions.service import answer_rows, pass_holders
 from booking.models import (CANCELLATION, CONFIRMATION, OFFER, REJECTION, WAITLIST_JOIN,
                             WAITLIST_REMOVED)
 
@@ -173,16 +174,18 @@ class MailSender:
             return []
         return [p for p in self.passes(items.registration_from_item(message)) if p.is_valid]
 
-    def _pass_images(self, shown: list, context: dict) -> list[InlineImage]:
+    def _pass_images(self, shown: list, context: dict, event, answers) -> list[InlineImage]:
         """Each pass's QR code as an inline image: ``context["passes"]`` holds (pass,
-        content id) pairs for the templates."""
+        content id) pairs for the templates, ``context["pass_holders"]`` whose each is."""
         context["passes"] = [(p, f"pass-{p.pass_id}@booking") for p in shown]
+        context["pass_holders"] = pass_holders(event.questions, answers, shown,
+                                               default=context["registration"].name)
         return [InlineImage(cid, pass_images.png(p.code), f"pass-{n}.png")
                 for n, (p, cid) in enumerate(context["passes"], start=1)]
 
     def _deliver(self, message: dict, event, passes: list, answers=None) -> None:
         context = self._context(message, event, answers)
-        images = self._pass_images(passes, context)
+        images = self._pass_images(passes, context, event, answers)
         registration = context["registration"]
         if validation.is_placeholder_email(registration.contact or registration.email):
             logger.info("Not mailed: %s was added without an e-mail address", message["kind"])
@@ -259,11 +262,6 @@ def join_context(message: dict, *, site_url: str) -> dict:
     return context
 
 
-def send_message_soon(sender: MailSender, message: dict) -> None:
-    """Send an outbox row the request just wrote (as it was written), off the request's thread."""
-    _submit(sender, message, None)
-
-
 def message_for(kind: str, registration) -> dict:
     """The outbox row a booking (or cancellation) of ``registration`` wrote."""
     return {"message_id": message_id(kind, registration.registration_id,
@@ -271,13 +269,15 @@ def message_for(kind: str, registration) -> dict:
             **items.registration_item(registration)}
 
 
-# --- right after the request: a small pool of background threads per process ----------
+# --- off the calling thread: a small pool of background threads per process ------------
+# The web process uses it only for a resend (rare, limited per network and booking); the
+# worker's stream decider for the e-mail a decision owes, at once.
 _mail = Background("booking-mail")
 
 
 def send_soon(sender: MailSender, kind: str, registration, *, event=None) -> None:
-    """Send the e-mail a request just made owed, off the request's thread (the worker is
-    the safety net)."""
+    """Send the e-mail just owed for ``registration`` off the calling thread (the worker's
+    decider: the outbox pass is the safety net)."""
     _submit(sender, message_for(kind, registration), event)
 
 
@@ -318,7 +318,8 @@ def _send_logged(sender, message, event):
 
 
 def flush(timeout: float = 30.0) -> None:
-    """Wait for the e-mails this process is sending right now (tests, shutdown)."""
+    """Wait for the e-mails this process is sending off its threads right now (tests,
+    shutdown)."""
     _mail.flush(timeout)
 
 
@@ -326,10 +327,9 @@ __all__ = ["CANCELLATION", "CONFIRMATION", "MailSender", "flush", "send_soon"]
 
 
 def send_owed(sender: MailSender, *, min_age: float = 0.0, now: float | None = None) -> dict:
-    """One pass over the outbox: send every message owed for ``min_age`` seconds or more.
-
-    Younger rows are most likely being sent right after their request. Returns the count
-    of each outcome. Failed sends are left to ``replay_failed``.
+    """One pass over the outbox: send every message owed for ``min_age`` seconds or more
+    (the worker: 0, everything owed). Returns the count of each outcome. Failed sends are
+    left to ``replay_failed``.
     """
     now = time.time() if now is None else now
     outcomes: dict[str, int] = {}

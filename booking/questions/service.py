@@ -191,3 +191,29 @@ def _rows(questions, given: dict, labels: dict, *, per_pass: bool) -> list[Answe
     rows += [AnswerRow(qid, labels.get(qid, qid), rules.value_text(value), removed=True)
              for qid, value in given.items() if qid not in known]
     return rows
+
+
+# --- whose pass it is: the answer to "Name on the pass" --------------------------------
+NAME_WORDS = ("name", "名")  # "Name on the pass", "attendee_name", "お名前", "氏名"
+
+
+def holder_question(questions):
+    """The per-pass question that asks each attendee's name: the first per-pass text
+    question whose id or label names a name; None when the event asks none."""
+    return next((q for q in questions if q.per_pass and q.kind == "text" and any(
+        word in f"{q.id} {q.label}".casefold() for word in NAME_WORDS)), None)
+
+
+def pass_holders(questions, stored: StoredAnswers | None, passes, *,
+                 default: str) -> dict[str, str]:
+    """Each pass's holder by pass id (seat ``n``'s pass answers are ``pass_answers[n-1]``):
+    its answer to the event's name question, else ``default`` (the order's name)."""
+    question = holder_question(questions)
+    given = stored.pass_answers if stored is not None and question is not None else ()
+    holders = {}
+    for pass_ in passes:
+        seat = int(pass_.pass_id.rsplit("-", 1)[1])
+        answer = given[seat - 1].get(question.id) if question and seat <= len(given) else None
+        holders[pass_.pass_id] = (answer.strip() if isinstance(answer, str) and answer.strip()
+                                  else default)
+    return holders

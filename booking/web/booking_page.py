@@ -41,7 +41,7 @@ def booking(request, token):
     answers = answers_context(service, event, active)
     # Each seat's pass for the door (docs/checkin.md), not for a request still waiting for
     # its decision: no seat is its own yet.
-    shown = passes.pass_context(service, active) if active.is_confirmed else {"passes": None}
+    shown = passes.pass_context(service, event, active) if active.is_confirmed else {"passes": None}
     return render(request, "booking/booking.html", {
         "event": event, "registration": active, "email": ref.email,
         "pending": active.status == PENDING,

@@ -14,14 +14,13 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from booking import links
 from booking.errors import EventNotFound, InvalidBooking, NotRegistered
-from booking.mail import sender as mail
 from booking.models import PENDING
 from booking.web import confirmation, rate_limits, tokens
 from booking.web.errors import bad_link, renders_booking_errors
 from booking.web.forms import CancelPassesForm, CancelTicketsForm, seat_choice
 from booking.web.middleware import plain_forms_only
 from booking.web.views import answers_context, see_other
-from booking.wiring import get_booking_service, mail_sender
+from booking.wiring import get_booking_service
 
 EXPIRED = "This form has expired. Nothing was cancelled: check the seats and send it again."
 CANCELS_LIMITED = ("Too many cancellations from your network. Please wait a few minutes and "
@@ -98,8 +97,7 @@ def _cancel(request, service, token):
                                  registration=ref.registration)
     except NotRegistered:
         pass  # cancelled meanwhile: the outcome the person asked for
-    else:
-        mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
+    else:  # its notice owed in the outbox row the write made: the worker sends it
         if removed.status == PENDING:  # a streams request left the line
             return see_other(reverse("booking:cancelled", args=[token]) + "?withdrawn=1")
         return see_other(reverse("booking:cancelled", args=[token]) + f"?seats={removed.seats}")
@@ -142,7 +140,7 @@ def _cancel_seats(request, service, token, ref):
             return see_other(reverse("booking:cancelled", args=[token]))
         return _confirm_page(request, event, ref, active, seat_form(service, event, active),
                              status=400, message=f"{error.message} Nothing was cancelled.")
-    mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
+    # Its notice is owed in the outbox row the cancellation wrote: the worker sends it.
     done = reverse("booking:cancelled", args=[token]) + f"?seats={removed.seats}"
     if removed.part_request_id:  # part of the order: a plain "done", with what is left
         return see_other(done + "&part=1")

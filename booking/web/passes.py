@@ -8,6 +8,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from booking import links
+from booking.questions.service import holder_question, pass_holders
 from booking.web import confirmation
 from booking.web.errors import renders_booking_errors
 
@@ -18,13 +19,17 @@ def passes_url(registration) -> str:
     return reverse("booking:passes", args=[registration.event_id, token])
 
 
-def pass_context(service, registration) -> dict:
+def pass_context(service, event, registration) -> dict:
     """What ``booking/_passes.html`` shows for a confirmed booking: the passes that still
-    let someone in (a cancelled one is gone from the person's pages); ``all_passes`` for
-    the choice of those to cancel."""
+    let someone in (a cancelled one is gone from the person's pages), each with its
+    holder's name (the answer to "Name on the pass", read only when the event asks it, else
+    the order's name); ``all_passes`` for the choice of those to cancel."""
     every = service.passes(registration)
-    return {"passes": [p for p in every if p.is_valid], "all_passes": every,
-            "passes_url": passes_url(registration)}
+    shown = [p for p in every if p.is_valid]
+    answers = service.answers(registration) if holder_question(event.questions) else None
+    return {"passes": shown, "all_passes": every, "passes_url": passes_url(registration),
+            "pass_holders": pass_holders(event.questions, answers, shown,
+                                         default=registration.name)}
 
 
 @never_cache  # the codes let people in
@@ -39,4 +44,4 @@ def printable(request, event_id, token):
         return render(request, "booking/booking_gone.html", {"event": event}, status=410)
     return render(request, "booking/passes.html", {
         "event": event, "registration": registration, "print_layout": True,
-        **pass_context(service, registration)})
+        **pass_context(service, event, registration)})

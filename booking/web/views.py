@@ -6,7 +6,6 @@ from django.http import HttpResponse, HttpResponseRedirect
 from django.templatetags.static import static
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
@@ -241,7 +240,6 @@ def _signup(request, service, event, *, rechecking=False):
     if request_id is None:
         _code_checked_too(request, service, event, form)
         return render_event(request, service, event, form, token, 400)
-    started = timezone.now()
     try:
         with rate_limits.code_attempt(rate_limits.client_address(request), form.code(),
                                       message=CODES_LIMITED):
@@ -294,9 +292,8 @@ def _signup(request, service, event, *, rechecking=False):
             return _busy(request, service, event, form, token, error)
         form.apply_error(error)
         return render_event(request, service, event, form, token, status_for(error))
-    # A replayed submission returns the earlier booking, whose e-mail is already owed.
-    if registration.registered_at >= started and registration.is_confirmed:
-        mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)
+    # Its confirmation is owed in the outbox row the booking wrote: the booking worker sends
+    # it (a replayed submission's, once, already).
     return see_other(booked_url(registration))
 
 
@@ -433,7 +430,7 @@ def booked(request, event_id, token):
                    answers_url=reverse("booking:answers", args=[event_id, token]))
     if not registration.is_confirmed:
         return _provisional(request, service, context)
-    context.update(passes.pass_context(service, registration))
+    context.update(passes.pass_context(service, event, registration))
     return render(request, "booking/booked.html", context)
 
 

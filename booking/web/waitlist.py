@@ -16,14 +16,13 @@ from django.views.decorators.http import require_http_methods
 from booking import links
 from booking.errors import (AlreadyRegistered, AlreadyWaiting, BookingClosed, BookingError,
                             JoinLinkExpired, NotWaiting, OfferExpired, SeatsAvailable)
-from booking.mail import sender as mail
 from booking.models import BOOKED, OFFERED, WAITING
 from booking.web import rate_limits
 from booking.web.errors import bad_link, renders_booking_errors, status_for
 from booking.web.middleware import plain_forms_only
 from booking.web.views import (FormLimited, booked_url, limited_form_page, read_submission,
                                render_event, see_other)
-from booking.wiring import get_booking_service, mail_sender
+from booking.wiring import get_booking_service
 
 OFFER_LIMITED = "Too many attempts from your network. Please wait a few minutes and try again."
 
@@ -57,7 +56,7 @@ def join(request, event_id):
     if request_id is None:
         return render_event(request, service, event, None, token, 400, waitlist_form=form)
     try:
-        message = service.request_to_join_waiting_list(
+        service.request_to_join_waiting_list(
             event.id, name=form.cleaned_data["name"], email=form.cleaned_data["email"],
             request_id=request_id, tickets=form.tickets())
     except SeatsAvailable:  # a seat freed meanwhile: the signup form is back on the page
@@ -68,7 +67,7 @@ def join(request, event_id):
         form.apply_error(error)
         return render_event(request, service, event, form, token, status_for(error),
                             waitlist_form=form)
-    mail.send_message_soon(mail_sender(), message)
+    # The e-mail that answers is owed in the outbox row just written: the worker sends it.
     return render(request, "booking/waitlist_requested.html",
                   {"event": event, "email": form.cleaned_data["email"]})
 
@@ -169,15 +168,12 @@ def offer(request, token):
 
 
 def _accept(request, service, event, entry):
-    started = timezone.now()
-    try:
+    try:  # the confirmation is owed in the outbox row the booking wrote (the worker sends it)
         registration = service.accept_offer(event.id, email=entry.email)
     except (OfferExpired, NotWaiting) as error:
         return _offer_page(request, event, entry, "ended", status_for(error))
     except BookingClosed as error:
         return _offer_page(request, event, entry, "closed", status_for(error))
-    if registration.registered_at >= started:  # a repeated click answers the first booking
-        mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)
     return see_other(booked_url(registration))
 
 

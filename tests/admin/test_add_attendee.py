@@ -9,8 +9,8 @@ from django.core import mail
 from django.urls import reverse
 
 from booking import validation
-from booking.mail import sender as booking_mail
 from booking.organizers.models import EDITOR, VIEWER
+from tests.mail.helpers import deliver_owed
 from tests.orders.test_orders import devconf
 from tests.organizers.helpers import staff
 
@@ -25,7 +25,7 @@ def add(client, event, **fields):
     page = client.get(add_url(event)).content.decode()
     token = re.search(r'name="token" value="([^"]+)"', page).group(1)
     response = client.post(add_url(event), {"token": token, **fields})
-    booking_mail.flush()
+    deliver_owed()
     return response
 
 

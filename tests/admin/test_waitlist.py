@@ -5,6 +5,7 @@ from django.urls import reverse
 from booking.organizers.models import VIEWER
 from booking.waitlist import engine as waitlist_engine
 from tests.organizers.helpers import DEFAULT, member
+from tests.mail.helpers import deliver_owed
 
 pytestmark = pytest.mark.django_db
 
@@ -50,14 +51,13 @@ def test_waiting_list__remove__the_person_is_told_by_email_once(admin_client, se
                                                                   lined_up):
     from django.core import mail
 
-    from booking.mail import sender as booking_mail
 
-    booking_mail.flush()
+    deliver_owed()
     mail.outbox.clear()
     for _ in range(2):  # the second POST (a resubmitted form) removes nobody
         admin_client.post(admin_url("waiting_list", lined_up.id),
                           {"action": "remove_selected", "selected": ["cy@example.com"]})
-    booking_mail.flush()
+    deliver_owed()
 
     [told] = mail.outbox
     assert told.to == ["cy@example.com"] and told.subject == "Removed from the waiting list: Talk"

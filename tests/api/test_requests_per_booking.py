@@ -3,8 +3,8 @@ before-send hook) against DynamoDB Local."""
 import json
 
 from booking.dynamo.metrics import RequestMeter
-from booking.mail import sender as booking_mail
 from booking.wiring import get_booking_service
+from tests.mail.helpers import deliver_owed
 
 
 def test_api_booking__lock_table__one_transaction_plus_the_limiters_one(client, server_store):
@@ -19,7 +19,7 @@ def test_api_booking__lock_table__one_transaction_plus_the_limiters_one(client, 
                                    HTTP_IDEMPOTENCY_KEY="count-0001")
     finally:
         meter.uninstall()
-    booking_mail.flush()
+    deliver_owed()
 
     assert response.status_code == 201
     # The abuse limits' one write (per address and per e-mail, in one item), then the
@@ -45,7 +45,7 @@ def test_api_booking_with_a_code__one_transaction_plus_the_code_limiters_two(cli
                                    HTTP_IDEMPOTENCY_KEY="count-0002")
     finally:
         meter.uninstall()
-    booking_mail.flush()
+    deliver_owed()
 
     assert response.status_code == 201
     assert sorted(post.operations) == sorted(

@@ -34,7 +34,8 @@ def test_browser__passes__booked_page_email_and_print_read_back_as_their_codes(
     tag = uuid.uuid4().hex[:6]
     event = site_service.create_event(
         name=f"Pass fair {tag}", capacity=20, starts_at="2031-10-01T09:00:00+00:00",
-        ticket_types={"conference": [], "workshop": []}, max_per_order=4)
+        ticket_types={"conference": [], "workshop": []}, max_per_order=4,
+        venue="Hall 3, Pier 9")
     address = f"ada{tag}@example.com"
 
     page.goto(live_site.url + f"/events/{event.id}/")
@@ -71,6 +72,10 @@ def test_browser__passes__booked_page_email_and_print_read_back_as_their_codes(
     page.get_by_role("link", name="Print the passes").click()
     expect(page.get_by_role("heading", name=f"Your passes for Pass fair {tag}")).to_be_visible()
     screenshot(page, "passes-2-printable")
+    # Each printed pass: whose it is, the event, its date, time and venue.
+    expect(page.locator(".pass-name")).to_have_text(["Ada Lovelace", "Ada Lovelace"])
+    expect(page.locator(".pass-when")).to_have_text(["Wed 1 Oct 2031, 09:00 UTC"] * 2)
+    expect(page.locator(".pass-venue")).to_have_text(["Hall 3, Pier 9"] * 2)
     page.emulate_media(media="print")
     breaks = page.locator(".pass-card").evaluate_all(
         "cards => cards.map(card => getComputedStyle(card).breakAfter)")

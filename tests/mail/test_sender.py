@@ -20,6 +20,7 @@ from booking.mail import sender as booking_mail
 from booking.dynamo.history import RequestHistory
 from booking.wiring import get_booking_service, leases as service_leases
 from booking.wiring import mail_sender
+from tests.mail.helpers import deliver_owed
 from tests.web.test_signup import submit
 
 
@@ -130,7 +131,7 @@ def test_signup__mail__names_event_and_person_with_working_cancel_link(client, s
     assert owed() == []
     link = re.search(r"http://testserver(/cancel/\S+/)", message.body).group(1)
     assert client.post(link).status_code == 303
-    booking_mail.flush()
+    deliver_owed()
     assert service.find_registration(event.id, email="grace@example.com") is None
     assert [m.subject for m in mail.outbox] == ["Booked: Mail night", "Cancelled: Mail night"]
     assert "grace@example.com" in mail.outbox[1].body and owed() == []
@@ -164,12 +165,28 @@ def test_booking_worker__crash_left_mails_unsent__sent_once_each(service, settin
     assert all("https://tickets.example.com/cancel/" in body for body in confirmations)
 
 
-def test_booking_worker__young_messages__left_to_the_web_process(service):
+def test_signup__request_only_records_the_mail__the_worker_sends_it(client, service):
+    # The web process answers and records what is owed; rendering and sending (the pass
+    # images, the webhooks' fan-out) cost the worker's CPU, not the door's.
+    event = service.create_event(name="Door", capacity=3)
+    response = client.post(f"/events/{event.id}/", {
+        "name": "Ada", "email": "ada@example.com",
+        "token": page_tokens.new_form_token(event.id)},
+        content_type="application/x-www-form-urlencoded")
+    booking_mail.flush()  # nothing of this request's is running on the web's threads
+
+    assert response.status_code == 303 and mail.outbox == [] and len(owed()) == 1
+    out = StringIO()
+    call_command("booking_worker", "--once", stdout=out)  # no --min-age: a moment old is owed
+    assert out.getvalue().strip() == "1 sent" and len(mail.outbox) == 1 and owed() == []
+
+
+def test_booking_worker__min_age__leaves_young_messages_to_another_sender(service):
     event = service.create_event(name="Fresh", capacity=3)
     service.book(event.id, name="Ada", email="ada@example.com")
 
     out = StringIO()
-    call_command("booking_worker", "--once", stdout=out)
+    call_command("booking_worker", "--once", "--min-age", "10", stdout=out)
 
     assert out.getvalue().strip() == "No e-mails owed." and mail.outbox == []
 

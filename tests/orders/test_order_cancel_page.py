@@ -8,8 +8,8 @@ from django.core import mail
 from django.urls import reverse
 
 from booking import calendar, links
-from booking.mail import sender as booking_mail
 from booking.models import ticket_label
+from tests.mail.helpers import deliver_owed
 from tests.orders.test_orders import devconf
 
 ADA = "ada@example.com"
@@ -23,7 +23,7 @@ def order(request, service):
     event = devconf(service, strategy, starts_at="2030-06-01 10:00")
     registration = service.book(event.id, name="Ada", email=ADA,
                                 tickets={"conference": 2, "workshop-a": 1})
-    booking_mail.flush()
+    deliver_owed()
     return event, registration
 
 
@@ -40,7 +40,7 @@ def post_seats(client, url, quantities, token=None):
     token = token or form_token(client.get(url).content.decode())
     data = {"form_token": token, **{f"cancel_{t}": str(n) for t, n in quantities.items()}}
     response = client.post(url, data)
-    booking_mail.flush()
+    deliver_owed()
     return response
 
 

@@ -2,7 +2,7 @@
 booking's page, and a full quota that says which part is sold out."""
 from django.urls import reverse
 
-from booking.mail import sender as booking_mail
+from tests.mail.helpers import deliver_owed
 from tests.orders.test_orders import devconf
 from tests.web.test_signup import form_page
 
@@ -13,7 +13,7 @@ def post_order(client, event_id, quantities, *, name="Ada Lovelace", email="ada@
     data = {"name": name, "email": email, "token": token,
             **{f"qty_{t}": str(n) for t, n in quantities.items()}}
     response = client.post(reverse("booking:event_detail", args=[event_id]), data)
-    booking_mail.flush()
+    deliver_owed()
     return response
 
 
@@ -78,7 +78,7 @@ def waitlist_post(client, event_id, quantities, email="cy@example.com"):
     data = {"name": "Cy", "email": email, "token": token,
             **{f"qty_{t}": str(n) for t, n in quantities.items()}}
     response = client.post(reverse("booking:waitlist_join", args=[event_id]), data)
-    booking_mail.flush()
+    deliver_owed()
     return response
 
 

@@ -20,6 +20,7 @@ from booking.errors import (AlreadyRegistered, EventFull, InvalidBooking, NotReg
 from harness.controls import ForgetfulRequestLog
 from tests.conftest import GUARDED
 from tests import conformance
+from tests.mail.helpers import deliver_owed
 
 RID = "form-token-0001"
 # Strategies that answer a booking at once (streams answers "pending"; its requests are
@@ -373,7 +374,6 @@ def test_cancel_post__link_names_registration__one_request(client, server_store,
     from django.urls import reverse
 
     from booking import links as page_tokens
-    from booking.mail import sender as booking_mail
     from booking.wiring import get_booking_service
 
     service = get_booking_service()
@@ -386,7 +386,7 @@ def test_cancel_post__link_names_registration__one_request(client, server_store,
             response = client.post(reverse("booking:cancel", args=[token]))
     finally:
         meter.uninstall()
-    booking_mail.flush()
+    deliver_owed()
 
     assert response.status_code == 303
     assert post.operations == ["TransactWriteItems"]  # the event's strategy is known

@@ -5,7 +5,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from booking.mail import sender as booking_mail
+from tests.mail.helpers import deliver_owed
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def submit(client, event, code, tickets, email="ada@example.com"):
     data = {"name": "Ada", "email": email, "token": token, "access_code": code,
             "qty_day": 0, **{f"qty_{t}": n for t, n in tickets.items()}}
     response = client.post(reverse("booking:event_detail", args=[event.id]), data)
-    booking_mail.flush()
+    deliver_owed()
     return response
 
 

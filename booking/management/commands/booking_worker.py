@@ -1,9 +1,10 @@
-"""manage.py booking_worker: the product's one background worker (the outbox's safety net,
-the waiting list's clock: lapsed offers pass to the next in line, and the streams
-strategy's decider on a thread beside it)."""
+"""manage.py booking_worker: the product's one background worker (the outbox's sender: the
+web process only writes what is owed; the waiting list's clock: lapsed offers pass to the
+next in line; and the streams strategy's decider on a thread beside it)."""
 import json
 import signal
 import threading
+import time
 from dataclasses import replace
 
 from django.core.management.base import BaseCommand, CommandError
@@ -18,11 +19,12 @@ from booking.wiring import (get_booking_service, mail_sender, stream_decider, we
 
 class Command(BaseCommand):
     help = (
-        "Send the confirmation and cancellation e-mails still owed in the outbox (what a "
-        "crash or a restart left unsent), each exactly once even beside other senders. "
-        "Runs until stopped; --once makes one pass. Failed sends are left to replay_failed. "
-        "Each pass also expires lapsed waiting-list offers and offers freed seats to the next "
-        "in line. Beside it, a thread sends the webhook deliveries owed (retrying with backoff), "
+        "Send the e-mails owed in the outbox (confirmations, cancellations, offers: the web "
+        "process only records them), each exactly once even beside other senders, looking "
+        "every --outbox-interval seconds. Runs until stopped; --once makes one pass. Failed "
+        "sends are left to replay_failed. Every --interval seconds it also expires lapsed "
+        "waiting-list offers and offers freed seats to the next in line. Beside it, a thread "
+        "sends the webhook deliveries owed (retrying with backoff), "
         "and the stream decider confirms or rejects the streams strategy's pending "
         "bookings in arrival order (--no-decider leaves that to another worker or a Lambda). "
         "SIGTERM stops it after the current step."
@@ -31,21 +33,27 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--once", action="store_true", help="One pass, then exit.")
         parser.add_argument("--interval", type=float, default=None,
-                            help="Seconds between passes (default BOOKING_WORKER_INTERVAL).")
-        parser.add_argument("--min-age", type=float, default=10.0,
-                            help="Leave messages younger than this many seconds to the web "
-                                 "process that is sending them (default 10).")
+                            help="Seconds between passes over the waiting lists and access "
+                                 "codes (default BOOKING_WORKER_INTERVAL).")
+        parser.add_argument("--outbox-interval", type=float, default=None,
+                            help="Seconds between looks at the outbox (default "
+                                 "BOOKING_OUTBOX_INTERVAL).")
+        parser.add_argument("--min-age", type=float, default=0.0,
+                            help="Leave messages younger than this many seconds to another "
+                                 "sender (default 0: send everything owed).")
         parser.add_argument("--json", action="store_true", dest="as_json",
                             help="Print each pass's outcomes as JSON.")
         parser.add_argument("--no-decider", action="store_false", dest="decider",
                             help="Do not run the stream decider in this worker.")
 
     def handle(self, *args, once: bool, interval, min_age: float, as_json: bool,
-               decider: bool = True, **options):
+               decider: bool = True, outbox_interval=None, **options):
         interval = worker_settings().worker_interval if interval is None else interval
-        if interval <= 0 or min_age < 0:
-            raise CommandError("--interval must be positive and --min-age not negative.",
-                               returncode=2)
+        outbox_interval = (worker_settings().outbox_interval if outbox_interval is None
+                           else outbox_interval)
+        if interval <= 0 or outbox_interval <= 0 or min_age < 0:
+            raise CommandError("--interval and --outbox-interval must be positive and "
+                               "--min-age not negative.", returncode=2)
         sender = mail_sender()
         stop = threading.Event()
         deciding = self._start_decider(sender, stop, once, as_json) if decider else None
@@ -54,18 +62,25 @@ class Command(BaseCommand):
             self._stop_on_signals(stop)
         try:
             self._send_loop(sender, stop, once=once, interval=interval, min_age=min_age,
-                            as_json=as_json)
+                            as_json=as_json, outbox_interval=outbox_interval)
         finally:
             stop.set()
             for thread in (deciding, webhooks):
                 if thread is not None:
                     thread.join()
 
-    def _send_loop(self, sender, stop, *, once, interval, min_age, as_json):
+    def _send_loop(self, sender, stop, *, once, interval, min_age, as_json, outbox_interval):
+        """The outbox every ``outbox_interval`` seconds (a confirmation's delay), the waiting
+        lists' and codes' clock every ``interval``: first, so an offer it makes goes out in
+        the same pass."""
+        clock_due = 0.0
         while not stop.is_set():
             try:
-                service = get_booking_service()
-                waiting = {**service.waiting_list_pass(), **service.access_code_pass()}
+                waiting = {}
+                if time.monotonic() >= clock_due:
+                    service = get_booking_service()
+                    waiting = {**service.waiting_list_pass(), **service.access_code_pass()}
+                    clock_due = time.monotonic() + interval
                 outcomes = {**send_owed(sender, min_age=min_age), **waiting}
             except BookingError as exc:
                 if once:
@@ -76,7 +91,7 @@ class Command(BaseCommand):
                 self.stdout.write(json.dumps(outcomes) if as_json else _summary(outcomes))
             if once:
                 return
-            stop.wait(interval)
+            stop.wait(outbox_interval)
 
     def _start_decider(self, sender, stop, once, as_json):
         """Decide pending streams bookings: one pass now with --once, else a thread."""

@@ -18,3 +18,9 @@ def pass_qr(pass_) -> str:
     escaped title, nothing taken from the page unescaped)."""
     label = getattr(pass_, "ticket_label", "") or "Pass"
     return mark_safe(pass_images.svg(pass_.code, title=f"{label}: QR code to show at the door"))
+
+
+@register.filter
+def holder_of(pass_, holders) -> str:
+    """Whose the pass is (``{{ pass|holder_of:pass_holders }}``): "" when not known."""
+    return (holders or {}).get(pass_.pass_id, "")

@@ -4,7 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 
-from harness.bench import door, drop, report
+from harness.bench import alone, door, drop, report
 from harness.bench.runner import BenchConfig, run
 from booking.dynamo.provision import existing_table_names
 from booking.dynamo.access import StoreError
@@ -124,11 +124,21 @@ class Command(BaseCommand):
             help="--drop through the door: make serve's stack (nginx, gunicorn, the worker) "
                  "on that store, each person a new client from its own loopback address, "
                  "by the JSON API (Idempotency-Key) or the signup form (token, 202 re-check).")
+        parser.add_argument(
+            "--alone", metavar="PEOPLE", type=int, nargs="?", const=100,
+            help="Instead: PEOPLE (default 100) one at a time through make serve's stack, "
+                 "each booking one seat, then each four, then each refused: CPU ms a person "
+                 "by process (web tier, store and proxy, worker) and the confirmation's "
+                 "delay (harness/bench/alone.py). One strategy (--strategies, default "
+                 "shards), --via api (default) or form (the one-seat bookings).")
         parser.add_argument("--workers", type=int, default=door.DEFAULT_WORKERS,
                             help="--via: gunicorn worker processes (default: make serve's, "
                                  f"{door.DEFAULT_WORKERS} here).")
 
     def handle(self, *args, as_json, chart, **options):
+        if options.get("alone") is not None:
+            self._alone(options, as_json)
+            return
         if options.get("drop"):
             self._drop(options, as_json, chart)
             return
@@ -184,6 +194,16 @@ class Command(BaseCommand):
             drop.chart(results, chart)
         text = door.text if via else drop.text
         self.stdout.write(json.dumps(results, indent=2) if as_json else text(results))
+
+    def _alone(self, options, as_json) -> None:
+        strategy = (options["strategies"] or "shards").split(",")[0].strip()
+        if strategy not in STRATEGIES or options["alone"] < 2 or options["workers"] < 1:
+            raise CommandError("--alone needs 2 people or more, one known strategy and "
+                               "--workers 1 or more.", returncode=2)
+        result = alone.run(options["alone"], strategy, options.get("via") or "api",
+                           options["workers"], door.DEFAULT_THREADS)
+        result["machine"] = report.machine()
+        self.stdout.write(json.dumps(result, indent=2) if as_json else alone.text(result))
 
     def _config(self, options) -> BenchConfig:
         if options.get("quick"):
