@@ -9,6 +9,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from contextlib import contextmanager
 from collections.abc import Callable
 
 from django.utils import timezone
@@ -84,6 +85,7 @@ class Bookings:
         self._lock = threading.Lock()
         self._seats_seen: dict[str, tuple[Availability, float]] = {}  # page_availability
         self._told_full: dict[str, float] = {}  # event id -> when this process said "full"
+        self._ended: dict[str, float] = {}  # request id -> when an asking of it ended here
         self.clock = time.monotonic  # when seats were read (tests hold it still)
         # How often a write's first answer left its outcome unknown, and how that ended
         # ("resolved" by a re-send or the read-back, or "unresolved"): benchmark figures.
@@ -132,7 +134,7 @@ class Bookings:
         ``StillDeciding`` without a write while an earlier asking, begun less than the
         deadline ago, may still be in flight).
         """
-        with deadline(self.deadline_seconds):
+        with deadline(self.deadline_seconds), self._asking(request_id):
             try:
                 return self._book(event_id, name=name, email=email, request_id=request_id,
                                   tickets=tickets, access_code=access_code,
@@ -181,17 +183,39 @@ class Bookings:
                 raise
             return self._fence_refusal(request, refusal)
 
+    @contextmanager
+    def _asking(self, request_id):
+        """Remember when an asking of ``request_id`` ended here (``_answer_repeat``)."""
+        try:
+            yield
+        except _InFlight:
+            raise  # answered from the read: the asking that runs has not ended
+        except BaseException:
+            self._ended_now(request_id)
+            raise
+        self._ended_now(request_id)
+
+    def _ended_now(self, request_id) -> None:
+        if request_id is not None:
+            with self._lock:
+                if len(self._ended) > 1000:
+                    self._ended.clear()
+                self._ended[str(request_id)] = time.time()
+
     def _answer_repeat(self, request: Request, asked_at: float | None) -> Registration | None:
         """A known re-ask: what one consistent read of its request row says it did (None:
         nothing yet, run it); ``StillDeciding`` while the row is absent and an earlier
-        asking began less than the deadline ago (it may still be in flight)."""
+        asking began less than the deadline ago (it may still be in flight), unless this
+        process saw an asking of it end since."""
         row = self.requests.read(request.request_id)
         answered = self.requests.answer(request, row)
         if answered is not None:
             return answered
+        with self._lock:
+            ended = self._ended.get(request.request_id, 0.0)
         if row is None and asked_at is not None and self.deadline_seconds is not None and (
-                time.time() - asked_at < self.deadline_seconds):
-            raise StillDeciding(IN_FLIGHT)
+                time.time() - asked_at < self.deadline_seconds) and ended < asked_at:
+            raise _InFlight(IN_FLIGHT)
         return None
 
     def _fence_refusal(self, request: Request, refusal: BookingError) -> Registration:
@@ -579,6 +603,10 @@ class Bookings:
         event_id = validation.clean_event_id(event_id)
         found = self.catalog.strategy_for(event_id).registrations(event_id)
         return sorted(found, key=lambda r: (r.registered_at, r.email))
+
+
+class _InFlight(StillDeciding):
+    """A re-ask answered "pending" from its read: an earlier asking may still be running."""
 
 
 class _OutOfTime(Exception):
