@@ -112,7 +112,7 @@ class UnfencedReaskLog(RequestLog):
     them left unfenced (its own fence could not be written) may still land after the
     person was told "full" (``RequestLog.fence_asked_again``)."""
 
-    def fence_asked_again(self, request):
+    def fence_asked_again(self, request, *, known=None):
         return None
 
 

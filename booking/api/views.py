@@ -42,7 +42,8 @@ RETRY_AFTER = OpenApiParameter(
 LOCATION = OpenApiParameter(
     "Location", str, OpenApiParameter.HEADER, response=[202],
     description="A booking waiting for its decision: its registration "
-                "(registrations/{secret}/).")
+                "(registrations/{secret}/). A key whose earlier request is still in "
+                "flight has no registration yet: ask again with the key.")
 BAD_SECRET = "This secret names no registration. Use the secret the booking answered."
 SECRET_PROBLEMS = problems(404, 429, 503)
 

@@ -24,11 +24,15 @@ after such an attempt, the service *fences* the request (``fence``): a row that 
 asking's attempt (``Request.attempt``) as closed. Every attempt's row put carries its
 attempt and is refused by a fence that names it:
 
-    ... OR (attribute_exists(fenced) AND NOT contains(fenced, :attempt))
+    ... OR (attribute_exists(fenced) AND NOT contains(fenced, :attempt)
+            AND (attribute_not_exists(closed) OR closed < :generation))
 
 so a late attempt applies nothing, while the person asking again (a new attempt) runs as
-ever. The fence's own put fails only on a real row: the request applied, and that row
-answers.
+ever. A fence also closes every attempt of its asking's generation and before
+(``Request.generation``: 0 for a first asking, a later asking's time): a re-ask's refusal
+is told after its fence (``fence_asked_again``), which closes the earlier askings'
+attempts whose ids it never knew. The fence's own put fails only on a real row: the
+request applied, and that row answers.
 
 A row is deterministic in its request (its times come from the request), so a resent
 transaction is byte for byte the same and its ClientRequestToken answers it.
@@ -129,13 +133,14 @@ class RequestLog:
                                         ":generation": request.generation})
         return [("Put", put)]
 
-    def fence(self, request: Request) -> Registration | None:
+    def fence(self, request: Request, *, known: dict | None = None) -> Registration | None:
         """Close ``request``'s attempt (``Request.attempt``) and every attempt of its
         generation and before (``Request.generation``: for a re-ask, every earlier asking's):
         once this returns None, no write of them sent so far can still apply, so a refusal
         may be told. Returns the registration instead when the request had applied (its
         row answers), or raises MISMATCH for a row of other content. One put; two when
-        another asking of the same request id was fenced before.
+        another asking of the same request id was fenced before, unless ``known`` (the row
+        as just read) shows that fence.
         """
         if not request.request_id:
             return None
@@ -146,6 +151,8 @@ class RequestLog:
         row, condition = fresh, dict(
             condition="attribute_not_exists(request_id) OR #ttl <= :now",
             names={"#ttl": "ttl"}, values={":now": now})
+        if known is not None and "fenced" in known and known.get("ttl", 0) > now:
+            row, condition = self._added(fresh, known, request)
         for _ in range(5):
             try:
                 self.table.put(row, **condition)
@@ -157,11 +164,17 @@ class RequestLog:
             elif "fenced" not in old:
                 return self.answer(request, old)  # a live row of this request id
             else:  # another asking was fenced before: add this one
-                row = {**fresh, "fenced": set(old["fenced"]) | {request.attempt},
-                       "fences": old["fences"] + 1,
-                       "closed": max(int(old.get("closed", 0)), request.generation)}
-                condition = dict(condition="fences = :fences", values={":fences": old["fences"]})
+                row, condition = self._added(fresh, old, request)
         raise Unavailable("the request could not be fenced")
+
+    @staticmethod
+    def _added(fresh: dict, old: dict, request: Request) -> tuple[dict, dict]:
+        """The fence ``old`` with ``request``'s attempt and generation added, and the
+        condition that it is still that fence."""
+        row = {**fresh, "fenced": set(old["fenced"]) | {request.attempt},
+               "fences": old["fences"] + 1,
+               "closed": max(int(old.get("closed", 0)), request.generation)}
+        return row, dict(condition="fences = :fences", values={":fences": old["fences"]})
 
     def answer(self, request: Request, row: dict | None) -> Registration | None:
         """What a live row says to ``request``: its registration, or MISMATCH; None if absent
@@ -174,11 +187,13 @@ class RequestLog:
             raise InvalidBooking(MISMATCH, field="request_id")
         return items.registration_from_item(row["registration"])
 
-    def fence_asked_again(self, request: Request) -> Registration | None:
+    def fence_asked_again(self, request: Request, *,
+                          known: dict | None = None) -> Registration | None:
         """Before a refusal of a re-ask (``Request.asked_again``) is told: ``fence`` it, so
         that an earlier asking's attempt still in flight (its own fence could not be
-        written) can no longer apply; the registration when one of them applied."""
-        return self.fence(request)
+        written) can no longer apply; the registration when one of them applied.
+        ``known``: the request row as this asking read it (None: not read)."""
+        return self.fence(request, known=known)
 
     def refused_answer(self, request: Request, row: dict | None) -> Registration | None:
         """What the row that refused ``request``'s put answers: as ``answer``; a fence that

@@ -171,8 +171,9 @@ class Bookings:
         request = Request.booking(registration)
         if again is not False and request_id is not None:  # perhaps a re-ask: its own generation
             request = request.asked_again()
+        known = None
         if again:
-            repeated = self._answer_repeat(request, asked_at)
+            repeated, known = self._answer_repeat(request, asked_at)
             if repeated is not None:
                 return repeated
         try:
@@ -181,7 +182,7 @@ class Bookings:
         except REFUSALS as refusal:
             if not request.generation or getattr(refusal, "fenced", False):
                 raise
-            return self._fence_refusal(request, refusal)
+            return self._fence_refusal(request, refusal, known)
 
     @contextmanager
     def _asking(self, request_id):
@@ -202,27 +203,29 @@ class Bookings:
                     self._ended.clear()
                 self._ended[str(request_id)] = time.time()
 
-    def _answer_repeat(self, request: Request, asked_at: float | None) -> Registration | None:
+    def _answer_repeat(self, request: Request,
+                       asked_at: float | None) -> tuple[Registration | None, dict | None]:
         """A known re-ask: what one consistent read of its request row says it did (None:
-        nothing yet, run it); ``StillDeciding`` while the row is absent and an earlier
-        asking began less than the deadline ago (it may still be in flight), unless this
-        process saw an asking of it end since."""
+        nothing yet, run it), and the row; ``StillDeciding`` while the row is absent and an
+        earlier asking began less than the deadline ago (it may still be in flight), unless
+        this process saw an asking of it end since."""
         row = self.requests.read(request.request_id)
         answered = self.requests.answer(request, row)
         if answered is not None:
-            return answered
+            return answered, row
         with self._lock:
             ended = self._ended.get(request.request_id, 0.0)
         if row is None and asked_at is not None and self.deadline_seconds is not None and (
                 time.time() - asked_at < self.deadline_seconds) and ended < asked_at:
             raise _InFlight(IN_FLIGHT)
-        return None
+        return None, row
 
-    def _fence_refusal(self, request: Request, refusal: BookingError) -> Registration:
+    def _fence_refusal(self, request: Request, refusal: BookingError,
+                       known: dict | None) -> Registration:
         """Tell a re-ask's ``refusal`` once every earlier attempt is fenced; the registration
         of one that applied instead. Unfenceable: ``OutcomeUnknown``, never the refusal."""
         try:
-            answered = self.requests.fence_asked_again(request)
+            answered = self.requests.fence_asked_again(request, known=known)
         except InvalidBooking:
             raise
         except PastDeadline as late:
