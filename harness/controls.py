@@ -107,6 +107,15 @@ class UnfencedRequestLog(RequestLog):
         return None
 
 
+class UnfencedReaskLog(RequestLog):
+    """Tells a re-ask's refusal without fencing the earlier askings: an attempt of one of
+    them left unfenced (its own fence could not be written) may still land after the
+    person was told "full" (``RequestLog.fence_asked_again``)."""
+
+    def fence_asked_again(self, request, *, known=None):
+        return None
+
+
 class BlindWriteTokens(WriteTokens):
     """No request token, and a refusal that found one's own write is taken as a refusal."""
 

@@ -14,7 +14,11 @@ scoped to the caller, so it rides in the booking's one transaction and costs no 
   a request that was pending (``streams``) answers its decision as the registration
   stands now (``booking/api/views.py``), never the stored "pending";
 - a request refused by the domain (full, already registered, invalid) stored nothing:
-  its key is free, and a retry runs again.
+  its key is free, and a retry runs again; a retry's refusal is told once the key's
+  earlier attempts are fenced (docs/exactly-once.md);
+- a key asked again is answered from reads (``views.keyed_input(repeats_read=True)``):
+  not counted or written again, its request row answers, and while its first request
+  may still be in flight, 202 pending.
 """
 import hashlib
 import json

@@ -74,9 +74,12 @@ def add_links(result, generator, request, public):
 
 
 class OutcomePending(serializers.Serializer):
-    """A keyed request's outcome is not known yet: send it again with the same key after
-    ``Retry-After`` seconds. A booking waiting in line for its decision (``streams``) also
-    carries the registration's fields (``status`` "pending") and a ``Location`` header."""
+    """A keyed request's outcome is not known yet (its deadline passed, its answer was
+    lost, or an earlier asking of the same key may still be in flight): send it again
+    with the same key after ``Retry-After`` seconds. A booking waiting in line for its
+    decision (``streams``) also carries the registration's fields (``status`` "pending")
+    and a ``Location`` header. A repeat of a pending or in-flight key is answered from
+    reads: it writes nothing."""
 
     status = serializers.CharField()
     detail = serializers.CharField()

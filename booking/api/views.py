@@ -41,7 +41,8 @@ RETRY_AFTER = OpenApiParameter(
 LOCATION = OpenApiParameter(
     "Location", str, OpenApiParameter.HEADER, response=[202],
     description="A booking waiting for its decision: its registration "
-                "(registrations/{secret}/).")
+                "(registrations/{secret}/). A key whose earlier request is still in "
+                "flight has no registration yet: ask again with the key.")
 BAD_SECRET = "This secret names no registration. Use the secret the booking answered."
 SECRET_PROBLEMS = problems(404, 429, 503)
 
@@ -170,7 +171,8 @@ class EventRegistrations(ApiView):
         decision once made: 201 confirmed, 409 ``event-full``."""
         service = get_booking_service()
         service.turn_away_if_busy(event_id)  # before the limits spend a write on it
-        request_id, data = keyed_input(request, BookingInput, event_id)
+        request_id, data, (again, asked_at) = keyed_input(request, BookingInput, event_id,
+                                                          repeats_read=True)
         started = timezone.now()
         code = data.get("access_code") or None
         with rate_limits.code_attempt(rate_limits.client_address(request), code,
@@ -178,7 +180,7 @@ class EventRegistrations(ApiView):
             registration = service.book(
                 event_id, name=data["name"], email=data["email"], request_id=request_id,
                 tickets=data.get("tickets"), access_code=code, answers=data.get("answers"),
-                pass_answers=data.get("pass_answers"))
+                pass_answers=data.get("pass_answers"), again=again, asked_at=asked_at)
         new = registration.registered_at >= started
         if registration.status == WAITING and not new:  # the stored first answer: look now
             registration = _as_decided(service, registration)
@@ -225,10 +227,15 @@ def _waiting(registration) -> Response:
     return response
 
 
-def keyed_input(request, payload_class, event_id: str) -> tuple[str, dict]:
+def keyed_input(request, payload_class, event_id: str, *, repeats_read: bool = False):
     """A keyed POST for a person at ``event_id`` read by ``payload_class`` (a
     ``RegistrationInput``), within the abuse limits: (request id, its validated fields).
     The request id is the key scoped to the caller (``idempotency.caller_request_id``).
+
+    ``repeats_read``: first read (one consistent read, no write) whether the limits
+    counted this key before: a repeat is then not counted again (no write at all), and a
+    third item is returned, (asked before: True / False / None unknown, first asked at),
+    for ``BookingService.book``'s ``again`` and ``asked_at``.
 
     Raises ``Refused`` (missing or malformed key), a validation error (400) or
     ``RateLimited`` (429); nothing is stored on any of them.
@@ -241,8 +248,14 @@ def keyed_input(request, payload_class, event_id: str) -> tuple[str, dict]:
     # One Idempotency-Key counts once (a retried request spends nothing), and the
     # address's limit only for this network, as on the signup form: one write for both.
     client = rate_limits.client_address(request)
-    rate_limits.check_signup(client, request_id, email=email, message=SIGNUPS_LIMITED,
-                             email_message=EMAIL_LIMITED)
+    asked = rate_limits.signup_asked(client, request_id, email=email) if repeats_read \
+        else (None, None)
+    if asked[0] is not True:
+        again = rate_limits.check_signup(client, request_id, email=email,
+                                         message=SIGNUPS_LIMITED, email_message=EMAIL_LIMITED)
+        asked = (again, asked[1])
+    if repeats_read:
+        return request_id, dict(payload.validated_data), asked
     return request_id, dict(payload.validated_data)
 
 

@@ -13,6 +13,9 @@ hosts, that decides and counts in the same write (never a read, then a write):
 
 The window start is part of the key, so a past window never counts again; its ``ttl``
 lets DynamoDB delete it later (clean-up only: TTL deletion runs late)."""
+import time
+from decimal import Decimal
+
 from booking.dynamo.access import ConditionFailed, Store
 from booking.dynamo.tables import RATE_LIMITS
 
@@ -20,6 +23,8 @@ TTL_GRACE_SECONDS = 3600
 _ADD = "ADD hits :one SET #ttl = if_not_exists(#ttl, :ttl)"
 _ADD_ONCE = "ADD hits :one, seen :once SET #ttl = if_not_exists(#ttl, :ttl)"
 _ROOM = "attribute_not_exists(hits) OR hits < :limit"
+# ``hit_all``'s record of when a submission was counted: this prefix and its mark.
+ASKED = "at_"
 
 
 def _key(bucket: str, window_start: int) -> dict:
@@ -60,17 +65,22 @@ class RateCounters:
         return True
 
     def hit_all(self, bucket: str, *, window_start: int, window_seconds: int, once: str,
-                counters: dict[str, int], unless: tuple[str, ...] = ()) -> tuple[str, str | None]:
+                counters: dict[str, int], unless: tuple[str, ...] = (),
+                now: float | None = None) -> tuple[str, str | None]:
         """Count the submission ``once`` in every counter of ``counters`` (attribute name ->
         limit) of the bucket's item, in one conditional UpdateItem that holds only while
         each counter is below its limit and neither ``once`` nor any mark of ``unless`` was
-        counted. Answers ``("counted", None)`` (now, or ``once`` before), ``("full",
-        counter)`` (nothing counted) or ``("seen", mark)``: a mark of ``unless`` was
-        counted (nothing counted now; the caller counts what that mark did not).
-        ``window_start``/``window_seconds`` are the item's (the longest counter's); a
-        counter with a shorter window carries its window in its name."""
-        names = {"#ttl": "ttl", "#seen": "seen"}
-        values = _values(window_start, window_seconds, **{":once": {once}, ":key": once})
+        counted; the same write records when ``once`` was counted (``now``: ``asked_at``).
+        Answers ``("counted", None)`` (now), ``("again", None)`` (``once`` was counted
+        before: nothing counted), ``("full", counter)`` (nothing counted) or ``("seen",
+        mark)``: a mark of ``unless`` was counted (nothing counted now; the caller counts
+        what that mark did not). ``window_start``/``window_seconds`` are the item's (the
+        longest counter's); a counter with a shorter window carries its window in its
+        name."""
+        names = {"#ttl": "ttl", "#seen": "seen", "#asked": ASKED + once}
+        values = _values(window_start, window_seconds, **{
+            ":once": {once}, ":key": once, ":now": Decimal(str(round(
+                time.time() if now is None else now, 3)))})
         adds, rooms = ["#seen :once"], ["NOT contains(#seen, :key)"]
         for n, mark in enumerate(unless):
             values[f":u{n}"] = mark
@@ -80,20 +90,34 @@ class RateCounters:
             adds.append(f"#c{n} :one")
             rooms.append(f"(attribute_not_exists(#c{n}) OR #c{n} < :l{n})")
         try:
-            self.table.update(_key(bucket, window_start),
-                              f"ADD {', '.join(adds)} SET #ttl = if_not_exists(#ttl, :ttl)",
-                              names=names, condition=" AND ".join(rooms), values=values)
+            self.table.update(
+                _key(bucket, window_start),
+                f"ADD {', '.join(adds)} SET #ttl = if_not_exists(#ttl, :ttl), #asked = :now",
+                names=names, condition=" AND ".join(rooms), values=values)
         except ConditionFailed as refused:
             old = refused.old_item or {}
             seen = old.get("seen", set())
             if once in seen:
-                return "counted", None
+                return "again", None
             mark = next((m for m in unless if m in seen), None)
             if mark is not None:
                 return "seen", mark
             return "full", next((c for c, limit in counters.items()
                                  if int(old.get(c, 0)) >= limit), next(iter(counters)))
         return "counted", None
+
+    def asked(self, bucket: str, *, window_starts: list[int], once: str) -> tuple[bool, float | None]:
+        """Whether ``hit_all`` counted the submission ``once`` in any of the bucket's
+        windows ``window_starts`` (one consistent BatchGetItem), and when it was first
+        counted (None: not recorded)."""
+        found = self.table.store.batch_get([(self.table, _key(bucket, start))
+                                            for start in window_starts])
+        times = [float(item[ASKED + once]) if ASKED + once in item else None
+                 for item in found if item and once in item.get("seen", set())]
+        if not times:
+            return False, None
+        known = [at for at in times if at is not None]
+        return True, min(known) if known else None
 
     def reserve(self, bucket: str, *, window_start: int, window_seconds: int,
                 limit: int) -> bool:

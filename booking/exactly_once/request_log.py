@@ -24,11 +24,15 @@ after such an attempt, the service *fences* the request (``fence``): a row that 
 asking's attempt (``Request.attempt``) as closed. Every attempt's row put carries its
 attempt and is refused by a fence that names it:
 
-    ... OR (attribute_exists(fenced) AND NOT contains(fenced, :attempt))
+    ... OR (attribute_exists(fenced) AND NOT contains(fenced, :attempt)
+            AND (attribute_not_exists(closed) OR closed < :generation))
 
 so a late attempt applies nothing, while the person asking again (a new attempt) runs as
-ever. The fence's own put fails only on a real row: the request applied, and that row
-answers.
+ever. A fence also closes every attempt of its asking's generation and before
+(``Request.generation``: 0 for a first asking, a later asking's time): a re-ask's refusal
+is told after its fence (``fence_asked_again``), which closes the earlier askings'
+attempts whose ids it never knew. The fence's own put fails only on a real row: the
+request applied, and that row answers.
 
 A row is deterministic in its request (its times come from the request), so a resent
 transaction is byte for byte the same and its ClientRequestToken answers it.
@@ -40,17 +44,25 @@ import hashlib
 import json
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed, Store, Table, Unavailable
 from booking.dynamo.tables import REQUESTS
-from booking.errors import InvalidBooking
+from booking.errors import InvalidBooking, StillDeciding
 from booking.models import Registration
 from booking.exactly_once.outbox import Outbox
 
 MISMATCH = "This form was already used for a different booking."
+# A request row's put: no live row, or only a fence that closes neither this attempt nor
+# its generation (``closed``: the highest generation a fence closed).
+ROW_ABSENT_OR_OPEN = (
+    "attribute_not_exists(request_id) OR #ttl <= :at"
+    " OR (attribute_exists(fenced) AND NOT contains(fenced, :attempt)"
+    " AND (attribute_not_exists(closed) OR closed < :generation))")
+FENCED_OUT = ("Another asking of this request took its place: send the same request again "
+              "(the same request id) to learn its outcome.")
 
 
 @dataclass(frozen=True)
@@ -61,6 +73,14 @@ class Request:
     at: float = 0.0  # epoch seconds when the service received it
     # This asking of the request (its re-sends included): what a fence closes.
     attempt: str = field(default_factory=lambda: uuid.uuid4().hex, compare=False)
+    # 0 for a first asking; a later asking's own (its time in ms): a fence closes every
+    # attempt of its generation and before, so a re-ask's fence closes the earlier askings'
+    # attempts, whose ids it does not know (``RequestLog.fence``).
+    generation: int = field(default=0, compare=False)
+
+    def asked_again(self) -> "Request":
+        """This request as a later asking of it (a re-ask): its generation is its time."""
+        return replace(self, generation=max(1, int(self.at * 1000)))
 
     @classmethod
     def booking(cls, registration: Registration) -> "Request":
@@ -108,27 +128,31 @@ class RequestLog:
                "fingerprint": request.fingerprint, **request.content,
                "registration": items.registration_item(registration),
                "created_at": at, "ttl": at + self.retention_seconds}
-        put = self.table.put_op(row, condition=(
-            "attribute_not_exists(request_id) OR #ttl <= :at"
-            " OR (attribute_exists(fenced) AND NOT contains(fenced, :attempt))"),
-            names={"#ttl": "ttl"}, values={":at": at, ":attempt": request.attempt})
+        put = self.table.put_op(row, condition=ROW_ABSENT_OR_OPEN, names={"#ttl": "ttl"},
+                                values={":at": at, ":attempt": request.attempt,
+                                        ":generation": request.generation})
         return [("Put", put)]
 
-    def fence(self, request: Request) -> Registration | None:
-        """Close ``request``'s attempt (``Request.attempt``): once this returns None, no
-        write of it sent so far can still apply, so a refusal may be told. Returns the
-        registration instead when the request had applied (its row answers), or raises
-        MISMATCH for a row of other content. One put; two when another attempt of the same
-        request id was fenced before.
+    def fence(self, request: Request, *, known: dict | None = None) -> Registration | None:
+        """Close ``request``'s attempt (``Request.attempt``) and every attempt of its
+        generation and before (``Request.generation``: for a re-ask, every earlier asking's):
+        once this returns None, no write of them sent so far can still apply, so a refusal
+        may be told. Returns the registration instead when the request had applied (its
+        row answers), or raises MISMATCH for a row of other content. One put; two when
+        another asking of the same request id was fenced before, unless ``known`` (the row
+        as just read) shows that fence.
         """
         if not request.request_id:
             return None
         now = int(time.time())
         fresh = {"request_id": request.request_id, "fenced": {request.attempt}, "fences": 1,
-                 "created_at": now, "ttl": now + self.retention_seconds}
+                 "closed": request.generation, "created_at": now,
+                 "ttl": now + self.retention_seconds}
         row, condition = fresh, dict(
             condition="attribute_not_exists(request_id) OR #ttl <= :now",
             names={"#ttl": "ttl"}, values={":now": now})
+        if known is not None and "fenced" in known and known.get("ttl", 0) > now:
+            row, condition = self._added(fresh, known, request)
         for _ in range(5):
             try:
                 self.table.put(row, **condition)
@@ -140,10 +164,17 @@ class RequestLog:
             elif "fenced" not in old:
                 return self.answer(request, old)  # a live row of this request id
             else:  # another asking was fenced before: add this one
-                row = {**fresh, "fenced": set(old["fenced"]) | {request.attempt},
-                       "fences": old["fences"] + 1}
-                condition = dict(condition="fences = :fences", values={":fences": old["fences"]})
+                row, condition = self._added(fresh, old, request)
         raise Unavailable("the request could not be fenced")
+
+    @staticmethod
+    def _added(fresh: dict, old: dict, request: Request) -> tuple[dict, dict]:
+        """The fence ``old`` with ``request``'s attempt and generation added, and the
+        condition that it is still that fence."""
+        row = {**fresh, "fenced": set(old["fenced"]) | {request.attempt},
+               "fences": old["fences"] + 1,
+               "closed": max(int(old.get("closed", 0)), request.generation)}
+        return row, dict(condition="fences = :fences", values={":fences": old["fences"]})
 
     def answer(self, request: Request, row: dict | None) -> Registration | None:
         """What a live row says to ``request``: its registration, or MISMATCH; None if absent
@@ -155,6 +186,24 @@ class RequestLog:
         if row.get("fingerprint") != request.fingerprint:
             raise InvalidBooking(MISMATCH, field="request_id")
         return items.registration_from_item(row["registration"])
+
+    def fence_asked_again(self, request: Request, *,
+                          known: dict | None = None) -> Registration | None:
+        """Before a refusal of a re-ask (``Request.asked_again``) is told: ``fence`` it, so
+        that an earlier asking's attempt still in flight (its own fence could not be
+        written) can no longer apply; the registration when one of them applied.
+        ``known``: the request row as this asking read it (None: not read)."""
+        return self.fence(request, known=known)
+
+    def refused_answer(self, request: Request, row: dict | None) -> Registration | None:
+        """What the row that refused ``request``'s put answers: as ``answer``; a fence that
+        closed this attempt (another asking took its place) raises ``StillDeciding``: ask
+        again."""
+        if row is not None and "fenced" in row and row.get("ttl", 0) > request.at and (
+                request.attempt in row["fenced"]
+                or int(row.get("closed", -1)) >= request.generation):
+            raise StillDeciding(FENCED_OUT)
+        return self.answer(request, row)
 
     def read(self, request_id: str) -> dict | None:
         return self.table.get({"request_id": request_id})

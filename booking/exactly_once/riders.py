@@ -53,7 +53,7 @@ class RequestRider:
         return named
 
     def answer(self, refusal: Refusal) -> Registration | None:
-        return self.log.answer(self.request, refusal.old("request")) \
+        return self.log.refused_answer(self.request, refusal.old("request")) \
             if refusal.refused("request") else None
 
 

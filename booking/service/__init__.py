@@ -158,10 +158,11 @@ class BookingService:
         return self.bookings.page_availability(event_id, fresh=fresh)
 
     def book(self, event_id, *, name, email, request_id=None, tickets=None,
-             access_code=None, answers=None, pass_answers=None) -> Registration:
+             access_code=None, answers=None, pass_answers=None, again: bool | None = None,
+             asked_at: float | None = None) -> Registration:
         return self.bookings.book(event_id, name=name, email=email, request_id=request_id,
                                   tickets=tickets, access_code=access_code, answers=answers,
-                                  pass_answers=pass_answers)
+                                  pass_answers=pass_answers, again=again, asked_at=asked_at)
 
     def cancel(self, event_id, *, email, registration_id=None, request_id=None,
                registration: Registration | None = None, tickets=None,

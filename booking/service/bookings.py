@@ -9,6 +9,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from contextlib import contextmanager
 from collections.abc import Callable
 
 from django.utils import timezone
@@ -17,7 +18,8 @@ from booking import validation
 from booking.service.catalog import EventCatalog
 from booking.dynamo.access import (PastDeadline, StoreError, deadline, last_attempt_throttled,
                                    lost_attempts, throttles, time_left)
-from booking.errors import (BookingClosed, BookingContention, BookingError, EventFull,
+from booking.errors import (AccessCodeUsedUp, AlreadyRegistered, BookingClosed,
+                            BookingContention, BookingError, EventFull,
                             InvalidBooking, NotRegistered, OutcomeUnknown,
                             Overloaded, StillDeciding, StoreUnavailable)
 from booking.service.access_codes import AccessCodes
@@ -52,6 +54,10 @@ PAGE_READ_SECONDS = 1.0
 NOT_ANSWERED = (BookingContention, StoreUnavailable, OutcomeUnknown)
 # How long a booking asks the questions as this process last read them.
 QUESTIONS_SECONDS = 30.0
+# The definite refusals of a booking: told to a re-ask only once the request is fenced.
+REFUSALS = (EventFull, AlreadyRegistered, AccessCodeUsedUp, BookingClosed)
+IN_FLIGHT = ("Your earlier request with this id is still being decided. Send the same "
+             "request again in a moment: it answers the outcome and never acts twice.")
 CANCEL_UNKNOWN = ("We are confirming your cancellation. Please wait a moment: this page "
                   "checks again by itself.")
 
@@ -80,13 +86,15 @@ class Bookings:
         self._lock = threading.Lock()
         self._seats_seen: dict[str, tuple[Availability, float]] = {}  # page_availability
         self._told_full: dict[str, float] = {}  # event id -> when this process said "full"
+        self._ended: dict[str, float] = {}  # request id -> when an asking of it ended here
         self.clock = time.monotonic  # when seats were read (tests hold it still)
         # How often a write's first answer left its outcome unknown, and how that ended
         # ("resolved" by a re-send or the read-back, or "unresolved"): benchmark figures.
         self.unknown_outcomes: Counter = Counter()
 
     def book(self, event_id, *, name, email, request_id=None, tickets=None,
-             access_code=None, answers=None, pass_answers=None) -> Registration:
+             access_code=None, answers=None, pass_answers=None, again: bool | None = None,
+             asked_at: float | None = None) -> Registration:
         """Confirm a seat (an order: ``tickets``, type -> quantity) for (name, e-mail) or
         raise why not.
 
@@ -116,12 +124,23 @@ class Bookings:
         ``answers`` (question id -> value) and ``pass_answers`` (one such mapping per seat)
         answer the event's questions (docs/orders.md#questions): checked first
         (``InvalidAnswers``, nothing stored), then stored in the order's own write.
+
+        ``again``: whether this is the request's first asking, as the entry point's records
+        of the caller's submissions say (False: the first; True: asked before, first at
+        ``asked_at``, epoch seconds, if known; None: it cannot tell). A ``request_id`` not
+        known to be asked for the first time may be a re-ask: a refusal (``REFUSALS``) is
+        told only once every earlier asking's attempt is fenced (``RequestLog.fence``), and
+        if one of them applied, its registration is the answer. One known to be asked again
+        is first answered from one consistent read of its request row (what it did, or
+        ``StillDeciding`` without a write while an earlier asking, begun less than the
+        deadline ago, may still be in flight).
         """
-        with deadline(self.deadline_seconds):
+        with deadline(self.deadline_seconds), self._asking(request_id):
             try:
                 return self._book(event_id, name=name, email=email, request_id=request_id,
                                   tickets=tickets, access_code=access_code,
-                                  answers=answers, pass_answers=pass_answers)
+                                  answers=answers, pass_answers=pass_answers,
+                                  again=again, asked_at=asked_at)
             except EventFull as full:  # the page's remembered seats are no longer to be shown
                 with self._lock:
                     self._seats_seen.pop(validation.clean_event_id(event_id), None)
@@ -132,7 +151,7 @@ class Bookings:
                 raise
 
     def _book(self, event_id, *, name, email, request_id, tickets, access_code=None,
-              answers=None, pass_answers=None) -> Registration:
+              answers=None, pass_answers=None, again=None, asked_at=None) -> Registration:
         # Before anything is read; while the event cools down only a booking this process
         # would answer "full" from a read gets further (``_answer_by_reading``).
         cooling = self.turn_away_if_busy(validation.clean_event_id(event_id))
@@ -151,6 +170,78 @@ class Bookings:
                                     access_code=use.code if use else None)
         strategy = self.catalog.strategy_for(event_id)
         request = Request.booking(registration)
+        if again is not False and request_id is not None:  # perhaps a re-ask: its own generation
+            request = request.asked_again()
+        known = None
+        if again:
+            repeated, known = self._answer_repeat(request, asked_at)
+            if repeated is not None:
+                return repeated
+        try:
+            return self._book_request(strategy, event, registration, request, use, tickets,
+                                      cooling, answers, pass_answers)
+        except REFUSALS as refusal:
+            if not request.generation or getattr(refusal, "fenced", False):
+                raise
+            return self._fence_refusal(request, refusal, known)
+
+    @contextmanager
+    def _asking(self, request_id):
+        """Remember when an asking of ``request_id`` ended here (``_answer_repeat``)."""
+        try:
+            yield
+        except _InFlight:
+            raise  # answered from the read: the asking that runs has not ended
+        except BaseException:
+            self._ended_now(request_id)
+            raise
+        self._ended_now(request_id)
+
+    def _ended_now(self, request_id) -> None:
+        if request_id is not None:
+            with self._lock:
+                if len(self._ended) > 1000:
+                    self._ended.clear()
+                self._ended[str(request_id)] = time.time()
+
+    def _answer_repeat(self, request: Request,
+                       asked_at: float | None) -> tuple[Registration | None, dict | None]:
+        """A known re-ask: what one consistent read of its request row says it did (None:
+        nothing yet, run it), and the row; ``StillDeciding`` while the row is absent and an
+        earlier asking began less than the deadline ago (it may still be in flight), unless
+        this process saw an asking of it end since."""
+        row = self.requests.read(request.request_id)
+        answered = self.requests.answer(request, row)
+        if answered is not None:
+            return answered, row
+        with self._lock:
+            ended = self._ended.get(request.request_id, 0.0)
+        if row is None and asked_at is not None and self.deadline_seconds is not None and (
+                time.time() - asked_at < self.deadline_seconds) and ended < asked_at:
+            raise _InFlight(IN_FLIGHT)
+        return None, row
+
+    def _fence_refusal(self, request: Request, refusal: BookingError,
+                       known: dict | None) -> Registration:
+        """Tell a re-ask's ``refusal`` once every earlier attempt is fenced; the registration
+        of one that applied instead. Unfenceable: ``OutcomeUnknown``, never the refusal."""
+        try:
+            answered = self.requests.fence_asked_again(request, known=known)
+        except InvalidBooking:
+            raise
+        except PastDeadline as late:
+            raise StillDeciding(OutcomeUnknown.default_message) from late
+        except (BookingError, StoreError) as error:
+            self._count_unknown("unresolved")
+            raise OutcomeUnknown(OutcomeUnknown.default_message) from error
+        if answered is not None:
+            return answered
+        raise refusal
+
+    def _book_request(self, strategy: Strategy, event: Event, registration: Registration,
+                      request: Request, use, tickets, cooling, answers,
+                      pass_answers) -> Registration:
+        event_id = event.id
         others: list = [use] if use else []
         if self.questions is not None:
             # The questions as read here at most QUESTIONS_SECONDS ago (another process's
@@ -369,6 +460,7 @@ class Bookings:
         (the request fenced), and if it had applied, answer its registration instead."""
         if not lost:
             raise refusal
+        refusal.fenced = True  # type: ignore[attr-defined]  # closes a re-ask's earlier ones too
         try:
             answered = self.requests.fence(request)
         except InvalidBooking:
@@ -519,6 +611,10 @@ class Bookings:
         event_id = validation.clean_event_id(event_id)
         found = self.catalog.strategy_for(event_id).registrations(event_id)
         return sorted(found, key=lambda r: (r.registered_at, r.email))
+
+
+class _InFlight(StillDeciding):
+    """A re-ask answered "pending" from its read: an earlier asking may still be running."""
 
 
 class _OutOfTime(Exception):

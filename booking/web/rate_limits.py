@@ -175,6 +175,9 @@ def check_address(email: str, client: str, submission: str, *,
 # The signup limits of one network live in one item per window: its count (SIGNUP), its
 # count per e-mail address (SIGNUP_EMAIL) and the submissions counted.
 SIGNUPS = "signups"
+# A submission counted in a window begun less than this long ago may have been counted in
+# the window before (which ``check_signup``'s one write does not see): not a proven first.
+FIRST_MARGIN_SECONDS = 60
 
 
 def _digest(text: str, size: int = 16) -> str:
@@ -182,9 +185,22 @@ def _digest(text: str, size: int = 16) -> str:
                     hashlib.sha256).hexdigest()[:size]
 
 
+def _signup_limits(email: str | None) -> list[tuple[str, Rate, str]]:
+    """The signup's limits that are on: (limit, rate, counter prefix)."""
+    limits = [(SIGNUP, _rate(SIGNUP), "n")]
+    if email is not None:
+        person = _digest(f"{validation.normalize_email(email)}")
+        limits.append((SIGNUP_EMAIL, _rate(SIGNUP_EMAIL), f"e{person}"))
+    return [(limit, rate, name) for limit, rate, name in limits if rate is not None]
+
+
+def _signup_marks(submission: str) -> dict[str, str]:
+    return {"n": _digest(f"n|{submission}"), "e": _digest(f"e|{submission}")}
+
+
 def check_signup(client: str, submission: str, *, email: str | None = None,
                  message: str | None = None, email_message: str | None = None,
-                 now=None, event=None) -> None:
+                 now=None, event=None) -> bool | None:
     """A signup's limits in one write: the network's (``SIGNUP``) and, once the form is
     valid, the e-mail address's from that network (``SIGNUP_EMAIL``), each counted once per
     submission, decided and counted in one conditional UpdateItem on the network's item
@@ -192,15 +208,16 @@ def check_signup(client: str, submission: str, *, email: str | None = None,
     its owner's allowance; a resubmission (a double click, the 202 page's re-check, the
     same Idempotency-Key) spends nothing; a form first sent invalid and then corrected
     with the same token counts the network once and the address once (a second write,
-    only then). ``RateLimited`` with ``message`` (the network's) or ``email_message``."""
+    only then). ``RateLimited`` with ``message`` (the network's) or ``email_message``.
+
+    Answers whether the submission was asked before (True), is asked now for the first
+    time (False: counted now, in a window older than ``FIRST_MARGIN_SECONDS``, which the
+    service reads as "a first asking": ``BookingService.book``'s ``again``), or None when
+    that cannot be told (no limit on, the store unavailable, a window just begun)."""
     now = time.time() if now is None else now
-    limits = [(SIGNUP, _rate(SIGNUP), "n")]
-    if email is not None:
-        person = _digest(f"{validation.normalize_email(email)}")
-        limits.append((SIGNUP_EMAIL, _rate(SIGNUP_EMAIL), f"e{person}"))
-    limits = [(limit, rate, name) for limit, rate, name in limits if rate is not None]
+    limits = _signup_limits(email)
     if not limits:
-        return
+        return None
     longest = max(rate.seconds for _, rate, _ in limits)
     item_start = int(now // longest) * longest
     counters, which = {}, {}
@@ -208,7 +225,7 @@ def check_signup(client: str, submission: str, *, email: str | None = None,
         start, retry_after = _window(rate, now)
         counters[f"{name}{start}"] = rate.limit
         which[f"{name}{start}"] = (limit, retry_after)
-    marks = {"n": _digest(f"n|{submission}"), "e": _digest(f"e|{submission}")}
+    marks = _signup_marks(submission)
     bucket = f"{SIGNUPS}:{_digest(client, 32)}"
     counter_table = wiring.rate_counters()
 
@@ -216,11 +233,11 @@ def check_signup(client: str, submission: str, *, email: str | None = None,
         try:
             return counter_table.hit_all(
                 bucket, window_start=item_start, window_seconds=longest, once=once,
-                counters=chosen, unless=unless)
+                counters=chosen, unless=unless, now=now)
         except (BookingError, StoreError):
             logger.warning("Signup limits not counted: the store is unavailable",
                            exc_info=True)
-            return "counted", None
+            return "unknown", None
 
     if email is None:
         state, detail = count(counters, marks["n"])
@@ -228,11 +245,38 @@ def check_signup(client: str, submission: str, *, email: str | None = None,
         state, detail = count(counters, marks["e"], unless=(marks["n"],))
         if state == "seen":  # the network counted this submission already (an invalid form)
             only = {c: n for c, n in counters.items() if which[c][0] == SIGNUP_EMAIL}
-            state, detail = count(only, marks["e"]) if only else ("counted", None)
+            state, detail = count(only, marks["e"]) if only else ("unknown", None)
     if state == "full":
         limit, retry_after = which[detail]
         raise _refused(limit, client, email_message if limit == SIGNUP_EMAIL else message,
                        retry_after, event)
+    if state == "again":
+        return True
+    if state == "counted" and now - item_start >= FIRST_MARGIN_SECONDS:
+        return False
+    return None
+
+
+def signup_asked(client: str, submission: str, *, email: str,
+                 now=None) -> tuple[bool | None, float | None]:
+    """Whether ``check_signup`` counted this valid submission before (in this window of
+    the network's item or the one before), and when, from one consistent read that writes
+    nothing: (True, first asked at, epoch seconds), (False, None) when it did not, (None,
+    None) when no limit is on or the store could not be read."""
+    now = time.time() if now is None else now
+    limits = _signup_limits(email)
+    if not limits:
+        return None, None
+    longest = max(rate.seconds for _, rate, _ in limits)
+    item_start = int(now // longest) * longest
+    bucket = f"{SIGNUPS}:{_digest(client, 32)}"
+    try:
+        return wiring.rate_counters().asked(
+            bucket, window_starts=[item_start, item_start - longest],
+            once=_signup_marks(submission)["e"])
+    except (BookingError, StoreError):
+        logger.warning("Signup limits not read: the store is unavailable", exc_info=True)
+        return None, None
 
 
 @contextmanager

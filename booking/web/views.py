@@ -169,7 +169,8 @@ def read_submission(request, event):
     An expired or foreign token gives the form with that error, a fresh token and no
     request id; an invalid form gives the form, its own token and no request id. A valid
     token counts once against the network's limit and the address's (from this network):
-    resubmitting it (a double click, the 202 page's re-check) spends nothing.
+    resubmitting it (a double click, the 202 page's re-check) spends nothing. The form's
+    ``asked_before`` says what that count found (``rate_limits.check_signup``).
     """
     client = rate_limits.client_address(request)
     form, token = SignupForm(request.POST, event=event), request.POST.get("token", "")
@@ -188,8 +189,9 @@ def read_submission(request, event):
             _limit(form, lambda: rate_limits.check_signup(
                 client, request_id, message=SIGNUPS_LIMITED, event=event))
         return form, token, None
+    form.asked_before = None
     if limited:
-        _limit(form, lambda: rate_limits.check_signup(
+        form.asked_before = _limit(form, lambda: rate_limits.check_signup(
             client, request_id, email=form.cleaned_data["email"], message=SIGNUPS_LIMITED,
             email_message=EMAIL_LIMITED, event=event))
     return form, token, request_id
@@ -204,9 +206,9 @@ class FormLimited(RateLimited):
         self.form = form
 
 
-def _limit(form, check) -> None:
+def _limit(form, check):
     try:
-        check()
+        return check()
     except RateLimited as error:
         raise FormLimited(error, form) from error
 
@@ -247,7 +249,9 @@ def _signup(request, service, event, *, rechecking=False):
                                         email=form.cleaned_data["email"],
                                         request_id=request_id, tickets=form.tickets(),
                                         access_code=form.code(), answers=form.answers(),
-                                        pass_answers=form.pass_answers())
+                                        pass_answers=form.pass_answers(),
+                                        # the 202 page's re-check asks again by definition
+                                        again=True if rechecking else form.asked_before)
     except EventNotFound:
         raise
     except OutcomeUnknown as error:  # a seat may be held: ask again with the same token

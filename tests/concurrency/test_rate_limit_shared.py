@@ -38,7 +38,7 @@ def attempt_many(env: dict, bucket: str, start_at: float, read_then_write: bool,
         RateCounters.hit = hit
 
         def hit_all(counters, bucket, *, window_start, window_seconds, once, counters_,
-                    unless=()):
+                    unless=(), now=None):
             key = {"bucket": f"{bucket}#{window_start}"}
             item = counters.table.get(key) or {}
             if any(int(item.get(c, 0)) >= n for c, n in counters_.items()):

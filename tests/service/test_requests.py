@@ -37,8 +37,12 @@ def request_row(request_id=RID):
     return table(REQUESTS).get({"request_id": request_id})
 
 
-def book(service, event, email="ada@example.com", request_id=RID, name="Ada"):
-    return service.book(event.id, name=name, email=email, request_id=request_id)
+def book(service, event, email="ada@example.com", request_id=RID, name="Ada", again=False):
+    """As a form whose records say each asking is its request's first (``again=False``): a
+    refusal of a request that may be a re-ask is fenced first (tests/service/
+    test_reask_fence.py), a first asking's costs nothing more."""
+    return service.book(event.id, name=name, email=email, request_id=request_id,
+                        again=again)
 
 
 def test_book__repeated_after_success__same_registration_no_seat(service, event):
@@ -310,6 +314,36 @@ def test_book__one_dynamodb_request_per_booking_and_per_rejection(server_store, 
 
     assert booking.operations == rejection.operations == ["TransactWriteItems"]
     assert next_rejection.operations == ["BatchGetItem"]
+
+
+@pytest.mark.parametrize("strategy", ("aggregate", "lock_table"))
+def test_book__reask_refused__the_refusal_then_one_fence_put(server_store, strategy):
+    # A re-ask (or a request id nobody knows to be new) is fenced before its "full" is
+    # told: the refusal's own requests, then one PutItem on its request row (1 write unit
+    # on DynamoDB: a small item), never on the event's items.
+    from booking.wiring import get_booking_service
+
+    service = get_booking_service()
+    event = service.create_event(name="Tea", capacity=1, strategy=strategy)
+    book(service, event)
+    meter = RequestMeter().install(service.store)
+    try:
+        with meter.track() as refused:
+            with pytest.raises(EventFull):
+                book(service, event, email="bo@example.com", request_id="bo-form-0002", again=None)
+        with meter.track() as reask:  # this process was refused "full": it reads
+            with pytest.raises(EventFull):
+                book(service, event, email="bo@example.com", request_id="bo-form-0002", again=True)
+    finally:
+        meter.uninstall()
+
+    assert refused.operations == ["TransactWriteItems", "PutItem"]
+    # A known re-ask reads its request row first (the fence: nothing applied), then as
+    # any rejection, then adds its attempt to the fence it read (one put).
+    assert reask.operations[0] == "GetItem" and reask.operations[-1] == "PutItem", (
+        reask.operations)
+    assert reask.operations.count("PutItem") == 1, reask.operations
+    assert request_row("bo-form-0002")["fences"] == 2
 
 
 def test_book__slots__booking_unchanged_first_rejection_verifies_next_ones_one_read(
