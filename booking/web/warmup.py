@@ -17,6 +17,7 @@ itself, with nothing written:
    itself, from as many threads at once as the worker has (each opens the store
    connection its thread will use): both answer 404 when warm.
 """
+import logging
 import sys
 import threading
 import time
@@ -104,8 +105,15 @@ def ask_the_app(app, threads: int) -> dict:
             with lock:
                 counts[key] = counts.get(key, 0) + 1
 
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(one, range(threads)))
+    # Django logs each 404 as a warning: these are the warm-up's own, not a visitor's.
+    quiet = logging.getLogger("django.request")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(one, range(threads)))
+    finally:
+        quiet.setLevel(level)
     return counts
 
 
