@@ -133,7 +133,8 @@ class Polite:
             time.sleep(random.uniform(0, min(2.0, 0.05 * 2 ** asked)))
 
     def refresh(self, answer) -> None:
-        door.client.refresh(answer)
+        refresh = answer.headers.get("Refresh", "") if answer is not None else ""
+        time.sleep(int(refresh) if refresh.isdigit() else 1)
 
 
 class Impatient(Polite):
