@@ -516,13 +516,23 @@ def answer_times(answers) -> dict:
             "mean_s": round(sum(definite) / len(definite), 3) if definite else None}
 
 
+# Written after the answer (the e-mail, its history and webhooks, the decider's position and
+# a rejected request's answers): not a cost of asking.
+AFTER_ANSWER = frozenset({"outbox", "request_history", "webhook_deliveries", "answers",
+                          "stream_checkpoints"})
+
+
 def reask_write_units(tables: dict, alone: dict, rejected: dict, booked: int,
                       full: int) -> dict:
     """Write units by table beyond what the drop's first asks cost: the drop's units less
     ``booked`` bookings and ``full`` rejections at their cost alone (measured one at a
-    time): what lost races, retries and re-asks of the same request wrote."""
+    time): what lost races, retries and re-asks of the same request wrote. Only the
+    tables a booking's answer writes: the e-mail's and the decider's (``AFTER_ANSWER``)
+    are written after it, on their own clock, so they are left out."""
     out = {}
     for table, row in tables.items():
+        if table in AFTER_ANSWER:
+            continue
         first = (booked * alone.get(table, {}).get("write_units", 0)
                  + full * rejected.get(table, {}).get("write_units", 0))
         extra = row["write_units"] - (first or 0)
