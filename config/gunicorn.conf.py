@@ -51,8 +51,8 @@ preload_app = True
 
 
 def post_worker_init(worker):
-    """Take traffic only when warm: the store's client made and reached, the templates
-    compiled, a page and an API answer asked of the app from every thread
+    """Take traffic only when warm: the store's client made and reached, the public
+    templates compiled, a page and an API answer asked of the app from every thread
     (booking/web/warmup.py). While the store cannot answer, the worker logs why and waits
     (the other workers serve); when the store says the tables do not exist, gunicorn
     stops with that message."""

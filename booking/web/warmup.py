@@ -9,10 +9,11 @@ itself, with nothing written:
 
 1. the store is reached as a page reaches it (``BookingService.warm_up``: the event
    page's read of an id no event has). While the store cannot answer, the worker logs
-   why, once a second, and keeps trying: it takes no traffic until it can (the other
+   why at each attempt and keeps trying: it takes no traffic until it can (the other
    workers serve). When the store says the tables do not exist, that is a deployment's
    mistake, not a moment's: ``NotReady`` is raised, and gunicorn stops with its message.
-2. every template under ``templates/`` is compiled (Django's cached loader keeps them);
+2. the public pages' and e-mails' templates are compiled (Django's cached loader keeps
+   them; the admin's are left to the organizers' first visit);
 3. an event page and an API event of that unknown id are asked of the application
    itself, from as many threads at once as the worker has (each opens the store
    connection its thread will use): both answer 404 when warm.
@@ -79,16 +80,21 @@ def warm_up(app, *, threads: int, log, alive=lambda: True, notify=lambda: None,
     return done
 
 
+PUBLIC_TEMPLATES = ("base.html", "booking/")  # the public pages' and e-mails' (not the admin's)
+
+
 def compile_templates() -> int:
-    """Compile every template the project's template directories hold (the cached
-    loader keeps each): how many."""
+    """Compile the public pages' and e-mails' templates from the project's template
+    directories (the cached loader keeps each): how many."""
     count = 0
     for engine in engines.all():
         for directory in getattr(engine, "template_dirs", ()):
             root = Path(directory)
             for path in sorted(root.rglob("*.html")) + sorted(root.rglob("*.txt")):
-                get_template(str(path.relative_to(root)), using=engine.name)
-                count += 1
+                name = path.relative_to(root).as_posix()
+                if name == PUBLIC_TEMPLATES[0] or name.startswith(PUBLIC_TEMPLATES[1]):
+                    get_template(name, using=engine.name)
+                    count += 1
     return count
 
 
