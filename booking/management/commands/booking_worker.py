@@ -68,7 +68,7 @@ class Command(BaseCommand):
 
     def _warm_up(self, decider: bool) -> None:
         """Reach the store before the first pass, as the web workers do (their client made,
-        the first connection open; the decider's streams client too), saying once a second
+        the first connection open; the decider's streams client too), saying at each attempt
         why it cannot; tables that do not exist stop the worker with that message."""
         service = get_booking_service()
         while True:
