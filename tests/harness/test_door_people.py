@@ -193,3 +193,34 @@ def test_summarize__told_full_holding_a_seat_counted_person_by_person():
     assert row["told_full_confirmed"] == 1 and row["confirmed_not_told"] == 1
     assert row["told_booked_not_confirmed"] == 1 and row["reasks"] == 1
     assert row["first_10s"]["people"] == 2 and row["after_10s"]["people"] == 0
+
+
+class TimingOutDoor(ScriptedDoor):
+    """A ``None`` in the script is a request the client gave up on (its timeout)."""
+
+    def call(self, address, method, path, body=None, headers=None):
+        if self.script and self.script[0] is None:
+            self.script.pop(0)
+            self.calls.append((method, path, headers or {}, body))
+            raise TimeoutError("timed out")
+        self.calls.append((method, path, headers or {}, body))
+        status, answer_headers, text = self.script.pop(0)
+        return status, Answer(answer_headers), text
+
+
+def test_impatient_form_person__posts_again_with_the_same_token_after_giving_up(monkeypatch):
+    slept = []
+    monkeypatch.setattr(door_module.time, "sleep", slept.append)
+    door = TimingOutDoor([
+        (200, {"Set-Cookie": "csrftoken=c; Path=/"}, PAGE),
+        None,  # the POST's answer did not come within the client's timeout
+        (303, {"Location": "/events/e1/booked/abc/"}, ""),
+        (200, {"Refresh": "3"}, "<title>Received: Drop</title>"),
+        (200, {}, "<title>Booked: Drop</title>")])
+    door.client = door_module.CLIENTS["impatient"]
+    answer = form_person(door, 3, time.monotonic())
+    assert answer["outcome"] == "booked"
+    posts = [call[3] for call in door.calls if call[0] == "POST"]
+    assert len(posts) == 2 and posts[0] == posts[1]  # the same form token, asked again
+    assert [call[0] for call in door.calls] == ["GET", "POST", "POST", "GET", "GET"]
+    assert all(0.5 <= s <= 1.0 for s in slept)  # not the page's Refresh of 3 s
