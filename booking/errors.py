@@ -100,6 +100,7 @@ class StaleEdit(BookingError):
 class StoreUnavailable(BookingError):
     code = "store_unavailable"
     unreachable = False  # True when no connection could be made (see translate)
+    missing_table = False  # True when the store answered that a table does not exist
     default_message = "The booking system is temporarily unavailable. Please try again later."
 
 

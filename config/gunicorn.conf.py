@@ -52,3 +52,15 @@ loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
 # Load the app before forking: a configuration error stops the master at once, and
 # workers share the loaded code.
 preload_app = True
+
+
+def post_worker_init(worker):
+    """Take traffic only when warm: the store's client made and reached, the public
+    templates compiled, a page and an API answer asked of the app from every thread
+    (booking/web/warmup.py). While the store cannot answer, the worker logs why and waits
+    (the other workers serve); when the store says the tables do not exist, gunicorn
+    stops with that message."""
+    from booking.web.warmup import warm_up
+
+    warm_up(worker.wsgi, threads=worker.cfg.threads, log=worker.log,
+            alive=lambda: worker.alive, notify=worker.notify)

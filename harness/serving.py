@@ -67,10 +67,10 @@ class ProductionSite:
             raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done.stderr}")
         return done.stdout
 
-    def start(self, *, pages: bool = True, tables: bool = True) -> "ProductionSite":
-        """Serve; ``pages=False`` skips what only HTML pages and the admin need (static
-        files, the admin's database and user), for a test that loads JSON only;
-        ``tables=False`` when the caller has created ``table_prefix``'s tables."""
+    def prepare(self, *, pages: bool = True, tables: bool = True) -> None:
+        """What ``start`` does before serving: the tables (``tables=False`` when the caller
+        has created ``table_prefix``'s), and with ``pages`` what only HTML pages and the
+        admin need (static files, the admin's database and user)."""
         commands = [["create_tables"]] if tables else []
         if pages:
             commands += [["migrate", "--noinput"], ["collectstatic", "--noinput"],
@@ -78,6 +78,15 @@ class ProductionSite:
                           "--email", "o@example.com"]]
         if commands:
             self.manage_all(commands, DJANGO_SUPERUSER_PASSWORD=ADMIN_PASSWORD)
+
+    def start(self, *, pages: bool = True, tables: bool = True,
+              prepared: bool = False) -> "ProductionSite":
+        """Serve; ``pages=False`` skips what only HTML pages and the admin need (static
+        files, the admin's database and user), for a test that loads JSON only;
+        ``tables=False`` when the caller has created ``table_prefix``'s tables;
+        ``prepared`` when ``prepare`` ran already."""
+        if not prepared:
+            self.prepare(pages=pages, tables=tables)
         log = (self.workdir / "serve.log").open("w")
         self.process = subprocess.Popen(["bash", "scripts/serve.sh"], cwd=ROOT, env=self.env,
                                         stdout=log, stderr=subprocess.STDOUT,

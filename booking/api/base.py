@@ -37,6 +37,14 @@ class ApiView(APIView):
     public_methods: tuple[str, ...] = ()
     actions: dict[str, str] = {}
 
+    def dispatch(self, request, *args, **kwargs):
+        """Every read the request makes ends within the request's deadline
+        (``BookingService.page_deadline``; a booking or cancellation keeps its own): past
+        it, 503 with Retry-After (``problems.exception_handler``), never a thread held by
+        the store's retries."""
+        with get_booking_service().page_deadline():
+            return super().dispatch(request, *args, **kwargs)
+
     def is_public(self, request) -> bool:
         return asked_as(request.method) in self.public_methods
 

@@ -116,11 +116,16 @@ def from_domain_error(error: BookingError) -> Response:
         extra["errors"] = dict(error.errors)
     if isinstance(error, EventFull):  # the quota that had no room ("capacity": the event's)
         extra["quota"] = error.quota
+    kind = domain_kind(error)
     retry_after = (error.retry_after if isinstance(error, (RateLimited, Overloaded))
-                   else pending_retry_after() if isinstance(error, OutcomeUnknown) else None)
-    return problem(domain_kind(error), error.message, retry_after=retry_after, **extra)
+                   else pending_retry_after() if kind[0] == 503 else None)
+    return problem(kind, error.message, retry_after=retry_after, **extra)
 
 
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+READ_LATE_KIND = (503, "unavailable", "Temporarily unavailable")
+READ_LATE = ("The store did not answer within this request's time. Nothing was changed: "
+             "ask again after Retry-After seconds.")
 ASK_AGAIN = ("Nothing was written yet. Send the same request with the same "
              "Idempotency-Key after Retry-After seconds: it answers the outcome and never "
              "acts twice.")
@@ -157,6 +162,9 @@ def exception_handler(error, context):
         return outcome_pending()
     if isinstance(error, BookingContention) and keyed:
         return outcome_pending(f"{error.message} {ASK_AGAIN}")
+    safe = getattr(context.get("request"), "method", "") in SAFE_METHODS
+    if isinstance(error, OutcomeUnknown) and safe:  # a read past the deadline: no write
+        return problem(READ_LATE_KIND, READ_LATE, retry_after=pending_retry_after())
     if isinstance(error, BookingError):
         return from_domain_error(error)
     if isinstance(error, RequestDataTooBig):  # DATA_UPLOAD_MAX_MEMORY_SIZE, read by DRF

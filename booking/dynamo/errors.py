@@ -71,10 +71,12 @@ class StoreError(Exception):
 class Unavailable(StoreError):
     """The store answered with a server error, or could not be reached (``unreachable``)."""
 
-    def __init__(self, message: str | None = None, *, unreachable: bool = False):
+    def __init__(self, message: str | None = None, *, unreachable: bool = False,
+                 missing_table: bool = False):
         super().__init__(message or "the store is unavailable")
         self.message = message
         self.unreachable = unreachable  # no connection could be made at all
+        self.missing_table = missing_table  # the store answered: no such table
 
 
 class Throttled(StoreError):
@@ -120,8 +122,8 @@ def translate(exc: Exception) -> Exception:
             return Unavailable()
         if code == "ResourceNotFoundException":
             return Unavailable(
-                "The booking tables do not exist yet. Run `python manage.py create_tables`."
-            )
+                "The booking tables do not exist yet. Run `python manage.py create_tables`.",
+                missing_table=True)
         return exc
     if isinstance(exc, BotoConnectionError):  # no connection could be made at all
         return Unavailable(unreachable=True)

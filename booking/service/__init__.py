@@ -25,10 +25,10 @@ from booking.service.cancellations import Cancellations, Cancelled
 from booking.service.shedding import CoolDown
 from booking.service.catalog import EventCatalog
 from booking.strategies.streams.checkpoints import Checkpoints, lag
-from booking.dynamo.access import Store
+from booking.dynamo.access import Store, deadline
 from booking.dynamo.leases import Leases
 from booking.dynamo.tables import EVENTS
-from booking.errors import NotRegistered
+from booking.errors import EventNotFound, NotRegistered
 from booking.models import AccessCode, Availability, Event, Registration, WaitlistEntry
 from booking.service.organizer import OrganizerEdits
 from booking.questions.service import Questions
@@ -46,6 +46,8 @@ from booking.service.waitlist import WaitlistService
 # A cancellation of part of an order chooses its passes again this often when a pass it
 # chose was let in at the door meanwhile (nothing was written).
 PASS_CHOICES = 3
+# No event has this id (ids are version 4 UUIDs): the warm-up's read (``warm_up``).
+WARM_UP_EVENT_ID = "0" * 32
 
 
 @translating
@@ -128,6 +130,26 @@ class BookingService:
 
     def get_event(self, event_id) -> Event:
         return self.catalog.get_event(event_id)
+
+    # --- start-up and the pages' reads -----------------------------------------------
+    def warm_up(self) -> None:
+        """Reach the store as a page does, before the first person: the event page's read
+        (``get_event``) of an id no event has (event ids are random, version 4 UUIDs),
+        within the request deadline. Returns once the store answered "no such event";
+        raises ``StoreUnavailable`` (``missing_table`` when the store says the tables do
+        not exist) or ``BookingContention`` when it could not answer. Nothing is written."""
+        with deadline(self.bookings.deadline_seconds):
+            try:
+                self.catalog.get_event(WARM_UP_EVENT_ID)
+            except EventNotFound:
+                return
+
+    def page_deadline(self):
+        """A context manager: inside it, this thread's reads end within the request's
+        deadline (``deadline_seconds``; a booking or cancellation inside keeps its own),
+        and a read past it raises ``StillDeciding`` ("not known yet", nothing written)
+        instead of holding the thread through botocore's retries."""
+        return deadline(self.bookings.deadline_seconds)
 
     def recent_event(self, event_id) -> Event:
         """The event as read here within ``RECENT_EVENT_SECONDS`` (never its seats), else

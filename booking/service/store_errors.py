@@ -51,6 +51,7 @@ def domain_error(error: StoreError) -> BookingError:
     else:
         unavailable = StoreUnavailable(getattr(error, "message", None))
         unavailable.unreachable = getattr(error, "unreachable", False)
+        unavailable.missing_table = getattr(error, "missing_table", False)
         translated = unavailable
     translated.__cause__ = error
     return translated

@@ -167,7 +167,7 @@ def cancelled(request, token):
             "booking_path": reverse("booking:booking", args=[token])})
     if active:  # not cancelled yet: ask first
         return redirect("booking:cancel", token=token)
-    context = {"event": event, "availability": service.availability(event.id),
+    context = {"event": event, "availability": service.page_availability(event.id, fresh=True),
                "withdrawn": request.GET.get("withdrawn") == "1", "seats_given_up": seats,
                "has_waiting_list": service.has_waiting_list(event)}
     return render(request, "booking/cancelled.html", context)

@@ -4,6 +4,8 @@ import functools
 
 from django.shortcuts import render
 
+from booking.wiring import get_booking_service
+
 from booking.errors import (AccessCodeUsedUp, AlreadyRegistered, AlreadyWaiting, BookingClosed, BookingContention,
                             BookingError, EventFull, EventNotFound, InvalidBooking,
                             JoinLinkExpired,
@@ -31,6 +33,11 @@ STATUS_FOR_ERROR = {
     StoreUnavailable: 503,
     BookingError: 503,
 }
+# Seconds before a page the store could not answer for in time asks again (Retry-After,
+# and the busy page's Refresh).
+BUSY_RETRY_SECONDS = 2
+READ_LATE = ("The booking system is very busy and could not load this page in time. It "
+             "loads again by itself in a few seconds.")
 BAD_LINK = "This link is not valid. Please use the exact link from your confirmation e-mail."
 
 
@@ -47,20 +54,39 @@ def error_page(request, message: str, status: int, *, title: str | None = None):
 
 
 def render_error(request, error: BookingError, *, title: str | None = None):
-    """The error's page with its status (and Retry-After when rate limited)."""
-    response = error_page(request, error.message, status_for(error), title=title)
-    if isinstance(error, RateLimited):
+    """The error's page with its status (and Retry-After when rate limited, busy, or the
+    store could not answer)."""
+    status = status_for(error)
+    response = error_page(request, error.message, status, title=title)
+    if isinstance(error, (RateLimited, Overloaded)):
         response["Retry-After"] = str(error.retry_after)
+    elif status == 503:
+        response["Retry-After"] = str(BUSY_RETRY_SECONDS)
+    return response
+
+
+def busy_page(request):
+    """A page the store could not be read for in time: 503, Retry-After, and it loads
+    again by itself (``Refresh``) after those seconds."""
+    response = error_page(request, READ_LATE, 503, title="Very busy")
+    response["Retry-After"] = response["Refresh"] = str(BUSY_RETRY_SECONDS)
     return response
 
 
 def renders_booking_errors(view):
-    """Turn a domain error that escapes the view into its page and status."""
+    """Run the view within the request's deadline for its reads
+    (``BookingService.page_deadline``; a booking or cancellation keeps its own), and turn
+    a domain error that escapes it into its page and status. A page that could not be
+    read in time or at all (a GET or HEAD whose error would be 503, or "not known yet":
+    nothing was written) is the busy page, which reloads itself."""
     @functools.wraps(view)
     def wrapper(request, *args, **kwargs):
         try:
-            return view(request, *args, **kwargs)
+            with get_booking_service().page_deadline():
+                return view(request, *args, **kwargs)
         except BookingError as error:
+            if request.method in ("GET", "HEAD") and status_for(error) in (202, 503):
+                return busy_page(request)
             return render_error(request, error)
     return wrapper
 

@@ -14,7 +14,7 @@ from booking.errors import (AccessCodeUsedUp, AlreadyRegistered, BookingError, E
                             EventNotFound, InvalidAccessCode, InvalidBooking, OutcomeUnknown,
                             Overloaded, RateLimited, beyond_quota)
 from booking.mail import sender as mail
-from booking.models import PENDING
+from booking.models import CAPACITY_QUOTA, PENDING
 from booking.questions.service import answer_rows
 from booking.web import confirmation, passes, rate_limits, tokens
 from booking.web.errors import render_error, renders_booking_errors, status_for
@@ -257,7 +257,16 @@ def _signup(request, service, event, *, rechecking=False):
     except OutcomeUnknown as error:  # a seat may be held: ask again with the same token
         return _in_progress(request, event.id, form, token, error.message, 202)
     except EventFull as error:  # a definite answer: the event as full, never the form again
-        seats = service.availability(event.id) if event.offers_orders else None
+        # What is left, read now and within its own bounded time (the booking may have
+        # spent the request's): None when the store could not say in time.
+        seats = service.page_availability(event.id, fresh=True) if event.offers_orders else None
+        if seats is None and event.offers_orders and error.quota != CAPACITY_QUOTA:
+            # A quota is full, the rest unknown: say so on the form as typed, no counts.
+            form = SignupForm(request.POST, event=event)
+            form.is_valid()
+            form.add_error(None, error.message + " Nothing was booked: choose other tickets.")
+            return render_event(request, service, event, form, token, status_for(error),
+                                full_quota=error.quota)
         if seats is not None and not seats.is_full:
             # The order did not fit one quota: say which, and offer what is still left.
             form = SignupForm(request.POST, event=event, availability=seats)

@@ -61,6 +61,7 @@ _TOKEN = re.compile(r'name="token" value="([^"]+)"')
 _CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 _CHECKS = re.compile(r'name="checks" value="(\d+)"')
 REQUEST_TIMEOUT = 15.0
+IMPATIENT_TIMEOUT = 10.0  # an impatient client gives up on a request after this
 
 
 def person_address(index: int) -> str:
@@ -116,14 +117,56 @@ def tier_cpu(root_pid: int) -> dict:
 
 # --- One person ---------------------------------------------------------------------------
 
-class Door:
-    """The stack's address and the event, for the people."""
+class Polite:
+    """A careful client: it waits a request out (``REQUEST_TIMEOUT``) and, before asking
+    again, the answer's Retry-After when it gave one, else a short jittered backoff; it
+    reloads the booking's page after its Refresh."""
 
-    def __init__(self, port: int, event_id: str, patience: float):
+    name = "polite"
+    request_timeout = REQUEST_TIMEOUT
+
+    def pause(self, asked: int, answer=None) -> None:
+        retry_after = answer.headers.get("Retry-After") if answer is not None else None
+        if retry_after and retry_after.isdigit():
+            time.sleep(int(retry_after))
+        else:
+            time.sleep(random.uniform(0, min(2.0, 0.05 * 2 ** asked)))
+
+    def refresh(self, answer) -> None:
+        refresh = answer.headers.get("Refresh", "") if answer is not None else ""
+        time.sleep(int(refresh) if refresh.isdigit() else 1)
+
+
+class Impatient(Polite):
+    """As many real clients behave: asks again within about a second whatever
+    Retry-After (or a page's Refresh) says, and gives up on a request after
+    ``IMPATIENT_TIMEOUT`` seconds to ask again (the same Idempotency-Key, the same form
+    token): the re-asks of a request still in flight."""
+
+    name = "impatient"
+    request_timeout = IMPATIENT_TIMEOUT
+
+    def pause(self, asked: int, answer=None) -> None:
+        time.sleep(random.uniform(0.5, 1.0))
+
+    def refresh(self, answer) -> None:
+        time.sleep(random.uniform(0.5, 1.0))
+
+
+CLIENTS = {"polite": Polite(), "impatient": Impatient()}
+
+
+class Door:
+    """The stack's address and the event, for the people; ``client`` their manners."""
+
+    def __init__(self, port: int, event_id: str, patience: float, client: Polite = CLIENTS[
+            "polite"]):
         self.port, self.event_id, self.patience = port, event_id, patience
+        self.client = client
 
     def connect(self, address: str) -> http.client.HTTPConnection:
-        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=REQUEST_TIMEOUT,
+        return http.client.HTTPConnection("127.0.0.1", self.port,
+                                          timeout=self.client.request_timeout,
                                           source_address=(address, 0))
 
     def call(self, address, method, path, body=None, headers=None):
@@ -140,16 +183,6 @@ class Door:
 # The page of a full event or quota (booking/templates: "This event is full.", the quota's
 # data-full-quota attribute); any other 409 page is another refusal.
 _FULL_PAGE = re.compile(r"event is full|data-full-quota", re.I)
-
-def _pause(asked: int, answer=None) -> None:
-    """Wait before asking again: the answer's Retry-After when it gave one (a careful
-    client's manners), else a short jittered backoff."""
-    retry_after = answer.headers.get("Retry-After") if answer is not None else None
-    if retry_after and retry_after.isdigit():
-        time.sleep(int(retry_after))
-    else:
-        time.sleep(random.uniform(0, min(2.0, 0.05 * 2 ** asked)))
-
 
 def api_person(door: Door, index: int, arrival: float) -> dict:
     """Book by the API; ask again with the same Idempotency-Key on anything not definite
@@ -181,7 +214,7 @@ def api_person(door: Door, index: int, arrival: float) -> dict:
             return _answer(str(status), arrival, asked, statuses)
         if time.monotonic() - arrival >= door.patience:
             return _answer(f"gave_up:{status}", arrival, asked, statuses)
-        _pause(asked, answer)
+        door.client.pause(asked, answer)
 
 
 def form_person(door: Door, index: int, arrival: float) -> dict:
@@ -223,7 +256,7 @@ def form_person(door: Door, index: int, arrival: float) -> dict:
             fields = {**fields, "checks": checks[1]}  # the page's own "check again"
         if time.monotonic() - arrival >= door.patience:
             return _answer(f"gave_up:{status}", arrival, asked, statuses)
-        _pause(asked, answer if status in (202, 429, 503) else None)
+        door.client.pause(asked, answer if status in (202, 429, 503) else None)
 
 
 # The booking's page (templates/booking/): booked, waiting for the decision, or refused.
@@ -249,8 +282,7 @@ def _booking_page(door, address, location, arrival, asked, statuses) -> dict:
             return _answer("full", arrival, asked, statuses)
         if time.monotonic() - arrival >= door.patience:
             return _answer(f"gave_up:page {kind}", arrival, asked, statuses)
-        refresh = answer.headers.get("Refresh", "") if answer is not None else ""
-        time.sleep(int(refresh) if refresh.isdigit() else 1)
+        door.client.refresh(answer)
 
 
 def email_of(index: int) -> str:
@@ -303,53 +335,76 @@ def difference(after: dict, before: dict, count: int) -> dict:
 
 
 def run_door(config: DropConfig, via: str, *, workers: int = DEFAULT_WORKERS,
-             threads: int = DEFAULT_THREADS, step=lambda: None) -> dict:
+             threads: int = DEFAULT_THREADS, client: str = "polite", cold: bool = False,
+             step=lambda: None) -> dict:
     """Every strategy's drop through ``make serve``'s stack, one after another, on one
-    store behind the capacity proxy."""
+    store behind the capacity proxy. ``cold``: nothing warms the store or the stack before
+    the drop but the stack's own start (it starts just before it); the people booked alone
+    are measured after the drop, on an event of their own."""
     from localdynamo import process as store_process
 
     server = store_process.start("--capacity", config.capacity_spec)
     try:
         rows = []
         for strategy in config.strategies:
-            rows.append(door_one(config, server, strategy, via, workers, threads))
+            rows.append(door_one(config, server, strategy, via, workers, threads,
+                                 client=CLIENTS[client], cold=cold))
             step()
     finally:
         server.stop()
     return {"drop": rows, "drop_config": {
         **vars(config), "strategies": list(config.strategies), "via": via,
+        "client": client, "start": "cold" if cold else "warm",
         "workers": workers, "gunicorn_threads": threads, "capacity_spec": config.capacity_spec,
         "people_scaled": config.scaled_people, "seats_scaled": config.scaled_seats}}
 
 
 def door_one(config: DropConfig, server, strategy: str, via: str, workers: int,
-             threads: int) -> dict:
+             threads: int, *, client: Polite = CLIENTS["polite"], cold: bool = False) -> dict:
     with tempfile.TemporaryDirectory(prefix="door-") as workdir:
         site = ProductionSite(
             server.url, workdir=Path(workdir), threads=threads,
             WEB_CONCURRENCY=str(workers), GUNICORN_LOG_LEVEL="warning",
             GUNICORN_CMD_ARGS=f"--access-logformat '{ACCESS_FORMAT}'",
             BOOKING_WORKER_INTERVAL="0.5")
-        site.start(pages=True)
+        prefix = site.table_prefix
+        rate = ["--expected-rate", str(config.expected_rate)] if config.expected_rate else []
+
+        def event(name, seats):
+            return ["create_event", "--organizer", "drop", "--name", name, "--capacity",
+                    str(seats), "--strategy", strategy, *rate, "--id-only"]
+
+        if cold:  # the tables and events first, then the stack, then at once the drop
+            site.prepare(pages=True)
+            made = site.manage_all([["create_organizer", "drop"],
+                                    event(f"Drop {strategy}", config.scaled_seats),
+                                    event(f"Alone {strategy}", config.probes)])
+            *_, event_id, alone_id = made.strip().splitlines()
+            site.start(pages=True, prepared=True)
+        else:
+            site.start(pages=True)
+            event_id = alone_id = site.manage_all([["create_organizer", "drop"], event(
+                f"Drop {strategy}", config.scaled_seats + config.probes)]).strip(
+                ).splitlines()[-1]
         worker = None
         try:
-            prefix = site.table_prefix
-            event_id = site.manage_all([["create_organizer", "drop"], [
-                "create_event", "--organizer", "drop", "--name", f"Drop {strategy}",
-                "--capacity", str(config.scaled_seats + config.probes), "--strategy", strategy,
-                *(["--expected-rate", str(config.expected_rate)] if config.expected_rate else []),
-                "--id-only"]]).strip().splitlines()[-1]
-            warm_store(config, server, prefix, strategy)
+            if not cold:
+                warm_store(config, server, prefix, strategy)
             worker = _start_worker(site, workdir, strategy)
-            door = Door(site.port, event_id, config.patience)
+            door = Door(site.port, event_id, config.patience, client)
             person = PEOPLE[via]
-            alone = probe(server, prefix, door, person, config.probes, "Early", 10**6)
+            if not cold:
+                alone = probe(server, prefix, door, person, config.probes, "Early", 10**6)
             capacity(server, reset=True)
             cpu_before, started = tier_cpu(site.process.pid), time.monotonic()
             answers, _, ended = open_loop(config, lambda index, arrival: {
                 **person(door, index, arrival), "email": email_of(index)})
             cpu_after, during = tier_cpu(site.process.pid), capacity(server)
             rejected = probe(server, prefix, door, person, config.probes, "Late", 2 * 10**6)
+            if cold:
+                alone = probe(server, prefix, Door(site.port, alone_id, config.patience,
+                                                   client), person, config.probes, "Early",
+                              10**6)
             stored = stored_emails(server, prefix, event_id)
             longest, addresses, slowest = access_log(Path(workdir) / "access.log")
         finally:
@@ -362,7 +417,8 @@ def door_one(config: DropConfig, server, strategy: str, via: str, workers: int,
                     worker.wait()
             site.stop()
     return summarize(config, strategy, via, answers, started, ended, during, prefix, alone,
-                     rejected, stored, cpu_before, cpu_after, longest, addresses, slowest)
+                     rejected, stored, cpu_before, cpu_after, longest, addresses, slowest,
+                     alone_apart=cold)
 
 
 def warm_store(config: DropConfig, server, prefix: str, strategy: str) -> None:
@@ -442,9 +498,52 @@ def _shape(request: str) -> str:
     return f"{method} {path}"
 
 
+FIRST_SECONDS = 10.0  # "the first seconds" of a drop, against the rest
+
+
+def arrived_in(answers, started, first: bool) -> list:
+    """The answers of people who arrived within the drop's first ``FIRST_SECONDS``
+    (``first``), or after them."""
+    return [a for a in answers
+            if (a["answered_at"] - a["seconds"] - started < FIRST_SECONDS) == first]
+
+
+def answer_times(answers) -> dict:
+    """People, those answered definitely, and the time to that answer (p50, p99, mean)."""
+    definite = sorted(a["seconds"] for a in answers if a["outcome"] in ("booked", "full"))
+    return {"people": len(answers), "definite": len(definite),
+            "p50_s": stats_quantile(definite, 0.5), "p99_s": stats_quantile(definite, 0.99),
+            "mean_s": round(sum(definite) / len(definite), 3) if definite else None}
+
+
+# Written after the answer (the e-mail, its history and webhooks, the decider's position and
+# a rejected request's answers): not a cost of asking.
+AFTER_ANSWER = frozenset({"outbox", "request_history", "webhook_deliveries", "answers",
+                          "stream_checkpoints"})
+
+
+def reask_write_units(tables: dict, alone: dict, rejected: dict, booked: int,
+                      full: int) -> dict:
+    """Write units by table beyond what the drop's first asks cost: the drop's units less
+    ``booked`` bookings and ``full`` rejections at their cost alone (measured one at a
+    time): what lost races, retries and re-asks of the same request wrote. Only the
+    tables a booking's answer writes: the e-mail's and the decider's (``AFTER_ANSWER``)
+    are written after it, on their own clock, so they are left out."""
+    out = {}
+    for table, row in tables.items():
+        if table in AFTER_ANSWER:
+            continue
+        first = (booked * alone.get(table, {}).get("write_units", 0)
+                 + full * rejected.get(table, {}).get("write_units", 0))
+        extra = row["write_units"] - (first or 0)
+        if round(extra, 1):
+            out[table] = round(extra, 1)
+    return out
+
+
 def summarize(config, strategy, via, answers, started, ended, report, prefix, alone,
               rejected, stored, cpu_before, cpu_after, longest, addresses,
-              slowest=()) -> dict:
+              slowest=(), alone_apart: bool = False) -> dict:
     outcomes, statuses = {}, {}
     for answer in answers:
         outcomes[answer["outcome"]] = outcomes.get(answer["outcome"], 0) + 1
@@ -458,6 +557,8 @@ def summarize(config, strategy, via, answers, started, ended, report, prefix, al
     # What each person was told against what the store holds once the drop is over.
     confirmed = set(stored)
     told_booked = {a["email"] for a in answers if a["outcome"] == "booked"}
+    told_full = {a["email"] for a in answers if a["outcome"] == "full"}
+    bound = config.seconds * config.scaled_seats / config.scaled_people
     drop_people = {a["email"] for a in answers}
     requests = sum(statuses.values())
     workers = max(cpu_after["gunicorn_workers"], 1)
@@ -487,10 +588,20 @@ def summarize(config, strategy, via, answers, started, ended, report, prefix, al
         "requests_per_second_per_worker": round(requests / seconds / workers, 2),
         "longest_request_s": longest, "slowest_requests": list(slowest),
         "client_addresses_seen": addresses,
-        "overbooked": max(0, len(confirmed) - config.scaled_seats - config.probes),
+        "overbooked": max(0, len(confirmed) - config.scaled_seats - (
+            0 if alone_apart else config.probes)),
         "confirmed_stored": len(confirmed),
         "told_booked_not_confirmed": len(told_booked - confirmed),
         "confirmed_not_told": len((confirmed & drop_people) - told_booked),
+        # Person by person: told "full" and holding a seat all the same.
+        "told_full_confirmed": len(told_full & confirmed),
+        "sold_out_x_bound": round(sold_at[-1] / bound, 2) if (
+            booked >= config.scaled_seats and bound) else None,
+        "first_10s": answer_times(arrived_in(answers, started, True)),
+        "after_10s": answer_times(arrived_in(answers, started, False)),
+        "reasks": requests - len(answers),
+        "reask_write_units_by_table": reask_write_units(
+            tables, alone["per_person"], rejected["per_person"], booked, full),
         "drop_seconds": round(seconds, 2),
         "timeline": [round(t, 3) for t in sold_at],
     }
@@ -501,17 +612,21 @@ def text(results: dict) -> str:
     lines = [f"Ticket drop through the door (--via {config['via']}): {config['people_scaled']} "
              f"people for {config['seats_scaled']} seats within {config['seconds']:g} s "
              f"(--drop {config['people']}:{config['seats']}:{config['seconds']:g} --scale "
-             f"{config['scale']:g}), capacity {config['capacity_spec']}, patience "
+             f"{config['scale']:g}), --client {config.get('client', 'polite')}, started "
+             f"{config.get('start', 'warm')}, capacity {config['capacity_spec']}, patience "
              f"{config['patience']:g} s, {config['workers']} gunicorn workers x "
              f"{config['gunicorn_threads']} threads"]
-    columns = ("strategy", "sold_out_s", "arrival_bound_s", "booked", "full", "not_definite",
+    columns = ("strategy", "sold_out_s", "arrival_bound_s", "sold_out_x_bound", "booked",
+               "full", "not_definite",
                "answer_p50_s", "answer_p99_s", "answer_max_s", "proxy_throttles",
                "asked_per_person", "gunicorn_cpu_s_per_person", "nginx_cpu_s_per_person",
                "requests_per_second_per_worker", "longest_request_s", "client_addresses_seen",
-               "overbooked", "told_booked_not_confirmed", "confirmed_not_told")
+               "overbooked", "told_booked_not_confirmed", "confirmed_not_told",
+               "told_full_confirmed", "reasks")
     for row in results["drop"]:
         lines.append("  ".join(f"{c}={json.dumps(row[c])}" for c in columns))
-        for name in ("statuses", "slowest_requests", "write_units_by_table", "requests_by_table",
+        for name in ("first_10s", "after_10s", "statuses", "slowest_requests",
+                     "write_units_by_table", "reask_write_units_by_table", "requests_by_table",
                      "per_booking_alone", "per_rejection"):
             lines.append(f"    {name}: {json.dumps(row[name])}")
     return "\n".join(lines) + "\n"

@@ -117,3 +117,110 @@ def test_access_log__slowest_requests_named_by_page(tmp_path):
     assert longest == 2.5 and addresses == 2
     assert slowest == [["POST /events/<id>/ 303", 2.5], ["GET /events/<id>/booked/<id>/ 200", 0.3],
                        ["GET /events/<id>/ 200", 0.02]]
+
+
+def test_impatient_person__asks_again_within_a_second_whatever_retry_after_says(monkeypatch):
+    slept = []
+    monkeypatch.setattr(door_module.time, "sleep", slept.append)
+    door = ScriptedDoor([
+        (503, {"Retry-After": "30"}, ""),
+        (202, {"Retry-After": "5"}, json.dumps({"status": "pending"})),
+        (201, {}, json.dumps({"status": "confirmed"}))])
+    door.client = door_module.CLIENTS["impatient"]
+    answer = api_person(door, 7, time.monotonic())
+    assert answer["outcome"] == "booked" and answer["asked"] == 3
+    assert len(slept) == 2 and all(0.5 <= s <= 1.0 for s in slept)  # not 30, not 5
+    assert len({headers["Idempotency-Key"] for _, _, headers in door.calls}) == 1
+
+
+def test_polite_person__waits_out_retry_after(monkeypatch):
+    # The control: the polite client's manners, which the impatient one must not have.
+    slept = []
+    monkeypatch.setattr(door_module.time, "sleep", slept.append)
+    door = ScriptedDoor([(503, {"Retry-After": "30"}, ""),
+                         (201, {}, json.dumps({"status": "confirmed"}))])
+    assert api_person(door, 7, time.monotonic())["outcome"] == "booked"
+    assert slept == [30]
+
+
+def test_impatient_person__gives_up_on_a_request_after_ten_seconds_same_key_again():
+    # A stack whose answer never comes: the impatient client's socket gives up after
+    # IMPATIENT_TIMEOUT, and it asks again with the same key.
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held, stop = [], threading.Event()
+
+    def accept():
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])  # read nothing, answer nothing
+            except OSError:
+                pass
+    threading.Thread(target=accept, daemon=True).start()
+    door = Door(listener.getsockname()[1], "e1", patience=0.5,
+                client=door_module.CLIENTS["impatient"])
+    assert door.client.request_timeout == door_module.IMPATIENT_TIMEOUT == 10.0
+    door.client = type("Quick", (type(door.client),), {"request_timeout": 0.2})()
+    try:
+        answer = api_person(door, 7, time.monotonic())
+    finally:
+        stop.set()
+        for connection in held:
+            connection.close()
+        listener.close()
+    assert answer["outcome"] == "gave_up:connection" and answer["asked"] >= 1
+    assert answer["statuses"] == {"connection": answer["asked"]}
+
+
+def test_summarize__told_full_holding_a_seat_counted_person_by_person():
+    now = time.monotonic()
+    answers = [{"outcome": "full", "email": "a@x", "answered_at": now, "seconds": 1.0,
+                "asked": 2, "statuses": {"409 event-full": 1, "503": 1}},
+               {"outcome": "booked", "email": "b@x", "answered_at": now, "seconds": 0.5,
+                "asked": 1, "statuses": {"201": 1}}]
+    from harness.bench.drop import DropConfig
+    config = DropConfig(people=2, seats=1, seconds=10, scale=1, probes=1)
+    empty = {"tables": {}}
+    cpu = {"gunicorn": 0.0, "nginx": 0.0, "gunicorn_workers": 1, "nginx_processes": 1}
+    row = summarize(config, "shards", "api", answers, now - 2, now, empty, "p-",
+                    {"per_person": {}, "outcomes": {}}, {"per_person": {}, "outcomes": {}},
+                    ["a@x"], cpu, cpu, 1.0, 2, alone_apart=True)
+    assert row["told_full_confirmed"] == 1 and row["confirmed_not_told"] == 1
+    assert row["told_booked_not_confirmed"] == 1 and row["reasks"] == 1
+    assert row["first_10s"]["people"] == 2 and row["after_10s"]["people"] == 0
+
+
+class TimingOutDoor(ScriptedDoor):
+    """A ``None`` in the script is a request the client gave up on (its timeout)."""
+
+    def call(self, address, method, path, body=None, headers=None):
+        if self.script and self.script[0] is None:
+            self.script.pop(0)
+            self.calls.append((method, path, headers or {}, body))
+            raise TimeoutError("timed out")
+        self.calls.append((method, path, headers or {}, body))
+        status, answer_headers, text = self.script.pop(0)
+        return status, Answer(answer_headers), text
+
+
+def test_impatient_form_person__posts_again_with_the_same_token_after_giving_up(monkeypatch):
+    slept = []
+    monkeypatch.setattr(door_module.time, "sleep", slept.append)
+    door = TimingOutDoor([
+        (200, {"Set-Cookie": "csrftoken=c; Path=/"}, PAGE),
+        None,  # the POST's answer did not come within the client's timeout
+        (303, {"Location": "/events/e1/booked/abc/"}, ""),
+        (200, {"Refresh": "3"}, "<title>Received: Drop</title>"),
+        (200, {}, "<title>Booked: Drop</title>")])
+    door.client = door_module.CLIENTS["impatient"]
+    answer = form_person(door, 3, time.monotonic())
+    assert answer["outcome"] == "booked"
+    posts = [call[3] for call in door.calls if call[0] == "POST"]
+    assert len(posts) == 2 and posts[0] == posts[1]  # the same form token, asked again
+    assert [call[0] for call in door.calls] == ["GET", "POST", "POST", "GET", "GET"]
+    assert all(0.5 <= s <= 1.0 for s in slept)  # not the page's Refresh of 3 s

@@ -2,6 +2,7 @@
 booking's page, and a full quota that says which part is sold out."""
 from django.urls import reverse
 
+from booking.errors import StillDeciding
 from tests.mail.helpers import deliver_owed
 from tests.orders.test_orders import devconf
 from tests.web.test_signup import form_page
@@ -119,3 +120,26 @@ def test_a_refused_order_that_could_fit_later__may_wait_in_line(client, service)
     service.book(event.id, name="Bo", email="bo@example.com", tickets={"workshop-a": 1})
     html = post_order(client, event.id, {"conference": 0, "workshop-a": 2, "workshop-b": 0}).content.decode()
     assert 'id="waitlist_name"' in html  # the line is offered for exactly this order
+
+
+def test_a_full_quota_whose_re_read_is_late__says_which_part_never_the_event(
+        client, service, monkeypatch):
+    # What is left is read again after the refusal, bounded in time; when that read
+    # could not be made in time (page_availability: None) the refusal is still told as
+    # it is: the quota, the form as typed, 409, never "this event is full".
+    event = devconf(service, "lock_table", workshop=1)
+    service.book(event.id, name="Bo", email="bo@example.com", tickets={"workshop-a": 1})
+    token = form_page(client, event.id)[1]
+    monkeypatch.setattr(service, "page_availability", lambda event_id, fresh=False: None)
+
+    def late(event_id):  # the read as it was, unbounded: here, past the deadline
+        raise StillDeciding()
+    monkeypatch.setattr(service, "availability", late)
+    response = post_order(client, event.id, {"conference": 1, "workshop-a": 1,
+                                             "workshop-b": 0}, token=token)
+    html = response.content.decode()
+    assert response.status_code == 409
+    assert "not enough seats left in Workshop A for this order" in html
+    assert 'data-full-quota="workshop-a"' in html and "event is full" not in html
+    assert 'name="qty_conference"' in html
+    assert service.find_registration(event.id, email="ada@example.com") is None

@@ -11,10 +11,12 @@ from django.core.management.base import BaseCommand, CommandError
 
 from booking.mail import sender as mail
 from booking.models import CONFIRMATION, CONFIRMED, REJECTED, REJECTION
-from booking.errors import BookingError
+from booking.errors import BookingContention, BookingError, StoreUnavailable
 from booking.mail.sender import send_owed
 from booking.wiring import (get_booking_service, mail_sender, stream_decider, webhook_sender,
                             worker_settings)
+
+WARM_UP_RETRY_SECONDS = 1.0
 
 
 class Command(BaseCommand):
@@ -55,6 +57,8 @@ class Command(BaseCommand):
             raise CommandError("--interval and --outbox-interval must be positive and "
                                "--min-age not negative.", returncode=2)
         sender = mail_sender()
+        if not once:
+            self._warm_up(decider)
         stop = threading.Event()
         deciding = self._start_decider(sender, stop, once, as_json) if decider else None
         webhooks = self._start_webhooks(stop, once, as_json)
@@ -68,6 +72,26 @@ class Command(BaseCommand):
             for thread in (deciding, webhooks):
                 if thread is not None:
                     thread.join()
+
+    def _warm_up(self, decider: bool) -> None:
+        """Reach the store before the first pass, as the web workers do (their client made,
+        the first connection open; the decider's streams client too), saying at each attempt
+        why it cannot; tables that do not exist stop the worker with that message."""
+        service = get_booking_service()
+        while True:
+            try:
+                service.warm_up()
+                break
+            except StoreUnavailable as exc:
+                if exc.missing_table:
+                    raise CommandError(exc.message) from exc
+                self.stderr.write(f"Warm-up: the store does not answer ({exc.message}); "
+                                  "trying again.")
+            except BookingContention as exc:
+                self.stderr.write(f"Warm-up: the store is busy ({exc.message}); trying again.")
+            time.sleep(WARM_UP_RETRY_SECONDS)
+        if decider:
+            service.store.streams_client  # made now, not at the first stream read
 
     def _send_loop(self, sender, stop, *, once, interval, min_age, as_json, outbox_interval):
         """The outbox every ``outbox_interval`` seconds (a confirmation's delay), the waiting

@@ -131,6 +131,17 @@ class Command(BaseCommand):
                  "by process (web tier, store and proxy, worker) and the confirmation's "
                  "delay (harness/bench/alone.py). One strategy (--strategies, default "
                  "shards), --via api (default) or form (the one-seat bookings).")
+        parser.add_argument(
+            "--client", choices=tuple(door.CLIENTS), default="polite",
+            help="--via: the people's manners. polite (default): waits a request out and "
+                 "asks again after Retry-After; impatient: asks again within about a second "
+                 "whatever Retry-After says, and gives up on a request after 10 s to ask "
+                 "again with the same Idempotency-Key (the same form token).")
+        parser.add_argument(
+            "--cold", action="store_true",
+            help="--via: start the stack just before the drop, with nothing warmed by the "
+                 "harness (no --warmup people, the people booked alone measured after the "
+                 "drop): the first seconds as after a deploy.")
         parser.add_argument("--workers", type=int, default=door.DEFAULT_WORKERS,
                             help="--via: gunicorn worker processes (default: make serve's, "
                                  f"{door.DEFAULT_WORKERS} here).")
@@ -179,11 +190,14 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(f"Bad --drop {options['drop']!r}: {exc}", returncode=2) from exc
         bar = progress(range(len(chosen)), self.stderr, total=len(chosen), unit="strategy")
+        if not via and (options["client"] != "polite" or options["cold"]):
+            raise CommandError("--client and --cold need --via.", returncode=2)
         if via and options["workers"] < 1:
             raise CommandError("--workers must be at least 1.", returncode=2)
         try:
             if via:
                 results = door.run_door(config, via, workers=options["workers"],
+                                        client=options["client"], cold=options["cold"],
                                         step=lambda: bar.update(1))
             else:
                 results = drop.run_drop(config, step=lambda: bar.update(1))
