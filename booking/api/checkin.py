@@ -1,9 +1,9 @@
 """Check-in over the API: an event's lists, a list with live counts, scans one by one and
 an offline scanner's queue. Thin over ``BookingService``.
 
-A ``checkin`` member's token (read or write scope) may list lists and scan
-(``rights.SCAN``), nothing else; creating a list needs ``CHANGE`` (admin, editor, write
-scope). Every scan is answered 200 with the door's decision: a refusal at the door
+A ``checkin`` member's token may list lists and read their counts (``rights.SEE_DOOR``,
+read or write scope) and, with write scope, scan (``rights.SCAN``: a scan is a write),
+nothing else; creating a list needs ``CHANGE`` (admin, editor, write scope). Every scan is answered 200 with the door's decision: a refusal at the door
 (``already_admitted``, ``room_full``...) is a normal answer, not an error. The scan's
 ``nonce`` is its idempotency key: a scan sent again answers the first answer; an
 ``Idempotency-Key`` header, if sent, must equal it.
@@ -108,7 +108,7 @@ class ConflictOutput(serializers.Serializer):
 
 
 class EventCheckinLists(ApiView):
-    actions = {"GET": rights.SCAN, "POST": rights.CHANGE}
+    actions = {"GET": rights.SEE_DOOR, "POST": rights.CHANGE}
 
     @extend_schema(operation_id="checkin_lists_list",
                    responses={200: CheckinListOutput(many=True),
@@ -134,7 +134,7 @@ class EventCheckinLists(ApiView):
 
 
 class CheckinListDetail(ApiView):
-    actions = {"GET": rights.SCAN}
+    actions = {"GET": rights.SEE_DOOR}
 
     @extend_schema(operation_id="checkin_lists_retrieve",
                    responses={200: CheckinListCounts, **problems(401, 403, 404, 503)})
