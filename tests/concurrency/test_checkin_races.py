@@ -49,7 +49,7 @@ User.objects.create_user("door", is_staff=True)
 call_command("create_organizer", {ORGANIZER!r}, "--member", "door:checkin", stdout=StringIO())
 out = StringIO()
 call_command("create_api_token", "--organizer", {ORGANIZER!r}, "--user", "door",
-             "--name", "scanner", "--scope", "read", stdout=out)
+             "--name", "scanner", "--scope", "write", stdout=out)
 print(json.dumps(out.getvalue().strip()))
 """
 
@@ -57,7 +57,7 @@ print(json.dumps(out.getvalue().strip()))
 # --- the API race ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def door_site(local_server, tmp_path_factory):
-    """gunicorn serving ``checkin_wsgi`` on its own tables; a checkin member's read token."""
+    """gunicorn serving ``checkin_wsgi`` on its own tables; a checkin member's write token (a scan is a write)."""
     from django.conf import settings
 
     workdir = tmp_path_factory.mktemp("door")
