@@ -16,8 +16,10 @@ from booking.api import idempotency
 from booking.api.base import ApiView
 from booking.api.problems import Refused
 from booking.api.schema import problems
+from booking.api.serializers import StrictIntegerField, TextField
 from booking.checkin.records import DIRECTIONS, ENTRY, STATUSES
 from booking.organizers import rights
+from booking.service.checkin import MAX_BATCH
 from booking.wiring import get_booking_service
 
 KEY_MISMATCH = (400, "idempotency-key-mismatch", "Idempotency-Key is not the nonce")
@@ -26,13 +28,37 @@ OPTIONAL_KEY = OpenApiParameter(
     description="Optional; if sent, it must equal the scan's nonce (the scan's own key).")
 
 
-class CheckinListInput(serializers.Serializer):
-    name = serializers.CharField(max_length=100)
-    ticket_types = serializers.ListField(child=serializers.CharField(max_length=40),
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON boolean, never ``"yes"``, ``"on"``, ``1`` or ``"true"`` turned into one."""
+
+    default_error_messages = {"invalid": "true or false (a JSON boolean) is required."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+class Strict(serializers.Serializer):
+    """Refuses fields it does not declare, also as one item of a list (400, nothing
+    stored)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {name: "Unknown field." for name in unknown})
+        return super().to_internal_value(data)
+
+
+class CheckinListInput(Strict):
+    name = TextField(max_length=100)
+    ticket_types = serializers.ListField(child=TextField(max_length=40),
                                          required=False, allow_null=True, max_length=20)
-    allow_reentry = serializers.BooleanField(required=False, default=False)
-    occupancy_limit = serializers.IntegerField(required=False, allow_null=True, min_value=1,
-                                               max_value=1_000_000)
+    allow_reentry = StrictBooleanField(required=False, default=False)
+    occupancy_limit = StrictIntegerField(required=False, allow_null=True, min_value=1,
+                                         max_value=1_000_000)
     opens_at = serializers.DateTimeField(required=False, allow_null=True)
     closes_at = serializers.DateTimeField(required=False, allow_null=True)
 
@@ -61,21 +87,22 @@ class CheckinListCounts(CheckinListOutput):
     conflicts = serializers.IntegerField()
 
 
-class ScanInput(serializers.Serializer):
-    code = serializers.CharField(max_length=1000, trim_whitespace=True)
+class ScanInput(Strict):
+    code = TextField(max_length=1000, trim_whitespace=True,
+                     help_text="The pass's code (its QR code's text), its short code "
+                     "(\"917B-981D-1\") or its order's booking reference (\"917B-981D\").")
     direction = serializers.ChoiceField(choices=DIRECTIONS, required=False, default=ENTRY)
     nonce = serializers.RegexField(r"^[A-Za-z0-9_-]{8,64}$", help_text="The scan's own key: "
                                    "8-64 letters, digits, '-' or '_', fresh per scan.")
-    scanned_at = serializers.DateTimeField(required=False, allow_null=True)
-    gate = serializers.CharField(max_length=60, required=False, allow_null=True)
+    gate = TextField(max_length=60, required=False, allow_null=True)
 
 
 class OfflineScanInput(ScanInput):
-    scanned_at = serializers.DateTimeField()
+    scanned_at = serializers.DateTimeField(help_text="When the phone made the scan.")
 
 
-class BatchInput(serializers.Serializer):
-    scans = OfflineScanInput(many=True, allow_empty=False, max_length=500)
+class BatchInput(Strict):
+    scans = OfflineScanInput(many=True, allow_empty=False, max_length=MAX_BATCH)
 
 
 class ScanOutput(serializers.Serializer):
@@ -157,7 +184,8 @@ class Scans(ApiView):
                    parameters=[OPTIONAL_KEY],
                    responses={200: ScanOutput, **problems(400, 401, 403, 404, 503)})
     def post(self, request, list_id):
-        """Scan a pass: 200 with the door's decision, whatever it is."""
+        """Scan a pass: 200 with the door's decision, whatever it is. The scan is stamped
+        with the server's time (a ``scanned_at`` is refused: queued scans go to the batch)."""
         payload = ScanInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
@@ -166,7 +194,7 @@ class Scans(ApiView):
             raise Refused(KEY_MISMATCH, "The Idempotency-Key, if sent, must equal the nonce.")
         result = get_booking_service().scan(
             self.checkin_list.id, data["code"], direction=data["direction"],
-            nonce=data["nonce"], scanned_at=data.get("scanned_at"), gate=data.get("gate"))
+            nonce=data["nonce"], gate=data.get("gate"))
         return Response(ScanOutput(result).data)
 
 

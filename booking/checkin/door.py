@@ -161,7 +161,11 @@ class Door:
         base.update(pass_id=ref.pass_id, ticket_type=ref.ticket_type)
         if not checkin_list.admits_type(ref.ticket_type):
             return self._refused(ScanResult(status=NOT_ON_LIST, **base), stamp)
-        if not checkin_list.is_open(base["scanned_at"]):
+        if not checkin_list.is_open(base["scanned_at"]) or (
+                offline and checkin_list.closes_at is not None
+                and at(now) >= checkin_list.closes_at):  # type: ignore[operator]
+            # An offline scan is judged at the time it was made, but a closed list takes
+            # no more uploads: nobody can date a scan back into its opening hours.
             return self._refused(ScanResult(status=NOT_OPEN, **base), stamp)
         for attempt in range(ATTEMPTS):
             members = (self._entry if direction == ENTRY else self._exit)(
@@ -180,6 +184,18 @@ class Door:
             status = ADMITTED if direction == ENTRY else EXITED
             return ScanResult(status=status, **base, message=MESSAGES[status])
         raise TransactionConflict("the scan's items stayed busy")
+
+    def nonces_fit(self, list_id: str, scans: dict[str, tuple[str, str]]) -> bool:
+        """False if a nonce of ``scans`` (nonce -> (code, direction)) names a stored scan
+        of another code or direction (one batch of reads per 100 nonces)."""
+        nonces = list(scans)
+        for start in range(0, len(nonces), 100):
+            chunk = nonces[start:start + 100]
+            rows = self.store.batch_get([(self.table, scan_key(list_id, n)) for n in chunk])
+            for nonce, row in zip(chunk, rows):
+                if row and row.get("code") != fingerprint(*scans[nonce]):
+                    return False
+        return True
 
     def recall(self, list_id: str, nonce: str) -> dict | None:
         return self.table.get(scan_key(list_id, nonce))

@@ -398,11 +398,10 @@ class BookingService:
         """The list without counts (one read): for scoping a request to its event."""
         return self.checkin.find_list(list_id)
 
-    def scan(self, list_id, code, *, direction="entry", nonce=None, scanned_at=None,
-             gate=None) -> ScanResult:
-        """Decide one scan at the door in one write; the same nonce answers the same."""
-        return self.checkin.scan(list_id, code, direction=direction, nonce=nonce,
-                                 scanned_at=scanned_at, gate=gate)
+    def scan(self, list_id, code, *, direction="entry", nonce=None, gate=None) -> ScanResult:
+        """Decide one scan at the door in one write, at the server's time; the same nonce
+        answers the same."""
+        return self.checkin.scan(list_id, code, direction=direction, nonce=nonce, gate=gate)
 
     def scan_batch(self, list_id, scans) -> list[ScanResult]:
         """An offline scanner's queue, decided in the order the scans were made."""

@@ -32,6 +32,7 @@ NAMES_SECONDS = 30.0  # attendees' names are read again after this long (or on a
 # An offline scan may be uploaded this long after it was made, and not from the future.
 MAX_OFFLINE_AGE = 14 * 86400
 MAX_CLOCK_AHEAD = 300
+SCAN_FIELDS = frozenset({"code", "direction", "nonce", "scanned_at", "gate"})
 
 
 class Checkin:
@@ -158,16 +159,17 @@ class Checkin:
                                    inside=counts["inside"], conflicts=counts["conflicts"])
 
     # --- scans ---------------------------------------------------------------------
-    def scan(self, list_id, code, *, direction=ENTRY, nonce=None, scanned_at=None,
-             gate=None) -> ScanResult:
+    def scan(self, list_id, code, *, direction=ENTRY, nonce=None, gate=None) -> ScanResult:
+        """One scan decided now, stamped with the server's time (never the client's)."""
         found = self.find_list(list_id)
-        return self._scan(found, code, direction=direction, nonce=nonce,
-                          scanned_at=scanned_at, gate=gate, offline=False)
+        cleaned = self._clean_scan(code, direction, nonce, gate)
+        return self._scan(found, *cleaned, scanned_at=None, offline=False)
 
     def scan_batch(self, list_id, scans) -> list[ScanResult]:
         """An offline scanner's queue: each scan (``code``, ``direction``, ``nonce``,
         ``scanned_at``, ``gate``) decided in the order they were made; the answers in the
-        order given. A scan sent again (its nonce) answers as the first time."""
+        order given. A scan sent again (its nonce) answers as the first time. Every scan is
+        checked before any is decided: a batch refused as bad input changed nothing."""
         found = self.find_list(list_id)
         if not isinstance(scans, (list, tuple)) or not scans or len(scans) > MAX_BATCH:
             raise InvalidBooking(f"A batch holds 1 to {MAX_BATCH} scans.", field="scans")
@@ -175,18 +177,22 @@ class Checkin:
         for index, scan in enumerate(scans):
             if not isinstance(scan, dict):
                 raise InvalidBooking("Each scan must be an object.", field="scans")
+            unknown = sorted(set(scan) - SCAN_FIELDS)
+            if unknown:
+                raise InvalidBooking(f"Unknown field {unknown[0]!r} in scan {index + 1}.",
+                                     field="scans")
             when = self._clean_scanned_at(scan.get("scanned_at"), required=True)
-            cleaned.append((when, index, scan))
+            fields = self._clean_scan(scan.get("code"), scan.get("direction", ENTRY),
+                                      scan.get("nonce"), scan.get("gate"))
+            cleaned.append((when, index, fields))
+        self._refuse_reused_nonces(found, [fields for _, _, fields in cleaned])
         answers: dict[int, ScanResult] = {}
-        for when, index, scan in sorted(cleaned, key=lambda entry: (entry[0], entry[1])):
-            answers[index] = self._scan(found, scan.get("code"),
-                                        direction=scan.get("direction", ENTRY),
-                                        nonce=scan.get("nonce"), scanned_at=when,
-                                        gate=scan.get("gate"), offline=True)
+        for when, index, fields in sorted(cleaned, key=lambda entry: (entry[0], entry[1])):
+            answers[index] = self._scan(found, *fields, scanned_at=when, offline=True)
         return [answers[index] for index in range(len(scans))]
 
-    def _scan(self, found: CheckinList, code, *, direction, nonce, scanned_at, gate,
-              offline: bool) -> ScanResult:
+    def _clean_scan(self, code, direction, nonce, gate) -> tuple:
+        """(code, direction, nonce, gate) checked, or ``InvalidBooking``."""
         if direction not in DIRECTIONS:
             raise InvalidBooking("The direction must be \"entry\" or \"exit\".",
                                  field="direction")
@@ -197,12 +203,25 @@ class Checkin:
             raise InvalidBooking("A scan needs the pass's code.", field="code")
         if gate is not None:
             gate = validation.clean_text(gate, field="gate", label="Gate", max_length=GATE_MAX)
-        when = None
-        if scanned_at is not None:
-            when = self._clean_scanned_at(scanned_at, required=False)
+        return code.strip(), direction, nonce, gate
+
+    def _refuse_reused_nonces(self, found: CheckinList, scans: list[tuple]) -> None:
+        """A nonce used twice in the batch, or already by a scan of another code or
+        direction, refuses the whole batch before anything is decided."""
+        by_nonce: dict[str, tuple] = {}
+        for code, direction, nonce, _ in scans:
+            if by_nonce.setdefault(nonce, (code, direction)) != (code, direction):
+                raise InvalidBooking("This nonce was already used for another scan.",
+                                     field="nonce")
+        if not self.door.nonces_fit(found.id, by_nonce):
+            raise InvalidBooking("This nonce was already used for another scan.",
+                                 field="nonce")
+
+    def _scan(self, found: CheckinList, code, direction, nonce, gate, *, scanned_at,
+              offline: bool) -> ScanResult:
         try:
-            result = self.door.scan(found, code.strip(), direction=direction, nonce=nonce,
-                                    scanned_at=when, gate=gate, offline=offline)
+            result = self.door.scan(found, code, direction=direction, nonce=nonce,
+                                    scanned_at=scanned_at, gate=gate, offline=offline)
         except NonceReused:
             raise InvalidBooking("This nonce was already used for another scan.",
                                  field="nonce") from None

@@ -181,7 +181,7 @@ def _ticket_labels(event) -> dict:
 def _read_json(request) -> dict:
     try:
         body = json.loads(request.body or b"{}")
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: too deep
         raise InvalidBooking("The request is not JSON.") from None
     if not isinstance(body, dict):
         raise InvalidBooking("The request must be a JSON object.")
