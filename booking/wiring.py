@@ -63,6 +63,7 @@ class WebSettings:
     rates: dict  # abuse limit name -> its rate text ("10/10m" or "off")
     default_strategy: str  # the admin's preselected size
     max_body_bytes: int  # a request body over this answers 413 before anything reads it
+    max_json_bytes: int  # a JSON body a view reads (Django's DATA_UPLOAD_MAX_MEMORY_SIZE too)
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,9 @@ def web_settings() -> WebSettings:
         trusted_proxy_count=settings.TRUSTED_PROXY_COUNT,
         rates={name: getattr(settings, setting) for name, setting in RATE_SETTINGS.items()},
         default_strategy=settings.BOOKING_DEFAULT_STRATEGY,
-        max_body_bytes=settings.REQUEST_BODY_MAX_BYTES)
+        max_body_bytes=settings.REQUEST_BODY_MAX_BYTES,
+        max_json_bytes=min(settings.REQUEST_BODY_MAX_BYTES,
+                           settings.DATA_UPLOAD_MAX_MEMORY_SIZE or settings.REQUEST_BODY_MAX_BYTES))
 
 
 def worker_settings() -> WorkerSettings:

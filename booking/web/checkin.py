@@ -158,7 +158,9 @@ def scanner(request, service, checkin_list, event):
         "countsUrl": reverse("booking:checkin_counts", args=[checkin_list.id]),
         "workerUrl": reverse("booking:checkin_worker"),
         "texts": PAGE_TEXTS, "titles": TITLES,
-        "maxBatch": MAX_BATCH,  # an offline queue is sent in parts of this size
+        # An offline queue is sent in parts of at most this many scans and bytes (a part
+        # answered 413 anyway is halved).
+        "maxBatch": MAX_BATCH, "maxBatchBytes": web_settings().max_json_bytes - 1024,
     }
     return render(request, "booking/checkin/scanner.html",
                   {"event": event, "checkin_list": checkin_list, "config": config})

@@ -249,19 +249,49 @@
     $("queue").textContent = waiting === 1 ? "1 scan waiting to be sent" : `${waiting} scans waiting to be sent`;
   }
 
-  // Sends ``part``; a part refused as bad input (400) is sent again scan by scan, so one
-  // bad scan (a time the server will not take) cannot hold up the others.
+  // The queue in parts the server takes: at most ``maxBatch`` scans and
+  // ``maxBatchBytes`` of JSON each (a code is ~200 bytes, a gate up to 180).
+  const bytes = (value) => new TextEncoder().encode(JSON.stringify(value)).length;
+  function parts(scans) {
+    const found = [];
+    let part = [];
+    let size = bytes({scans: []});
+    for (const scan of scans) {
+      const more = bytes(scan) + 1;
+      if (part.length && (part.length >= config.maxBatch || size + more > config.maxBatchBytes)) {
+        found.push(part);
+        part = [];
+        size = bytes({scans: []});
+      }
+      part.push(scan);
+      size += more;
+    }
+    if (part.length) found.push(part);
+    return found;
+  }
+
+  // Sends ``part``: {results, refused}, or null to try again later (no connection, busy).
+  // A part answered 413 (too large for a proxy on the way) is sent again in halves; one
+  // refused as bad input (400) scan by scan, so one bad scan (a time the server will not
+  // take) cannot hold up the others.
   async function send(part) {
     const response = await post(config.batchUrl, {scans: part});
     if (response.ok) return {results: (await response.json()).results, refused: []};
-    if (response.status !== 400) return null; // try again later
+    if (response.status !== 400 && response.status !== 413) return null; // try again later
     if (part.length === 1) {
       const body = await response.json().catch(() => ({}));
-      return {results: [], refused: [{scan: part[0], error: body.error || "refused"}]};
+      return {results: [], refused: [{scan: part[0], error: body.error || body.detail || `Error ${response.status}`}]};
     }
+    const pieces = response.status === 413
+      ? [part.slice(0, Math.ceil(part.length / 2)), part.slice(Math.ceil(part.length / 2))]
+      : part.map((scan) => [scan]);
+    return sendAll(pieces);
+  }
+
+  async function sendAll(pieces) {
     const all = {results: [], refused: []};
-    for (const scan of part) {
-      const one = await send([scan]);
+    for (const piece of pieces) {
+      const one = await send(piece);
       if (one === null) return all.results.length || all.refused.length ? all : null;
       all.results.push(...one.results);
       all.refused.push(...one.refused);
@@ -273,7 +303,7 @@
     if (uploading || queue.length === 0 || !navigator.onLine) return;
     uploading = true;
     try {
-      const sent = await send(queue.slice(0, config.maxBatch));
+      const sent = await sendAll(parts(queue.slice()));
       if (sent === null) return;
       const {results, refused} = sent;
       const done = new Set([...results.map((r) => r.nonce), ...refused.map((r) => r.scan.nonce)]);
