@@ -105,6 +105,17 @@ class BatchInput(Strict):
     scans = OfflineScanInput(many=True, allow_empty=False, max_length=MAX_BATCH)
 
 
+class ChoiceOutput(serializers.Serializer):
+    short_code = serializers.CharField(help_text="Scan this to admit this pass.")
+    ticket_label = serializers.CharField()
+    code = serializers.CharField()
+    status = serializers.CharField(help_text="valid or cancelled")
+
+    def to_representation(self, instance):
+        short, label, code, status = instance
+        return {"short_code": short, "ticket_label": label, "code": code, "status": status}
+
+
 class ScanOutput(serializers.Serializer):
     status = serializers.ChoiceField(choices=STATUSES)
     accepted = serializers.BooleanField(help_text="true: let the person through")
@@ -121,6 +132,8 @@ class ScanOutput(serializers.Serializer):
     first_gate = serializers.CharField(allow_null=True)
     offline = serializers.BooleanField()
     conflict = serializers.BooleanField()
+    choices = ChoiceOutput(many=True, help_text="choose_pass: the booking's passes on this "
+                           "list; scan one by its short code")
 
 
 class ConflictOutput(serializers.Serializer):

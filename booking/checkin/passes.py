@@ -83,6 +83,33 @@ class Pass:
     def is_valid(self) -> bool:
         return self.status == VALID
 
+    @property
+    def short_code(self) -> str:
+        """What a person can read out or type: its order's booking reference and its seat
+        (``917B-981D-2``), printed under its QR code."""
+        return short_code(self.pass_id)
+
+
+SHORT = re.compile(r"^([0-9A-F]{4})-?([0-9A-F]{4})(?:-?([1-9][0-9]{0,3}))?$")
+
+
+def short_code(pass_id_: str) -> str:
+    registration_id, seat = pass_id_.rsplit("-", 1)
+    head = registration_id[:8].upper()
+    return f"{head[:4]}-{head[4:]}-{seat}"
+
+
+def read_short(text) -> tuple[str, int | None] | None:
+    """(the order's id prefix, lower case; its seat or None for the whole order) of a
+    typed short code or booking reference (spaces, dashes and case as typed), else None."""
+    if not isinstance(text, str) or len(text) > 40:
+        return None
+    found = SHORT.match("".join(text.split()).upper())
+    if found is None:
+        return None
+    return (found.group(1) + found.group(2)).lower(), (
+        int(found.group(3)) if found.group(3) else None)
+
 
 def pass_id(registration_id: str, seat: int) -> str:
     return f"{registration_id}-{seat}"

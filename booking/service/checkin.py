@@ -15,9 +15,9 @@ from datetime import datetime, timezone
 from booking import validation
 from booking.checkin.cancellation import PassCancellation, cancelled_by
 from booking.checkin.door import Door, ListKeyReused, NonceReused, layout_of
-from booking.checkin.passes import CANCELLED, VALID, Pass, pass_id
-from booking.checkin.records import (DIRECTIONS, ENTRY, CheckinList, Conflict, ScanResult,
-                                     at)
+from booking.checkin.passes import CANCELLED, VALID, Pass, pass_id, read_short
+from booking.checkin.records import (CHOOSE_PASS, DIRECTIONS, ENTRY, MESSAGES, CheckinList,
+                                     Conflict, ScanResult, at)
 from booking.errors import CheckinListNotFound, InvalidBooking
 from booking.models import CAPACITY_QUOTA, Registration
 from booking.service.catalog import EventCatalog
@@ -46,6 +46,7 @@ class Checkin:
         self._lock = threading.Lock()
         self._reading = threading.Lock()
         self._expected_seen: dict[str, tuple[float, int]] = {}
+        self._references: dict[str, tuple[float, dict[str, list[Registration]]]] = {}
 
     # --- passes --------------------------------------------------------------------
     def pass_public_key(self, event_id) -> str:
@@ -233,6 +234,8 @@ class Checkin:
         direction, refuses the whole batch before anything is decided."""
         by_nonce: dict[str, tuple] = {}
         for code, direction, nonce, _ in scans:
+            if read_short(code) is not None:
+                continue  # stored under its pass's code: its own write tells a reuse
             if by_nonce.setdefault(nonce, (code, direction)) != (code, direction):
                 raise InvalidBooking("This nonce was already used for another scan.",
                                      field="nonce")
@@ -242,6 +245,12 @@ class Checkin:
 
     def _scan(self, found: CheckinList, code, direction, nonce, gate, *, scanned_at,
               offline: bool) -> ScanResult:
+        short = read_short(code)
+        if short is not None:  # a short code or a booking reference: its pass's code
+            passes = self._passes_of_short(found, *short)
+            if len(passes) > 1:
+                return self._choose(found, passes, direction, nonce, gate, offline)
+            code = passes[0].code if passes else code  # none: refused as unknown_code
         try:
             result = self.door.scan(found, code, direction=direction, nonce=nonce,
                                     scanned_at=scanned_at, gate=gate, offline=offline)
@@ -252,6 +261,52 @@ class Checkin:
         for observer in self.observers:
             observer(found, result)
         return result
+
+    def _passes_of_short(self, found: CheckinList, prefix: str, seat: int | None) -> list[Pass]:
+        """The passes a short code (``seat``) or booking reference (None) names on the
+        list: looked up among the event's orders (``_orders_by_reference``), never from the
+        text itself; a reference of an order with one pass on the list names that one."""
+        passes = [p for r in self._orders_by_reference(found.event_id, prefix)
+                  for p in self.issued_passes(r) if found.admits_type(p.ticket_type)]
+        if seat is not None:
+            return [p for p in passes if p.pass_id.rsplit("-", 1)[1] == str(seat)]
+        return passes
+
+    def _orders_by_reference(self, event_id: str, prefix: str) -> list[Registration]:
+        """The event's confirmed orders whose id starts with ``prefix`` (read again after
+        ``NAMES_SECONDS``, or on a miss at most once a second)."""
+        now = time.monotonic()
+        with self._lock:
+            read_at, orders = self._references.get(event_id, (0.0, {}))
+        if prefix not in orders and now - read_at >= 1.0 or now - read_at >= NAMES_SECONDS:
+            orders = {}
+            for registration in self.registrations(event_id):
+                if registration.is_confirmed:
+                    orders.setdefault(registration.registration_id[:8], []).append(registration)
+            with self._lock:
+                if len(self._references) > 200:
+                    self._references.clear()
+                self._references[event_id] = (time.monotonic(), orders)
+        return orders.get(prefix, [])
+
+    def _choose(self, found: CheckinList, passes: list[Pass], direction, nonce, gate,
+                offline) -> ScanResult:
+        """A reference of several passes: nothing decided, nothing stored; the passes to
+        pick from (their state at the door too)."""
+        states = {p.pass_id: p for r in {p.registration_id for p in passes}
+                  for p in self.passes(self._registration_of(passes, r))}
+        choices = tuple((p.short_code, p.ticket_label, p.code,
+                         states.get(p.pass_id, p).status) for p in passes)
+        return ScanResult(status=CHOOSE_PASS, list_id=found.id, nonce=nonce,
+                          direction=direction, scanned_at=datetime.now(timezone.utc),
+                          gate=gate, offline=offline, choices=choices,
+                          attendee_name=self._attendee(found.event_id,
+                                                       passes[0].registration_id),
+                          message=MESSAGES[CHOOSE_PASS])
+
+    def _registration_of(self, passes: list[Pass], registration_id: str) -> Registration:
+        orders = self._orders_by_reference(passes[0].event_id, registration_id[:8])
+        return next(r for r in orders if r.registration_id == registration_id)
 
     def _clean_scanned_at(self, value, *, required: bool) -> float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):

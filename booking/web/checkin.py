@@ -207,7 +207,9 @@ def result_json(result) -> dict:
             "ticket_label": result.ticket_label, "name": result.attendee_name,
             "first_admitted_at": _iso(result.first_admitted_at),
             "first_gate": result.first_gate, "conflict": result.conflict,
-            "offline": result.offline}
+            "offline": result.offline,
+            "choices": [{"short_code": short, "ticket_label": label, "code": code,
+                         "status": status} for short, label, code, status in result.choices]}
 
 
 def _iso(moment) -> str | None:

@@ -179,3 +179,17 @@ def test_registration_bodies_list_their_passes(client, service, event, booked):
     assert [(p["ticket_type"], p["status"]) for p in passes] == [("day", "valid"),
                                                                   ("vip", "valid")]
     assert passes[0]["code"] == service.passes(booked)[0].code
+
+
+def test_scan_by_booking_reference__choose_pass_then_its_short_code_admits(client, service,
+                                                                          event, booked):
+    _, auth = issue(WRITE)
+    list_id = create_list(client, event, auth).json()["id"]
+    pick = scan(client, list_id, booked.reference, auth)
+    assert pick.status_code == 200, pick.content
+    body = pick.json()
+    assert body["status"] == "choose_pass" and body["accepted"] is False
+    assert [c["ticket_label"] for c in body["choices"]] == ["Day", "Vip"]
+    assert service.scan_log(list_id) == []  # nothing decided, nothing stored
+    admitted = scan(client, list_id, body["choices"][1]["short_code"], auth).json()
+    assert admitted["status"] == "admitted" and admitted["ticket_type"] == "vip"
