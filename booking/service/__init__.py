@@ -411,6 +411,11 @@ class BookingService:
         """(attendee name, pass) whose name or e-mail contains ``text``, for the list."""
         return self.checkin.search_passes(list_id, text, limit=limit)
 
+    def checkin_roster(self, list_id) -> list[tuple[str, Pass]]:
+        """(attendee name, pass) of every confirmed order's passes the list admits: the
+        scanner's offline look-up of short codes (one read per order)."""
+        return self.checkin.roster(list_id)
+
     def scan_log(self, list_id, *, limit: int | None = None) -> list[ScanResult]:
         return self.checkin.scan_log(list_id, limit=limit)
 

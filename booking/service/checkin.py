@@ -376,6 +376,13 @@ class Checkin:
         return [(r.name, p) for r in people[:limit]
                 for p in passes.get(r.registration_id, []) if found.admits_type(p.ticket_type)]
 
+    def roster(self, list_id) -> list[tuple[str, Pass]]:
+        found = self.find_list(list_id)
+        people = [r for r in self.registrations(found.event_id) if r.is_confirmed]
+        passes = self.passes_of(people)
+        return [(r.name, p) for r in people for p in passes.get(r.registration_id, [])
+                if found.admits_type(p.ticket_type)]
+
     # --- the log, conflicts, audit -------------------------------------------------
     def scan_log(self, list_id, *, limit: int | None = None) -> list[ScanResult]:
         found = self.find_list(list_id)

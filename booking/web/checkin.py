@@ -44,11 +44,14 @@ PAGE_TEXTS = {
     "other_event": "This pass is for another event.",
     "cannot_check": "This phone cannot check codes offline. Connect to the internet.",
     "failed": "Something went wrong checking this code. Try again, or type the code.",
+    "short_unknown": "No pass with this code on this phone's list (it was last read "
+                     "online). Check the code, or connect to the internet.",
 }
 # The big word of each full-screen answer.
 TITLES = {"admitted": "Admitted", "exited": "Exit recorded", "already_admitted": "Already in",
           "not_inside": "Not inside", "room_full": "Room full", "not_on_list": "Wrong list",
           "cancelled": "Cancelled", "unknown_code": "Not valid", "not_open": "Not open",
+          "choose_pass": "Choose a pass",
           "error": "Not checked"}
 
 
@@ -156,6 +159,7 @@ def scanner(request, service, checkin_list, event):
         "batchUrl": reverse("booking:checkin_batch", args=[checkin_list.id]),
         "searchUrl": reverse("booking:checkin_search", args=[checkin_list.id]),
         "countsUrl": reverse("booking:checkin_counts", args=[checkin_list.id]),
+        "rosterUrl": reverse("booking:checkin_roster", args=[checkin_list.id]),
         "workerUrl": reverse("booking:checkin_worker"),
         "texts": PAGE_TEXTS, "titles": TITLES,
         # An offline queue is sent in parts of at most this many scans and bytes (a part
@@ -268,3 +272,15 @@ def counts(request, service, checkin_list, event):
                          "inside": checkin_list.inside, "conflicts": checkin_list.conflicts,
                          "occupancy_limit": checkin_list.occupancy_limit})
 
+
+
+@never_cache
+@list_view("GET")
+def roster(request, service, checkin_list, event):
+    """Every pass the list admits by its short code (with its code, name and ticket type):
+    the page keeps it so that a short code or booking reference typed in works offline.
+    Read when the page opens and every few minutes, never per scan."""
+    return JsonResponse({"passes": [
+        {"short_code": p.short_code, "code": p.code, "name": name,
+         "ticket_label": p.ticket_label, "status": p.status}
+        for name, p in service.checkin_roster(checkin_list.id)]})

@@ -19,6 +19,7 @@
   const SAME_CODE_PAUSE_MS = 2500; // the camera ignores the code it just answered
   const GREEN_SHOWN_MS = 2500; // a green answer clears itself; a red one waits for a tap
   const UPLOAD_EVERY_MS = 10000;
+  const ROSTER_EVERY_MS = 5 * 60 * 1000;
 
   // --- this phone's memory (per list) ------------------------------------------------
   const key = (name) => `checkin:${config.listId}:${name}`;
@@ -38,6 +39,30 @@
     if (!passId) return;
     seen[passId] = {inside, at, gate};
     save("seen", seen);
+  }
+
+  // --- short codes: "917B-981D-2" (a pass) or "917B-981D" (its booking) -----------------
+  // Looked up, never read from the text: in the list's roster (kept on this phone, read
+  // from the server when the page opens and every few minutes), else by the server.
+  let roster = load("roster", []); // [{short_code, code, name, ticket_label, status}]
+  function shortOf(text) {
+    const found = /^([0-9A-F]{4})-?([0-9A-F]{4})(?:-?([1-9][0-9]{0,3}))?$/.exec(text.replace(/\s+/g, "").toUpperCase());
+    return found ? {ref: `${found[1]}-${found[2]}`, seat: found[3] || null} : null;
+  }
+  function inRoster(short) {
+    return roster.filter((entry) => short.seat === null
+      ? entry.short_code.startsWith(short.ref + "-") : entry.short_code === `${short.ref}-${short.seat}`);
+  }
+  async function refreshRoster() {
+    if (!navigator.onLine) return;
+    try {
+      const response = await fetch(config.rosterUrl, {credentials: "same-origin"});
+      if (!response.ok) return;
+      roster = (await response.json()).passes || [];
+      save("roster", roster);
+    } catch (error) {
+      // offline meanwhile: the roster kept stays
+    }
   }
 
   // --- codes: "BP1." + b64url(payload) + "." + b64url(Ed25519 signature) --------------
@@ -184,7 +209,47 @@
     }
   }
 
+  // A booking reference of several passes: its passes to pick from (under "Find a name").
+  function choose(choices, name) {
+    const people = $("people");
+    people.replaceChildren();
+    const item = document.createElement("li");
+    item.className = "person";
+    const heading = document.createElement("p");
+    heading.className = "person-name";
+    heading.textContent = `${name ? name + ": " : ""}${texts.choose_pass}`;
+    item.append(heading);
+    for (const choice of choices) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "person-pass";
+      button.textContent = `${choice.ticket_label} · ${choice.short_code}` + (choice.status === "cancelled" ? " (cancelled)" : "");
+      button.addEventListener("click", () => decide(choice.code));
+      item.append(button);
+    }
+    people.append(item);
+    item.querySelector("button").focus();
+  }
+
   async function decideNow(code) {
+    const short = shortOf(code);
+    if (short !== null) {
+      const found = inRoster(short);
+      if (found.length > 1) {
+        busy = false;
+        choose(found, found[0].name);
+        return;
+      }
+      if (found.length === 1) {
+        code = found[0].code;
+      } else if (!navigator.onLine) {
+        show({good: false, status: "unknown_code", why: texts.short_unknown});
+        return;
+      } else {
+        await decideShortOnline(code);
+        return;
+      }
+    }
     const check = await checkLocally(code);
     if (!check.ok && check.reason !== "cannot_check") {
       const status = check.reason === "not_on_list" ? "not_on_list" : "unknown_code";
@@ -221,6 +286,32 @@
       return;
     }
     decideOffline(check.ref, scan);
+  }
+
+  // A short code this phone's roster does not hold: only the server can look it up.
+  async function decideShortOnline(code) {
+    const scan = {code, direction: direction(), nonce: crypto.randomUUID(), gate: gate()};
+    let response = null;
+    try {
+      response = await post(config.scanUrl, scan);
+    } catch (error) {
+      response = null;
+    }
+    if (response === null || !response.ok) {
+      show({good: false, status: "error", why: texts.failed});
+      return;
+    }
+    const result = await response.json();
+    if (result.status === "choose_pass") {
+      busy = false;
+      choose(result.choices, result.name);
+      return;
+    }
+    if (result.accepted || result.status === "already_admitted") {
+      remember(result.pass_id, result.status !== "exited", result.first_admitted_at || serverNow().toISOString(), result.first_gate || scan.gate);
+    }
+    serverAnswer(result);
+    refreshCounts();
   }
 
   function decideOffline(ref, scan) {
@@ -480,5 +571,7 @@
   showQueue();
   showNetwork();
   refreshCounts();
+  refreshRoster();
   setInterval(() => { upload(); refreshCounts(); }, UPLOAD_EVERY_MS);
+  setInterval(refreshRoster, ROSTER_EVERY_MS);
 })();

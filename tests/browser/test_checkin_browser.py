@@ -242,3 +242,64 @@ def test_browser__scanner__a_queue_over_the_body_limit_uploads_whole_with_its_co
     assert (counted.admitted, counted.conflicts) == (3, 397)
     assert len(site_service.scan_log(door.id)) == 400
     context.close()
+
+
+def test_browser__scanner__short_codes_and_booking_references_online_and_offline(
+        live_site, site_service, browser, screenshot):
+    """The short code under a pass's QR admits that pass; a booking reference of a
+    two-pass order offers its passes to pick; offline, a short code is found in the
+    roster the page keeps (a made-up one is refused)."""
+    tag = uuid.uuid4().hex[:6]
+    event = site_service.create_event(name=f"Short codes {tag}", capacity=10,
+                                      starts_at="2031-09-01T18:00:00+00:00", organizer="acme",
+                                      max_per_order=3)
+    door = site_service.create_checkin_list(event.id, name="Short door")
+    ada = site_service.book(event.id, name="Ada Short", email=f"ada{tag}@example.com")
+    duo = site_service.book(event.id, name="Duo Pair", email=f"duo{tag}@example.com",
+                            tickets={"admission": 2})
+    eve = site_service.book(event.id, name="Eve Late", email=f"eve{tag}@example.com")
+    (ada_pass,), duo_passes = site_service.passes(ada), site_service.passes(duo)
+    (eve_pass,) = site_service.passes(eve)
+    username = f"short{tag}"
+    live_site.manage("shell", "-c", MAKE_CHECKIN_USER.format(username=username,
+                                                             password=PASSWORD))
+    context = browser.new_context(viewport=PHONE)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    page.goto(live_site.url + "/checkin/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("link", name="Short door").click()
+    expect(page.locator("#network")).to_have_text("Online")
+
+    page.get_by_label("Type a code").fill(ada_pass.short_code.lower())
+    page.get_by_role("button", name="Check").click()
+    answer_shows(page, "admitted", "Admitted", "Ada Short")
+    page.get_by_role("button", name="Next scan").click()
+
+    page.get_by_label("Type a code").fill(duo.reference)
+    page.get_by_role("button", name="Check").click()
+    expect(page.locator("#people")).to_contain_text("choose the one to scan")
+    screenshot(page, "checkin-9-choose-a-pass")
+    page.get_by_role("button", name=f"Admission · {duo_passes[1].short_code}").click()
+    answer_shows(page, "admitted", "Admitted", "Duo Pair")
+    page.get_by_role("button", name="Next scan").click()
+    assert site_service.checkin_list(door.id).admitted == 2
+
+    context.set_offline(True)
+    expect(page.locator("#network")).to_have_text("Offline")
+    page.get_by_label("Type a code").fill(eve_pass.short_code)
+    page.get_by_role("button", name="Check").click()
+    answer_shows(page, "admitted", "offline", "Admission")
+    page.get_by_role("button", name="Next scan").click()
+    made_up = ("0" if eve.reference[0] != "0" else "1") + eve.reference[1:] + "-1"
+    page.get_by_label("Type a code").fill(made_up)
+    page.get_by_role("button", name="Check").click()
+    answer_shows(page, "unknown_code", "No pass with this code")
+    screenshot(page, "checkin-10-short-code-offline-unknown")
+    page.get_by_role("button", name="Next scan").click()
+    context.set_offline(False)
+    expect(page.locator("#synced")).to_have_text("1 offline scan sent.")
+    assert site_service.checkin_list(door.id).admitted == 3
+    context.close()

@@ -27,7 +27,7 @@ LIST_ROUTES = sorted(p.name for p in web_urls.urlpatterns
 
 
 def test_every_checkin_route_is_swept():
-    assert LIST_ROUTES == ["checkin_batch", "checkin_counts", "checkin_scan",
+    assert LIST_ROUTES == ["checkin_batch", "checkin_counts", "checkin_roster", "checkin_scan",
                            "checkin_scanner", "checkin_search"]
 
 
