@@ -59,7 +59,8 @@ def ask(client, user, route: str, list_id: str, method: str, code: str):
         client.force_login(user)
     path = f"/checkin/{list_id}/" + {"checkin_scanner": "", "checkin_scan": "scan/",
                                      "checkin_batch": "batch/", "checkin_search": "search/",
-                                     "checkin_counts": "counts/"}[route]
+                                     "checkin_counts": "counts/",
+                                     "checkin_roster": "roster/"}[route]
     scan = {"code": code, "direction": "entry", "nonce": uuid.uuid4().hex, "gate": "sweep",
             "scanned_at": datetime.now(timezone.utc).isoformat()}
     body = json.dumps({"scans": [scan]} if route == "checkin_batch" else scan)
