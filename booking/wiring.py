@@ -158,8 +158,11 @@ def service_from_settings(*, store: Store | None = None, extra_strategies: dict 
 
 
 def pass_signer() -> PassSigner:
-    """Signs passes' codes with a key per event derived from SECRET_KEY."""
-    return PassSigner(settings.SECRET_KEY.encode("utf-8"))
+    """Signs passes' codes with a key per event derived from SECRET_KEY; codes signed with
+    a key of SECRET_KEY_FALLBACKS still scan (a rotated secret does not end passes)."""
+    return PassSigner(settings.SECRET_KEY.encode("utf-8"),
+                      fallbacks=[key.encode("utf-8")
+                                 for key in settings.SECRET_KEY_FALLBACKS])
 
 
 def tell_webhooks_of_scans(service: BookingService) -> BookingService:

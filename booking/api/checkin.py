@@ -76,8 +76,15 @@ class CheckinListOutput(serializers.Serializer):
     public_key = serializers.SerializerMethodField(
         help_text="The event's Ed25519 public key (raw, base64url): check codes offline.")
 
+    public_keys = serializers.SerializerMethodField(
+        help_text="Every key a code may verify with: the signing one first, then those of "
+        "secrets being rotated out (SECRET_KEY_FALLBACKS). Offline, accept a code any verifies.")
+
     def get_public_key(self, checkin_list) -> str:
         return get_booking_service().pass_public_key(checkin_list.event_id)
+
+    def get_public_keys(self, checkin_list) -> list[str]:
+        return get_booking_service().pass_public_keys(checkin_list.event_id)
 
 
 class CheckinListCounts(CheckinListOutput):

@@ -378,6 +378,10 @@ class BookingService:
         """The event's Ed25519 public key (raw, base64url): scanners check codes with it."""
         return self.checkin.pass_public_key(event_id)
 
+    def pass_public_keys(self, event_id) -> list[str]:
+        """The event's public keys: the signing one, then those of SECRET_KEY_FALLBACKS."""
+        return self.checkin.pass_public_keys(event_id)
+
     def create_checkin_list(self, event_id, *, name, ticket_types=None, allow_reentry=False,
                             occupancy_limit=None, opens_at=None, closes_at=None,
                             request_id=None) -> CheckinList:

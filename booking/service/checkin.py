@@ -52,6 +52,9 @@ class Checkin:
     def pass_public_key(self, event_id) -> str:
         return self.door.signer.public_key(validation.clean_event_id(event_id))
 
+    def pass_public_keys(self, event_id) -> list[str]:
+        return self.door.signer.public_keys(validation.clean_event_id(event_id))
+
     def passes(self, registration: Registration) -> list[Pass]:
         """Every pass of the order, seat 1 first, with its state at the door."""
         if not registration.is_confirmed:

@@ -88,27 +88,31 @@
     }
   }
 
-  let publicKey = null; // a promise of the imported key (null: this browser cannot)
-  function eventKey() {
-    if (publicKey === null) {
-      publicKey = (window.crypto && crypto.subtle)
-        ? crypto.subtle.importKey("raw", unb64url(config.publicKey), {name: "Ed25519"}, false, ["verify"])
+  // The event's keys: the signing one, then those of secrets being rotated out.
+  let publicKeys = null; // a promise of the imported keys (rejected: this browser cannot)
+  function eventKeys() {
+    if (publicKeys === null) {
+      publicKeys = (window.crypto && crypto.subtle)
+        ? Promise.all(config.publicKeys.map((raw) => crypto.subtle.importKey("raw", unb64url(raw), {name: "Ed25519"}, false, ["verify"])))
         : Promise.reject(new Error("no WebCrypto"));
     }
-    return publicKey;
+    return publicKeys;
   }
 
   // What this phone can tell by itself: {ok, ref} or {ok: false, reason}.
   async function checkLocally(code) {
     const ref = parse(code);
     if (ref === null) return {ok: false, reason: "forged"};
-    let key;
+    let keys;
     try {
-      key = await eventKey();
+      keys = await eventKeys();
     } catch (error) {
       return {ok: false, reason: "cannot_check", ref};
     }
-    const valid = await crypto.subtle.verify({name: "Ed25519"}, key, ref.signature, ref.signed);
+    let valid = false;
+    for (const key of keys) {
+      valid = valid || await crypto.subtle.verify({name: "Ed25519"}, key, ref.signature, ref.signed);
+    }
     if (!valid) {
       // A real code of another event is signed with that event's key.
       return {ok: false, reason: ref.eventId === config.eventId ? "forged" : "other_event"};
