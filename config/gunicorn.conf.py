@@ -36,13 +36,17 @@ keepalive = _int("GUNICORN_KEEPALIVE", 5)
 max_requests = _int("GUNICORN_MAX_REQUESTS", 2000)
 max_requests_jitter = _int("GUNICORN_MAX_REQUESTS_JITTER", 200)
 backlog = _int("GUNICORN_BACKLOG", 16)
-# Request-line and header limits (gunicorn's defaults, stated).
-limit_request_line = 4094
+# Request-line and header limits. The line's is gunicorn's largest, above what nginx's
+# header buffer (8k, config/nginx.conf) passes: nginx answers a longer one itself (a
+# problem+json 414 under /api/), so gunicorn's HTML 414 is never what a client meets.
+limit_request_line = 8190
 limit_request_fields = 100
 limit_request_field_size = 8190
 # Only these addresses may set X-Forwarded-Proto/-For for gunicorn (the proxy's).
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-")
+# The access log never holds a link's secret (/cancel/<token>/, ...): redacted.
+logger_class = "config.gunicorn_logging.RedactingLogger"
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
 # Load the app before forking: a configuration error stops the master at once, and

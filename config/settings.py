@@ -168,7 +168,10 @@ BOOKING_SHED_SECONDS = setting("BOOKING_SHED_SECONDS")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Secrets of links ("Bad Request: /cancel/<token>/") redacted in every line.
+    "filters": {"redact_secrets": {"()": "config.log_redaction.RedactSecrets"}},
+    "handlers": {"console": {"class": "logging.StreamHandler",
+                             "filters": ["redact_secrets"]}},
     "root": {"handlers": ["console"], "level": setting("LOG_LEVEL")},
     "loggers": {"botocore": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
 }

@@ -352,7 +352,8 @@ class AttackRun:
         for step in (self.head_without_token, self.cross_organizer, self.token_rights,
                      self.encoded_address, self.waiting_list, self.lockout, self.large_bodies,
                      self.login_race, self.invisible_names, self.resend_timing, self.dst_gap,
-                     self.slow_clients, *attack_api.steps(self), *WebhookFindings(self).steps()):
+                     self.slow_clients, *attack_api.steps(self), *WebhookFindings(self).steps(),
+                     *attack_api.fourth_round(self)):
             step()
         print("not replayed here: 9 (needs a corrupt stored item: "
               "tests/web and check_capacity cover it)")

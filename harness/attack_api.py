@@ -84,3 +84,130 @@ def errors_are_problems(run):
 def steps(run) -> list:
     """The steps ``AttackRun.run`` calls, each bound to ``run``."""
     return [lambda: shared_keys(run), lambda: errors_are_problems(run)]
+
+
+# --- the fourth round's replays (docs/security.md, "The fourth round") -------------------
+def _bearer(run, name: str) -> dict:
+    """A token's header (beta's admin: the token-rights step demotes alpha's)."""
+    return {"Authorization": f"Bearer {run.tokens[name]}"}
+
+
+def keyed_codes(run):
+    """F4: one Idempotency-Key sent twice creates one code; no key is a 400."""
+    port, event_id = run.site.port, run.event("F4 codes", organizer="beta")
+    path = f"/api/v1/events/{event_id}/access-codes/"
+    body = json.dumps({"count": 1, "reserved_seats": 2}).encode()
+    headers = {**_bearer(run, "beta-admin-write"), "Content-Type": "application/json"}
+    first = call(port, "POST", path, body, {**headers, "Idempotency-Key": "f4-one-key"})
+    again = call(port, "POST", path, body, {**headers, "Idempotency-Key": "f4-one-key"})
+    keyless = call(port, "POST", path, body, headers)
+    _, _, listed = call(port, "GET", path, headers=_bearer(run, "beta-admin-read"))
+    count = len((listed or {}).get("results", []))
+    run.report("F4 access codes created twice for one key",
+               first[0] == again[0] == 201 and first[2] == again[2] and count == 1
+               and (keyless[0], keyless[1]) == (400, PROBLEM_JSON),
+               f"same key twice {first[0]}/{again[0]} (same answer {first[2] == again[2]}), "
+               f"codes stored {count}, without a key {keyless[0]} {keyless[1]}")
+
+
+def code_links(run):
+    """F1: ?code= links spend the wrong-code limit (10 per 10 minutes in the run): past
+    it even a right code is not checked. Last of the run's steps: it spends the limit."""
+    event_id = run.event("F1 code links", organizer="beta")
+    run.site.manage("create_access_codes", event_id, "--code", "X7KQ-P2MW-9RTD")
+    answers = [call(run.site.port, "GET", f"/events/{event_id}/?code=GUESS-{n:04d}")[0]
+               for n in range(10)]
+    right = call(run.site.port, "GET", f"/events/{event_id}/?code=X7KQ-P2MW-9RTD")[0]
+    _, _, warned = call(run.site.port, "POST", f"/api/v1/events/{event_id}/access-codes/",
+                        json.dumps({"code": "SPEAKER-2031"}).encode(),
+                        {**_bearer(run, "beta-admin-write"), "Idempotency-Key": "f1-weak",
+                         "Content-Type": "application/json"})
+    run.report("F1 codes guessed on the event page",
+               answers == [200] * 10 and right == 429 and bool((warned or {}).get("warnings")),
+               f"10 wrong code links {sorted(set(answers))}, then the right one {right}; "
+               f"SPEAKER-2031 warned: {bool((warned or {}).get('warnings'))}")
+
+
+def strict_versions(run):
+    """F8: expected_version "1" and 2.0 refused (problem+json), nothing applied."""
+    port, event_id = run.site.port, run.event("F8 versions", organizer="beta")
+    path = f"/api/v1/events/{event_id}/questions/"
+    headers = {**_bearer(run, "beta-admin-write"), "Content-Type": "application/json"}
+    answers = [call(port, "PUT", path, json.dumps(
+        {"questions": [{"id": "x", "label": "X"}], "expected_version": version}).encode(),
+        headers) for version in ("0", 0.0, True)]
+    _, _, after = call(port, "GET", path)
+    run.report("F8 expected_version takes \"1\" and 2.0",
+               all(a[:2] == (400, PROBLEM_JSON) for a in answers)
+               and (after or {}).get("questions") == [],
+               f"\"0\", 0.0, true: {[a[0] for a in answers]}; questions after: "
+               f"{len((after or {}).get('questions', []))}")
+
+
+def edges(run):
+    """F9: a request line over the limits and %00 under /api/ answer problem+json."""
+    port = run.site.port
+    long_line = call(port, "GET", "/api/v1/events/" + "a" * 9000 + "/")
+    over_old = call(port, "GET", "/api/v1/events/" + "a" * 5000 + "/")
+    nul = call(port, "GET", "/api/v1/events/%00/")
+    run.report("F9 HTML 414 and 400 under /api/",
+               all(a[1] == PROBLEM_JSON for a in (long_line, over_old, nul))
+               and (long_line[0], nul[0]) == (414, 400),
+               f"9,000-byte line {long_line[0]} {long_line[1]}, 5,000 {over_old[0]} "
+               f"{over_old[1]}, %00 {nul[0]} {nul[1]}")
+
+
+def secrets_in_logs(run):
+    """F10: a link's secret in a path never reaches nginx's, gunicorn's or Django's log."""
+    secret = "F10SECRET7Q2KXM4P"
+    for path in (f"/cancel/{secret}/", f"/bookings/{secret}/",
+                 f"/api/v1/registrations/{secret}/answers/"):
+        call(run.site.port, "GET", path, headers={"Referer": f"http://127.0.0.1{path}"})
+    logs = {"nginx": run.site.runtime / "nginx-access.log",
+            "gunicorn": run.site.workdir / "access.log", "django": run.site.workdir / "serve.log"}
+    leaked = [name for name, path in logs.items()
+              if path.exists() and secret in path.read_text(errors="replace")]
+    run.report("F10 registration secrets in the logs", not leaked,
+               f"logs holding the secret: {leaked or 'none'} (of {', '.join(logs)})")
+
+
+def bad_team(run):
+    """F7: a team saved with limit_events = 5 (as before it was checked) breaks nobody's
+    pages: its member's token still answers."""
+    run.site.manage("shell", "-c", (
+        "from django.contrib.auth.models import User\n"
+        "from booking.organizers.models import Organizer, Team\n"
+        "team = Team.objects.create(organizer=Organizer.objects.get(slug='beta'), "
+        "name='F7 bad', role='viewer', all_events=False, limit_events=[])\n"
+        "team.members.add(User.objects.get(username='alpha-viewer'))\n"
+        "Team.objects.filter(pk=team.pk).update(limit_events=5)\n"))
+    status = call(run.site.port, "GET", "/api/v1/events/",
+                  headers=_bearer(run, "alpha-viewer-read"))[0]
+    run.site.manage("shell", "-c", "from booking.organizers.models import Team; "
+                    "Team.objects.filter(name='F7 bad').delete()")
+    run.report("F7 a team's limit_events = 5 answers 500", status == 200,
+               f"a member of that team and of alpha lists alpha's events: {status}")
+
+
+def webhook_oracle(run):
+    """F11: every unusable webhook URL gets one text, which names WEBHOOK_ALLOWED_HOSTS."""
+    details = []
+    for n, url in enumerate(("https://localhost/h", "https://10.0.0.1/h",
+                             "http://127.0.0.1:8000/h", "https://hooks.example.com:22/h")):
+        _, _, body = call(run.site.port, "POST", "/api/v1/webhooks/", json.dumps(
+            {"url": url, "events": ["registration.created"]}).encode(),
+            {**_bearer(run, "beta-admin-write"), "Idempotency-Key": f"f11-{n}",
+             "Content-Type": "application/json"})
+        details.append((body or {}).get("detail", ""))
+    run.report("F11 webhook refusals tell host names apart",
+               len(set(details)) == 1 and "WEBHOOK_ALLOWED_HOSTS" in details[0],
+               f"{len(set(details))} distinct refusal text(s) for 4 unusable URLs, naming "
+               f"WEBHOOK_ALLOWED_HOSTS: {'WEBHOOK_ALLOWED_HOSTS' in details[0]}")
+
+
+def fourth_round(run) -> list:
+    """The fourth round's replays ``AttackRun.run`` calls (after the organizers step);
+    ``code_links`` last, since it spends the run's wrong-code limit."""
+    return [lambda: keyed_codes(run), lambda: strict_versions(run), lambda: edges(run),
+            lambda: secrets_in_logs(run), lambda: bad_team(run), lambda: webhook_oracle(run),
+            lambda: code_links(run)]

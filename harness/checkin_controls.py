@@ -82,8 +82,9 @@ class UnconditionalPassCancellation:
 def careless_cancellations(service) -> None:
     """Cancellations in ``service`` carry the unconditional passes rider."""
     checkin = service.checkin
-    service.bookings.cancel_riders = lambda event_id, request_id, whole: (
-        UnconditionalPassCancellation(checkin.cancellation_rider(event_id, request_id, whole)),)
+    service.bookings.cancel_riders = lambda event_id, request_id, whole, seats=None: (
+        UnconditionalPassCancellation(checkin.cancellation_rider(event_id, request_id, whole,
+                                                                 seats)),)
 
 
 class ReadThenCountDoor(Door):

@@ -12,7 +12,7 @@ from django.utils import timezone
 from booking.admin import log as admin_log
 from booking.admin.views import TEMPLATES, domain_errors, event_page, page
 from booking.errors import InvalidAccessCode, InvalidBooking
-from booking.service.access_codes import MAX_CODES_PER_CALL
+from booking.service.access_codes import MAX_CODES_PER_CALL, weak_code_warning
 
 
 class AccessCodeForm(forms.Form):
@@ -70,6 +70,10 @@ def create(service, request, event, form) -> bool:
     names = ", ".join(code.code for code in made)
     admin_log.record(request, event, admin_log.CHANGE, f"Created access codes: {names}.")
     messages.success(request, f"Created {len(made)} access code{'s' if len(made) != 1 else ''}.")
+    for code in made if given else ():
+        warning = weak_code_warning(code.code, event_name=event.name)
+        if warning:
+            messages.warning(request, warning)
     return True
 
 

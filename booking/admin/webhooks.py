@@ -28,10 +28,12 @@ def url(name, *args):
 
 
 EVENTS_LISTED = 200  # the events offered by name in the form (soonest first)
+URL_HELP = ("https:// to a public internet host; port 443 or 1024-65535. An operator can "
+            "allow other hosts (a development machine) with WEBHOOK_ALLOWED_HOSTS.")
 
 
 class EndpointForm(forms.Form):
-    url = forms.CharField(label="URL", max_length=2000, help_text="https:// to a public address; port 443 or 1024-65535.",
+    url = forms.CharField(label="URL", max_length=2000, help_text=URL_HELP,
                           widget=forms.URLInput(attrs={"size": 60}))
     events = forms.MultipleChoiceField(choices=[(t, t) for t in EVENT_TYPES],
                                        widget=forms.CheckboxSelectMultiple)
@@ -136,10 +138,15 @@ def add(model_admin, request):
     managed = organizers(request, rights.MANAGE)
     choices = Organizer.objects.all() if managed is rights.ALL else \
         Organizer.objects.filter(slug__in=managed)
+    named = [(o.slug, o.name or o.slug) for o in choices]
+    # The organizer chosen (posted, or ?organizer=, else the first the user manages): the
+    # events offered are that organizer's only, so the two always match.
+    asked = request.POST.get("organizer") or request.GET.get("organizer")
+    chosen = asked if asked in {slug for slug, _ in named} else (named[0][0] if named else "")
     events, _ = get_booking_service().events_page(
-        limit=EVENTS_LISTED, organizers=None if managed is rights.ALL else managed)
-    form = EndpointForm(request.POST or None, events=events,
-                        organizers=[(o.slug, o.name or o.slug) for o in choices])
+        limit=EVENTS_LISTED, organizers={chosen} if chosen else frozenset())
+    form = EndpointForm(request.POST or None, events=events, organizers=named,
+                        initial={"organizer": chosen})
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -155,8 +162,10 @@ def add(model_admin, request):
             return render(request, "admin/booking_api/one_time_secret.html", page(
                 model_admin, request, "Webhook endpoint added", secret=endpoint.secret,
                 intro=f"The signing secret of {endpoint.url}:", back_url=url("changelist")))
+    others = [(slug, name) for slug, name in named if slug != chosen] if len(named) > 1 else []
     return render(request, TEMPLATES + "add_form.html",
-                  page(model_admin, request, "Add webhook endpoint", form=form))
+                  page(model_admin, request, "Add webhook endpoint", form=form,
+                       chosen=dict(named).get(chosen, chosen), other_organizers=others))
 
 
 def _own(model_admin, request, endpoint_id, action):

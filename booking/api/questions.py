@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from booking.api.base import ApiView
 from booking.api.schema import problems
-from booking.api.serializers import StrictSerializer
+from booking.api.serializers import StrictIntegerField, StrictSerializer
 from booking.api.views import _read_secret
 from booking.errors import NotRegistered
 from booking.organizers import rights
@@ -42,7 +42,7 @@ class QuestionsOutput(serializers.Serializer):
 
 class QuestionsInput(StrictSerializer):
     questions = serializers.ListField(child=serializers.JSONField(), max_length=100)
-    expected_version = serializers.IntegerField(min_value=0, help_text=(
+    expected_version = StrictIntegerField(min_value=0, help_text=(
         "The version read (0: the event never had questions)."))
 
 
@@ -56,7 +56,7 @@ class AnswersOutput(serializers.Serializer):
 class AnswersInput(StrictSerializer):
     answers = serializers.JSONField(required=False)
     pass_answers = serializers.JSONField(required=False)
-    expected_version = serializers.IntegerField(min_value=0)
+    expected_version = StrictIntegerField(min_value=0)
 
 
 def questions_body(event) -> dict:

@@ -40,6 +40,15 @@ class StrictIntegerField(serializers.IntegerField):
         return super().to_internal_value(data)
 
 
+class StrictChoiceField(serializers.ChoiceField):
+    """One of the choices as a JSON string (DRF's ChoiceField compares ``str(value)``)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid_choice", input=str(data)[:40])
+        return super().to_internal_value(data)
+
+
 @extend_schema_field({"type": "string", "format": "email", "maxLength": 254})
 class EmailText(TextField):
     """An e-mail address as typed (the service checks and normalizes it)."""

@@ -13,7 +13,7 @@ from booking.api import idempotency
 from booking.api.views import KEY_PARAMETER
 from booking.api.base import ApiView
 from booking.api.schema import PENDING, problems
-from booking.api.serializers import StrictSerializer, TextField
+from booking.api.serializers import StrictChoiceField, StrictSerializer, TextField
 from booking.organizers import rights
 from booking.webhooks.registry import ALL_EVENTS, EVENT_TYPES
 from booking.wiring import webhook_registry
@@ -24,7 +24,7 @@ ENDPOINT_PROBLEMS = problems(401, 403, 404, 503)
 class WebhookInput(StrictSerializer):
     url = TextField(max_length=2000,
                     help_text="https:// to a public address; port 443 or 1024-65535.")
-    events = serializers.ListField(child=serializers.ChoiceField(EVENT_TYPES), min_length=1)
+    events = serializers.ListField(child=StrictChoiceField(EVENT_TYPES), min_length=1)
     event_id = TextField(required=False, allow_null=True, max_length=100,
                          help_text="One event's id; absent or null: every event.")
     description = TextField(required=False, allow_blank=True, max_length=200)

@@ -17,6 +17,11 @@ USED = ("{count} {label} pass(es) of this order were already used at the door: t
         "cannot be cancelled.")
 
 
+NAMED_USED = "That pass was already used at the door or cancelled: it cannot be cancelled."
+NAMED_USED_MANY = ("Some of those passes were already used at the door or cancelled: they "
+                   "cannot be cancelled.")
+
+
 class PassesChanged(BookingContention):
     """A pass this cancellation chose was admitted or cancelled meanwhile: choose again."""
 
@@ -40,10 +45,12 @@ class PassCancellation:
     ``whole``: the order as read before the write (its layout before any part was
     cancelled), needed for a part's first cancellation; None for a whole cancellation."""
 
-    def __init__(self, door: Door, request_id: str, whole: Registration | None = None):
+    def __init__(self, door: Door, request_id: str, whole: Registration | None = None,
+                 seats: tuple[int, ...] | None = None):
         self.door = door
         self.request_id = request_id
         self.whole = whole
+        self.seats = seats  # the seats named (``release_of``), else chosen by type
 
     def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
         if answer.part_request_id is None:  # the whole order: no read, no condition
@@ -54,7 +61,8 @@ class PassCancellation:
         if self.whole is None or self.whole.registration_id != answer.registration_id:
             raise PassesChanged()
         layout = layout_of(order, self.whole.tickets)
-        seats = self._choose(order, layout, answer.tickets)
+        seats = (self._named(order, layout, answer.tickets) if self.seats
+                 else self._choose(order, layout, answer.tickets))
         values: dict = {":layout": layout, ":e": answer.event_id, ":seats": set(seats),
                         ":ids": [pass_id(answer.registration_id, int(n)) for n in seats]}
         conditions = []
@@ -84,6 +92,25 @@ class PassCancellation:
                                      field="tickets")
             chosen.extend(free[:count])
         return chosen
+
+    def _named(self, order: dict, layout: list[str], release: dict[str, int]) -> list[str]:
+        """The seats named (as strings), if they are of ``release``'s types and counts and
+        still unused (or cancelled by this very request: a repeat, answered as the first)."""
+        assert self.seats is not None
+        named = [str(n) for n in self.seats]
+        kinds: dict[str, int] = {}
+        for seat in self.seats:
+            kinds[layout[seat - 1]] = kinds.get(layout[seat - 1], 0) + 1
+        if kinds != release:
+            raise PassesChanged()
+        if set(named) <= set(n.rsplit("-", 1)[1] for n in order.get(f"by:{self.request_id}", ())):
+            return named  # applied already: the request's own row answers the repeat
+        used = [n for n in named if n in set(order.get("admitted", ()))
+                | set(order.get("cancelled", ()))]
+        if used:
+            raise InvalidBooking(NAMED_USED if len(used) == 1 else NAMED_USED_MANY,
+                                 field="passes")
+        return named
 
     def answer(self, refusal: Refusal) -> Registration | None:
         if refusal.refused("passes"):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from booking.dynamo.access import Table
 from booking.dynamo.transaction import Op, Refusal
 from booking.errors import AccessCodeUsedUp, BookingError, InvalidAccessCode
-from booking.models import REJECTED, Registration
+from booking.models import REJECTED, Registration, ticket_label
 
 MEMBER = "access_code"
 VALID = ("attribute_exists(max_uses) AND attribute_not_exists(revoked_at) "
@@ -58,8 +58,10 @@ class ReservedSeatGone(BookingError):
     """Not an answer: the reserved seat tried was taken meanwhile (try another)."""
 
 
-def why_refused(item: dict | None, ticket_types: tuple[str, ...], now: int):
-    """The error a refused use of the code stored as ``item`` answers (None: no item)."""
+def why_refused(item: dict | None, ticket_types: tuple[str, ...], now: int,
+                labels: dict[str, str] | None = None):
+    """The error a refused use of the code stored as ``item`` answers (None: no item);
+    ticket types named by their ``labels`` (the event's, as people read them)."""
     if item is None:
         return InvalidAccessCode(UNKNOWN)
     if "revoked_at" in item:
@@ -69,7 +71,8 @@ def why_refused(item: dict | None, ticket_types: tuple[str, ...], now: int):
     unlocked = item.get("ticket_types")
     locked = [t for t in ticket_types if unlocked and t not in unlocked]
     if locked:
-        return InvalidAccessCode(NOT_FOR_TYPE.format(types=", ".join(locked)))
+        named = [(labels or {}).get(t) or ticket_label(t) for t in locked]
+        return InvalidAccessCode(NOT_FOR_TYPE.format(types=", ".join(named)))
     if int(item.get("uses", 0)) >= int(item["max_uses"]):
         return AccessCodeUsedUp()
     if int(item.get("reserved_left", 0)) > 0 and item.get("reserved"):
@@ -86,6 +89,7 @@ class AccessCodeUse:
     code: str
     ticket_types: tuple[str, ...]
     now: int  # epoch ms (``now_ms``), as ``valid_until`` is stored
+    labels: tuple[tuple[str, str], ...] = ()  # (type, label): what a refusal names
 
     def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
         condition, values = self._condition(USABLE, {":one": 1, ":now": self.now, ":zero": 0})
@@ -105,12 +109,13 @@ class AccessCodeUse:
     def answer(self, refusal: Refusal) -> Registration | None:
         if not refusal.refused(MEMBER):
             return None
-        raise why_refused(refusal.old(MEMBER), self.ticket_types, self.now)
+        raise why_refused(refusal.old(MEMBER), self.ticket_types, self.now,
+                          dict(self.labels))
 
     def reserved(self, key: str) -> "ReservedSeatUse":
         """This use, taking the code's reserved seat held under ``key``."""
         return ReservedSeatUse(self.table, self.event_id, self.code, self.ticket_types,
-                               self.now, key)
+                               self.now, self.labels, key)
 
 
 @dataclass(frozen=True)

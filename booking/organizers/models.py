@@ -1,7 +1,13 @@
 """An organizer owns events (``Event.organizer`` is its slug); a team of an organizer
 grants its members one role on all of the organizer's events or on some of them."""
+import logging
+import re
+
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
+
+logger = logging.getLogger(__name__)
 
 ADMIN, EDITOR, VIEWER, CHECKIN = "admin", "editor", "viewer", "checkin"
 ROLES = (ADMIN, EDITOR, VIEWER, CHECKIN)
@@ -27,6 +33,29 @@ class Organizer(models.Model):
         return self.name or self.slug
 
 
+EVENT_ID = re.compile(r"[0-9a-f]{32}")  # as booking/validation.py's EVENT_ID_PATTERN
+MAX_LIMIT_EVENTS = 1000
+
+
+def check_event_ids(value) -> None:
+    """A team's ``limit_events``: a list of event ids (at most 1,000), nothing else."""
+    if not isinstance(value, list) or len(value) > MAX_LIMIT_EVENTS or not all(
+            isinstance(item, str) and EVENT_ID.fullmatch(item) for item in value):
+        raise ValidationError(
+            f"Give a list of event ids, like [\"0123456789abcdef0123456789abcdef\"] (at "
+            f"most {MAX_LIMIT_EVENTS:,}), or [] with every event.", code="event_ids")
+
+
+def event_ids(value) -> frozenset[str]:
+    """The event ids a stored ``limit_events`` names; a value saved before it was checked
+    that is not a list of ids grants no event (logged), never an error."""
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return frozenset(value)
+    logger.warning("A team's limit_events is not a list of event ids: it grants no event")
+    return frozenset(item for item in value if isinstance(item, str)) \
+        if isinstance(value, list) else frozenset()
+
+
 class Team(models.Model):
     organizer = models.ForeignKey(Organizer, on_delete=models.CASCADE, related_name="teams")
     name = models.CharField(max_length=100)
@@ -35,8 +64,9 @@ class Team(models.Model):
     all_events = models.BooleanField(
         default=True, help_text="Every event of the organizer, now and later; else only "
                                 "the event ids listed below.")
-    limit_events = models.JSONField(default=list, blank=True,
-                                    help_text="Event ids, when not all events.")
+    limit_events = models.JSONField(default=list, blank=True, validators=[check_event_ids],
+                                    help_text="Event ids, when not all events: a list "
+                                              "like [\"0123...\"].")
 
     class Meta:
         ordering = ("organizer__slug", "name")

@@ -13,7 +13,7 @@ the asker holds some role on, without the right asked for, answers 403.
 """
 from dataclasses import dataclass, field
 
-from booking.organizers.models import ADMIN, CHECKIN, EDITOR, VIEWER, Organizer, Team
+from booking.organizers.models import ADMIN, CHECKIN, EDITOR, VIEWER, Organizer, Team, event_ids
 
 VIEW = "view"  # see events' admin data, registrations, exports, waiting lists
 CHANGE = "change"  # edit events, cancel registrations, remove people from waiting lists
@@ -155,7 +155,7 @@ def for_user(user, *, organizer: str | None = None) -> Rights:
         teams = teams.filter(organizer__slug=organizer)
     return Rights(grants=tuple(
         Grant(team.organizer.slug, GRANTS[team.role],
-              ALL if team.all_events else frozenset(map(str, team.limit_events)))
+              ALL if team.all_events else event_ids(team.limit_events))
         for team in teams))
 
 

@@ -28,6 +28,7 @@ from booking.strategies.streams.checkpoints import Checkpoints, lag
 from booking.dynamo.access import Store
 from booking.dynamo.leases import Leases
 from booking.dynamo.tables import EVENTS
+from booking.errors import NotRegistered
 from booking.models import AccessCode, Availability, Event, Registration, WaitlistEntry
 from booking.service.organizer import OrganizerEdits
 from booking.questions.service import Questions
@@ -101,8 +102,8 @@ class BookingService:
                                registrations=self.registrations)
         # Each event's cancellations, counted in each cancellation's own write.
         self.cancellations = Cancellations(store)
-        self.bookings.cancel_riders = lambda event_id, request_id, whole: (
-            self.checkin.cancellation_rider(event_id, request_id, whole),
+        self.bookings.cancel_riders = lambda event_id, request_id, whole, seats=None: (
+            self.checkin.cancellation_rider(event_id, request_id, whole, seats),
             self.cancellations.rider(request_id))
         self.audits = Audits(catalog=self.catalog, leases=Leases(store),
                              repair_lease_seconds=repair_lease_seconds,
@@ -163,13 +164,24 @@ class BookingService:
                                   pass_answers=pass_answers)
 
     def cancel(self, event_id, *, email, registration_id=None, request_id=None,
-               registration: Registration | None = None, tickets=None) -> Registration:
+               registration: Registration | None = None, tickets=None,
+               passes=None) -> Registration:
+        """As ``Bookings.cancel``; ``passes`` (pass ids of the order) names exactly the
+        seats to give up instead of ``tickets`` (every seat left: the whole order). A pass
+        that is not the order's, cancelled or used at the door is ``InvalidBooking``."""
         request_id = request_id or uuid.uuid4().hex
+        seats = None
+        if passes is not None:
+            whole = self.bookings.find_registration(event_id, email=email)
+            if whole is None or registration_id not in (None, whole.registration_id):
+                raise NotRegistered()
+            tickets, seats = self.checkin.release_of(whole, passes, request_id)
         for attempt in range(PASS_CHOICES):
             try:
                 removed = self.bookings.cancel(
                     event_id, email=email, registration_id=registration_id,
-                    request_id=request_id, registration=registration, tickets=tickets)
+                    request_id=request_id, registration=registration, tickets=tickets,
+                    seats=seats)
                 break
             except PassesChanged:  # a pass it chose was let in meanwhile: choose again
                 if attempt == PASS_CHOICES - 1:
@@ -274,13 +286,15 @@ class BookingService:
 
     # --- access codes (access_codes.py) --------------------------------------------
     def create_access_codes(self, event_id, count=1, codes=None, max_uses=1, valid_until=None,
-                            ticket_types=None, reserved_seats=0) -> list[AccessCode]:
+                            ticket_types=None, reserved_seats=0,
+                            request_id=None) -> list[AccessCode]:
         """Create ``codes`` (given) or ``count`` generated ones for the event, all or none:
         each may be used by ``max_uses`` orders until ``valid_until`` (None: no end), for
-        ``ticket_types`` (None: every type). docs/access-codes.md."""
+        ``ticket_types`` (None: every type); ``request_id`` makes it repeatable (a repeat
+        answers the same codes). docs/access-codes.md."""
         return self.codes.create(event_id, count=count, codes=codes, max_uses=max_uses,
                                  valid_until=valid_until, ticket_types=ticket_types,
-                                 reserved_seats=reserved_seats)
+                                 reserved_seats=reserved_seats, request_id=request_id)
 
     def access_codes(self, event_id) -> list[AccessCode]:
         """Every code of the event with its uses."""
@@ -290,6 +304,16 @@ class BookingService:
         """The code-only ticket types ``code`` unlocks now (empty when it is not valid now):
         what a ``?code=...`` link shows. The booking's own write decides."""
         return self.codes.unlocks(event_id, code)
+
+    def access_code_check(self, event_id, code) -> tuple[str, ...] | None:
+        """As ``access_code_unlocks``, but None when the code is not valid now (one read):
+        what the wrong-code limit counts (``booking/web/rate_limits.py``)."""
+        return self.codes.check(event_id, code)
+
+    def check_access_code(self, event_id, code, tickets) -> None:
+        """``InvalidAccessCode`` (or ``AccessCodeUsedUp``) when booking ``tickets`` with
+        ``code`` would be refused for the code: a form's errors shown at once (one read)."""
+        self.codes.check_tickets(event_id, code, tickets or {})
 
     def access_code_pass(self) -> dict:
         """The worker's pass: seats reserved for codes whose reservation lapsed return to

@@ -4,8 +4,11 @@ carries; the audit of uses against the orders holding each code.
 A code's use is counted inside the order's own write (``booking/exactly_once/access_codes.py``);
 this module only writes codes and reads them. docs/access-codes.md.
 """
+import hashlib
+import json
 import re
 import secrets
+import time
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
@@ -16,7 +19,7 @@ from booking.dynamo.errors import TransactionCancelled
 from booking.dynamo.tables import ACCESS_CODES
 from booking.errors import InvalidAccessCode, InvalidBooking
 from booking.exactly_once.access_codes import (AccessCodeReturn, AccessCodeUse, code_key,
-                                               now_ms)
+                                               now_ms, why_refused)
 from booking.exactly_once.request_log import RequestLog
 from booking.models import REJECTED, AccessCode, Event
 from booking.service.catalog import EventCatalog
@@ -32,6 +35,58 @@ MAX_CODES_PER_CALL = 100
 MAX_USES_LIMIT = 100_000
 MAX_RESERVED = 1000  # seats reserved per code
 USES_INVARIANT = "access_code_uses"
+
+
+# Words an attacker tries first in organizer-chosen codes (with the event's own name's
+# words): a code built of them and a number falls to a short word list.
+COMMON_WORDS = frozenset("""
+    ACCESS ADMIN ADULT ALUMNI ARTIST ARTISTS BACKSTAGE BIRD BRONZE CHILD CLUB CODE COMPANY
+    CONF CONFERENCE CREW DAY DEMO DISCOUNT DOOR EARLY EARLYBIRD ELITE ENTRY EVENT FAMILY
+    FESTIVAL FREE FRIEND FRIENDS GALA GATE GOLD GUEST GUESTS HALL HELLO INVITE INVITED
+    JUNIOR KIDS LETMEIN LIVE MEDIA MEETUP MEMBER MEMBERS MUSIC NIGHT OFFICE ORGANIZER
+    PARTNER PARTNERS PARTY PASS PASSWORD PLATINUM PREMIUM PRESS PRIVATE PROMO QWERTY ROOM
+    SALE SCHOOL SECRET SENIOR SHOW SILVER SPEAKER SPEAKERS SPECIAL SPONSOR SPONSORS STAFF
+    STAGE STUDENT STUDENTS SUMMIT TEAM TEST TICKET TICKETS TOUR VIP VOLUNTEER VOLUNTEERS
+    WEEK WELCOME WORKSHOP YEAR
+""".split())
+WEAK_BITS = 30  # below this a code is guessable (a generated one has about 39.6)
+MIN_CHOSEN_LENGTH = 8
+
+
+def _run_bits(run: str, words: set[str]) -> float:
+    """A rough count of the guesses a run of letters or of digits costs, in bits."""
+    if run.isdigit():
+        if len(run) == 4 and run[:2] in ("19", "20"):
+            return 7.0  # a year
+        steps = {int(b) - int(a) for a, b in zip(run, run[1:])}
+        return 4.0 if len(steps) == 1 and steps <= {-1, 0, 1} else 3.32 * len(run)
+    bits = 0.0
+    for word in sorted(words, key=len, reverse=True):
+        if len(word) >= 3 and word in run:
+            bits += 8.0 * run.count(word)
+            run = run.replace(word, "")
+    return bits + 4.7 * len(run)
+
+
+def weak_code_warning(code: str, *, event_name: str = "") -> str | None:
+    """Why an organizer-chosen ``code`` (as stored) is easy to guess, or None: shorter than
+    8 letters and digits, few different characters, or built of common words, the event's
+    name, a year or a run of digits. A warning, not a refusal: the wrong-code limit bounds
+    guessing, and some codes are read aloud."""
+    chars = code.replace("-", "")
+    if len(chars) < MIN_CHOSEN_LENGTH:
+        reason = f"it has fewer than {MIN_CHOSEN_LENGTH} letters and digits"
+    elif len(set(chars)) < 5:
+        reason = "it repeats a few characters"
+    else:
+        words = set(COMMON_WORDS) | {w for w in re.findall(r"[A-Z]+", event_name.upper())}
+        bits = sum(_run_bits(run, words) for run in re.findall(r"[A-Z]+|[0-9]+", code))
+        if bits >= WEAK_BITS:
+            return None
+        reason = "it is made of common words, the event's name or a simple number"
+    return (f"The code {code} is easy to guess: {reason}. Anyone can try codes, so a code "
+            "that unlocks seats should be generated (leave the code empty), or be at least "
+            f"{MIN_CHOSEN_LENGTH} random letters and digits.")
 
 
 def generate_code() -> str:
@@ -63,6 +118,16 @@ def _whole(value, *, field: str, low: int, high: int, what: str) -> int:
         raise InvalidBooking(f"{what} must be a whole number from {low} to {high:,}.",
                              field=field)
     return value
+
+
+CREATE_CODES = "create_access_codes"  # a keyed creation's request row's operation
+KEY_REUSED = "This key was already used to create other access codes."
+
+
+def _creation_fingerprint(event_id, names, count, max_uses, until, types, reserved) -> str:
+    settings = [event_id, names, None if names else count, max_uses,
+                until.isoformat() if until else None, list(types), reserved]
+    return hashlib.sha256(json.dumps(settings).encode()).hexdigest()[:32]
 
 
 def code_item(code: AccessCode) -> dict:
@@ -102,9 +167,14 @@ class AccessCodes(ReservedSeats):
 
     # --- writing codes ------------------------------------------------------------------
     def create(self, event_id, *, count=1, codes=None, max_uses=1, valid_until=None,
-               ticket_types=None, reserved_seats=0) -> list[AccessCode]:
+               ticket_types=None, reserved_seats=0, request_id=None) -> list[AccessCode]:
         """Create ``codes`` (given) or ``count`` generated ones, all or none (a given code
-        the event already has: ``InvalidBooking`` with ``field="code"``, nothing stored)."""
+        the event already has: ``InvalidBooking`` with ``field="code"``, nothing stored).
+
+        ``request_id`` (an API Idempotency-Key, scoped) rides in the codes' own write: a
+        request row naming the codes made, put only if absent. A repeat is refused by that
+        row and answers the codes it names (generated ones too), creating and reserving
+        nothing; the same id for other settings is ``InvalidBooking`` on ``request_id``."""
         event = self.catalog.get_event(event_id)
         given = codes is not None
         names = [clean_new_code(c) for c in (codes or [])] if given else None
@@ -128,12 +198,19 @@ class AccessCodes(ReservedSeats):
         made = [AccessCode(event_id=event.id, code=name, max_uses=max_uses, valid_until=until,
                            ticket_types=types, created_at=now)
                 for name in (names or [generate_code() for _ in range(count)])]
+        puts = [("Put", self.table.put_op(
+            code_item(code), condition="attribute_not_exists(max_uses)")) for code in made]
+        fingerprint = _creation_fingerprint(event.id, names, count, max_uses, until, types,
+                                            reserved_seats)
+        if request_id:
+            puts.append(self._request_row(request_id, event.id, fingerprint, made))
         try:
-            self.store.transact_write([("Put", self.table.put_op(
-                code_item(code), condition="attribute_not_exists(max_uses)")) for code in made])
+            self.store.transact_write(puts)
         except TransactionCancelled as cancelled:
             if cancelled.conflict:
                 raise
+            if request_id and cancelled.reasons[-1].old_item is not None:
+                return self._created_by(cancelled.reasons[-1].old_item, event.id, fingerprint)
             taken = [code.code for code, reason in zip(made, cancelled.reasons)
                      if reason.old_item is not None]
             raise InvalidBooking(f"This event already has the code {', '.join(taken)}."
@@ -142,6 +219,26 @@ class AccessCodes(ReservedSeats):
         if seat is not None:
             made = self._reserve(event, made, seat, reserved_seats)
         return made
+
+    def _request_row(self, request_id: str, event_id: str, fingerprint: str,
+                     made: list[AccessCode]) -> tuple[str, dict]:
+        """The request row riding in a keyed creation's write (``booking/exactly_once``'s
+        request rows, their table and retention): put only if no live row holds the id."""
+        at = int(time.time())
+        row = {"request_id": request_id, "operation": CREATE_CODES, "event_id": event_id,
+               "fingerprint": fingerprint, "codes": [code.code for code in made],
+               "created_at": at, "ttl": at + self.requests.retention_seconds}
+        return ("Put", self.requests.table.put_op(
+            row, condition="attribute_not_exists(request_id) OR #ttl <= :at",
+            names={"#ttl": "ttl"}, values={":at": at}))
+
+    def _created_by(self, row: dict, event_id: str, fingerprint: str) -> list[AccessCode]:
+        """What a repeat of a keyed creation answers: the codes its first request made."""
+        if (row.get("operation") != CREATE_CODES or row.get("event_id") != event_id
+                or row.get("fingerprint") != fingerprint):
+            raise InvalidBooking(KEY_REUSED, field="request_id")
+        found = [self.table.get(code_key(event_id, name)) for name in row.get("codes", [])]
+        return [code_from_item(item) for item in found if item]
 
     def revoke(self, event_id, code) -> AccessCode:
         """Revoke ``code``: no further order may use it (orders holding it keep it); the
@@ -204,14 +301,33 @@ class AccessCodes(ReservedSeats):
         return code_from_item(item) if item else None
 
     def unlocks(self, event_id, code) -> tuple[str, ...]:
+        return self.check(event_id, code) or ()
+
+    def check(self, event_id, code) -> tuple[str, ...] | None:
+        """The code-only types ``code`` unlocks if it is valid now (maybe none), else None
+        (unknown, malformed, expired, revoked: all alike)."""
         event = self.catalog.event_for(event_id)
         try:
             found = self.get(event.id, code)
         except InvalidAccessCode:
-            return ()
+            return None
         if found is None or found.status(timezone.now()) != "valid":
-            return ()
+            return None
         return tuple(t for t in event.code_only_types if found.unlocks(t))
+
+    def check_tickets(self, event_id, code, tickets: dict[str, int]) -> None:
+        """Raise what a booking of ``tickets`` with ``code`` would be refused for by the
+        code (``InvalidAccessCode``, ``AccessCodeUsedUp``), told with a form's other errors
+        before any write; one read, nothing stored. The booking's own write still decides."""
+        event = self.catalog.event_for(event_id)
+        item = self.table.get(code_key(event.id, normalize_code(code)))
+        types, now = tuple(sorted(tickets)), now_ms()
+        usable = item is not None and "revoked_at" not in item and not (
+            "valid_until" in item and int(item["valid_until"]) <= now) and not (
+            item.get("ticket_types") and any(t not in item["ticket_types"] for t in types)) \
+            and int(item.get("uses", 0)) < int(item["max_uses"])
+        if not usable:
+            raise why_refused(item, types, now, {t: event.label(t) for t in types})
 
     # --- bookings -----------------------------------------------------------------------
     def use(self, event: Event, access_code, tickets: dict[str, int]) -> AccessCodeUse | None:
@@ -224,7 +340,8 @@ class AccessCodes(ReservedSeats):
                 raise InvalidAccessCode("These tickets need an access code.")
             return None
         return AccessCodeUse(self.table, event.id, normalize_code(access_code),
-                             tuple(sorted(tickets)), now_ms())
+                             tuple(sorted(tickets)), now_ms(),
+                             tuple((t, event.label(t)) for t in sorted(tickets)))
 
     def giving_back(self) -> AccessCodeReturn:
         """The rider of a cancellation: a whole order's use of its code given back."""

@@ -73,8 +73,9 @@ class Bookings:
         self.deadline_seconds = deadline_seconds
         self.cool_down = cool_down
         # Further riders of a cancellation: (event id, request id, the whole order as read
-        # for a part's cancellation, else None) -> riders (the passes' cancellation).
-        self.cancel_riders: Callable[[str, str, Registration | None], tuple] | None = None
+        # for a part's cancellation, else None, the seats named to give up, else None)
+        # -> riders (the passes' cancellation).
+        self.cancel_riders: Callable[..., tuple] | None = None
         self.questions = questions
         self._lock = threading.Lock()
         self._seats_seen: dict[str, tuple[Availability, float]] = {}  # page_availability
@@ -391,7 +392,8 @@ class Bookings:
         return self.catalog.strategy_for(event_id).find(event_id, email)
 
     def cancel(self, event_id, *, email, registration_id=None, request_id=None,
-               registration: Registration | None = None, tickets=None) -> Registration:
+               registration: Registration | None = None, tickets=None,
+               seats: tuple[int, ...] | None = None) -> Registration:
         """Free the person's seat (every seat of their order); return the removed
         registration. With ``tickets`` (type -> quantity) only those seats of the order
         are freed and the answer holds just them (cancelling every seat is a whole
@@ -402,16 +404,18 @@ class Bookings:
         ``registration`` is the whole registration a signed link names (trusted, it comes
         from our signature): strategies that can then cancel in one write without reading.
         ``request_id`` makes a repeated cancellation answer like the first (as ``book``).
+        ``seats`` (with ``tickets``): the order's seat numbers whose passes are cancelled,
+        of exactly those types and counts (else its unused ones of each type are chosen).
         Raises ``EventNotFound``, ``NotRegistered``, ``InvalidBooking`` for a malformed
         e-mail, or, as ``book``, ``OutcomeUnknown``, ``StillDeciding`` or ``Overloaded``.
         """
         with deadline(self.deadline_seconds):
             return self._cancel(event_id, email=email, registration_id=registration_id,
                                 request_id=request_id, registration=registration,
-                                tickets=tickets)
+                                tickets=tickets, seats=seats)
 
     def _cancel(self, event_id, *, email, registration_id, request_id, registration,
-                tickets) -> Registration:
+                tickets, seats=None) -> Registration:
         event_id = validation.clean_event_id(event_id)
         self._turn_away(event_id)  # before anything is read
         email = validation.email_lookup_key(email)
@@ -433,7 +437,8 @@ class Bookings:
         others: tuple = (self.codes.giving_back(),) if self.codes else ()
         if self.cancel_riders is not None:
             whole = strategy.find(event_id, email) if tickets is not None else None
-            others += tuple(self.cancel_riders(event_id, request_id, whole))
+            others += tuple(self.cancel_riders(event_id, request_id, whole,
+                                               seats if tickets is not None else None))
         # A cancellation that removes the order deletes its answers in its own write (an
         # event that never had questions: nothing more is written).
         removal = self.questions.removal(self.catalog.known_event(

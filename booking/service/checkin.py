@@ -98,10 +98,37 @@ class Checkin:
                               gate=(first[1] or None) if first else None))
         return found
 
-    def cancellation_rider(self, event_id: str, request_id: str,
-                           whole: Registration | None) -> PassCancellation:
-        """The rider a cancellation carries (``whole``: the order as read, for a part)."""
-        return PassCancellation(self.door, request_id, whole)
+    def cancellation_rider(self, event_id: str, request_id: str, whole: Registration | None,
+                           seats: tuple[int, ...] | None = None) -> PassCancellation:
+        """The rider a cancellation carries (``whole``: the order as read, for a part;
+        ``seats``: the seats named to give up, else its unused ones are chosen)."""
+        return PassCancellation(self.door, request_id, whole, seats)
+
+    def release_of(self, whole: Registration, pass_ids, request_id: str
+                   ) -> tuple[dict[str, int] | None, tuple[int, ...] | None]:
+        """What cancelling the passes ``pass_ids`` of the order ``whole`` gives up: (its
+        tickets, its seat numbers), or (None, None) when they are every seat it has left
+        (the whole order). ``InvalidBooking`` for none, or for a pass that is not the
+        order's or is cancelled (except by this very request: a repeat answers the same)."""
+        if not isinstance(pass_ids, (list, tuple)) or not pass_ids or not all(
+                isinstance(p, str) for p in pass_ids):
+            raise InvalidBooking("Choose at least one pass to cancel.", field="passes")
+        order = self.door.order_item(whole.registration_id)
+        layout = layout_of(order, whole.tickets)
+        gone = set(order.get("cancelled", ())) - {
+            p.rsplit("-", 1)[1] for p in order.get(f"by:{request_id}", ())}
+        by_id = {pass_id(whole.registration_id, n): n for n in range(1, len(layout) + 1)
+                 if str(n) not in gone}
+        if any(p not in by_id for p in pass_ids):
+            raise InvalidBooking("That pass is not one of this order's passes left to "
+                                 "cancel.", field="passes")
+        seats = tuple(sorted({by_id[p] for p in pass_ids}))
+        if len(seats) == len(by_id):
+            return None, None
+        tickets: dict[str, int] = {}
+        for seat in seats:
+            tickets[layout[seat - 1]] = tickets.get(layout[seat - 1], 0) + 1
+        return tickets, seats
 
     def cancelled_passes(self, removed: Registration, request_id: str) -> tuple[str, ...]:
         """The passes ``removed`` (a cancellation's answer) cancelled; a whole one-seat

@@ -1,7 +1,9 @@
 """A booking's own page, opened by its sealed link (the token of its cancellation link,
 ``booking/links.py``): the order, its reference, the event, "e-mail my confirmation
-again", and a form to cancel some or all of its seats (posted to the cancel page's own
-path, ``booking/web/cancel.py``, so a cancellation has one way in). Thin, like the others.
+again", the answers to the organizer's questions with the link that changes them
+(``booking/web/answers.py``), and a form to cancel some or all of its seats, pass by pass
+(posted to the cancel page's own path, ``booking/web/cancel.py``, so a cancellation has
+one way in). Thin, like the others.
 """
 from django.http import HttpResponse
 from django.shortcuts import render
@@ -13,10 +15,11 @@ from booking import links
 from booking.mail import sender as mail
 from booking.models import PENDING
 from booking.web import confirmation, passes, rate_limits, tokens
+from booking.web.cancel import pass_names
 from booking.web.errors import bad_link, renders_booking_errors
 from booking.web.forms import seat_choice
 from booking.web.middleware import plain_forms_only
-from booking.web.views import after_response, see_other
+from booking.web.views import after_response, answers_context, see_other
 from booking.wiring import get_booking_service, mail_sender
 
 RESENDS_LIMITED = ("Too many e-mails asked for from your network. Please wait a few minutes "
@@ -35,17 +38,24 @@ def booking(request, token):
     ref, event, active = opened
     if not active:
         return render(request, "booking/cancel_already.html", {"event": event})
+    answers = answers_context(service, event, active)
+    # Each seat's pass for the door (docs/checkin.md), not for a request still waiting for
+    # its decision: no seat is its own yet.
+    shown = passes.pass_context(service, active) if active.is_confirmed else {"passes": None}
     return render(request, "booking/booking.html", {
         "event": event, "registration": active, "email": ref.email,
         "pending": active.status == PENDING,
-        "form": seat_choice(active, event),
+        "form": seat_choice(active, event, shown.pop("all_passes", None),
+                            pass_names(answers.get("pass_rows"))),
         "form_token": tokens.new_form_token(event.id, salt=tokens.CANCEL_FORM_SALT),
         "cancel_path": reverse("booking:cancel", args=[token]),
         "resend_path": reverse("booking:booking_resend", args=[token]),
         "resent": request.GET.get("resent") == "1",
-        # Each seat's pass for the door (docs/checkin.md), not for a request still waiting
-        # for its decision: no seat is its own yet.
-        **(passes.pass_context(service, active) if active.is_confirmed else {"passes": None})})
+        # The answers and "Change my answers" (its page opens by the confirmation link).
+        **answers,
+        "answers_url": reverse("booking:answers", args=[event.id, links.registration_token(
+            active, salt=links.CONFIRMATION_SALT)]),
+        **shown})
 
 
 @plain_forms_only

@@ -1,10 +1,11 @@
 """Public cancellation pages: confirm, cancel through the link's one conditional write, and
 say it is done. Thin, like ``booking/web/views.py``.
 
-An order of several seats (docs/orders.md) gets a quantity per ticket type it holds: all of
-them cancel the order, fewer cancel just those seats (``svc.cancel(..., tickets=...)``). That
-form carries a one-time token whose request id makes a resubmitted form the same
-cancellation, never a second one."""
+An order of several seats (docs/orders.md) gets a box per pass it holds (its type, number
+and the name given for it): all of them cancel the order, fewer cancel just those passes
+(``svc.cancel(..., passes=...)``). A page opened before asked a quantity per ticket type
+(``tickets=...``): still accepted. That form carries a one-time token whose request id
+makes a resubmitted form the same cancellation, never a second one."""
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -17,9 +18,9 @@ from booking.mail import sender as mail
 from booking.models import PENDING
 from booking.web import confirmation, rate_limits, tokens
 from booking.web.errors import bad_link, renders_booking_errors
-from booking.web.forms import CancelTicketsForm, seat_choice
+from booking.web.forms import CancelPassesForm, CancelTicketsForm, seat_choice
 from booking.web.middleware import plain_forms_only
-from booking.web.views import see_other
+from booking.web.views import answers_context, see_other
 from booking.wiring import get_booking_service, mail_sender
 
 EXPIRED = "This form has expired. Nothing was cancelled: check the seats and send it again."
@@ -41,7 +42,20 @@ def cancel(request, token):
     ref, event, active = opened
     if not active:
         return render(request, "booking/cancel_already.html", {"event": event})
-    return _confirm_page(request, event, ref, active, seat_choice(active, event))
+    return _confirm_page(request, event, ref, active, seat_form(service, event, active))
+
+
+def pass_names(pass_rows) -> list[str]:
+    """What to call each seat's pass: the first answer given for it (e.g. its name)."""
+    return [rows[0].text if rows else "" for rows in pass_rows or ()]
+
+
+def seat_form(service, event, registration, data=None):
+    """The choice of passes to cancel (``seat_choice``), its passes and names read."""
+    if registration.seats <= 1 or registration.status == PENDING:
+        return None
+    names = pass_names(answers_context(service, event, registration).get("pass_rows"))
+    return CancelPassesForm(data, passes=service.passes(registration), names=names)
 
 
 def _confirm_page(request, event, ref, active, form, *, status=200, form_token=None,
@@ -88,6 +102,7 @@ def _cancel(request, service, token):
         mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
         if removed.status == PENDING:  # a streams request left the line
             return see_other(reverse("booking:cancelled", args=[token]) + "?withdrawn=1")
+        return see_other(reverse("booking:cancelled", args=[token]) + f"?seats={removed.seats}")
     return see_other(reverse("booking:cancelled", args=[token]))
 
 
@@ -99,35 +114,39 @@ def _cancel_seats(request, service, token, ref):
     active = service.find_registration(ref.event_id, email=ref.email)
     if not ref.matches(active):  # cancelled meanwhile (or by this very form, resubmitted)
         return see_other(reverse("booking:cancelled", args=[token]))
-    form = CancelTicketsForm(request.POST, registration=active,
-                             labels=event.ticket_labels)
+    by_pass = request.POST.get("choose") == "passes"  # else a page asking quantities
+    form: CancelPassesForm | CancelTicketsForm = (
+        seat_form(service, event, active, request.POST) if by_pass
+        else CancelTicketsForm(request.POST, registration=active, labels=event.ticket_labels))
     form_token = request.POST.get("form_token", "")
     try:
         request_id = tokens.request_id_from_form_token(form_token, event.id,
                                                        salt=tokens.CANCEL_FORM_SALT)
     except links.BadLink:
-        return _confirm_page(request, event, ref, active, CancelTicketsForm(registration=active, labels=event.ticket_labels),
+        return _confirm_page(request, event, ref, active, seat_form(service, event, active),
                              status=400, message=EXPIRED)
-    if not form.is_valid():
+    if form is None or not form.is_valid():
         return _confirm_page(request, event, ref, active, form, status=400,
                              form_token=form_token)
+    chosen = ({"passes": form.pass_ids()} if isinstance(form, CancelPassesForm)
+              else {"tickets": None if form.is_whole else form.tickets()})
     try:
         removed = service.cancel(ref.event_id, email=ref.email,
                                  registration_id=ref.registration_id, request_id=request_id,
-                                 tickets=None if form.is_whole else form.tickets())
+                                 **chosen)
     except NotRegistered:
         return see_other(reverse("booking:cancelled", args=[token]))
     except InvalidBooking as error:  # e.g. a part was cancelled meanwhile on another page
         active = service.find_registration(ref.event_id, email=ref.email)
         if not ref.matches(active):
             return see_other(reverse("booking:cancelled", args=[token]))
-        form = seat_choice(active, event)
-        return _confirm_page(request, event, ref, active, form, status=400,
-                             message=f"{error.message} Nothing was cancelled.")
+        return _confirm_page(request, event, ref, active, seat_form(service, event, active),
+                             status=400, message=f"{error.message} Nothing was cancelled.")
     mail.send_soon(mail_sender(), mail.CANCELLATION, removed)
+    done = reverse("booking:cancelled", args=[token]) + f"?seats={removed.seats}"
     if removed.part_request_id:  # part of the order: a plain "done", with what is left
-        return see_other(reverse("booking:cancelled", args=[token]) + "?part=1")
-    return see_other(reverse("booking:cancelled", args=[token]))
+        return see_other(done + "&part=1")
+    return see_other(done)
 
 
 @never_cache
@@ -139,13 +158,18 @@ def cancelled(request, token):
     if isinstance(opened, HttpResponse):
         return opened
     ref, event, active = opened
+    # How many seats the cancellation gave up, as its redirect said (only the wording of
+    # the person's own page: "seat" or "2 seats"); anything else reads as unknown.
+    seats = request.GET.get("seats", "")
+    seats = int(seats) if seats.isascii() and seats.isdigit() and 0 < int(seats) <= 1000 \
+        else None
     if active and request.GET.get("part") == "1":  # part of the order: done, the rest kept
         return render(request, "booking/cancelled_part.html", {
-            "event": event, "registration": active,
+            "event": event, "registration": active, "seats_given_up": seats,
             "booking_path": reverse("booking:booking", args=[token])})
     if active:  # not cancelled yet: ask first
         return redirect("booking:cancel", token=token)
     context = {"event": event, "availability": service.availability(event.id),
-               "withdrawn": request.GET.get("withdrawn") == "1",
+               "withdrawn": request.GET.get("withdrawn") == "1", "seats_given_up": seats,
                "has_waiting_list": service.has_waiting_list(event)}
     return render(request, "booking/cancelled.html", context)

@@ -72,25 +72,39 @@ class SignupForm(forms.Form):
     def show_availability(self, availability) -> None:
         """Label each ticket type with the seats its quotas have left (none when the page
         could not read them): called on every rendering, so the hints survive any error."""
+        self.ticket_hints: dict[str, tuple[str, str]] = {}
         for ticket_type in self.ticket_types:
             left = _type_remaining(self.event, availability, ticket_type)
-            hint = ((f"{left} left. " if left is not None else "")
-                    + f"Up to {self.event.max_per_order} seats per order in all.")
-            described = self.event.ticket_descriptions.get(ticket_type)
-            if described:  # the organizer's sentence first
-                hint = f"{described} {hint}"
+            seats = ((f"{left} seat{'' if left == 1 else 's'} left. " if left is not None
+                      else "") + f"Up to {self.event.max_per_order} seats per order in all.")
+            described = (self.event.ticket_descriptions.get(ticket_type) or "").strip()
+            # The organizer's sentence, then the seats: apart on the page (``ticket_hints``,
+            # ``_ticket_field.html``) and read as two sentences (the help text).
+            self.ticket_hints[ticket_type] = (described and _sentence(described), seats)
+            hint = f"{_sentence(described)} {seats}" if described else seats
             # The field's, and its bound field's (a copy taken once the form was validated).
             self.fields[f"qty_{ticket_type}"].help_text = hint
             self[f"qty_{ticket_type}"].help_text = hint
 
     def clean(self):
-        """The answers, checked by the questions' own rules (``booking/questions/rules.py``,
-        as the API and the service check them) against the tickets chosen."""
+        """The tickets (as the service checks them) and the answers, checked by the
+        questions' own rules (``booking/questions/rules.py``, as the API and the service
+        check them) against the tickets chosen: every error at once, whatever else is
+        wrong (a quantity that is not a number counts as none)."""
         cleaned = super().clean()
-        if self.questions and not self.errors:
+        if self.ticket_types and not any(f"qty_{t}" in self.errors for t in self.ticket_types):
             try:
+                validation.clean_tickets(self.tickets(), ticket_types=self.event.ticket_types,
+                                         quotas=self.event.quotas,
+                                         max_per_order=self.event.max_per_order)
+            except InvalidBooking as error:
+                self.add_error(None, error.message)
+        if self.questions:
+            try:
+                # No quantity usable yet: the answers as for one seat (pass 1 is shown).
+                nominal = {self.ticket_types[0]: 1} if self.ticket_types else {"admission": 1}
                 rules.clean_answers(self.questions, self.answers(), self.pass_answers(),
-                                    tickets=self.tickets() or {"admission": 1},
+                                    tickets=self.tickets() or nominal,
                                     ticket_types=self.event.ticket_types)
             except rules.InvalidAnswers as refused:
                 self.apply_answer_errors(refused)
@@ -120,6 +134,21 @@ class SignupForm(forms.Form):
                  [self[f"p{n}_{q.id}"] for q in self.pass_questions])
                 for n in range(self.passes)]
 
+    @property
+    def shown_passes(self) -> int:
+        """The pass blocks shown: a posted form's, those of the seats it chose (at least
+        one); a new form's, all of them (its script hides those beyond the seats chosen:
+        ``signup.js``; without it they stay, to be left empty)."""
+        if self.is_bound and self.passes > 1 and self.ticket_types:
+            chosen = sum(_quantity(self.data.get(f"qty_{t}")) for t in self.ticket_types)
+            return max(1, min(chosen, self.passes))
+        return self.passes
+
+    def seat_labels(self) -> str:
+        """The type label of each seat an order may hold, as the script names the passes
+        (one per line; the quantities in the form's order)."""
+        return "\n".join(f"{t}={self.event.label(t)}" for t in self.ticket_types)
+
     def apply_answer_errors(self, refused) -> None:
         apply_answer_errors(self, refused)
 
@@ -132,6 +161,12 @@ class SignupForm(forms.Form):
 
     def ticket_fields(self):
         return [self[f"qty_{t}"] for t in self.ticket_types]
+
+    def ticket_rows(self):
+        """(field, the organizer's description or "", the seats left) per ticket type."""
+        hints = getattr(self, "ticket_hints", {})
+        return [(self[f"qty_{t}"], *hints.get(t, ("", self[f"qty_{t}"].help_text)))
+                for t in self.ticket_types]
 
     def code(self) -> str | None:
         """The access code as typed, or None."""
@@ -158,6 +193,19 @@ class SignupForm(forms.Form):
             return
         field = error.field if error.field in ("name", "email", "access_code") else None
         self.add_error(field, error.message)
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending as a sentence does (a description typed without a full stop)."""
+    return text if text[-1:] in ".!?…。！？" else f"{text}."
+
+
+def _quantity(value) -> int:
+    """A posted quantity as a number of seats (anything else: none)."""
+    try:
+        return max(0, int(str(value).strip()))
+    except (TypeError, ValueError):
+        return 0
 
 
 def _blank_answer(value) -> bool:
@@ -251,10 +299,52 @@ class CancelTicketsForm(forms.Form):
         return self.tickets() == self.held
 
 
-def seat_choice(registration, event) -> CancelTicketsForm | None:
-    """The form asking which seats to cancel, for an order of several confirmed seats;
-    None for one seat or a request still waiting for its decision (nothing to choose)."""
+class CancelPassesForm(forms.Form):
+    """Which passes of an order to give up, by name: a box per pass still valid and not
+    used at the door (its type, its number and the first answer given for it, such as
+    the name on it), none ticked to begin with. The service checks them as it writes."""
+
+    choose = forms.CharField(widget=forms.HiddenInput, initial="passes")
+    passes = forms.MultipleChoiceField(
+        label="Passes to cancel", widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": "Choose at least one pass to cancel.",
+                        "invalid_choice": "That pass is not one of this order's passes "
+                                          "left to cancel."})
+
+    def __init__(self, *args, passes, names=(), **kwargs):
+        """``passes``: the order's (``service.passes``); ``names``: per seat (seat 1 first)
+        what to call its pass (the first answer given for it), or empty."""
+        super().__init__(*args, **kwargs)
+        total = len(passes)
+        self.choosable = [p for p in passes if p.is_valid and p.admitted_at is None]
+        self.used = [p for p in passes if p.is_valid and p.admitted_at is not None]
+        self.fields["passes"].choices = [
+            (p.pass_id, pass_title(p, passes.index(p), total, names))
+            for p in self.choosable]
+
+    @property
+    def is_whole(self) -> bool:
+        return not self.used and set(self.cleaned_data["passes"]) == {
+            p.pass_id for p in self.choosable}
+
+    def pass_ids(self) -> list[str]:
+        return list(self.cleaned_data["passes"])
+
+
+def pass_title(a_pass, index: int, total: int, names) -> str:
+    """"Conference, pass 2 of 3: Pavel" (the name: the pass's first answer, if any)."""
+    name = names[index] if index < len(names) else ""
+    return (f"{a_pass.ticket_label}, pass {index + 1} of {total}"
+            + (f": {name}" if name else ""))
+
+
+def seat_choice(registration, event, passes=None, names=()) -> forms.Form | None:
+    """The form asking which seats to cancel, for an order of several confirmed seats: a
+    box per pass when its ``passes`` are given, else a quantity per ticket type; None for
+    one seat or a request still waiting for its decision (nothing to choose)."""
     if registration.seats > 1 and registration.status != PENDING:
+        if passes:
+            return CancelPassesForm(passes=passes, names=names)
         return CancelTicketsForm(registration=registration, labels=event.ticket_labels)
     return None
 

@@ -19,8 +19,12 @@ def passes_url(registration) -> str:
 
 
 def pass_context(service, registration) -> dict:
-    """What ``booking/_passes.html`` shows for a confirmed booking."""
-    return {"passes": service.passes(registration), "passes_url": passes_url(registration)}
+    """What ``booking/_passes.html`` shows for a confirmed booking: the passes that still
+    let someone in (a cancelled one is gone from the person's pages); ``all_passes`` for
+    the choice of those to cancel."""
+    every = service.passes(registration)
+    return {"passes": [p for p in every if p.is_valid], "all_passes": every,
+            "passes_url": passes_url(registration)}
 
 
 @never_cache  # the codes let people in

@@ -288,3 +288,15 @@ def code_attempt(client: str, access_code, *, message: str | None = None):
             raise
         succeeded()
 
+
+
+def code_check(client: str, check, *, message: str | None = None):
+    """A code checked outside a booking (a ``?code=...`` link): one attempt of ``client``
+    reserved first, in the same limit as a booking's wrong codes (past it: ``RateLimited``,
+    nothing checked), given back when ``check()`` finds the code valid (not None). Its
+    answer: ``check()``'s."""
+    with attempt(ACCESS_CODE, [client], message=message) as succeeded:
+        found = check()
+        if found is not None:
+            succeeded()
+    return found

@@ -11,9 +11,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
 from booking import calendar, links, validation
-from booking.errors import (AlreadyRegistered, BookingError, EventFull, EventNotFound,
-                            InvalidBooking, OutcomeUnknown, Overloaded, RateLimited,
-                            beyond_quota)
+from booking.errors import (AccessCodeUsedUp, AlreadyRegistered, BookingError, EventFull,
+                            EventNotFound, InvalidAccessCode, InvalidBooking, OutcomeUnknown,
+                            Overloaded, RateLimited, beyond_quota)
 from booking.mail import sender as mail
 from booking.models import PENDING
 from booking.questions.service import answer_rows
@@ -34,6 +34,8 @@ RESENDS_LIMITED = ("Too many requests from your network. Please wait a few minut
                    "again.")
 RESENT = ("If this address is registered for the event, its confirmation with the "
           "cancellation link is on its way to that inbox.")
+HELD_FOR_CODES = "access codes"
+HELD_FOR_OFFERS = "access codes or waiting-list offers"
 PENDING_REFRESH_SECONDS = 3
 AUTO_RECHECKS = 5  # the 202 page checks again by itself this often, then waits for a click
 RECHECK_UNANSWERED = ("We could not reach the booking system just now, so we cannot tell "
@@ -105,12 +107,32 @@ def event_detail(request, event_id):
     if request.method == "POST":
         return _signup(request, service, event)
     code = (request.GET.get("code") or "").strip()[:64] or None  # a ?code=... link
+    if code is None:
+        return render_event(request, service, event, None, tokens.new_form_token(event.id))
+    return _code_link(request, service, event, code)
+
+
+def _code_link(request, service, event, code: str):
+    """A ``?code=...`` link: the code filled in, the types it unlocks shown. Checking it
+    spends the wrong-code limit as a booking does (a right code gives its attempt back);
+    past the limit the code is not checked: the page says so (429), nothing unlocked."""
+    try:
+        unlocked = rate_limits.code_check(
+            rate_limits.client_address(request),
+            lambda: service.access_code_check(event.id, code), message=CODES_LIMITED)
+    except RateLimited as error:
+        form = SignupForm(event=event, unlocked=(), initial={"access_code": code})
+        response = render_event(request, service, event, form,
+                                tokens.new_form_token(event.id), status_for(error),
+                                code_limited=error.message)
+        response["Retry-After"] = str(error.retry_after)
+        return response
     return render_event(request, service, event, None, tokens.new_form_token(event.id),
-                        code=code)
+                        code=code, unlocked=unlocked or ())
 
 
 def render_event(request, service, event, form, form_token, status=200, *, code=None,
-                 **extra):
+                 unlocked=(), **extra):
     """The event's page: its seats, and the signup (or waiting-list) form (a new one when
     ``form`` is None: an event with orders asks a quantity per ticket type). The seats are
     read cheaply and within the request's deadline (``page_availability``): while the event
@@ -118,16 +140,27 @@ def render_event(request, service, event, form, form_token, status=200, *, code=
     (no count) and shows the form; the booking itself answers."""
     availability = service.page_availability(event.id)
     if form is None and not extra:
-        # A ?code=... link fills the code in and shows the types it unlocks (one read).
-        unlocked = service.access_code_unlocks(event.id, code) if code else ()
+        # A ?code=... link fills the code in and shows the types it unlocks (checked
+        # within the wrong-code limit: ``_code_link``).
         form = SignupForm(event=event, availability=availability, unlocked=unlocked,
                           initial={"access_code": code} if code else None)
+        if unlocked:
+            extra_code = {"code_applied": code.upper(),
+                          "code_unlocks": [event.label(t) for t in unlocked]}
+        else:
+            extra_code = {}
+    else:
+        extra_code = {}
     for shown in (form, extra.get("quota_waitlist_form")):
         if isinstance(shown, SignupForm) and availability is not None:
             shown.show_availability(availability)  # the hints on every rendering, errors too
+    waiting_list = service.has_waiting_list(event)
     context = {"event": event, "availability": availability, "form": form,
-               "form_token": form_token, "has_waiting_list": service.has_waiting_list(event),
-               **extra}
+               "form_token": form_token, "has_waiting_list": waiting_list,
+               # What held seats are held for (``_seats.html``): without a waiting list,
+               # only access codes' reserved seats are.
+               "held_for": HELD_FOR_OFFERS if waiting_list else HELD_FOR_CODES,
+               **extra_code, **extra}
     return render(request, "booking/event_detail.html", context, status=status)
 
 
@@ -206,6 +239,7 @@ def _signup(request, service, event, *, rechecking=False):
             raise
         return limited_form_page(request, service, event, error, request.POST.get("token", ""))
     if request_id is None:
+        _code_checked_too(request, service, event, form)
         return render_event(request, service, event, form, token, 400)
     started = timezone.now()
     try:
@@ -264,6 +298,22 @@ def _signup(request, service, event, *, rechecking=False):
     if registration.registered_at >= started and registration.is_confirmed:
         mail.send_soon(mail_sender(), mail.CONFIRMATION, registration, event=event)
     return see_other(booked_url(registration))
+
+
+def _code_checked_too(request, service, event, form) -> None:
+    """A refused form's access code checked as well, so that every error shows at once: as
+    at booking, a wrong code spends the network's wrong-code allowance (past it, the limit's
+    message); nothing is stored."""
+    code = (form.cleaned_data.get("access_code") or "").strip() if hasattr(
+        form, "cleaned_data") else ""
+    if not code or "access_code" in form.errors:
+        return
+    try:
+        with rate_limits.code_attempt(rate_limits.client_address(request), code,
+                                      message=CODES_LIMITED):
+            service.check_access_code(event.id, code, form.tickets() or {})
+    except (InvalidAccessCode, AccessCodeUsedUp, RateLimited) as error:
+        form.add_error("access_code", error.message)
 
 
 def _busy(request, service, event, form, token, error: Overloaded):

@@ -9,8 +9,12 @@ at every attempt, and the connection that goes to the very address that was chec
   loopback, link-local, private, unspecified, shared 100.64/10, nor an IPv6 form that
   carries such an IPv4 address: mapped, compatible, 6to4, NAT64). Numeric hosts are read
   as ``inet_aton`` reads them (``127.1``, ``2130706433``, ``0x7f000001``, ``0177.0.0.1``),
-  since that is what a resolver would connect to; names are resolved, and a name that
-  does not resolve is refused.
+  since that is what a resolver would connect to; names are resolved at every delivery
+  (never at registration, in the web process), and a name that does not resolve is
+  refused then, logged as one that is not public.
+
+Every refusal at registration says the same (``UNUSABLE``), naming WEBHOOK_ALLOWED_HOSTS
+for operators, so the form and the API are no oracle for host names.
 
 ``allowed_hosts`` (the ``WEBHOOK_ALLOWED_HOSTS`` setting, for development) names hosts
 taken as they are: any address, any port, and ``http://`` too. ``target`` resolves once and returns
@@ -24,10 +28,17 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+# One log text for a host that resolves to no public address and one that does not
+# resolve: the delivery log tells an organizer nothing about names inside the network.
 NOT_PUBLIC = "refused: not a public address"
-NOT_RESOLVED = "refused: the host name does not resolve"
+NOT_RESOLVED = NOT_PUBLIC
 BAD_URL = "refused: not an allowed URL"
 PORTS = "443 or 1024-65535"
+# One refusal for every URL that cannot be used, whatever the reason: which names exist,
+# and which lie inside the network, is nobody's to learn from the form or the API.
+UNUSABLE = ("This URL cannot receive webhooks. Use https:// to a public internet host "
+            f"(port {PORTS}, no user name or password). An operator can allow other "
+            "hosts, such as a development machine, with the WEBHOOK_ALLOWED_HOSTS setting.")
 _NUMERIC = re.compile(r"^[0-9a-fA-FxX.]+$")
 _NAME = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$")
 
@@ -103,15 +114,19 @@ class PublicUrls:
         self.resolver = resolver or system_resolver
 
     def refusal(self, url: str) -> str | None:
-        """Why ``url`` is refused (resolving its host now), or None."""
+        """``UNUSABLE`` if ``url`` is refused by what it says (scheme, user name, port, a
+        host that is no name, an address that is not public), or None. A host name is
+        not resolved here (the web process looks up no name an organizer chooses): every
+        delivery resolves and checks it (``target``), and refuses it then."""
         try:
-            self.target(url)
-        except Refused as refused:
-            return refused.message
+            self.target(url, resolve=False)
+        except Refused:
+            return UNUSABLE
         return None
 
-    def target(self, url: str) -> Target:
-        """``url`` checked, its host resolved once; ``Refused`` if it may not be used."""
+    def target(self, url: str, *, resolve: bool = True) -> Target:
+        """``url`` checked, its host resolved once; ``Refused`` if it may not be used
+        (``resolve=False``: a name is checked as a name only, ``addresses`` empty)."""
         parts = urlsplit(url)
         host = _ascii(parts.hostname or "")
         allowed = host in self.allowed_hosts
@@ -121,6 +136,11 @@ class PublicUrls:
             raise Refused("The URL must not carry a user name or password.")
         port = _port(parts, allowed)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        if not resolve and numeric_address(host) is None:
+            if not _NAME.match(host) or (not allowed and _special_name(host)):
+                raise Refused("Enter a valid host name.")
+            return Target(url=url, scheme=parts.scheme, host=host, port=port, path=path,
+                          addresses=())
         addresses = self._addresses(host, port, allowed)
         return Target(url=url, scheme=parts.scheme, host=host, port=port, path=path,
                       addresses=addresses)
@@ -137,13 +157,20 @@ class PublicUrls:
             except (OSError, UnicodeError):
                 found = []
             if not found:
-                raise Refused(f"The host name {host} does not resolve; enter one that does.",
-                              log=NOT_RESOLVED)
+                raise Refused(UNUSABLE, log=NOT_RESOLVED)
         if not allowed and not all(_public_text(a) for a in found):
-            raise Refused("The URL's host is not a public internet address (loopback, "
-                          "private, link-local and other special addresses are refused).",
-                          log=NOT_PUBLIC)
+            raise Refused(UNUSABLE, log=NOT_PUBLIC)
         return tuple(found)
+
+
+# Names that never lead to the public internet (RFC 6761, 6762, 8375 and the clouds'
+# metadata names): refused by their spelling alone, no lookup needed.
+_SPECIAL_SUFFIXES = ("localhost", "local", "localdomain", "internal", "home.arpa")
+
+
+def _special_name(host: str) -> bool:
+    host = host.rstrip(".")
+    return any(host == s or host.endswith("." + s) for s in _SPECIAL_SUFFIXES)
 
 
 def _ascii(host: str) -> str:

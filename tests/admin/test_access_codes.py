@@ -97,3 +97,15 @@ def test_other_organizers_event__404_as_missing(client, service):
     assert client.post(admin_url("access_codes", other.id),
                        {"action": "revoke_selected", "selected": ["THEIRS"]}).status_code == 404
     assert service.access_codes(other.id)[0].revoked_at is None
+
+
+@pytest.mark.parametrize("code, warned", [("speaker-2031", True), ("VIP", True),
+                                          ("x7kq-p2mw", False)])
+def test_create__guessable_given_code__created_with_a_warning(admin_client, service, event,
+                                                              code, warned):
+    response = admin_client.post(admin_url("access_codes", event.id),
+                                 {"code": code, "max_uses": "1", "count": ""}, follow=True)
+
+    shown = [str(m) for m in response.context["messages"]]
+    assert [c.code for c in service.access_codes(event.id)] == [code.upper()]
+    assert any("easy to guess" in m for m in shown) is warned, shown

@@ -99,3 +99,24 @@ def test_new_secret_and_token_pages__link_the_api_docs(client, django_user_model
     organizer(client, django_user_model, "ann")
     added = client.post(admin_url("add"), {**FORM, "organizer": DEFAULT})
     assert reverse("api:docs") in added.content.decode()
+
+
+def test_add__two_organizers__events_offered_are_the_chosen_organizers_only(
+        client, django_user_model, service):
+    user = organizer(client, django_user_model, "ann")  # admin of acme
+    member(user, "zeta", ADMIN)
+    ours = service.create_event(name="Acme gala", capacity=5, organizer=DEFAULT)
+    zetas = service.create_event(name="Zeta party", capacity=5, organizer="zeta")
+
+    first = client.get(admin_url("add"))
+    form = first.context["form"]
+    assert form["organizer"].value() == DEFAULT
+    assert set(dict(form.fields["event_id"].choices)) == {"", ours.id}
+    assert "?organizer=zeta" in first.content.decode()
+    switched = client.get(admin_url("add") + "?organizer=zeta").context["form"]
+    assert switched["organizer"].value() == "zeta"
+    assert set(dict(switched.fields["event_id"].choices)) == {"", zetas.id}
+
+    client.post(admin_url("add"), {**FORM, "event_id": zetas.id, "organizer": "zeta"})
+    [endpoint] = webhook_registry(service).listing()
+    assert (endpoint.organizer, endpoint.scope) == ("zeta", zetas.id)

@@ -1,6 +1,7 @@
 """Access codes over the JSON API (docs/api.md): created and listed under
 ``/events/{id}/access-codes/`` (scoped to the token's organizer), used in a booking's
 ``access_code``; refusals are problems with nothing stored."""
+import itertools
 import json
 
 import pytest
@@ -21,9 +22,13 @@ def codes_path(event):
     return f"/api/v1/events/{event.id}/access-codes/"
 
 
-def create(client, auth, event, body):
+def create(client, auth, event, body, key=None):
+    key = key or f"codes-{next(_KEYS)}"
     return client.post(codes_path(event), json.dumps(body), content_type="application/json",
-                       **auth)
+                       HTTP_IDEMPOTENCY_KEY=key, **auth)
+
+
+_KEYS = itertools.count(1)
 
 
 def book(client, event, n, code, key=None):
@@ -104,3 +109,52 @@ def test_book__right_codes__never_count_against_the_limit(client, service, event
     service.create_access_codes(event.id, codes=["RIGHT-CODE"], max_uses=10)
     for n in range(4):
         assert book(client, event, n, "RIGHT-CODE").status_code == 201
+
+
+# --- the fourth round: a keyed creation is one creation; guessable codes are warned ------
+def test_create__same_key_twice__one_code_same_answer_seats_reserved_once(client, service,
+                                                                           event):
+    _, auth = issue(WRITE)
+    body = {"count": 1, "reserved_seats": 2}
+    first = create(client, auth, event, body, key="one-key")
+    again = create(client, auth, event, body, key="one-key")
+
+    assert first.status_code == again.status_code == 201, again.content
+    assert again.json()["results"] == first.json()["results"]
+    assert len(service.access_codes(event.id)) == 1
+    assert service.availability(event.id).remaining == 8  # 2 reserved, not 4
+
+
+def test_create__same_key_other_settings__422_nothing_more_stored(client, service, event):
+    _, auth = issue(WRITE)
+    assert create(client, auth, event, {"code": "X7KQ-P2MW"}, key="one-key").status_code == 201
+
+    assert_problem(create(client, auth, event, {"code": "M9XP-Q4RT"}, key="one-key"), 422,
+                   "idempotency-key-reused")
+    assert [c.code for c in service.access_codes(event.id)] == ["X7KQ-P2MW"]
+
+
+def test_create__without_a_key__400_like_every_post_nothing_stored(client, service, event):
+    _, auth = issue(WRITE)
+    response = client.post(codes_path(event), json.dumps({"count": 1}),
+                           content_type="application/json", **auth)
+
+    assert_problem(response, 400, "idempotency-key-missing")
+    assert service.access_codes(event.id) == []
+
+
+@pytest.mark.parametrize("code", ["VIP", "SPEAKER-2031", "SUMMIT-2027", "AAAA-BBBB"])
+def test_create__guessable_code__created_with_a_warning(client, service, event, code):
+    _, auth = issue(WRITE)
+    response = create(client, auth, event, {"code": code})
+
+    assert response.status_code == 201, response.content
+    assert [c["code"] for c in response.json()["results"]] == [code]
+    assert len(response.json()["warnings"]) == 1 and "easy to guess" in response.json()[
+        "warnings"][0]
+
+
+@pytest.mark.parametrize("body", [{"code": "X7KQ-P2MW"}, {"count": 3}])
+def test_create__random_or_generated_code__no_warning(client, service, event, body):
+    _, auth = issue(WRITE)
+    assert create(client, auth, event, body).json()["warnings"] == []

@@ -4,6 +4,8 @@ refused at its field; the right one books. At 1280 and 390 px (docs/orders.md)."
 import re
 import uuid
 
+import pytest
+
 from playwright.sync_api import expect
 
 
@@ -49,3 +51,32 @@ def test_browser__code_link__code_filled_type_unlocked_wrong_code_then_booked(
     screenshot(page, "codes-4-booked")
     booked = site_service.find_registration(event.id, email=email)
     assert booked.access_code == "SPEAKER-7Q2K" and booked.tickets == {"speaker": 1}
+
+
+# --- the fourth round: a ?code= link checked within the wrong-code limit (F1) -------------
+@pytest.fixture(scope="module")
+def limited_site(live_site, tmp_path_factory):
+    """The live site's tables, served by a second server whose wrong-code limit is 2 per
+    10 minutes: spending it there leaves the session's site's own limit alone."""
+    from tests.browser.conftest import LiveSite
+    site = LiveSite({**live_site.env, "BOOKING_ACCESS_CODE_RATE": "2/10m"},
+                    tmp_path_factory.mktemp("limited_site"))
+    site.start()
+    yield site
+    site.stop()
+
+
+def test_browser__wrong_code_links_past_the_limit__right_code_not_checked_notice_shown(
+        limited_site, site_service, page, screenshot):
+    event = summit(site_service)
+    for n in range(2):
+        page.goto(limited_site.url + f"/events/{event.id}/?code=GUESS-{n:04d}")
+        expect(page.get_by_label("Speaker")).to_have_count(0)
+
+    response = page.goto(limited_site.url + f"/events/{event.id}/?code=speaker-7q2k")
+
+    assert response.status == 429
+    expect(page.get_by_role("alert")).to_contain_text("Too many wrong access codes")
+    expect(page.get_by_label("Access code")).to_have_value("speaker-7q2k")
+    expect(page.get_by_label("Speaker")).to_have_count(0)
+    screenshot(page, "codes-5-link-past-the-limit")

@@ -59,13 +59,14 @@ def test_ticket_label__reads_as_words():
 def test_cancel_page__order__a_quantity_per_type_held__cancels_nothing(client, service, order):
     event, registration = order
     html = client.get(cancel_url(registration)).content.decode()
-    # Nothing chosen to begin with: one click never gives up seats unasked.
-    assert 'name="cancel_conference" value="0"' in html
-    assert 'name="cancel_workshop-a" value="0"' in html
+    # A box per pass, none ticked to begin with: one click never gives up seats unasked.
+    boxes = re.findall(r'<input type="checkbox" name="passes" value="([^"]+)"[^>]*>', html)
+    assert boxes == [f"{registration.registration_id}-{n}" for n in (1, 2, 3)]
+    assert "checked" not in "".join(re.findall(r'<input type="checkbox"[^>]*>', html))
     assert "Cancel seats of your order?" in html
     assert "2 × Conference, 1 × Workshop A (3 seats)" in html
-    assert 'name="cancel_conference"' in html and 'name="cancel_workshop-a"' in html
-    assert 'name="cancel_workshop-b"' not in html  # a type the order does not hold
+    assert "Conference, pass 2 of 3" in html and "Workshop A, pass 3 of 3" in html
+    assert "Workshop B" not in html  # a type the order does not hold
     assert held(service, event) == {"conference": 2, "workshop-a": 1}
 
 
@@ -75,12 +76,13 @@ def test_cancel_page__some_seats__frees_just_those_and_shows_the_rest(client, se
     url = cancel_url(registration)
     mail.outbox.clear()
     response = post_seats(client, url, {"conference": 1, "workshop-a": 0})
-    assert response.status_code == 303 and response["Location"].endswith("?part=1")
+    # A page opened before asked a quantity per type: still accepted.
+    assert response.status_code == 303 and response["Location"].endswith("?seats=1&part=1")
     assert held(service, event) == {"conference": 1, "workshop-a": 1}
     assert service.availability(event.id).quotas["capacity"].confirmed == 2
     page = client.get(response["Location"]).content.decode()
     # A plain confirmation, not another cancel form.
-    assert "Those seats are cancelled" in page and "<form" not in page
+    assert "That seat is cancelled" in page and "<form" not in page
     assert "1 × Conference, 1 × Workshop A (2 seats)" in page
     assert registration.reference in page
     assert len(mail.outbox) == 1 and "Part of your order" in mail.outbox[0].body
@@ -100,7 +102,8 @@ def test_cancel_page__every_seat__cancels_the_order(client, service, order):
     event, registration = order
     response = post_seats(client, cancel_url(registration), {"conference": 2, "workshop-a": 1})
     assert response.status_code == 303
-    assert response["Location"].endswith("/done/")
+    assert response["Location"].endswith("/done/?seats=3")
+    assert "Your 3 seats at" in client.get(response["Location"]).content.decode()
     assert held(service, event) is None
     assert service.availability(event.id).quotas["workshop-a"].confirmed == 0
 

@@ -23,7 +23,7 @@ def test_the_form_asks_a_quantity_per_type_with_what_is_left(client, service):
     html = client.get(reverse("booking:event_detail", args=[event.id])).content.decode()
     for ticket_type in ("conference", "workshop-a", "workshop-b"):
         assert f'name="qty_{ticket_type}"' in html
-    assert "1 left." in html and "2 left." in html and "Book my tickets" in html
+    assert "1 seat left." in html and "2 seats left." in html and "Book my tickets" in html
 
 
 def test_an_order_from_the_form_is_booked_whole_and_shown(client, service):
@@ -68,7 +68,7 @@ def test_the_hints_of_what_is_left_stay_after_every_kind_of_error(client, servic
     for response in (blank_name, no_ticket, expired, too_many):
         html = response.content.decode()
         assert response.status_code == 400
-        assert "1 left." in html and "2 left." in html  # workshop A, workshop B
+        assert "1 seat left." in html and "2 seats left." in html  # workshop A, workshop B
     assert service.registrations(event.id) == [service.find_registration(
         event.id, email="bo@example.com")]
 

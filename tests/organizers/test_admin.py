@@ -67,3 +67,33 @@ def test_teams__own_only_members_among_own_people(alpha_admin):
                                                 "members": [beta_team.members.first().pk]})
     assert refused.status_code == 200
     assert not Team.objects.filter(name="Mine now").exists()
+
+
+# --- the fourth round: a team's event list is checked at save, read safely ------------------
+@pytest.mark.parametrize("bad", ["5", '"abc"', '[5]', '["not-an-id"]', '{"a": 1}'])
+def test_teams__limit_events_not_a_list_of_ids__refused_nothing_stored(alpha_admin, bad):
+    response = alpha_admin.post(TEAMS + "add/", {
+        "organizer": organizer("alpha").pk, "name": "Some events", "role": EDITOR,
+        "limit_events": bad, "members": [Team.objects.get(organizer__slug="alpha")
+                                         .members.first().pk]})
+
+    assert response.status_code == 200
+    assert "limit_events" in response.context["adminform"].form.errors
+    assert not Team.objects.filter(name="Some events").exists()
+
+
+def test_teams__bad_stored_limit_events__members_pages_answer_on_both_organizers(
+        client, service):
+    from tests.organizers.helpers import member, token_for
+    theirs = service.create_event(name="Beta night", capacity=5, organizer="beta")
+    both = staff("both", "beta", ADMIN)
+    team = member(both, "alpha", EDITOR, events=["0" * 32])
+    Team.objects.filter(pk=team.pk).update(limit_events=5)  # saved before it was checked
+    _, auth = token_for(both, "read", "beta")
+    client.force_login(both)
+
+    assert client.get("/admin/").status_code == 200
+    assert client.get("/admin/booking/dynamoevent/").status_code == 200
+    assert client.get(f"/api/v1/events/{theirs.id}/registrations/", **auth).status_code == 200
+    listed = client.get("/api/v1/events/", **auth).json()["results"]
+    assert [e["id"] for e in listed] == [theirs.id]

@@ -15,7 +15,7 @@ import pytest
 
 from booking.errors import InvalidBooking
 from booking.mail.sender import send_owed
-from booking.webhooks.addresses import NOT_PUBLIC, PublicUrls, Refused, Target
+from booking.webhooks.addresses import NOT_PUBLIC, UNUSABLE, PublicUrls, Refused, Target
 from booking.webhooks.delivery import DELIVERED, RETRYING, USER_AGENT, http_post
 from booking.wiring import mail_sender, webhook_registry, webhook_sender
 from tests.webhooks.receiver import Receiver
@@ -31,7 +31,6 @@ INSIDE_URLS = [
     "https://100.64.0.1/h", "https://224.0.0.1/h", "https://240.0.0.1/h",
     "https://[fe80::1]/h", "https://[fc00::1]/h", "https://[ff02::1]/h", "https://[::]/h",
     "https://[::127.0.0.1]/h", "https://[2002:7f00:1::]/h", "https://[64:ff9b::7f00:1]/h",
-    "https://inside.test/h",  # resolves to a private address (the test's DNS)
     "https://hooks.example.com:0/h", "https://hooks.example.com:99999/h",
     "https://hooks.example.com:22/h", "https://hooks.example.com:80/h",
 ]
@@ -57,7 +56,7 @@ class Dns:
 class SchemeAndHostOnly(PublicUrls):
     """Control: the rule before (https and a host name, nothing about where it goes)."""
 
-    def target(self, url):
+    def target(self, url, *, resolve=True):
         parts = urlsplit(url)
         if parts.scheme != "https" or not parts.hostname:
             raise Refused("Enter an https:// URL with a host name.")
@@ -65,14 +64,15 @@ class SchemeAndHostOnly(PublicUrls):
 
 
 def accepted(registry) -> list[str]:
-    """The inside URLs ``registry`` registers (each refusal checked to store nothing)."""
+    """The inside URLs ``registry`` registers (each refusal checked to store nothing and
+    to say the one text)."""
     taken = []
     for url in INSIDE_URLS:
         try:
             registry.register(url=url, events=["registration.created"])
             taken.append(url)
         except InvalidBooking as refused:
-            assert refused.field == "url" and refused.message
+            assert refused.field == "url" and refused.message == UNUSABLE
     return taken
 
 
@@ -86,12 +86,7 @@ def test_register__every_inside_spelling__refused_clearly_nothing_stored(service
 
     assert accepted(registry) == []
     assert registry.listing() == []
-    with pytest.raises(InvalidBooking, match="does not resolve"):
-        registry.register(url="https://nowhere.test/h", events=["registration.created"])
-    with pytest.raises(InvalidBooking, match="not a public internet address"):
-        registry.register(url="https://[::ffff:127.0.0.1]/h", events=["registration.created"])
-    with pytest.raises(InvalidBooking, match="port 443 or 1024-65535"):
-        registry.register(url="https://hooks.example.com:0/h", events=["registration.created"])
+    assert "WEBHOOK_ALLOWED_HOSTS" in UNUSABLE and "port 443 or 1024-65535" in UNUSABLE
     for url in ("https://hooks.example.com/h", "https://hooks.example.com:8443/h",
                 f"https://{PUBLIC}/h", "https://[2001:4860:4860::8888]/h"):
         registry.register(url=url, events=["registration.created"])
@@ -226,3 +221,48 @@ def test_check__development_allowance_with_debug_off__warns(settings):
     assert webhook_allowed_hosts_check() == []
     settings.DEBUG, settings.WEBHOOK_ALLOWED_HOSTS = False, []
     assert webhook_allowed_hosts_check() == []
+
+
+
+# --- the fourth round: no host-name oracle, no lookup of an organizer's name at save ----
+def test_register__names_not_looked_up__inside_and_unknown_names_alike(service, no_allowance):
+    dns = Dns()
+    registry = webhook_registry(service, resolver=dns)
+
+    for url in ("https://inside.test/h", "https://nowhere.test/h"):
+        registry.register(url=url, events=["registration.created"])
+
+    assert dns.lookups == []  # the web process resolved nothing the organizer chose
+    assert len(registry.listing()) == 2
+
+
+def test_send__inside_and_unknown_names__refused_alike_in_the_log(service, no_allowance):
+    dns = Dns()
+    webhook_registry(service, url_policy=PlainHttpToo(resolver=dns)).register(
+        url="http://inside.test:8443/hook", events=["registration.created"])
+    webhook_registry(service, url_policy=PlainHttpToo(resolver=dns)).register(
+        url="http://nowhere.test:8443/hook", events=["registration.created"])
+    event = service.create_event(name="Alike", capacity=3, strategy="lock_table")
+    service.book(event.id, name="Ada", email="ada@example.com")
+    send_owed(mail_sender(service), min_age=0)
+
+    webhook_sender(service, url_policy=PlainHttpToo(resolver=dns), deadline_seconds=5).run_pass()
+
+    errors = sorted(row["log"][-1]["error"] for row in owed(service).values())
+    assert errors == [NOT_PUBLIC, NOT_PUBLIC]
+    assert sorted(dns.lookups) == ["inside.test", "nowhere.test"]  # at delivery
+
+
+@pytest.mark.django_db
+def test_register_over_the_api__loopback_http__one_text_naming_the_setting(client, service,
+                                                                          no_allowance):
+    from tests.api.test_organizer import issue
+
+    _, auth = issue("write")
+    answers = [client.post("/api/v1/webhooks/", json.dumps(
+        {"url": url, "events": ["registration.created"]}), content_type="application/json",
+        HTTP_IDEMPOTENCY_KEY=f"one-text-{n}", **auth).json()["detail"]
+        for n, url in enumerate(("http://127.0.0.1:8000/h", "https://localhost/h",
+                                 "https://10.0.0.1/h", "https://hooks.example.com:22/h"))]
+
+    assert answers == [UNUSABLE] * 4
