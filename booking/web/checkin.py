@@ -150,6 +150,7 @@ def scanner(request, service, checkin_list, event):
     page: the event's public key, the list's ticket types and re-entry rule, the texts."""
     config = {
         "listId": checkin_list.id, "eventId": event.id,
+        "timeZone": event.time_zone,  # times shown in the event's zone, the zone named
         "publicKeys": service.pass_public_keys(event.id),  # the signing key first
         "ticketTypes": None if checkin_list.ticket_types is None
         else list(checkin_list.ticket_types),

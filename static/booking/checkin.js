@@ -133,7 +133,12 @@
 
   function clock(iso) {
     if (!iso) return "";
-    return new Date(iso).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"});
+    const options = {hour: "2-digit", minute: "2-digit", timeZoneName: "short"};
+    try {
+      return new Date(iso).toLocaleTimeString([], {...options, timeZone: config.timeZone || undefined});
+    } catch (error) {
+      return new Date(iso).toLocaleTimeString([], options); // a zone this browser does not know
+    }
   }
 
   function show({good, status, why, who}) {

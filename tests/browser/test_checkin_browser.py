@@ -252,7 +252,7 @@ def test_browser__scanner__short_codes_and_booking_references_online_and_offline
     tag = uuid.uuid4().hex[:6]
     event = site_service.create_event(name=f"Short codes {tag}", capacity=10,
                                       starts_at="2031-09-01T18:00:00+00:00", organizer="acme",
-                                      max_per_order=3)
+                                      max_per_order=3, time_zone="Asia/Tokyo")
     door = site_service.create_checkin_list(event.id, name="Short door")
     ada = site_service.book(event.id, name="Ada Short", email=f"ada{tag}@example.com")
     duo = site_service.book(event.id, name="Duo Pair", email=f"duo{tag}@example.com",
@@ -276,6 +276,12 @@ def test_browser__scanner__short_codes_and_booking_references_online_and_offline
     page.get_by_label("Type a code").fill(ada_pass.short_code.lower())
     page.get_by_role("button", name="Check").click()
     answer_shows(page, "admitted", "Admitted", "Ada Short")
+    page.get_by_role("button", name="Next scan").click()
+    page.get_by_label("Type a code").fill(ada_pass.short_code)
+    page.get_by_role("button", name="Check").click()
+    # the first admission's time in the event's zone, the zone named (not the phone's)
+    answer_shows(page, "already_admitted", "GMT+9")
+    screenshot(page, "checkin-9a-already-in-event-zone")
     page.get_by_role("button", name="Next scan").click()
 
     page.get_by_label("Type a code").fill(duo.reference)
