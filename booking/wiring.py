@@ -63,6 +63,7 @@ class WebSettings:
     rates: dict  # abuse limit name -> its rate text ("10/10m" or "off")
     default_strategy: str  # the admin's preselected size
     max_body_bytes: int  # a request body over this answers 413 before anything reads it
+    max_json_bytes: int  # a JSON body a view reads (Django's DATA_UPLOAD_MAX_MEMORY_SIZE too)
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,9 @@ def web_settings() -> WebSettings:
         trusted_proxy_count=settings.TRUSTED_PROXY_COUNT,
         rates={name: getattr(settings, setting) for name, setting in RATE_SETTINGS.items()},
         default_strategy=settings.BOOKING_DEFAULT_STRATEGY,
-        max_body_bytes=settings.REQUEST_BODY_MAX_BYTES)
+        max_body_bytes=settings.REQUEST_BODY_MAX_BYTES,
+        max_json_bytes=min(settings.REQUEST_BODY_MAX_BYTES,
+                           settings.DATA_UPLOAD_MAX_MEMORY_SIZE or settings.REQUEST_BODY_MAX_BYTES))
 
 
 def worker_settings() -> WorkerSettings:
@@ -157,8 +160,11 @@ def service_from_settings(*, store: Store | None = None, extra_strategies: dict 
 
 
 def pass_signer() -> PassSigner:
-    """Signs passes' codes with a key per event derived from SECRET_KEY."""
-    return PassSigner(settings.SECRET_KEY.encode("utf-8"))
+    """Signs passes' codes with a key per event derived from SECRET_KEY; codes signed with
+    a key of SECRET_KEY_FALLBACKS still scan (a rotated secret does not end passes)."""
+    return PassSigner(settings.SECRET_KEY.encode("utf-8"),
+                      fallbacks=[key.encode("utf-8")
+                                 for key in settings.SECRET_KEY_FALLBACKS])
 
 
 def tell_webhooks_of_scans(service: BookingService) -> BookingService:

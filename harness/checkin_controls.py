@@ -12,7 +12,7 @@ both sides of a race (the product's door for every other list).
 import re
 import time
 
-from booking.checkin.door import Door, pass_key
+from booking.checkin.door import Door, count_key, count_shard, pass_key
 from booking.dynamo.transaction import Members
 
 CARELESS = "careless"
@@ -39,8 +39,8 @@ class ReadThenWriteDoor(Door):
         super().__init__(*args, **kwargs)
         self.race_delay = race_delay_ms / 1000.0
 
-    def _entry(self, lst, ref, when, gate, nonce, stamp, offline) -> Members:
-        members = super()._entry(lst, ref, when, gate, nonce, stamp, offline)
+    def _entry(self, lst, ref, when, gate, nonce, stamp, offline, *, again=False) -> Members:
+        members = super()._entry(lst, ref, when, gate, nonce, stamp, offline, again=again)
         if not lst.name.startswith(CARELESS):
             return members
         seen = self.table.get(pass_key(lst.id, ref.pass_id))
@@ -85,3 +85,33 @@ def careless_cancellations(service) -> None:
     service.bookings.cancel_riders = lambda event_id, request_id, whole, seats=None: (
         UnconditionalPassCancellation(checkin.cancellation_rider(event_id, request_id, whole,
                                                                  seats)),)
+
+
+class ReadThenCountDoor(Door):
+    """A door that counts as a careless one does: it reads the counter item, waits
+    ``race_delay_ms``, and SETs read + delta (no condition) in the scan's write. Scans at
+    the same instant all read one value: the counts lose scans, which the count race
+    must catch. Only lists whose name starts with ``CARELESS``."""
+
+    def __init__(self, *args, race_delay_ms: float = 30.0, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.race_delay = race_delay_ms / 1000.0
+
+    def count_op(self, lst, nonce, **deltas):
+        if not lst.name.startswith(CARELESS):
+            return super().count_op(lst, nonce, **deltas)
+        key = count_key(lst.id, count_shard(nonce))
+        seen = self.table.get(key) or {}
+        time.sleep(self.race_delay)
+        names = sorted(deltas)
+        return ("Update", self.table.update_op(
+            key, "SET " + ", ".join(f"{name} = :{name}" for name in names),
+            values={f":{name}": int(seen.get(name, 0)) + deltas[name] for name in names}))
+
+
+def careless_counts(service, *, race_delay_ms: float = 30.0) -> ReadThenCountDoor:
+    """Put a read-then-count door in ``service``; return it."""
+    door = ReadThenCountDoor(service.store, service.checkin.door.signer,
+                             race_delay_ms=race_delay_ms)
+    service.checkin.door = door
+    return door

@@ -61,7 +61,9 @@ def add_list(service, request, event) -> None:
         made = service.create_checkin_list(
             event.id, name=request.POST.get("name", ""), ticket_types=types,
             allow_reentry=request.POST.get("allow_reentry") == "on",
-            occupancy_limit=int(limit) if limit.isdigit() else (limit or None))
+            # ASCII digits only: "²" is a digit to str.isdigit but not to int().
+            occupancy_limit=int(limit) if limit.isascii() and limit.isdigit()
+            else (limit or None))
     except InvalidBooking as refused:
         messages.error(request, refused.message)
         return

@@ -1,9 +1,9 @@
 """Check-in over the API: an event's lists, a list with live counts, scans one by one and
 an offline scanner's queue. Thin over ``BookingService``.
 
-A ``checkin`` member's token (read or write scope) may list lists and scan
-(``rights.SCAN``), nothing else; creating a list needs ``CHANGE`` (admin, editor, write
-scope). Every scan is answered 200 with the door's decision: a refusal at the door
+A ``checkin`` member's token may list lists and read their counts (``rights.SEE_DOOR``,
+read or write scope) and, with write scope, scan (``rights.SCAN``: a scan is a write),
+nothing else; creating a list needs ``CHANGE`` (admin, editor, write scope). Every scan is answered 200 with the door's decision: a refusal at the door
 (``already_admitted``, ``room_full``...) is a normal answer, not an error. The scan's
 ``nonce`` is its idempotency key: a scan sent again answers the first answer; an
 ``Idempotency-Key`` header, if sent, must equal it.
@@ -16,8 +16,10 @@ from booking.api import idempotency
 from booking.api.base import ApiView
 from booking.api.problems import Refused
 from booking.api.schema import problems
+from booking.api.serializers import StrictIntegerField, TextField
 from booking.checkin.records import DIRECTIONS, ENTRY, STATUSES
 from booking.organizers import rights
+from booking.service.checkin import MAX_BATCH
 from booking.wiring import get_booking_service
 
 KEY_MISMATCH = (400, "idempotency-key-mismatch", "Idempotency-Key is not the nonce")
@@ -26,13 +28,37 @@ OPTIONAL_KEY = OpenApiParameter(
     description="Optional; if sent, it must equal the scan's nonce (the scan's own key).")
 
 
-class CheckinListInput(serializers.Serializer):
-    name = serializers.CharField(max_length=100)
-    ticket_types = serializers.ListField(child=serializers.CharField(max_length=40),
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON boolean, never ``"yes"``, ``"on"``, ``1`` or ``"true"`` turned into one."""
+
+    default_error_messages = {"invalid": "true or false (a JSON boolean) is required."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+class Strict(serializers.Serializer):
+    """Refuses fields it does not declare, also as one item of a list (400, nothing
+    stored)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {name: "Unknown field." for name in unknown})
+        return super().to_internal_value(data)
+
+
+class CheckinListInput(Strict):
+    name = TextField(max_length=100)
+    ticket_types = serializers.ListField(child=TextField(max_length=40),
                                          required=False, allow_null=True, max_length=20)
-    allow_reentry = serializers.BooleanField(required=False, default=False)
-    occupancy_limit = serializers.IntegerField(required=False, allow_null=True, min_value=1,
-                                               max_value=1_000_000)
+    allow_reentry = StrictBooleanField(required=False, default=False)
+    occupancy_limit = StrictIntegerField(required=False, allow_null=True, min_value=1,
+                                         max_value=1_000_000)
     opens_at = serializers.DateTimeField(required=False, allow_null=True)
     closes_at = serializers.DateTimeField(required=False, allow_null=True)
 
@@ -50,8 +76,15 @@ class CheckinListOutput(serializers.Serializer):
     public_key = serializers.SerializerMethodField(
         help_text="The event's Ed25519 public key (raw, base64url): check codes offline.")
 
+    public_keys = serializers.SerializerMethodField(
+        help_text="Every key a code may verify with: the signing one first, then those of "
+        "secrets being rotated out (SECRET_KEY_FALLBACKS). Offline, accept a code any verifies.")
+
     def get_public_key(self, checkin_list) -> str:
         return get_booking_service().pass_public_key(checkin_list.event_id)
+
+    def get_public_keys(self, checkin_list) -> list[str]:
+        return get_booking_service().pass_public_keys(checkin_list.event_id)
 
 
 class CheckinListCounts(CheckinListOutput):
@@ -61,21 +94,33 @@ class CheckinListCounts(CheckinListOutput):
     conflicts = serializers.IntegerField()
 
 
-class ScanInput(serializers.Serializer):
-    code = serializers.CharField(max_length=1000, trim_whitespace=True)
+class ScanInput(Strict):
+    code = TextField(max_length=1000, trim_whitespace=True,
+                     help_text="The pass's code (its QR code's text), its short code "
+                     "(\"917B-981D-1\") or its order's booking reference (\"917B-981D\").")
     direction = serializers.ChoiceField(choices=DIRECTIONS, required=False, default=ENTRY)
     nonce = serializers.RegexField(r"^[A-Za-z0-9_-]{8,64}$", help_text="The scan's own key: "
                                    "8-64 letters, digits, '-' or '_', fresh per scan.")
-    scanned_at = serializers.DateTimeField(required=False, allow_null=True)
-    gate = serializers.CharField(max_length=60, required=False, allow_null=True)
+    gate = TextField(max_length=60, required=False, allow_null=True)
 
 
 class OfflineScanInput(ScanInput):
-    scanned_at = serializers.DateTimeField()
+    scanned_at = serializers.DateTimeField(help_text="When the phone made the scan.")
 
 
-class BatchInput(serializers.Serializer):
-    scans = OfflineScanInput(many=True, allow_empty=False, max_length=500)
+class BatchInput(Strict):
+    scans = OfflineScanInput(many=True, allow_empty=False, max_length=MAX_BATCH)
+
+
+class ChoiceOutput(serializers.Serializer):
+    short_code = serializers.CharField(help_text="Scan this to admit this pass.")
+    ticket_label = serializers.CharField()
+    code = serializers.CharField()
+    status = serializers.CharField(help_text="valid or cancelled")
+
+    def to_representation(self, instance):
+        short, label, code, status = instance
+        return {"short_code": short, "ticket_label": label, "code": code, "status": status}
 
 
 class ScanOutput(serializers.Serializer):
@@ -94,6 +139,8 @@ class ScanOutput(serializers.Serializer):
     first_gate = serializers.CharField(allow_null=True)
     offline = serializers.BooleanField()
     conflict = serializers.BooleanField()
+    choices = ChoiceOutput(many=True, help_text="choose_pass: the booking's passes on this "
+                           "list; scan one by its short code")
 
 
 class ConflictOutput(serializers.Serializer):
@@ -108,7 +155,7 @@ class ConflictOutput(serializers.Serializer):
 
 
 class EventCheckinLists(ApiView):
-    actions = {"GET": rights.SCAN, "POST": rights.CHANGE}
+    actions = {"GET": rights.SEE_DOOR, "POST": rights.CHANGE}
 
     @extend_schema(operation_id="checkin_lists_list",
                    responses={200: CheckinListOutput(many=True),
@@ -134,7 +181,7 @@ class EventCheckinLists(ApiView):
 
 
 class CheckinListDetail(ApiView):
-    actions = {"GET": rights.SCAN}
+    actions = {"GET": rights.SEE_DOOR}
 
     @extend_schema(operation_id="checkin_lists_retrieve",
                    responses={200: CheckinListCounts, **problems(401, 403, 404, 503)})
@@ -157,7 +204,8 @@ class Scans(ApiView):
                    parameters=[OPTIONAL_KEY],
                    responses={200: ScanOutput, **problems(400, 401, 403, 404, 503)})
     def post(self, request, list_id):
-        """Scan a pass: 200 with the door's decision, whatever it is."""
+        """Scan a pass: 200 with the door's decision, whatever it is. The scan is stamped
+        with the server's time (a ``scanned_at`` is refused: queued scans go to the batch)."""
         payload = ScanInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
@@ -166,7 +214,7 @@ class Scans(ApiView):
             raise Refused(KEY_MISMATCH, "The Idempotency-Key, if sent, must equal the nonce.")
         result = get_booking_service().scan(
             self.checkin_list.id, data["code"], direction=data["direction"],
-            nonce=data["nonce"], scanned_at=data.get("scanned_at"), gate=data.get("gate"))
+            nonce=data["nonce"], gate=data.get("gate"))
         return Response(ScanOutput(result).data)
 
 

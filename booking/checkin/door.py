@@ -14,6 +14,12 @@ A scan that changes anything is one TransactWriteItems of named members:
   sent again (a lost answer) is refused by its own row and answers what that row says,
   without a second effect. A refused scan writes its row alone (the log, and the answer
   to a repeat).
+- ``count``: the list's counts, on one of its ``COUNT_SHARDS`` counter items picked by
+  the nonce's hash: an unconditional ``ADD admitted, inside, conflicts``, so it never
+  refuses a scan, and inside the scan's own write, so a repeat (refused by its row)
+  counts nothing again. A list's counts are these few items summed: no read per
+  attendee. A first entry adds ``admitted`` and ``inside``; a re-entry ``inside`` only
+  (its write is conditioned on the pass being out, the first entry's on no pass item).
 
 An offline scanner's queue (``scan_batch``) is decided scan by scan in the order the
 scans were made; an offline entry of a pass admitted already is recorded as a conflict
@@ -41,6 +47,7 @@ LIST_SK = "#list"
 ORDER_SK = "#door"
 ATTEMPTS = 30  # writes cancelled by another transaction on the same items, tried again
 
+COUNT_SHARDS = 4  # counter items per list (a busy door's scans do not meet on one item)
 NEW = "attribute_not_exists(pk)"
 NOT_CANCELLED = "attribute_not_exists(cancelled_all) AND NOT contains(cancelled, :seat)"
 
@@ -59,6 +66,16 @@ def pass_key(list_id: str, pass_id_: str) -> dict:
 
 def scan_key(list_id: str, nonce: str) -> dict:
     return {"pk": f"list#{list_id}", "sk": f"scan#{nonce}"}
+
+
+def count_key(list_id: str, shard: int) -> dict:
+    return {"pk": f"list#{list_id}", "sk": f"#count.{shard}"}
+
+
+def count_shard(nonce: str) -> int:
+    """The counter item a scan adds to: spread like a random pick, the same for every
+    attempt of one scan."""
+    return int.from_bytes(hashlib.sha256(nonce.encode()).digest()[:4], "big") % COUNT_SHARDS
 
 
 def fingerprint(code: str, direction: str) -> str:
@@ -131,16 +148,24 @@ class Door:
                       key=lambda lst: (lst.created_at, lst.id))
 
     def counts(self, checkin_list: CheckinList) -> dict[str, int]:
-        """``admitted`` (passes admitted at least once), ``inside`` now, ``conflicts``."""
-        admitted = inside = conflicts = 0
-        for item in self.table.query(key_condition="pk = :pk AND begins_with(sk, :p)",
-                                     values={":pk": f"list#{checkin_list.id}", ":p": "pass#"},
-                                     projection="#s", names={"#s": "state"}):
-            admitted += 1
-            inside += item.get("state") == "inside"
-        conflicts = self.table.count(key_condition="pk = :pk AND begins_with(sk, :c)",
-                                     values={":pk": f"list#{checkin_list.id}", ":c": "conflict#"})
-        return {"admitted": admitted, "inside": inside, "conflicts": conflicts}
+        """``admitted`` (passes admitted at least once), ``inside`` now, ``conflicts``:
+        the list's counter items summed (one query of ``COUNT_SHARDS`` small items)."""
+        found = {"admitted": 0, "inside": 0, "conflicts": 0}
+        for item in self.table.query(key_condition="pk = :pk AND begins_with(sk, :c)",
+                                     values={":pk": f"list#{checkin_list.id}",
+                                             ":c": "#count."}):
+            for name in found:
+                found[name] += int(item.get(name, 0))
+        return found
+
+    def count_op(self, lst: CheckinList, nonce: str, **deltas: int) -> tuple[str, dict]:
+        """The scan's ``count`` member: ``deltas`` (admitted, inside, conflicts) added to
+        the counter item its nonce picks, without a condition."""
+        names = sorted(deltas)
+        return ("Update", self.table.update_op(
+            count_key(lst.id, count_shard(nonce)),
+            "ADD " + ", ".join(f"{name} :{name}" for name in names),
+            values={f":{name}": deltas[name] for name in names}))
 
     def room_counter(self, list_id: str) -> int:
         item = self.table.get(list_key(list_id))
@@ -161,17 +186,28 @@ class Door:
         base.update(pass_id=ref.pass_id, ticket_type=ref.ticket_type)
         if not checkin_list.admits_type(ref.ticket_type):
             return self._refused(ScanResult(status=NOT_ON_LIST, **base), stamp)
-        if not checkin_list.is_open(base["scanned_at"]):
+        if not checkin_list.is_open(base["scanned_at"]) or (
+                offline and checkin_list.closes_at is not None
+                and at(now) >= checkin_list.closes_at):  # type: ignore[operator]
+            # An offline scan is judged at the time it was made, but a closed list takes
+            # no more uploads: nobody can date a scan back into its opening hours.
             return self._refused(ScanResult(status=NOT_OPEN, **base), stamp)
+        again = False  # an entry is first tried as the pass's first (it counts admitted)
         for attempt in range(ATTEMPTS):
-            members = (self._entry if direction == ENTRY else self._exit)(
-                checkin_list, ref, when, gate, nonce, stamp, offline)
+            if direction == ENTRY:
+                members = self._entry(checkin_list, ref, when, gate, nonce, stamp, offline,
+                                      again=again)
+            else:
+                members = self._exit(checkin_list, ref, when, gate, nonce, stamp, offline)
             try:
                 self.store.transact_write(members.operations)
             except TransactionCancelled as cancelled:
                 refusal = members.refusal(cancelled)
                 if refusal.conflict and not refusal.refused_names():
                     _pause(attempt)
+                    continue
+                if self._reenters(refusal, checkin_list, direction, again):
+                    again = not again  # the pass is out (or, on a repeat, new again)
                     continue
                 return self._decode(refusal, checkin_list, ref, base, stamp, when, offline)
             except TransactionConflict:
@@ -181,12 +217,34 @@ class Door:
             return ScanResult(status=status, **base, message=MESSAGES[status])
         raise TransactionConflict("the scan's items stayed busy")
 
+    def nonces_fit(self, list_id: str, scans: dict[str, tuple[str, str]]) -> bool:
+        """False if a nonce of ``scans`` (nonce -> (code, direction)) names a stored scan
+        of another code or direction (one batch of reads per 100 nonces)."""
+        nonces = list(scans)
+        for start in range(0, len(nonces), 100):
+            chunk = nonces[start:start + 100]
+            rows = self.store.batch_get([(self.table, scan_key(list_id, n)) for n in chunk])
+            for nonce, row in zip(chunk, rows):
+                if row and row.get("code") != fingerprint(*scans[nonce]):
+                    return False
+        return True
+
+    @staticmethod
+    def _reenters(refusal: Refusal, lst: CheckinList, direction: str, again: bool) -> bool:
+        """An entry on a re-entry list refused only by its pass, whose state says the
+        other variant (first entry / re-entry) is the one to write."""
+        if direction != ENTRY or not lst.allow_reentry or refusal.refused_names() != ["pass"]:
+            return False
+        old = refusal.old("pass")
+        return (old is not None and old.get("state") == "out") if not again else old is None
+
     def recall(self, list_id: str, nonce: str) -> dict | None:
         return self.table.get(scan_key(list_id, nonce))
 
     def _entry(self, lst: CheckinList, ref: PassRef, when: float, gate, nonce, stamp,
-               offline) -> Members:
-        again = " OR #s = :out" if lst.allow_reentry else ""
+               offline, *, again: bool = False) -> Members:
+        """An entry: the pass's first on this list, or (``again``) a re-entry of a pass
+        that is out."""
         members = Members([
             ("scan", ("Put", self.table.put_op(
                 {**scan_key(lst.id, nonce), **_row(ADMITTED, ref, ENTRY, when, gate, offline),
@@ -196,7 +254,7 @@ class Door:
                 "SET #s = :in, ticket_type = :t, registration_id = :r, last_at = :at, "
                 "last_gate = :g, first_at = if_not_exists(first_at, :at), "
                 "first_gate = if_not_exists(first_gate, :g) ADD entries :one",
-                condition=f"attribute_not_exists(pk){again}",
+                condition="#s = :out" if again else "attribute_not_exists(pk)",
                 names={"#s": "state"},
                 values={":in": "inside", ":t": ref.ticket_type, ":r": ref.registration_id,
                         ":at": num(when), ":g": gate or "", ":one": 1,
@@ -205,6 +263,7 @@ class Door:
                 order_key(ref.registration_id), "SET event_id = :e ADD admitted :seats",
                 condition=NOT_CANCELLED,
                 values={":e": lst.event_id, ":seat": str(ref.seat), ":seats": {str(ref.seat)}}))),
+            ("count", self.count_op(lst, nonce, inside=1, **({} if again else {"admitted": 1}))),
         ])
         if lst.occupancy_limit is not None:
             members.add("room", ("Update", self.table.update_op(
@@ -223,6 +282,7 @@ class Door:
                 pass_key(lst.id, ref.pass_id), "SET #s = :out, last_at = :at, last_gate = :g",
                 condition="#s = :in", names={"#s": "state"},
                 values={":in": "inside", ":out": "out", ":at": num(when), ":g": gate or ""}))),
+            ("count", self.count_op(lst, nonce, inside=-1)),
         ])
         if lst.occupancy_limit is not None:
             members.add("room", ("Update", self.table.update_op(
@@ -243,7 +303,7 @@ class Door:
             first: dict[str, Any] = dict(first_admitted_at=at(old.get("first_at")),
                          first_gate=old.get("first_gate") or None)
             if offline:
-                return self._conflict(ScanResult(status=ALREADY_ADMITTED, **base, **first,
+                return self._conflict(lst, ScanResult(status=ALREADY_ADMITTED, **base, **first,
                                                  conflict=True), stamp)
             return self._refused(ScanResult(status=ALREADY_ADMITTED, **base, **first), stamp)
         if refusal.refused("room"):
@@ -260,7 +320,7 @@ class Door:
             return self._answer(taken.old_item or {}, stamp, _base(result))
         return _with_message(result)
 
-    def _conflict(self, result: ScanResult, stamp: dict) -> ScanResult:
+    def _conflict(self, lst: CheckinList, result: ScanResult, stamp: dict) -> ScanResult:
         """An offline admission of a pass admitted already: its row and the conflict, in
         one write (a re-upload is refused by the row and changes nothing)."""
         row = {**scan_key(result.list_id, result.nonce), **_result_row(result), **stamp}
@@ -273,7 +333,8 @@ class Door:
                     "nonce": result.nonce, "reported_at": stamp["recorded_at"]}
         try:
             self.store.transact_write([("Put", self.table.put_op(row, condition=NEW)),
-                                       ("Put", self.table.put_op(conflict, condition=NEW))])
+                                       ("Put", self.table.put_op(conflict, condition=NEW)),
+                                       self.count_op(lst, result.nonce, conflicts=1)])
         except TransactionCancelled as cancelled:
             old = cancelled.reasons[0].old_item if cancelled.reasons else None
             if old:

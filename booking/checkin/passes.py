@@ -83,6 +83,33 @@ class Pass:
     def is_valid(self) -> bool:
         return self.status == VALID
 
+    @property
+    def short_code(self) -> str:
+        """What a person can read out or type: its order's booking reference and its seat
+        (``917B-981D-2``), printed under its QR code."""
+        return short_code(self.pass_id)
+
+
+SHORT = re.compile(r"^([0-9A-F]{4})-?([0-9A-F]{4})(?:-?([1-9][0-9]{0,3}))?$")
+
+
+def short_code(pass_id_: str) -> str:
+    registration_id, seat = pass_id_.rsplit("-", 1)
+    head = registration_id[:8].upper()
+    return f"{head[:4]}-{head[4:]}-{seat}"
+
+
+def read_short(text) -> tuple[str, int | None] | None:
+    """(the order's id prefix, lower case; its seat or None for the whole order) of a
+    typed short code or booking reference (spaces, dashes and case as typed), else None."""
+    if not isinstance(text, str) or len(text) > 40:
+        return None
+    found = SHORT.match("".join(text.split()).upper())
+    if found is None:
+        return None
+    return (found.group(1) + found.group(2)).lower(), (
+        int(found.group(3)) if found.group(3) else None)
+
 
 def pass_id(registration_id: str, seat: int) -> str:
     return f"{registration_id}-{seat}"
@@ -94,27 +121,34 @@ def seat_layout(tickets: dict[str, int]) -> list[str]:
 
 
 class PassSigner:
-    """Signs and reads pass codes with a key per event derived from ``secret``."""
+    """Signs and reads pass codes with a key per event derived from ``secret``; a code
+    signed with a key derived from one of ``fallbacks`` (the secrets it replaced) reads
+    too, so rotating the secret keeps issued passes (until a fallback is dropped)."""
 
-    def __init__(self, secret: bytes):
+    def __init__(self, secret: bytes, *, fallbacks=()):
         if not secret:
             raise ValueError("a pass signer needs a secret")
-        self._secret = bytes(secret)
+        self._secrets = [bytes(secret), *(bytes(f) for f in fallbacks if f)]
         self._keys = lru_cache(maxsize=1024)(self._derive)
 
-    def _derive(self, event_id: str) -> Ed25519PrivateKey:
+    def _derive(self, event_id: str, index: int = 0) -> Ed25519PrivateKey:
         seed = HKDF(algorithm=hashes.SHA256(), length=32, salt=None,
-                    info=b"event-pass:" + event_id.encode("utf-8")).derive(self._secret)
+                    info=b"event-pass:" + event_id.encode("utf-8")).derive(self._secrets[index])
         return Ed25519PrivateKey.from_private_bytes(seed)
 
-    def _public(self, event_id: str) -> Ed25519PublicKey:
-        return self._keys(event_id).public_key()
+    def _public(self, event_id: str, index: int = 0) -> Ed25519PublicKey:
+        return self._keys(event_id, index).public_key()
 
     def public_key(self, event_id: str) -> str:
         """The event's raw 32-byte Ed25519 public key, base64url without padding."""
-        raw = self._public(event_id).public_bytes(encoding=serialization.Encoding.Raw,
-                                                  format=serialization.PublicFormat.Raw)
-        return b64url(raw)
+        return self.public_keys(event_id)[0]
+
+    def public_keys(self, event_id: str) -> list[str]:
+        """The event's public keys, the signing one first, then its fallbacks' (an offline
+        scanner accepts a code any of them verifies)."""
+        return [b64url(self._public(event_id, i).public_bytes(
+            encoding=serialization.Encoding.Raw, format=serialization.PublicFormat.Raw))
+            for i in range(len(self._secrets))]
 
     def code(self, event_id: str, pass_id: str, ticket_type: str) -> str:
         """The signed text of a pass's QR code."""
@@ -130,11 +164,14 @@ class PassSigner:
         if ref is None or (event_id is not None and ref.event_id != event_id):
             return None
         signed, _, signature = code.rpartition(".")
-        try:
-            self._public(ref.event_id).verify(unb64url(signature), signed.encode("ascii"))
-        except (InvalidSignature, ValueError):
-            return None
-        return ref
+        for index in range(len(self._secrets)):
+            try:
+                self._public(ref.event_id, index).verify(unb64url(signature),
+                                                         signed.encode("ascii"))
+            except (InvalidSignature, ValueError):
+                continue
+            return ref
+        return None
 
 
 def parse(code) -> PassRef | None:

@@ -14,8 +14,11 @@ NOT_ON_LIST = "not_on_list"  # the list does not admit the pass's ticket type
 CANCELLED = "cancelled"  # the pass (or its whole order) was cancelled
 UNKNOWN_CODE = "unknown_code"  # malformed, forged, altered, or another event's code
 NOT_OPEN = "not_open"  # outside the list's opening hours
+# A booking reference of an order with several passes on the list: nothing was decided or
+# stored; ``choices`` lists them (each with its own short code) to scan one.
+CHOOSE_PASS = "choose_pass"
 STATUSES = (ADMITTED, EXITED, ALREADY_ADMITTED, NOT_INSIDE, ROOM_FULL, NOT_ON_LIST,
-            CANCELLED, UNKNOWN_CODE, NOT_OPEN)
+            CANCELLED, UNKNOWN_CODE, NOT_OPEN, CHOOSE_PASS)
 # Answers that let someone through (green at the door); every other one is red.
 ACCEPTED = (ADMITTED, EXITED)
 
@@ -71,6 +74,8 @@ class ScanResult:
     offline: bool = False  # uploaded from an offline scanner's queue
     conflict: bool = False  # an offline admission of a pass already admitted elsewhere
     message: str = field(default="", compare=False)
+    # For CHOOSE_PASS: (short code, ticket label, code, status) of each pass to pick from.
+    choices: tuple = ()
 
     @property
     def accepted(self) -> bool:
@@ -102,4 +107,5 @@ MESSAGES = {
     CANCELLED: "This pass was cancelled.",
     UNKNOWN_CODE: "This is not a valid pass for this event.",
     NOT_OPEN: "This list is not open now.",
+    CHOOSE_PASS: "This booking has several passes: choose the one to scan.",
 }

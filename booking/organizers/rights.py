@@ -22,17 +22,19 @@ CREATE = "create"  # create events in the organizer (a team on all of its events
 SECRETS = "secrets"  # see registrations' cancellation secrets (write tokens, editors)
 MANAGE = "manage"  # change the organizer's webhooks, API tokens and teams
 SEE_WEBHOOKS = "see-webhooks"  # list webhook endpoints and their deliveries
-SCAN = "scan"  # list an event's check-in lists and scan passes at the door
-ACTIONS = (VIEW, CHANGE, DELETE, CREATE, SECRETS, MANAGE, SEE_WEBHOOKS, SCAN)
+SCAN = "scan"  # scan passes at the door (a write: read tokens never hold it)
+SEE_DOOR = "see-door"  # list an event's check-in lists and their counts
+ACTIONS = (VIEW, CHANGE, DELETE, CREATE, SECRETS, MANAGE, SEE_WEBHOOKS, SCAN, SEE_DOOR)
 
 GRANTS = {
     ADMIN: frozenset(ACTIONS),
-    EDITOR: frozenset({VIEW, CHANGE, DELETE, CREATE, SECRETS, SCAN}),
+    EDITOR: frozenset({VIEW, CHANGE, DELETE, CREATE, SECRETS, SCAN, SEE_DOOR}),
     VIEWER: frozenset({VIEW}),
-    CHECKIN: frozenset({SCAN}),
+    CHECKIN: frozenset({SCAN, SEE_DOOR}),
 }
-# A read token views; a checkin member's token of either scope scans (nothing else).
-READ_ONLY = frozenset({VIEW, SEE_WEBHOOKS, SCAN})
+# A read token views (a checkin member's: the door's lists and counts); scanning is a
+# write, so only a write token scans.
+READ_ONLY = frozenset({VIEW, SEE_WEBHOOKS, SEE_DOOR})
 # Organizer-wide actions need a team on all of the organizer's events.
 ORGANIZER_WIDE = frozenset({CREATE, MANAGE, SEE_WEBHOOKS})
 ALL = None  # an event set meaning "every event of the organizer"

@@ -425,6 +425,10 @@ class BookingService:
         """The event's Ed25519 public key (raw, base64url): scanners check codes with it."""
         return self.checkin.pass_public_key(event_id)
 
+    def pass_public_keys(self, event_id) -> list[str]:
+        """The event's public keys: the signing one, then those of SECRET_KEY_FALLBACKS."""
+        return self.checkin.pass_public_keys(event_id)
+
     def create_checkin_list(self, event_id, *, name, ticket_types=None, allow_reentry=False,
                             occupancy_limit=None, opens_at=None, closes_at=None,
                             request_id=None) -> CheckinList:
@@ -445,11 +449,10 @@ class BookingService:
         """The list without counts (one read): for scoping a request to its event."""
         return self.checkin.find_list(list_id)
 
-    def scan(self, list_id, code, *, direction="entry", nonce=None, scanned_at=None,
-             gate=None) -> ScanResult:
-        """Decide one scan at the door in one write; the same nonce answers the same."""
-        return self.checkin.scan(list_id, code, direction=direction, nonce=nonce,
-                                 scanned_at=scanned_at, gate=gate)
+    def scan(self, list_id, code, *, direction="entry", nonce=None, gate=None) -> ScanResult:
+        """Decide one scan at the door in one write, at the server's time; the same nonce
+        answers the same."""
+        return self.checkin.scan(list_id, code, direction=direction, nonce=nonce, gate=gate)
 
     def scan_batch(self, list_id, scans) -> list[ScanResult]:
         """An offline scanner's queue, decided in the order the scans were made."""
@@ -458,6 +461,11 @@ class BookingService:
     def search_passes(self, list_id, text, *, limit: int = 20) -> list[tuple[str, Pass]]:
         """(attendee name, pass) whose name or e-mail contains ``text``, for the list."""
         return self.checkin.search_passes(list_id, text, limit=limit)
+
+    def checkin_roster(self, list_id) -> list[tuple[str, Pass]]:
+        """(attendee name, pass) of every confirmed order's passes the list admits: the
+        scanner's offline look-up of short codes (one read per order)."""
+        return self.checkin.roster(list_id)
 
     def scan_log(self, list_id, *, limit: int | None = None) -> list[ScanResult]:
         return self.checkin.scan_log(list_id, limit=limit)

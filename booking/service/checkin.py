@@ -15,11 +15,11 @@ from datetime import datetime, timezone
 from booking import validation
 from booking.checkin.cancellation import PassCancellation, cancelled_by
 from booking.checkin.door import Door, ListKeyReused, NonceReused, layout_of
-from booking.checkin.passes import CANCELLED, VALID, Pass, pass_id
-from booking.checkin.records import (DIRECTIONS, ENTRY, CheckinList, Conflict, ScanResult,
-                                     at)
+from booking.checkin.passes import CANCELLED, VALID, Pass, pass_id, read_short
+from booking.checkin.records import (CHOOSE_PASS, DIRECTIONS, ENTRY, MESSAGES, CheckinList,
+                                     Conflict, ScanResult, at)
 from booking.errors import CheckinListNotFound, InvalidBooking
-from booking.models import Registration
+from booking.models import CAPACITY_QUOTA, Registration
 from booking.service.catalog import EventCatalog
 from booking.strategies.audit import Violation
 
@@ -32,6 +32,7 @@ NAMES_SECONDS = 30.0  # attendees' names are read again after this long (or on a
 # An offline scan may be uploaded this long after it was made, and not from the future.
 MAX_OFFLINE_AGE = 14 * 86400
 MAX_CLOCK_AHEAD = 300
+SCAN_FIELDS = frozenset({"code", "direction", "nonce", "scanned_at", "gate"})
 
 
 class Checkin:
@@ -44,10 +45,15 @@ class Checkin:
         self._names: dict[str, tuple[float, dict[str, str]]] = {}
         self._lock = threading.Lock()
         self._reading = threading.Lock()
+        self._expected_seen: dict[str, tuple[float, int]] = {}
+        self._references: dict[str, tuple[float, dict[str, list[Registration]]]] = {}
 
     # --- passes --------------------------------------------------------------------
     def pass_public_key(self, event_id) -> str:
         return self.door.signer.public_key(validation.clean_event_id(event_id))
+
+    def pass_public_keys(self, event_id) -> list[str]:
+        return self.door.signer.public_keys(validation.clean_event_id(event_id))
 
     def passes(self, registration: Registration) -> list[Pass]:
         """Every pass of the order, seat 1 first, with its state at the door."""
@@ -173,28 +179,51 @@ class Checkin:
         return found
 
     def checkin_list(self, list_id) -> CheckinList:
-        """The list with its live counts: expected, admitted, inside now, conflicts."""
+        """The list with its live counts: expected, admitted, inside now, conflicts. The
+        counts are the list's counter items (``Door.counts``) and the event's confirmed
+        seats (``expected``): a few reads, however many people are booked."""
         found = self.find_list(list_id)
         counts = self.door.counts(found)
         if found.occupancy_limit is not None:
             counts["inside"] = self.door.room_counter(found.id)
-        registrations = self.registrations(found.event_id)
+        return dataclasses.replace(found, expected=self._expected(found),
+                                   admitted=counts["admitted"], inside=counts["inside"],
+                                   conflicts=counts["conflicts"])
+
+    def _expected(self, found: CheckinList) -> int:
+        """Valid passes the list admits: the event's confirmed seats (one pass a seat) for a
+        list of every ticket type, or the seats of a quota exactly its types draw on; else
+        counted from the orders (one read per order, kept ``NAMES_SECONDS``)."""
+        event = self.catalog.event_for(found.event_id)
+        quota = _quota_of(found, event.ticket_types)
+        if quota is not None:
+            seats = self.catalog.strategy_for(event.id).availability(event)
+            return seats.quotas[quota].confirmed if quota in seats.quotas else 0
+        now = time.monotonic()
+        with self._lock:
+            read_at, expected = self._expected_seen.get(found.id, (0.0, 0))
+        if now - read_at < NAMES_SECONDS:
+            return expected
         expected = sum(len([p for p in passes if p.is_valid and found.admits_type(p.ticket_type)])
-                       for passes in self.passes_of(registrations).values())
-        return dataclasses.replace(found, expected=expected, admitted=counts["admitted"],
-                                   inside=counts["inside"], conflicts=counts["conflicts"])
+                       for passes in self.passes_of(self.registrations(found.event_id)).values())
+        with self._lock:
+            if len(self._expected_seen) > 200:
+                self._expected_seen.clear()
+            self._expected_seen[found.id] = (now, expected)
+        return expected
 
     # --- scans ---------------------------------------------------------------------
-    def scan(self, list_id, code, *, direction=ENTRY, nonce=None, scanned_at=None,
-             gate=None) -> ScanResult:
+    def scan(self, list_id, code, *, direction=ENTRY, nonce=None, gate=None) -> ScanResult:
+        """One scan decided now, stamped with the server's time (never the client's)."""
         found = self.find_list(list_id)
-        return self._scan(found, code, direction=direction, nonce=nonce,
-                          scanned_at=scanned_at, gate=gate, offline=False)
+        cleaned = self._clean_scan(code, direction, nonce, gate)
+        return self._scan(found, *cleaned, scanned_at=None, offline=False)
 
     def scan_batch(self, list_id, scans) -> list[ScanResult]:
         """An offline scanner's queue: each scan (``code``, ``direction``, ``nonce``,
         ``scanned_at``, ``gate``) decided in the order they were made; the answers in the
-        order given. A scan sent again (its nonce) answers as the first time."""
+        order given. A scan sent again (its nonce) answers as the first time. Every scan is
+        checked before any is decided: a batch refused as bad input changed nothing."""
         found = self.find_list(list_id)
         if not isinstance(scans, (list, tuple)) or not scans or len(scans) > MAX_BATCH:
             raise InvalidBooking(f"A batch holds 1 to {MAX_BATCH} scans.", field="scans")
@@ -202,18 +231,22 @@ class Checkin:
         for index, scan in enumerate(scans):
             if not isinstance(scan, dict):
                 raise InvalidBooking("Each scan must be an object.", field="scans")
+            unknown = sorted(set(scan) - SCAN_FIELDS)
+            if unknown:
+                raise InvalidBooking(f"Unknown field {unknown[0]!r} in scan {index + 1}.",
+                                     field="scans")
             when = self._clean_scanned_at(scan.get("scanned_at"), required=True)
-            cleaned.append((when, index, scan))
+            fields = self._clean_scan(scan.get("code"), scan.get("direction", ENTRY),
+                                      scan.get("nonce"), scan.get("gate"))
+            cleaned.append((when, index, fields))
+        self._refuse_reused_nonces(found, [fields for _, _, fields in cleaned])
         answers: dict[int, ScanResult] = {}
-        for when, index, scan in sorted(cleaned, key=lambda entry: (entry[0], entry[1])):
-            answers[index] = self._scan(found, scan.get("code"),
-                                        direction=scan.get("direction", ENTRY),
-                                        nonce=scan.get("nonce"), scanned_at=when,
-                                        gate=scan.get("gate"), offline=True)
+        for when, index, fields in sorted(cleaned, key=lambda entry: (entry[0], entry[1])):
+            answers[index] = self._scan(found, *fields, scanned_at=when, offline=True)
         return [answers[index] for index in range(len(scans))]
 
-    def _scan(self, found: CheckinList, code, *, direction, nonce, scanned_at, gate,
-              offline: bool) -> ScanResult:
+    def _clean_scan(self, code, direction, nonce, gate) -> tuple:
+        """(code, direction, nonce, gate) checked, or ``InvalidBooking``."""
         if direction not in DIRECTIONS:
             raise InvalidBooking("The direction must be \"entry\" or \"exit\".",
                                  field="direction")
@@ -224,12 +257,33 @@ class Checkin:
             raise InvalidBooking("A scan needs the pass's code.", field="code")
         if gate is not None:
             gate = validation.clean_text(gate, field="gate", label="Gate", max_length=GATE_MAX)
-        when = None
-        if scanned_at is not None:
-            when = self._clean_scanned_at(scanned_at, required=False)
+        return code.strip(), direction, nonce, gate
+
+    def _refuse_reused_nonces(self, found: CheckinList, scans: list[tuple]) -> None:
+        """A nonce used twice in the batch, or already by a scan of another code or
+        direction, refuses the whole batch before anything is decided."""
+        by_nonce: dict[str, tuple] = {}
+        for code, direction, nonce, _ in scans:
+            if read_short(code) is not None:
+                continue  # stored under its pass's code: its own write tells a reuse
+            if by_nonce.setdefault(nonce, (code, direction)) != (code, direction):
+                raise InvalidBooking("This nonce was already used for another scan.",
+                                     field="nonce")
+        if not self.door.nonces_fit(found.id, by_nonce):
+            raise InvalidBooking("This nonce was already used for another scan.",
+                                 field="nonce")
+
+    def _scan(self, found: CheckinList, code, direction, nonce, gate, *, scanned_at,
+              offline: bool) -> ScanResult:
+        short = read_short(code)
+        if short is not None:  # a short code or a booking reference: its pass's code
+            passes = self._passes_of_short(found, *short)
+            if len(passes) > 1:
+                return self._choose(found, passes, direction, nonce, gate, offline)
+            code = passes[0].code if passes else code  # none: refused as unknown_code
         try:
-            result = self.door.scan(found, code.strip(), direction=direction, nonce=nonce,
-                                    scanned_at=when, gate=gate, offline=offline)
+            result = self.door.scan(found, code, direction=direction, nonce=nonce,
+                                    scanned_at=scanned_at, gate=gate, offline=offline)
         except NonceReused:
             raise InvalidBooking("This nonce was already used for another scan.",
                                  field="nonce") from None
@@ -237,6 +291,52 @@ class Checkin:
         for observer in self.observers:
             observer(found, result)
         return result
+
+    def _passes_of_short(self, found: CheckinList, prefix: str, seat: int | None) -> list[Pass]:
+        """The passes a short code (``seat``) or booking reference (None) names on the
+        list: looked up among the event's orders (``_orders_by_reference``), never from the
+        text itself; a reference of an order with one pass on the list names that one."""
+        passes = [p for r in self._orders_by_reference(found.event_id, prefix)
+                  for p in self.issued_passes(r) if found.admits_type(p.ticket_type)]
+        if seat is not None:
+            return [p for p in passes if p.pass_id.rsplit("-", 1)[1] == str(seat)]
+        return passes
+
+    def _orders_by_reference(self, event_id: str, prefix: str) -> list[Registration]:
+        """The event's confirmed orders whose id starts with ``prefix`` (read again after
+        ``NAMES_SECONDS``, or on a miss at most once a second)."""
+        now = time.monotonic()
+        with self._lock:
+            read_at, orders = self._references.get(event_id, (0.0, {}))
+        if prefix not in orders and now - read_at >= 1.0 or now - read_at >= NAMES_SECONDS:
+            orders = {}
+            for registration in self.registrations(event_id):
+                if registration.is_confirmed:
+                    orders.setdefault(registration.registration_id[:8], []).append(registration)
+            with self._lock:
+                if len(self._references) > 200:
+                    self._references.clear()
+                self._references[event_id] = (time.monotonic(), orders)
+        return orders.get(prefix, [])
+
+    def _choose(self, found: CheckinList, passes: list[Pass], direction, nonce, gate,
+                offline) -> ScanResult:
+        """A reference of several passes: nothing decided, nothing stored; the passes to
+        pick from (their state at the door too)."""
+        states = {p.pass_id: p for r in {p.registration_id for p in passes}
+                  for p in self.passes(self._registration_of(passes, r))}
+        choices = tuple((p.short_code, p.ticket_label, p.code,
+                         states.get(p.pass_id, p).status) for p in passes)
+        return ScanResult(status=CHOOSE_PASS, list_id=found.id, nonce=nonce,
+                          direction=direction, scanned_at=datetime.now(timezone.utc),
+                          gate=gate, offline=offline, choices=choices,
+                          attendee_name=self._attendee(found.event_id,
+                                                       passes[0].registration_id),
+                          message=MESSAGES[CHOOSE_PASS])
+
+    def _registration_of(self, passes: list[Pass], registration_id: str) -> Registration:
+        orders = self._orders_by_reference(passes[0].event_id, registration_id[:8])
+        return next(r for r in orders if r.registration_id == registration_id)
 
     def _clean_scanned_at(self, value, *, required: bool) -> float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -306,6 +406,13 @@ class Checkin:
         return [(r.name, p) for r in people[:limit]
                 for p in passes.get(r.registration_id, []) if found.admits_type(p.ticket_type)]
 
+    def roster(self, list_id) -> list[tuple[str, Pass]]:
+        found = self.find_list(list_id)
+        people = [r for r in self.registrations(found.event_id) if r.is_confirmed]
+        passes = self.passes_of(people)
+        return [(r.name, p) for r in people for p in passes.get(r.registration_id, [])
+                if found.admits_type(p.ticket_type)]
+
     # --- the log, conflicts, audit -------------------------------------------------
     def scan_log(self, list_id, *, limit: int | None = None) -> list[ScanResult]:
         found = self.find_list(list_id)
@@ -316,7 +423,7 @@ class Checkin:
 
     def audit(self, event) -> list[Violation]:
         """Nobody inside twice, no list over its limit, no pass admitted twice on a list
-        without re-entry (``check_capacity``)."""
+        without re-entry, each list's counters equal to its items (``check_capacity``)."""
         found: list[Violation] = []
         for lst in self.door.lists(event.id):
             items = self.door.pass_items(lst.id)
@@ -331,6 +438,13 @@ class Checkin:
                     found.append(Violation(event.id, "checkin_room_counter",
                                            f"counter of {lst.name!r} = passes inside",
                                            f"{counter} != {len(inside)}"))
+            counted = self.door.counts(lst)
+            truth = {"admitted": len(items), "inside": len(inside),
+                     "conflicts": len(self.door.conflicts(lst.id))}
+            if counted != truth:
+                found.append(Violation(event.id, "checkin_counts",
+                                       f"counts of {lst.name!r} = passes, inside, conflicts",
+                                       f"{counted} != {truth}"))
             if not lst.allow_reentry:
                 twice = [item["sk"] for item in items if int(item.get("entries", 1)) > 1]
                 if twice:
@@ -338,6 +452,19 @@ class Checkin:
                                            f"each pass admitted once on {lst.name!r}",
                                            f"{len(twice)} admitted more than once"))
         return found
+
+
+def _quota_of(found: CheckinList, ticket_types: dict) -> str | None:
+    """The quota whose seats are exactly the passes ``found`` admits: ``capacity`` for a
+    list of every type; a quota drawn on by exactly the list's types; else None."""
+    if found.ticket_types is None or set(found.ticket_types) >= set(ticket_types):
+        return CAPACITY_QUOTA
+    drawing: dict[str, set] = {}
+    for name, quotas in ticket_types.items():
+        for quota in quotas:
+            drawing.setdefault(quota, set()).add(name)
+    wanted = set(found.ticket_types)
+    return next((quota for quota, names in sorted(drawing.items()) if names == wanted), None)
 
 
 def _clean_types(value, event_types: dict) -> tuple[str, ...] | None:

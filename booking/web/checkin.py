@@ -44,11 +44,14 @@ PAGE_TEXTS = {
     "other_event": "This pass is for another event.",
     "cannot_check": "This phone cannot check codes offline. Connect to the internet.",
     "failed": "Something went wrong checking this code. Try again, or type the code.",
+    "short_unknown": "No pass with this code on this phone's list (it was last read "
+                     "online). Check the code, or connect to the internet.",
 }
 # The big word of each full-screen answer.
 TITLES = {"admitted": "Admitted", "exited": "Exit recorded", "already_admitted": "Already in",
           "not_inside": "Not inside", "room_full": "Room full", "not_on_list": "Wrong list",
           "cancelled": "Cancelled", "unknown_code": "Not valid", "not_open": "Not open",
+          "choose_pass": "Choose a pass",
           "error": "Not checked"}
 
 
@@ -147,7 +150,8 @@ def scanner(request, service, checkin_list, event):
     page: the event's public key, the list's ticket types and re-entry rule, the texts."""
     config = {
         "listId": checkin_list.id, "eventId": event.id,
-        "publicKey": service.pass_public_key(event.id),
+        "timeZone": event.time_zone,  # times shown in the event's zone, the zone named
+        "publicKeys": service.pass_public_keys(event.id),  # the signing key first
         "ticketTypes": None if checkin_list.ticket_types is None
         else list(checkin_list.ticket_types),
         "ticketLabels": _ticket_labels(event),
@@ -156,9 +160,12 @@ def scanner(request, service, checkin_list, event):
         "batchUrl": reverse("booking:checkin_batch", args=[checkin_list.id]),
         "searchUrl": reverse("booking:checkin_search", args=[checkin_list.id]),
         "countsUrl": reverse("booking:checkin_counts", args=[checkin_list.id]),
+        "rosterUrl": reverse("booking:checkin_roster", args=[checkin_list.id]),
         "workerUrl": reverse("booking:checkin_worker"),
         "texts": PAGE_TEXTS, "titles": TITLES,
-        "maxBatch": MAX_BATCH,  # an offline queue is sent in parts of this size
+        # An offline queue is sent in parts of at most this many scans and bytes (a part
+        # answered 413 anyway is halved).
+        "maxBatch": MAX_BATCH, "maxBatchBytes": web_settings().max_json_bytes - 1024,
     }
     return render(request, "booking/checkin/scanner.html",
                   {"event": event, "checkin_list": checkin_list, "config": config})
@@ -181,7 +188,7 @@ def _ticket_labels(event) -> dict:
 def _read_json(request) -> dict:
     try:
         body = json.loads(request.body or b"{}")
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: too deep
         raise InvalidBooking("The request is not JSON.") from None
     if not isinstance(body, dict):
         raise InvalidBooking("The request must be a JSON object.")
@@ -205,7 +212,9 @@ def result_json(result) -> dict:
             "ticket_label": result.ticket_label, "name": result.attendee_name,
             "first_admitted_at": _iso(result.first_admitted_at),
             "first_gate": result.first_gate, "conflict": result.conflict,
-            "offline": result.offline}
+            "offline": result.offline,
+            "choices": [{"short_code": short, "ticket_label": label, "code": code,
+                         "status": status} for short, label, code, status in result.choices]}
 
 
 def _iso(moment) -> str | None:
@@ -264,3 +273,15 @@ def counts(request, service, checkin_list, event):
                          "inside": checkin_list.inside, "conflicts": checkin_list.conflicts,
                          "occupancy_limit": checkin_list.occupancy_limit})
 
+
+
+@never_cache
+@list_view("GET")
+def roster(request, service, checkin_list, event):
+    """Every pass the list admits by its short code (with its code, name and ticket type):
+    the page keeps it so that a short code or booking reference typed in works offline.
+    Read when the page opens and every few minutes, never per scan."""
+    return JsonResponse({"passes": [
+        {"short_code": p.short_code, "code": p.code, "name": name,
+         "ticket_label": p.ticket_label, "status": p.status}
+        for name, p in service.checkin_roster(checkin_list.id)]})

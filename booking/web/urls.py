@@ -32,4 +32,5 @@ urlpatterns = [
     path("checkin/<str:list_id>/batch/", checkin.batch, name="checkin_batch"),
     path("checkin/<str:list_id>/search/", checkin.search, name="checkin_search"),
     path("checkin/<str:list_id>/counts/", checkin.counts, name="checkin_counts"),
+    path("checkin/<str:list_id>/roster/", checkin.roster, name="checkin_roster"),
 ]

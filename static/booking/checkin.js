@@ -19,6 +19,7 @@
   const SAME_CODE_PAUSE_MS = 2500; // the camera ignores the code it just answered
   const GREEN_SHOWN_MS = 2500; // a green answer clears itself; a red one waits for a tap
   const UPLOAD_EVERY_MS = 10000;
+  const ROSTER_EVERY_MS = 5 * 60 * 1000;
 
   // --- this phone's memory (per list) ------------------------------------------------
   const key = (name) => `checkin:${config.listId}:${name}`;
@@ -38,6 +39,30 @@
     if (!passId) return;
     seen[passId] = {inside, at, gate};
     save("seen", seen);
+  }
+
+  // --- short codes: "917B-981D-2" (a pass) or "917B-981D" (its booking) -----------------
+  // Looked up, never read from the text: in the list's roster (kept on this phone, read
+  // from the server when the page opens and every few minutes), else by the server.
+  let roster = load("roster", []); // [{short_code, code, name, ticket_label, status}]
+  function shortOf(text) {
+    const found = /^([0-9A-F]{4})-?([0-9A-F]{4})(?:-?([1-9][0-9]{0,3}))?$/.exec(text.replace(/\s+/g, "").toUpperCase());
+    return found ? {ref: `${found[1]}-${found[2]}`, seat: found[3] || null} : null;
+  }
+  function inRoster(short) {
+    return roster.filter((entry) => short.seat === null
+      ? entry.short_code.startsWith(short.ref + "-") : entry.short_code === `${short.ref}-${short.seat}`);
+  }
+  async function refreshRoster() {
+    if (!navigator.onLine) return;
+    try {
+      const response = await fetch(config.rosterUrl, {credentials: "same-origin"});
+      if (!response.ok) return;
+      roster = (await response.json()).passes || [];
+      save("roster", roster);
+    } catch (error) {
+      // offline meanwhile: the roster kept stays
+    }
   }
 
   // --- codes: "BP1." + b64url(payload) + "." + b64url(Ed25519 signature) --------------
@@ -63,27 +88,31 @@
     }
   }
 
-  let publicKey = null; // a promise of the imported key (null: this browser cannot)
-  function eventKey() {
-    if (publicKey === null) {
-      publicKey = (window.crypto && crypto.subtle)
-        ? crypto.subtle.importKey("raw", unb64url(config.publicKey), {name: "Ed25519"}, false, ["verify"])
+  // The event's keys: the signing one, then those of secrets being rotated out.
+  let publicKeys = null; // a promise of the imported keys (rejected: this browser cannot)
+  function eventKeys() {
+    if (publicKeys === null) {
+      publicKeys = (window.crypto && crypto.subtle)
+        ? Promise.all(config.publicKeys.map((raw) => crypto.subtle.importKey("raw", unb64url(raw), {name: "Ed25519"}, false, ["verify"])))
         : Promise.reject(new Error("no WebCrypto"));
     }
-    return publicKey;
+    return publicKeys;
   }
 
   // What this phone can tell by itself: {ok, ref} or {ok: false, reason}.
   async function checkLocally(code) {
     const ref = parse(code);
     if (ref === null) return {ok: false, reason: "forged"};
-    let key;
+    let keys;
     try {
-      key = await eventKey();
+      keys = await eventKeys();
     } catch (error) {
       return {ok: false, reason: "cannot_check", ref};
     }
-    const valid = await crypto.subtle.verify({name: "Ed25519"}, key, ref.signature, ref.signed);
+    let valid = false;
+    for (const key of keys) {
+      valid = valid || await crypto.subtle.verify({name: "Ed25519"}, key, ref.signature, ref.signed);
+    }
     if (!valid) {
       // A real code of another event is signed with that event's key.
       return {ok: false, reason: ref.eventId === config.eventId ? "forged" : "other_event"};
@@ -104,7 +133,12 @@
 
   function clock(iso) {
     if (!iso) return "";
-    return new Date(iso).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"});
+    const options = {hour: "2-digit", minute: "2-digit", timeZoneName: "short"};
+    try {
+      return new Date(iso).toLocaleTimeString([], {...options, timeZone: config.timeZone || undefined});
+    } catch (error) {
+      return new Date(iso).toLocaleTimeString([], options); // a zone this browser does not know
+    }
   }
 
   function show({good, status, why, who}) {
@@ -184,7 +218,47 @@
     }
   }
 
+  // A booking reference of several passes: its passes to pick from (under "Find a name").
+  function choose(choices, name) {
+    const people = $("people");
+    people.replaceChildren();
+    const item = document.createElement("li");
+    item.className = "person";
+    const heading = document.createElement("p");
+    heading.className = "person-name";
+    heading.textContent = `${name ? name + ": " : ""}${texts.choose_pass}`;
+    item.append(heading);
+    for (const choice of choices) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "person-pass";
+      button.textContent = `${choice.ticket_label} · ${choice.short_code}` + (choice.status === "cancelled" ? " (cancelled)" : "");
+      button.addEventListener("click", () => decide(choice.code));
+      item.append(button);
+    }
+    people.append(item);
+    item.querySelector("button").focus();
+  }
+
   async function decideNow(code) {
+    const short = shortOf(code);
+    if (short !== null) {
+      const found = inRoster(short);
+      if (found.length > 1) {
+        busy = false;
+        choose(found, found[0].name);
+        return;
+      }
+      if (found.length === 1) {
+        code = found[0].code;
+      } else if (!navigator.onLine) {
+        show({good: false, status: "unknown_code", why: texts.short_unknown});
+        return;
+      } else {
+        await decideShortOnline(code);
+        return;
+      }
+    }
     const check = await checkLocally(code);
     if (!check.ok && check.reason !== "cannot_check") {
       const status = check.reason === "not_on_list" ? "not_on_list" : "unknown_code";
@@ -223,6 +297,32 @@
     decideOffline(check.ref, scan);
   }
 
+  // A short code this phone's roster does not hold: only the server can look it up.
+  async function decideShortOnline(code) {
+    const scan = {code, direction: direction(), nonce: crypto.randomUUID(), gate: gate()};
+    let response = null;
+    try {
+      response = await post(config.scanUrl, scan);
+    } catch (error) {
+      response = null;
+    }
+    if (response === null || !response.ok) {
+      show({good: false, status: "error", why: texts.failed});
+      return;
+    }
+    const result = await response.json();
+    if (result.status === "choose_pass") {
+      busy = false;
+      choose(result.choices, result.name);
+      return;
+    }
+    if (result.accepted || result.status === "already_admitted") {
+      remember(result.pass_id, result.status !== "exited", result.first_admitted_at || serverNow().toISOString(), result.first_gate || scan.gate);
+    }
+    serverAnswer(result);
+    refreshCounts();
+  }
+
   function decideOffline(ref, scan) {
     const before = seen[ref.passId];
     const label = config.ticketLabels[ref.ticketType] || ref.ticketType;
@@ -249,19 +349,49 @@
     $("queue").textContent = waiting === 1 ? "1 scan waiting to be sent" : `${waiting} scans waiting to be sent`;
   }
 
-  // Sends ``part``; a part refused as bad input (400) is sent again scan by scan, so one
-  // bad scan (a time the server will not take) cannot hold up the others.
+  // The queue in parts the server takes: at most ``maxBatch`` scans and
+  // ``maxBatchBytes`` of JSON each (a code is ~200 bytes, a gate up to 180).
+  const bytes = (value) => new TextEncoder().encode(JSON.stringify(value)).length;
+  function parts(scans) {
+    const found = [];
+    let part = [];
+    let size = bytes({scans: []});
+    for (const scan of scans) {
+      const more = bytes(scan) + 1;
+      if (part.length && (part.length >= config.maxBatch || size + more > config.maxBatchBytes)) {
+        found.push(part);
+        part = [];
+        size = bytes({scans: []});
+      }
+      part.push(scan);
+      size += more;
+    }
+    if (part.length) found.push(part);
+    return found;
+  }
+
+  // Sends ``part``: {results, refused}, or null to try again later (no connection, busy).
+  // A part answered 413 (too large for a proxy on the way) is sent again in halves; one
+  // refused as bad input (400) scan by scan, so one bad scan (a time the server will not
+  // take) cannot hold up the others.
   async function send(part) {
     const response = await post(config.batchUrl, {scans: part});
     if (response.ok) return {results: (await response.json()).results, refused: []};
-    if (response.status !== 400) return null; // try again later
+    if (response.status !== 400 && response.status !== 413) return null; // try again later
     if (part.length === 1) {
       const body = await response.json().catch(() => ({}));
-      return {results: [], refused: [{scan: part[0], error: body.error || "refused"}]};
+      return {results: [], refused: [{scan: part[0], error: body.error || body.detail || `Error ${response.status}`}]};
     }
+    const pieces = response.status === 413
+      ? [part.slice(0, Math.ceil(part.length / 2)), part.slice(Math.ceil(part.length / 2))]
+      : part.map((scan) => [scan]);
+    return sendAll(pieces);
+  }
+
+  async function sendAll(pieces) {
     const all = {results: [], refused: []};
-    for (const scan of part) {
-      const one = await send([scan]);
+    for (const piece of pieces) {
+      const one = await send(piece);
       if (one === null) return all.results.length || all.refused.length ? all : null;
       all.results.push(...one.results);
       all.refused.push(...one.refused);
@@ -273,7 +403,7 @@
     if (uploading || queue.length === 0 || !navigator.onLine) return;
     uploading = true;
     try {
-      const sent = await send(queue.slice(0, config.maxBatch));
+      const sent = await sendAll(parts(queue.slice()));
       if (sent === null) return;
       const {results, refused} = sent;
       const done = new Set([...results.map((r) => r.nonce), ...refused.map((r) => r.scan.nonce)]);
@@ -450,5 +580,7 @@
   showQueue();
   showNetwork();
   refreshCounts();
+  refreshRoster();
   setInterval(() => { upload(); refreshCounts(); }, UPLOAD_EVERY_MS);
+  setInterval(refreshRoster, ROSTER_EVERY_MS);
 })();

@@ -71,3 +71,22 @@ def test_a_viewer_sees_a_checkin_member_does_not_another_organizer_as_missing(cl
     other = service.create_event(name="Theirs", capacity=2, organizer="globex")
     mine = client.get(admin_url("checkin", other.id) + f"?list={hall.id}")
     assert mine.status_code == 404  # a list of another event
+
+
+@pytest.mark.parametrize("limit", ["²", "٣", "3.0", "-1"])
+def test_add_list__limit_not_ascii_digits__a_clear_error_nothing_stored(admin_client, service,
+                                                                       limit):
+    event = service.create_event(name="Fair", capacity=5, organizer=DEFAULT)
+    answer = admin_client.post(admin_url("checkin", event.id),
+                               {"name": "Hall", "occupancy_limit": limit}, follow=True)
+    assert answer.status_code == 200
+    assert "whole number" in answer.content.decode()
+    assert service.checkin_lists(event.id) == []
+
+
+def test_scanner_batch__json_3000_deep__400_not_500(admin_client, door):
+    _, hall = door
+    deep = '{"scans": ' + "[" * 3000 + "]" * 3000 + "}"
+    answer = admin_client.post(reverse("booking:checkin_batch", args=[hall.id]), deep,
+                               content_type="application/json")
+    assert answer.status_code == 400 and "error" in answer.json()

@@ -1,5 +1,5 @@
-"""Check-in over the API: who may list lists and scan (a checkin member's token of either
-scope, nothing else), list creation (admin/editor write tokens), answers at the door as
+"""Check-in over the API: who may list lists (a checkin member's token of either scope)
+and scan (write scope only), nothing else, list creation (admin/editor write tokens), answers at the door as
 200s, the Idempotency-Key against the nonce, the offline batch, registration bodies'
 passes, and another organizer's list answering exactly as a missing one."""
 import json
@@ -43,8 +43,8 @@ def scan(client, list_id, code, auth, **body):
                 {"code": code, "nonce": uuid.uuid4().hex, **body}, auth)
 
 
-def test_checkin_token_of_either_scope_lists_and_scans_nothing_else(client, service, event,
-                                                                    booked):
+def test_checkin_token_of_either_scope_lists_a_write_token_scans_nothing_else(
+        client, service, event, booked):
     _, admin = issue(WRITE)
     made = create_list(client, event, admin, occupancy_limit=5)
     assert made.status_code == 201, made.content
@@ -54,18 +54,34 @@ def test_checkin_token_of_either_scope_lists_and_scans_nothing_else(client, serv
         _, door = issue(scope, username=f"door{index}", role=CHECKIN)
         listed = client.get(f"/api/v1/events/{event.id}/checkin-lists/", **door)
         assert listed.status_code == 200 and listed.json()["results"][0]["id"] == list_id
-        answer = scan(client, list_id, code, door, gate=f"g{index}")
-        assert answer.status_code == 200
-        assert answer.json()["status"] == ("admitted" if index == 0 else "already_admitted")
-        assert answer.json()["attendee_name"] == "Ann Lee"
-        assert answer.json()["ticket_type"] == "day"
         assert client.get(f"/api/v1/checkin-lists/{list_id}/", **door).status_code == 200
         # nothing else: not the registrations, not a new list, not an edit
         assert client.get(f"/api/v1/events/{event.id}/registrations/",
                           **door).status_code == 403
         assert create_list(client, event, door).status_code == 403
+    _, door = issue(WRITE, username="door-w", role=CHECKIN)
+    answer = scan(client, list_id, code, door, gate="g0")
+    assert answer.status_code == 200
+    assert answer.json()["status"] == "admitted"
+    assert answer.json()["attendee_name"] == "Ann Lee"
+    assert answer.json()["ticket_type"] == "day"
     second = scan(client, list_id, code, admin).json()
     assert second["first_gate"] == "g0" and second["first_admitted_at"]
+
+
+@pytest.mark.parametrize("role", [CHECKIN, EDITOR, "admin"])
+def test_read_scope_token_never_scans__403_nothing_stored(client, service, event, booked, role):
+    _, admin = issue(WRITE)
+    list_id = create_list(client, event, admin).json()["id"]
+    _, reader = issue(READ, username=f"reader-{role}", role=role)
+    code = service.passes(booked)[0].code
+    one = scan(client, list_id, code, reader)
+    many = post(client, f"/api/v1/checkin-lists/{list_id}/scans/batch/",
+                {"scans": [{"code": code, "nonce": uuid.uuid4().hex,
+                            "scanned_at": datetime.now(timezone.utc).isoformat()}]}, reader)
+    assert (one.status_code, many.status_code) == (403, 403)
+    assert one["Content-Type"] == "application/problem+json"
+    assert service.scan_log(list_id) == [] and service.checkin_list(list_id).admitted == 0
 
 
 def test_viewer_cannot_scan_and_editor_creates_lists(client, service, event, booked):
@@ -163,3 +179,17 @@ def test_registration_bodies_list_their_passes(client, service, event, booked):
     assert [(p["ticket_type"], p["status"]) for p in passes] == [("day", "valid"),
                                                                   ("vip", "valid")]
     assert passes[0]["code"] == service.passes(booked)[0].code
+
+
+def test_scan_by_booking_reference__choose_pass_then_its_short_code_admits(client, service,
+                                                                          event, booked):
+    _, auth = issue(WRITE)
+    list_id = create_list(client, event, auth).json()["id"]
+    pick = scan(client, list_id, booked.reference, auth)
+    assert pick.status_code == 200, pick.content
+    body = pick.json()
+    assert body["status"] == "choose_pass" and body["accepted"] is False
+    assert [c["ticket_label"] for c in body["choices"]] == ["Day", "Vip"]
+    assert service.scan_log(list_id) == []  # nothing decided, nothing stored
+    admitted = scan(client, list_id, body["choices"][1]["short_code"], auth).json()
+    assert admitted["status"] == "admitted" and admitted["ticket_type"] == "vip"

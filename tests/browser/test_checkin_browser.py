@@ -194,3 +194,118 @@ def test_browser__scanner__camera_online_offline_queue_and_forgeries(
     again = site_service.scan(door.id, bob_pass.code, nonce=uuid.uuid4().hex)
     assert again.status == "already_admitted" and again.first_gate == "North gate"
     context.close()
+
+
+BIG_QUEUE = """({list, codes, count}) => {
+  const start = Date.now() - 60 * 60 * 1000;
+  const queue = [];
+  for (let i = 0; i < count; i++) {
+    queue.push({code: codes[i % codes.length], direction: "entry", nonce: crypto.randomUUID(),
+                scanned_at: new Date(start + i * 1000).toISOString(), gate: "North gate"});
+  }
+  const text = JSON.stringify(queue);
+  localStorage.setItem(`checkin:${list}:queue`, text);
+  return new TextEncoder().encode(JSON.stringify({scans: queue})).length;
+}"""
+
+
+def test_browser__scanner__a_queue_over_the_body_limit_uploads_whole_with_its_conflicts(
+        live_site, site_service, browser, screenshot):
+    """400 queued scans (more bytes than the site takes in one request) upload in parts;
+    every scan's answer counts, the 397 double admissions are reported as conflicts."""
+    tag = uuid.uuid4().hex[:6]
+    event = site_service.create_event(name=f"Big queue {tag}", capacity=10,
+                                      starts_at="2031-09-01T18:00:00+00:00", organizer="acme")
+    door = site_service.create_checkin_list(event.id, name="Big door")
+    codes = [site_service.passes(site_service.book(
+        event.id, name=f"Guest {n}", email=f"g{n}{tag}@example.com"))[0].code for n in range(3)]
+    username = f"bigq{tag}"
+    live_site.manage("shell", "-c", MAKE_CHECKIN_USER.format(username=username,
+                                                             password=PASSWORD))
+    context = browser.new_context(viewport=PHONE)
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    page.goto(live_site.url + "/checkin/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("link", name="Big door").click()
+    size = page.evaluate(BIG_QUEUE, {"list": door.id, "codes": codes, "count": 400})
+    assert size > 131072  # more than one request may carry (REQUEST_BODY_MAX_BYTES)
+    page.reload()
+    expect(page.locator("#synced")).to_contain_text("400 offline scans sent. Reported:",
+                                                    timeout=90_000)
+    expect(page.locator("#synced")).to_contain_text("already admitted")
+    expect(page.locator("#queue")).to_be_hidden()
+    screenshot(page, "checkin-8-big-queue-uploaded")
+    counted = site_service.checkin_list(door.id)
+    assert (counted.admitted, counted.conflicts) == (3, 397)
+    assert len(site_service.scan_log(door.id)) == 400
+    context.close()
+
+
+def test_browser__scanner__short_codes_and_booking_references_online_and_offline(
+        live_site, site_service, browser, screenshot):
+    """The short code under a pass's QR admits that pass; a booking reference of a
+    two-pass order offers its passes to pick; offline, a short code is found in the
+    roster the page keeps (a made-up one is refused)."""
+    tag = uuid.uuid4().hex[:6]
+    event = site_service.create_event(name=f"Short codes {tag}", capacity=10,
+                                      starts_at="2031-09-01T18:00:00+00:00", organizer="acme",
+                                      max_per_order=3, time_zone="Asia/Tokyo")
+    door = site_service.create_checkin_list(event.id, name="Short door")
+    ada = site_service.book(event.id, name="Ada Short", email=f"ada{tag}@example.com")
+    duo = site_service.book(event.id, name="Duo Pair", email=f"duo{tag}@example.com",
+                            tickets={"admission": 2})
+    eve = site_service.book(event.id, name="Eve Late", email=f"eve{tag}@example.com")
+    (ada_pass,), duo_passes = site_service.passes(ada), site_service.passes(duo)
+    (eve_pass,) = site_service.passes(eve)
+    username = f"short{tag}"
+    live_site.manage("shell", "-c", MAKE_CHECKIN_USER.format(username=username,
+                                                             password=PASSWORD))
+    context = browser.new_context(viewport=PHONE)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    page.goto(live_site.url + "/checkin/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("link", name="Short door").click()
+    expect(page.locator("#network")).to_have_text("Online")
+
+    page.get_by_label("Type a code").fill(ada_pass.short_code.lower())
+    page.get_by_role("button", name="Check").click()
+    answer_shows(page, "admitted", "Admitted", "Ada Short")
+    page.get_by_role("button", name="Next scan").click()
+    page.get_by_label("Type a code").fill(ada_pass.short_code)
+    page.get_by_role("button", name="Check").click()
+    # the first admission's time in the event's zone, the zone named (not the phone's)
+    answer_shows(page, "already_admitted", "GMT+9")
+    screenshot(page, "checkin-9a-already-in-event-zone")
+    page.get_by_role("button", name="Next scan").click()
+
+    page.get_by_label("Type a code").fill(duo.reference)
+    page.get_by_role("button", name="Check").click()
+    expect(page.locator("#people")).to_contain_text("choose the one to scan")
+    screenshot(page, "checkin-9-choose-a-pass")
+    page.get_by_role("button", name=f"Admission · {duo_passes[1].short_code}").click()
+    answer_shows(page, "admitted", "Admitted", "Duo Pair")
+    page.get_by_role("button", name="Next scan").click()
+    assert site_service.checkin_list(door.id).admitted == 2
+
+    context.set_offline(True)
+    expect(page.locator("#network")).to_have_text("Offline")
+    page.get_by_label("Type a code").fill(eve_pass.short_code)
+    page.get_by_role("button", name="Check").click()
+    answer_shows(page, "admitted", "offline", "Admission")
+    page.get_by_role("button", name="Next scan").click()
+    made_up = ("0" if eve.reference[0] != "0" else "1") + eve.reference[1:] + "-1"
+    page.get_by_label("Type a code").fill(made_up)
+    page.get_by_role("button", name="Check").click()
+    answer_shows(page, "unknown_code", "No pass with this code")
+    screenshot(page, "checkin-10-short-code-offline-unknown")
+    page.get_by_role("button", name="Next scan").click()
+    context.set_offline(False)
+    expect(page.locator("#synced")).to_have_text("1 offline scan sent.")
+    assert site_service.checkin_list(door.id).admitted == 3
+    context.close()

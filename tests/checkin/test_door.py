@@ -165,3 +165,37 @@ def test_search_by_name_finds_the_passes_the_list_admits(service, event):
     found = service.search_passes(talks.id, "ANN")
     assert [(name, p.ticket_type) for name, p in found] == [("Ann.Lee", "conference")]
     assert service.search_passes(talks.id, "a") == []  # too short to search
+
+
+def test_short_codes__a_pass_by_its_own_a_one_pass_order_by_its_reference(service, event):
+    ann = service.passes(book(service, event, "ann@example.com", conference=2, workshop=1))
+    bob = book(service, event, "bob@example.com")
+    cy = service.passes(book(service, event, "cy@example.com", conference=2))
+    lst = service.create_checkin_list(event.id, name="Hall")
+    workshop = service.create_checkin_list(event.id, name="Workshop", ticket_types=["workshop"])
+    assert ann[1].short_code == f"{ann[1].pass_id[:4].upper()}-{ann[1].pass_id[4:8].upper()}-2"
+    typed = ann[1].short_code.lower().replace("-", " ")  # as read out: case and spaces
+    first = service.scan(lst.id, typed, nonce=nonce())
+    assert first.status == "admitted" and first.pass_id == ann[1].pass_id
+    assert service.scan(lst.id, ann[1].short_code, nonce=nonce()).status == "already_admitted"
+    assert service.scan(lst.id, bob.reference, nonce=nonce()).status == "admitted"
+    # the reference of an order of three: nothing decided, its passes to pick from
+    pick = service.scan(lst.id, cy[0].short_code[:9], nonce=nonce())
+    assert pick.status == "choose_pass" and len(pick.choices) == 2
+    assert [c[0][-1] for c in pick.choices] == ["1", "2"]
+    # a list of one ticket type: the reference names the one workshop pass of Ann's three
+    only = service.scan(workshop.id, ann[0].short_code[:9], nonce=nonce())
+    assert only.status == "admitted" and only.pass_id == ann[2].pass_id
+    assert service.checkin_list(lst.id).admitted == 2
+
+
+def test_short_codes__guessed_or_another_events__unknown_nothing_admitted(service, event):
+    ann = service.passes(book(service, event, "ann@example.com"))[0]
+    other = service.create_event(name="Other", capacity=5)
+    theirs = service.passes(service.book(other.id, name="Zed", email="zed@example.com"))[0]
+    lst = service.create_checkin_list(event.id, name="Hall")
+    head = ann.short_code[:9]
+    wrong = ("0" if head[0] != "0" else "1") + head[1:]
+    for typed in (wrong, f"{head}-2", f"{head}-0", theirs.short_code, theirs.short_code[:9]):
+        assert service.scan(lst.id, typed, nonce=nonce()).status == "unknown_code", typed
+    assert service.checkin_list(lst.id).admitted == 0

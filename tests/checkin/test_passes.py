@@ -45,3 +45,29 @@ def test_keys_differ_per_event_and_per_secret():
     assert one.public_key(EVENT) != two.public_key(EVENT)
     assert len(base64.urlsafe_b64decode(one.public_key(EVENT) + "=")) == 32
     assert PassSigner(b"secret").code(EVENT, PASS, "admission") == one.code(EVENT, PASS, "admission")
+
+
+def test_rotated_secret__old_passes_still_read_new_ones_signed_with_the_new_key():
+    from booking.checkin.passes import PassSigner
+    event_id, pass_ = "a" * 32, "b" * 32 + "-1"
+    old = PassSigner(b"old secret")
+    issued = old.code(event_id, pass_, "admission")
+    rotated = PassSigner(b"new secret", fallbacks=[b"old secret"])
+    assert rotated.read(issued, event_id=event_id) is not None
+    assert rotated.public_keys(event_id) == [PassSigner(b"new secret").public_key(event_id),
+                                             old.public_key(event_id)]
+    fresh = rotated.code(event_id, pass_, "admission")
+    assert fresh != issued and PassSigner(b"new secret").read(fresh) is not None
+    assert PassSigner(b"new secret").read(issued) is None  # the fallback is what reads it
+    assert PassSigner(b"other", fallbacks=[b"new secret"]).read(issued) is None
+
+
+def test_wiring__secret_key_fallbacks_reach_the_pass_signer(settings):
+    from booking.checkin.passes import PassSigner
+    from booking.wiring import pass_signer
+    event_id = "c" * 32
+    issued = PassSigner(b"before-rotation").code(event_id, "d" * 32 + "-1", "admission")
+    settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS = "after-rotation", ["before-rotation"]
+    signer = pass_signer()
+    assert signer.read(issued, event_id=event_id) is not None
+    assert len(signer.public_keys(event_id)) == 2

@@ -6,6 +6,9 @@
   sent again answers its first answer.
 - A room of 10 and 40 passes entering at once: 10 admitted, 30 ``room_full``; after 3
   exits exactly 3 more get in.
+- A list's counts (counter items in each scan's write): 40 passes entering at once, each
+  scan sent twice, count 40 admitted and 40 inside; a read-then-count control loses
+  some.
 - Two offline scanners' queues holding the same pass, uploaded at once and then again:
   one admission, one conflict, nothing more on the re-upload.
 
@@ -29,7 +32,7 @@ import pytest
 
 from booking.dynamo.provision import ensure_tables
 from booking.wiring import get_booking_service, reset_services
-from harness.checkin_controls import CARELESS, careless_door
+from harness.checkin_controls import CARELESS, careless_counts, careless_door
 from harness.controls import local_store
 from tests.browser.conftest import free_port, wait_for_port
 from tests.concurrency.checkin_workers import gate_scans, post_scan
@@ -49,7 +52,7 @@ User.objects.create_user("door", is_staff=True)
 call_command("create_organizer", {ORGANIZER!r}, "--member", "door:checkin", stdout=StringIO())
 out = StringIO()
 call_command("create_api_token", "--organizer", {ORGANIZER!r}, "--user", "door",
-             "--name", "scanner", "--scope", "read", stdout=out)
+             "--name", "scanner", "--scope", "write", stdout=out)
 print(json.dumps(out.getvalue().strip()))
 """
 
@@ -57,7 +60,7 @@ print(json.dumps(out.getvalue().strip()))
 # --- the API race ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def door_site(local_server, tmp_path_factory):
-    """gunicorn serving ``checkin_wsgi`` on its own tables; a checkin member's read token."""
+    """gunicorn serving ``checkin_wsgi`` on its own tables; a checkin member's write token (a scan is a write)."""
     from django.conf import settings
 
     workdir = tmp_path_factory.mktemp("door")
@@ -149,6 +152,40 @@ def test_one_pass_at_three_gates_through_the_api__admitted_once__control_caught(
     assert sum(a["status"] == "admitted" for a in caught) > 1, Counter(
         a["status"] for a in caught)
     assert pass_race_violations(caught) != []
+
+
+# --- the count race ------------------------------------------------------------------------
+def counted_race(service, name: str) -> tuple:
+    event = service.create_event(name="Count race", capacity=60)
+    hall = service.create_checkin_list(event.id, name=name)
+    codes = [service.passes(service.book(event.id, name=f"P {i}",
+                                         email=f"p{i}@example.com"))[0].code
+             for i in range(40)]
+    scans = [(code, uuid.uuid4().hex) for code in codes]
+    barrier = threading.Barrier(len(scans) * 2, timeout=60)
+
+    def one(scan):
+        barrier.wait()
+        return service.scan(hall.id, scan[0], nonce=scan[1], gate="west").status
+
+    with ThreadPoolExecutor(len(scans) * 2) as pool:  # each scan sent twice at once
+        answers = list(pool.map(one, scans * 2))
+    return event, hall, answers
+
+
+def test_counts_under_forty_entries_at_once_each_sent_twice__control_caught(server_store):
+    service = get_booking_service()
+    event, hall, answers = counted_race(service, "Main hall")
+    assert answers == ["admitted"] * 80  # a repeat answers its first answer
+    counted = service.checkin_list(hall.id)
+    assert (counted.admitted, counted.inside, counted.conflicts) == (40, 40, 0)
+    assert service.audit(event.id) == []
+
+    careless_counts(service, race_delay_ms=50)
+    event, careless, _ = counted_race(service, f"{CARELESS} hall")
+    caught = service.checkin_list(careless.id)
+    assert caught.admitted < 40, caught
+    assert any(v.invariant == "checkin_counts" for v in service.audit(event.id))
 
 
 # --- the occupancy race --------------------------------------------------------------------

@@ -40,18 +40,20 @@ MISSING_LIST = "0" * 32
 RECEIVER = "https://93.184.215.14"
 # What each role may do, written out here (not read from the code under test).
 VIEW, CHANGE, DELETE, WEBHOOKS, MANAGE = "view", "change", "delete", "webhooks", "manage"
-SCAN = "scan"  # list check-in lists and scan: checkin members with either scope
-ROLE_RIGHTS = {"admin": {VIEW, CHANGE, DELETE, WEBHOOKS, MANAGE, SCAN},
-               "editor": {VIEW, CHANGE, DELETE, SCAN}, "viewer": {VIEW}, "checkin": {SCAN}}
-READ_RIGHTS = {VIEW, WEBHOOKS, SCAN}
+SCAN = "scan"  # scan passes: a write (write tokens of checkin members, editors, admins)
+DOOR = "see-door"  # list check-in lists and their counts: checkin members, either scope
+ROLE_RIGHTS = {"admin": {VIEW, CHANGE, DELETE, WEBHOOKS, MANAGE, SCAN, DOOR},
+               "editor": {VIEW, CHANGE, DELETE, SCAN, DOOR}, "viewer": {VIEW},
+               "checkin": {SCAN, DOOR}}
+READ_RIGHTS = {VIEW, WEBHOOKS, DOOR}
 # The right each (route, method) needs; methods a view does not define need CHANGE or
 # are refused 405 after the check. The public ones take no token at all.
 NEEDS = {("event", "PATCH"): CHANGE, ("event", "DELETE"): DELETE,
          ("registrations", "GET"): VIEW, ("registrations_export", "GET"): VIEW,
          ("waiting_list", "GET"): VIEW, ("webhook", "GET"): WEBHOOKS,
          ("webhook", "DELETE"): MANAGE, ("webhook_deliveries", "GET"): WEBHOOKS,
-         ("checkin_lists", "GET"): SCAN, ("checkin_lists", "POST"): CHANGE,
-         ("checkin_list", "GET"): SCAN, ("checkin_scans", "POST"): SCAN,
+         ("checkin_lists", "GET"): DOOR, ("checkin_lists", "POST"): CHANGE,
+         ("checkin_list", "GET"): DOOR, ("checkin_scans", "POST"): SCAN,
          ("checkin_scans_batch", "POST"): SCAN,
          ("questions", "PUT"): CHANGE,
          ("access_codes", "GET"): VIEW, ("access_codes", "POST"): CHANGE}

@@ -25,9 +25,9 @@ A1, A2, B1 = Ev("a1", "a"), Ev("a2", "a"), Ev("b1", "b")
 @pytest.mark.parametrize("role, allowed", [
     (ADMIN, set(rights.ACTIONS)),
     (EDITOR, {rights.VIEW, rights.CHANGE, rights.DELETE, rights.CREATE, rights.SECRETS,
-              rights.SCAN}),
+              rights.SCAN, rights.SEE_DOOR}),
     (VIEWER, {rights.VIEW}),
-    (CHECKIN, {rights.SCAN}),
+    (CHECKIN, {rights.SCAN, rights.SEE_DOOR}),
 ])
 def test_role__grants_its_actions_on_its_organizer_only(role, allowed):
     organizer("b")

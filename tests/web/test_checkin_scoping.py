@@ -27,7 +27,7 @@ LIST_ROUTES = sorted(p.name for p in web_urls.urlpatterns
 
 
 def test_every_checkin_route_is_swept():
-    assert LIST_ROUTES == ["checkin_batch", "checkin_counts", "checkin_scan",
+    assert LIST_ROUTES == ["checkin_batch", "checkin_counts", "checkin_roster", "checkin_scan",
                            "checkin_scanner", "checkin_search"]
 
 
@@ -59,7 +59,8 @@ def ask(client, user, route: str, list_id: str, method: str, code: str):
         client.force_login(user)
     path = f"/checkin/{list_id}/" + {"checkin_scanner": "", "checkin_scan": "scan/",
                                      "checkin_batch": "batch/", "checkin_search": "search/",
-                                     "checkin_counts": "counts/"}[route]
+                                     "checkin_counts": "counts/",
+                                     "checkin_roster": "roster/"}[route]
     scan = {"code": code, "direction": "entry", "nonce": uuid.uuid4().hex, "gate": "sweep",
             "scanned_at": datetime.now(timezone.utc).isoformat()}
     body = json.dumps({"scans": [scan]} if route == "checkin_batch" else scan)

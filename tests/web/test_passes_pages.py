@@ -146,7 +146,7 @@ def test_scanner__config_holds_the_events_public_key_and_list_rules(
     config = json.loads(re.search(r'id="checkin-config" type="application/json">(.*?)</script>',
                                   html)[1])
 
-    assert config["publicKey"] == service.pass_public_key(event.id)
+    assert config["publicKeys"] == [service.pass_public_key(event.id)]
     assert config["eventId"] == event.id and config["listId"] == limited.id
     assert config["ticketTypes"] == ["workshop"] and config["allowReentry"] is True
     assert config["ticketLabels"] == {"conference": "Conference", "workshop": "Workshop"}
