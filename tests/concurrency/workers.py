@@ -17,17 +17,17 @@ ASK_AGAIN_FOR = 60.0  # seconds a careful client keeps asking a pending request 
 
 def until_decided(book, **kwargs):
     """``book(**kwargs)`` as a careful client asks: one request id, asked again with it
-    while the answer is "pending, ask again" (past the request's deadline) or "overloaded"
+    while the answer is "pending, ask again" (past the request's deadline), "not known yet" or "overloaded"
     (nothing sent), for up to ``ASK_AGAIN_FOR`` seconds; then the last answer stands."""
     import uuid
 
-    from booking.errors import Overloaded, StillDeciding
+    from booking.errors import OutcomeUnknown, Overloaded, StillDeciding
 
     request_id, give_up = uuid.uuid4().hex, time.monotonic() + ASK_AGAIN_FOR
     while True:
         try:
             return book(**kwargs, request_id=request_id)
-        except (StillDeciding, Overloaded):
+        except (StillDeciding, Overloaded, OutcomeUnknown):  # each says: ask again, the same request
             if time.monotonic() > give_up:
                 raise
             time.sleep(0.2)
