@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-from harness import attack_api
+from harness import attack_api, attack_checkin
 from harness.attack_webhooks import SITE_ENV, WebhookFindings
 from harness.serving import ADMIN_USER, ProductionSite, nginx_available
 
@@ -353,7 +353,7 @@ class AttackRun:
                      self.encoded_address, self.waiting_list, self.lockout, self.large_bodies,
                      self.login_race, self.invisible_names, self.resend_timing, self.dst_gap,
                      self.slow_clients, *attack_api.steps(self), *WebhookFindings(self).steps(),
-                     *attack_api.fourth_round(self)):
+                     *attack_checkin.fourth_round(self), *attack_api.fourth_round(self)):
             step()
         print("not replayed here: 9 (needs a corrupt stored item: "
               "tests/web and check_capacity cover it)")

@@ -12,6 +12,7 @@ from booking.admin import log as admin_log
 from booking.admin.registrations import Echo, csv_cell
 from booking.admin.views import TEMPLATES, domain_errors, event_page, page
 from booking.errors import CheckinListNotFound, InvalidBooking
+from booking.service.checkin import ENTRANCE_NAME
 
 
 @domain_errors
@@ -31,7 +32,8 @@ def checkin(model_admin, request, event_id):
     lists = [service.checkin_list(lst.id) for lst in service.checkin_lists(event.id)]
     return render(request, TEMPLATES + "checkin.html", page(
         model_admin, request, f"Check-in: {event.name}", event=event, lists=lists,
-        can_change=can_change, ticket_types=sorted(event.ticket_types)))
+        can_change=can_change, ticket_types=sorted(event.ticket_types),
+        entrance_name=ENTRANCE_NAME))
 
 
 @domain_errors

@@ -24,6 +24,9 @@ from booking.service.catalog import EventCatalog
 from booking.strategies.audit import Violation
 
 NAME_MAX = 100
+# The one-click list the admin and the scanner offer for an event without one: every
+# ticket type, admitted once (docs/checkin.md).
+ENTRANCE_NAME = "Entrance"
 GATE_MAX = 60
 MAX_LIMIT = 1_000_000
 MAX_BATCH = 500

@@ -17,11 +17,12 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from booking.checkin.records import ENTRY, MESSAGES
-from booking.service.checkin import MAX_BATCH
+from booking.service.checkin import ENTRANCE_NAME, MAX_BATCH
 from booking.errors import BookingError, CheckinListNotFound, EventNotFound, InvalidBooking
 from booking.models import ticket_label
 from booking.organizers import rights as organizer_rights
@@ -138,8 +139,24 @@ def pick(request):
     events = [] if scope.is_empty else service.events_page(
         limit=LISTED_EVENTS, organizers=None if scope.is_everything else scope.organizers,
         event_ids=scope.event_ids)[0]
-    rows = [(event, service.checkin_lists(event.id)) for event in events]
-    return render(request, "booking/checkin/pick.html", {"rows": rows})
+    rights = organizer_rights.for_user(request.user)
+    rows = [(event, service.checkin_lists(event.id),
+             rights.may_event(organizer_rights.CHANGE, event))
+            for event in door_order(events, timezone.now())]
+    return render(request, "booking/checkin/pick.html",
+                  {"rows": rows, "entrance_name": ENTRANCE_NAME})
+
+
+def door_order(events, now):
+    """The events the door most likely scans for first: those not over yet (under way,
+    upcoming or without a date), soonest first, then past ones, most recent first."""
+    def over(event):
+        end = event.ends_at or event.starts_at
+        return end is not None and end < now
+    coming = sorted((e for e in events if not over(e)),
+                    key=lambda e: (e.starts_at is None, e.starts_at or now))
+    past = sorted((e for e in events if over(e)), key=lambda e: e.starts_at, reverse=True)
+    return coming + past
 
 
 @never_cache

@@ -271,3 +271,23 @@ def test_scanner__service_worker_served_from_checkin_scope_without_any_list(clie
     assert response["Content-Type"].startswith("text/javascript")
     assert "/static/booking/checkin.js" in body and "jsqr-1.4.0/jsQR.js" in body
     assert 'request.method !== "GET"' in body  # scans are never cached or replayed
+
+
+def test_booked_and_booking_pages__each_pass_shows_its_own_short_code_under_its_qr(
+        client, service, event):
+    """A guest reads the short code aloud or types it at the scanner: each pass's own,
+    right after its QR code, on the page after booking and on the booking's own page."""
+    registration = service.book(event.id, name="Ada", email="ada-short@example.com",
+                                tickets={"conference": 2, "workshop": 1})
+    passes = service.passes(registration)
+    assert len({each.short_code for each in passes}) == 3
+    booking_page = reverse("booking:booking", args=[
+        links.registration_token(registration, salt=links.CANCEL_SALT)])
+    for path in (booked_path(registration), booking_page):
+        page = client.get(path).content.decode()
+        cards = page.split('class="pass-card')[1:]
+        assert len(cards) == 3, path
+        for card, each in zip(cards, passes):
+            qr, after = card.split('class="pass-qr"', 1)
+            assert each.short_code not in qr and (
+                f"Code at the door: <strong>{each.short_code}</strong>" in after), path
