@@ -16,7 +16,7 @@ def test_browser__admin__login_add_edit_capacity_see_registrations(
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
-    page.get_by_role("link", name="Events").first.click()
+    page.get_by_role("link", name="Events", exact=True).first.click()  # not "Later events"
     screenshot(page, "admin-1-event-list")
 
     page.get_by_role("link", name="Add event").click()
