@@ -47,10 +47,9 @@ class EndpointForm(forms.Form):
         self.fields["organizer"] = organizer_field(
             organizers, "Its organizer's events' changes are sent here.")
         self.events = {event.id: event for event in events}
-        several = len({event.organizer for event in events}) > 1
+        # One organizer's events (``add``): their names alone tell them apart.
         self.fields["event_id"].choices = [("", "Every event")] + [
-            (event.id, f"{event.name} ({event.organizer or 'no organizer'})" if several else event.name)
-            for event in events]
+            (event.id, event.name) for event in events]
         self.order_fields(["organizer", "url", "events", "event_id", "description"])
 
     def clean(self):

@@ -9,7 +9,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from booking.api.models import WRITE
-from tests.organizers.helpers import DEFAULT, issue
+from tests.organizers.helpers import issue
+from tests.api.test_checkin_api import event  # noqa: F401 - the same door event
 
 pytestmark = pytest.mark.django_db
 PROBLEM = "application/problem+json"
@@ -18,13 +19,6 @@ PROBLEM = "application/problem+json"
 def post(client, path, body, auth, **headers):
     raw = body if isinstance(body, str) else json.dumps(body)
     return client.post(path, raw, content_type="application/json", **auth, **headers)
-
-
-@pytest.fixture
-def event(service):
-    return service.create_event(name="Door", capacity=10, strategy="lock_table",
-                                organizer=DEFAULT, ticket_types={"day": [], "vip": []},
-                                max_per_order=3)
 
 
 @pytest.fixture
