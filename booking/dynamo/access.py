@@ -4,13 +4,15 @@
 table under this deployment's prefix (``booking/dynamo/table.py``), ``store.transact_write``
 and ``store.batch_get`` span tables. Every call goes through ``Store.call`` or
 ``Store.pages``, which turn botocore's errors into the access layer's own
-(``booking/dynamo/errors.py``); the service turns the store's failures into domain errors
-(``booking/service/store_errors.py``). This module is the access layer's face: it also
+(``booking/dynamo/errors.py``), each failure already its domain error (``Throttled`` a
+``BookingContention``, ...). This module is the access layer's face: it also
 exports those errors and the item codec, so callers import from one place.
 """
 import random
 import threading
 import time
+from collections.abc import Iterable, Iterator
+from typing import Any
 from contextlib import contextmanager
 
 from botocore.exceptions import (BotoCoreError, ClientError, ConnectTimeoutError,
@@ -21,7 +23,9 @@ from booking.dynamo.errors import (CONDITION_FAILED, THROTTLING_CODES, Cancellat
                                    ConditionFailed, PastDeadline, StoreError, Throttled,
                                    TransactionCancelled, TransactionConflict, Unavailable,
                                    translate)
+from booking.dynamo.expressions import Projection, compile
 from booking.dynamo.table import Table
+from booking.dynamo.expressions import Member, as_op
 from booking.dynamo.tables import TableSpec
 
 __all__ = ["CONDITION_FAILED", "CancellationReason", "ConditionFailed", "PastDeadline", "Store",
@@ -38,7 +42,7 @@ _this_thread = threading.local()
 
 
 @contextmanager
-def deadline(seconds: float | None):
+def deadline(seconds: float | None) -> Iterator[None]:
     """Inside the block, this thread's calls to the store end by ``seconds`` from now: each
     attempt's read timeout shrinks to the time left, botocore starts no retry whose pause
     would pass it, and an attempt that would start after it raises ``PastDeadline`` (never
@@ -76,7 +80,8 @@ def lost_attempts() -> int:
     return getattr(_this_thread, "lost", 0)
 
 
-def _note_lost_attempt(response=None, caught_exception=None, operation=None, **_):
+def _note_lost_attempt(response: Any = None, caught_exception: Any = None, operation: Any = None,
+                       **_: Any) -> None:
     """botocore's ``needs-retry`` hook, after every attempt (the calling thread)."""
     if response is not None or not isinstance(caught_exception, _NEVER_SENT):
         # an attempt the store saw (one never sent says nothing of the store)
@@ -98,7 +103,7 @@ def _throttled(parsed: dict) -> bool:
         for reason in (parsed or {}).get("CancellationReasons", []) or [])
 
 
-def _shrink_to_deadline(request=None, **_):
+def _shrink_to_deadline(request: Any = None, **_: Any) -> None:
     """botocore's ``before-send`` hook: no attempt starts past this thread's deadline, and
     an attempt waits for its answer no longer than the time left (the per-request read
     timeout botocore's HTTP session honours)."""
@@ -119,7 +124,7 @@ def _configured_read_timeout(context: dict) -> float | None:
     return getattr(config, "read_timeout", None)
 
 
-def _bound_retries(client) -> None:
+def _bound_retries(client: Any) -> None:
     """Wrap botocore's own retry handler so that it starts no retry whose pause would end
     past this thread's deadline: the last attempt's answer (or error) stands instead.
     botocore keeps its handler by a unique id and offers no public way to wrap it; without
@@ -133,7 +138,7 @@ def _bound_retries(client) -> None:
         return
     handler = entry["handler"]
 
-    def needs_retry(**kwargs):
+    def needs_retry(**kwargs: Any) -> Any:
         delay = handler(**kwargs)
         left = time_left()
         if delay is None or left is None:
@@ -151,7 +156,7 @@ class Store:
     client, another prefix) instead of changing settings.
     """
 
-    def __init__(self, client, *, table_prefix: str = "", streams_client=None):
+    def __init__(self, client: Any, *, table_prefix: str = "", streams_client: Any = None) -> None:
         """``streams_client``: the DynamoDB Streams client (the streams strategy's decider
         reads through it), or a callable that makes it on first use."""
         self.client = client
@@ -170,7 +175,7 @@ class Store:
         self._lock = threading.Lock()
 
     @property
-    def streams_client(self):
+    def streams_client(self) -> Any:
         with self._lock:
             if callable(self._streams_client) and not hasattr(self._streams_client, "meta"):
                 self._streams_client = self._streams_client()
@@ -189,14 +194,15 @@ class Store:
             table = self._tables.setdefault(spec.suffix, Table(spec, self))
         return table
 
-    def call(self, operation: str, **request):
+    def call(self, operation: str, **request: Any) -> Any:
         """Run one client operation, translating its errors."""
         try:
             return getattr(self.client, operation)(**request)
         except (ClientError, BotoCoreError) as exc:
             raise translate(exc) from exc
 
-    def pages(self, operation: str, request: dict, page_size: int | None = None):
+    def pages(self, operation: str, request: dict[str, Any],
+              page_size: int | None = None) -> Iterator[dict[str, Any]]:
         """The response pages of a paginated operation (boto3's paginator)."""
         paginator = self.client.get_paginator(operation)
         config = {"PageSize": page_size} if page_size else {}
@@ -205,15 +211,16 @@ class Store:
         except (ClientError, BotoCoreError) as exc:
             raise translate(exc) from exc
 
-    def transact_write(self, operations: list[tuple[str, dict]], *, token: str | None = None,
+    def transact_write(self, operations: Iterable[Member], *, token: str | None = None,
                        return_old_on_fail: bool = True) -> None:
-        """Run TransactWriteItems over ("Put"|"Update"|"Delete"|"ConditionCheck", body) pairs."""
+        """Run TransactWriteItems over typed members (``transaction.Put``...) or
+        ("Put"|"Update"|"Delete"|"ConditionCheck", body) pairs."""
         items = []
-        for kind, body in operations:
+        for kind, body in map(as_op, operations):
             if return_old_on_fail:
                 body = {**body, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
             items.append({kind: body})
-        request = {"TransactItems": items}
+        request: dict[str, Any] = {"TransactItems": items}
         if token:
             request["ClientRequestToken"] = token
         self.call("transact_write_items", **request)
@@ -226,34 +233,32 @@ class Store:
             {"Get": {"TableName": table.name, "Key": serialize(key)}} for table, key in requests])
         return [deserialize(answer.get("Item")) for answer in response.get("Responses", [])]
 
-    def batch_get(self, requests: list[tuple["Table", dict]], *,
-                  projections: dict | None = None) -> list[dict | None]:
+    def batch_get(self, requests: list[tuple[Table, dict]], *,
+                  projections: dict[str, Projection] | None = None) -> list[dict | None]:
         """Read several items (any tables) consistently in one BatchGetItem; None where absent.
-        ``projections``: table name -> (ProjectionExpression naming the keys, names)."""
-        wanted = {}
+        ``projections``: table name -> the attributes read (they must include the keys)."""
+        wanted: dict[str, dict[str, Any]] = {}
         for table, key in requests:
             entry = wanted.setdefault(table.name, {"Keys": [], "ConsistentRead": True})
             entry["Keys"].append(serialize(key))
             if table.name in (projections or {}):
-                expression, names = projections[table.name]
-                entry["ProjectionExpression"] = expression
-                if names:
-                    entry["ExpressionAttributeNames"] = names
+                entry.update(compile(project=(projections or {})[table.name]))
         found = self.batch_get_all(wanted)
-        results = []
+        results: list[dict | None] = []
         for table, key in requests:
             match = [i for i in found.get(table.name, [])
                      if all(i.get(k) == v for k, v in key.items())]
             results.append(match[0] if match else None)
         return results
 
-    def batch_get_all(self, wanted: dict) -> dict[str, list[dict]]:
+    def batch_get_all(self, wanted: dict[str, Any]) -> dict[str, list[dict]]:
         """Run one BatchGetItem request, re-asking for unprocessed keys; items per table name."""
         found: dict[str, list[dict]] = {}
         for _ in range(12):
             response = self.call("batch_get_item", RequestItems=wanted)
             for name, table_items in response.get("Responses", {}).items():
-                found.setdefault(name, []).extend(deserialize(i) for i in table_items)
+                found.setdefault(name, []).extend(item for i in table_items
+                                                  if (item := deserialize(i)) is not None)
             wanted = response.get("UnprocessedKeys") or {}
             if not wanted:
                 return found

@@ -1,15 +1,19 @@
 """The access layer's own errors, and the mapping of botocore's errors to them.
 
 A refusal carries its evidence (``ConditionFailed.old_item``, each
-``TransactionCancelled`` reason's item); a ``StoreError`` says the store could not answer.
-The service layer turns store errors into domain errors (``booking/service/store_errors.py``);
-nothing here knows the domain's errors.
+``TransactionCancelled`` reason's item); a ``StoreError`` says the store could not answer,
+and is its domain error where it is raised (``Unavailable`` a ``StoreUnavailable``,
+``Throttled`` a ``BookingContention``, ``PastDeadline`` a ``StillDeciding``; the lease's
+``LeaseTaken`` a ``LeaseHeld``): nothing above translates, and the botocore error it came
+from stays its ``__cause__``.
 """
 from dataclasses import dataclass
+from typing import Any, cast
 
 from botocore.exceptions import BotoCoreError, ClientError, ConnectionError as BotoConnectionError
 
 from booking.dynamo.codec import deserialize
+from booking.errors import BookingContention, BookingError, StillDeciding, StoreUnavailable
 
 THROTTLING_CODES = {
     "ProvisionedThroughputExceededException",
@@ -28,7 +32,7 @@ TOKEN_IN_USE_CODES = {"TransactionInProgressException", "IdempotentParameterMism
 class ConditionFailed(Exception):
     """A conditional write was refused; ``old_item`` is the item as it stood (or None)."""
 
-    def __init__(self, old_item):
+    def __init__(self, old_item: dict | None) -> None:
         self.old_item = old_item
         super().__init__("conditional check failed")
 
@@ -63,39 +67,50 @@ class TransactionConflict(Exception):
     """A single-item write collided with a running transaction: safe to retry."""
 
 
-class StoreError(Exception):
-    """The store failed to answer (nothing refused the request): the service layer turns
-    each kind into its domain error, keeping this one as the cause."""
+class StoreError(BookingError):
+    """The store failed to answer (nothing refused the request). Each kind below is also
+    the domain error a person is shown (``booking/errors.py``)."""
 
 
-class Unavailable(StoreError):
+class Unavailable(StoreError, StoreUnavailable):
     """The store answered with a server error, or could not be reached (``unreachable``)."""
 
     def __init__(self, message: str | None = None, *, unreachable: bool = False,
                  missing_table: bool = False):
-        super().__init__(message or "the store is unavailable")
-        self.message = message
+        StoreUnavailable.__init__(self, message)
         self.unreachable = unreachable  # no connection could be made at all
         self.missing_table = missing_table  # the store answered: no such table
 
 
-class Throttled(StoreError):
+class Throttled(StoreError, BookingContention):
     """The store kept refusing for throughput until the retries were spent.
     ``maybe_applied``: an earlier attempt's answer may have been lost (botocore resent it)."""
 
     def __init__(self, message: str | None = None, *, maybe_applied: bool = False):
-        super().__init__(message or "the store is throttling requests")
-        self.message = message
+        BookingContention.__init__(self, message)
         self.maybe_applied = maybe_applied
 
 
-class PastDeadline(StoreError):
+class PastDeadline(StoreError, StillDeciding):
     """The request's deadline passed before this attempt could start: it was never sent
-    (``booking.dynamo.access.deadline``)."""
+    (``booking.dynamo.access.deadline``); pending, and the same request asked again
+    answers what happened."""
 
     def __init__(self, message: str | None = None):
-        super().__init__(message or "the request's time ran out")
-        self.message = message
+        StillDeciding.__init__(self, message)
+
+
+def caused_by_throttle(error: BaseException | None) -> bool:
+    """Whether a throttle the store kept up (botocore's retries spent, or a transaction
+    cancelled for ``ThrottlingError``) is behind ``error``, through its causes."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, Throttled) or (isinstance(error, TransactionCancelled) and any(
+                reason.code == "ThrottlingError" for reason in error.reasons)):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def translate(exc: Exception) -> Exception:
@@ -104,10 +119,11 @@ def translate(exc: Exception) -> Exception:
         error = exc.response.get("Error", {})
         code = error.get("Code", "")
         if code == "ConditionalCheckFailedException":
-            return ConditionFailed(deserialize(exc.response.get("Item")))
+            old: Any = exc.response.get("Item")  # botocore's stubs type it as an object
+            return ConditionFailed(deserialize(old))
         if code == "TransactionCanceledException":
             reasons = [
-                CancellationReason(r.get("Code", "None"), deserialize(r.get("Item")))
+                CancellationReason(r.get("Code", "None"), deserialize(cast(Any, r.get("Item"))))
                 for r in exc.response.get("CancellationReasons", [])
             ]
             return TransactionCancelled(reasons)

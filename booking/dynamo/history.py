@@ -17,6 +17,7 @@ from decimal import Decimal
 
 
 from booking.dynamo.access import ConditionFailed, Store, Unavailable
+from booking.dynamo.expressions import Actions, attr
 from booking.dynamo.tables import HISTORY
 
 STARTED, SUCCEEDED, FAILED = "started", "succeeded", "failed"
@@ -44,16 +45,11 @@ class RequestHistory:
         """
         attributes = {"exec_status": STARTED, "created_at": _seconds(now), "ttl": ttl,
                       **{k: v for k, v in fields.items() if v is not None}}
-        names, values, sets = {}, {":one": 1}, []
-        for index, (name, value) in enumerate(attributes.items()):
-            names[f"#a{index}"] = name
-            values[f":v{index}"] = value
-            sets.append(f"#a{index} = if_not_exists(#a{index}, :v{index})")
-        row = self.table.update(
-            {"request_id": request_id, "seq": start_seq(generation)},
-            "ADD atomic_counter :one SET " + ", ".join(sets),
-            names=names, values=values, return_values="ALL_NEW",
-        )
+        actions = Actions().add("atomic_counter", 1)
+        for name, value in attributes.items():
+            actions = actions.set(name, attr(name).if_not_exists(value))
+        row = self.table.update({"request_id": request_id, "seq": start_seq(generation)},
+                                actions, return_values="ALL_NEW")
         if not row or "atomic_counter" not in row:
             # An update with ALL_NEW always returns the item; without it we cannot know
             # whether we are the first runner, so we must not run.
@@ -67,8 +63,7 @@ class RequestHistory:
         item = {"request_id": request_id, "seq": seq, "exec_status": status, "atomic_counter": 1,
                 "created_at": _seconds(now), "ttl": ttl, **fields}
         try:
-            self.table.put(item, condition="attribute_not_exists(seq) OR #ttl <= :now",
-                               names={"#ttl": "ttl"}, values={":now": int(now)})
+            self.table.put(item, condition=attr("seq").not_exists() | attr("ttl").le(int(now)))
         except ConditionFailed:
             return False
         return True
@@ -76,16 +71,16 @@ class RequestHistory:
 
     def newest_first(self, request_id: str) -> Iterator[dict]:
         """The request's rows, newest first, read consistently page by page."""
-        return self.table.query(key_condition="request_id = :id", values={":id": request_id},
-                                    forward=False, page_size=10)
+        return self.table.query(key_condition=attr("request_id").eq(request_id),
+                                forward=False, page_size=10)
 
 
     def failed_page(self, *, since: float, until: float, start_key: dict | None = None,
                     limit: int = 100) -> tuple[list[dict], dict | None]:
         """One scan page of ``failed`` rows created in [since, until], and where to go on."""
         return self.table.filtered_scan_page(
-            filter="exec_status = :failed AND created_at BETWEEN :since AND :until",
-            values={":failed": FAILED, ":since": _seconds(since), ":until": _seconds(until)},
+            filter=attr("exec_status").eq(FAILED)
+            & attr("created_at").between(_seconds(since), _seconds(until)),
             start_key=start_key, limit=limit)
 
 

@@ -1,8 +1,11 @@
 """Map domain records to DynamoDB items and back."""
 import logging
+from collections.abc import Iterable
+from typing import Any
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
+from booking.dynamo.expressions import projection
 from booking.models import CONFIRMED, Event, Question, Registration, WaitlistEntry
 
 
@@ -14,11 +17,18 @@ def _parse(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
-def _parse_start(value, event_id: str) -> datetime | None:
+def _stored_time(value: str) -> datetime:
+    """A time every stored record carries (its creation, its registration)."""
+    parsed = _parse(value)
+    assert parsed is not None, "a record stored without its time"
+    return parsed
+
+
+def _parse_start(value: str | None, event_id: str) -> datetime | None:
     """A stored start in UTC; one that cannot be read or shown in UTC (stored before starts
     were range-checked) counts as "to be announced" rather than breaking every page."""
     try:
-        return _parse(value).astimezone(dt_timezone.utc) if value else None
+        return datetime.fromisoformat(value).astimezone(dt_timezone.utc) if value else None
     except (TypeError, ValueError, OverflowError):
         logging.getLogger(__name__).warning(
             "Event %s has an unusable start %r; showing it without one.", event_id, value)
@@ -83,12 +93,11 @@ def _tickets(item: dict) -> dict | None:
 
 
 # Everything but the aggregate strategy's attendees map, which can be large.
-EVENT_PROJECTION = ("event_id, #name, #capacity, strategy, starts_at, created_at, version, "
-                    "#ends, #zone, #description, #venue, quota_capacities, ticket_types, max_per_order, "
-                    "request_fingerprint, organizer, expected_rate, code_only_types, questions, "
-                    "questions_version, ticket_descriptions, ticket_labels")
-EVENT_PROJECTION_NAMES = {"#name": "name", "#capacity": "capacity", "#ends": "ends_at",
-                          "#zone": "time_zone", "#description": "description", "#venue": "venue"}
+EVENT_PROJECTION = projection(
+    "event_id", "name", "capacity", "strategy", "starts_at", "created_at", "version", "ends_at",
+    "time_zone", "description", "venue", "quota_capacities", "ticket_types", "max_per_order",
+    "request_fingerprint", "organizer", "expected_rate", "code_only_types", "questions",
+    "questions_version", "ticket_descriptions", "ticket_labels")
 
 
 def event_from_item(item: dict) -> Event:
@@ -98,7 +107,7 @@ def event_from_item(item: dict) -> Event:
         capacity=int(item["capacity"]),
         strategy=item["strategy"],
         starts_at=_parse_start(item.get("starts_at"), item["event_id"]),
-        created_at=_parse(item["created_at"]),
+        created_at=_stored_time(item["created_at"]),
         version=int(item["version"]),
         ends_at=_parse_start(item.get("ends_at"), item["event_id"]),
         time_zone=item.get("time_zone") or "",
@@ -115,7 +124,7 @@ def event_from_item(item: dict) -> Event:
     )
 
 
-def questions_value(questions) -> list[dict]:
+def questions_value(questions: Iterable[Question]) -> list[dict]:
     """An event's questions as stored on its item (a list of maps, in order)."""
     return [question.as_dict() for question in questions]
 
@@ -132,7 +141,7 @@ def _question_fields(item: dict) -> dict:
         "questions_version": int(item["questions_version"])}
 
 
-def registration_item(registration: Registration, **extra) -> dict:
+def registration_item(registration: Registration, **extra: Any) -> dict:
     return {
         "event_id": registration.event_id,
         "email": registration.email,
@@ -153,7 +162,7 @@ def registration_from_item(item: dict) -> Registration:
         event_id=item["event_id"],
         email=item["email"],
         name=item["name"],
-        registered_at=_parse(item["registered_at"]),
+        registered_at=_stored_time(item["registered_at"]),
         registration_id=item["registration_id"],
         request_id=item.get("request_id"),
         contact=item.get("contact"),
@@ -185,7 +194,7 @@ def registration_or_none(item: dict | None) -> Registration | None:
     return registration_from_item(item) if item else None
 
 
-def _from_ms(ms) -> datetime:
+def _from_ms(ms: float) -> datetime:
     return datetime.fromtimestamp(ms / 1000, dt_timezone.utc)
 
 

@@ -18,16 +18,16 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from booking.dynamo.access import ConditionFailed, Store, StoreError
+from booking.dynamo.expressions import attr
 from booking.dynamo.tables import LEASES
+from booking.errors import LeaseHeld
 
-class LeaseTaken(StoreError):
+class LeaseTaken(StoreError, LeaseHeld):
     """Someone else holds the lease (``holder``) until ``expires_at`` (epoch seconds)."""
 
-    def __init__(self, message: str, *, holder=None, expires_at=None):
-        super().__init__(message)
-        self.message = message
-        self.holder = holder
-        self.expires_at = expires_at
+    def __init__(self, message: str, *, holder: str | None = None,
+                 expires_at: float | Decimal | None = None) -> None:
+        LeaseHeld.__init__(self, message, holder=holder, expires_at=expires_at)
 
 
 # How long after expiry DynamoDB's TTL may delete the item (clean-up only).
@@ -60,8 +60,8 @@ class Leases:
                 "acquired_at": _seconds(now), "expires_at": _seconds(lease.expires_at),
                 "ttl": int(lease.expires_at) + TTL_GRACE_SECONDS}
         try:
-            self.table.put(item, condition="attribute_not_exists(lease_id) OR expires_at < :now",
-                              values={":now": _seconds(now)})
+            self.table.put(item, condition=attr("lease_id").not_exists()
+                           | attr("expires_at").lt(_seconds(now)))
         except ConditionFailed as refused:
             held = refused.old_item or {}
             until = held.get("expires_at")
@@ -75,8 +75,8 @@ class Leases:
     def release(self, lease: Lease) -> bool:
         """Give the lease back; False if it was no longer ours (it lapsed and was taken)."""
         try:
-            self.table.delete({"lease_id": lease.lease_id}, condition="#token = :token",
-                                 names={"#token": "token"}, values={":token": lease.token})
+            self.table.delete({"lease_id": lease.lease_id},
+                              condition=attr("token").eq(lease.token))
         except ConditionFailed:
             return False
         return True
@@ -91,7 +91,7 @@ def _seconds(epoch: float) -> Decimal:
     return Decimal(f"{epoch:.3f}")  # DynamoDB numbers: boto3 takes Decimal, not float
 
 
-def _clock(epoch) -> str:
+def _clock(epoch: float | Decimal | None) -> str:
     if epoch is None:
         return "an unknown time"
     return time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(float(epoch)))

@@ -8,8 +8,10 @@ thread opened with ``meter.track()``, so concurrent booking attempts on many thr
 counted separately.
 """
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 
 CCF = "ConditionalCheckFailed"
@@ -28,14 +30,14 @@ class Tally:
 class RequestMeter:
     """Per-thread request counts; ``unattributed`` counts requests outside ``track()``."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._local = threading.local()
         self._lock = threading.Lock()
         self.unattributed = 0
-        self._uninstall = None
+        self._uninstall: Callable[[], None] | None = None
 
     @contextmanager
-    def track(self):
+    def track(self) -> Iterator[Tally]:
         """Attribute this thread's requests to a fresh ``Tally`` while the block runs."""
         tally = Tally()
         self._local.tally = tally
@@ -44,12 +46,12 @@ class RequestMeter:
         finally:
             self._local.tally = None
 
-    def install(self, store) -> "RequestMeter":
+    def install(self, store: Any) -> "RequestMeter":
         events, send, call = store.client.meta.events, f"send-{id(self)}", f"call-{id(self)}"
         events.register("before-send.dynamodb", self._before_send, unique_id=send)
         events.register("after-call.dynamodb", self._after_call, unique_id=call)
 
-        def uninstall():
+        def uninstall() -> None:
             events.unregister("before-send.dynamodb", unique_id=send)
             events.unregister("after-call.dynamodb", unique_id=call)
 
@@ -61,7 +63,7 @@ class RequestMeter:
             self._uninstall()
             self._uninstall = None
 
-    def _before_send(self, request=None, **kwargs):
+    def _before_send(self, request: Any = None, **kwargs: Any) -> None:
         tally = getattr(self._local, "tally", None)
         if tally is None:
             with self._lock:
@@ -73,7 +75,7 @@ class RequestMeter:
         tally.operations.append(operation.rsplit(".", 1)[-1])
         return None
 
-    def _after_call(self, parsed=None, model=None, **kwargs):
+    def _after_call(self, parsed: Any = None, model: Any = None, **kwargs: Any) -> None:
         tally = getattr(self._local, "tally", None)
         if tally is None or parsed is None:
             return

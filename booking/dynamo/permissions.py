@@ -88,21 +88,22 @@ RARE_PATHS: dict[tuple[str, str, str | None, str], tuple[str, str]] = {
         "booking/strategies/lock_table/audit.py", "self.locks.put({**key, \"capacity\": size"),
     ("web", "outbox", None, "GetItem"): ("booking/mail/replay.py", "sender.outbox.get(key)"),
     ("web", "request_history", None, "Query"): (
-        "booking/dynamo/history.py", "self.table.query(key_condition=\"request_id = :id\""),
+        "booking/dynamo/history.py", "self.table.query(key_condition=attr(\"request_id\")"),
     ("web", "slots", None, "UpdateItem"): (
         "booking/strategies/slots/audit.py", "strategy.slots.update, {\"event_id\": part"),
     ("web", "slots", None, DELETE): (
-        "booking/strategies/slots/capacity.py", "(\"Delete\", strategy.slots.delete_op("),
+        "booking/strategies/slots/capacity.py", "Delete(strategy.slots, {\"event_id\": part"),
     ("web", "waiting_list", None, "BatchWriteItem"): (
         "booking/dynamo/table.py", "def delete_partition"),
     ("web", "requests", None, "PutItem"): (
-        "booking/exactly_once/request_log.py", "self.table.put(row, **condition)"),
+        "booking/exactly_once/request_log.py", "self.table.put(row, condition=condition)"),
     # Creating codes with reserved seats when the seats are not there: the codes go again.
     ("web", "access_codes", None, "DeleteItem"): (
         "booking/service/reserved_seats.py", "self.table.delete(code_key(event.id, code.code))"),
-    # An API booking's first read: the abuse limits' items (not reached by the scenarios).
+    # An API booking's first read: the abuse limits' items, alone or in the strategy's
+    # first read after a sell-out (not reached by the scenarios).
     ("web", "rate_limits", None, "BatchGetItem"): (
-        "booking/dynamo/rate_limits.py", "self.table.store.batch_get([(self.table, _key("),
+        "booking/dynamo/rate_limits.py", "self.table.store.batch_get(self.asked_keys("),
     ("web", "leases", None, "GetItem"): ("booking/dynamo/leases.py",
                                          "return self.table.get({\"lease_id\": lease_id})"),
     ("worker_decider", "stream_registrations", None, "DeleteItem"): (
@@ -117,7 +118,7 @@ RARE_PATHS: dict[tuple[str, str, str | None, str], tuple[str, str]] = {
         "booking/questions/service.py", "self.store.table.put({**fresh.item(registration.email)"),
     # A rejection the decider's read did not settle checks the event item is still full.
     ("decider", "events", None, CHECK): (
-        "booking/strategies/streams/__init__.py", "event = (\"ConditionCheck\", self.events.delete_op("),
+        "booking/strategies/streams/__init__.py", "event = ConditionCheck(self.events, key, condition)"),
 }
 
 # What the Lambda service itself reads from the stream with the decider's role (the
@@ -145,7 +146,7 @@ def grants(role: str) -> dict[tuple[TableSpec, str | None], frozenset[str]]:
 def api_operations(spec: TableSpec) -> list[str]:
     """The API operations any role issues on ``spec`` (CloudWatch's ``Operation``
     dimension: a transaction counts as ``TransactWriteItems``), sorted."""
-    found = set()
+    found: set[str] = set()
     for role in GRANTS.values():
         for (table, _index), operations in role.items():
             if table is spec:

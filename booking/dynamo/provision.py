@@ -1,14 +1,17 @@
 """Create the tables that are missing, wait until they are active, enable TTL."""
+from collections.abc import Iterable
+from typing import Any
 from botocore.exceptions import ClientError
 
 from booking.dynamo.access import Store
-from booking.dynamo.tables import ALL_TABLES
+from booking.dynamo.tables import ALL_TABLES, TableSpec
 
 
 def existing_table_names(store: Store) -> set[str]:
-    names, start = set(), None
+    names: set[str] = set()
+    start = None
     while True:
-        request = {"ExclusiveStartTableName": start} if start else {}
+        request: dict[str, Any] = {"ExclusiveStartTableName": start} if start else {}
         response = store.call("list_tables", **request)
         names.update(response.get("TableNames", []))
         start = response.get("LastEvaluatedTableName")
@@ -16,7 +19,8 @@ def existing_table_names(store: Store) -> set[str]:
             return names
 
 
-def ensure_tables(store: Store, specs=ALL_TABLES, *, wait: bool = True) -> list[tuple[str, str]]:
+def ensure_tables(store: Store, specs: Iterable[TableSpec] = ALL_TABLES, *,
+                  wait: bool = True) -> list[tuple[str, str]]:
     """Create what is missing; return (table name, what was done) for every table."""
     existing = existing_table_names(store)
     report = []
@@ -48,7 +52,7 @@ def _create(store: Store, request: dict) -> None:
             raise
 
 
-def _enable_ttl(store: Store, spec) -> bool:
+def _enable_ttl(store: Store, spec: TableSpec) -> bool:
     status = store.call("describe_time_to_live",
                         TableName=store.name(spec))["TimeToLiveDescription"]
     if status.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
@@ -61,7 +65,7 @@ def _enable_ttl(store: Store, spec) -> bool:
     return True
 
 
-def drop_tables(store: Store, specs=ALL_TABLES) -> list[str]:
+def drop_tables(store: Store, specs: Iterable[TableSpec] = ALL_TABLES) -> list[str]:
     """Delete the tables that exist (tests and `create_tables --reset`)."""
     existing = existing_table_names(store)
     dropped = []

@@ -16,23 +16,28 @@ lets DynamoDB delete it later (clean-up only: TTL deletion runs late)."""
 import time
 from decimal import Decimal
 
-from booking.dynamo.access import ConditionFailed, Store
+from booking.dynamo.access import ConditionFailed, Store, Table
+from booking.dynamo.expressions import Actions, Condition, Path, all_of, attr
 from booking.dynamo.tables import RATE_LIMITS
 
 TTL_GRACE_SECONDS = 3600
-_ADD = "ADD hits :one SET #ttl = if_not_exists(#ttl, :ttl)"
-_ADD_ONCE = "ADD hits :one, seen :once SET #ttl = if_not_exists(#ttl, :ttl)"
-_ROOM = "attribute_not_exists(hits) OR hits < :limit"
+HITS, SEEN = attr("hits"), attr("seen")
 # ``hit_all``'s record of when a submission was counted: this prefix and its mark.
 ASKED = "at_"
 
 
-def _key(bucket: str, window_start: int) -> dict:
+def _key(bucket: str, window_start: int) -> dict[str, str]:
     return {"bucket": f"{bucket}#{window_start}"}
 
 
-def _values(window_start: int, window_seconds: int, **more) -> dict:
-    return {":one": 1, ":ttl": window_start + window_seconds + TTL_GRACE_SECONDS, **more}
+def _counted(window_start: int, window_seconds: int) -> Actions:
+    """One more hit, and the window's clean-up time set by its first hit."""
+    ttl = window_start + window_seconds + TTL_GRACE_SECONDS
+    return Actions().add(HITS, 1).set("ttl", attr("ttl").if_not_exists(ttl))
+
+
+def _room(counter: Path, limit: int) -> Condition:
+    return counter.not_exists() | counter.lt(limit)
 
 
 class RateCounters:
@@ -43,10 +48,10 @@ class RateCounters:
 
     def hit(self, bucket: str, *, window_start: int, window_seconds: int) -> int:
         """Count one request in the bucket's window; return the window's count including it."""
-        attributes = self.table.update(
-            _key(bucket, window_start), _ADD, names={"#ttl": "ttl"},
-            values=_values(window_start, window_seconds), return_values="UPDATED_NEW")
-        return int(attributes["hits"])
+        attributes = self.table.update(_key(bucket, window_start),
+                                       _counted(window_start, window_seconds),
+                                       return_values="UPDATED_NEW")
+        return int((attributes or {})["hits"])
 
     def hit_once(self, bucket: str, *, window_start: int, window_seconds: int, once: str,
                  limit: int) -> bool:
@@ -55,11 +60,9 @@ class RateCounters:
         window is full. One conditional UpdateItem; the set of counted submissions never
         holds more than ``limit``."""
         try:
-            self.table.update(
-                _key(bucket, window_start), _ADD_ONCE, names={"#ttl": "ttl"},
-                condition=f"NOT contains(seen, :key) AND ({_ROOM})",
-                values=_values(window_start, window_seconds, **{
-                    ":once": {once}, ":key": once, ":limit": limit}))
+            self.table.update(_key(bucket, window_start),
+                              _counted(window_start, window_seconds).add(SEEN, {once}),
+                              condition=~SEEN.contains(once) & _room(HITS, limit))
         except ConditionFailed as refused:
             return once in (refused.old_item or {}).get("seen", set())
         return True
@@ -77,23 +80,16 @@ class RateCounters:
         what that mark did not). ``window_start``/``window_seconds`` are the item's (the
         longest counter's); a counter with a shorter window carries its window in its
         name."""
-        names = {"#ttl": "ttl", "#seen": "seen", "#asked": ASKED + once}
-        values = _values(window_start, window_seconds, **{
-            ":once": {once}, ":key": once, ":now": Decimal(str(round(
-                time.time() if now is None else now, 3)))})
-        adds, rooms = ["#seen :once"], ["NOT contains(#seen, :key)"]
-        for n, mark in enumerate(unless):
-            values[f":u{n}"] = mark
-            rooms.append(f"NOT contains(#seen, :u{n})")
-        for n, (counter, limit) in enumerate(counters.items()):
-            names[f"#c{n}"], values[f":l{n}"] = counter, limit
-            adds.append(f"#c{n} :one")
-            rooms.append(f"(attribute_not_exists(#c{n}) OR #c{n} < :l{n})")
+        asked_at = Decimal(str(round(time.time() if now is None else now, 3)))
+        ttl = window_start + window_seconds + TTL_GRACE_SECONDS
+        actions = Actions().add(SEEN, {once})
+        rooms = [~SEEN.contains(once), *(~SEEN.contains(mark) for mark in unless)]
+        for counter, limit in counters.items():
+            actions = actions.add(counter, 1)
+            rooms.append(_room(attr(counter), limit))
+        actions = actions.set("ttl", attr("ttl").if_not_exists(ttl)).set(ASKED + once, asked_at)
         try:
-            self.table.update(
-                _key(bucket, window_start),
-                f"ADD {', '.join(adds)} SET #ttl = if_not_exists(#ttl, :ttl), #asked = :now",
-                names=names, condition=" AND ".join(rooms), values=values)
+            self.table.update(_key(bucket, window_start), actions, condition=all_of(rooms))
         except ConditionFailed as refused:
             old = refused.old_item or {}
             seen = old.get("seen", set())
@@ -110,8 +106,15 @@ class RateCounters:
         """Whether ``hit_all`` counted the submission ``once`` in any of the bucket's
         windows ``window_starts`` (one consistent BatchGetItem), and when it was first
         counted (None: not recorded)."""
-        found = self.table.store.batch_get([(self.table, _key(bucket, start))
-                                            for start in window_starts])
+        return self.asked_in(self.table.store.batch_get(self.asked_keys(bucket, window_starts)),
+                             once=once)
+
+    def asked_keys(self, bucket: str, window_starts: list[int]) -> list[tuple[Table, dict]]:
+        """The items ``asked`` reads, to read them in another batch (``asked_in``)."""
+        return [(self.table, _key(bucket, start)) for start in window_starts]
+
+    def asked_in(self, found: list[dict | None], *, once: str) -> tuple[bool, float | None]:
+        """``asked``'s answer from the items of ``asked_keys`` read elsewhere."""
         times = [float(item[ASKED + once]) if ASKED + once in item else None
                  for item in found if item and once in item.get("seen", set())]
         if not times:
@@ -123,9 +126,8 @@ class RateCounters:
                 limit: int) -> bool:
         """Take one of the window's ``limit`` places; False (nothing taken) once all are."""
         try:
-            self.table.update(_key(bucket, window_start), _ADD, names={"#ttl": "ttl"},
-                              condition=_ROOM,
-                              values=_values(window_start, window_seconds, **{":limit": limit}))
+            self.table.update(_key(bucket, window_start), _counted(window_start, window_seconds),
+                              condition=_room(HITS, limit))
         except ConditionFailed:
             return False
         return True
@@ -133,8 +135,8 @@ class RateCounters:
     def release(self, bucket: str, *, window_start: int) -> None:
         """Give back a place ``reserve`` took (the window's count goes down by one)."""
         try:
-            self.table.update(_key(bucket, window_start), "ADD hits :minus",
-                              condition="hits > :zero", values={":minus": -1, ":zero": 0})
+            self.table.update(_key(bucket, window_start), Actions().add(HITS, -1),
+                              condition=HITS.gt(0))
         except ConditionFailed:
             pass  # nothing left to give back
 

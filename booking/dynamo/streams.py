@@ -6,6 +6,7 @@ A shard is read from just after a checkpointed sequence number, or from its olde
 children, which may only be read once the parent is read to its end, or is no longer in
 the stream (trimmed after 24 hours): per-partition order holds across the lineage.
 """
+from typing import Any
 from dataclasses import dataclass
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -50,7 +51,7 @@ class StreamReader:
     def __init__(self, store: Store):
         self.store = store
 
-    def _streams(self, operation: str, **request):
+    def _streams(self, operation: str, **request: Any) -> Any:
         try:
             return getattr(self.store.streams_client, operation)(**request)
         except ClientError as exc:

@@ -1,6 +1,7 @@
 """The one place that defines table names, key schemas, indexes and TTL attributes.
 
 A table's full name is the deployment's prefix (``Store.table_prefix``) and its suffix."""
+from typing import Any
 from dataclasses import dataclass, field
 
 
@@ -25,17 +26,17 @@ class TableSpec:
     def name_with(self, prefix: str) -> str:
         return f"{prefix}{self.suffix}"
 
-    def key(self, hash_value, range_value=None) -> dict:
-        key = {self.hash_key[0]: hash_value}
+    def key(self, hash_value: object, range_value: object = None) -> dict[str, object]:
+        key: dict[str, object] = {self.hash_key[0]: hash_value}
         if self.range_key is not None:
             key[self.range_key[0]] = range_value
         return key
 
-    def create_request(self, name: str) -> dict:
+    def create_request(self, name: str) -> dict[str, Any]:
         attributes = {self.hash_key, *(filter(None, [self.range_key]))}
         for index in self.indexes:
             attributes.update(filter(None, [index.hash_key, index.range_key]))
-        request = {
+        request: dict[str, Any] = {
             "TableName": name,
             "KeySchema": _key_schema(self.hash_key, self.range_key),
             "AttributeDefinitions": [
@@ -58,7 +59,8 @@ class TableSpec:
         return request
 
 
-def _key_schema(hash_key, range_key) -> list:
+def _key_schema(hash_key: tuple[str, str],
+                range_key: tuple[str, str] | None) -> list[dict[str, str]]:
     schema = [{"AttributeName": hash_key[0], "KeyType": "HASH"}]
     if range_key is not None:
         schema.append({"AttributeName": range_key[0], "KeyType": "RANGE"})
@@ -112,9 +114,10 @@ REQUESTS = TableSpec("requests", hash_key=("request_id", "S"), ttl_attribute="tt
 # transaction as the booking or cancellation; deleted once sent (booking/exactly_once/outbox.py).
 OUTBOX = TableSpec("outbox", hash_key=("message_id", "S"))
 
-ALL_TABLES = (EVENTS, REGISTRATIONS, EVENT_LOCKS, SLOTS, LEASES, HISTORY, REQUESTS, OUTBOX)
+ALL_TABLES: tuple[TableSpec, ...] = (EVENTS, REGISTRATIONS, EVENT_LOCKS, SLOTS, LEASES, HISTORY,
+                                     REQUESTS, OUTBOX)
 
-# --- Rate limits (booking/web/rate_limits.py) ---------------------------------------------
+# --- Rate limits (booking/entry/limits.py) ---------------------------------------------
 # One counter item per (limit, client, time window): `ADD hits :one` is atomic across every
 # process and host. The window is part of the key, so an old item never counts again; TTL
 # only cleans up.

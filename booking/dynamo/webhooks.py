@@ -10,9 +10,12 @@ same ``webhook-id`` (a redelivery, never a loss).
 from decimal import Decimal
 
 from booking.dynamo.access import ConditionFailed, Store
+from booking.dynamo.expressions import Actions, attr, list_append
 from booking.dynamo.tables import WEBHOOK_DELIVERIES, WEBHOOK_ENDPOINTS
 
 DUE = "due"  # the sparse index's one key value: the delivery is still owed
+ENDPOINT, DELIVERY = attr("endpoint_id"), attr("delivery_id")
+STILL_DUE, LOG = attr("due_in").eq(DUE), attr("log")
 PENDING, DELIVERED, ABANDONED = "pending", "delivered", "abandoned"
 
 
@@ -28,7 +31,7 @@ class WebhookEndpoints:
 
     def put(self, item: dict) -> None:
         """Store a new endpoint; ``ConditionFailed`` (with the stored one) if its id is taken."""
-        self.table.put(item, condition="attribute_not_exists(endpoint_id)")
+        self.table.put(item, condition=ENDPOINT.not_exists())
 
     def get(self, endpoint_id: str) -> dict | None:
         return self.table.get({"endpoint_id": endpoint_id})
@@ -41,10 +44,8 @@ class WebhookEndpoints:
         """Leave a tombstone: no more deliveries; the item itself goes at ``ttl``."""
         try:
             self.table.update({"endpoint_id": endpoint_id},
-                              "SET deleted_at = :now, #ttl = :ttl",
-                              condition="attribute_exists(endpoint_id) AND "
-                                        "attribute_not_exists(deleted_at)",
-                              names={"#ttl": "ttl"}, values={":now": _n(now), ":ttl": ttl})
+                              Actions().set("deleted_at", _n(now)).set("ttl", ttl),
+                              condition=ENDPOINT.exists() & attr("deleted_at").not_exists())
         except ConditionFailed:
             return False
         return True
@@ -52,10 +53,8 @@ class WebhookEndpoints:
     def assign(self, endpoint_id: str, organizer: str) -> bool:
         """Give an endpoint stored without an organizer to ``organizer`` (False: it has one)."""
         try:
-            self.table.update({"endpoint_id": endpoint_id}, "SET organizer = :o",
-                              condition="attribute_exists(endpoint_id) AND "
-                                        "attribute_not_exists(organizer)",
-                              values={":o": organizer})
+            self.table.update({"endpoint_id": endpoint_id}, Actions().set("organizer", organizer),
+                              condition=ENDPOINT.exists() & attr("organizer").not_exists())
         except ConditionFailed:
             return False
         return True
@@ -65,27 +64,28 @@ class WebhookEndpoints:
         Returns the endpoint as it now stands (None if it was deleted)."""
         try:
             return self.table.update(
-                {"endpoint_id": endpoint_id}, "SET failing_since = if_not_exists(failing_since, :now)",
-                condition="attribute_exists(endpoint_id)", values={":now": _n(now)},
-                return_values="ALL_NEW")
+                {"endpoint_id": endpoint_id},
+                Actions().set("failing_since", attr("failing_since").if_not_exists(_n(now))),
+                condition=ENDPOINT.exists(), return_values="ALL_NEW")
         except ConditionFailed:
             return None
 
     def succeeded(self, endpoint_id: str) -> None:
         """A delivery went through: the endpoint is no longer failing."""
         try:
-            self.table.update({"endpoint_id": endpoint_id}, "REMOVE failing_since",
-                              condition="attribute_exists(failing_since)")
+            self.table.update({"endpoint_id": endpoint_id}, Actions().remove("failing_since"),
+                              condition=attr("failing_since").exists())
         except ConditionFailed:
             pass
 
-    def disable(self, endpoint_id: str, *, since, reason: str, now: float) -> bool:
+    def disable(self, endpoint_id: str, *, since: object, reason: str, now: float) -> bool:
         """Disable it, only if it is still failing since ``since`` (no success meanwhile)."""
         try:
             self.table.update(
-                {"endpoint_id": endpoint_id}, "SET disabled_at = :now, disabled_reason = :why",
-                condition="failing_since = :since AND attribute_not_exists(disabled_at)",
-                values={":now": _n(now), ":why": reason, ":since": _n(float(since))})
+                {"endpoint_id": endpoint_id},
+                Actions().set("disabled_at", _n(now)).set("disabled_reason", reason),
+                condition=attr("failing_since").eq(_n(float(str(since))))
+                & attr("disabled_at").not_exists())
         except ConditionFailed:
             return False
         return True
@@ -93,8 +93,8 @@ class WebhookEndpoints:
     def enable(self, endpoint_id: str) -> bool:
         try:
             self.table.update({"endpoint_id": endpoint_id},
-                              "REMOVE disabled_at, disabled_reason, failing_since",
-                              condition="attribute_exists(endpoint_id)")
+                              Actions().remove("disabled_at", "disabled_reason", "failing_since"),
+                              condition=ENDPOINT.exists())
         except ConditionFailed:
             return False
         return True
@@ -111,23 +111,24 @@ class WebhookDeliveries:
         row = {**item, "status": PENDING, "due_in": DUE, "attempts": 0, "log": [],
                "created_at": _n(now), "next_attempt_at": _n(now), "ttl": ttl}
         try:
-            self.table.put(row, condition="attribute_not_exists(delivery_id)")
+            self.table.put(row, condition=DELIVERY.not_exists())
         except ConditionFailed:
             return False
         return True
 
-    def due(self, *, now: float, limit: int = 100, skip_endpoints=frozenset(),
+    def due(self, *, now: float, limit: int = 100,
+            skip_endpoints: frozenset[str] | set[str] = frozenset(),
             max_read: int = 2000) -> list[dict]:
         """Deliveries owed whose time has come, oldest first (the index may lag: every
         claim checks again on the item itself). Those of ``skip_endpoints`` (busy ones)
         are read past, up to ``max_read`` rows, so that a slow endpoint's backlog does not
         hide the other endpoints' deliveries behind it."""
-        query = dict(index="due", key_condition="due_in = :due AND next_attempt_at <= :now",
-                     values={":due": DUE, ":now": _n(now)})
+        owed = STILL_DUE & attr("next_attempt_at").le(_n(now))
         if not skip_endpoints:
-            return list(self.table.query(**query, limit=limit))
+            return list(self.table.query(index="due", key_condition=owed, limit=limit))
         found = []
-        for read, row in enumerate(self.table.query(**query, page_size=limit), start=1):
+        for read, row in enumerate(self.table.query(index="due", key_condition=owed,
+                                                    page_size=limit), start=1):
             if row["endpoint_id"] not in skip_endpoints:
                 found.append(row)
             if len(found) >= limit or read >= max_read:
@@ -141,10 +142,10 @@ class WebhookDeliveries:
         try:
             return self.table.update(
                 {"delivery_id": delivery_id},
-                "SET attempts = :next, next_attempt_at = :lease, claimed_by = :runner",
-                condition="attempts = :seen AND due_in = :due AND next_attempt_at <= :now",
-                values={":next": seen + 1, ":seen": seen, ":due": DUE, ":now": _n(now),
-                        ":lease": _n(now + lease_seconds), ":runner": runner},
+                Actions().set("attempts", seen + 1)
+                .set("next_attempt_at", _n(now + lease_seconds)).set("claimed_by", runner),
+                condition=attr("attempts").eq(seen) & STILL_DUE
+                & attr("next_attempt_at").le(_n(now)),
                 return_values="ALL_NEW")
         except ConditionFailed:
             return None
@@ -157,14 +158,13 @@ class WebhookDeliveries:
         """Stop owing it (its endpoint was deleted or disabled)."""
         return self._finish(delivery_id, entry, ABANDONED, now=now)
 
-    def _finish(self, delivery_id, entry, status, *, now):
+    def _finish(self, delivery_id: str, entry: dict, status: str, *, now: float) -> bool:
         try:
             self.table.update(
                 {"delivery_id": delivery_id},
-                "SET #status = :status, finished_at = :now, "
-                "#log = list_append(#log, :entry) REMOVE due_in",
-                condition="due_in = :due", names={"#status": "status", "#log": "log"},
-                values={":status": status, ":now": _n(now), ":entry": [entry], ":due": DUE})
+                Actions().set("status", status).set("finished_at", _n(now))
+                .set(LOG, list_append(LOG, [entry])).remove("due_in"),
+                condition=STILL_DUE)
         except ConditionFailed:
             return False
         return True
@@ -175,15 +175,14 @@ class WebhookDeliveries:
         try:
             self.table.update(
                 {"delivery_id": delivery_id},
-                "SET next_attempt_at = :at, #log = list_append(#log, :entry)",
-                condition="attempts = :attempt AND due_in = :due", names={"#log": "log"},
-                values={":at": _n(at), ":entry": [entry], ":attempt": attempt, ":due": DUE})
+                Actions().set("next_attempt_at", _n(at)).set(LOG, list_append(LOG, [entry])),
+                condition=attr("attempts").eq(attempt) & STILL_DUE)
         except ConditionFailed:
             return False
         return True
 
     def for_endpoint(self, endpoint_id: str, *, limit: int = 50) -> list[dict]:
         """The endpoint's newest deliveries (the admin's log)."""
-        return list(self.table.query(index="by_endpoint", key_condition="endpoint_id = :id",
-                                     values={":id": endpoint_id}, forward=False, limit=limit))
+        return list(self.table.query(index="by_endpoint", key_condition=ENDPOINT.eq(endpoint_id),
+                                     forward=False, limit=limit))
 

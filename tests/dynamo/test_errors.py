@@ -1,6 +1,6 @@
 """The access layer turns botocore errors into its own store errors
-(booking/dynamo/access.py), and the service layer turns those into domain errors
-(booking/service/store_errors.py), keeping each cause."""
+(booking/dynamo/access.py), each of them its domain error where it is raised
+(booking/dynamo/errors.py), keeping botocore's error as the cause."""
 from types import SimpleNamespace
 
 import pytest
@@ -8,10 +8,9 @@ from botocore.exceptions import (ClientError, ConnectTimeoutError, EndpointConne
                                  ReadTimeoutError)
 
 from booking import errors
-from booking.dynamo.access import (StoreError, Throttled, Unavailable, _note_lost_attempt,
-                                   lost_attempts, translate)
+from booking.dynamo.access import (PastDeadline, StoreError, Throttled, Unavailable,
+                                   _note_lost_attempt, lost_attempts, translate)
 from booking.dynamo.leases import LeaseTaken
-from booking.service.store_errors import domain_error, translated, translating
 
 
 def client_error(code, status):
@@ -71,47 +70,30 @@ def test_translate__unknown_client_error__kept_as_is():
 @pytest.mark.parametrize(("store_error", "domain", "attribute", "value"), [
     (Unavailable(), errors.StoreUnavailable, "unreachable", False),
     (Unavailable(unreachable=True), errors.StoreUnavailable, "unreachable", True),
+    (Unavailable(missing_table=True), errors.StoreUnavailable, "missing_table", True),
     (Throttled(maybe_applied=True), errors.BookingContention, "maybe_applied", True),
     (Throttled("The store is too busy."), errors.BookingContention, "message",
      "The store is too busy."),
+    (PastDeadline(), errors.StillDeciding, "code", "still_deciding"),
     (LeaseTaken("held by x", holder="x", expires_at=5.0), errors.LeaseHeld, "holder", "x"),
 ])
-def test_domain_error__each_store_failure__its_domain_error_with_the_cause(
-        store_error, domain, attribute, value):
-    error = domain_error(store_error)
-
-    assert isinstance(error, domain) and getattr(error, attribute) == value
-    assert error.__cause__ is store_error
+def test_store_error__each_failure__is_its_domain_error(store_error, domain, attribute, value):
+    # Nothing above the access layer translates: what it raises is what a person is shown.
+    assert isinstance(store_error, domain) and isinstance(store_error, StoreError)
+    assert getattr(store_error, attribute) == value
 
 
-def test_translated__store_failure_inside__leaves_as_domain_error():
-    with pytest.raises(errors.StoreUnavailable) as raised:
-        with translated():
-            raise Unavailable()
+@pytest.mark.parametrize(("store_error", "not_this"), [
+    (Throttled(), errors.StoreUnavailable), (Unavailable(), errors.BookingContention),
+    (PastDeadline(), errors.StoreUnavailable), (PastDeadline(), errors.BookingContention)])
+def test_store_error__one_domain_meaning_each(store_error, not_this):
+    # "Busy, nothing happened", "unavailable" and "still deciding" are told apart by type.
+    assert not isinstance(store_error, not_this)
 
-    assert isinstance(raised.value.__cause__, StoreError)
 
-
-def test_translating__public_methods_and_their_iterators__translate():
-    @translating
-    class Reader:
-        def read(self):
-            raise Throttled()
-
-        def pages(self):
-            yield 1
-            raise Unavailable()
-
-        def _inner(self):
-            raise Unavailable()
-
-    reader = Reader()
-    with pytest.raises(errors.BookingContention):
-        reader.read()
-    with pytest.raises(errors.StoreUnavailable):
-        list(reader.pages())
-    with pytest.raises(Unavailable):  # private methods run inside a public one
-        reader._inner()
+def test_store_error__default_message_is_the_persons():
+    assert Unavailable().message == errors.StoreUnavailable.default_message
+    assert Throttled().message == errors.BookingContention.default_message
 
 
 def test_translate__transaction_throttled__cancelled_and_worth_retrying():
