@@ -4,9 +4,10 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
-from booking.dynamo.access import ConditionFailed
+from booking.dynamo.access import ConditionFailed, Table
+from booking.dynamo.expressions import Actions, attr
 from booking.errors import InvalidBooking
-from booking.models import CAPACITY_QUOTA
+from booking.models import CAPACITY_QUOTA, Event
 from booking.validation import normalize_email
 
 # Invariant names (stable: they appear in check_capacity's output and JSON).
@@ -83,13 +84,13 @@ def capacity_violation(event_id: str, capacity: int, confirmed: int) -> list[Vio
                       "overbooked: a person must decide whom to move; repair leaves them")]
 
 
-def fix_version(table, key: dict, item: dict) -> bool:
+def fix_version(table: Table, key: dict, item: dict) -> bool:
     """Make a missing or non-numeric version 1, unless the item changed since ``item``."""
-    same = "version = :old" if "version" in item else "attribute_not_exists(version)"
-    values = {":one": 1, ":old": item["version"]} if "version" in item else {":one": 1}
+    version = attr("version")
+    same = version.eq(item["version"]) if "version" in item else version.not_exists()
     try:
-        table.update(key, "SET version = :one", values=values,
-                     condition=f"attribute_exists({next(iter(key))}) AND {same}")
+        table.update(key, Actions().set(version, 1),
+                     condition=attr(next(iter(key))).exists() & same)
     except ConditionFailed:
         return False
     return True
@@ -100,7 +101,7 @@ QUOTA_WITHIN_CAPACITY = "quota_within_capacity"
 QUOTA_COUNTER = "quota_counter_matches_orders"
 
 
-def seats_taken(event, orders: Iterable[dict | None]) -> Counter:
+def seats_taken(event: Event, orders: Iterable[dict | None]) -> Counter:
     """Seats per quota of ``orders`` (each its stored ``tickets``; None: one seat of the
     only type, a registration stored before orders existed)."""
     taken: Counter = Counter()
@@ -109,7 +110,7 @@ def seats_taken(event, orders: Iterable[dict | None]) -> Counter:
     return taken
 
 
-def quota_violations(event, taken: Counter, counted: dict) -> list[Violation]:
+def quota_violations(event: Event, taken: Counter, counted: dict) -> list[Violation]:
     """The further quotas (the capacity is checked as ever): never over capacity, and
     their stored counts (quota -> count, None: missing) match the stored orders' seats."""
     found = []
@@ -124,7 +125,7 @@ def quota_violations(event, taken: Counter, counted: dict) -> list[Violation]:
     return found
 
 
-def seat_violations(event, taken: Counter, counted: dict, detail: str, *,
+def seat_violations(event: Event, taken: Counter, counted: dict, detail: str, *,
                     capacity: int | None = None, checks: Iterable[Violation] = ()) -> list:
     """``taken`` within the capacity (the event's, or as stored), the strategy's ``checks``,
     the capacity's count in ``counted`` (``detail``), then ``quota_violations``."""

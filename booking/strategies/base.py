@@ -1,4 +1,5 @@
-"""What every strategy shares: the transaction loop, retries, write tokens, order helpers.
+"""What every strategy shares: the transaction loop, retries, write tokens, order helpers,
+the registration item's put, and the per-process hints of a sell-out.
 
 ``Strategy`` is the contract (``contract.py``) plus the loop that writes named ``Members``
 with their ``Riders``: docs/development/adding-a-strategy.md.
@@ -6,26 +7,30 @@ with their ``Riders``: docs/development/adding-a-strategy.md.
 import dataclasses
 import hashlib
 import random
+import threading
 import time
 from contextlib import suppress
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, NotRequired, Protocol, TypedDict, TypeVar, Unpack, overload
 
 from booking.dynamo import items
-from booking.dynamo.access import PastDeadline, Store, TransactionCancelled, time_left
+from booking.dynamo.access import PastDeadline, Store, Throttled, TransactionCancelled, time_left
 from booking.dynamo.tables import EVENTS, REGISTRATIONS, TableSpec
 from booking.errors import (BookingContention, EventFull, EventNotFound, InvalidBooking,
                             NotRegistered)
-from booking.dynamo.transaction import Members, Op, Refusal
+from booking.dynamo.expressions import (Actions, Condition, Delete, Members, Put, Refusal, Update,
+                                        attr, projection)
 from booking.exactly_once.request_log import Request, RequestLog
 from booking.exactly_once.riders import Riders
 from booking.models import CAPACITY_QUOTA, Availability, Event, Order, Registration
 from booking.strategies.contract import Audited, Seats
-from booking.strategies.sold_out import SoldOutHints
 
-# ``capacity`` is a DynamoDB reserved word: every expression names it through this.
-CAPACITY_NAMES = {"#capacity": "capacity"}
-KEEP_TICKETS = "SET tickets = :keep"  # what a registration item keeps of a part cancelled
+EVENT_CAPACITY = projection("event_id", "capacity")
+NOT_REGISTERED = attr("email").not_exists()  # a registration item's put or absence
+
+T = TypeVar("T")  # what a write answers when it applied
+D = TypeVar("D")  # what a refusal's decode answers
 
 
 def now_ms() -> int:
@@ -58,7 +63,7 @@ class RetryPolicy:
     base_delay: float = 0.01
     max_delay: float = 0.5
 
-    def attempts(self):
+    def attempts(self) -> Iterator[int]:
         """Yield attempt numbers, sleeping before each retry; raise ``BookingContention``
         when all are spent, ``PastDeadline`` when the pause would end past the deadline."""
         for attempt in range(self.max_attempts):
@@ -139,6 +144,50 @@ def cancellation(stored: Registration, release: dict[str, int] | None,
     return keep, release, part_of(stored, release, request)
 
 
+# --- where a booking was lately refused "full": a hint picking the read path (sold_out.py) --
+def hint_key(event_id: str, quota: str = CAPACITY_QUOTA) -> str:
+    """The hint of an event's capacity is the event's own; a further quota's names it."""
+    return event_id if quota == CAPACITY_QUOTA else f"{event_id}#{quota}"
+
+
+class SoldOutMark(Protocol):
+    """What a strategy notes with a hint to verify "full" by a later read (slots:
+    ``freed.Seen``)."""
+
+    def holds(self, epoch_item: dict, now: float) -> bool: ...
+
+
+@dataclass
+class SoldOutHints:
+    """Keys (``hint_key``) a booking in this process was lately refused "full" for."""
+
+    # key -> the strategy's mark (None: it keeps none)
+    marks: dict[str, SoldOutMark | None] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def note(self, key: str, mark: SoldOutMark | None = None) -> None:
+        with self.lock:
+            if mark is not None or key not in self.marks:
+                self.marks[key] = mark
+
+    def clear(self, key: str) -> None:
+        with self.lock:
+            self.marks.pop(key, None)
+
+    def mark(self, key: str) -> SoldOutMark | None:
+        """The mark noted with ``key`` (None: none)."""
+        with self.lock:
+            return self.marks.get(key)
+
+    def any_of(self, keys: Iterable[str]) -> bool:
+        return any(key in self.marks for key in keys)
+
+    def any_for(self, event_id: str) -> bool:
+        """Whether the event or one of its quotas is hinted."""
+        with self.lock:
+            return any(key == event_id or key.startswith(f"{event_id}#") for key in self.marks)
+
+
 class Signal(str):
     """A named answer of ``transact_once`` or a ``decode`` that is not a result."""
 
@@ -154,6 +203,15 @@ class Rewrite:
 
     members: Members
     token: str | None = None
+
+
+class StrategyOptions(TypedDict):
+    """``Strategy.__init__``'s arguments, as a subclass's ``__init__`` passes them on."""
+
+    store: Store
+    retry: NotRequired[RetryPolicy | None]
+    requests: NotRequired[RequestLog | None]
+    tokens: NotRequired[WriteTokens | None]
 
 
 class Strategy(Seats, Audited):
@@ -191,15 +249,26 @@ class Strategy(Seats, Audited):
         """Hook between a read and the write that depends on it (tests replace it)."""
 
     # --- the shared "transaction, retry, decode the refusal" loop -----------------
-    def transact(self, members: Members, *, written, decode: Callable,
-                 token: str | None = None, riders: Riders | None = None):
+    @overload
+    def transact(self, members: Members, *, written: T,
+                 decode: Callable[[Refusal], D | Rewrite | None], token: str | None = None,
+                 riders: None = None) -> T | D: ...
+
+    @overload
+    def transact(self, members: Members, *, written: T,
+                 decode: Callable[[Refusal], D | Rewrite | None], token: str | None = None,
+                 riders: Riders) -> T | D | Registration: ...
+
+    def transact(self, members: Members, *, written: T,
+                 decode: Callable[[Refusal], D | Rewrite | None], token: str | None = None,
+                 riders: Riders | None = None) -> T | D | Registration:
         """Write ``members`` in one transaction and return ``written``, retrying
         conflicts with ``self.retry`` (``BookingContention`` once spent, caused by the last
         refusal: a throttle stays visible). A refusal is answered by ``transact_once``; a
         ``Rewrite`` replaces the members and token."""
         refusals: list[TransactionCancelled] = []
 
-        def noted(refusal: Refusal):
+        def noted(refusal: Refusal) -> D | Rewrite | None:
             refusals[:] = [refusal.cancelled]
             return decode(refusal)
 
@@ -210,12 +279,28 @@ class Strategy(Seats, Audited):
                 if isinstance(outcome, Rewrite):
                     members, token = outcome.members, outcome.token
                 elif outcome is not AGAIN:
-                    return outcome
+                    # Not AGAIN, so a Signal here is decode's own (part of D): mypy does
+                    # not narrow a union by a constant's identity.
+                    return outcome  # type: ignore[return-value]
+            raise BookingContention()  # not reached: ``attempts`` raises it once spent
+        except Throttled:
+            raise  # the store's own: its cause is botocore's error
         except BookingContention as spent:
             raise spent from (refusals[0] if refusals else None)
 
-    def transact_once(self, members: Members, *, written, decode: Callable,
-                      token: str | None = None, riders: Riders | None = None):
+    @overload
+    def transact_once(self, members: Members, *, written: T,
+                      decode: Callable[[Refusal], D | Signal | None], token: str | None = None,
+                      riders: None = None) -> T | D | Signal: ...
+
+    @overload
+    def transact_once(self, members: Members, *, written: T,
+                      decode: Callable[[Refusal], D | Signal | None], token: str | None = None,
+                      riders: Riders) -> T | D | Signal | Registration: ...
+
+    def transact_once(self, members: Members, *, written: T,
+                      decode: Callable[[Refusal], D | Signal | None], token: str | None = None,
+                      riders: Riders | None = None) -> T | D | Signal | Registration:
         """One attempt: ``written``, or for a refusal, in order: the riders' answer, else
         ``decode(refusal)`` (a result, ``AGAIN``, a ``Rewrite``, or it raises the domain
         error), else ``AGAIN`` for a conflict; anything else is raised as it came."""
@@ -260,7 +345,7 @@ class Strategy(Seats, Audited):
         raise BookingContention()
 
 
-def availability_from_batch(strategy, event: Event) -> Availability:
+def availability_from_batch(strategy: Strategy, event: Event) -> Availability:
     """``availability`` of a strategy whose ``availabilities`` reads in one batch."""
     if (found := strategy.availabilities([event]).get(event.id)) is None:
         raise EventNotFound()
@@ -273,46 +358,47 @@ class OneItemPerPerson(Strategy):
 
     registrations_spec: TableSpec = REGISTRATIONS
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Unpack[StrategyOptions]) -> None:
         super().__init__(**kwargs)
         self.events = self.store.table(EVENTS)
         self.registrations_table = self.store.table(self.registrations_spec)
 
-    def find(self, event_id, email):
+    def find(self, event_id: str, email: str) -> Registration | None:
         item = self.registrations_table.get({"event_id": event_id, "email": email})
         if item is None:
             self._require_event(event_id)
         return items.registration_or_none(item)
 
-    def registrations(self, event_id) -> Iterator[Registration]:
-        for item in self.registrations_table.query(
-                key_condition="event_id = :e", values={":e": event_id}):
+    def registrations(self, event_id: str) -> Iterator[Registration]:
+        for item in self.registrations_table.query(key_condition=attr("event_id").eq(event_id)):
             yield items.registration_from_item(item)
 
-    def _stored(self, event_id, email, registration_id=None) -> dict | None:
+    def registration_put(self, registration: Registration, **stored: Any) -> Put:
+        """Put ``registration`` (and ``stored``), only if the person holds none."""
+        return Put(self.registrations_table, items.registration_item(registration, **stored),
+                   NOT_REGISTERED)
+
+    def _stored(self, event_id: str, email: str,
+                registration_id: str | None = None) -> dict | None:
         """The person's registration item, if it is ``registration_id`` (when given)."""
         item = self.registrations_table.get({"event_id": event_id, "email": email})
         if item is None or registration_id not in (None, item["registration_id"]):
             return None
         return item
 
-    def removal_op(self, stored: Registration, keep: dict, condition: str, values: dict, *,
-                   update: str = KEEP_TICKETS, names: dict | None = None,
-                   kept: dict | None = None) -> Op:
-        """Delete ``stored``'s item, or with tickets to ``keep`` apply ``update`` (``kept``:
-        its further values), only if ``condition`` (with ``values``, ``names``) holds."""
+    def removal_op(self, stored: Registration, keep: dict, condition: Condition, *,
+                   kept: Actions | None = None) -> Update | Delete:
+        """Delete ``stored``'s item, or with tickets to ``keep`` set them (and ``kept``:
+        what else the item keeps), only if ``condition`` holds."""
         key = {"event_id": stored.event_id, "email": stored.email}
         if keep:
-            return ("Update", self.registrations_table.update_op(
-                key, update, condition=condition, names=names,
-                values={**values, ":keep": keep, **(kept or {})}))
-        return ("Delete", self.registrations_table.delete_op(key, condition=condition,
-                                                             names=names, values=values))
+            return Update(self.registrations_table, key,
+                          Actions().set("tickets", keep) + (kept or Actions()), condition)
+        return Delete(self.registrations_table, key, condition)
 
-    def _require_event(self, event_id) -> dict:
+    def _require_event(self, event_id: str) -> dict:
         """The event item's capacity, or ``EventNotFound``."""
-        event = self.events.get({"event_id": event_id}, projection="event_id, #capacity",
-                                names=CAPACITY_NAMES)
+        event = self.events.get({"event_id": event_id}, projection=EVENT_CAPACITY)
         if event is None:
             raise EventNotFound()
         return event

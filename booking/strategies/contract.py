@@ -10,7 +10,7 @@ How to write a strategy: docs/development/adding-a-strategy.md.
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 
-from booking.dynamo.transaction import Op, Refusal
+from booking.dynamo.expressions import Member, Refusal
 from booking.exactly_once.riders import Riders
 from booking.models import Availability, Event, Order, Registration
 
@@ -102,7 +102,7 @@ class Holds(ABC):
 
     @abstractmethod
     def hold_ops(self, event: Event, email: str, order: Order, *, until: float, now: float,
-                 refused: Refusal | None = None) -> tuple[list[tuple[str, Op]], dict]:
+                 refused: Refusal | None = None) -> tuple[list[tuple[str, Member]], dict]:
         """Members that hold ``order``'s seats for ``email`` until ``until``, only if the
         person holds no registration; after ``refused`` (the previous attempt's refusal),
         with what it showed. Returns the members and ``ref`` (what the strategy needs
@@ -111,14 +111,14 @@ class Holds(ABC):
 
     @abstractmethod
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
-                   now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
+                   now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Member]]:
         """Members that turn the person's unexpired hold into ``registration``;
         ``holder``: the hold's key when it is not the person's e-mail (a seat an access
         code reserved for its holders: always a hold of one seat)."""
 
     @abstractmethod
     def release_ops(self, event: Event, email: str, order: Order, *, until: float,
-                    ref: dict) -> list[tuple[str, Op]]:
+                    ref: dict) -> list[tuple[str, Member]]:
         """Members that free exactly the hold that lasts until ``until``."""
 
     @abstractmethod
@@ -131,7 +131,7 @@ class Holds(ABC):
         """Every stored hold: e-mail key -> until (expired ones included)."""
 
     @abstractmethod
-    def registration_absent_op(self, event_id: str, email: str) -> Op:
+    def registration_absent_op(self, event_id: str, email: str) -> Member:
         """A ConditionCheck: the person holds no registration for the event."""
 
 

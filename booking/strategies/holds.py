@@ -6,35 +6,37 @@ over such items (aggregate's and streams' event item, lock_table's lock items). 
 work: docs/strategies/lock_table.md#holds-in-a-counter-item.
 """
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
 
-from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed, Table
-from booking.dynamo.transaction import Op, Refusal
+from booking.dynamo.expressions import Actions, Condition, Path, all_of, attr, projection
+from booking.dynamo.expressions import ConditionCheck, Member, Put, Refusal, Update
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
-from booking.models import CAPACITY_QUOTA, Availability, Event, Order, Registration
-from booking.strategies.base import CAPACITY_NAMES, checked_order, expired_holder
+from booking.models import CAPACITY_QUOTA, Availability, Event, Order
+from booking.strategies.base import NOT_REGISTERED, checked_order, expired_holder
 from booking.strategies.contract import Holds
 from booking.strategies.quota_counts import (count_changes, counts_of, further_availability,
                                              room_condition)
 
-ENSURE_HOLDS = "SET holds = if_not_exists(holds, :empty)"
-ENSURE_HOLDS_AND_SEATS = f"{ENSURE_HOLDS}, hold_seats = if_not_exists(hold_seats, :empty)"
-EXISTS = "attribute_exists(event_id)"
-NOT_REGISTERED = "attribute_not_exists(email)"  # a registration item's put or absence
-# One quota counted in ``confirmed_count`` (a lock item): room for the seats at a capacity.
-ONE_QUOTA_ROOM = "#capacity >= :cap0 AND confirmed_count <= :room0"
-FREE_OF_EMAIL = "attribute_not_exists(holds.#email)"
-LIVE = "holds.#email > :now"
-UNTIL = "holds.#email = :until"
-LAPSED = "holds.#email <= :now"
-HOLDER_LAPSED = "holds.#h <= :now"
-SAME_SEATS = "hold_seats.#email = :seats"
-# Update templates: ``{bump}`` is the item's version clause, ``{then}`` further SET clauses.
-RENEW = "SET holds.#email = :until, {bump}"
-TAKE_OVER = "REMOVE holds.#h SET holds.#email = :until, {bump}"
-UNHOLD = "REMOVE holds.#email SET {then}{bump}"
-UNHOLD_ORDER = "REMOVE holds.#email, hold_seats.#email SET {then}{bump}"
+EXISTS = attr("event_id").exists()
+HOLDS_ITEM = projection("event_id", "holds", "hold_seats")
+
+
+def hold_of(email: str) -> Path:
+    """The person's entry in a counter item's ``holds`` map (e-mail key -> until)."""
+    return attr("holds", email)
+
+
+def seats_of(email: str) -> Path:
+    """The person's entry in ``hold_seats`` (e-mail key -> {quota: seats})."""
+    return attr("hold_seats", email)
+
+
+def _and(*conditions: Condition | None) -> Condition:
+    """The conditions given (None is none), joined."""
+    return all_of(c for c in conditions if c is not None)
 
 
 def held_seats(item: dict | None, now: float | None = None,
@@ -67,51 +69,47 @@ def counted_availability(item: dict, now: float | None) -> Availability:
                    further=further_availability(item, held_seats(item), held_seats(item, now)))
 
 
-def _and(*conditions: str) -> str:
-    """The conditions given (an empty one is none), joined."""
-    return " AND ".join(c for c in conditions if c)
-
-
 @dataclass(frozen=True)
 class HoldsMap:
     """The writes of holds kept in an item keyed by ``event_id``: its ``holds`` map, and for
     a hold of more than one seat its ``hold_seats`` map (e-mail key -> {quota: seats}).
 
-    ``table`` holds the item; ``bump`` is the SET clause every hold write adds (the version
-    a repair checks), with ``bump_values`` (always ``:one``). ``counts_quotas``: the item
-    counts further quotas too (``quota_counts``: aggregate, streams); False when its
-    ``confirmed_count`` counts its one quota (lock_table's lock items)."""
+    ``table`` holds the item; ``bump`` is what every hold write adds (the version a repair
+    checks). ``counts_quotas``: the item counts further quotas too (``quota_counts``:
+    aggregate, streams); False when its ``confirmed_count`` counts its one quota
+    (lock_table's lock items)."""
 
     table: Table
-    bump: str
-    bump_values: dict = field(default_factory=lambda: {":one": 1})
+    bump: Actions
     counts_quotas: bool = False
 
-    def key(self, event_id: str) -> dict:
+    def key(self, event_id: str) -> dict[str, str]:
         return {"event_id": event_id}
 
     def ensure_map(self, event_id: str, *, orders: bool = False) -> None:
         """Give the item its ``holds`` map (and, for holds of orders, ``hold_seats``)."""
+        ensure = Actions().set("holds", attr("holds").if_not_exists({}))
+        if orders:
+            ensure = ensure.set("hold_seats", attr("hold_seats").if_not_exists({}))
         try:
-            self.table.update(self.key(event_id),
-                              ENSURE_HOLDS_AND_SEATS if orders else ENSURE_HOLDS,
-                              condition=EXISTS, values={":empty": {}})
+            self.table.update(self.key(event_id), ensure, condition=EXISTS)
         except ConditionFailed:
             raise EventNotFound() from None
 
-    def _counts(self, seats: dict[str, int], sign: str) -> tuple[list[str], dict, dict]:
+    def _counts(self, seats: dict[str, int], sign: str) -> Actions:
         """SET clauses moving the item's counts by ``seats`` (quota -> seats)."""
         if self.counts_quotas:
             return count_changes(seats, sign)
-        return [f"confirmed_count = confirmed_count {sign} :n0"], {}, {":n0": sum(seats.values())}
+        count, moved = attr("confirmed_count"), sum(seats.values())
+        return Actions().set(count, count.plus(moved) if sign == "+" else count.minus(moved))
 
-    def _room(self, order: Order) -> tuple[str, dict, dict]:
+    def _room(self, order: Order) -> Condition:
         """The condition that the item has room for ``order`` (one quota in a lock item)."""
         if self.counts_quotas:
             return room_condition(order)
         (quota, seats), = order.seats.items()
         capacity = order.capacities[quota]
-        return ONE_QUOTA_ROOM, dict(CAPACITY_NAMES), {":cap0": capacity, ":room0": capacity - seats}
+        return attr("capacity").ge(capacity) & attr("confirmed_count").le(capacity - seats)
 
     def _stored(self, item: dict, order: Order) -> dict[str, tuple[int, int]]:
         """The item's (capacity, taken) of each quota ``order`` draws on here."""
@@ -122,23 +120,19 @@ class HoldsMap:
 
     # --- one path for every hold: ``bare`` is a hold of one seat, stored as a bare until ---
     def order_hold_op(self, event_id: str, email: str, order: Order, *, until: float,
-                      also: str = "", bare: bool = False) -> Op:
+                      also: Condition | None = None, bare: bool = False) -> Update:
         """Hold ``order``'s seats (this item's part) for ``email`` if they all fit and the
         person holds nothing here; ``also`` adds to the condition. A ``bare`` hold stores
         only its until (what a hold of one seat always stored), any other its seats too."""
-        clauses, names, values = self._counts(order.seats, "+")
-        fits, room_names, room = self._room(order)
-        sets = ["holds.#email = :until", *([] if bare else ["hold_seats.#email = :seats"]),
-                *clauses, self.bump]
-        seats = {} if bare else {":seats": dict(order.seats)}
-        return ("Update", self.table.update_op(
-            self.key(event_id), "SET " + ", ".join(sets),
-            condition=_and(EXISTS, FREE_OF_EMAIL, also, fits),
-            names={"#email": email, **names, **room_names},
-            values={":until": until, **seats, **values, **room, **self.bump_values}))
+        held = Actions().set(hold_of(email), until)
+        if not bare:
+            held = held.set(seats_of(email), dict(order.seats))
+        return Update(self.table, self.key(event_id),
+                      held + self._counts(order.seats, "+") + self.bump,
+                      _and(EXISTS, hold_of(email).not_exists(), also, self._room(order)))
 
     def rehold_op(self, event_id: str, email: str, order: Order, found: dict | None, *,
-                  until: float, now: float, bare: bool, also: str = "") -> Op:
+                  until: float, now: float, bare: bool, also: Condition | None = None) -> Update:
         """The hold again after its write was refused by an item that ``found`` showed:
         with the capacities it showed, or (a hold of one seat) over a lapsed hold of one
         seat, the person's own first. Raises ``EventNotFound``, or ``EventFull`` (naming
@@ -159,55 +153,53 @@ class HoldsMap:
         return self.order_hold_op(event_id, email, order, until=until, also=also, bare=bare)
 
     def takeover_op(self, event_id: str, email: str, holder: str, *, until: float, now: float,
-                    also: str = "") -> Op:
+                    also: Condition | None = None) -> Update:
         """``email`` takes over ``holder``'s lapsed hold of one seat (its own: renewed); the
         count does not change."""
+        renewed = Actions().set(hold_of(email), until)
         if holder == email:
-            update, condition, names = RENEW, _and(LAPSED, also), {"#email": email}
-        else:  # DynamoDB refuses unused names: #h only here
-            update, condition = TAKE_OVER, _and(HOLDER_LAPSED, also, FREE_OF_EMAIL)
-            names = {"#email": email, "#h": holder}
-        return ("Update", self.table.update_op(
-            self.key(event_id), update.format(bump=self.bump), condition=condition, names=names,
-            values={":until": until, ":now": now, **self.bump_values}))
+            update, condition = renewed, _and(hold_of(email).le(now), also)
+        else:
+            update = Actions().remove(hold_of(holder)) + renewed
+            condition = _and(hold_of(holder).le(now), also, hold_of(email).not_exists())
+        return Update(self.table, self.key(event_id), update + self.bump, condition)
 
-    def order_unhold_op(self, event_id, email, seats: dict[str, int], now, *, also: str = "",
-                        then: str = "", names=None, values=None, bare: bool = False) -> Op:
+    def order_unhold_op(self, event_id: str, email: str, seats: dict[str, int], now: float, *,
+                        also: Condition | None = None, then: Actions | None = None,
+                        bare: bool = False) -> Update:
         """Remove ``email``'s unexpired hold of ``seats`` (they stay counted: they become the
-        person's); ``then`` adds SET clauses (with ``names``, ``values``)."""
-        unhold, same = (UNHOLD, {}) if bare else (UNHOLD_ORDER, {":seats": dict(seats)})
-        return ("Update", self.table.update_op(
-            self.key(event_id), unhold.format(then=then, bump=self.bump),
-            condition=_and(LIVE, "" if bare else SAME_SEATS, also),
-            names={"#email": email, **(names or {})},
-            values={":now": now, **same, **(values or {}), **self.bump_values}))
+        person's); ``then`` adds further actions."""
+        unhold = Actions().remove(hold_of(email))
+        if not bare:
+            unhold = unhold.remove(seats_of(email))
+        return Update(self.table, self.key(event_id), unhold + (then or Actions()) + self.bump,
+                      _and(hold_of(email).gt(now),
+                           None if bare else seats_of(email).eq(dict(seats)), also))
 
-    def order_release_op(self, event_id, email, seats: dict[str, int], *, until,
-                         bare: bool = False) -> Op:
+    def order_release_op(self, event_id: str, email: str, seats: dict[str, int], *,
+                         until: float, bare: bool = False) -> Update:
         """Free exactly the hold of ``seats`` that lasts until ``until``."""
-        release = self._release(event_id, email, seats, UNTIL, {":until": until}, bare=bare)
-        return ("Update", self.table.update_op(**release))
+        return self._release(event_id, email, seats, hold_of(email).eq(until), bare=bare)
 
-    def order_lapsed_release_op(self, event_id, email, seats: dict[str, int], *, now) -> Op:
+    def order_lapsed_release_op(self, event_id: str, email: str, seats: dict[str, int], *,
+                                now: float) -> Update:
         """Free exactly ``email``'s hold of ``seats``, only if it lapsed before ``now``."""
-        release = self._release(event_id, email, seats, LAPSED, {":now": now})
-        return ("Update", self.table.update_op(**release))
+        return self._release(event_id, email, seats, hold_of(email).le(now))
 
-    def _release(self, event_id, email, seats, condition, values, *, bare=False) -> dict:
-        """The update's arguments removing ``email``'s hold of ``seats`` and giving them back
-        to the counts, only if ``condition`` holds (and, unless ``bare``, the hold is of
-        those seats)."""
-        clauses, names, counts = self._counts(seats, "-")
-        removed, same = ("holds.#email", {}) if bare else (
-            "holds.#email, hold_seats.#email", {":seats": dict(seats)})
-        return {"key": self.key(event_id),
-                "expression": f"REMOVE {removed} SET {', '.join([*clauses, self.bump])}",
-                "condition": _and(condition, "" if bare else SAME_SEATS),
-                "names": {"#email": email, **names},
-                "values": {**values, **same, **counts, **self.bump_values}}
+    def _release(self, event_id: str, email: str, seats: dict[str, int], condition: Condition,
+                 *, bare: bool = False) -> Update:
+        """The update removing ``email``'s hold of ``seats`` and giving them back to the
+        counts, only if ``condition`` holds (and, unless ``bare``, the hold is of those
+        seats)."""
+        removed = Actions().remove(hold_of(email))
+        if not bare:
+            removed = removed.remove(seats_of(email))
+        return Update(self.table, self.key(event_id),
+                      removed + self._counts(seats, "-") + self.bump,
+                      _and(condition, None if bare else seats_of(email).eq(dict(seats))))
 
     # --- tidying and reading -------------------------------------------------------------
-    def release_expired(self, event_id, *, now) -> int:
+    def release_expired(self, event_id: str, *, now: float) -> int:
         """Free every hold of the item that lapsed before ``now`` (each write conditional on
         it still being so); return how many."""
         released, item = 0, self._item(event_id)
@@ -216,19 +208,20 @@ class HoldsMap:
             if until > now:
                 continue
             seats = orders.get(email) or {CAPACITY_QUOTA: 1}
+            release = self._release(event_id, email, seats, hold_of(email).le(now),
+                                    bare=email not in orders)
             try:
-                self.table.update(**self._release(event_id, email, seats, LAPSED, {":now": now},
-                                                  bare=email not in orders))
+                self.table.update(release.key, release.actions, condition=release.condition)
                 released += 1
             except ConditionFailed:
                 pass  # taken over or released meanwhile
         return released
 
-    def holds(self, event_id) -> dict[str, float]:
+    def holds(self, event_id: str) -> dict[str, float]:
         return dict(self._item(event_id).get("holds") or {})
 
-    def _item(self, event_id) -> dict:
-        item = self.table.get(self.key(event_id), projection="event_id, holds, hold_seats")
+    def _item(self, event_id: str) -> dict[str, Any]:
+        item = self.table.get(self.key(event_id), projection=HOLDS_ITEM)
         if item is None:
             raise EventNotFound()
         return item
@@ -239,15 +232,12 @@ class RegistrationItemHolds(Holds):
     ``Holds`` base, or the abstract ``registration_absent_op`` wins."""
 
     registrations_table: Table
+    # The registration's put, the strategy's own (``OneItemPerPerson``, on every booking):
+    registration_put: Callable[..., Put]
 
-    def registration_put(self, registration: Registration, **stored) -> Op:
-        """Put ``registration`` (and ``stored``), only if the person holds none."""
-        return ("Put", self.registrations_table.put_op(
-            items.registration_item(registration, **stored), condition=NOT_REGISTERED))
-
-    def registration_absent_op(self, event_id: str, email: str) -> Op:
-        return ("ConditionCheck", self.registrations_table.delete_op(
-            {"event_id": event_id, "email": email}, condition=NOT_REGISTERED))
+    def registration_absent_op(self, event_id: str, email: str) -> ConditionCheck:
+        return ConditionCheck(self.registrations_table, {"event_id": event_id, "email": email},
+                              NOT_REGISTERED)
 
 
 class MapHolds(Holds):
@@ -267,17 +257,18 @@ class MapHolds(Holds):
         return [event.id]
 
     def hold_ops(self, event: Event, email: str, order: Order, *, until: float, now: float,
-                 refused: Refusal | None = None) -> tuple[list[tuple[str, Op]], dict]:
+                 refused: Refusal | None = None) -> tuple[list[tuple[str, Member]], dict]:
         if refused is not None and refused.refused("registration"):
             raise AlreadyRegistered()
         return [*self.hold_members(event, email, order, until=until, now=now, refused=refused),
                 ("registration", self.registration_absent_op(event.id, email))], {}
 
     def hold_members(self, event: Event, email: str, order: Order, *, until: float,
-                     now: float, refused: Refusal | None, also: str = "") -> list[tuple[str, Op]]:
+                     now: float, refused: Refusal | None,
+                     also: Condition | None = None) -> list[tuple[str, Member]]:
         """The hold's members, one per item; an item that refused the previous attempt is
         written with what it showed (``HoldsMap.rehold_op``)."""
-        bare, members = order.is_single_seat, []
+        bare, members = order.is_single_seat, list[tuple[str, Member]]()
         for name, item_id, part in self.hold_items(event, order):
             if refused is not None and refused.refused(name):
                 op = self.held.rehold_op(item_id, email, part, refused.old(name), until=until,
@@ -291,15 +282,16 @@ class MapHolds(Holds):
         return members
 
     def unhold_members(self, event: Event, email: str, order: Order, *, now: float,
-                       **extra) -> list[tuple[str, Op]]:
+                       also: Condition | None = None,
+                       then: Actions | None = None) -> list[tuple[str, Member]]:
         """Members turning the unexpired hold of ``order`` into the person's seats
-        (``extra``: ``HoldsMap.order_unhold_op``'s ``also``, ``then``, ``names``, ``values``)."""
-        return [(name, self.held.order_unhold_op(item_id, email, part.seats, now,
-                                                 bare=order.is_single_seat, **extra))
+        (``also``, ``then``: as ``HoldsMap.order_unhold_op``)."""
+        return [(name, self.held.order_unhold_op(item_id, email, part.seats, now, also=also,
+                                                 then=then, bare=order.is_single_seat))
                 for name, item_id, part in self.hold_items(event, order)]
 
     def release_ops(self, event: Event, email: str, order: Order, *, until: float,
-                    ref: dict) -> list[tuple[str, Op]]:
+                    ref: dict) -> list[tuple[str, Member]]:
         return [(name, self.held.order_release_op(item_id, email, part.seats, until=until,
                                                   bare=order.is_single_seat))
                 for name, item_id, part in self.hold_items(event, order)]

@@ -2,7 +2,7 @@
 sizes in ``quota_capacities``, their seats taken in ``quota_counts`` (docs/orders.md).
 """
 from booking.models import CAPACITY_QUOTA, Order, QuotaAvailability
-from booking.strategies.base import CAPACITY_NAMES
+from booking.dynamo.expressions import Actions, Condition, Path, all_of, any_of, attr
 
 
 def counts_of(item: dict) -> dict[str, tuple[int, int]]:
@@ -22,40 +22,38 @@ def further_availability(item: dict, stored: dict, held: dict) -> dict[str, Quot
             for quota, (capacity, taken) in counts_of(item).items() if quota != CAPACITY_QUOTA}
 
 
-def quota_paths(order_seats: dict[str, int]):
-    """(count path, capacity path, names) of each quota: the capacity's own attributes, the
-    further quotas' entries of ``quota_counts`` and ``quota_capacities``."""
-    names, paths = {}, {}
-    for number, quota in enumerate(sorted(order_seats, key=lambda q: (q != CAPACITY_QUOTA, q))):
+def quota_paths(order_seats: dict[str, int]) -> dict[str, tuple[Path, Path]]:
+    """(count path, capacity path) of each quota, the capacity first: the capacity's own
+    attributes, the further quotas' entries of ``quota_counts`` and ``quota_capacities``."""
+    paths = {}
+    for quota in sorted(order_seats, key=lambda q: (q != CAPACITY_QUOTA, q)):
         if quota == CAPACITY_QUOTA:
-            paths[quota] = ("confirmed_count", "#capacity")
-            names.update(CAPACITY_NAMES)
+            paths[quota] = (attr("confirmed_count"), attr("capacity"))
         else:
-            names[f"#q{number}"] = quota
-            paths[quota] = (f"quota_counts.#q{number}", f"quota_capacities.#q{number}")
-    return paths, names
+            paths[quota] = (attr("quota_counts", quota), attr("quota_capacities", quota))
+    return paths
 
 
-def count_changes(seats: dict[str, int], sign: str) -> tuple[list[str], dict, dict]:
+def count_changes(seats: dict[str, int], sign: str) -> Actions:
     """SET clauses adding (``+``) or removing (``-``) ``seats`` per quota."""
-    paths, names = quota_paths(seats)
-    clauses = [f"{count} = {count} {sign} :n{i}" for i, (count, _) in enumerate(paths.values())]
-    values = {f":n{i}": seats[quota] for i, quota in enumerate(paths)}
-    return clauses, {k: v for k, v in names.items() if k != "#capacity"}, values
+    actions = Actions()
+    for quota, (count, _) in quota_paths(seats).items():
+        moved = count.plus(seats[quota]) if sign == "+" else count.minus(seats[quota])
+        actions = actions.set(count, moved)
+    return actions
 
 
-def room_condition(order: Order, *, lacking: bool = False) -> tuple[str, dict, dict]:
+def room_condition(order: Order, *, lacking: bool = False) -> Condition:
     """The condition that every quota of ``order`` has room for its seats at the
-    capacities it names (``capacity >= :cap AND count <= :cap - n``: a condition cannot
+    capacities it names (``capacity >= cap AND count <= cap - n``: a condition cannot
     add); with ``lacking``, that those capacities still hold and some quota has no room."""
-    paths, names = quota_paths(order.seats)
-    values, fits, short, same = {}, [], [], []
-    for i, (quota, (count, capacity)) in enumerate(paths.items()):
-        values[f":cap{i}"] = order.capacities[quota]
-        values[f":room{i}"] = order.capacities[quota] - order.seats[quota]
-        fits.append(f"{capacity} >= :cap{i} AND {count} <= :room{i}")
-        same.append(f"{capacity} = :cap{i}")
-        short.append(f"{count} > :room{i}")
+    fits, short, same = [], [], []
+    for quota, (count, capacity) in quota_paths(order.seats).items():
+        guess = order.capacities[quota]
+        room = guess - order.seats[quota]
+        fits.append(capacity.ge(guess) & count.le(room))
+        same.append(capacity.eq(guess))
+        short.append(count.gt(room))
     if lacking:
-        return f"{' AND '.join(same)} AND ({' OR '.join(short)})", names, values
-    return " AND ".join(fits), names, values
+        return all_of(same) & any_of(short)
+    return all_of(fits)

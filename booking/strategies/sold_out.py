@@ -1,49 +1,19 @@
-""""Full" from a read: where a booking was lately refused "full" (``SoldOutHints``), the
-next first reads (``read_first``). docs/strategies/lock_table.md#full-from-a-read
+""""Full" from a read: where a booking was lately refused "full" (``base.SoldOutHints``),
+the next first reads (``read_first``). docs/strategies/lock_table.md#full-from-a-read
 """
-import threading
-from dataclasses import dataclass, field
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from booking.dynamo import items
 from booking.dynamo.access import Table
 from booking.errors import AlreadyRegistered, EventNotFound
 from booking.exactly_once.riders import Riders
-from booking.models import CAPACITY_QUOTA, Registration
+from booking.models import Registration
 
-
-def hint_key(event_id: str, quota: str = CAPACITY_QUOTA) -> str:
-    """The hint of an event's capacity is the event's own; a further quota's names it."""
-    return event_id if quota == CAPACITY_QUOTA else f"{event_id}#{quota}"
-
-
-@dataclass
-class SoldOutHints:
-    """Keys (``hint_key``) a booking in this process was lately refused "full" for."""
-
-    marks: dict = field(default_factory=dict)  # key -> the strategy's mark (None: it keeps none)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def note(self, key: str, mark=None) -> None:
-        with self.lock:
-            if mark is not None or key not in self.marks:
-                self.marks[key] = mark
-
-    def clear(self, key: str) -> None:
-        with self.lock:
-            self.marks.pop(key, None)
-
-    def mark(self, key: str):
-        """The mark noted with ``key`` (None: none)."""
-        with self.lock:
-            return self.marks.get(key)
-
-    def any_of(self, keys) -> bool:
-        return any(key in self.marks for key in keys)
-
-    def any_for(self, event_id: str) -> bool:
-        """Whether the event or one of its quotas is hinted."""
-        with self.lock:
-            return any(key == event_id or key.startswith(f"{event_id}#") for key in self.marks)
+if TYPE_CHECKING:  # the strategies import this module
+    from booking.strategies.base import Strategy
 
 
 @dataclass(frozen=True)
@@ -55,7 +25,7 @@ class FirstRead:
     answered: Registration | None = None
 
 
-def read_first(strategy, counters: list[tuple[Table, dict]], registration: Registration,
+def read_first(strategy: Strategy, counters: list[tuple[Table, dict]], registration: Registration,
                riders: Riders, *, registrations: Table) -> FirstRead:
     """One consistent BatchGetItem of ``counters``, the person's item in ``registrations``
     and the riders' reads (the request row). Raises ``AlreadyRegistered`` for a registered
@@ -63,7 +33,7 @@ def read_first(strategy, counters: list[tuple[Table, dict]], registration: Regis
     mine = (registrations, {"event_id": registration.event_id, "email": registration.email})
     found = strategy.store.batch_get([*counters, mine, *riders.reads()])
     counted, stored, rows = found[:len(counters)], found[len(counters)], found[len(counters) + 1:]
-    answered = riders.answer_read(rows[0]) if rows and rows[0] is not None else None
+    answered = riders.answer_read(rows)
     if answered is not None:
         return FirstRead(counted, answered)
     if counted[0] is None:

@@ -9,7 +9,7 @@ from django.utils import timezone
 from booking.dynamo.access import CancellationReason, TransactionCancelled
 from booking.dynamo.metrics import RequestMeter
 from booking.dynamo.tables import EVENT_LOCKS, REGISTRATIONS
-from booking.dynamo.transaction import Members
+from booking.dynamo.expressions import Members
 from booking.errors import (BookingContention, EventFull, EventNotFound, InvalidBooking,
                             NotRegistered)
 from booking.exactly_once.request_log import Request

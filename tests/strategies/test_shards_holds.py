@@ -1,7 +1,7 @@
 """Shards' waiting-list holds of one seat: the write checks the shard's capacity as stored,
 as a booking's take does, never a capacity as read that an edit may have made stale."""
 from booking.dynamo.tables import EVENT_LOCKS
-from booking.dynamo.transaction import Members
+from booking.dynamo.expressions import Members
 from tests.helpers import table
 
 T = 1_000_000_000_000  # an epoch in milliseconds; holds never read the real clock here

@@ -394,7 +394,7 @@ def test_cancel_link__pending_withdrawn__rejected_says_no_seat(service, client):
 def test_signup__second_request_while_pending__told_already_in_line(service, client):
     from django.urls import reverse
 
-    from booking.web import tokens as page_tokens
+    from booking.entry import forms as page_tokens
 
     event = service.create_event(name="Queue", capacity=1, strategy="streams")
     service.book(event.id, name="Ann", email="ann@example.com")

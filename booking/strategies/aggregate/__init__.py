@@ -3,24 +3,27 @@ attendees, every quota's count and a version; a booking is one conditional updat
 How it works, what it costs, its limits: docs/strategies/aggregate.md."""
 from collections.abc import Iterator
 
+from typing import Unpack
+
 from booking.dynamo import items
 from booking.dynamo.tables import EVENTS
-from booking.dynamo.transaction import Members, Refusal
+from booking.dynamo.expressions import Members, Refusal
 from booking.errors import AlreadyRegistered, EventFull, InvalidBooking
 from booking.exactly_once.riders import Riders
 from booking.models import Availability, Event, Order, Registration
 from booking.strategies import event_edits
 from booking.strategies.aggregate.holds import (EVENT, AggregateHolds, EventHoldsMap,
                                                 attendee_of, present)
+from booking.dynamo.expressions import Projection
 from booking.strategies.aggregate.item import (
-    ATTENDEE, ATTENDEES, AVAILABILITY, BUMP, BUMP_VALUES, FIRST_READ, MAX_CAPACITY, NEW_EVENT,
-    ORDER_MAX_CAPACITY, audit_event, book_update, cancel_update, repair_event)
-from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite, Strategy,
+    ATTENDEES, AVAILABILITY, BUMP, MAX_CAPACITY, NEW_EVENT, ORDER_MAX_CAPACITY, attendee_read,
+    audit_event, book_update, cancel_update, first_read, repair_event)
+from booking.strategies.base import (READ_AGAIN, Rewrite, Strategy,
                                      cancellation, checked_order, expired_holder, now_ms,
                                      quota_order)
 from booking.strategies.holds import counted_availability
 from booking.strategies.quota_counts import counts_of
-from booking.strategies.sold_out import hint_key
+from booking.strategies.base import Signal, StrategyOptions, hint_key
 
 
 class AggregateStrategy(AggregateHolds, Strategy):
@@ -31,10 +34,10 @@ class AggregateStrategy(AggregateHolds, Strategy):
     repair = repair_event
     change_capacity = event_edits.change_counted_event
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Unpack[StrategyOptions]) -> None:
         super().__init__(**kwargs)
         self.events = self.store.table(EVENTS)
-        self.held = EventHoldsMap(self.events, BUMP, BUMP_VALUES, counts_quotas=True)
+        self.held = EventHoldsMap(self.events, BUMP, counts_quotas=True)
 
     def check_order_shape(self, event: Event) -> None:  # ticket types: attendees keep tickets
         if event.offers_orders and event.capacity > ORDER_MAX_CAPACITY:
@@ -60,7 +63,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
                            *riders.members(registration)])
         guess = [order]
 
-        def decode(refusal: Refusal):
+        def decode(refusal: Refusal) -> Registration | Rewrite | None:
             if not refusal.refused(EVENT):
                 return None
             found = self.next_try(event.id, registration, guess[0], present(refusal.old(EVENT)))
@@ -92,9 +95,8 @@ class AggregateStrategy(AggregateHolds, Strategy):
             return order
         item, *rows = self.store.batch_get(
             [(self.events, {"event_id": event.id}), *riders.reads()],
-            projections={self.events.name: (FIRST_READ, {**CAPACITY_NAMES,
-                                                         "#email": registration.email})})
-        answered = riders.answer_read(rows[0]) if rows else None
+            projections={self.events.name: first_read(registration.email)})
+        answered = riders.answer_read(rows)
         found = answered or self.next_try(event.id, registration, order, present(item))
         if isinstance(found, Registration):
             return found
@@ -130,11 +132,11 @@ class AggregateStrategy(AggregateHolds, Strategy):
         # A link's registration (it carries no tickets) is trusted unread where none are stored.
         unread = [known] if known and (known.ticket_counts or not event.offers_orders) else []
 
-        def read():
+        def read() -> Registration | None:
             stored = (unread.pop() if unread else None) or self.find(event.id, email)
             return stored if stored and registration_id in (None, stored.registration_id) else None
 
-        def remove(stored: Registration):
+        def remove(stored: Registration) -> Registration | Signal:
             keep, freed, answer = cancellation(stored, release, riders.request)
             update = self.update(event.id, *cancel_update(stored, event.order(freed).seats, keep))
             token = f"{stored.registration_id}:{riders.request.request_id}"
@@ -146,7 +148,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
         return self.remove_as_read(read, remove, riders=riders, require_event=lambda: None)
 
     def find(self, event_id: str, email: str) -> Registration | None:
-        value = attendee_of(self.get(event_id, ATTENDEE, {"#email": email}), email)
+        value = attendee_of(self.get(event_id, attendee_read(email)), email)
         return items.registration_from_attendee(event_id, email, value) if value else None
 
     def registrations(self, event_id: str) -> Iterator[Registration]:
@@ -154,15 +156,15 @@ class AggregateStrategy(AggregateHolds, Strategy):
             yield items.registration_from_attendee(event_id, email, value)
 
     def availability(self, event: Event) -> Availability:
-        return counted_availability(self.get(event.id, AVAILABILITY, CAPACITY_NAMES), now_ms())
+        return counted_availability(self.get(event.id, AVAILABILITY), now_ms())
 
     def availabilities(self, events: list[Event]) -> dict[str, Availability]:
         found = self.events.batch_get([{"event_id": event.id} for event in events],
-                                      projection=AVAILABILITY, names=CAPACITY_NAMES)
+                                      projection=AVAILABILITY)
         return {item["event_id"]: counted_availability(item, now_ms()) for item in found if item}
 
     def delete(self, event: Event) -> None:
         self.events.delete({"event_id": event.id})  # the registrations live in this item
 
-    def get(self, event_id: str, projection: str, names: dict | None = None) -> dict:
-        return present(self.events.get({"event_id": event_id}, projection=projection, names=names))
+    def get(self, event_id: str, projection: Projection) -> dict:
+        return present(self.events.get({"event_id": event_id}, projection=projection))

@@ -4,33 +4,44 @@ A booking puts the person's registration item and updates each quota's lock item
 (``locks.py``), only if its seats fit, in one transaction: DynamoDB serializes bookings
 that compete for a seat. docs/strategies/lock_table.md
 """
+from typing import Literal, Unpack, overload
+
 from booking.dynamo import items
 from booking.dynamo.tables import EVENT_LOCKS
-from booking.dynamo.transaction import Members, Op, Refusal
+from booking.dynamo.expressions import Actions, Condition, attr
+from booking.dynamo.expressions import Members, Put, Refusal, Update
 from booking.errors import AlreadyRegistered, EventNotFound, NotRegistered
 from booking.exactly_once.riders import Riders
 from booking.models import Event, Order, Registration
-from booking.strategies.base import (CAPACITY_NAMES, READ_AGAIN, Rewrite, cancellation,
-                                     expired_holder, now_ms, order_full, quota_order)
+from booking.strategies.base import (READ_AGAIN, Rewrite, cancellation, expired_holder, now_ms,
+                                     order_full, quota_order)
 from booking.strategies.holds import HoldsMap
 from booking.strategies.lock_table.audit import LockTableAudit
 from booking.strategies.lock_table.holds import LockTableHolds
-from booking.strategies.lock_table.locks import (BUMP, NEW_ITEM, LockItems, lock_key, new_locks,
-                                                 quota_member)
-from booking.strategies.sold_out import hint_key, read_first
+from booking.strategies.lock_table.locks import (BUMP, EXISTS, NEW_ITEM, LockItems, lock_key,
+                                                 new_locks, quota_member)
+from booking.strategies.base import Signal, StrategyOptions, hint_key
+from booking.strategies.sold_out import read_first
 
-EXISTS = "attribute_exists(event_id)"
-# A condition cannot add: "count + n <= capacity" is "capacity >= cap AND count <= cap - n",
-# with the capacity as last read (a refusal shows the stored one).
-FITS = "attribute_exists(event_id) AND #capacity >= :cap AND confirmed_count <= :room"
-# One seat needs no guess: the stored count and capacity compare themselves.
-ONE_FITS = "attribute_exists(event_id) AND confirmed_count < #capacity"
-TAKE = f"SET confirmed_count = confirmed_count + :n, {BUMP}"
-GIVE = f"SET confirmed_count = confirmed_count - :n, {BUMP}"
-TAKE_OVER = f"REMOVE holds.#h SET {BUMP}"  # a lapsed hold's seat becomes the booking's
-LAPSED = "holds.#h <= :now"
-SAME = "registration_id = :rid"
-SAME_ORDER = "registration_id = :rid AND tickets = :old"
+COUNT, CAPACITY = attr("confirmed_count"), attr("capacity")
+
+
+def fits(seats: int, capacity: int) -> Condition:
+    """The lock item has room for ``seats`` at ``capacity`` as last read (a condition
+    cannot add: "count + n <= capacity" is "capacity >= cap AND count <= cap - n"; a
+    refusal shows the stored capacity). One seat needs no guess: the stored count and
+    capacity compare themselves."""
+    if seats == 1:
+        return EXISTS & COUNT.lt(CAPACITY)
+    return EXISTS & CAPACITY.ge(capacity) & COUNT.le(capacity - seats)
+
+
+def taking(seats: int) -> Actions:
+    return Actions().set(COUNT, COUNT.plus(seats)) + BUMP
+
+
+def giving(seats: int) -> Actions:
+    return Actions().set(COUNT, COUNT.minus(seats)) + BUMP
 
 
 class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
@@ -39,21 +50,20 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
     description = ("Registrations in their own table; a lock item per quota counts them; "
                    "one transaction per booking.")
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Unpack[StrategyOptions]) -> None:
         super().__init__(**kwargs)
         self.locks = self.store.table(EVENT_LOCKS)
         self.held = HoldsMap(self.locks, BUMP)
 
     def provision(self, event: Event) -> None:
-        self.store.transact_write([
-            ("Put", self.events.put_op(items.event_item(event), condition=NEW_ITEM)),
-            *[("Put", self.locks.put_op(lock, condition=NEW_ITEM)) for lock in new_locks(event)]])
+        self.store.transact_write([Put(self.events, items.event_item(event), NEW_ITEM),
+                                   *[Put(self.locks, lock, NEW_ITEM) for lock in new_locks(event)]])
 
     # --- booking: the registration and every quota's lock item, in one transaction -------
     def book(self, event: Event, registration: Registration, order: Order,
              riders: Riders) -> Registration:
         if self.sold_out.any_of(hint_key(event.id, q) for q in order.seats):
-            found = self._read_first(event.id, registration, order, riders)  # lately "full"
+            found = self.read_first(event, registration, order, riders)  # lately "full"
             if isinstance(found, Registration):
                 return found
             order = found
@@ -64,7 +74,7 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
                                    for quota in quota_order(order)),
                             *riders.members(registration)])
 
-        def decode(refusal: Refusal):
+        def decode(refusal: Refusal) -> Registration | Rewrite | None:
             nonlocal order
             stored = refusal.old("registration")  # None unless refused
             if self.tokens.is_mine(stored, registration):
@@ -91,22 +101,16 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
         return self.tokens.client_token(f"{registration.registration_id}:{guesses}{taken}",
                                         "book")
 
-    def _take(self, event_id: str, quota: str, order: Order, over: dict) -> Op:
-        """The quota's lock item taking the order's seats, or a lapsed hold's (``over``)."""
+    def _take(self, event_id: str, quota: str, order: Order, over: dict) -> Update:
+        """The quota's lock item taking the order's seats, or a lapsed hold's (``over``):
+        a plain booking stays one write whatever capacity was last read."""
         key = lock_key(event_id, quota)
-        if quota in over:
+        if quota in over:  # a lapsed hold's seat becomes the booking's
             holder, now = over[quota]
-            return ("Update", self.locks.update_op(key, TAKE_OVER, condition=LAPSED,
-                                                   names={"#h": holder},
-                                                   values={":now": now, ":one": 1}))
-        seats, capacity = order.seats[quota], order.capacities[quota]
-        if seats == 1:  # a plain booking stays one write whatever capacity was last read
-            return ("Update", self.locks.update_op(key, TAKE, condition=ONE_FITS,
-                                                   names=CAPACITY_NAMES,
-                                                   values={":n": 1, ":one": 1}))
-        return ("Update", self.locks.update_op(
-            key, TAKE, condition=FITS, names=CAPACITY_NAMES,
-            values={":n": seats, ":one": 1, ":cap": capacity, ":room": capacity - seats}))
+            lapsed = attr("holds", holder)
+            return Update(self.locks, key, Actions().remove(lapsed) + BUMP, lapsed.le(now))
+        seats = order.seats[quota]
+        return Update(self.locks, key, taking(seats), fits(seats, order.capacities[quota]))
 
     def _settle(self, event_id: str, order: Order, locks: dict[str, dict],
                 now: float) -> tuple[Order, dict]:
@@ -130,14 +134,16 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
                         riders: Riders) -> Registration | None:
         if not self.sold_out.any_of(hint_key(event.id, q) for q in order.seats):
             return None
-        found = self._read_first(event.id, registration, order, riders)
+        found = self.read_first(event, registration, order, riders)
         return found if isinstance(found, Registration) else None
 
-    def _read_first(self, event_id: str, registration: Registration, order: Order,
-                    riders: Riders) -> Order | Registration:
+    def read_first(self, event: Event, registration: Registration, order: Order,
+                   riders: Riders) -> Order | Registration:
         """This request's registration, or the order with the capacities of one consistent
         read of its quotas' lock items (with the registration and the request row); raises
-        ``EventFull`` when the write's condition would, ``AlreadyRegistered``."""
+        ``EventFull`` when the write's condition would, ``AlreadyRegistered``. A hook: a
+        control answers "full" from its memory instead."""
+        event_id = event.id
         quotas = quota_order(order)
         read = read_first(self, [(self.locks, lock_key(event_id, q)) for q in quotas],
                           registration, riders, registrations=self.registrations_table)
@@ -164,23 +170,31 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
                                         release, read=True),
             riders=riders, require_event=lambda: self._require_event(event.id))
 
+    @overload
     def _remove(self, event: Event, stored: Registration, riders: Riders,
-                release: dict[str, int] | None, *, read: bool) -> Registration:
+                release: dict[str, int] | None, *, read: Literal[False]) -> Registration: ...
+
+    @overload
+    def _remove(self, event: Event, stored: Registration, riders: Riders,
+                release: dict[str, int] | None, *,
+                read: Literal[True]) -> Registration | Signal: ...
+
+    def _remove(self, event: Event, stored: Registration, riders: Riders,
+                release: dict[str, int] | None, *,
+                read: bool) -> Registration | Signal:
         """Free ``release`` of the stored registration (None: all of it), only if it is
         still as read (``READ_AGAIN`` otherwise; without a read, ``NotRegistered``)."""
         keep, freed, answer = cancellation(stored, release, riders.request)
-        same: dict[str, object] = {":rid": stored.registration_id}
-        condition = SAME
+        condition = attr("registration_id").eq(stored.registration_id)
         if stored.ticket_counts is not None:  # an order: its tickets too, as read
-            same[":old"], condition = stored.tickets, SAME_ORDER
-        members = Members([("registration", self.removal_op(stored, keep, condition, same))])
+            condition &= attr("tickets").eq(stored.tickets)
+        members = Members([("registration", self.removal_op(stored, keep, condition))])
         for quota, seats in sorted(event.order(freed).seats.items()):
-            members.add(quota_member(quota), ("Update", self.locks.update_op(
-                lock_key(event.id, quota), GIVE, condition=EXISTS,
-                values={":n": seats, ":one": 1})))
+            members.add(quota_member(quota), Update(self.locks, lock_key(event.id, quota),
+                                                    giving(seats), EXISTS))
         members.extend(riders.members(answer))
 
-        def decode(refusal: Refusal):
+        def decode(refusal: Refusal) -> Signal | None:
             if refusal.refused_names("quota:"):
                 raise EventNotFound()
             if refusal.refused("registration"):

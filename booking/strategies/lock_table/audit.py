@@ -2,16 +2,17 @@
 docs/strategies/lock_table.md#audit-and-repair
 """
 from booking.dynamo.access import ConditionFailed, Table
-from booking.dynamo.transaction import Members
+from booking.dynamo.expressions import Actions, attr, projection
+from booking.dynamo.expressions import ConditionCheck, Members, Update
 from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies import audit
-from booking.strategies.base import AGAIN, CAPACITY_NAMES, OneItemPerPerson
+from booking.strategies.base import AGAIN, OneItemPerPerson
 from booking.strategies.holds import held_seats
 from booking.strategies.lock_table.locks import NEW_ITEM, lock_key
 
-FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + :one"
-SAME_VERSION = "version = :version"
-EVENT_SIZES = "#capacity, quota_capacities, version"
+VERSION = attr("version")
+EVENT_SIZES = projection("capacity", "quota_capacities", "version")
+ORDERS = projection("email", "tickets")
 
 
 def lock_name(quota: str) -> str:
@@ -27,7 +28,7 @@ class LockTableAudit(OneItemPerPerson):
     def _orders(self, event_id: str) -> dict:
         """E-mail key -> stored tickets (None: one seat) of every registration."""
         return {item["email"]: item.get("tickets") for item in self.registrations_table.query(
-            key_condition="event_id = :e", values={":e": event_id}, projection="email, tickets")}
+            key_condition=attr("event_id").eq(event_id), projection=ORDERS)}
 
     def audit(self, event: Event) -> list:
         locks = {quota: self.locks.get(lock_key(event.id, quota))
@@ -63,8 +64,7 @@ class LockTableAudit(OneItemPerPerson):
         key = lock_key(event.id, quota)
         for _ in self.retry.attempts():
             lock = self.locks.get(key)  # read first: its version guards everything after
-            current = self.events.get({"event_id": event.id}, projection=EVENT_SIZES,
-                                      names=CAPACITY_NAMES)
+            current = self.events.get({"event_id": event.id}, projection=EVENT_SIZES)
             if current is None:
                 return []
             sizes = {**event.quotas, **(current.get("quota_capacities") or {}),
@@ -84,15 +84,12 @@ class LockTableAudit(OneItemPerPerson):
                 continue
             if lock.get("confirmed_count") == count and lock.get("capacity") == size:
                 return []
+            fix = (Actions().set("confirmed_count", count).set("capacity", size)
+                   .set(VERSION, VERSION.plus(1)))
             members = Members([
-                ("lock", ("Update", self.locks.update_op(
-                    key, FIX, condition=SAME_VERSION, names=CAPACITY_NAMES,
-                    values={":count": count, ":capacity": size, ":one": 1,
-                            ":version": lock["version"]}))),
-                # A ConditionCheck member has exactly the shape of a Delete member.
-                ("event", ("ConditionCheck", self.events.delete_op(
-                    {"event_id": event.id}, condition=SAME_VERSION,
-                    values={":version": current["version"]})))])
+                ("lock", Update(self.locks, key, fix, VERSION.eq(lock["version"]))),
+                ("event", ConditionCheck(self.events, {"event_id": event.id},
+                                         VERSION.eq(current["version"])))])
             # Refused or a conflict: a booking, cancellation or edit landed while counting.
             if self.transact_once(members, written=None, decode=lambda refusal: AGAIN
                                   if refusal.refused_names() else None) is AGAIN:

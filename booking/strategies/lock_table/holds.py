@@ -1,7 +1,7 @@
 """Waiting-list holds on lock_table's lock items (each quota's, in the offer's one
 transaction): docs/strategies/lock_table.md#holds"""
 from booking.dynamo.access import Table
-from booking.dynamo.transaction import Op
+from booking.dynamo.expressions import Member
 from booking.models import Event, Order, Registration
 from booking.strategies.base import quota_order
 from booking.strategies.holds import HoldsMap, MapHolds, RegistrationItemHolds
@@ -24,6 +24,6 @@ class LockTableHolds(RegistrationItemHolds, MapHolds):
         return [lock_id(event.id, quota) for quota in event.quota_capacities()]
 
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
-                   now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
+                   now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Member]]:
         return [*self.unhold_members(event, holder or registration.email, order, now=now),
                 ("registration", self.registration_put(registration))]

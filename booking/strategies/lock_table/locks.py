@@ -4,19 +4,19 @@
 import dataclasses
 
 from booking.dynamo.access import Table
-from booking.dynamo.transaction import Members, Refusal
+from booking.dynamo.expressions import Actions, attr, projection
+from booking.dynamo.expressions import Members, Refusal, Update
 from booking.errors import EventNotFound
 from booking.models import CAPACITY_QUOTA, Availability, Event
 from booking.strategies import event_edits
-from booking.strategies.base import (CAPACITY_NAMES, OneItemPerPerson,
-                                     availability_from_batch, now_ms)
+from booking.strategies.base import OneItemPerPerson, availability_from_batch, now_ms
 from booking.strategies.holds import availability_of
 
-BUMP = "version = version + :one"  # every write of a lock item: the repair's check
-NEW_ITEM = "attribute_not_exists(event_id)"  # an event or lock item not written yet
-RESIZE = "SET #capacity = :capacity"
-NOT_BELOW = "attribute_exists(event_id) AND confirmed_count <= :capacity"
-SEATS = "event_id, #capacity, confirmed_count, holds, hold_seats"
+VERSION = attr("version")
+BUMP = Actions().set(VERSION, VERSION.plus(1))  # every write of a lock item: the repair's check
+EXISTS = attr("event_id").exists()
+NEW_ITEM = attr("event_id").not_exists()  # an event or lock item not written yet
+SEATS = projection("event_id", "capacity", "confirmed_count", "holds", "hold_seats")
 
 
 def lock_id(event_id: str, quota: str) -> str:
@@ -49,7 +49,7 @@ class LockItems(OneItemPerPerson):
         """One consistent read of every quota's lock item of every event."""
         keys = [lock_key(event.id, q) for event in events for q in event.quota_capacities()]
         locks = {item["event_id"]: item for item in
-                 self.locks.batch_get(keys, projection=SEATS, names=CAPACITY_NAMES) if item}
+                 self.locks.batch_get(keys, projection=SEATS) if item}
         now, found = now_ms(), {}
         for event in (e for e in events if e.id in locks):
             # Each further quota's seats, those held for offers apart, as the capacity's.
@@ -66,16 +66,18 @@ class LockItems(OneItemPerPerson):
         item) in one transaction."""
         update = event_edits.event_update(expected_version=expected_version, capacity=capacity,
                                           changes=changes, quotas=quotas)
-        members = Members([("event", ("Update", self.events.update_op(
-            {"event_id": event.id}, update.expression, **update.kwargs())))])
+        members = Members([("event", Update(self.events, {"event_id": event.id},
+                                            update.expression, update.condition))])
         for quota, size in {CAPACITY_QUOTA: capacity, **(quotas or {})}.items():
-            members.add(quota_member(quota), ("Update", self.locks.update_op(
-                lock_key(event.id, quota), RESIZE, condition=NOT_BELOW, names=CAPACITY_NAMES,
-                values={":capacity": size})))
+            members.add(quota_member(quota), Update(
+                self.locks, lock_key(event.id, quota), Actions().set("capacity", size),
+                EXISTS & attr("confirmed_count").le(size)))
 
-        def decode(refusal: Refusal):
+        def decode(refusal: Refusal) -> None:
             if refusal.refused("event"):
-                raise event_edits.stale_or_missing(refusal.old("event"), expected_version)
+                # The event refused only for a moved version or a missing item: never None.
+                raise event_edits.stale_or_missing(  # type: ignore[misc]
+                    refusal.old("event"), expected_version)
             for name in refusal.refused_names("quota:"):
                 lock, quota = refusal.old(name), name.removeprefix("quota:")
                 if lock is None:

@@ -5,27 +5,28 @@ comes only from one read of every shard at one instant. docs/strategies/shards.m
 import dataclasses
 import threading
 
+from collections.abc import Collection
+from typing import Unpack
+
 from booking.dynamo import items
 from booking.dynamo.access import TransactionCancelled
 from booking.dynamo.tables import EVENT_LOCKS
-from booking.dynamo.transaction import Members, Refusal
+from booking.dynamo.expressions import Actions, attr
+from booking.dynamo.expressions import Members, Put, Refusal, Update
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.exactly_once.riders import Riders
 from booking.models import CAPACITY_QUOTA, Availability, Event, Order, Registration
-from booking.strategies.base import (READ_AGAIN, Rewrite, availability_from_batch,
+from booking.strategies.base import (NOT_REGISTERED, READ_AGAIN, Rewrite, availability_from_batch,
                                      cancellation, now_ms, order_full, quota_order)
-from booking.strategies.holds import NOT_REGISTERED, HoldsMap, availability_of
+from booking.strategies.holds import HoldsMap, availability_of
 from booking.strategies.shards import audit as shards_audit
 from booking.strategies.shards import capacity as shards_capacity
 from booking.strategies.shards import seats
 from booking.strategies.shards.holds import OneSeatHoldsMap, ShardsHolds
 from booking.strategies.shards.seats import (BUMP, EXISTS, SHARDS, Plan, any_marker_key,
                                             marker_key, member, shard_key)
-from booking.strategies.sold_out import hint_key
+from booking.strategies.base import Signal, StrategyOptions, hint_key
 
-GIVE = "SET confirmed_count = confirmed_count - :n, version = version + :one"
-SAME_ORDER = "registration_id = :rid AND (attribute_not_exists(tickets) OR tickets = :old)"
-KEEP_PART = "SET tickets = :keep, shard_seats = :left"
 Lapsed = tuple[int, str, float]  # (shard, holder, now) of a lapsed hold's seat to take over
 Placement = tuple[Plan, Lapsed | None]
 
@@ -37,13 +38,14 @@ class ShardsStrategy(ShardsHolds):
                    "items (more for an event expecting more arrivals a second); one "
                    "transaction per booking, for ticket drops.")
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Unpack[StrategyOptions]) -> None:
         super().__init__(**kwargs)
         self.locks = self.store.table(EVENT_LOCKS)
         self.held = HoldsMap(self.locks, BUMP)
         self.held_one_seat = OneSeatHoldsMap(self.locks, BUMP)  # a bare hold's room as stored
         self.dry = seats.DryShards()
-        self.shared = seats.SharedReads()  # one snapshot in flight per event and quotas
+        # one snapshot in flight per event and quotas
+        self.shared: seats.SharedReads[dict[str, seats.Snapshot]] = seats.SharedReads()
         self._shard_counts: dict[str, int] = {}  # event id -> its shards (never changes)
         self._counting = threading.Lock()
         self._marks: set = set()  # sold-out marks this process made or is making
@@ -60,9 +62,10 @@ class ShardsStrategy(ShardsHolds):
 
         def attempt(plan: Plan, lapsed: Lapsed | None = None) -> Rewrite:
             nonlocal tried
-            tried = Members([("registration", ("Put", self.registrations_table.put_op(
+            tried = Members([("registration", Put(
+                self.registrations_table,
                 items.registration_item(registration, **seats.stored(seats.taken(plan))),
-                condition=NOT_REGISTERED)))])
+                NOT_REGISTERED))])
             tried.extend((member(quota, n), seats.take_over_op(self.locks, event.id, *lapsed)
                           if lapsed else seats.take_op(self.locks, event.id, quota, n, *part))
                          for quota, parts in plan.items() for n, part in sorted(parts.items()))
@@ -70,7 +73,7 @@ class ShardsStrategy(ShardsHolds):
             return Rewrite(tried, self.tokens.client_token(
                 registration.registration_id, f"book:{sorted(plan.items())}:{lapsed}"))
 
-        def decode(refusal: Refusal):
+        def decode(refusal: Refusal) -> Registration | Rewrite | None:
             registered = refusal.old("registration")
             if refusal.refused("registration") and self.tokens.is_mine(registered, registration):
                 return registration  # a resend of our own transaction that had applied
@@ -97,7 +100,8 @@ class ShardsStrategy(ShardsHolds):
         return self.transact(tried, written=registration, decode=decode, token=token,
                              riders=riders)
 
-    def guess(self, event_id: str, order: Order, avoid=()) -> Placement | None:
+    def guess(self, event_id: str, order: Order,
+              avoid: Collection[tuple[str, int]] = ()) -> Placement | None:
         """A placement without a read, from the shares as provisioned, over shards not seen
         dry (one in turn per quota, else several); None when they cannot hold the seats."""
         count, plan = self.shard_count(event_id), Plan()
@@ -155,7 +159,7 @@ class ShardsStrategy(ShardsHolds):
             (self.locks, key), (self.registrations_table,
                                 {"event_id": event_id, "email": registration.email}),
             *riders.reads()])
-        answered = riders.answer_read(row[0]) if row else None
+        answered = riders.answer_read(row)
         if answered is not None:
             return answered
         if marker is None and key == marker_key(event_id):
@@ -228,9 +232,8 @@ class ShardsStrategy(ShardsHolds):
     def provision(self, event: Event) -> None:
         count = seats.shards_for(event)  # the marker names it, unless SHARDS (stored as ever)
         self.store.transact_write([
-            ("Put", self.events.put_op(items.event_item(event), condition=seats.NEW)),
-            *(("Put", self.locks.put_op(item, condition=seats.NEW))
-              for item in seats.new_items(event, count))])
+            Put(self.events, items.event_item(event), seats.NEW),
+            *(Put(self.locks, item, seats.NEW) for item in seats.new_items(event, count))])
         self._shard_counts[event.id] = count
 
     def cancel(self, event: Event, email: str, registration_id: str | None, *, riders: Riders,
@@ -242,7 +245,8 @@ class ShardsStrategy(ShardsHolds):
             lambda item: self._remove(event, item, riders, release),
             riders=riders, require_event=lambda: self._require_event(event.id))
 
-    def _remove(self, event: Event, item: dict, riders: Riders, release: dict | None):
+    def _remove(self, event: Event, item: dict, riders: Riders,
+                release: dict | None) -> Registration | Signal:
         """Free ``release`` of the order (None: all) on its shards, bumping the marker."""
         stored, held = items.registration_from_item(item), seats.placed_on(item)
         keep, tickets, answer = cancellation(stored, release, riders.request)
@@ -252,17 +256,18 @@ class ShardsStrategy(ShardsHolds):
                   for quota, need in freed.items()}  # from the first shards: the same on a resend
         left = {quota: {n: k - giving.get(quota, {}).get(n, 0) for n, k in shards.items()}
                 for quota, shards in held.items()}
-        same = {":rid": stored.registration_id, ":old": stored.tickets}
-        first = self.removal_op(stored, keep, SAME_ORDER, same, update=KEEP_PART,
-                                kept={":left": seats.seat_map(left)})
+        tickets_as_read = attr("tickets").not_exists() | attr("tickets").eq(stored.tickets)
+        first = self.removal_op(
+            stored, keep, attr("registration_id").eq(stored.registration_id) & tickets_as_read,
+            kept=Actions().set("shard_seats", seats.seat_map(left)))
         members = Members([("registration", first), *(
-            (member(quota, n), ("Update", self.locks.update_op(shard_key(event.id, n, quota), GIVE,
-                                                               condition=EXISTS,
-                                                               values={":n": taken, ":one": 1})))
+            (member(quota, n), Update(self.locks, shard_key(event.id, n, quota),
+                                      Actions().set(seats.COUNT, seats.COUNT.minus(taken))
+                                      + BUMP, EXISTS))
             for quota, parts in giving.items() for n, taken in sorted(parts.items())),
             *seats.freed_ops(self.locks, event.id), *riders.members(answer)])
 
-        def decode(refusal: Refusal):
+        def decode(refusal: Refusal) -> Signal | None:
             if refusal.refused_names("shard:") or refusal.refused("marker"):
                 raise EventNotFound() from None
             return READ_AGAIN if refusal.refused("registration") else None

@@ -1,31 +1,31 @@
 """Audit and repair for the shards strategy: each shard must count the seats placed and
 held on it, and a quota's shards add up to its size. docs/strategies/shards.md#audit.
 """
+from __future__ import annotations
+
 from collections import Counter
 from contextlib import suppress
 
 from booking.dynamo.access import ConditionFailed, TransactionCancelled
-from booking.dynamo.transaction import Members
+from booking.dynamo.expressions import Actions, attr, projection
+from booking.dynamo.expressions import Members, Op, Update
 from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies import audit, event_edits
-from booking.strategies.base import CAPACITY_NAMES
 from booking.strategies.holds import held_seats
 from booking.strategies.shards import seats
 from booking.strategies.shards.seats import (NEW, SHARDS, marker_key, member, placed_on, shard_key,
                                             shards_for)
+from booking.strategies.parts import ShardsParts
 
-FIX = "SET confirmed_count = :count, #capacity = :capacity, version = version + :one"
-SAME_VERSION = "version = :version"
-PLACEMENT = "email, #shard, tickets, shard_seats"
-SIZES = "#capacity, version, quota_capacities"
+PLACEMENT = projection("email", "shard", "tickets", "shard_seats")
+SIZES = projection("capacity", "version", "quota_capacities")
 
 
-def stored(strategy, event_id: str) -> dict[str, tuple]:
+def stored(strategy: ShardsParts, event_id: str) -> dict[str, tuple]:
     """E-mail key -> (tickets, quota -> shard -> seats) of every registration, page by page."""
     return {item["email"]: (item.get("tickets"), placed_on(item))
             for item in strategy.registrations_table.query(
-                key_condition="event_id = :e", values={":e": event_id}, projection=PLACEMENT,
-                names={"#shard": "shard"})}
+                key_condition=attr("event_id").eq(event_id), projection=PLACEMENT)}
 
 
 def expected_counts(people: dict, quota: str, shards: list) -> list[int]:
@@ -37,13 +37,13 @@ def expected_counts(people: dict, quota: str, shards: list) -> list[int]:
     return [on_shard[n] + held_seats(item, quota=quota)[quota] for n, item in enumerate(shards)]
 
 
-def quota_shards(strategy, event_id: str, quota: str) -> list[dict | None]:
+def quota_shards(strategy: ShardsParts, event_id: str, quota: str) -> list[dict | None]:
     """The quota's shards (None: missing), read consistently in one batch."""
     return strategy.locks.batch_get([shard_key(event_id, n, quota)
                                      for n in range(strategy.shard_count(event_id))])
 
 
-def audit_event(strategy, event: Event) -> list[audit.Violation]:
+def audit_event(strategy: ShardsParts, event: Event) -> list[audit.Violation]:
     people, found = stored(strategy, event.id), []
     placed: Counter = Counter()
     held: Counter = Counter()
@@ -73,7 +73,8 @@ def _where(quota: str) -> str:
     return "" if quota == CAPACITY_QUOTA else f"quota {quota} "
 
 
-def _shard_violations(event_id, quota, size, shards, counts) -> list[audit.Violation]:
+def _shard_violations(event_id: str, quota: str, size: int, shards: list[dict | None],
+                      counts: list[int]) -> list[audit.Violation]:
     """Each shard present, numbered, counting what is placed on it; the shares add up."""
     found, where = [], _where(quota)
     counter = audit.COUNTER if quota == CAPACITY_QUOTA else audit.QUOTA_COUNTER
@@ -93,8 +94,8 @@ def _shard_violations(event_id, quota, size, shards, counts) -> list[audit.Viola
     return found
 
 
-def repair_event(strategy, event: Event) -> list[str]:
-    if strategy.events.get({"event_id": event.id}, projection="event_id") is None:
+def repair_event(strategy: ShardsParts, event: Event) -> list[str]:
+    if strategy.events.get({"event_id": event.id}, projection=projection("event_id")) is None:
         return []
     fixed = _recreate_missing(strategy, event)
     for quota in _quotas(event):
@@ -102,11 +103,10 @@ def repair_event(strategy, event: Event) -> list[str]:
     return fixed
 
 
-def _repair_quota(strategy, event_id: str, quota: str) -> list[str]:
+def _repair_quota(strategy: ShardsParts, event_id: str, quota: str) -> list[str]:
     """Every shard's count from the registrations and holds, and its share of the size."""
     for _ in strategy.retry.attempts():
-        current = strategy.events.get({"event_id": event_id}, projection=SIZES,
-                                      names=CAPACITY_NAMES)
+        current = strategy.events.get({"event_id": event_id}, projection=SIZES)
         read = quota_shards(strategy, event_id, quota)
         shards = [item for item in read if item is not None]
         if current is None or len(shards) < len(read):
@@ -135,13 +135,14 @@ def _repair_quota(strategy, event_id: str, quota: str) -> list[str]:
     return []
 
 
-def _fix(strategy, event_id, quota, shards, counts, capacities, current, size) -> list:
+def _fix(strategy: ShardsParts, event_id: str, quota: str, shards: list[dict], counts: list[int],
+         capacities: list[int], current: dict, size: int) -> list[Op]:
     """Every shard's write, valid only if no shard and not the event changed since read."""
     return Members([
-        *[(member(quota, n), ("Update", strategy.locks.update_op(
-            shard_key(event_id, n, quota), FIX, condition=SAME_VERSION, names=CAPACITY_NAMES,
-            values={":count": count, ":capacity": capacity, ":one": 1,
-                    ":version": item["version"]})))
+        *[(member(quota, n), Update(
+            strategy.locks, shard_key(event_id, n, quota),
+            Actions().set("confirmed_count", count).set("capacity", capacity) + seats.BUMP,
+            attr("version").eq(item["version"])))
           for n, (item, count, capacity) in enumerate(zip(shards, counts, capacities))],
         *seats.freed_ops(strategy.locks, event_id),
         ("event", event_edits.size_as_read(strategy.events, event_id, quota, size,
@@ -149,7 +150,7 @@ def _fix(strategy, event_id, quota, shards, counts, capacities, current, size) -
     ]).operations
 
 
-def _recreate_missing(strategy, event: Event) -> list[str]:
+def _recreate_missing(strategy: ShardsParts, event: Event) -> list[str]:
     """Put a missing marker or shard (no capacity yet: the fix gives it its share). The
     event's shards: as its marker says, or, the marker lost, as chosen at its creation."""
     marker = strategy.locks.get(marker_key(event.id))

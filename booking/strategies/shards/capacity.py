@@ -1,19 +1,21 @@
 """The shards strategy's event-wide writes: the sold-out mark, the order shape it can keep,
 capacity and quota edits (version-checked) and deletes. docs/strategies/shards.md.
 """
+from __future__ import annotations
+
+
 from booking.dynamo.access import TransactionCancelled
 from booking.exactly_once.riders import MOST_RIDER_MEMBERS
-from booking.dynamo.transaction import MOST_MEMBERS, Members, Refusal
+from booking.dynamo.expressions import Actions, projection
+from booking.dynamo.expressions import MOST_MEMBERS, Members, Refusal, Update
 from booking.errors import EventNotFound, InvalidBooking
 from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies import event_edits
-from booking.strategies.base import AGAIN, CAPACITY_NAMES
+from booking.strategies.base import AGAIN, Signal
 from booking.strategies.shards import seats
-from booking.strategies.shards.seats import (AT_EPOCH, MARK, MARKERS, marker_key, member,
+from booking.strategies.shards.seats import (BUMP, COUNT, EPOCH, MARKERS, marker_key, member,
                                             shard_key)
-
-RESIZE = "SET #capacity = :capacity, version = version + :one"
-FITS_SIZE = "confirmed_count <= :capacity"
+from booking.strategies.parts import ShardsParts
 # The registration, the marker and its copies, and the riders' members.
 OTHER_MEMBERS = 1 + MARKERS + MOST_RIDER_MEMBERS
 
@@ -31,21 +33,21 @@ def check_order_shape(event: Event) -> None:
                              field="ticket_types")
 
 
-def mark_sold_out(strategy, event_id: str, marks: dict[str, int], marker: dict) -> None:
+def mark_sold_out(strategy: ShardsParts, event_id: str, marks: dict[str, int],
+                  marker: dict) -> None:
     """Mark ``marks`` (quota -> until) sold out on the marker and its copies, unless a seat
     was freed since ``marker`` was read: every freeing write bumps its epoch."""
-    values = seats.mark_update(marks, marker)
+    mark = seats.mark_update(marks, marker)
     try:
         strategy.store.transact_write([
-            ("Update", strategy.locks.update_op(marker_key(event_id), MARK, condition=AT_EPOCH,
-                                                values={**values, ":epoch": marker["epoch"]})),
-            *[("Update", strategy.locks.update_op(marker_key(event_id, copy), MARK, values=values))
+            Update(strategy.locks, marker_key(event_id), mark, EPOCH.eq(marker["epoch"])),
+            *[Update(strategy.locks, marker_key(event_id, copy), mark)
               for copy in range(1, MARKERS)]])
     except TransactionCancelled:
         pass  # a seat was freed (or a write was landing): the next rejection reads again
 
 
-def change_capacity(strategy, event: Event, *, expected_version: int, capacity: int,
+def change_capacity(strategy: ShardsParts, event: Event, *, expected_version: int, capacity: int,
                     changes: dict, quotas: dict[str, int] | None = None) -> None:
     """Every shard of the quotas resized in one transaction (docs: Capacity edits)."""
     unknown = sorted(set(quotas or {}) - set(event.quotas))  # an event's quotas never change
@@ -55,7 +57,7 @@ def change_capacity(strategy, event: Event, *, expected_version: int, capacity: 
     update = event_edits.event_update(expected_version=expected_version, capacity=capacity,
                                       changes=changes, quotas=quotas)
 
-    def decode(refusal: Refusal):
+    def decode(refusal: Refusal) -> Signal:
         if refusal.refused("event") or refusal.refused("marker"):
             raise event_edits.stale_or_missing(refusal.old("event"), expected_version) or \
                 EventNotFound() from None
@@ -64,24 +66,24 @@ def change_capacity(strategy, event: Event, *, expected_version: int, capacity: 
     for _ in strategy.retry.attempts():
         seen = seats.settled_snapshots(strategy, event.id, sorted(sizes))
         if not all(snapshot.complete for snapshot in seen.values()):
-            stored = strategy.events.get({"event_id": event.id}, projection="version")
+            stored = strategy.events.get({"event_id": event.id}, projection=projection("version"))
             raise event_edits.stale_or_missing(stored, expected_version) or EventNotFound()
-        members = Members([("event", ("Update", strategy.events.update_op(
-            {"event_id": event.id}, update.expression, **update.kwargs()))),
+        members = Members([("event", Update(strategy.events, {"event_id": event.id},
+                                            update.expression, update.condition)),
             *seats.freed_ops(strategy.locks, event.id)])
         for quota, size in sorted(sizes.items()):
             counts = [item["confirmed_count"] for item in seen[quota].shards if item]
             if sum(counts) > size:
                 raise event_edits.below_taken(quota, sum(counts))
             for n, share in enumerate(seats.shares(size, counts)):
-                members.add(member(quota, n), ("Update", strategy.locks.update_op(
-                    shard_key(event.id, n, quota), RESIZE, condition=FITS_SIZE,
-                    names=CAPACITY_NAMES, values={":capacity": share, ":one": 1})))
+                members.add(member(quota, n), Update(
+                    strategy.locks, shard_key(event.id, n, quota),
+                    Actions().set("capacity", share) + BUMP, COUNT.le(share)))
         if strategy.transact_once(members, written=None, decode=decode) is not AGAIN:
             return
 
 
-def delete(strategy, event: Event) -> None:
+def delete(strategy: ShardsParts, event: Event) -> None:
     # The shards first: without them every booking fails, so nothing new arrives.
     count = strategy.shard_count(event.id)
     for quota in event.quota_capacities():

@@ -1,17 +1,17 @@
 """Waiting-list holds on the shards strategy's shards (time-limited holds): an offer holds
 the entry's order where its booking would take it. docs/strategies/shards.md#holds.
 """
+from collections.abc import Callable
+
 from booking.dynamo.access import ConditionFailed, Table
-from booking.dynamo.transaction import Members, Op, Refusal
+from booking.dynamo.expressions import Actions, Condition, attr
+from booking.dynamo.expressions import Member, Members, Refusal
 from booking.errors import AlreadyRegistered, EventFull, EventNotFound
 from booking.models import CAPACITY_QUOTA, Event, Order, Registration
-from booking.strategies.base import CAPACITY_NAMES, OneItemPerPerson, expired_holder, quota_order
+from booking.strategies.base import OneItemPerPerson, expired_holder, quota_order
 from booking.strategies.holds import HoldsMap, RegistrationItemHolds
 from booking.strategies.shards import seats
-from booking.strategies.shards.seats import BUMP, LAPSED, member, shard_key
-
-# A lapsed hold of one seat (a bare ``until`` in ``holds``) released: its seat leaves the count.
-RELEASE_LAPSED = f"REMOVE holds.#h SET confirmed_count = confirmed_count - :one, {BUMP}"
+from booking.strategies.shards.seats import BUMP, COUNT, member, shard_key
 
 
 def shard_id(event_id: str, shard: int, quota: str = CAPACITY_QUOTA) -> str:
@@ -22,8 +22,8 @@ class OneSeatHoldsMap(HoldsMap):
     """The shared holds map for a hold of one seat: its room is the shard's capacity as
     stored, as a booking's ``seats.take_op`` (an order's parts check their capacity as read)."""
 
-    def _room(self, order: Order) -> tuple[str, dict, dict]:
-        return "confirmed_count < #capacity", dict(CAPACITY_NAMES), {}
+    def _room(self, order: Order) -> Condition:
+        return COUNT.lt(attr("capacity"))
 
 
 class ShardsHolds(OneItemPerPerson, RegistrationItemHolds):
@@ -32,15 +32,19 @@ class ShardsHolds(OneItemPerPerson, RegistrationItemHolds):
     locks: Table
     held: HoldsMap
     held_one_seat: HoldsMap
+    # The strategy's own, declared here for the type checker:
+    shard_count: Callable[[str], int]
+    shard_counts: Callable[[list[str]], dict[str, int]]
 
     def hold_ops(self, event: Event, email: str, order: Order, *, until: float, now: float,
-                 refused: Refusal | None = None) -> tuple[list[tuple[str, Op]], dict]:
+                 refused: Refusal | None = None) -> tuple[list[tuple[str, Member]], dict]:
         if refused is not None and refused.refused("registration"):
             raise AlreadyRegistered()
         seen = seats.settled_snapshots(self, event.id, quota_order(order))
         if not all(snapshot.complete for snapshot in seen.values()):
             raise EventNotFound()
-        named = [("registration", self.registration_absent_op(event.id, email))]
+        named: list[tuple[str, Member]] = [
+            ("registration", self.registration_absent_op(event.id, email))]
         mine = [(n, item) for snapshot in seen.values() for n, item in enumerate(snapshot.shards)
                 if email in ((item or {}).get("holds") or {})]
         lapsed = None
@@ -73,7 +77,7 @@ class ShardsHolds(OneItemPerPerson, RegistrationItemHolds):
         ], seats.stored(seats.taken(plan), "shards")
 
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
-                   now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
+                   now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Member]]:
         held, email = seats.placed_on(ref, "shards"), holder or registration.email
         put = ("registration", self.registration_put(registration, **seats.stored(held)))
         return [*((member(quota, n), self.held.order_unhold_op(
@@ -81,7 +85,7 @@ class ShardsHolds(OneItemPerPerson, RegistrationItemHolds):
             for quota, parts in held.items() for n, taken in sorted(parts.items())), put]
 
     def release_ops(self, event: Event, email: str, order: Order, *, until: float,
-                    ref: dict) -> list[tuple[str, Op]]:
+                    ref: dict) -> list[tuple[str, Member]]:
         return [*((member(quota, n), self.held.order_release_op(
             shard_id(event.id, n, quota), email, {quota: taken}, until=until, bare="shard" in ref))
             for quota, shards in seats.placed_on(ref, "shards").items()
@@ -102,10 +106,13 @@ class ShardsHolds(OneItemPerPerson, RegistrationItemHolds):
                         orders.setdefault(email, []).append(
                             (item["event_id"], item["hold_seats"][email]))
                         continue
+                    # A lapsed hold of one seat (a bare until) released: its seat leaves
+                    # the count.
+                    lapsed = attr("holds", email)
                     try:
-                        self.locks.update({"event_id": item["event_id"]}, RELEASE_LAPSED,
-                                          condition=LAPSED, names={"#h": email},
-                                          values={":now": now, ":one": 1})
+                        self.locks.update({"event_id": item["event_id"]},
+                                          Actions().remove(lapsed).set(COUNT, COUNT.minus(1))
+                                          + BUMP, condition=lapsed.le(now))
                         released += 1
                     except ConditionFailed:
                         pass  # taken over or released meanwhile

@@ -1,6 +1,8 @@
 """The shards strategy's seats: shard and marker items, their keys, how seats are read and
 where an order's seats are placed. docs/strategies/shards.md describes the items.
 """
+from __future__ import annotations
+
 import itertools
 import math
 import random
@@ -8,33 +10,38 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import Future
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from booking.dynamo.access import Table, TransactionCancelled
-from booking.dynamo.transaction import Op
+from booking.dynamo.expressions import Actions, attr, projection
+from booking.dynamo.expressions import Member, Update
 from booking.models import CAPACITY_QUOTA, Event, Order
-from booking.strategies.base import CAPACITY_NAMES, expired_holder, order_full, quota_order
-from booking.strategies.sold_out import hint_key
+from booking.strategies.base import expired_holder, order_full, quota_order
+from booking.strategies.base import hint_key
+from booking.strategies.parts import ShardCounts
+
+if TYPE_CHECKING:  # for types only (typeshed's, not at run time)
+    from _typeshed import SupportsRichComparison
+
+R = TypeVar("R")  # what a shared read answers
 
 SHARDS = 8  # a quota's shards unless its event expects more arrivals a second
 BOOKINGS_PER_SHARD = 400  # a shard takes 2 of its 1,000 WCU a second per booking: at 80%
 MAX_SHARDS = 64  # a read takes the marker and every shard in one TransactGetItems (100)
 MARKERS = 4  # the marker and its copies: 4 x 3,000 rejections a second read from them
 FOREVER = 2**62
-NEW = "attribute_not_exists(event_id)"
-EXISTS = "attribute_exists(event_id)"
-BUMP = "version = version + :one"  # every write of a shard: the repair's check
-SEATS = "event_id, #capacity, confirmed_count, holds, hold_seats"  # a shard's seats, as read
+NEW = attr("event_id").not_exists()
+EXISTS = attr("event_id").exists()
+VERSION, COUNT, CAPACITY, EPOCH = attr("version"), attr("confirmed_count"), attr("capacity"), attr("epoch")
+BUMP = Actions().set(VERSION, VERSION.plus(1))  # every write of a shard: the repair's check
+SEATS = projection("event_id", "capacity", "confirmed_count", "holds", "hold_seats")  # as read
 # On every freed seat: the marker's epoch bumped, and its marks and its copies' removed.
-FREED = "SET epoch = epoch + :one REMOVE full_until, full_quotas"
-UNMARK = "REMOVE full_until, full_quotas"
-AT_EPOCH = "epoch = :epoch"
-MARK = "SET full_until = :until, full_quotas = :marks"  # until when sold out (0: it is not)
-TAKE = "SET confirmed_count = confirmed_count + :n, version = version + :one"
-ROOM_FOR_ONE = "attribute_exists(event_id) AND confirmed_count < #capacity"
+UNMARK = Actions().remove("full_until", "full_quotas")
+FREED = Actions().set(EPOCH, EPOCH.plus(1)) + UNMARK
+ROOM_FOR_ONE = EXISTS & COUNT.lt(CAPACITY)
 # A condition cannot add: :room is the shard's capacity as guessed or read, less the seats.
-ROOM_FOR_SEATS = "attribute_exists(event_id) AND #capacity >= :cap AND confirmed_count <= :room"
-TAKE_OVER, LAPSED = f"REMOVE holds.#h SET {BUMP}", "holds.#h <= :now"  # a lapsed hold's seat
 
 
 def several_seats(event: Event) -> bool:
@@ -80,19 +87,20 @@ def new_items(event: Event, count: int, *, empty: bool = False) -> list[dict]:
               for n, share in enumerate(shares(size, [0] * count)))]
 
 
-def take_op(locks: Table, event_id: str, quota: str, n: int, taken: int, capacity: int) -> Op:
+def take_op(locks: Table, event_id: str, quota: str, n: int, taken: int,
+            capacity: int) -> Update:
     """The update taking ``taken`` seats of a shard whose capacity was guessed or read."""
-    room = (ROOM_FOR_ONE, {}) if taken == 1 else (
-        ROOM_FOR_SEATS, {":cap": capacity, ":room": capacity - taken})
-    return ("Update", locks.update_op(shard_key(event_id, n, quota), TAKE, condition=room[0],
-                                      names=CAPACITY_NAMES,
-                                      values={":n": taken, ":one": 1, **room[1]}))
+    room = ROOM_FOR_ONE if taken == 1 else (
+        EXISTS & CAPACITY.ge(capacity) & COUNT.le(capacity - taken))
+    return Update(locks, shard_key(event_id, n, quota),
+                  Actions().set(COUNT, COUNT.plus(taken)) + BUMP, room)
 
 
-def take_over_op(locks: Table, event_id: str, shard: int, holder: str, now: float) -> Op:
+def take_over_op(locks: Table, event_id: str, shard: int, holder: str, now: float) -> Update:
     """The update taking the seat of ``holder``'s lapsed hold of one seat (the count stays)."""
-    return ("Update", locks.update_op(shard_key(event_id, shard), TAKE_OVER, condition=LAPSED,
-                                      names={"#h": holder}, values={":now": now, ":one": 1}))
+    lapsed = attr("holds", holder)
+    return Update(locks, shard_key(event_id, shard), Actions().remove(lapsed) + BUMP,
+                  lapsed.le(now))
 
 
 def member(quota: str, shard: int) -> str:
@@ -104,19 +112,19 @@ def shard_of(name: str) -> tuple[str, int]:
     return quota, int(shard)
 
 
-def freed_ops(locks: Table, event_id: str) -> list[tuple[str, Op]]:
+def freed_ops(locks: Table, event_id: str) -> list[tuple[str, Member]]:
     """The marker's epoch bumped (only while the event exists) and every mark removed."""
-    return [("marker", ("Update", locks.update_op(marker_key(event_id), FREED, condition=EXISTS,
-                                                  values={":one": 1}))),
-            *[(f"marker:{copy}", ("Update", locks.update_op(marker_key(event_id, copy), UNMARK)))
+    return [("marker", Update(locks, marker_key(event_id), FREED, EXISTS)),
+            *[(f"marker:{copy}", Update(locks, marker_key(event_id, copy), UNMARK))
               for copy in range(1, MARKERS)]]
 
 
-def mark_update(marks: dict[str, int], marker: dict) -> dict:
-    """The values marking ``marks`` (quota -> until), keeping the ``marker``'s others."""
+def mark_update(marks: dict[str, int], marker: dict) -> Actions:
+    """The update marking ``marks`` (quota -> until when sold out; 0: it is not), keeping
+    the ``marker``'s others."""
     further = {q: until for q, until in marks.items() if q != CAPACITY_QUOTA}
-    return {":until": marks.get(CAPACITY_QUOTA, marker.get("full_until", 0)),
-            ":marks": {**(marker.get("full_quotas") or {}), **further}}
+    return (Actions().set("full_until", marks.get(CAPACITY_QUOTA, marker.get("full_until", 0)))
+            .set("full_quotas", {**(marker.get("full_quotas") or {}), **further}))
 
 
 def marked(marker: dict, quota: str) -> int:  # until when the quota is sold out (0: not)
@@ -155,7 +163,7 @@ class Snapshot:
                     for until in ((item or {}).get("holds") or {}).values()), default=FOREVER)
 
 
-def snapshots(strategy, event_id: str, quotas: list[str]) -> dict[str, Snapshot]:
+def snapshots(strategy: ShardCounts, event_id: str, quotas: list[str]) -> dict[str, Snapshot]:
     """The marker and every shard of ``quotas`` in one TransactGetItems (one instant)."""
     count = strategy.shard_count(event_id)
     found = strategy.store.transact_get([(strategy.locks, marker_key(event_id)), *(
@@ -165,7 +173,8 @@ def snapshots(strategy, event_id: str, quotas: list[str]) -> dict[str, Snapshot]
             for i, quota in enumerate(quotas)}
 
 
-def settled_snapshots(strategy, event_id: str, quotas: list[str]) -> dict[str, Snapshot]:
+def settled_snapshots(strategy: ShardCounts, event_id: str,
+                      quotas: list[str]) -> dict[str, Snapshot]:
     """``snapshots``, read again while a write transaction is landing on one of its items."""
     for _ in strategy.retry.attempts():
         try:
@@ -176,14 +185,14 @@ def settled_snapshots(strategy, event_id: str, quotas: list[str]) -> dict[str, S
     raise AssertionError("unreachable: attempts() raises when spent")
 
 
-def quota_shard_items(strategy, wanted: dict[str, list[str]]) -> dict[str, dict[str, list]]:
+def quota_shard_items(strategy: ShardCounts,
+                      wanted: dict[str, list[str]]) -> dict[str, dict[str, list]]:
     """Event id -> quota -> its shards, for ``wanted`` (event id -> quotas), in one batch;
     events without shards left out."""
     counts = strategy.shard_counts(list(wanted))
     keys = [(event_id, quota, shard_key(event_id, n, quota)) for event_id, quotas in wanted.items()
             for quota in quotas for n in range(counts[event_id])]
-    found = strategy.locks.batch_get([key for _, _, key in keys], projection=SEATS,
-                                     names=CAPACITY_NAMES)
+    found = strategy.locks.batch_get([key for _, _, key in keys], projection=SEATS)
     by_event: dict[str, dict[str, list[dict]]] = {}
     for (event_id, quota, _), item in zip(keys, found):
         by_event.setdefault(event_id, {}).setdefault(quota, []).extend([item] if item else [])
@@ -224,7 +233,8 @@ def place(order: Order, seen: dict[str, Snapshot]) -> Plan:
     return plan
 
 
-def split(need: int, room: dict[int, int], by=None) -> dict[int, int] | None:
+def split(need: int, room: dict[int, int],
+          by: Callable[[int], SupportsRichComparison] | None = None) -> dict[int, int] | None:
     """``need`` seats over the shards with the most ``room`` (or in the order ``by``
     sorts them); None when there is not enough of it."""
     parts = {}
@@ -293,21 +303,22 @@ class DryShards:
             self.turns.setdefault(key, itertools.count(random.randrange(1 << 16)))
         return Hint(self.get(key).dry, turn=next(self.turns[key]))
 
-    def note(self, key: str, shards, *, replace: bool = False) -> None:
+    def note(self, key: str, shards: Iterable[int], *, replace: bool = False) -> None:
         earlier = frozenset() if replace else self.get(key).dry
         self.seen[key] = (earlier | frozenset(shards), time.monotonic())
 
 
-class SharedReads:
+class SharedReads(Generic[R]):
     """One snapshot in flight per key in this process: a booking joins a read that started
     after its refusal instead of sending its own; a read that failed is not shared."""
 
-    def __init__(self, clock=time.monotonic, wait_seconds: float = 5.0):
+    def __init__(self, clock: Callable[[], float] = time.monotonic,
+                 wait_seconds: float = 5.0) -> None:
         self.clock, self.wait_seconds = clock, wait_seconds
         self._lock = threading.Lock()
-        self._flights: dict[object, tuple[float, Future]] = {}  # key -> (started, its result)
+        self._flights: dict[Hashable, tuple[float, Future[R]]] = {}  # key -> (started, its result)
 
-    def read(self, key, since: float, read):
+    def read(self, key: Hashable, since: float, read: Callable[[], R]) -> R:
         """``read()``'s result from a call started at or after ``since`` (own or joined)."""
         with self._lock:
             started, found = self._flights.get(key, (-math.inf, None))

@@ -2,30 +2,30 @@
 draws on in one transaction with its registration (docs/strategies/slots.md)."""
 import random
 
+from typing import Unpack
+
 from booking.dynamo import items
 from booking.dynamo.tables import EVENT_LOCKS, SLOTS
-from booking.dynamo.transaction import MOST_MEMBERS, Members, Refusal
+from booking.dynamo.expressions import Actions, Condition, attr, projection
+from booking.dynamo.expressions import MOST_MEMBERS, Members, Refusal
 from booking.errors import AlreadyRegistered, BookingContention, InvalidBooking
 from booking.exactly_once.riders import MOST_RIDER_MEMBERS, Riders
 from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAvailability,
                             Registration)
 from booking.strategies.base import (AGAIN, READ_AGAIN, cancellation, client_token, now_ms,
                                      order_full, quota_order)
+from booking.strategies.base import Signal, StrategyOptions
 from booking.strategies.slots import audit as slots_audit
 from booking.strategies.slots import capacity as slots_capacity
 from booking.strategies.slots import freed
 from booking.strategies.slots.candidates import LOOKUP, FreeSlotPool
 from booking.strategies.slots.holds import SlotsHolds
-from booking.strategies.slots.seats import (ABSENT, CLAIM, CLAIMABLE, FREE, HOLDER,
-                                            SHUFFLE_RANGE, claimed, free_slot, partition,
+from booking.strategies.slots.seats import (ABSENT, FREE, SHUFFLE_RANGE, claim, claimable,
+                                            claimed, free_slot, held_by, partition,
                                             slot_members, slot_name, slots_of, slots_value)
 from booking.strategies.sold_out import read_first
 
-FREE_IN = "free_in = :e"
-FREE_FROM = "free_in = :e AND shuffle >= :start"  # from a random point of the index
-SAME = "registration_id = :rid AND (attribute_not_exists(tickets) OR tickets = :old)"
-KEEP_PART = "SET tickets = :keep, slots = :slots"
-COUNTED = "holder, held_until"
+COUNTED = projection("holder", "held_until")
 # Besides the slots: the registration, the freed epoch's copies, the riders' members.
 OTHER_MEMBERS = 1 + freed.EPOCHS + MOST_RIDER_MEMBERS
 
@@ -41,7 +41,7 @@ class SlotsStrategy(SlotsHolds):
     freed_ops = freed.freed_ops  # (methods: the controls in harness/controls.py override them)
     see_slots = freed.see
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Unpack[StrategyOptions]) -> None:
         super().__init__(**kwargs)
         self.slots = self.store.table(SLOTS)
         self.locks = self.store.table(EVENT_LOCKS)  # the freed epoch (freed.py)
@@ -80,7 +80,9 @@ class SlotsStrategy(SlotsHolds):
             self.between_read_and_write()
             outcome = self._claim(event, registration, order, found, riders)
             if outcome is not AGAIN:
-                return outcome
+                # The only Signal a claim answers is AGAIN: mypy does not narrow a union by
+                # a constant's identity.
+                return outcome  # type: ignore[return-value]
         raise BookingContention()  # (the attempts raise it first)
 
     def candidates(self, event_id: str, quota: str, needed: int,
@@ -89,37 +91,39 @@ class SlotsStrategy(SlotsHolds):
         lookup of the free-slot index, else (the index may lag) from a consistent read of
         the slot items themselves (``Seen``), lapsed holds' slots after the free ones."""
         part = partition(event_id, quota)
-        found = self._pooled(part, needed)
+        found = self.pooled(part, needed)
         if len(found) >= needed:
             return found, None
         seen = self.see_slots(event_id, part, now)
         return random.sample(seen.free, len(seen.free)) + seen.lapsed, seen
 
-    def _pooled(self, part: str, needed: int) -> list[int]:
+    def pooled(self, part: str, needed: int) -> list[int]:
         """From this process's pool, else from a lookup that leaves the rest there."""
         found = self.free_pool.take(part, needed=needed)
         if found:
             return found
         looked = [] if self.free_pool.recently_none(part) else self._lookup(
-            part, needed, FREE_FROM, start=random.randrange(SHUFFLE_RANGE))
+            part, needed, start=random.randrange(SHUFFLE_RANGE))
         if len(looked) < needed:
-            looked = list(dict.fromkeys(looked + self._lookup(part, needed, FREE_IN)))
+            looked = list(dict.fromkeys(looked + self._lookup(part, needed)))
         random.shuffle(looked)
         return self.free_pool.take(part, looked, needed=needed)
 
-    def _lookup(self, part: str, needed: int, condition: str, **values) -> list[int]:
+    def _lookup(self, part: str, needed: int, start: int | None = None) -> list[int]:
+        """Free slots of ``part`` from the free-slot index (from a random point ``start``)."""
+        condition: Condition = attr("free_in").eq(part)
+        if start is not None:
+            condition &= attr("shuffle").ge(start)
         return [int(item["slot"]) for item in self.slots.query(
-            index="free_slots", key_condition=condition,
-            values={":e": part, **{f":{k}": v for k, v in values.items()}},
-            limit=max(LOOKUP, 2 * needed))]
+            index="free_slots", key_condition=condition, limit=max(LOOKUP, 2 * needed))]
 
     def _claim(self, event: Event, registration: Registration, order: Order, found: dict,
-               riders: Riders):
+               riders: Riders) -> Registration | Signal:
         """Claim ``order``'s seats from ``found``, the next candidates replacing those taken
         meanwhile; ``AGAIN`` when too few are left to try."""
         taken: list[str] = []
 
-        def decode(refusal: Refusal):
+        def decode(refusal: Refusal) -> Registration | Signal | None:
             registered = refusal.old("registration")
             if self.tokens.is_mine(registered, registration):
                 return registration  # a resend of our own claim that had applied
@@ -132,8 +136,8 @@ class SlotsStrategy(SlotsHolds):
             claims, now = {q: found[q][:n] for q, n in order.seats.items()}, now_ms()
             members = Members([("registration", self.registration_put(
                 registration, **slots_value(registration, claims)))])
-            members.extend(slot_members(self.slots, event.id, claims, CLAIM, condition=CLAIMABLE,
-                                        email=registration.email, now=now))
+            members.extend(slot_members(self.slots, event.id, claims, claim(registration.email),
+                                        condition=claimable(now)))
             members.extend(riders.members(registration))
             token = self.tokens.client_token(
                 f"{registration.registration_id}:{sorted(claims.items())}", f"claim-{now}")
@@ -186,17 +190,22 @@ class SlotsStrategy(SlotsHolds):
             lambda item: self._free(event, item, riders, release), riders=riders,
             require_event=lambda: self._require_event(event.id))
 
-    def _free(self, event: Event, item: dict, riders: Riders, release):
+    def _free(self, event: Event, item: dict, riders: Riders,
+              release: dict[str, int] | None) -> Registration | Signal:
         stored, held = items.registration_from_item(item), claimed(item)
         keep, tickets, answer = cancellation(stored, release, riders.request)
         seats = event.order(tickets).seats if keep else {q: len(s) for q, s in held.items()}
         freeing = {q: held[q][:n] for q, n in seats.items()}
         kept = {q: held[q][seats.get(q, 0):] for q in held}
+        stored_tickets = attr("tickets")
+        same = (attr("registration_id").eq(stored.registration_id)
+                & (stored_tickets.not_exists() | stored_tickets.eq(stored.tickets)))
         members = Members([("registration", self.removal_op(
-            stored, keep, SAME, {":rid": stored.registration_id, ":old": stored.tickets},
-            update=KEEP_PART, kept={":slots": {q: s for q, s in kept.items() if s}}))])
-        members.extend(slot_members(self.slots, event.id, freeing, FREE, condition=HOLDER,
-                                    email=stored.email))
+            stored, keep, same,
+            kept=Actions().set("slots", {q: s for q, s in kept.items() if s}))),
+        ])
+        members.extend(slot_members(self.slots, event.id, freeing, FREE,
+                                    condition=held_by(stored.email)))
         members.extend([*riders.members(answer), *self.freed_ops(event.id)])
         return self.transact_once(
             members, written=answer, riders=riders,

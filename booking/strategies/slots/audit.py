@@ -1,45 +1,56 @@
 """Audit and repair for the slots strategy: in every quota, slot holders and the
 registrations naming slots agree one to one (docs/strategies/slots.md, "Audit")."""
+from __future__ import annotations
+
+
+from collections.abc import Callable
+
 from booking.dynamo.access import ConditionFailed, TransactionCancelled
-from booking.models import CAPACITY_QUOTA
+from booking.dynamo.expressions import Actions, Condition, attr, projection
+from booking.dynamo.expressions import ConditionCheck, Delete, Put
+from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies import audit, event_edits
-from booking.strategies.base import CAPACITY_NAMES
 from booking.strategies.slots import freed
 from booking.strategies.slots.capacity import SIZES
-from booking.strategies.slots.seats import (ABSENT, CLAIM, FREE, HOLDER, IS_FREE, PART,
-                                            SLOT_NAMES, claimed, free_slot, partition, slot_op,
-                                            slots_of)
+from booking.strategies.slots.seats import (ABSENT, FREE, FREE_IN, HELD_UNTIL, HOLDER, IS_FREE,
+                                            claim, claimed, free_slot, held_by, partition,
+                                            slot_op, slots_of)
+from booking.strategies.parts import SlotsParts
 
 TRANSACTION_WRITES = 99  # plus the ConditionCheck: DynamoDB allows 100 per transaction
-STORED = "email, tickets, #slot, slots"
-# A registration item names slot :n of quota #q (one seat's ``slot``, an order's ``slots``).
-NAMES = "#slot = :n OR contains(slots.#q, :n)"
-NAMES_NOT = "attribute_not_exists(email) OR NOT (#slot = :n OR contains(slots.#q, :n))"
-ORPHAN = "holder = :email AND attribute_not_exists(held_until)"
-UNLIST = "REMOVE free_in"
-LOST = "attribute_exists(event_id) AND attribute_not_exists(holder) AND " \
-       "attribute_not_exists(free_in)"
-UNCLAIMED = "attribute_not_exists(holder)"
+STORED = projection("email", "tickets", "slot", "slots")
+LOST = attr("event_id").exists() & HOLDER.not_exists() & FREE_IN.not_exists()
+UNCLAIMED = HOLDER.not_exists()
 
 
-def read_slots(strategy, part: str) -> dict[int, dict]:
+def names_slot(quota: str, number: int) -> Condition:
+    """A registration item names slot ``number`` of ``quota`` (one seat's ``slot``, an
+    order's ``slots``)."""
+    return attr("slot").eq(number) | attr("slots", quota).contains(number)
+
+
+def orphan(holder: str) -> Condition:
+    """Claimed by ``holder``, not held for an offer."""
+    return held_by(holder) & HELD_UNTIL.not_exists()
+
+
+def read_slots(strategy: SlotsParts, part: str) -> dict[int, dict]:
     """A partition's slots by number (at most ``max_capacity`` of them), page by page."""
     return {int(item["slot"]): item for item in slots_of(strategy.slots, part)}
 
 
-def read_named(strategy, event_id: str) -> dict[str, dict]:
+def read_named(strategy: SlotsParts, event_id: str) -> dict[str, dict]:
     """E-mail -> the stored registration's tickets and slots per quota (``claimed``)."""
     return {item["email"]: {"tickets": item.get("tickets"), "slots": claimed(item)}
             for item in strategy.registrations_table.query(
-                key_condition=PART, values={":e": event_id}, projection=STORED,
-                names=SLOT_NAMES)}
+                key_condition=attr("event_id").eq(event_id), projection=STORED)}
 
 
 def where(quota: str, number: int) -> str:
     return f"slot {number}" if quota == CAPACITY_QUOTA else f"quota {quota} slot {number}"
 
 
-def audit_event(strategy, event) -> list[audit.Violation]:
+def audit_event(strategy: SlotsParts, event: Event) -> list[audit.Violation]:
     stored = read_named(strategy, event.id)
     seats = audit.seats_taken(event, (item["tickets"] for item in stored.values()))
     found, counted = [], {}
@@ -75,7 +86,7 @@ def audit_event(strategy, event) -> list[audit.Violation]:
                                   checks=found) + audit.person_violations(event.id, stored))
 
 
-def repair_event(strategy, event) -> list[str]:
+def repair_event(strategy: SlotsParts, event: Event) -> list[str]:
     """Per quota: claims nobody names freed, lost claims and lost free marks restored, the
     slot count matched to the size; each write conditional on what the audit read."""
     fixed = []
@@ -91,13 +102,14 @@ def repair_event(strategy, event) -> list[str]:
                 done += _attempt(
                     f"freed slot {number} (claimed by {holder} without a registration naming it)",
                     freed.freed_together, strategy, event.id,
-                    slot_op(strategy.slots, event.id, quota, number, FREE, condition=ORPHAN,
-                            email=holder),
-                    _names(strategy, event.id, holder, quota, number, NAMES_NOT))
+                    slot_op(strategy.slots, event.id, quota, number, FREE,
+                            condition=orphan(holder)),
+                    _names(strategy, event.id, holder,
+                           attr("email").not_exists() | ~names_slot(quota, number)))
             elif holder is not None and "free_in" in slot:
                 done += _attempt(f"removed held slot {number} from the free list",
                                  strategy.slots.update, {"event_id": part, "slot": number},
-                                 UNLIST, condition=HOLDER, values={":email": holder})
+                                 Actions().remove(FREE_IN), condition=held_by(holder))
             elif holder is None and "free_in" not in slot:
                 done += _attempt(f"listed free slot {number} as free", freed.freed_together,
                                  strategy, event.id,
@@ -108,23 +120,23 @@ def repair_event(strategy, event) -> list[str]:
             if number in slots and "holder" not in slots[number]:
                 done += _attempt(f"slot {number} claimed for {email}'s order",
                                  strategy.store.transact_write, [
-                                     slot_op(strategy.slots, event.id, quota, number, CLAIM,
-                                             condition=UNCLAIMED, email=email),
-                                     _names(strategy, event.id, email, quota, number, NAMES)])
+                                     slot_op(strategy.slots, event.id, quota, number,
+                                             claim(email), condition=UNCLAIMED),
+                                     _names(strategy, event.id, email,
+                                            names_slot(quota, number))])
         done += _match_slot_count(strategy, event, read_slots(strategy, part), quota)
         fixed += [what if quota == CAPACITY_QUOTA else f"quota {quota}: {what}" for what in done]
     return fixed
 
 
-def _names(strategy, event_id, email, quota, number, condition) -> tuple:
-    """A ConditionCheck on ``email``'s registration (naming slot ``number`` of ``quota``, or
-    not): a ConditionCheck member has exactly a Delete member's shape."""
-    return ("ConditionCheck", strategy.registrations_table.delete_op(
-        {"event_id": event_id, "email": email}, condition=condition,
-        names={**SLOT_NAMES, "#q": quota}, values={":n": number}))
+def _names(strategy: SlotsParts, event_id: str, email: str, condition: Condition) -> ConditionCheck:
+    """A ConditionCheck on ``email``'s registration (naming a slot, or not)."""
+    return ConditionCheck(strategy.registrations_table, {"event_id": event_id, "email": email},
+                          condition)
 
 
-def _attempt(done: str, write, *args, **kwargs) -> list[str]:
+def _attempt(done: str, write: Callable[..., object], *args: object,
+             **kwargs: object) -> list[str]:
     """``[done]`` once ``write(*args, **kwargs)`` applied."""
     try:
         write(*args, **kwargs)
@@ -133,25 +145,25 @@ def _attempt(done: str, write, *args, **kwargs) -> list[str]:
     return [done]
 
 
-def _match_slot_count(strategy, event, slots, quota):
+def _match_slot_count(strategy: SlotsParts, event: Event, slots: dict[int, dict],
+                      quota: str) -> list[str]:
     """Create missing slots; delete surplus free ones (held ones stay, and are reported).
     Each write rides with a check that the quota's size and the event's version are what
     this repair read, so a concurrent capacity edit is never undone."""
     key, part = {"event_id": event.id}, partition(event.id, quota)
-    current = strategy.events.get(key, projection=SIZES, names=CAPACITY_NAMES)
+    current = strategy.events.get(key, projection=SIZES)
     if current is None:
         return []
     size = current["capacity"] if quota == CAPACITY_QUOTA else current["quota_capacities"][quota]
     difference = size - len(slots)
     if difference > 0:
         start = max(slots, default=-1) + 1
-        writes = [("Put", strategy.slots.put_op(free_slot(part, n), condition=ABSENT))
-                  for n in range(start, start + difference)]
+        writes: list[Put | Delete] = [Put(strategy.slots, free_slot(part, n), ABSENT)
+                                      for n in range(start, start + difference)]
         done = "created {} missing free slot(s)"
     else:
         free = sorted((n for n, s in slots.items() if "holder" not in s), reverse=True)
-        writes = [("Delete", strategy.slots.delete_op({"event_id": part, "slot": n},
-                                                      condition=IS_FREE))
+        writes = [Delete(strategy.slots, {"event_id": part, "slot": n}, IS_FREE)
                   for n in free[:-difference]]
         done = "deleted {} surplus free slot(s)"
     check = event_edits.size_as_read(strategy.events, event.id, quota, size, current["version"])

@@ -1,20 +1,24 @@
 """The freed epoch, which every write that can free a slot bumps, and "full" verified by a
 consistent read of the slots after it (docs/strategies/slots.md, "Full from one
 consistent read")."""
+from __future__ import annotations
+
 import random
 from contextlib import suppress
 from dataclasses import dataclass
 
 from booking.dynamo.access import Table, TransactionCancelled
-from booking.dynamo.transaction import Op
+from booking.dynamo.expressions import Actions, attr, projection
+from booking.dynamo.expressions import Member, Put, Update
 from booking.strategies.base import now_ms
-from booking.strategies.slots.seats import ABSENT, SLOT_NAMES, slots_of
+from booking.strategies.slots.seats import ABSENT, slots_of
+from booking.strategies.parts import FreesSlots, SlotsParts
 
 EPOCHS = 4  # the epoch item and its copies: 4 x 3,000 rejections a second read from them
 FOREVER = 2**62
-FREED = "ADD epoch :one"
-FREE_OR_HELD = "attribute_exists(free_in) OR attribute_exists(held_until)"
-SEEN = "#slot, free_in, held_until"
+FREED = Actions().add("epoch", 1)
+FREE_OR_HELD = attr("free_in").exists() | attr("held_until").exists()
+SEEN = projection("slot", "free_in", "held_until")
 
 
 def epoch_key(event_id: str, copy: int = 0) -> dict:
@@ -26,13 +30,13 @@ def any_epoch_key(event_id: str) -> dict:
     return epoch_key(event_id, random.randrange(EPOCHS))
 
 
-def freed_ops(strategy, event_id: str) -> list[tuple[str, Op]]:
+def freed_ops(strategy: SlotsParts, event_id: str) -> list[tuple[str, Member]]:
     """The members every write that frees a slot adds: 1 more on the epoch and every copy."""
-    return [(f"epoch:{copy}", ("Update", strategy.locks.update_op(
-        epoch_key(event_id, copy), FREED, values={":one": 1}))) for copy in range(EPOCHS)]
+    return [(f"epoch:{copy}", Update(strategy.locks, epoch_key(event_id, copy), FREED))
+            for copy in range(EPOCHS)]
 
 
-def freed_together(strategy, event_id: str, *operations: Op) -> None:
+def freed_together(strategy: FreesSlots, event_id: str, *operations: Member) -> None:
     """Freeing writes made one transaction with the epoch's bump. Raises
     ``TransactionCancelled`` when a condition of ``operations`` fails."""
     strategy.store.transact_write([*operations, *(op for _, op in strategy.freed_ops(event_id))])
@@ -46,7 +50,7 @@ def ensure_epoch(locks: Table, event_id: str) -> int:
         return int(found["epoch"])
     with suppress(TransactionCancelled):  # a freeing write made it meanwhile
         locks.store.transact_write([
-            ("Put", locks.put_op({**epoch_key(event_id, copy), "epoch": 0}, condition=ABSENT))
+            Put(locks, {**epoch_key(event_id, copy), "epoch": 0}, ABSENT)
             for copy in range(EPOCHS)])
     return int((locks.get(any_epoch_key(event_id)) or {"epoch": 0})["epoch"])  # or deleted
 
@@ -66,14 +70,13 @@ class Seen:
         return int(epoch_item["epoch"]) == self.epoch and now < self.until
 
 
-def see(strategy, event_id: str, part: str, now: float | None = None) -> Seen:
+def see(strategy: SlotsParts, event_id: str, part: str, now: float | None = None) -> Seen:
     """The epoch first, then every slot of ``part`` (one consistent Query, paginated),
     filtered to the free and the held ones (lapsed at ``now``: by default, the clock's)."""
     epoch = ensure_epoch(strategy.locks, event_id)
     now = now_ms() if now is None else now
     free, lapsed, until = [], [], FOREVER
-    for item in slots_of(strategy.slots, part, projection=SEEN, names=SLOT_NAMES,
-                         filter=FREE_OR_HELD):
+    for item in slots_of(strategy.slots, part, projection=SEEN, filter=FREE_OR_HELD):
         if "free_in" in item:
             free.append(int(item["slot"]))
         elif item["held_until"] <= now:

@@ -5,18 +5,19 @@ from contextlib import suppress
 from typing import Any
 
 from booking.dynamo.access import Table, TransactionCancelled
-from booking.dynamo.transaction import Op, Refusal
+from booking.dynamo.expressions import projection
+from booking.dynamo.expressions import Member, Refusal
 from booking.errors import AlreadyRegistered
 from booking.models import Event, Order, Registration
 from booking.strategies.base import OneItemPerPerson, order_full, quota_order
 from booking.strategies.holds import RegistrationItemHolds
 from booking.strategies.slots import freed
-from booking.strategies.slots.seats import (CLAIMABLE, FREE, HELD_UNTIL, HOLD, KEEP, KEEP_FOR,
-                                            SLOT_NAMES, UNEXPIRED, claimed, hold_ref, partition,
-                                            slot_members, slot_op, slots_of, slots_value)
+from booking.strategies.slots.seats import (FREE, HELD_UNTIL, KEEP, claimable, claimed, hold,
+                                            hold_ref, held_until, keep_for, partition,
+                                            slot_members, slot_op, slots_of, slots_value,
+                                            unexpired)
 
-LAPSED = "held_until <= :now"
-HELD_SLOTS = "#slot, holder, held_until"
+HELD_SLOTS = projection("slot", "holder", "held_until")
 
 
 class SlotsHolds(OneItemPerPerson, RegistrationItemHolds):
@@ -28,7 +29,7 @@ class SlotsHolds(OneItemPerPerson, RegistrationItemHolds):
     freed_ops: Callable[[str], list]
 
     def hold_ops(self, event: Event, email: str, order: Order, *, until: float, now: float,
-                 refused: Refusal | None = None) -> tuple[list[tuple[str, Op]], dict]:
+                 refused: Refusal | None = None) -> tuple[list[tuple[str, Member]], dict]:
         """Slots found as a booking finds them, held until ``until``; ``ref`` names them."""
         if refused is not None and refused.refused("registration"):
             raise AlreadyRegistered()
@@ -40,24 +41,24 @@ class SlotsHolds(OneItemPerPerson, RegistrationItemHolds):
                 raise order_full(order, quota)
             claims[quota] = found[:order.seats[quota]]
         return [("registration", self.registration_absent_op(event.id, email)),
-                *slot_members(self.slots, event.id, claims, HOLD, condition=CLAIMABLE,
-                              email=email, until=until, now=now)], hold_ref(claims)
+                *slot_members(self.slots, event.id, claims, hold(email, until),
+                              condition=claimable(now))], hold_ref(claims)
 
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
-                   now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
+                   now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Member]]:
         """Every held slot kept, only while the hold is unexpired, and the registration (a
         slot held under another key, ``holder``, becomes the person's)."""
         claims = claimed(ref)
-        keep, extra = (KEEP, {}) if holder is None else (KEEP_FOR, {"person": registration.email})
-        return [*slot_members(self.slots, event.id, claims, keep, condition=UNEXPIRED,
-                              email=holder or registration.email, now=now, **extra),
+        keep = KEEP if holder is None else keep_for(registration.email)
+        return [*slot_members(self.slots, event.id, claims, keep,
+                              condition=unexpired(holder or registration.email, now)),
                 ("registration",
                  self.registration_put(registration, **slots_value(registration, claims)))]
 
     def release_ops(self, event: Event, email: str, order: Order, *, until: float,
-                    ref: dict) -> list[tuple[str, Op]]:
-        return [*slot_members(self.slots, event.id, claimed(ref), FREE, condition=HELD_UNTIL,
-                              email=email, until=until), *self.freed_ops(event.id)]
+                    ref: dict) -> list[tuple[str, Member]]:
+        return [*slot_members(self.slots, event.id, claimed(ref), FREE,
+                              condition=held_until(email, until)), *self.freed_ops(event.id)]
 
     def release_expired(self, event: Event, *, now: float) -> int:
         """Each lapsed slot of every quota freed on its own, with the freed epoch's bump."""
@@ -68,8 +69,8 @@ class SlotsHolds(OneItemPerPerson, RegistrationItemHolds):
                     continue
                 with suppress(TransactionCancelled):  # claimed or released meanwhile
                     freed.freed_together(self, event.id, slot_op(
-                        self.slots, event.id, quota, item["slot"], FREE, condition=LAPSED,
-                        now=now))
+                        self.slots, event.id, quota, item["slot"], FREE,
+                        condition=HELD_UNTIL.le(now)))
                     released += 1
         return released
 
@@ -79,5 +80,5 @@ class SlotsHolds(OneItemPerPerson, RegistrationItemHolds):
 
     def _held(self, part: str) -> list[dict]:
         """The partition's slots held for an offer (expired ones too)."""
-        return [item for item in slots_of(self.slots, part, projection=HELD_SLOTS,
-                                          names=SLOT_NAMES) if "held_until" in item]
+        return [item for item in slots_of(self.slots, part, projection=HELD_SLOTS)
+                if "held_until" in item]

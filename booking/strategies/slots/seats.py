@@ -2,26 +2,56 @@
 one, and what a registration or a hold stores of its slots (docs/strategies/slots.md)."""
 import random
 from collections.abc import Iterator
+from typing import Any
 
 from booking.dynamo.access import Table
-from booking.dynamo.transaction import Op
+from booking.dynamo.expressions import Actions, Condition, attr
+from booking.dynamo.expressions import Member, Update
 from booking.models import CAPACITY_QUOTA, Registration
 
 SHUFFLE_RANGE = 2**31
-PART = "event_id = :e"
-ABSENT = "attribute_not_exists(event_id)"
-IS_FREE = "attribute_exists(free_in)"
-# A slot a booking or a hold may take: free, or held by a hold that has lapsed.
-CLAIMABLE = "attribute_exists(free_in) OR held_until <= :now"
-CLAIM = "SET holder = :email REMOVE free_in, held_until"
-HOLD = "SET holder = :email, held_until = :until REMOVE free_in"
-HELD_UNTIL = "holder = :email AND held_until = :until"
-UNEXPIRED = "holder = :email AND held_until > :now"
-KEEP = "REMOVE held_until"  # a hold's slot becomes its registration's
-KEEP_FOR = "SET holder = :person REMOVE held_until"  # ... held under another key
-HOLDER = "holder = :email"
-FREE = "SET free_in = :e, shuffle = :r REMOVE holder, held_until"
-SLOT_NAMES = {"#slot": "slot"}
+HOLDER, HELD_UNTIL, FREE_IN = attr("holder"), attr("held_until"), attr("free_in")
+ABSENT = attr("event_id").not_exists()
+IS_FREE = FREE_IN.exists()
+KEEP = Actions().remove(HELD_UNTIL)  # a hold's slot becomes its registration's
+
+
+class Free:
+    """The update that lists a slot free again (at a new random place of the index)."""
+
+
+FREE = Free()
+SlotUpdate = Actions | Free
+
+
+def claimable(now: float) -> Condition:
+    """A slot a booking or a hold may take: free, or held by a hold that has lapsed."""
+    return IS_FREE | HELD_UNTIL.le(now)
+
+
+def claim(email: str) -> Actions:
+    return Actions().set(HOLDER, email).remove(FREE_IN, HELD_UNTIL)
+
+
+def hold(email: str, until: float) -> Actions:
+    return Actions().set(HOLDER, email).set(HELD_UNTIL, until).remove(FREE_IN)
+
+
+def keep_for(person: str) -> Actions:
+    """A slot held under another key kept, as ``person``'s."""
+    return Actions().set(HOLDER, person).remove(HELD_UNTIL)
+
+
+def held_by(email: str) -> Condition:
+    return HOLDER.eq(email)
+
+
+def held_until(email: str, until: float) -> Condition:
+    return HOLDER.eq(email) & HELD_UNTIL.eq(until)
+
+
+def unexpired(email: str, now: float) -> Condition:
+    return HOLDER.eq(email) & HELD_UNTIL.gt(now)
 
 
 def partition(event_id: str, quota: str) -> str:
@@ -29,9 +59,9 @@ def partition(event_id: str, quota: str) -> str:
     return event_id if quota == CAPACITY_QUOTA else f"{event_id}#{quota}"
 
 
-def slots_of(slots: Table, part: str, **query) -> Iterator[dict]:
+def slots_of(slots: Table, part: str, **query: Any) -> Iterator[dict]:
     """A partition's slot items, page by page (``query``: further Query arguments)."""
-    return slots.query(key_condition=PART, values={":e": part}, **query)
+    return slots.query(key_condition=attr("event_id").eq(part), **query)
 
 
 def free_slot(part: str, number: int) -> dict:
@@ -66,20 +96,20 @@ def hold_ref(claims: dict[str, list[int]]) -> dict:
     return {"slots": claims}
 
 
-def slot_op(slots: Table, event_id: str, quota: str, number: int, update: str, *,
-            condition: str, **values) -> Op:
-    """An update of slot ``number`` of ``quota`` (values given without their colon); ``FREE``
-    lists it in the free-slot index again, at a new random place."""
-    if update == FREE:
-        values |= {"e": partition(event_id, quota), "r": random.randrange(SHUFFLE_RANGE)}
-    return ("Update", slots.update_op(
-        {"event_id": partition(event_id, quota), "slot": number}, update, condition=condition,
-        values={f":{name}": value for name, value in values.items()}))
+def slot_op(slots: Table, event_id: str, quota: str, number: int, update: SlotUpdate, *,
+            condition: Condition) -> Update:
+    """An update of slot ``number`` of ``quota``; ``FREE`` lists it in the free-slot index
+    again, at a new random place."""
+    part = partition(event_id, quota)
+    if isinstance(update, Free):
+        update = (Actions().set(FREE_IN, part).set("shuffle", random.randrange(SHUFFLE_RANGE))
+                  .remove(HOLDER, HELD_UNTIL))
+    return Update(slots, {"event_id": part, "slot": number}, update, condition)
 
 
-def slot_members(slots: Table, event_id: str, claims: dict[str, list[int]], update: str, *,
-                 condition: str, **values) -> list[tuple[str, Op]]:
+def slot_members(slots: Table, event_id: str, claims: dict[str, list[int]],
+                 update: SlotUpdate, *, condition: Condition) -> list[tuple[str, Member]]:
     """``slot_op`` of every slot of ``claims`` (quota -> numbers), under its member name."""
     return [(slot_name(quota, n), slot_op(slots, event_id, quota, n, update,
-                                          condition=condition, **values))
+                                          condition=condition))
             for quota, numbers in claims.items() for n in numbers]

@@ -7,10 +7,14 @@ from contextlib import suppress
 from dataclasses import replace
 from decimal import Decimal
 
+from collections.abc import Iterable, Iterator
+from typing import Unpack
+
 from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed
 from booking.dynamo.tables import ACCESS_CODES, STREAM_REGISTRATIONS
-from booking.dynamo.transaction import Members, Refusal
+from booking.dynamo.expressions import Actions, Condition, attr, projection
+from booking.dynamo.expressions import ConditionCheck, Members, Put, Refusal, Update
 from booking.errors import AlreadyRegistered, EventNotFound, InvalidBooking
 from booking.exactly_once.access_codes import give_back_members
 from booking.exactly_once.riders import Riders
@@ -18,27 +22,23 @@ from booking.models import (CAPACITY_QUOTA, CONFIRMATION, CONFIRMED, PENDING, RE
                             REJECTION, DEFAULT_TICKET_TYPE, Availability, Event, Order,
                             Registration, UnknownTicketTypes)
 from booking.strategies import event_edits
-from booking.strategies.base import (AGAIN, CAPACITY_NAMES, READ_AGAIN, OneItemPerPerson,
-                                     cancellation)
+from booking.strategies.base import (AGAIN, READ_AGAIN, OneItemPerPerson, cancellation, hint_key,
+                                     order_full)
+from booking.strategies.base import Signal, StrategyOptions
 from booking.strategies.holds import HoldsMap, counted_availability
 from booking.strategies.quota_counts import count_changes, counts_of, room_condition
-from booking.strategies.streams.audit import IN_EVENT, audit_event, repair_event
+from booking.strategies.streams.audit import audit_event, in_event, repair_event
 from booking.strategies.streams.checkpoints import Checkpoints
-from booking.strategies.streams.holds import BUMP, BUMP_VALUES, STATUS_NAMES, StreamsHolds
+from booking.strategies.streams.holds import BUMP, CHANGES, STATUS, StreamsHolds
 
 # What ``decide`` answers besides CONFIRMED and REJECTED.
 NOT_PENDING, EVENT_GONE = "not_pending", "event_gone"
-EVENT_ABSENT, EVENT_EXISTS = "attribute_not_exists(event_id)", "attribute_exists(event_id)"
+EVENT_ABSENT, EVENT_EXISTS = attr("event_id").not_exists(), attr("event_id").exists()
 # The person holds nothing for the event, or only a rejected request (asking again is new).
-NOTHING_OR_REJECTED = "attribute_not_exists(email) OR #status = :rejected"
-STILL_PENDING = "#status = :pending AND registration_id = :rid"
-DECIDED = "SET #status = :status, decided_at = :now"
-# Exactly the registration as read: an item stored without ``tickets`` holds one seat.
-AS_READ = ("registration_id = :rid AND #status = :status"
-           " AND (attribute_not_exists(tickets) OR tickets = :old)")
-PENDING_FILTER, AHEAD_FILTER = "#status = :pending", "#status = :pending AND registered_at < :at"
-EVENT_FIELDS = ("event_id, #capacity, confirmed_count, holds, hold_seats, quota_capacities, "
-                "quota_counts, ticket_types")
+NOTHING_OR_REJECTED = attr("email").not_exists() | STATUS.eq(REJECTED)
+IS_PENDING = STATUS.eq(PENDING)
+EVENT_FIELDS = projection("event_id", "capacity", "confirmed_count", "holds", "hold_seats",
+                          "quota_capacities", "quota_counts", "ticket_types")
 # What a decider keeps of an event item: what an order's seats and room are judged by.
 BELIEVED = ("event_id", "capacity", "confirmed_count", "quota_capacities", "quota_counts",
             "ticket_types")
@@ -69,9 +69,16 @@ def fits(event_item: dict, order: Order) -> bool:
     return all(found[q][1] + n <= found[q][0] for q, n in order.seats.items())
 
 
-def counted(clauses: list[str]) -> str:
+def counted(changes: Actions) -> Actions:
     """An update moving the counts, and ``count_changes`` (the version the repair checks)."""
-    return f"SET {', '.join(clauses)} ADD count_changes :one"
+    return changes.add(CHANGES, 1)
+
+
+def as_read(stored: Registration) -> Condition:
+    """Exactly the registration as read: an item stored without ``tickets`` holds one seat."""
+    tickets = attr("tickets")
+    return (attr("registration_id").eq(stored.registration_id) & STATUS.eq(stored.status)
+            & (tickets.not_exists() | tickets.eq(stored.tickets)))
 
 
 class StreamsStrategy(StreamsHolds, OneItemPerPerson):
@@ -79,7 +86,6 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
     max_capacity = 1_000_000
     description = ("Every booking is accepted at once as pending; a stream decider confirms "
                    "or rejects them in arrival order.")
-    decidable = STILL_PENDING  # only a pending registration is decided (a control replaces it)
     stale_pending_seconds = 300.0  # check_capacity reports one pending longer while a decider runs
     registrations_spec = STREAM_REGISTRATIONS
     audit, repair = audit_event, repair_event
@@ -87,9 +93,9 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
     # Whether the belief has the order's types, else the event item is read (a test replaces it).
     _knows = staticmethod(knows_types)
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Unpack[StrategyOptions]) -> None:
         super().__init__(**kwargs)
-        self.held = HoldsMap(self.events, BUMP, BUMP_VALUES, counts_quotas=True)
+        self.held = HoldsMap(self.events, BUMP, counts_quotas=True)
         # An access code's use is taken at acceptance (a rider on the pending write); a
         # rejection gives it back in its own write (docs/streams.md#access-codes).
         self.access_codes = self.store.table(ACCESS_CODES)
@@ -104,14 +110,19 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
     # --- acceptance: one write, the pending registration and the riders -------------------
     def book(self, event: Event, registration: Registration, order: Order,
              riders: Riders) -> Registration:
-        """Accept ``registration`` as pending; the decider decides its order later."""
+        """Accept ``registration`` as pending; the decider decides its order later. Where
+        this process lately saw the event's requests rejected, "full" from a read first
+        (``full_by_reading``): after a sell-out nothing is written for a refusal."""
+        answered = self.full_by_reading(event, registration, order, riders)
+        if answered is not None:
+            return answered
         pending = replace(registration, status=PENDING)
-        members = Members([("registration", ("Put", self.registrations_table.put_op(
-            items.registration_item(pending), condition=NOTHING_OR_REJECTED,
-            names=STATUS_NAMES, values={":rejected": REJECTED})))])
+        members = Members([("registration", Put(self.registrations_table,
+                                                items.registration_item(pending),
+                                                NOTHING_OR_REJECTED))])
         members.extend(riders.members(pending, notice=False))  # its e-mail goes with the decision
 
-        def decode(refusal: Refusal):
+        def decode(refusal: Refusal) -> Registration | None:
             if not refusal.refused("registration"):
                 return None
             stored = refusal.old("registration")
@@ -122,12 +133,54 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         return self.transact(members, written=pending, decode=decode, riders=riders,
                              token=self.tokens.client_token(registration.registration_id, "book"))
 
+    # --- "full" from a read, once this process saw the event's requests rejected ----------
+    def find(self, event_id: str, email: str) -> Registration | None:
+        """The person's registration; a rejected one notes that this process saw the event
+        refuse (its next bookings read first: ``full_by_reading``)."""
+        found = super().find(event_id, email)
+        if found is not None and found.status == REJECTED:
+            self.sold_out.note(hint_key(event_id))
+        return found
+
+    def full_by_reading(self, event: Event, registration: Registration, order: Order,
+                        riders: Riders) -> Registration | None:
+        """Once this process saw a rejection for the event: one consistent read of the
+        event item, the person's registration and the request row. Raises ``EventFull``
+        when the order has no room at the instant of the read (as the decider would judge
+        it from that read), ``AlreadyRegistered``; this request's registration when it was
+        accepted before; None (accept it pending) when it may fit or the read cannot say."""
+        if not self.sold_out.any_for(event.id):
+            return None
+        found = self.store.batch_get([(self.events, {"event_id": event.id}),
+                                      (self.registrations_table, self._key(registration)),
+                                      *riders.reads()])
+        item, stored, rows = found[0], found[1], found[2:]
+        answered = riders.answer_read(rows)
+        if answered is not None:
+            return answered
+        if item is None:
+            raise EventNotFound()
+        if stored is not None and stored.get("status") != REJECTED:
+            if self.tokens.is_mine(stored, registration):
+                return items.registration_from_item(stored)
+            raise AlreadyRegistered(existing=items.registration_from_item(stored))
+        if not knows_types(item, registration.tickets):
+            return None  # a type this read does not have: the decider rejects it in line
+        read = order_of(item, registration.tickets)
+        if not fits(item, read):  # the decider's own judgement of a read (``_decide``)
+            counts = counts_of(item)
+            raise order_full(read, next(q for q, n in read.seats.items()
+                                        if counts[q][1] + n > counts[q][0]))
+        self.sold_out.clear(hint_key(event.id))  # room: accept, and write again next time
+        return None
+
     # --- the decision ---------------------------------------------------------------------
     def decide(self, registration: Registration, *, now: float | None = None) -> str:
         """Confirm or reject one pending registration (the decider's step): the outcome."""
         return self._decide(registration, now, {})
 
-    def decide_all(self, registrations, *, now: float | None = None):
+    def decide_all(self, registrations: Iterable[Registration], *,
+                   now: float | None = None) -> Iterator[tuple[Registration, str]]:
         """Decide one stream page's pending registrations in order, yielding each with its
         outcome; an event read in this call serves only this call."""
         page: dict[str, dict | None] = {}
@@ -162,8 +215,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         raise AssertionError("unreachable: attempts() raises when spent")
 
     def _read(self, event_id: str) -> dict | None:
-        return self.events.get({"event_id": event_id}, projection=EVENT_FIELDS,
-                               names=CAPACITY_NAMES)
+        return self.events.get({"event_id": event_id}, projection=EVENT_FIELDS)
 
     def _believe(self, item: dict | None) -> dict | None:
         if item is not None:
@@ -173,7 +225,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
     def _write(self, registration: Registration, order: Order | None, status: str,
                now: float) -> str:
         """One decision's write; ``AGAIN``: a conflict, or the event item not as believed."""
-        def decode(refusal: Refusal):
+        def decode(refusal: Refusal) -> str | None:
             if refusal.refused("registration"):
                 return NOT_PENDING  # decided before (a redelivery, another decider), withdrawn
             if not refusal.refused("event"):
@@ -182,30 +234,27 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
                 return self._forget_orphan(registration)
             return AGAIN
 
-        return self.transact_once(self._decision(registration, order, status, now),
+        return self.transact_once(self.decision(registration, order, status, now),
                                   written=status, decode=decode)
 
-    def _decision(self, registration: Registration, order: Order | None, status: str,
+    def decision(self, registration: Registration, order: Order | None, status: str,
                   now: float) -> Members:
         """The registration decided (if still pending), the event item (a confirmation counts
         the order's seats if they fit, a rejection checks they still do not; None: a read
         found no room) and the decision's e-mail."""
-        members = Members([("registration", ("Update", self.registrations_table.update_op(
-            self._key(registration), DECIDED, condition=self.decidable, names=STATUS_NAMES,
-            values={":status": status, ":now": Decimal(f"{now:.3f}"), ":pending": PENDING,
-                    ":rid": registration.registration_id})))])
+        members = Members([("registration", Update(
+            self.registrations_table, self._key(registration),
+            Actions().set(STATUS, status).set("decided_at", Decimal(f"{now:.3f}")),
+            self.decidable(registration)))])
         if order is not None:
             key = {"event_id": registration.event_id}
-            room, names, values = room_condition(order, lacking=status == REJECTED)
-            condition = f"{EVENT_EXISTS} AND {room}"
+            condition = EVENT_EXISTS & room_condition(order, lacking=status == REJECTED)
+            event: Update | ConditionCheck
             if status == CONFIRMED:
-                clauses, count_names, counts = count_changes(order.seats, "+")
-                event = ("Update", self.events.update_op(
-                    key, counted(clauses), condition=condition,
-                    names={**names, **count_names}, values={**values, **counts, ":one": 1}))
-            else:  # a ConditionCheck body has a delete's shape: table, key, condition
-                event = ("ConditionCheck", self.events.delete_op(
-                    key, condition=condition, names=names, values=values))
+                event = Update(self.events, key, counted(count_changes(order.seats, "+")),
+                               condition)
+            else:
+                event = ConditionCheck(self.events, key, condition)
             members.add("event", event)
         kind = CONFIRMATION if status == CONFIRMED else REJECTION
         ops = self.requests.outbox.ops(kind, replace(registration, status=status), at=int(now))
@@ -217,10 +266,14 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
     def _forget_orphan(self, registration: Registration) -> str:
         """Remove a pending registration whose event is gone (written as it was deleted)."""
         with suppress(ConditionFailed):
-            self.registrations_table.delete(
-                self._key(registration), condition=self.decidable, names=STATUS_NAMES,
-                values={":pending": PENDING, ":rid": registration.registration_id})
+            self.registrations_table.delete(self._key(registration),
+                                            condition=self.decidable(registration))
         return EVENT_GONE
+
+    def decidable(self, registration: Registration) -> Condition:
+        """The condition a decision's write holds to: the registration is still pending
+        (a hook: a control replaces it)."""
+        return IS_PENDING & attr("registration_id").eq(registration.registration_id)
 
     @staticmethod
     def _key(registration: Registration) -> dict:
@@ -230,7 +283,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
     def cancel(self, event: Event, email: str, registration_id: str | None, *, riders: Riders,
                known: Registration | None = None,
                release: dict[str, int] | None = None) -> Registration:
-        def read():
+        def read() -> Registration | None:
             stored = items.registration_or_none(self._stored(event.id, email, registration_id))
             return None if stored is None or stored.status == REJECTED else stored
 
@@ -239,23 +292,20 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
             require_event=lambda: self._require_event(event.id))
 
     def _remove(self, event: Event, stored: Registration, riders: Riders,
-                release: dict[str, int] | None):
+                release: dict[str, int] | None) -> Registration | Signal:
         """Withdraw or cancel ``stored`` (or ``release`` of a confirmed order) as read."""
         if release is not None and stored.status != CONFIRMED:
             raise InvalidBooking("Your order is still being decided: cancel all of it, or "
                                  "part of it once it is confirmed.", field="tickets")
         keep, _, answer = cancellation(stored, release, riders.request)
-        same = {":rid": stored.registration_id, ":status": stored.status, ":old": stored.tickets}
-        members = Members([("registration", self.removal_op(stored, keep, AS_READ, same,
-                                                             names=STATUS_NAMES))])
+        members = Members([("registration", self.removal_op(stored, keep, as_read(stored)))])
         if stored.status == CONFIRMED:
-            clauses, names, counts = count_changes(event.order(answer.tickets).seats, "-")
-            members.add("event", ("Update", self.events.update_op(
-                {"event_id": event.id}, counted(clauses), condition=EVENT_EXISTS,
-                names=names or None, values={**counts, ":one": 1})))
+            members.add("event", Update(
+                self.events, {"event_id": event.id},
+                counted(count_changes(event.order(answer.tickets).seats, "-")), EVENT_EXISTS))
         members.extend(riders.members(answer))
 
-        def decode(refusal: Refusal):
+        def decode(refusal: Refusal) -> Signal | None:
             if refusal.refused("event"):
                 raise EventNotFound() from None
             return READ_AGAIN if refusal.refused("registration") else None
@@ -274,12 +324,11 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         if registration.status != PENDING:
             return None
         at = items.registration_item(registration)["registered_at"]
-        return 1 + self._pending(registration.event_id, AHEAD_FILTER, {":at": at})
+        return 1 + self._pending(registration.event_id,
+                                 IS_PENDING & attr("registered_at").lt(at))
 
-    def _pending(self, event_id: str, filter: str = PENDING_FILTER, values=None) -> int:
-        return self.registrations_table.count(
-            key_condition=IN_EVENT, filter=filter, names=STATUS_NAMES,
-            values={":e": event_id, ":pending": PENDING, **(values or {})})
+    def _pending(self, event_id: str, filter: Condition = IS_PENDING) -> int:
+        return self.registrations_table.count(key_condition=in_event(event_id), filter=filter)
 
     # --- the event ------------------------------------------------------------------------
     def delete(self, event: Event) -> None:

@@ -2,35 +2,39 @@
 orders and the holds, no request left pending long while a decider runs, and a recount
 written only if ``count_changes`` did not move (docs/streams.md#audit-and-repair).
 """
+from __future__ import annotations
+
 import time
 from collections import Counter
 from datetime import datetime
 
 from booking.dynamo.access import ConditionFailed
-from booking.models import CAPACITY_QUOTA, CONFIRMED, PENDING
+from booking.dynamo.expressions import Actions, Condition, attr, projection
+from booking.models import CAPACITY_QUOTA, CONFIRMED, PENDING, Event
 from booking.strategies import audit
 from booking.strategies.holds import held_seats
-from booking.strategies.streams.holds import STATUS_NAMES
+from booking.strategies.streams.holds import CHANGES
+from booking.strategies.parts import StreamsParts
 
 PENDING_DECIDED = "pending_decided_in_time"
-IN_EVENT = "event_id = :e"
-COUNTS = "confirmed_count, count_changes, holds, hold_seats, quota_counts"
-RECOUNT = "SET confirmed_count = :count ADD count_changes :one"
-RECOUNT_QUOTAS = "SET confirmed_count = :count, quota_counts = :quotas ADD count_changes :one"
-UNCHANGED = "attribute_exists(event_id) AND count_changes = :changes"
-NEVER_CHANGED = "attribute_exists(event_id) AND attribute_not_exists(count_changes)"
+COUNTS = projection("confirmed_count", "count_changes", "holds", "hold_seats", "quota_counts")
+STORED = projection("email", "status", "registered_at", "tickets")
 
 
-def counted(strategy, event, counter: dict) -> tuple[Counter, list[dict]]:
+def in_event(event_id: str) -> Condition:
+    """The key condition of an event's registrations."""
+    return attr("event_id").eq(event_id)
+
+
+def counted(strategy: StreamsParts, event: Event, counter: dict) -> tuple[Counter, list[dict]]:
     """Seats per quota of the confirmed orders and the holds, and the registrations read."""
-    stored = list(strategy.registrations_table.query(
-        key_condition=IN_EVENT, values={":e": event.id},
-        projection="email, #status, registered_at, tickets", names=STATUS_NAMES))
+    stored = list(strategy.registrations_table.query(key_condition=in_event(event.id),
+                                                     projection=STORED))
     confirmed = (item.get("tickets") for item in stored if item.get("status") == CONFIRMED)
     return audit.seats_taken(event, confirmed) + held_seats(counter), stored
 
 
-def audit_event(strategy, event) -> list[audit.Violation]:
+def audit_event(strategy: StreamsParts, event: Event) -> list[audit.Violation]:
     now = time.time()
     counter = strategy.events.get({"event_id": event.id}, projection=COUNTS) or {}
     seats, stored = counted(strategy, event, counter)
@@ -44,7 +48,8 @@ def audit_event(strategy, event) -> list[audit.Violation]:
     return found + audit.person_violations(event.id, [item["email"] for item in stored])
 
 
-def _stale_pending(strategy, event_id, pending, now) -> list[audit.Violation]:
+def _stale_pending(strategy: StreamsParts, event_id: str, pending: list[float],
+                   now: float) -> list[audit.Violation]:
     """Pending registrations older than the threshold, reported only while a decider
     runs (without one, waiting is expected: start ``booking_worker``)."""
     limit = strategy.stale_pending_seconds
@@ -56,7 +61,7 @@ def _stale_pending(strategy, event_id, pending, now) -> list[audit.Violation]:
                                       "ran: its stream records may have been trimmed")]
 
 
-def repair_event(strategy, event) -> list[str]:
+def repair_event(strategy: StreamsParts, event: Event) -> list[str]:
     key = {"event_id": event.id}
     for _ in strategy.retry.attempts():
         item = strategy.events.get(key, projection=COUNTS)
@@ -67,12 +72,13 @@ def repair_event(strategy, event) -> list[str]:
         if item.get("confirmed_count") == taken and (item.get("quota_counts") or {}) == quotas:
             return []
         changes = item.get("count_changes")
+        recount = Actions().set("confirmed_count", taken)
+        if quotas:
+            recount = recount.set("quota_counts", quotas)
+        unchanged = CHANGES.not_exists() if changes is None else CHANGES.eq(changes)
         try:
-            strategy.events.update(
-                key, RECOUNT_QUOTAS if quotas else RECOUNT,
-                condition=NEVER_CHANGED if changes is None else UNCHANGED,
-                values={":count": taken, ":one": 1, **({":quotas": quotas} if quotas else {}),
-                        **({":changes": changes} if changes is not None else {})})
+            strategy.events.update(key, recount.add(CHANGES, 1),
+                                   condition=attr("event_id").exists() & unchanged)
         except ConditionFailed:
             continue  # a decision, cancellation or hold landed while counting: count again
         return [f"confirmed_count {item.get('confirmed_count')} -> {taken}"]

@@ -5,12 +5,11 @@ import time
 from decimal import Decimal
 
 from booking.dynamo.access import ConditionFailed, Store
+from booking.dynamo.expressions import Actions, attr
 from booking.dynamo.tables import STREAM_CHECKPOINTS
 
 HEARTBEAT_PREFIX = "decider#"
-ADVANCE = "SET sequence_number = :seq, #pos = :pos, at_ = :now"
-FORWARD = "attribute_not_exists(#pos) OR #pos < :pos"  # never backwards
-FINISH = "SET finished = :yes"
+POSITION = attr("position")
 
 
 def _decimal(seconds: float | None) -> Decimal | None:
@@ -30,17 +29,18 @@ class Checkpoints:
     def advance(self, shard_id: str, sequence_number: str) -> None:
         """Record that everything up to ``sequence_number`` is decided (never backwards)."""
         try:
+            position = sequence_number.zfill(40)  # compares as the number (<= 40 digits)
             self.table.update(
-                {"shard_id": shard_id}, ADVANCE, condition=FORWARD,
-                names={"#pos": "position"},  # zero-filled: compares as the number (<= 40 digits)
-                values={":seq": sequence_number, ":pos": sequence_number.zfill(40),
-                        ":now": _decimal(time.time())})
+                {"shard_id": shard_id},
+                Actions().set("sequence_number", sequence_number).set(POSITION, position)
+                .set("at_", _decimal(time.time())),
+                condition=POSITION.not_exists() | POSITION.lt(position))  # never backwards
         except ConditionFailed:
             pass  # another decider is further along
 
     def finish(self, shard_id: str) -> None:
         """The shard is closed and read to its end: its children may be read."""
-        self.table.update({"shard_id": shard_id}, FINISH, values={":yes": True})
+        self.table.update({"shard_id": shard_id}, Actions().set("finished", True))
 
     def beat(self, decider_id: str, *, caught_up: bool, decided: int, now: float) -> None:
         key = {"shard_id": HEARTBEAT_PREFIX + decider_id}

@@ -3,17 +3,24 @@ per-shard checkpoints, and decides each pending registration (``decide_all``). A
 read twice is decided once: each decision is conditional on still being pending. Runs in
 ``manage.py booking_worker`` or as a Lambda (docs/streams.md#running-the-decider).
 """
+from __future__ import annotations
+
 import logging
 import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from booking.dynamo import items, streams
 from booking.dynamo.access import deserialize
 from booking.dynamo.tables import STREAM_REGISTRATIONS
 from booking.strategies.streams.checkpoints import Checkpoints
-from booking.models import CONFIRMED, PENDING, REJECTED
+from booking.models import CONFIRMED, PENDING, REJECTED, Registration
+
+if TYPE_CHECKING:  # the strategy imports its package, which this module is part of
+    from booking.strategies.streams import StreamsStrategy
 
 logger = logging.getLogger(__name__)
 HEARTBEAT_EVERY = 1.0  # seconds between heartbeat writes
@@ -21,7 +28,7 @@ FAILED_PASS_PAUSE = 1.0  # seconds before a pass that failed is tried again
 PAGE_SIZE = 100  # stream records a page: after a sell-out, one read serves its rejections
 
 
-def registration_of(record: dict):
+def registration_of(record: dict) -> Registration | None:
     """The pending registration a stream record carries, or None (decisions; a delete's
     record has no new image)."""
     image = deserialize(record.get("dynamodb", {}).get("NewImage")) or {}
@@ -32,7 +39,8 @@ class StreamDecider:
     """Decides the stream's pending registrations with ``strategy``; ``on_decided(outcome,
     registration)`` runs after each decision it made (the worker sends its e-mail)."""
 
-    def __init__(self, strategy, *, on_decided=None):
+    def __init__(self, strategy: StreamsStrategy, *,
+                 on_decided: Callable[[str, Registration], object] | None = None) -> None:
         self.strategy = strategy
         self.checkpoints = Checkpoints(strategy.store)
         self.streams = streams.StreamReader(strategy.store)
@@ -79,7 +87,8 @@ class StreamDecider:
         self._beat(caught_up)
         return outcomes, caught_up
 
-    def _read_shard(self, shard, row, outcomes: Counter, stop: threading.Event | None) -> bool:
+    def _read_shard(self, shard: streams.Shard, row: dict, outcomes: Counter,
+                    stop: threading.Event | None) -> bool:
         """Decide the shard's records up to its current end; True once it is closed and
         read completely."""
         position = self._iterators.pop(shard.shard_id, None)
@@ -113,7 +122,8 @@ class StreamDecider:
                                   decided=self.decided_total, now=now)
             self._beaten = now
 
-    def run(self, stop: threading.Event, *, interval: float = 0.2, report=None) -> None:
+    def run(self, stop: threading.Event, *, interval: float = 0.2,
+            report: Callable[[Counter, bool], object] | None = None) -> None:
         """Pass after pass until ``stop`` is set; ``report(outcomes, caught_up)`` after
         each pass that decided something. A failing pass is logged and tried again."""
         while not stop.is_set():

@@ -3,17 +3,18 @@ taken seats; an accepted offer is a confirmed registration (docs/streams.md#wait
 """
 from booking.dynamo import items
 from booking.dynamo.access import Table
-from booking.dynamo.transaction import Op
+from booking.dynamo.expressions import Actions, attr
+from booking.dynamo.expressions import ConditionCheck, Member, Put
 from booking.models import CONFIRMED, Event, Order, Registration
 from booking.strategies.holds import MapHolds
 
-STATUS_NAMES = {"#status": "status"}
+STATUS = attr("status")
 # A pending request may still be rejected and a rejected one is nothing: only a confirmed
 # registration stands in the way of a hold or an accepted offer.
-NOT_CONFIRMED = "attribute_not_exists(email) OR #status <> :confirmed"
+NOT_CONFIRMED = attr("email").not_exists() | STATUS.ne(CONFIRMED)
 # Every write that moves the event item's count adds 1: the version the repair checks.
-BUMP = "count_changes = if_not_exists(count_changes, :zero) + :one"
-BUMP_VALUES = {":one": 1, ":zero": 0}
+CHANGES = attr("count_changes")
+BUMP = Actions().set(CHANGES, CHANGES.if_not_exists(0).plus(1))
 
 
 class StreamsHolds(MapHolds):
@@ -22,16 +23,14 @@ class StreamsHolds(MapHolds):
     registrations_table: Table
 
     def accept_ops(self, event: Event, registration: Registration, order: Order, *,
-                   now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Op]]:
+                   now: float, ref: dict, holder: str | None = None) -> list[tuple[str, Member]]:
         """The unexpired hold removed (its seats stay counted: they become the person's)
         and the confirmed registration put (it replaces a pending request of theirs)."""
         return [*self.unhold_members(event, holder or registration.email, order, now=now),
-                ("registration", ("Put", self.registrations_table.put_op(
-                    items.registration_item(registration, status=CONFIRMED),
-                    condition=NOT_CONFIRMED, names=STATUS_NAMES,
-                    values={":confirmed": CONFIRMED})))]
+                ("registration", Put(self.registrations_table,
+                                     items.registration_item(registration, status=CONFIRMED),
+                                     NOT_CONFIRMED))]
 
-    def registration_absent_op(self, event_id: str, email: str) -> Op:
-        return ("ConditionCheck", self.registrations_table.delete_op(
-            {"event_id": event_id, "email": email}, condition=NOT_CONFIRMED,
-            names=STATUS_NAMES, values={":confirmed": CONFIRMED}))
+    def registration_absent_op(self, event_id: str, email: str) -> ConditionCheck:
+        return ConditionCheck(self.registrations_table, {"event_id": event_id, "email": email},
+                              NOT_CONFIRMED)
