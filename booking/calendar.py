@@ -32,7 +32,8 @@ def _text(value: str) -> str:
 
 def _fold(line: str) -> str:
     """Fold a content line at 75 octets, never inside a UTF-8 character (RFC 5545 3.1)."""
-    parts, current = [], ""
+    parts: list[str] = []
+    current = ""
     for char in line:
         if len((current + char).encode("utf-8")) > (75 if not parts else 74):
             parts.append(current)

@@ -32,7 +32,7 @@ def default_strategy_check(app_configs=None, **kwargs):
 @register()
 def rate_settings_check(app_configs=None, **kwargs):
     """Every rate limit reads like '10/10m' or 'off'."""
-    from booking.web.rate_limits import parse_rate
+    from booking.entry.limits import parse_rate
     from booking.wiring import RATE_SETTINGS
 
     errors = []

@@ -1,4 +1,6 @@
 """Domain errors. Each carries a message fit to show a user, and a stable code."""
+from typing import Any
+
 from booking.models import ticket_label
 
 
@@ -44,6 +46,9 @@ class EventFull(BookingError):
                        "for this order.")
         super().__init__(message, **kwargs)
         self.quota = quota  # the quota that had no room ("capacity": the event's own)
+        # What is left (``booking.models.NoRoom``), set by the form's booking
+        # (``BookingService.sign_up``); None elsewhere.
+        self.left: Any = None
 
 
 class AlreadyRegistered(BookingError):

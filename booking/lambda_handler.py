@@ -8,6 +8,10 @@ They sit above the composition root: they build the service from settings like a
 process (``DJANGO_SETTINGS_MODULE=config.lambda_settings`` on the functions).
 """
 import logging
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:  # for types only: nothing of booking/ is imported at run time here
+    from booking.strategies.streams import StreamsStrategy
 
 logger = logging.getLogger(__name__)
 # The decider, built on the first batch. Nothing of booking/ is imported at module level:
@@ -28,7 +32,9 @@ def handler(event, context):
         from booking.strategies.streams.decider import StreamDecider
         from booking.wiring import get_booking_service
 
-        _lambda_decider = StreamDecider(get_booking_service().strategy("streams"))
+        # The catalog holds the streams strategy under its name ("streams").
+        _lambda_decider = StreamDecider(
+            cast("StreamsStrategy", get_booking_service().strategy("streams")))
     for record in event.get("Records", []):
         try:
             _lambda_decider.decide_records([record])

@@ -221,7 +221,7 @@ def _pack(payload: dict) -> bytes | None:
 def _unpack(data: bytes) -> dict:
     """The payload of a compact record (``ValueError`` or ``struct.error`` if malformed)."""
     at = 1 + 32
-    payload = {"e": data[1:17].hex(), "r": data[17:33].hex()}
+    payload: dict[str, str | None] = {"e": data[1:17].hex(), "r": data[17:33].hex()}
 
     def text() -> str:
         nonlocal at
@@ -250,13 +250,13 @@ def _unpack(data: bytes) -> dict:
     return payload
 
 
-def _cipher(secret: str) -> AESSIV:
+def _cipher(secret: str | bytes) -> AESSIV:
     # 64 bytes: AES-256-SIV. Derived, so the link key is never the signing key itself.
     return AESSIV(salted_hmac("booking.links.key", "aes-siv", secret=secret,
                               algorithm="sha512").digest())
 
 
-def _secrets() -> list[str]:
+def _secrets() -> list[str | bytes]:
     """The secret key, then the earlier ones still accepted (Django's own signer's)."""
     signer = signing.Signer()
     return [signer.key, *signer.fallback_keys]

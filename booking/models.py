@@ -384,3 +384,62 @@ class AccessCode:
 
     def unlocks(self, ticket_type: str) -> bool:
         return not self.ticket_types or ticket_type in self.ticket_types
+
+
+# --- What one asking of a booking or a cancellation did (the service's answer) ----------
+# An entry point renders an ``Outcome``; it never guesses from timestamps whether its
+# request was the one that wrote, and it never sends what is owed: the write itself
+# recorded what it owes (its outbox row), and the booking worker sends the e-mail and fans
+# out its webhooks, once.
+
+@dataclass(frozen=True)
+class Outcome:
+    """``registration``: the answer (a booking's registration, a cancellation's removed
+    seats). ``applied``: this asking's own write made it (False: an earlier asking of the
+    same request id did, and this one replayed its answer, writing nothing). ``owed``: the
+    messages this asking's write recorded in the outbox (empty for a replay: the earlier
+    write owes them; and for a booking still waiting for its decision: the decision owes)."""
+
+    registration: Registration
+    applied: bool
+    owed: tuple[str, ...] = ()
+
+    @property
+    def replayed(self) -> bool:
+        return not self.applied
+
+    @classmethod
+    def booking(cls, registration: Registration, *, built_id: str) -> "Outcome":
+        """A booking's outcome: it applied when the answer is the registration this asking
+        built (its ``registration_id`` is new for every asking; a replay answers the one the
+        earlier asking wrote, read from the request row)."""
+        applied = registration.registration_id == built_id
+        owed = (CONFIRMATION,) if applied and registration.status == CONFIRMED else ()
+        return cls(registration, applied, owed)
+
+    @classmethod
+    def cancellation(cls, registration: Registration, *, replayed: bool) -> "Outcome":
+        """A cancellation's outcome; ``replayed``: its answer came from the request row an
+        earlier asking wrote (the strategy's write was refused for it)."""
+        return cls(registration, not replayed, () if replayed else (CANCELLATION,))
+
+
+@dataclass
+class Answered:
+    """What an observer of one booking or cancellation (``BookingService.observers``)
+    learns when it answered: ``status`` (a registration's status, ``"cancelled"``);
+    ``"error"`` until then (an observer reads the raised error itself)."""
+
+    status: str = "error"
+
+
+@dataclass(frozen=True)
+class NoRoom:
+    """What is left when an order did not fit (``BookingService.sign_up``'s ``EventFull``
+    carries it as ``left``): ``seats`` read now (None: not known in time, or the event sells
+    no orders), ``beyond`` (quota, asked, seats) when the order is larger than a quota in
+    all, and ``may_wait``: the order may join the waiting list as it is."""
+
+    seats: Availability | None
+    beyond: tuple[str, int, int] | None = None
+    may_wait: bool = False

@@ -1,4 +1,5 @@
 """Input rules shared by the service (and so by every form, admin page and command)."""
+import functools
 import re
 import unicodedata
 import uuid
@@ -239,6 +240,13 @@ def normalize_email(value) -> str:
     ``ADA@Bücher.example`` and ``ada@xn--bcher-kva.example`` are one key. For a plain ASCII
     address this is exactly the earlier key (trimmed and case-folded).
     """
+    if isinstance(value, str) and len(value) <= 4 * EMAIL_MAX_LENGTH:
+        return _normalized(value)  # a request asks for one address's key several times
+    return _normalized.__wrapped__(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _normalized(value) -> str:
     local, _, domain = clean_typed_email(value).rpartition("@")
     return f"{local.lower()}@{ascii_domain(domain)}"
 

@@ -5,7 +5,9 @@
 retry policy, the request log (with its outbox), the guarded strategies (each given the
 store and both) and the ``BookingService``; ``mail_sender`` builds the e-mail sender
 beside it. ``web_settings`` and ``worker_settings`` give the public pages, the admin and
-the commands what they need, read afresh on each call (so ``override_settings`` holds).
+the commands what they need: ``web_settings`` is read once and again after any setting
+changes (Django's ``setting_changed``, so ``override_settings`` holds), ``worker_settings``
+afresh on each call.
 Nothing else reads ``django.conf.settings`` (but ``config/`` and ``booking/checks.py``).
 The process keeps one store and one service (``get_store``, ``get_booking_service``); tests and
 harnesses build their own graphs on stores of their own (``harness.controls``) and put
@@ -13,11 +15,13 @@ them in place with ``use_service``.
 """
 import logging
 import threading
+from typing import TYPE_CHECKING, cast
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
+from django.core.signals import setting_changed
 
 from booking.checkin.passes import PassSigner
 from booking.dynamo.access import Store
@@ -25,13 +29,16 @@ from booking.dynamo.client import ClientConfig, make_client
 from booking.dynamo.history import RequestHistory
 from booking.dynamo.leases import Leases
 from booking.dynamo.rate_limits import RateCounters
-from booking.mail.sender import MailSender
+from booking.mail.sender import MailSender, decision_mailer
 from booking.exactly_once.outbox import Outbox
 from booking.exactly_once.request_log import RequestLog
 from booking.service import BookingService
 from booking.service.shedding import CoolDown
 from booking.strategies.base import RetryPolicy
 from booking.strategies.streams.decider import StreamDecider
+
+if TYPE_CHECKING:
+    from booking.strategies.streams import StreamsStrategy
 from booking.dynamo.webhooks import WebhookDeliveries, WebhookEndpoints
 from booking.webhooks.delivery import RetryRule, WebhookSender
 from booking.webhooks.fanout import Fanout
@@ -39,7 +46,7 @@ from booking.webhooks.addresses import PublicUrls
 from booking.webhooks.registry import WebhookRegistry
 
 DAY = 86400
-# The abuse limits (booking/web/rate_limits.py) by name, and the setting that gives each rate.
+# The abuse limits (booking/entry/limits.py) by name, and the setting that gives each rate.
 RATE_SETTINGS = {"signup": "BOOKING_SIGNUP_RATE", "cancel": "BOOKING_CANCEL_RATE",
                  "signup_email": "BOOKING_SIGNUP_EMAIL_RATE", "admin_login": "ADMIN_LOGIN_RATE",
                  "api_token": "API_TOKEN_RATE", "resend": "BOOKING_RESEND_RATE",
@@ -64,6 +71,7 @@ class WebSettings:
     default_strategy: str  # the admin's preselected size
     max_body_bytes: int  # a request body over this answers 413 before anything reads it
     max_json_bytes: int  # a JSON body a view reads (Django's DATA_UPLOAD_MAX_MEMORY_SIZE too)
+    queue_deadline: float  # seconds a changing request may have waited since the proxy took it
 
 
 @dataclass(frozen=True)
@@ -77,8 +85,24 @@ class WorkerSettings:
     webhook_interval: float  # seconds between looks for webhook deliveries due
 
 
+_web_settings: list[WebSettings] = []  # the one read, until a setting changes
+
+
+def _settings_changed(**_kwargs) -> None:
+    _web_settings.clear()
+
+
+setting_changed.connect(_settings_changed, dispatch_uid="booking.wiring.web_settings")
+
+
 def web_settings() -> WebSettings:
-    """The web's settings as they are now."""
+    """The web's settings as they are now (read once: every request asks, several times)."""
+    if not _web_settings:
+        _web_settings.append(_read_web_settings())
+    return _web_settings[0]
+
+
+def _read_web_settings() -> WebSettings:
     return WebSettings(
         site_url=settings.SITE_URL, form_max_age=settings.BOOKING_FORM_MAX_AGE,
         content_security_policy=settings.CONTENT_SECURITY_POLICY,
@@ -88,7 +112,8 @@ def web_settings() -> WebSettings:
         default_strategy=settings.BOOKING_DEFAULT_STRATEGY,
         max_body_bytes=settings.REQUEST_BODY_MAX_BYTES,
         max_json_bytes=min(settings.REQUEST_BODY_MAX_BYTES,
-                           settings.DATA_UPLOAD_MAX_MEMORY_SIZE or settings.REQUEST_BODY_MAX_BYTES))
+                           settings.DATA_UPLOAD_MAX_MEMORY_SIZE or settings.REQUEST_BODY_MAX_BYTES),
+        queue_deadline=settings.BOOKING_QUEUE_DEADLINE)
 
 
 def worker_settings() -> WorkerSettings:
@@ -288,10 +313,14 @@ def reset_services() -> None:
         _store = None
 
 
-def stream_decider(service: BookingService | None = None, *, on_decided=None):
-    """The streams strategy's decider for ``service`` (this process's by default)."""
+def stream_decider(service: BookingService | None = None, *,
+                   sender: MailSender | None = None) -> StreamDecider:
+    """The streams strategy's decider for ``service`` (this process's by default); with
+    ``sender``, each decision's e-mail goes out at once (``mail.sender.decision_mailer``)."""
     service = service or get_booking_service()
-    return StreamDecider(service.strategy("streams"), on_decided=on_decided)
+    # The catalog holds the streams strategy under its name ("streams").
+    return StreamDecider(cast("StreamsStrategy", service.strategy("streams")),
+                         on_decided=decision_mailer(sender) if sender is not None else None)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ the request's id, so a repeat answers the same passes.
 """
 from booking.checkin.door import Door, layout_of, order_key
 from booking.checkin.passes import pass_id
-from booking.dynamo.transaction import Op, Refusal
+from booking.dynamo.expressions import Actions, all_of, attr
+from booking.dynamo.expressions import Member, Refusal, Update
 from booking.errors import BookingContention, InvalidBooking
 from booking.models import Registration
 
@@ -52,30 +53,27 @@ class PassCancellation:
         self.whole = whole
         self.seats = seats  # the seats named (``release_of``), else chosen by type
 
-    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
+    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Member]]:
         if answer.part_request_id is None:  # the whole order: no read, no condition
-            return [("passes", ("Update", self.door.table.update_op(
-                order_key(answer.registration_id), "SET cancelled_all = :yes, event_id = :e",
-                values={":yes": True, ":e": answer.event_id})))]
+            return [("passes", Update(self.door.table, order_key(answer.registration_id),
+                                      Actions().set("cancelled_all", True)
+                                      .set("event_id", answer.event_id)))]
         order = self.door.order_item(answer.registration_id)
         if self.whole is None or self.whole.registration_id != answer.registration_id:
             raise PassesChanged()
         layout = layout_of(order, self.whole.tickets)
         seats = (self._named(order, layout, answer.tickets) if self.seats
                  else self._choose(order, layout, answer.tickets))
-        values: dict = {":layout": layout, ":e": answer.event_id, ":seats": set(seats),
-                        ":ids": [pass_id(answer.registration_id, int(n)) for n in seats]}
-        conditions = []
-        for index, seat in enumerate(seats):
-            values[f":s{index}"] = seat
-            conditions.append(f"NOT contains(admitted, :s{index}) "
-                              f"AND NOT contains(cancelled, :s{index})")
-        return [("passes", ("Update", self.door.table.update_op(
-            order_key(answer.registration_id),
-            "SET layout = if_not_exists(layout, :layout), event_id = :e, #by = :ids "
-            "ADD cancelled :seats",
-            condition="attribute_not_exists(cancelled_all) AND " + " AND ".join(conditions),
-            names={"#by": f"by:{self.request_id}"}, values=values)))]
+        admitted, cancelled = attr("admitted"), attr("cancelled")
+        unused = [~admitted.contains(seat) & ~cancelled.contains(seat) for seat in seats]
+        return [("passes", Update(
+            self.door.table, order_key(answer.registration_id),
+            Actions().set("layout", attr("layout").if_not_exists(layout))
+            .set("event_id", answer.event_id)
+            .set(f"by:{self.request_id}",
+                 [pass_id(answer.registration_id, int(n)) for n in seats])
+            .add(cancelled, set(seats)),
+            all_of([attr("cancelled_all").not_exists(), *unused])))]
 
     @staticmethod
     def _choose(order: dict, layout: list[str], release: dict[str, int]) -> list[str]:

@@ -26,6 +26,7 @@ scans were made; an offline entry of a pass admitted already is recorded as a co
 (both admissions) in the same write as its row.
 """
 import hashlib
+from collections.abc import Callable
 import random
 import time
 import uuid
@@ -41,15 +42,28 @@ from booking.checkin.records import (ADMITTED, ALREADY_ADMITTED, CANCELLED, ENTR
                                      ScanResult, at)
 from booking.dynamo.access import ConditionFailed, Store, TransactionCancelled, TransactionConflict
 from booking.dynamo.tables import CHECKINS
-from booking.dynamo.transaction import Members, Refusal
+from booking.dynamo.expressions import Actions, Condition, attr
+from booking.dynamo.expressions import Members, Put, Refusal, Update
 
-LIST_SK = "#list"
-ORDER_SK = "#door"
+LIST_SK = "#list"  # a stored value, not an expression
+ORDER_SK = "#door"  # a stored value, not an expression
+COUNT_SK = "#count."  # a stored value, not an expression: the counters' sort keys
 ATTEMPTS = 30  # writes cancelled by another transaction on the same items, tried again
 
 COUNT_SHARDS = 4  # counter items per list (a busy door's scans do not meet on one item)
-NEW = "attribute_not_exists(pk)"
-NOT_CANCELLED = "attribute_not_exists(cancelled_all) AND NOT contains(cancelled, :seat)"
+NEW = attr("pk").not_exists()
+EXISTS = attr("pk").exists()
+STATE, INSIDE = attr("state"), attr("inside")
+
+
+def not_cancelled(seat: str) -> Condition:
+    """The order's passes were not all cancelled, nor seat ``seat``'s."""
+    return attr("cancelled_all").not_exists() & ~attr("cancelled").contains(seat)
+
+
+def _under(pk: str, prefix: str) -> Condition:
+    """The items of partition ``pk`` whose sort key starts with ``prefix``."""
+    return attr("pk").eq(pk) & attr("sk").begins_with(prefix)
 
 
 def list_key(list_id: str) -> dict:
@@ -69,7 +83,7 @@ def scan_key(list_id: str, nonce: str) -> dict:
 
 
 def count_key(list_id: str, shard: int) -> dict:
-    return {"pk": f"list#{list_id}", "sk": f"#count.{shard}"}
+    return {"pk": f"list#{list_id}", "sk": f"{COUNT_SK}{shard}"}
 
 
 def count_shard(nonce: str) -> int:
@@ -93,7 +107,8 @@ class NonceReused(Exception):
 class Door:
     """Lists and scans on the ``checkins`` table."""
 
-    def __init__(self, store: Store, signer: PassSigner, *, clock=time.time):
+    def __init__(self, store: Store, signer: PassSigner, *,
+                 clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.table = store.table(CHECKINS)
         self.signer = signer
@@ -122,8 +137,7 @@ class Door:
             item["closes_at"] = num(closes_at.timestamp())
         index = {"pk": f"event#{event_id}", "sk": f"list#{list_id}", "list_id": list_id}
         try:
-            self.store.transact_write([("Put", self.table.put_op(item, condition=NEW)),
-                                       ("Put", self.table.put_op(index, condition=NEW))])
+            self.store.transact_write([Put(self.table, item, NEW), Put(self.table, index, NEW)])
         except TransactionCancelled as cancelled:
             old = cancelled.reasons[0].old_item if cancelled.reasons else None
             if not old:
@@ -139,8 +153,7 @@ class Door:
 
     def lists(self, event_id: str) -> list[CheckinList]:
         ids = [item["list_id"] for item in self.table.query(
-            key_condition="pk = :pk AND begins_with(sk, :list)",
-            values={":pk": f"event#{event_id}", ":list": "list#"})]
+            key_condition=_under(f"event#{event_id}", "list#"))]
         if not ids:
             return []
         found = self.store.batch_get([(self.table, list_key(i)) for i in ids])
@@ -151,21 +164,18 @@ class Door:
         """``admitted`` (passes admitted at least once), ``inside`` now, ``conflicts``:
         the list's counter items summed (one query of ``COUNT_SHARDS`` small items)."""
         found = {"admitted": 0, "inside": 0, "conflicts": 0}
-        for item in self.table.query(key_condition="pk = :pk AND begins_with(sk, :c)",
-                                     values={":pk": f"list#{checkin_list.id}",
-                                             ":c": "#count."}):
+        for item in self.table.query(key_condition=_under(f"list#{checkin_list.id}", COUNT_SK)):
             for name in found:
                 found[name] += int(item.get(name, 0))
         return found
 
-    def count_op(self, lst: CheckinList, nonce: str, **deltas: int) -> tuple[str, dict]:
+    def count_op(self, lst: CheckinList, nonce: str, **deltas: int) -> Update:
         """The scan's ``count`` member: ``deltas`` (admitted, inside, conflicts) added to
         the counter item its nonce picks, without a condition."""
-        names = sorted(deltas)
-        return ("Update", self.table.update_op(
-            count_key(lst.id, count_shard(nonce)),
-            "ADD " + ", ".join(f"{name} :{name}" for name in names),
-            values={f":{name}": deltas[name] for name in names}))
+        actions = Actions()
+        for name in sorted(deltas):
+            actions = actions.add(name, deltas[name])
+        return Update(self.table, count_key(lst.id, count_shard(nonce)), actions)
 
     def room_counter(self, list_id: str) -> int:
         item = self.table.get(list_key(list_id))
@@ -195,10 +205,10 @@ class Door:
         again = False  # an entry is first tried as the pass's first (it counts admitted)
         for attempt in range(ATTEMPTS):
             if direction == ENTRY:
-                members = self._entry(checkin_list, ref, when, gate, nonce, stamp, offline,
+                members = self.entry(checkin_list, ref, when, gate, nonce, stamp, offline,
                                       again=again)
             else:
-                members = self._exit(checkin_list, ref, when, gate, nonce, stamp, offline)
+                members = self.exit(checkin_list, ref, when, gate, nonce, stamp, offline)
             try:
                 self.store.transact_write(members.operations)
             except TransactionCancelled as cancelled:
@@ -241,57 +251,52 @@ class Door:
     def recall(self, list_id: str, nonce: str) -> dict | None:
         return self.table.get(scan_key(list_id, nonce))
 
-    def _entry(self, lst: CheckinList, ref: PassRef, when: float, gate, nonce, stamp,
-               offline, *, again: bool = False) -> Members:
+    def entry(self, lst: CheckinList, ref: PassRef, when: float, gate: str | None, nonce: str,
+              stamp: dict, offline: bool, *, again: bool = False) -> Members:
         """An entry: the pass's first on this list, or (``again``) a re-entry of a pass
         that is out."""
+        stamp_at, at_gate = num(when), gate or ""
+        entered = (Actions().set(STATE, "inside").set("ticket_type", ref.ticket_type)
+                   .set("registration_id", ref.registration_id).set("last_at", stamp_at)
+                   .set("last_gate", at_gate)
+                   .set("first_at", attr("first_at").if_not_exists(stamp_at))
+                   .set("first_gate", attr("first_gate").if_not_exists(at_gate))
+                   .add("entries", 1))
         members = Members([
-            ("scan", ("Put", self.table.put_op(
-                {**scan_key(lst.id, nonce), **_row(ADMITTED, ref, ENTRY, when, gate, offline),
-                 **stamp}, condition=NEW))),
-            ("pass", ("Update", self.table.update_op(
-                pass_key(lst.id, ref.pass_id),
-                "SET #s = :in, ticket_type = :t, registration_id = :r, last_at = :at, "
-                "last_gate = :g, first_at = if_not_exists(first_at, :at), "
-                "first_gate = if_not_exists(first_gate, :g) ADD entries :one",
-                condition="#s = :out" if again else "attribute_not_exists(pk)",
-                names={"#s": "state"},
-                values={":in": "inside", ":t": ref.ticket_type, ":r": ref.registration_id,
-                        ":at": num(when), ":g": gate or "", ":one": 1,
-                        **({":out": "out"} if again else {})}))),
-            ("order", ("Update", self.table.update_op(
-                order_key(ref.registration_id), "SET event_id = :e ADD admitted :seats",
-                condition=NOT_CANCELLED,
-                values={":e": lst.event_id, ":seat": str(ref.seat), ":seats": {str(ref.seat)}}))),
+            ("scan", Put(self.table, {**scan_key(lst.id, nonce),
+                                      **_row(ADMITTED, ref, ENTRY, when, gate, offline),
+                                      **stamp}, NEW)),
+            ("pass", Update(self.table, pass_key(lst.id, ref.pass_id), entered,
+                            STATE.eq("out") if again else NEW)),
+            ("order", Update(self.table, order_key(ref.registration_id),
+                             Actions().set("event_id", lst.event_id)
+                             .add("admitted", {str(ref.seat)}),
+                             not_cancelled(str(ref.seat)))),
             ("count", self.count_op(lst, nonce, inside=1, **({} if again else {"admitted": 1}))),
         ])
         if lst.occupancy_limit is not None:
-            members.add("room", ("Update", self.table.update_op(
-                list_key(lst.id), "ADD inside :one",
-                condition="attribute_exists(pk) AND inside < :limit",
-                values={":one": 1, ":limit": lst.occupancy_limit})))
+            members.add("room", Update(self.table, list_key(lst.id), Actions().add(INSIDE, 1),
+                                       EXISTS & INSIDE.lt(lst.occupancy_limit)))
         return members
 
-    def _exit(self, lst: CheckinList, ref: PassRef, when: float, gate, nonce, stamp,
-              offline) -> Members:
+    def exit(self, lst: CheckinList, ref: PassRef, when: float, gate: str | None, nonce: str,
+             stamp: dict, offline: bool) -> Members:
         members = Members([
-            ("scan", ("Put", self.table.put_op(
-                {**scan_key(lst.id, nonce), **_row(EXITED, ref, EXIT, when, gate, offline),
-                 **stamp}, condition=NEW))),
-            ("pass", ("Update", self.table.update_op(
-                pass_key(lst.id, ref.pass_id), "SET #s = :out, last_at = :at, last_gate = :g",
-                condition="#s = :in", names={"#s": "state"},
-                values={":in": "inside", ":out": "out", ":at": num(when), ":g": gate or ""}))),
+            ("scan", Put(self.table, {**scan_key(lst.id, nonce),
+                                      **_row(EXITED, ref, EXIT, when, gate, offline),
+                                      **stamp}, NEW)),
+            ("pass", Update(self.table, pass_key(lst.id, ref.pass_id),
+                            Actions().set(STATE, "out").set("last_at", num(when))
+                            .set("last_gate", gate or ""), STATE.eq("inside"))),
             ("count", self.count_op(lst, nonce, inside=-1)),
         ])
         if lst.occupancy_limit is not None:
-            members.add("room", ("Update", self.table.update_op(
-                list_key(lst.id), "ADD inside :minus", condition="attribute_exists(pk)",
-                values={":minus": -1})))
+            members.add("room", Update(self.table, list_key(lst.id), Actions().add(INSIDE, -1),
+                                       EXISTS))
         return members
 
-    def _decode(self, refusal: Refusal, lst: CheckinList, ref: PassRef, base: dict, stamp,
-                when: float, offline: bool) -> ScanResult:
+    def _decode(self, refusal: Refusal, lst: CheckinList, ref: PassRef, base: dict,
+                stamp: dict, when: float, offline: bool) -> ScanResult:
         if refusal.refused("scan"):
             return self._answer(refusal.old("scan") or {}, stamp, base)
         if refusal.refused("order"):
@@ -332,8 +337,7 @@ class Door:
                     "second_at": _epoch(result.scanned_at), "second_gate": result.gate or "",
                     "nonce": result.nonce, "reported_at": stamp["recorded_at"]}
         try:
-            self.store.transact_write([("Put", self.table.put_op(row, condition=NEW)),
-                                       ("Put", self.table.put_op(conflict, condition=NEW)),
+            self.store.transact_write([Put(self.table, row, NEW), Put(self.table, conflict, NEW),
                                        self.count_op(lst, result.nonce, conflicts=1)])
         except TransactionCancelled as cancelled:
             old = cancelled.reasons[0].old_item if cancelled.reasons else None
@@ -349,16 +353,14 @@ class Door:
 
     # --- the log and conflicts -----------------------------------------------------
     def scans(self, list_id: str, *, limit: int | None = None) -> list[ScanResult]:
-        rows = self.table.query(key_condition="pk = :pk AND begins_with(sk, :s)",
-                                values={":pk": f"list#{list_id}", ":s": "scan#"})
+        rows = self.table.query(key_condition=_under(f"list#{list_id}", "scan#"))
         found = [_from_row(row, {"list_id": list_id, "nonce": row["sk"][len("scan#"):]})
                  for row in rows]
         found.sort(key=lambda r: (r.scanned_at, r.nonce))
         return found[-limit:] if limit else found
 
     def conflicts(self, list_id: str) -> list[Conflict]:
-        rows = self.table.query(key_condition="pk = :pk AND begins_with(sk, :c)",
-                                values={":pk": f"list#{list_id}", ":c": "conflict#"})
+        rows = self.table.query(key_condition=_under(f"list#{list_id}", "conflict#"))
         return sorted((Conflict(list_id=list_id, pass_id=row["pass_id"],
                                 ticket_type=row["ticket_type"], first_at=at(row.get("first_at")),
                                 first_gate=row.get("first_gate") or None,
@@ -369,13 +371,11 @@ class Door:
                        for row in rows), key=lambda c: (c.second_at, c.nonce))
 
     def passes_inside(self, list_id: str) -> list[dict]:
-        return [item for item in self.table.query(
-            key_condition="pk = :pk AND begins_with(sk, :p)",
-            values={":pk": f"list#{list_id}", ":p": "pass#"}) if item.get("state") == "inside"]
+        return [item for item in self.table.query(key_condition=_under(f"list#{list_id}", "pass#"))
+                if item.get("state") == "inside"]
 
     def pass_items(self, list_id: str) -> list[dict]:
-        return list(self.table.query(key_condition="pk = :pk AND begins_with(sk, :p)",
-                                     values={":pk": f"list#{list_id}", ":p": "pass#"}))
+        return list(self.table.query(key_condition=_under(f"list#{list_id}", "pass#")))
 
     # --- orders --------------------------------------------------------------------
     def order_item(self, registration_id: str) -> dict:
@@ -427,7 +427,8 @@ def _epoch(when: datetime | None) -> Decimal | None:
     return None if when is None else num(when.timestamp())
 
 
-def _row(status: str, ref: PassRef, direction: str, when: float, gate, offline: bool) -> dict:
+def _row(status: str, ref: PassRef, direction: str, when: float, gate: str | None,
+         offline: bool) -> dict:
     return {"status": status, "pass_id": ref.pass_id, "ticket_type": ref.ticket_type,
             "direction": direction, "scanned_at": num(when), "gate": gate or "",
             "offline": offline}

@@ -14,6 +14,7 @@ code names no e-mail, no name, and is not the cancellation secret.
 A pass id is ``"<registration id>-<n>"``, n counting from 1 over the order's seats, its
 ticket types in name order (``seat_layout``).
 """
+from collections.abc import Iterable
 import base64
 import binascii
 import re
@@ -99,7 +100,7 @@ def short_code(pass_id_: str) -> str:
     return f"{head[:4]}-{head[4:]}-{seat}"
 
 
-def read_short(text) -> tuple[str, int | None] | None:
+def read_short(text: object) -> tuple[str, int | None] | None:
     """(the order's id prefix, lower case; its seat or None for the whole order) of a
     typed short code or booking reference (spaces, dashes and case as typed), else None."""
     if not isinstance(text, str) or len(text) > 40:
@@ -125,7 +126,7 @@ class PassSigner:
     signed with a key derived from one of ``fallbacks`` (the secrets it replaced) reads
     too, so rotating the secret keeps issued passes (until a fallback is dropped)."""
 
-    def __init__(self, secret: bytes, *, fallbacks=()):
+    def __init__(self, secret: bytes, *, fallbacks: Iterable[bytes] = ()) -> None:
         if not secret:
             raise ValueError("a pass signer needs a secret")
         self._secrets = [bytes(secret), *(bytes(f) for f in fallbacks if f)]
@@ -157,11 +158,12 @@ class PassSigner:
         signature = self._keys(event_id).sign(signed.encode("ascii"))
         return f"{signed}.{b64url(signature)}"
 
-    def read(self, code, *, event_id: str | None = None) -> PassRef | None:
+    def read(self, code: object, *, event_id: str | None = None) -> PassRef | None:
         """What ``code`` says, or None when it is malformed, forged or altered; with
         ``event_id``, also None for another event's code."""
         ref = parse(code)
-        if ref is None or (event_id is not None and ref.event_id != event_id):
+        if not isinstance(code, str) or ref is None or (
+                event_id is not None and ref.event_id != event_id):
             return None
         signed, _, signature = code.rpartition(".")
         for index in range(len(self._secrets)):
@@ -174,7 +176,7 @@ class PassSigner:
         return None
 
 
-def parse(code) -> PassRef | None:
+def parse(code: object) -> PassRef | None:
     """The unverified claims of a well-formed code (None if it is not one)."""
     if not isinstance(code, str) or len(code) > MAX_CODE or not code.startswith(PREFIX):
         return None

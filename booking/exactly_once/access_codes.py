@@ -16,16 +16,27 @@ import time
 from dataclasses import dataclass
 
 from booking.dynamo.access import Table
-from booking.dynamo.transaction import Op, Refusal
+from booking.dynamo.expressions import Actions, Condition, all_of, attr
+from booking.dynamo.expressions import Member, Refusal, Update
 from booking.errors import AccessCodeUsedUp, BookingError, InvalidAccessCode
 from booking.models import REJECTED, Registration, ticket_label
 
 MEMBER = "access_code"
-VALID = ("attribute_exists(max_uses) AND attribute_not_exists(revoked_at) "
-         "AND (attribute_not_exists(valid_until) OR valid_until > :now) AND uses < max_uses")
-# A code with seats still reserved for it books them first (``ReservedSeatUse``).
-USABLE = VALID + " AND (attribute_not_exists(reserved_left) OR reserved_left <= :zero)"
-RESERVED = VALID + " AND attribute_exists(reserved.#key)"
+USES = attr("uses")
+
+
+def valid(now: int) -> Condition:
+    """The code exists, is not revoked, not expired at ``now`` and not used up."""
+    return (attr("max_uses").exists() & attr("revoked_at").not_exists()
+            & (attr("valid_until").not_exists() | attr("valid_until").gt(now))
+            & USES.lt(attr("max_uses")))
+
+
+def usable(now: int) -> Condition:
+    """``valid``, and no seats still reserved for it (those it books first:
+    ``ReservedSeatUse``)."""
+    return valid(now) & (attr("reserved_left").not_exists() | attr("reserved_left").le(0))
+
 # The prefix of the hold keys of a code's reserved seats (``reserved_key``): never an
 # e-mail key (those have an @), so no person's hold or registration can share one.
 RESERVED_PREFIX = "code#"
@@ -59,7 +70,7 @@ class ReservedSeatGone(BookingError):
 
 
 def why_refused(item: dict | None, ticket_types: tuple[str, ...], now: int,
-                labels: dict[str, str] | None = None):
+                labels: dict[str, str] | None = None) -> BookingError:
     """The error a refused use of the code stored as ``item`` answers (None: no item);
     ticket types named by their ``labels`` (the event's, as people read them)."""
     if item is None:
@@ -91,20 +102,15 @@ class AccessCodeUse:
     now: int  # epoch ms (``now_ms``), as ``valid_until`` is stored
     labels: tuple[tuple[str, str], ...] = ()  # (type, label): what a refusal names
 
-    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
-        condition, values = self._condition(USABLE, {":one": 1, ":now": self.now, ":zero": 0})
-        return [(MEMBER, ("Update", self.table.update_op(
-            code_key(self.event_id, self.code), "ADD uses :one", condition=condition,
-            values=values)))]
+    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Member]]:
+        return [(MEMBER, Update(self.table, code_key(self.event_id, self.code),
+                                Actions().add(USES, 1), self._unlocking(usable(self.now))))]
 
-    def _condition(self, base: str, values: dict) -> tuple[str, dict]:
+    def _unlocking(self, base: Condition) -> Condition:
         """``base`` and: the code unlocks every type ordered."""
-        condition = base
-        for index, ticket_type in enumerate(self.ticket_types):
-            values[f":t{index}"] = ticket_type
-            condition += (f" AND (attribute_not_exists(ticket_types) OR "
-                          f"contains(ticket_types, :t{index}))")
-        return condition, values
+        types = attr("ticket_types")
+        return all_of([base, *(types.not_exists() | types.contains(ticket_type)
+                               for ticket_type in self.ticket_types)])
 
     def answer(self, refusal: Refusal) -> Registration | None:
         if not refusal.refused(MEMBER):
@@ -126,16 +132,14 @@ class ReservedSeatUse(AccessCodeUse):
 
     key: str = ""
 
-    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
-        condition, values = self._condition(RESERVED, {":one": 1, ":now": self.now,
-                                                       ":minus": -1})
-        return [(MEMBER, ("Update", self.table.update_op(
-            code_key(self.event_id, self.code),
-            "ADD uses :one, reserved_left :minus REMOVE reserved.#key",
-            condition=condition, names={"#key": self.key}, values=values)))]
+    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Member]]:
+        seat = attr("reserved", self.key)
+        return [(MEMBER, Update(self.table, code_key(self.event_id, self.code),
+                                Actions().add(USES, 1).add("reserved_left", -1).remove(seat),
+                                self._unlocking(valid(self.now) & seat.exists())))]
 
 
-def give_back_members(table: Table, registration: Registration) -> list[tuple[str, Op]]:
+def give_back_members(table: Table, registration: Registration) -> list[tuple[str, Member]]:
     """The member giving back the use ``registration`` (a whole order) held, if any.
 
     Unconditional: the order held a use, so the count is at least one; a condition here
@@ -143,9 +147,8 @@ def give_back_members(table: Table, registration: Registration) -> list[tuple[st
     if not registration.access_code or registration.part_request_id \
             or registration.status == REJECTED:
         return []
-    return [(MEMBER, ("Update", table.update_op(
-        code_key(registration.event_id, registration.access_code), "ADD uses :minus",
-        values={":minus": -1})))]
+    return [(MEMBER, Update(table, code_key(registration.event_id, registration.access_code),
+                            Actions().add(USES, -1)))]
 
 
 @dataclass(frozen=True)
@@ -154,7 +157,7 @@ class AccessCodeReturn:
 
     table: Table
 
-    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
+    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Member]]:
         return give_back_members(self.table, answer)
 
     def answer(self, refusal: Refusal) -> Registration | None:

@@ -18,7 +18,8 @@ import hashlib
 from dataclasses import dataclass
 
 from booking.dynamo.access import Table
-from booking.dynamo.transaction import Op, Refusal
+from booking.dynamo.expressions import Actions
+from booking.dynamo.expressions import Member, Refusal, Update
 from booking.models import CONFIRMED, Registration
 
 MEMBER = "cancellations"
@@ -47,14 +48,12 @@ class CancellationCount:
     table: Table
     request_id: str
 
-    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
+    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Member]]:
         if answer.status != CONFIRMED:
             return []  # a request withdrawn before its decision: no seat was sold
         orders = 0 if answer.part_request_id else 1
-        return [(MEMBER, ("Update", self.table.update_op(
-            shard_key(answer.event_id, shard_of(self.request_id)),
-            f"ADD {ORDERS} :orders, {SEATS} :seats",
-            values={":orders": orders, ":seats": answer.seats})))]
+        return [(MEMBER, Update(self.table, shard_key(answer.event_id, shard_of(self.request_id)),
+                                Actions().add(ORDERS, orders).add(SEATS, answer.seats)))]
 
     def answer(self, refusal: Refusal) -> Registration | None:
         return None  # its member has no condition

@@ -5,9 +5,13 @@ outbox row, put in the same TransactWriteItems as the seat and the request row, 
 e-mail is owed exactly when the seat changed. The row is deleted once the e-mail went
 out; sending it exactly once is the sender's job (``booking/mail/sender.py``: execution history).
 """
+from collections.abc import Iterator
+from typing import Any
+
 from booking.dynamo import items
 from booking.dynamo.access import Store
 from booking.dynamo.tables import OUTBOX
+from booking.dynamo.expressions import Put
 from booking.models import Registration
 
 
@@ -21,13 +25,13 @@ class Outbox:
     def __init__(self, store: Store):
         self.table = store.table(OUTBOX)
 
-    def ops(self, kind: str, registration: Registration, *, at: int) -> list[tuple[str, dict]]:
+    def ops(self, kind: str, registration: Registration, *, at: int) -> list[Put]:
         row = {"message_id": message_id(kind, registration.registration_id,
                                         registration.part_request_id), "kind": kind,
                "created_at": at, **items.registration_item(registration)}
-        return [("Put", self.table.put_op(row))]
+        return [Put(self.table, row)]
 
-    def pending(self, *, page_size: int = 100):
+    def pending(self, *, page_size: int = 100) -> Iterator[dict[str, Any]]:
         """Every row still owed, page by page (sent rows are deleted)."""
         return self.table.scan(page_size=page_size)
 

@@ -49,6 +49,8 @@ from dataclasses import dataclass, field, replace
 
 from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed, Store, Table, Unavailable
+from booking.dynamo.expressions import Condition, attr
+from booking.dynamo.expressions import Put, Write
 from booking.dynamo.tables import REQUESTS
 from booking.errors import InvalidBooking, StillDeciding
 from booking.models import Registration
@@ -57,10 +59,15 @@ from booking.exactly_once.outbox import Outbox
 MISMATCH = "This form was already used for a different booking."
 # A request row's put: no live row, or only a fence that closes neither this attempt nor
 # its generation (``closed``: the highest generation a fence closed).
-ROW_ABSENT_OR_OPEN = (
-    "attribute_not_exists(request_id) OR #ttl <= :at"
-    " OR (attribute_exists(fenced) AND NOT contains(fenced, :attempt)"
-    " AND (attribute_not_exists(closed) OR closed < :generation))")
+def row_absent_or_open(at: int, attempt: str, generation: int) -> Condition:
+    return (_absent(at) | attr("fenced").exists() & ~attr("fenced").contains(attempt)
+            & (attr("closed").not_exists() | attr("closed").lt(generation)))
+
+
+def _absent(now: int) -> Condition:
+    """No live row: none, or one whose ``ttl`` passed (TTL deletes late)."""
+    return attr("request_id").not_exists() | attr("ttl").le(now)
+
 FENCED_OUT = ("Another asking of this request took its place: send the same request again "
               "(the same request id) to learn its outcome.")
 
@@ -84,21 +91,23 @@ class Request:
 
     @classmethod
     def booking(cls, registration: Registration) -> "Request":
-        content = {"event_id": registration.event_id, "email": registration.email,
-                   "name": registration.name}
+        content: dict[str, object] = {"event_id": registration.event_id,
+                                      "email": registration.email, "name": registration.name}
         if registration.ticket_counts is not None:  # an order: its tickets are its content
             content["tickets"] = dict(registration.ticket_counts)
         if registration.access_code:  # a code's booking: the code is part of its content
             content["access_code"] = registration.access_code
         # Each asking makes a new registration id; the strategy rebuilds this very request.
-        return cls(registration.request_id, "book", content,
+        # A registration booked without a request id rebuilds a request without one (None).
+        return cls(registration.request_id, "book", content,  # type: ignore[arg-type]
                    registration.registered_at.timestamp(), attempt=registration.registration_id)
 
     @classmethod
     def cancellation(cls, request_id: str, event_id: str, email: str,
                      registration_id: str | None, at: float,
                      tickets: dict | None = None) -> "Request":
-        content = {"event_id": event_id, "email": email, "registration_id": registration_id}
+        content: dict[str, object] = {"event_id": event_id, "email": email,
+                                      "registration_id": registration_id}
         if tickets is not None:  # part of an order
             content["tickets"] = dict(tickets)
         return cls(request_id, "cancel", content, at)
@@ -118,7 +127,7 @@ class RequestLog:
         self.outbox = outbox or Outbox(store)
         self.retention_seconds = int(retention_seconds)
 
-    def row_ops(self, request: Request, registration: Registration) -> list[tuple[str, dict]]:
+    def row_ops(self, request: Request, registration: Registration) -> list[Write]:
         """The request row alone, for a write that owes no e-mail yet (a provisional
         booking: its e-mail goes out with the decision). Empty without a request id."""
         at = int(request.at)
@@ -128,10 +137,7 @@ class RequestLog:
                "fingerprint": request.fingerprint, **request.content,
                "registration": items.registration_item(registration),
                "created_at": at, "ttl": at + self.retention_seconds}
-        put = self.table.put_op(row, condition=ROW_ABSENT_OR_OPEN, names={"#ttl": "ttl"},
-                                values={":at": at, ":attempt": request.attempt,
-                                        ":generation": request.generation})
-        return [("Put", put)]
+        return [Put(self.table, row, row_absent_or_open(at, request.attempt, request.generation))]
 
     def fence(self, request: Request, *, known: dict | None = None) -> Registration | None:
         """Close ``request``'s attempt (``Request.attempt``) and every attempt of its
@@ -148,19 +154,17 @@ class RequestLog:
         fresh = {"request_id": request.request_id, "fenced": {request.attempt}, "fences": 1,
                  "closed": request.generation, "created_at": now,
                  "ttl": now + self.retention_seconds}
-        row, condition = fresh, dict(
-            condition="attribute_not_exists(request_id) OR #ttl <= :now",
-            names={"#ttl": "ttl"}, values={":now": now})
+        row, condition = fresh, _absent(now)
         if known is not None and "fenced" in known and known.get("ttl", 0) > now:
             row, condition = self._added(fresh, known, request)
         for _ in range(5):
             try:
-                self.table.put(row, **condition)
+                self.table.put(row, condition=condition)
                 return None
             except ConditionFailed as refused:
                 old = refused.old_item or self.read(request.request_id)
             if old is None:  # gone meanwhile (expired): fence afresh
-                row, condition = fresh, dict(condition="attribute_not_exists(request_id)")
+                row, condition = fresh, attr("request_id").not_exists()
             elif "fenced" not in old:
                 return self.answer(request, old)  # a live row of this request id
             else:  # another asking was fenced before: add this one
@@ -168,13 +172,13 @@ class RequestLog:
         raise Unavailable("the request could not be fenced")
 
     @staticmethod
-    def _added(fresh: dict, old: dict, request: Request) -> tuple[dict, dict]:
+    def _added(fresh: dict, old: dict, request: Request) -> tuple[dict, Condition]:
         """The fence ``old`` with ``request``'s attempt and generation added, and the
         condition that it is still that fence."""
         row = {**fresh, "fenced": set(old["fenced"]) | {request.attempt},
                "fences": old["fences"] + 1,
                "closed": max(int(old.get("closed", 0)), request.generation)}
-        return row, dict(condition="fences = :fences", values={":fences": old["fences"]})
+        return row, attr("fences").eq(old["fences"])
 
     def answer(self, request: Request, row: dict | None) -> Registration | None:
         """What a live row says to ``request``: its registration, or MISMATCH; None if absent

@@ -7,12 +7,16 @@ strategy never builds a rider and never knows which ride: it adds ``riders.membe
 to its write and asks ``riders.answer(refusal)`` first when the write is refused. A rider
 decodes its own refusal: it answers (the request had already applied) or raises its own
 error. Each rider's members carry names of their own (``request``, ``outbox``...).
+
+A ``SideRead`` (the entry point's abuse limits: was this asking counted before?) rides in
+the strategy's first read the same way: its keys go into ``reads()``, and ``answer_read``
+hands it the rows found for them, so a booking answered from that read costs one request.
 """
 from dataclasses import dataclass
 from typing import Protocol
 
 from booking.dynamo.access import Table
-from booking.dynamo.transaction import Op, Refusal
+from booking.dynamo.expressions import Member, Refusal
 from booking.models import CANCELLATION, CONFIRMATION, Registration
 from booking.exactly_once.request_log import Request, RequestLog
 
@@ -26,7 +30,7 @@ MOST_RIDER_MEMBERS = 6
 class Rider(Protocol):
     """One kind of member that rides on the seats' write."""
 
-    def members(self, answer: Registration, *, notice: bool) -> list[tuple[str, Op]]:
+    def members(self, answer: Registration, *, notice: bool) -> list[tuple[str, Member]]:
         """Named members for a write whose answer is ``answer``; ``notice``: the write owes
         its e-mail now (False for a booking decided later)."""
         ...
@@ -37,6 +41,18 @@ class Rider(Protocol):
         ...
 
 
+class SideRead(Protocol):
+    """Items someone else wants read in the same consistent batch as the request row."""
+
+    def reads(self) -> list[tuple[Table, dict]]:
+        """(table, key) pairs to read."""
+        ...
+
+    def found(self, rows: list[dict | None]) -> None:
+        """The items read for ``reads()``, in its order (None: absent)."""
+        ...
+
+
 @dataclass(frozen=True)
 class RequestRider:
     """The request row (exactly once) and the outbox row of the e-mail the write owes."""
@@ -44,8 +60,9 @@ class RequestRider:
     log: RequestLog
     request: Request
 
-    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
-        named = [("request", op) for op in self.log.row_ops(self.request, answer)]
+    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Member]]:
+        named: list[tuple[str, Member]] = [("request", op)
+                                           for op in self.log.row_ops(self.request, answer)]
         if notice:
             kind = CONFIRMATION if self.request.operation == "book" else CANCELLATION
             ops = self.log.outbox.ops(kind, answer, at=int(self.request.at))
@@ -65,12 +82,13 @@ class Riders:
     log: RequestLog
     request: Request
     others: tuple[Rider, ...] = ()
+    side: SideRead | None = None  # read along in the strategy's first read (``reads``)
 
     @property
     def riders(self) -> tuple[Rider, ...]:
         return (RequestRider(self.log, self.request), *self.others)
 
-    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
+    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Member]]:
         """Every rider's members for a write that answers ``answer``."""
         return [named for rider in self.riders for named in rider.members(answer, notice=notice)]
 
@@ -87,9 +105,15 @@ class Riders:
         return self.log.recall(self.request)
 
     def reads(self) -> list[tuple[Table, dict]]:
-        """Reads to add to a batch that should also recall the request."""
-        return self.log.reads(self.request)
+        """Reads to add to a batch that should also recall the request (and the side
+        read's items, after the request's)."""
+        side = self.side.reads() if self.side is not None else []
+        return [*self.log.reads(self.request), *side]
 
-    def answer_read(self, row: dict | None) -> Registration | None:
-        """What the request's row, read in such a batch, answers (None: nothing applied)."""
-        return self.log.answer(self.request, row)
+    def answer_read(self, rows: list[dict | None]) -> Registration | None:
+        """What the rows read for ``reads()`` answer: the request's registration when its
+        row shows it applied (None: nothing applied); the side read gets its rows."""
+        own = len(self.log.reads(self.request))
+        if self.side is not None:
+            self.side.found(rows[own:])
+        return self.log.answer(self.request, rows[0]) if own else None

@@ -34,8 +34,8 @@ class EmailWithInlineImages(EmailMultiAlternatives):
         super().__init__(*args, **kwargs)
         self.inline_images = list(inline_images)
 
-    def _create_alternatives(self, msg):
-        msg = super()._create_alternatives(msg)
+    def _create_alternatives(self, msg):  # Django's own step for the HTML part
+        msg = super()._create_alternatives(msg)  # type: ignore[misc]  # not in the stubs
         if not self.inline_images or not self.alternatives:
             return msg
         parts = msg.get_payload()

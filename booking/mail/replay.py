@@ -14,7 +14,6 @@ from dataclasses import asdict, dataclass
 from booking.mail import sender as mail
 from booking.dynamo.leases import Leases
 from booking.errors import BookingError
-from booking.service.store_errors import translated
 
 LEASE_ID = "replay_failed"
 
@@ -43,8 +42,7 @@ def replay_failed(sender: mail.MailSender, leases: Leases, *, since: float = 0.0
     if dry_run:
         return [_entry(row, "dry_run") for row, _ in _candidates(sender, since, until,
                                                                   page_size)]
-    with translated():
-        lease = leases.acquire(LEASE_ID, seconds=lease_seconds)
+    lease = leases.acquire(LEASE_ID, seconds=lease_seconds)
     try:
         return [_entry(row, _resend(sender, message))
                 for row, message in _candidates(sender, since, until, page_size)]

@@ -23,6 +23,7 @@ an outside system cannot close (SMTP takes no idempotency key).
 import logging
 import time
 import uuid
+from dataclasses import replace
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
@@ -33,12 +34,11 @@ from booking import calendar, links, pass_images, validation
 from booking.background import Background
 from booking.dynamo import history, items
 from booking.dynamo.history import RequestHistory
-from booking.errors import EventNotFound
-from booking.service.store_errors import BUSY, UNAVAILABLE, translating
+from booking.errors import BookingContention, EventNotFound, StoreUnavailable
 from booking.exactly_once.outbox import Outbox, message_id
 from booking.mail.inline import EmailWithInlineImages, InlineImage
 from booking.questions.service import answer_rows, pass_holders
-from booking.models import (CANCELLATION, CONFIRMATION, OFFER, REJECTION, WAITLIST_JOIN,
+from booking.models import (CANCELLATION, CONFIRMATION, CONFIRMED, OFFER, REJECTION, WAITLIST_JOIN,
                             WAITLIST_REMOVED)
 
 logger = logging.getLogger(__name__)
@@ -54,7 +54,6 @@ TEMPLATES = {CONFIRMATION: "booking/email/confirmation", CANCELLATION:
              WAITLIST_REMOVED: "booking/email/waitlist_removed"}
 
 
-@translating
 class MailSender:
     """Claims and sends outbox messages; ``events`` is a callable event_id -> Event.
 
@@ -143,7 +142,7 @@ class MailSender:
             try:
                 self.history.record(key, seq, status, fields, now=now, ttl=self._ttl(now))
                 return
-            except UNAVAILABLE + BUSY:
+            except (StoreUnavailable, BookingContention):
                 if attempt + 1 == RECORD_ATTEMPTS:
                     raise
                 time.sleep(0.05 * 2**attempt)
@@ -279,6 +278,15 @@ def send_soon(sender: MailSender, kind: str, registration, *, event=None) -> Non
     """Send the e-mail just owed for ``registration`` off the calling thread (the worker's
     decider: the outbox pass is the safety net)."""
     _submit(sender, message_for(kind, registration), event)
+
+
+def decision_mailer(sender: MailSender):
+    """The stream decider's ``on_decided``: the e-mail a decision owes (a confirmation, a
+    rejection), sent at once off the decider's thread (the outbox pass is the safety net)."""
+    def send_decision(outcome: str, registration) -> None:
+        send_soon(sender, CONFIRMATION if outcome == CONFIRMED else REJECTION,
+                  replace(registration, status=outcome))
+    return send_decision
 
 
 def resend_when_registered(sender: MailSender, find, *, event, allowed) -> None:

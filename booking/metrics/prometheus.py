@@ -2,7 +2,7 @@
 
 Kept out of the domain code's way: ``instrument_store`` registers botocore event handlers
 on the store's DynamoDB client (as ``booking/dynamo/metrics.py`` does for benchmarks),
-``instrument_service`` wraps the service's answers (book, cancel, accept an offer) where
+``instrument_service`` observes the service's answers (book, cancel, accept an offer) where
 they leave the service, and ``count_mail_failures`` listens to the mail sender's error
 log. ``booking.wiring.observe`` installs them on the process's service; the endpoint is
 ``booking/web/metrics.py``.
@@ -22,10 +22,11 @@ The metrics (all prefixed ``booking_``):
 - at scrape time: ``outbox_backlog`` (e-mails owed), ``decider_seconds_behind`` and
   ``deciders_running`` (from the stream deciders' heartbeat rows).
 """
-import functools
 import logging
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
@@ -35,6 +36,7 @@ from booking.dynamo.tables import OUTBOX
 from booking.metrics.backlog import outbox_backlog
 from booking.metrics.logs import booking_request_id, bound
 from booking.models import OFFER
+from booking.models import Answered
 
 logger = logging.getLogger("booking.metrics")
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -153,7 +155,8 @@ def instrument_store(store) -> None:
 
 def instrument_service(service) -> None:
     """Count the service's answers by strategy and outcome, and bind each booking's request
-    id for the logs (idempotent)."""
+    id for the logs (idempotent): an observer of its bookings, cancellations and accepted
+    offers (``BookingService.observers``) and of its scans at the door."""
     if getattr(service, "_booking_metrics", False):
         return
     service._booking_metrics = True
@@ -167,32 +170,28 @@ def instrument_service(service) -> None:
         except Exception:  # noqa: BLE001 - an unknown event: its outcome says so
             return "unknown"
 
-    def answered(counter, method, success):
-        @functools.wraps(method)
-        def wrapper(event_id, *args, request_id=None, **kwargs):
-            started = time.perf_counter()
-            outcome = "error"
-            with bound(booking_request_id, request_id):
-                try:
-                    result = method(event_id, *args, request_id=request_id, **kwargs)
-                    outcome = success(result)
-                    return result
-                except BaseException as exc:
-                    outcome = outcome_of(exc)
-                    raise
-                finally:
-                    strategy = strategy_name(event_id)
-                    counter.labels(strategy, outcome).inc()
-                    logger.info("%s %s", method.__name__, outcome, extra={"fields": {
-                        "operation": method.__name__, "outcome": outcome,
-                        **({"request_id": request_id} if request_id else {}),
-                        "strategy": strategy, "event_id": str(event_id),
-                        "duration_ms": round((time.perf_counter() - started) * 1000, 1)}})
-        return wrapper
+    @contextmanager
+    def answered(operation: str, event_id, request_id, answer: Answered) -> Iterator[None]:
+        counter = CANCELLATIONS if operation == "cancel" else BOOKINGS
+        started = time.perf_counter()
+        outcome = "error"
+        with bound(booking_request_id, request_id):
+            try:
+                yield
+                outcome = answer.status
+            except BaseException as exc:
+                outcome = outcome_of(exc)
+                raise
+            finally:
+                strategy = strategy_name(event_id)
+                counter.labels(strategy, outcome).inc()
+                logger.info("%s %s", operation, outcome, extra={"fields": {
+                    "operation": operation, "outcome": outcome,
+                    **({"request_id": request_id} if request_id else {}),
+                    "strategy": strategy, "event_id": str(event_id),
+                    "duration_ms": round((time.perf_counter() - started) * 1000, 1)}})
 
-    service.book = answered(BOOKINGS, service.book, lambda r: r.status)
-    service.accept_offer = answered(BOOKINGS, service.accept_offer, lambda r: r.status)
-    service.cancel = answered(CANCELLATIONS, service.cancel, lambda r: "cancelled")
+    service.observers.append(answered)
 
 
 # --- E-mail failures: the sender logs each one at ERROR ---------------------------------
@@ -219,7 +218,7 @@ class StateCollector:
     def __init__(self, service, *, backlog_seconds: float):
         self.service = service
         self.backlog_seconds = backlog_seconds
-        self._backlog = (None, float("-inf"))
+        self._backlog: tuple[int | None, float] = (None, float("-inf"))
         self._lock = threading.Lock()
 
     def backlog(self):

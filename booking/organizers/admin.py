@@ -95,7 +95,7 @@ class TeamAdmin(ManagedByOrganizer):
         return self._may(request, obj)
 
 
-# What each abuse limit counts, as the "Limit hits" page names it (booking/web/rate_limits.py).
+# What each abuse limit counts, as the "Limit hits" page names it (booking/entry/limits.py).
 LIMIT_WORDS = {
     "signup": "Signup forms from one network",
     "signup_email": "Signups for one e-mail address from one network",

@@ -78,7 +78,7 @@ class Team(models.Model):
 
 
 class LimitHit(models.Model):
-    """Requests an abuse limit refused (booking/web/rate_limits.py), for the admin: one row
+    """Requests an abuse limit refused (booking/entry/limits.py), for the admin: one row
     per limit, event, client network and hour, counting the refusals in it. Written only
     when a request is refused (rare), so it costs nothing on the paths people use; rows
     older than ``limit_hits.KEPT_DAYS`` are deleted as new ones come, so the table stays

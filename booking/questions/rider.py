@@ -10,7 +10,7 @@ the delete has no condition.
 """
 from dataclasses import dataclass, replace
 
-from booking.dynamo.transaction import Op, Refusal
+from booking.dynamo.expressions import Member, Refusal
 from booking.models import Registration
 from booking.questions.store import AnswerStore, StoredAnswers
 
@@ -22,7 +22,7 @@ class AnswersRider:
     store: AnswerStore
     answers: StoredAnswers
 
-    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
+    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Member]]:
         stored = replace(self.answers, event_id=answer.event_id,
                          registration_id=answer.registration_id)
         return [("answers", self.store.put_op(stored, email=answer.email))]
@@ -43,7 +43,7 @@ class AnswersRemoval:
     store: AnswerStore
     request_id: str
 
-    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Op]]:
+    def members(self, answer: Registration, *, notice: bool = True) -> list[tuple[str, Member]]:
         if answer.part_request_id and answer.part_request_id == self.request_id:
             return []  # the order stays, with its answers
         return [("answers", self.store.delete_op(answer.event_id, answer.registration_id))]

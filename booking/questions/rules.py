@@ -15,6 +15,8 @@ Text follows ``booking/validation.py``'s rules for people's text (no control or 
 characters, a length limit), an e-mail its rules for addresses. A refusal is
 ``InvalidAnswers``: every field's message at once (``errors``), nothing stored.
 """
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 import datetime as dt
 import re
 import unicodedata
@@ -72,13 +74,14 @@ class Asked:
         return bool(self.order) or any(questions for _, questions in self.passes)
 
 
-def seat_types(tickets: dict[str, int], ticket_types) -> list[str]:
+def seat_types(tickets: dict[str, int], ticket_types: Mapping[str, Sequence[str]]) -> list[str]:
     """One ticket type per seat of an order, types by name (pass 0 first): a stored map keeps
     no order."""
     return [name for name in sorted(ticket_types) for _ in range(int(tickets.get(name, 0)))]
 
 
-def asked(questions, tickets: dict[str, int], ticket_types) -> Asked:
+def asked(questions: Iterable[Question], tickets: dict[str, int],
+          ticket_types: Mapping[str, Sequence[str]]) -> Asked:
     """The questions an order of ``tickets`` is asked."""
     types = seat_types(tickets, ticket_types)
     order = tuple(q for q in questions if not q.per_pass and any(q.asked_of(t) for t in types))
@@ -91,7 +94,7 @@ def asked(questions, tickets: dict[str, int], ticket_types) -> Asked:
 
 # --- the organizer's questions ----------------------------------------------------------
 
-def clean_questions(value, *, ticket_types) -> tuple[Question, ...]:
+def clean_questions(value: Any, *, ticket_types: Mapping[str, Sequence[str]]) -> tuple[Question, ...]:
     """An event's questions from a list of mappings (``Question``'s fields), in order;
     ``InvalidBooking`` naming ``questions.<n>.<field>``, nothing stored."""
     if value is None:
@@ -115,7 +118,7 @@ _QUESTION_FIELDS = {"id", "label", "kind", "required", "choices", "help_text",
                     "ticket_types", "per_pass"}
 
 
-def _clean_question(raw, where: str, ticket_types) -> Question:
+def _clean_question(raw: Any, where: str, ticket_types: Mapping[str, Sequence[str]]) -> Question:
     if isinstance(raw, Question):
         raw = raw.as_dict()
     if not isinstance(raw, dict):
@@ -165,8 +168,8 @@ def _clean_question(raw, where: str, ticket_types) -> Question:
 
 # --- answers ----------------------------------------------------------------------------
 
-def clean_answers(questions, answers, pass_answers, *, tickets: dict[str, int],
-                  ticket_types) -> tuple[dict, list[dict]]:
+def clean_answers(questions: Sequence[Question], answers: Any, pass_answers: Any, *,
+                  tickets: dict[str, int], ticket_types: Mapping[str, Sequence[str]]) -> tuple[dict, list[dict]]:
     """An order's answers (question id -> value) and each seat's (a list, one mapping per
     seat, in ``seat_types`` order) checked against ``questions``: the cleaned values, or
     ``InvalidAnswers`` with every field's message. Answers to questions the order is not
@@ -194,7 +197,7 @@ def clean_answers(questions, answers, pass_answers, *, tickets: dict[str, int],
     return order, passes
 
 
-def _clean_set(questions, given: dict, where: str, errors: dict) -> dict:
+def _clean_set(questions: Iterable[Question], given: dict, where: str, errors: dict) -> dict:
     known = {q.id for q in questions}
     for qid in given:
         if qid not in known:
@@ -211,12 +214,12 @@ def _clean_set(questions, given: dict, where: str, errors: dict) -> dict:
     return cleaned
 
 
-def _blank(value) -> bool:
+def _blank(value: Any) -> bool:
     return value is None or value == "" or value == [] or (
         isinstance(value, str) and not value.strip())
 
 
-def clean_value(question: Question, value):
+def clean_value(question: Question, value: Any) -> Any:
     """One answer, cleaned; None when left blank (``InvalidBooking`` if it is required)."""
     kind = question.kind
     if kind == "boolean":
@@ -286,7 +289,7 @@ def _long_text(value: str) -> str:
     return unicodedata.normalize("NFC", value)
 
 
-def _number(value) -> Decimal:
+def _number(value: Any) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
         raise InvalidBooking("Enter a number.")
     try:
@@ -300,7 +303,7 @@ def _number(value) -> Decimal:
     return number.normalize() if number != number.to_integral_value() else number.quantize(1)
 
 
-def value_text(value) -> str:
+def value_text(value: Any) -> str:
     """An answer as people read it (pages, e-mails, the CSV)."""
     if isinstance(value, bool):
         return "Yes" if value else "No"
@@ -311,7 +314,7 @@ def value_text(value) -> str:
     return str(value)
 
 
-def json_value(value):
+def json_value(value: Any) -> Any:
     """An answer as the API and webhooks carry it (a number as a JSON number)."""
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)

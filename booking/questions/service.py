@@ -11,20 +11,23 @@
 Answers to a question the organizer removed are kept (an edit keeps them too) and shown
 under the label they were asked with, marked as removed (``answer_rows``).
 """
+from collections.abc import Iterable, Sequence
+from typing import Any
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.utils import timezone
 
 from booking import validation
 from booking.dynamo.access import ConditionFailed, Table
+from booking.dynamo.expressions import Actions, attr
 from booking.dynamo import items
 from booking.errors import BookingClosed, EventNotFound, InvalidBooking, NotRegistered, StaleEdit
-from booking.models import Event, Registration
+from booking.models import Event, Question, Registration
 from booking.questions import rules
 from booking.questions.rider import AnswersRemoval, AnswersRider
-from booking.questions.store import AnswerStore, StoredAnswers
+from booking.questions.store import NEW, AnswerStore, StoredAnswers
 
 STALE_QUESTIONS = "The questions were changed by someone else since you opened them."
 
@@ -41,13 +44,13 @@ class AnswerRow:
 
 
 class Questions:
-    def __init__(self, *, catalog, events: Table, answers: AnswerStore):
+    def __init__(self, *, catalog: Any, events: Table, answers: AnswerStore) -> None:
         self.catalog = catalog
         self.events = events
         self.store = answers
 
     # --- the organizer's questions ----------------------------------------------------
-    def set_questions(self, event_id, questions, *, expected_version) -> Event:
+    def set_questions(self, event_id: Any, questions: Any, *, expected_version: Any) -> Event:
         """Replace the event's questions (``rules.clean_questions``) if they are still at
         ``expected_version`` (0: never set); return the event. ``StaleEdit`` when they
         changed since, ``EventNotFound``, ``InvalidBooking`` naming the field."""
@@ -57,15 +60,14 @@ class Questions:
                                  field="expected_version")
         event = self.catalog.get_event(event_id)
         cleaned = rules.clean_questions(questions, ticket_types=event.ticket_types)
-        condition = ("attribute_exists(event_id) AND attribute_not_exists(questions_version)"
-                     if expected_version == 0 else "questions_version = :v")
-        values = {":q": items.questions_value(cleaned), ":next": expected_version + 1}
-        if expected_version:
-            values[":v"] = expected_version
+        version = attr("questions_version")
+        condition = (attr("event_id").exists() & version.not_exists()
+                     if expected_version == 0 else version.eq(expected_version))
         try:
             self.events.update({"event_id": event.id},
-                               "SET questions = :q, questions_version = :next",
-                               condition=condition, values=values)
+                               Actions().set("questions", items.questions_value(cleaned))
+                               .set(version, expected_version + 1),
+                               condition=condition)
         except ConditionFailed as refused:
             if refused.old_item is None:
                 raise EventNotFound() from None
@@ -74,7 +76,7 @@ class Questions:
         return self.catalog.get_event(event.id)
 
     # --- a booking's answers ----------------------------------------------------------
-    def prepare(self, event: Event, tickets: dict[str, int], answers, pass_answers, *,
+    def prepare(self, event: Event, tickets: dict[str, int], answers: Any, pass_answers: Any, *,
                 at: float) -> AnswersRider | None:
         """The rider that stores the order's answers with it, or None when the order is
         asked nothing (and was given nothing: else ``InvalidAnswers``)."""
@@ -98,8 +100,8 @@ class Questions:
     def answers(self, registration: Registration) -> StoredAnswers | None:
         return self.store.read(registration.event_id, registration.registration_id)
 
-    def edit_answers(self, registration: Registration, *, answers, pass_answers,
-                     expected_version) -> StoredAnswers:
+    def edit_answers(self, registration: Registration, *, answers: Any, pass_answers: Any,
+                     expected_version: Any) -> StoredAnswers:
         """Replace the order's answers (the questions as they are now; answers to removed
         questions are kept) if they are still at ``expected_version``. Until the event
         starts (``BookingClosed``); ``InvalidAnswers`` (nothing stored), ``StaleAnswers``
@@ -132,7 +134,7 @@ class Questions:
             try:
                 self.store.table.put({**fresh.item(registration.email), "version": 1,
                                       "updated_at": int(time.time())},
-                                     condition="attribute_not_exists(registration_id)")
+                                     condition=NEW)
             except ConditionFailed:
                 raise rules.StaleAnswers() from None
         elif not self.store.replace(fresh, expected_version=expected_version):
@@ -144,10 +146,10 @@ class Questions:
             raise NotRegistered()
         return found
 
-    def answers_for_event(self, event_id) -> dict[str, StoredAnswers]:
+    def answers_for_event(self, event_id: Any) -> dict[str, StoredAnswers]:
         return self.store.for_event(validation.clean_event_id(event_id))
 
-    def purge(self, event_id, *, after_days: int, now=None) -> int:
+    def purge(self, event_id: Any, *, after_days: int, now: datetime | None = None) -> int:
         """Delete the event's answers once ``after_days`` days have passed since it ended
         (its end, else its start); return how many. ``InvalidBooking`` before then."""
         event = self.catalog.get_event(event_id)
@@ -168,12 +170,12 @@ class Questions:
         self.store.table.delete_partition(event_id)
 
 
-def _labels(questions, order: dict, passes: list[dict]) -> dict:
+def _labels(questions: Iterable[Question], order: dict, passes: list[dict]) -> dict:
     answered = set(order) | {k for p in passes for k in p}
     return {q.id: q.label for q in questions if q.id in answered}
 
 
-def answer_rows(questions, stored: StoredAnswers | None) -> tuple[list[AnswerRow],
+def answer_rows(questions: Sequence[Question], stored: StoredAnswers | None) -> tuple[list[AnswerRow],
                                                                   list[list[AnswerRow]]]:
     """An order's answers as shown (the order's, then each pass's), the current questions'
     order first, answers to removed questions after them (``removed``)."""
@@ -183,7 +185,8 @@ def answer_rows(questions, stored: StoredAnswers | None) -> tuple[list[AnswerRow
             [_rows(questions, p, stored.labels, per_pass=True) for p in stored.pass_answers])
 
 
-def _rows(questions, given: dict, labels: dict, *, per_pass: bool) -> list[AnswerRow]:
+def _rows(questions: Iterable[Question], given: dict, labels: dict, *,
+          per_pass: bool) -> list[AnswerRow]:
     current = [q for q in questions if q.per_pass == per_pass]
     rows = [AnswerRow(q.id, q.label, rules.value_text(given[q.id]))
             for q in current if q.id in given]
@@ -197,14 +200,14 @@ def _rows(questions, given: dict, labels: dict, *, per_pass: bool) -> list[Answe
 NAME_WORDS = ("name", "名")  # "Name on the pass", "attendee_name", "お名前", "氏名"
 
 
-def holder_question(questions):
+def holder_question(questions: Iterable[Question]) -> Question | None:
     """The per-pass question that asks each attendee's name: the first per-pass text
     question whose id or label names a name; None when the event asks none."""
     return next((q for q in questions if q.per_pass and q.kind == "text" and any(
         word in f"{q.id} {q.label}".casefold() for word in NAME_WORDS)), None)
 
 
-def pass_holders(questions, stored: StoredAnswers | None, passes, *,
+def pass_holders(questions: Iterable[Question], stored: StoredAnswers | None, passes: Any, *,
                  default: str) -> dict[str, str]:
     """Each pass's holder by pass id (seat ``n``'s pass answers are ``pass_answers[n-1]``):
     its answer to the event's name question, else ``default`` (the order's name)."""

@@ -10,10 +10,15 @@ question the organizer removed later is still shown, under its label, as removed
 version its editor read (``replace``), so a stale edit is refused, never lost.
 """
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from booking.dynamo.access import ConditionFailed, Store
+from booking.dynamo.expressions import Actions, attr
 from booking.dynamo.tables import ANSWERS
+from booking.dynamo.expressions import Delete, Put
+
+NEW = attr("registration_id").not_exists()  # an answers item not written yet
 
 
 @dataclass(frozen=True)
@@ -55,14 +60,13 @@ class AnswerStore:
     def key(event_id: str, registration_id: str) -> dict:
         return {"event_id": event_id, "registration_id": registration_id}
 
-    def put_op(self, stored: StoredAnswers, *, email: str = "") -> tuple[str, dict]:
+    def put_op(self, stored: StoredAnswers, *, email: str = "") -> Put:
         """The order's answers, put with its seats (a new registration id: never there)."""
-        return ("Put", self.table.put_op(stored.item(email),
-                                         condition="attribute_not_exists(registration_id)"))
+        return Put(self.table, stored.item(email), NEW)
 
-    def delete_op(self, event_id: str, registration_id: str) -> tuple[str, dict]:
+    def delete_op(self, event_id: str, registration_id: str) -> Delete:
         """The order's answers deleted with its registration (absent: nothing to do)."""
-        return ("Delete", self.table.delete_op(self.key(event_id, registration_id)))
+        return Delete(self.table, self.key(event_id, registration_id))
 
     def read(self, event_id: str, registration_id: str) -> StoredAnswers | None:
         item = self.table.get(self.key(event_id, registration_id))
@@ -72,17 +76,14 @@ class AnswerStore:
         """Write ``stored`` (its version one above ``expected_version``) only if the item
         is still at ``expected_version``; False when it is not (changed since, or gone)."""
         item = {**stored.item(), "version": expected_version + 1, "updated_at": int(time.time())}
-        names = {"#v": "version", "#a": "answers", "#p": "pass_answers", "#l": "labels",
-                 "#q": "questions_version", "#u": "updated_at"}
+        changed = ("answers", "pass_answers", "labels", "questions_version", "updated_at",
+                   "version")
         try:
             self.table.update(
                 self.key(stored.event_id, stored.registration_id),
-                "SET #a = :a, #p = :p, #l = :l, #q = :q, #u = :u, #v = :next",
-                condition="attribute_exists(registration_id) AND #v = :v", names=names,
-                values={":a": item["answers"], ":p": item["pass_answers"],
-                        ":l": item["labels"], ":q": item["questions_version"],
-                        ":u": item["updated_at"], ":next": item["version"],
-                        ":v": expected_version})
+                Actions().set_all({name: item[name] for name in changed}),
+                condition=attr("registration_id").exists()
+                & attr("version").eq(expected_version))
         except ConditionFailed:
             return False
         return True
@@ -90,13 +91,12 @@ class AnswerStore:
     def for_event(self, event_id: str) -> dict[str, StoredAnswers]:
         """Every answers item of the event, by registration id."""
         return {item["registration_id"]: StoredAnswers.from_item(item)
-                for item in self.table.query(key_condition="event_id = :e",
-                                             values={":e": event_id})}
+                for item in self.table.query(key_condition=attr("event_id").eq(event_id))}
 
     def delete(self, event_id: str, registration_id: str) -> None:
         self.table.delete(self.key(event_id, registration_id))
 
-    def delete_many(self, event_id: str, registration_ids) -> int:
+    def delete_many(self, event_id: str, registration_ids: Iterable[str]) -> int:
         keys = [self.key(event_id, r) for r in registration_ids]
         for start in range(0, len(keys), 25):
             self.table.batch_delete(keys[start:start + 25])

@@ -11,11 +11,13 @@ import secrets
 import time
 from datetime import datetime
 from datetime import timezone as dt_timezone
+from typing import Any
 
 from django.utils import timezone
 
 from booking.dynamo.access import ConditionFailed, Store, Table
 from booking.dynamo.errors import TransactionCancelled
+from booking.dynamo.expressions import Actions, attr, if_not_exists
 from booking.dynamo.tables import ACCESS_CODES
 from booking.errors import InvalidAccessCode, InvalidBooking
 from booking.exactly_once.access_codes import (AccessCodeReturn, AccessCodeUse, code_key,
@@ -94,7 +96,7 @@ def generate_code() -> str:
     return f"{chars[:4]}-{chars[4:]}"
 
 
-def normalize_code(value) -> str:
+def normalize_code(value: Any) -> str:
     """A code as stored: trimmed, in capitals (codes are case-insensitive)."""
     if not isinstance(value, str):
         raise InvalidAccessCode()
@@ -104,7 +106,7 @@ def normalize_code(value) -> str:
     return code
 
 
-def clean_new_code(value) -> str:
+def clean_new_code(value: Any) -> str:
     """A code an organizer gives: 3-32 letters, digits and '-' (any case)."""
     code = value.strip().upper() if isinstance(value, str) else ""
     if not CODE_PATTERN.match(code):
@@ -113,7 +115,7 @@ def clean_new_code(value) -> str:
     return code
 
 
-def _whole(value, *, field: str, low: int, high: int, what: str) -> int:
+def _whole(value: Any, *, field: str, low: int, high: int, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise InvalidBooking(f"{what} must be a whole number from {low} to {high:,}.",
                              field=field)
@@ -124,7 +126,8 @@ CREATE_CODES = "create_access_codes"  # a keyed creation's request row's operati
 KEY_REUSED = "This key was already used to create other access codes."
 
 
-def _creation_fingerprint(event_id, names, count, max_uses, until, types, reserved) -> str:
+def _creation_fingerprint(event_id: str, names: Any, count: int, max_uses: int, until: Any,
+                          types: Any, reserved: int) -> str:
     settings = [event_id, names, None if names else count, max_uses,
                 until.isoformat() if until else None, list(types), reserved]
     return hashlib.sha256(json.dumps(settings).encode()).hexdigest()[:32]
@@ -159,15 +162,16 @@ def code_from_item(item: dict) -> AccessCode:
 class AccessCodes(ReservedSeats):
     """An event's access codes in ``ACCESS_CODES``, beside the catalog's events."""
 
-    def __init__(self, *, store: Store, catalog: EventCatalog, requests: RequestLog):
+    def __init__(self, *, store: Store, catalog: EventCatalog, requests: RequestLog) -> None:
         self.table: Table = store.table(ACCESS_CODES)
         self.store = store
         self.catalog = catalog
         self.requests = requests
 
     # --- writing codes ------------------------------------------------------------------
-    def create(self, event_id, *, count=1, codes=None, max_uses=1, valid_until=None,
-               ticket_types=None, reserved_seats=0, request_id=None) -> list[AccessCode]:
+    def create(self, event_id: str, *, count: int = 1, codes: Any = None, max_uses: int = 1,
+               valid_until: Any = None, ticket_types: Any = None, reserved_seats: int = 0,
+               request_id: str | None = None) -> list[AccessCode]:
         """Create ``codes`` (given) or ``count`` generated ones, all or none (a given code
         the event already has: ``InvalidBooking`` with ``field="code"``, nothing stored).
 
@@ -199,7 +203,7 @@ class AccessCodes(ReservedSeats):
                            ticket_types=types, created_at=now)
                 for name in (names or [generate_code() for _ in range(count)])]
         puts = [("Put", self.table.put_op(
-            code_item(code), condition="attribute_not_exists(max_uses)")) for code in made]
+            code_item(code), condition=attr("max_uses").not_exists())) for code in made]
         fingerprint = _creation_fingerprint(event.id, names, count, max_uses, until, types,
                                             reserved_seats)
         if request_id:
@@ -229,8 +233,7 @@ class AccessCodes(ReservedSeats):
                "fingerprint": fingerprint, "codes": [code.code for code in made],
                "created_at": at, "ttl": at + self.requests.retention_seconds}
         return ("Put", self.requests.table.put_op(
-            row, condition="attribute_not_exists(request_id) OR #ttl <= :at",
-            names={"#ttl": "ttl"}, values={":at": at}))
+            row, condition=attr("request_id").not_exists() | attr("ttl").le(at)))
 
     def _created_by(self, row: dict, event_id: str, fingerprint: str) -> list[AccessCode]:
         """What a repeat of a keyed creation answers: the codes its first request made."""
@@ -240,23 +243,23 @@ class AccessCodes(ReservedSeats):
         found = [self.table.get(code_key(event_id, name)) for name in row.get("codes", [])]
         return [code_from_item(item) for item in found if item]
 
-    def revoke(self, event_id, code) -> AccessCode:
+    def revoke(self, event_id: str, code: str) -> AccessCode:
         """Revoke ``code``: no further order may use it (orders holding it keep it); the
         seats still reserved for it return to sale."""
         event = self.catalog.get_event(event_id)
         code = normalize_code(code)
         try:
             item = self.table.update(
-                code_key(event.id, code), "SET revoked_at = if_not_exists(revoked_at, :at)",
-                condition="attribute_exists(max_uses)",
-                values={":at": timezone.now().isoformat()}, return_values="ALL_NEW")
+                code_key(event.id, code), Actions().set(
+                    "revoked_at", if_not_exists("revoked_at", timezone.now().isoformat())),
+                condition=attr("max_uses").exists(), return_values="ALL_NEW")
         except ConditionFailed:
             raise InvalidAccessCode() from None
         item = item or {}
         self._release(event, code, item.get("reserved") or {}, int(item.get("reserved_until", 0)))
         return code_from_item(self.table.get(code_key(event.id, code)) or item)
 
-    def _clean_until(self, value) -> datetime | None:
+    def _clean_until(self, value: Any) -> datetime | None:
         if value in (None, ""):
             return None
         if isinstance(value, str):
@@ -273,7 +276,7 @@ class AccessCodes(ReservedSeats):
         return value.astimezone(dt_timezone.utc)
 
     @staticmethod
-    def _clean_types(event: Event, value) -> tuple:
+    def _clean_types(event: Event, value: Any) -> tuple:
         if value in (None, "", [], ()):
             return ()
         if isinstance(value, str):
@@ -288,22 +291,22 @@ class AccessCodes(ReservedSeats):
         return tuple(sorted(set(value)))
 
     # --- reading ------------------------------------------------------------------------
-    def of_event(self, event_id) -> list[AccessCode]:
+    def of_event(self, event_id: str) -> list[AccessCode]:
         """Every code of the event with its uses, in code order."""
         return self._codes(self.catalog.get_event(event_id).id)
 
     def _codes(self, event_id: str) -> list[AccessCode]:
         return [code_from_item(item) for item in self.table.query(
-            key_condition="event_id = :e", values={":e": event_id})]
+            key_condition=attr("event_id").eq(event_id))]
 
-    def get(self, event_id, code) -> AccessCode | None:
+    def get(self, event_id: str, code: str) -> AccessCode | None:
         item = self.table.get(code_key(event_id, normalize_code(code)))
         return code_from_item(item) if item else None
 
-    def unlocks(self, event_id, code) -> tuple[str, ...]:
+    def unlocks(self, event_id: str, code: str) -> tuple[str, ...]:
         return self.check(event_id, code) or ()
 
-    def check(self, event_id, code) -> tuple[str, ...] | None:
+    def check(self, event_id: str, code: str) -> tuple[str, ...] | None:
         """The code-only types ``code`` unlocks if it is valid now (maybe none), else None
         (unknown, malformed, expired, revoked: all alike)."""
         event = self.catalog.event_for(event_id)
@@ -315,7 +318,7 @@ class AccessCodes(ReservedSeats):
             return None
         return tuple(t for t in event.code_only_types if found.unlocks(t))
 
-    def check_tickets(self, event_id, code, tickets: dict[str, int]) -> None:
+    def check_tickets(self, event_id: str, code: str, tickets: dict[str, int]) -> None:
         """Raise what a booking of ``tickets`` with ``code`` would be refused for by the
         code (``InvalidAccessCode``, ``AccessCodeUsedUp``), told with a form's other errors
         before any write; one read, nothing stored. The booking's own write still decides."""
@@ -330,7 +333,7 @@ class AccessCodes(ReservedSeats):
             raise why_refused(item, types, now, {t: event.label(t) for t in types})
 
     # --- bookings -----------------------------------------------------------------------
-    def use(self, event: Event, access_code, tickets: dict[str, int]) -> AccessCodeUse | None:
+    def use(self, event: Event, access_code: str | None, tickets: dict[str, int]) -> AccessCodeUse | None:
         """The rider of a booking of ``tickets`` with ``access_code`` (None: no code). A
         code-only type booked without a code is refused here (``InvalidAccessCode``,
         nothing sent)."""
@@ -386,9 +389,8 @@ class AccessCodes(ReservedSeats):
             if code.uses == orders:
                 continue
             try:
-                self.table.update(code_key(event.id, code.code), "SET uses = :orders",
-                                  condition="uses = :read",
-                                  values={":orders": orders, ":read": code.uses})
+                self.table.update(code_key(event.id, code.code), Actions().set("uses", orders),
+                                  condition=attr("uses").eq(code.uses))
             except ConditionFailed:
                 continue  # used or given back meanwhile: the next audit tells
             fixed.append(f"access code {code.code} uses {code.uses} -> {orders}")

@@ -1,6 +1,7 @@
 """Capacity audits and repairs (``check_capacity``): each event's stored data checked
 against the invariants by its strategy, derived data fixed under a time-limited lease."""
 from collections.abc import Iterator
+from typing import Any
 
 from booking import times, validation
 from booking.strategies.audit import RepairReport, Violation, fix_version, version_violation
@@ -17,7 +18,7 @@ class Audits:
     the access codes'); ``fixes`` further repairs of derived data (event -> what changed)."""
 
     def __init__(self, *, catalog: EventCatalog, leases: Leases,
-                 repair_lease_seconds: float = 300.0, checks=(), fixes=()):
+                 repair_lease_seconds: float = 300.0, checks: Any = (), fixes: Any = ()) -> None:
         self.catalog = catalog
         self.events = catalog.events
         self.leases = leases
@@ -30,7 +31,7 @@ class Audits:
         for item in self.events.scan(projection="event_id", page_size=page_size):
             yield item["event_id"]
 
-    def audit(self, event_id) -> list[Violation]:
+    def audit(self, event_id: str) -> list[Violation]:
         """Every invariant the event's stored data violates (empty when all hold).
 
         Raises ``EventNotFound``.
@@ -42,7 +43,7 @@ class Audits:
             found += check(event)
         return found
 
-    def repair(self, event_id, *, lease_seconds: float | None = None) -> RepairReport:
+    def repair(self, event_id: str, *, lease_seconds: float | None = None) -> RepairReport:
         """Fix the event's derived data under a time-limited lease, then audit it again.
 
         Registrations are never deleted or invented: what repair cannot fix (overbooking,
@@ -64,10 +65,9 @@ class Audits:
             self.leases.release(lease)
         return RepairReport(event.id, fixed, self.audit(event.id))
 
-    def _event_for_audit(self, event_id) -> tuple[Event, dict]:
+    def _event_for_audit(self, event_id: str) -> tuple[Event, dict]:
         event_id = validation.clean_event_id(event_id)
-        item = self.events.get({"event_id": event_id}, projection=items.EVENT_PROJECTION,
-                               names=items.EVENT_PROJECTION_NAMES)
+        item = self.events.get({"event_id": event_id}, projection=items.EVENT_PROJECTION)
         if item is None:
             raise EventNotFound()
         version = item.get("version")

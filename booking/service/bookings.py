@@ -9,8 +9,10 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from django.utils import timezone
 
@@ -18,18 +20,18 @@ from booking import validation
 from booking.service.catalog import EventCatalog
 from booking.dynamo.access import (PastDeadline, StoreError, deadline, last_attempt_throttled,
                                    lost_attempts, throttles, time_left)
+from booking.dynamo.errors import caused_by_throttle
 from booking.errors import (AccessCodeUsedUp, AlreadyRegistered, BookingClosed,
                             BookingContention, BookingError, EventFull,
                             InvalidBooking, NotRegistered, OutcomeUnknown,
                             Overloaded, StillDeciding, StoreUnavailable)
 from booking.service.access_codes import AccessCodes
 from booking.service.shedding import CoolDown
-from booking.service.store_errors import BUSY, UNAVAILABLE, caused_by_throttle
-from booking.models import (CAPACITY_QUOTA, PENDING, Availability, Event, Order, Registration,
-                            UnknownTicketTypes)
+from booking.models import (CAPACITY_QUOTA, PENDING, Availability, Event, Order, Outcome,
+                            Registration, UnknownTicketTypes)
 from booking.exactly_once.request_log import Request, RequestLog
 from booking.exactly_once.access_codes import ReservedSeatGone, ReservedSeatsLeft
-from booking.exactly_once.riders import Riders
+from booking.exactly_once.riders import Riders, SideRead
 from booking.strategies.base import Strategy
 
 # A write whose outcome is unknown (after botocore's own attempts) is read back by request
@@ -56,10 +58,29 @@ NOT_ANSWERED = (BookingContention, StoreUnavailable, OutcomeUnknown)
 QUESTIONS_SECONDS = 30.0
 # The definite refusals of a booking: told to a re-ask only once the request is fenced.
 REFUSALS = (EventFull, AlreadyRegistered, AccessCodeUsedUp, BookingClosed)
+
 IN_FLIGHT = ("Your earlier request with this id is still being decided. Send the same "
              "request again in a moment: it answers the outcome and never acts twice.")
 CANCEL_UNKNOWN = ("We are confirming your cancellation. Please wait a moment: this page "
                   "checks again by itself.")
+
+
+class Admission(SideRead, Protocol):
+    """The entry point's abuse limits of one asking, run inside the booking (``book``'s
+    ``admission``; ``booking/entry/limits.py``'s ``SignupAdmission``): its ``reads`` ride in
+    the strategy's first read when that read is the answer ("full" after a sell-out), so
+    a refusal costs that read and the limits' one write; otherwise it reads alone."""
+
+    def asked(self) -> tuple[bool | None, float | None]:
+        """Whether the limits counted this asking's request before: (True, first asked
+        at), (False, None), (None, None) when they cannot tell; from the rows ``found``
+        gave, else one consistent read of its own (no write)."""
+        ...
+
+    def count(self) -> bool | None:
+        """Count this asking in one write (``RateLimited`` over a limit): True asked
+        before, False the first asking, None when that cannot be told."""
+        ...
 
 
 class Bookings:
@@ -67,7 +88,8 @@ class Bookings:
 
     def __init__(self, *, catalog: EventCatalog, requests: RequestLog,
                  deadline_seconds: float | None = None, cool_down: CoolDown | None = None,
-                 codes: AccessCodes | None = None, questions=None):
+                 codes: AccessCodes | None = None, questions: Any = None,
+                 cancel_riders: Callable[..., tuple] | None = None) -> None:
         """``deadline_seconds``: each booking's and cancellation's time in all (None: none);
         ``cool_down``: the events whose writes the store throttled a moment ago; ``codes``:
         the events' access codes (a use rides on its order's write); ``questions``: the
@@ -80,8 +102,8 @@ class Bookings:
         self.cool_down = cool_down
         # Further riders of a cancellation: (event id, request id, the whole order as read
         # for a part's cancellation, else None, the seats named to give up, else None)
-        # -> riders (the passes' cancellation).
-        self.cancel_riders: Callable[..., tuple] | None = None
+        # -> riders (the passes' cancellation: ``cancellations.CancellationRiders``).
+        self.cancel_riders = cancel_riders
         self.questions = questions
         self._lock = threading.Lock()
         self._seats_seen: dict[str, tuple[Availability, float]] = {}  # page_availability
@@ -92,9 +114,11 @@ class Bookings:
         # ("resolved" by a re-send or the read-back, or "unresolved"): benchmark figures.
         self.unknown_outcomes: Counter = Counter()
 
-    def book(self, event_id, *, name, email, request_id=None, tickets=None,
-             access_code=None, answers=None, pass_answers=None, again: bool | None = None,
-             asked_at: float | None = None) -> Registration:
+    def book(self, event_id: str, *, name: str, email: str, request_id: str | None = None,
+             tickets: dict[str, int] | None = None, access_code: str | None = None,
+             answers: dict | None = None, pass_answers: list | None = None,
+             again: bool | None = None, asked_at: float | None = None,
+             admission: Admission | None = None) -> Outcome:
         """Confirm a seat (an order: ``tickets``, type -> quantity) for (name, e-mail) or
         raise why not.
 
@@ -134,13 +158,23 @@ class Bookings:
         is first answered from one consistent read of its request row (what it did, or
         ``StillDeciding`` without a write while an earlier asking, begun less than the
         deadline ago, may still be in flight).
+
+        ``admission``: the entry point's abuse limits (``Admission``), which then tell
+        ``again`` and ``asked_at``: read (in the strategy's read when this process lately
+        saw the event sold out: one read answers "full") and counted before any write;
+        ``RateLimited`` over a limit, nothing booked.
+
+        Returns the ``Outcome``: the registration, whether this asking's write made it or
+        an earlier asking's answer was replayed, and what the write owes (its outbox row).
         """
+        built_id = uuid.uuid4().hex  # this asking's registration: a replay answers another
         with deadline(self.deadline_seconds), self._asking(request_id):
             try:
-                return self._book(event_id, name=name, email=email, request_id=request_id,
-                                  tickets=tickets, access_code=access_code,
-                                  answers=answers, pass_answers=pass_answers,
-                                  again=again, asked_at=asked_at)
+                return Outcome.booking(self._book(
+                    event_id, name=name, email=email, request_id=request_id, tickets=tickets,
+                    access_code=access_code, answers=answers, pass_answers=pass_answers,
+                    again=again, asked_at=asked_at, registration_id=built_id,
+                    admission=admission), built_id=built_id)
             except EventFull as full:  # the page's remembered seats are no longer to be shown
                 with self._lock:
                     self._seats_seen.pop(validation.clean_event_id(event_id), None)
@@ -150,26 +184,40 @@ class Bookings:
                         self._told_full[validation.clean_event_id(event_id)] = self.clock()
                 raise
 
-    def _book(self, event_id, *, name, email, request_id, tickets, access_code=None,
-              answers=None, pass_answers=None, again=None, asked_at=None) -> Registration:
+    def _book(self, event_id: str, *, name: str, email: str, request_id: str | None,
+              tickets: dict[str, int] | None, registration_id: str, access_code: str | None = None,
+              answers: dict | None = None, pass_answers: list | None = None,
+              again: bool | None = None, asked_at: float | None = None,
+              admission: Admission | None = None) -> Registration:
         # Before anything is read; while the event cools down only a booking this process
         # would answer "full" from a read gets further (``_answer_by_reading``).
         cooling = self.turn_away_if_busy(validation.clean_event_id(event_id))
-        fields = dict(
+        fields: dict[str, Any] = dict(
             event_id=validation.clean_event_id(event_id),
             name=validation.clean_person_name(name),
             email=validation.normalize_email(email),
             registered_at=timezone.now(),
-            registration_id=uuid.uuid4().hex,
+            registration_id=registration_id,
             request_id=validation.clean_request_id(request_id) or uuid.uuid4().hex,
             contact=_contact(email),
         )
         event, tickets = self.tickets_of(event_id, tickets)
-        use = self.codes.use(event, access_code, tickets) if self.codes else None
+        # Without a code the code rules ask only whether a type needs one.
+        use = self.codes.use(event, access_code, tickets) if self.codes and (
+            access_code not in (None, "") or event.code_only_types) else None
         registration = Registration(**fields, ticket_counts=event.registered_tickets(tickets),
                                     access_code=use.code if use else None)
         strategy = self.catalog.strategy_for(event_id)
         request = Request.booking(registration)
+        read: Registration | BookingError | None = None
+        if admission is not None:
+            # A code's booking may still take a seat reserved for it, a started event says
+            # so: only a plain booking of an open event may be refused by the first read.
+            starts_at = self.catalog.starts_at(event.id)
+            probe = cooling is None and use is None and (
+                starts_at is None or starts_at > registration.registered_at)
+            again, asked_at, read = self._admit(admission, strategy, event, registration,
+                                                request, event.order(tickets), probe=probe)
         if again is not False and request_id is not None:  # perhaps a re-ask: its own generation
             request = request.asked_again()
         known = None
@@ -177,6 +225,12 @@ class Bookings:
             repeated, known = self._answer_repeat(request, asked_at)
             if repeated is not None:
                 return repeated
+        if isinstance(read, Registration):
+            return read
+        if read is not None:  # refused by the read the limits rode in
+            if not request.generation:
+                raise read
+            return self._fence_refusal(request, read, known)
         try:
             return self._book_request(strategy, event, registration, request, use, tickets,
                                       cooling, answers, pass_answers)
@@ -185,8 +239,33 @@ class Bookings:
                 raise
             return self._fence_refusal(request, refusal, known)
 
+    def _admit(self, admission: Admission, strategy: Strategy, event: Event,
+               registration: Registration, request: Request, order: Order, *,
+               probe: bool) -> tuple[bool | None, float | None,
+                                     Registration | BookingError | None]:
+        """The entry point's limits of this asking, before any write: (again, asked_at,
+        what the strategy's read answered: this request's registration, a refusal, or None:
+        book). With ``probe``, where this process lately saw the event sold out, the
+        limits' items ride in the strategy's own read (``full_by_reading``); else the
+        limits read alone."""
+        read: Registration | BookingError | None = None
+        if probe and strategy.sold_out_lately(event.id):
+            try:
+                read = strategy.full_by_reading(
+                    event, registration, order, Riders(self.requests, request, side=admission))
+            except REFUSALS as refused:
+                read = refused
+            except (StoreError, BookingContention, StoreUnavailable):  # the limits read alone; the booking tries
+                read = None
+        asked, asked_at = admission.asked()
+        if asked is True or isinstance(read, Registration):
+            # A re-ask (answered from its request row first, ``_answer_repeat``), or this
+            # request's own registration read back: not counted again.
+            return asked, asked_at, read
+        return admission.count(), asked_at, read
+
     @contextmanager
-    def _asking(self, request_id):
+    def _asking(self, request_id: str | None) -> Iterator[None]:
         """Remember when an asking of ``request_id`` ended here (``_answer_repeat``)."""
         try:
             yield
@@ -197,7 +276,7 @@ class Bookings:
             raise
         self._ended_now(request_id)
 
-    def _ended_now(self, request_id) -> None:
+    def _ended_now(self, request_id: str | None) -> None:
         if request_id is not None:
             with self._lock:
                 if len(self._ended) > 1000:
@@ -239,8 +318,8 @@ class Bookings:
         raise refusal
 
     def _book_request(self, strategy: Strategy, event: Event, registration: Registration,
-                      request: Request, use, tickets, cooling, answers,
-                      pass_answers) -> Registration:
+                      request: Request, use: Any, tickets: dict[str, int], cooling: int | None,
+                      answers: dict | None, pass_answers: list | None) -> Registration:
         event_id = event.id
         others: list = [use] if use else []
         if self.questions is not None:
@@ -278,7 +357,7 @@ class Bookings:
                                        reserved, riders)
 
     def _book_reserved(self, strategy: Strategy, event: Event, registration: Registration,
-                       order: Order, request: Request, use, reserved: dict,
+                       order: Order, request: Request, use: Any, reserved: dict,
                        riders: Riders) -> Registration:
         """Book one of the seats reserved for the order's code (hold key -> ref), each try
         one write (``AccessCodes.reserved_write``) with the order's other riders (its
@@ -299,7 +378,7 @@ class Bookings:
                 continue
         raise EventFull()
 
-    def tickets_of(self, event_id, tickets) -> tuple[Event, dict[str, int]]:
+    def tickets_of(self, event_id: str, tickets: dict[str, int] | None) -> tuple[Event, dict[str, int]]:
         """The event (as remembered, read again if ``tickets`` names a type added since)
         and the order's validated tickets (``InvalidBooking`` with ``field="tickets"``,
         nothing stored)."""
@@ -308,7 +387,7 @@ class Bookings:
             tickets, ticket_types=event.ticket_types, quotas=event.quotas,
             max_per_order=event.max_per_order)
 
-    def settle(self, request: Request, write, unknown_message: str) -> Registration:
+    def settle(self, request: Request, write: Callable[[], Registration], unknown_message: str) -> Registration:
         """Run ``write``; when its outcome is unknown, resolve it before answering.
 
         First read the request row back (one cheap consistent read): present, the write
@@ -382,13 +461,13 @@ class Bookings:
         else (the read found room, or could not be made): nothing is written."""
         try:
             answered = strategy.full_by_reading(event, registration, order, riders)
-        except (StoreError, *BUSY, *UNAVAILABLE):  # throttled, past the deadline: busy
+        except (StoreError, BookingContention, StoreUnavailable):  # throttled, past the deadline: busy
             answered = None
         if answered is None:
             raise Overloaded(retry_after=wait)
         return answered
 
-    def _settle(self, request: Request, write, unknown_message: str) -> Registration:
+    def _settle(self, request: Request, write: Callable[[], Registration], unknown_message: str) -> Registration:
         resolving, lost = None, lost_attempts()
         failure, readable = None, True
         for delay in (*RESEND_DELAYS, None):
@@ -396,8 +475,8 @@ class Bookings:
                 answer = write()
             except PastDeadline as late:
                 raise _OutOfTime(lost=resolving is not None or lost != lost_attempts()) from late
-            except UNAVAILABLE + BUSY as unknown:
-                if not (isinstance(unknown, UNAVAILABLE) or unknown.maybe_applied):
+            except (StoreUnavailable, BookingContention) as unknown:
+                if not (isinstance(unknown, StoreUnavailable) or unknown.maybe_applied):
                     # every attempt was cancelled by a conflict: nothing happened
                     return self._refuse(request, unknown, unknown_message,
                                         lost=resolving is not None or lost != lost_attempts())
@@ -477,15 +556,15 @@ class Bookings:
             with self._lock:
                 self.unknown_outcomes[what] += 1
 
-    def find_registration(self, event_id, *, email) -> Registration | None:
+    def find_registration(self, event_id: str, *, email: str) -> Registration | None:
         """The person's registration for the event, or None."""
         event_id = validation.clean_event_id(event_id)
         email = validation.email_lookup_key(email)
         return self.catalog.strategy_for(event_id).find(event_id, email)
 
-    def cancel(self, event_id, *, email, registration_id=None, request_id=None,
-               registration: Registration | None = None, tickets=None,
-               seats: tuple[int, ...] | None = None) -> Registration:
+    def cancel(self, event_id: str, *, email: str, registration_id: str | None = None,
+               request_id: str | None = None, registration: Registration | None = None,
+               tickets: dict[str, int] | None = None, seats: tuple[int, ...] | None = None) -> Outcome:
         """Free the person's seat (every seat of their order); return the removed
         registration. With ``tickets`` (type -> quantity) only those seats of the order
         are freed and the answer holds just them (cancelling every seat is a whole
@@ -500,14 +579,19 @@ class Bookings:
         of exactly those types and counts (else its unused ones of each type are chosen).
         Raises ``EventNotFound``, ``NotRegistered``, ``InvalidBooking`` for a malformed
         e-mail, or, as ``book``, ``OutcomeUnknown``, ``StillDeciding`` or ``Overloaded``.
+        Returns the ``Outcome`` (replayed: the answer is the one an earlier asking of
+        ``request_id`` wrote, read from its request row).
         """
+        replays: list[Registration] = []
         with deadline(self.deadline_seconds):
-            return self._cancel(event_id, email=email, registration_id=registration_id,
-                                request_id=request_id, registration=registration,
-                                tickets=tickets, seats=seats)
+            removed = self._cancel(event_id, email=email, registration_id=registration_id,
+                                   request_id=request_id, registration=registration,
+                                   tickets=tickets, seats=seats, replays=replays)
+        return Outcome.cancellation(removed, replayed=any(r is removed for r in replays))
 
-    def _cancel(self, event_id, *, email, registration_id, request_id, registration,
-                tickets, seats=None) -> Registration:
+    def _cancel(self, event_id: str, *, email: str, registration_id: str | None,
+                request_id: str | None, registration: Registration | None,
+                tickets: dict[str, int] | None, replays: list[Registration], seats: Any = None) -> Registration:
         event_id = validation.clean_event_id(event_id)
         self._turn_away(event_id)  # before anything is read
         email = validation.email_lookup_key(email)
@@ -535,7 +619,8 @@ class Bookings:
         # event that never had questions: nothing more is written).
         removal = self.questions.removal(self.catalog.known_event(
             event_id, max_age=QUESTIONS_SECONDS), request_id) if self.questions else None
-        riders = Riders(self.requests, request, others=others + ((removal,) if removal else ()))
+        riders = _NotingRiders(self.requests, request,
+                               others=others + ((removal,) if removal else ()), noted=replays)
         try:
             return self.settle(request, lambda: strategy.cancel(
                 event, email, registration_id, riders=riders, known=known, release=tickets),
@@ -548,11 +633,11 @@ class Bookings:
                 fresh, email, registration_id, riders=riders, known=known, release=tickets),
                 CANCEL_UNKNOWN)
 
-    def availability(self, event_id) -> Availability:
+    def availability(self, event_id: str) -> Availability:
         event_id = validation.clean_event_id(event_id)
         return self.catalog.strategy_for(event_id).availability(self.catalog.event_for(event_id))
 
-    def page_availability(self, event_id, *, fresh: bool = False) -> Availability | None:
+    def page_availability(self, event_id: str, *, fresh: bool = False) -> Availability | None:
         """The event's seats for its page, cheap and bounded in time: None (show no count)
         while the event cools down or for ``TOLD_FULL_SECONDS`` after this process told
         someone it was full (nothing is sent), or when the read is throttled, fails or
@@ -577,7 +662,7 @@ class Bookings:
         try:
             with deadline(budget):
                 seats = self.availability(event_id)
-        except (StoreError, *BUSY, *UNAVAILABLE):
+        except (StoreError, BookingContention, StoreUnavailable):
             return None
         if all(quota.remaining > 0 for quota in seats.quotas.values()):
             with self._lock:
@@ -606,11 +691,29 @@ class Bookings:
             return None
         return self.catalog.strategy_for(registration.event_id).place_in_line(registration)
 
-    def registrations(self, event_id) -> list[Registration]:
-        """The event's confirmed registrations, oldest first."""
-        event_id = validation.clean_event_id(event_id)
-        found = self.catalog.strategy_for(event_id).registrations(event_id)
-        return sorted(found, key=lambda r: (r.registered_at, r.email))
+
+
+@dataclass(frozen=True)
+class _NotingRiders(Riders):
+    """Riders that note the answers the request row gave (``noted``): read before a write,
+    or to a write refused because an earlier asking of the request applied. Such an answer
+    is a replay."""
+
+    noted: list = field(default_factory=list, compare=False)
+
+    def answer(self, refusal: Any) -> Registration | None:
+        return self._noted(super().answer(refusal))
+
+    def answer_read(self, rows: list[dict | None]) -> Registration | None:
+        return self._noted(super().answer_read(rows))
+
+    def recall(self) -> Registration | None:
+        return self._noted(super().recall())
+
+    def _noted(self, answered: Registration | None) -> Registration | None:
+        if answered is not None:
+            self.noted.append(answered)
+        return answered
 
 
 class _InFlight(StillDeciding):
@@ -621,7 +724,7 @@ class _OutOfTime(Exception):
     """Inside ``settle``: the deadline passed (its cause says where); ``lost``: an attempt
     of this asking may still be in flight."""
 
-    def __init__(self, *, lost: bool):
+    def __init__(self, *, lost: bool) -> None:
         super().__init__("out of time")
         self.lost = lost
 

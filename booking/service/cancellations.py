@@ -26,7 +26,7 @@ class Cancellations:
     """The events' cancellation counts, kept on ``SHARDS`` items each in the event-locks
     table (beside the strategies' per-event counts)."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: Store) -> None:
         self.table = store.table(EVENT_LOCKS)
         self.store = store
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
 from datetime import timezone as dt_timezone
+from typing import Any
 
 from django.utils import timezone
 
@@ -23,7 +24,7 @@ from booking.dynamo import items
 from booking.dynamo.access import Table
 from booking.dynamo.leases import Leases, LeaseTaken
 from booking.errors import BookingContention, EventNotFound, InvalidBooking
-from booking.models import Event
+from booking.models import Event, Registration
 from booking.strategies import Strategy
 
 _REMEMBERED_EVENTS = 10_000
@@ -66,7 +67,7 @@ class EventCatalog:
 
     def __init__(self, *, events: Table, strategies: dict[str, Strategy], default_strategy: str,
                  offered: tuple[str, ...], default_time_zone: str = "UTC",
-                 leases: Leases, provision_lease_seconds: float = 300.0):
+                 leases: Leases, provision_lease_seconds: float = 300.0) -> None:
         self.leases = leases
         self.provision_lease_seconds = provision_lease_seconds
         if default_strategy not in strategies:
@@ -86,11 +87,14 @@ class EventCatalog:
         self._known_at: dict[str, float] = {}  # when it was last read or written here
         self._lock = threading.Lock()
 
-    def create_event(self, *, name, capacity, strategy=None, starts_at=None, ends_at=None,
-                     time_zone=None, description="", venue="", quotas=None, ticket_types=None,
-                     max_per_order=None, request_id=None, organizer="",
-                     expected_rate=None, code_only_types=None, ticket_descriptions=None,
-                     ticket_labels=None) -> Event:
+    def create_event(self, *, name: str, capacity: int, strategy: str | None = None,
+                     starts_at: Any = None, ends_at: Any = None, time_zone: str | None = None,
+                     description: str = "", venue: str = "", quotas: dict[str, int] | None = None,
+                     ticket_types: Any = None, max_per_order: int | None = None,
+                     request_id: str | None = None, organizer: str | None = "",
+                     expected_rate: int | None = None, code_only_types: Any = None,
+                     ticket_descriptions: dict[str, str] | None = None,
+                     ticket_labels: dict[str, str] | None = None) -> Event:
         """Validate and create an event; return it (with its new ``id``).
 
         ``code_only_types``: ticket types shown and bookable only with an access code that
@@ -156,7 +160,7 @@ class EventCatalog:
         self.remember(event.id, strategy_name, starts_at=event.starts_at, event=event)
         return event
 
-    def _create_keyed(self, event: Event, implementation, request_id: str) -> Event:
+    def _create_keyed(self, event: Event, implementation: Any, request_id: str) -> Event:
         """The key rides in the provisioning write itself: the event's id is derived from
         it and its item (put only if absent) stores the request's fingerprint. A repeat
         finds the event and answers it (``InvalidBooking`` on ``request_id`` if the key
@@ -195,17 +199,16 @@ class EventCatalog:
             raise InvalidBooking(KEY_REUSED, field="request_id")
         return stored
 
-    def clean_capacity(self, capacity, strategy_name: str) -> int:
+    def clean_capacity(self, capacity: int, strategy_name: str) -> int:
         """``capacity`` checked against what the strategy supports (``InvalidBooking`` in an
         organizer's words: internal strategy names stay out of pages and errors)."""
         return validation.clean_capacity(capacity, max_capacity=self.strategies[strategy_name].max_capacity)
 
-    def get_event(self, event_id) -> Event:
+    def get_event(self, event_id: str) -> Event:
         event_id = validation.clean_event_id(event_id)
         item = self.events.get(
             {"event_id": event_id},
             projection=items.EVENT_PROJECTION,
-            names=items.EVENT_PROJECTION_NAMES,
         )
         if item is None:
             raise EventNotFound()
@@ -215,7 +218,7 @@ class EventCatalog:
             self._read_at[event_id] = time.monotonic()
         return event
 
-    def recent_event(self, event_id, *, max_age: float = RECENT_EVENT_SECONDS,
+    def recent_event(self, event_id: str, *, max_age: float = RECENT_EVENT_SECONDS,
                      now: float | None = None) -> Event:
         """The event as read here less than ``max_age`` seconds ago, else read now
         (``get_event``): for the pages and answers of a busy event, whose every request
@@ -225,7 +228,7 @@ class EventCatalog:
         event = self.remembered_event(event_id, max_age=max_age, now=now)
         return event if event is not None else self.get_event(event_id)
 
-    def remembered_event(self, event_id, *, max_age: float = RECENT_EVENT_SECONDS,
+    def remembered_event(self, event_id: str, *, max_age: float = RECENT_EVENT_SECONDS,
                          now: float | None = None) -> Event | None:
         """As ``recent_event``, but None rather than a read when it is not that fresh."""
         now = time.monotonic() if now is None else now
@@ -235,7 +238,7 @@ class EventCatalog:
             return event
         return None
 
-    def known_event(self, event_id, *, max_age: float) -> Event:
+    def known_event(self, event_id: str, *, max_age: float) -> Event:
         """The event as read or written here less than ``max_age`` seconds ago, else read
         now: for what a booking asks (its questions), which another process may change."""
         with self._lock:
@@ -248,7 +251,6 @@ class EventCatalog:
         """Yield every event, reading the table page by page."""
         for item in self.events.scan(
             projection=items.EVENT_PROJECTION,
-            names=items.EVENT_PROJECTION_NAMES,
             page_size=page_size,
         ):
             yield items.event_from_item(item)
@@ -258,6 +260,12 @@ class EventCatalog:
         far = datetime.max.replace(tzinfo=dt_timezone.utc)
         return sorted(self.iter_events(), key=lambda e: (e.starts_at or far, e.name))
 
+    def registrations(self, event_id: str) -> list[Registration]:
+        """The event's confirmed registrations, oldest first."""
+        event_id = validation.clean_event_id(event_id)
+        found = self.strategy_for(event_id).registrations(event_id)
+        return sorted(found, key=lambda r: (r.registered_at, r.email))
+
     def strategy_for(self, event_id: str) -> Strategy:
         """The event's strategy (one read of the event the first time; ``EventNotFound``)."""
         with self._lock:
@@ -266,7 +274,7 @@ class EventCatalog:
             name = self.get_event(event_id).strategy
         return self.strategies[name]
 
-    def event_for(self, event_id: str, tickets=None) -> Event:
+    def event_for(self, event_id: str, tickets: dict[str, int] | None = None) -> Event:
         """The event as last read here (its quotas never change; its capacities may have:
         writes check them), else read now (``EventNotFound``). Ticket types can be added:
         when ``tickets`` names a type the remembered event lacks, it is read again (and
@@ -289,7 +297,7 @@ class EventCatalog:
             self._read_at.pop(event_id, None)
             self._known_at.pop(event_id, None)
 
-    def remember(self, event_id: str, strategy_name: str, *, starts_at=None,
+    def remember(self, event_id: str, strategy_name: str, *, starts_at: Any = None,
                  event: Event | None = None) -> None:
         with self._lock:
             self._strategy_of[event_id] = strategy_name
@@ -306,7 +314,7 @@ class EventCatalog:
                 self._known_at.pop(forgotten, None)
 
 
-def _code_only(value, event: Event) -> tuple:
+def _code_only(value: Any, event: Event) -> tuple:
     """The ticket types bookable only with an access code: types of ``event``."""
     if value in (None, "", [], ()):
         return ()

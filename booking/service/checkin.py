@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
+from typing import Any
 
 from booking import validation
 from booking.checkin.cancellation import PassCancellation, cancelled_by
@@ -19,7 +20,7 @@ from booking.checkin.passes import CANCELLED, VALID, Pass, pass_id, read_short
 from booking.checkin.records import (CHOOSE_PASS, DIRECTIONS, ENTRY, MESSAGES, CheckinList,
                                      Conflict, ScanResult, at)
 from booking.errors import CheckinListNotFound, InvalidBooking
-from booking.models import CAPACITY_QUOTA, Registration
+from booking.models import CAPACITY_QUOTA, Event, Registration
 from booking.service.catalog import EventCatalog
 from booking.strategies.audit import Violation
 
@@ -40,7 +41,7 @@ SCAN_FIELDS = frozenset({"code", "direction", "nonce", "scanned_at", "gate"})
 
 class Checkin:
     def __init__(self, *, catalog: EventCatalog, door: Door,
-                 registrations: Callable[[str], list[Registration]]):
+                 registrations: Callable[[str], list[Registration]]) -> None:
         self.catalog = catalog
         self.door = door
         self.registrations = registrations
@@ -52,10 +53,10 @@ class Checkin:
         self._references: dict[str, tuple[float, dict[str, list[Registration]]]] = {}
 
     # --- passes --------------------------------------------------------------------
-    def pass_public_key(self, event_id) -> str:
+    def pass_public_key(self, event_id: str) -> str:
         return self.door.signer.public_key(validation.clean_event_id(event_id))
 
-    def pass_public_keys(self, event_id) -> list[str]:
+    def pass_public_keys(self, event_id: str) -> list[str]:
         return self.door.signer.public_keys(validation.clean_event_id(event_id))
 
     def passes(self, registration: Registration) -> list[Pass]:
@@ -107,7 +108,7 @@ class Checkin:
         ``seats``: the seats named to give up, else its unused ones are chosen)."""
         return PassCancellation(self.door, request_id, whole, seats)
 
-    def release_of(self, whole: Registration, pass_ids, request_id: str
+    def release_of(self, whole: Registration, pass_ids: Any, request_id: str
                    ) -> tuple[dict[str, int] | None, tuple[int, ...] | None]:
         """What cancelling the passes ``pass_ids`` of the order ``whole`` gives up: (its
         tickets, its seat numbers), or (None, None) when they are every seat it has left
@@ -142,9 +143,10 @@ class Checkin:
         return tuple(cancelled_by(removed, order, request_id))
 
     # --- lists ---------------------------------------------------------------------
-    def create_checkin_list(self, event_id, *, name, ticket_types=None, allow_reentry=False,
-                            occupancy_limit=None, opens_at=None,
-                            closes_at=None, request_id=None) -> CheckinList:
+    def create_checkin_list(self, event_id: str, *, name: str, ticket_types: Any = None,
+                            allow_reentry: bool = False, occupancy_limit: int | None = None,
+                            opens_at: Any = None, closes_at: Any = None,
+                            request_id: str | None = None) -> CheckinList:
         """A new list (``request_id``: a repeat answers the same list; the same id with
         other settings is ``InvalidBooking``)."""
         event = self.catalog.get_event(validation.clean_event_id(event_id))
@@ -169,10 +171,10 @@ class Checkin:
             raise InvalidBooking("This key was already used to create a different list.",
                                  field="Idempotency-Key") from None
 
-    def checkin_lists(self, event_id) -> list[CheckinList]:
+    def checkin_lists(self, event_id: str) -> list[CheckinList]:
         return self.door.lists(validation.clean_event_id(event_id))
 
-    def find_list(self, list_id) -> CheckinList:
+    def find_list(self, list_id: str) -> CheckinList:
         """The list (without counts), or ``CheckinListNotFound``."""
         if not isinstance(list_id, str) or not validation.EVENT_ID_PATTERN.match(list_id):
             raise CheckinListNotFound()
@@ -181,7 +183,7 @@ class Checkin:
             raise CheckinListNotFound()
         return found
 
-    def checkin_list(self, list_id) -> CheckinList:
+    def checkin_list(self, list_id: str) -> CheckinList:
         """The list with its live counts: expected, admitted, inside now, conflicts. The
         counts are the list's counter items (``Door.counts``) and the event's confirmed
         seats (``expected``): a few reads, however many people are booked."""
@@ -216,13 +218,14 @@ class Checkin:
         return expected
 
     # --- scans ---------------------------------------------------------------------
-    def scan(self, list_id, code, *, direction=ENTRY, nonce=None, gate=None) -> ScanResult:
+    def scan(self, list_id: str, code: str, *, direction: str = ENTRY, nonce: str | None = None,
+             gate: str | None = None) -> ScanResult:
         """One scan decided now, stamped with the server's time (never the client's)."""
         found = self.find_list(list_id)
         cleaned = self._clean_scan(code, direction, nonce, gate)
         return self._scan(found, *cleaned, scanned_at=None, offline=False)
 
-    def scan_batch(self, list_id, scans) -> list[ScanResult]:
+    def scan_batch(self, list_id: str, scans: list) -> list[ScanResult]:
         """An offline scanner's queue: each scan (``code``, ``direction``, ``nonce``,
         ``scanned_at``, ``gate``) decided in the order they were made; the answers in the
         order given. A scan sent again (its nonce) answers as the first time. Every scan is
@@ -248,7 +251,7 @@ class Checkin:
             answers[index] = self._scan(found, *fields, scanned_at=when, offline=True)
         return [answers[index] for index in range(len(scans))]
 
-    def _clean_scan(self, code, direction, nonce, gate) -> tuple:
+    def _clean_scan(self, code: Any, direction: Any, nonce: Any, gate: Any) -> tuple:
         """(code, direction, nonce, gate) checked, or ``InvalidBooking``."""
         if direction not in DIRECTIONS:
             raise InvalidBooking("The direction must be \"entry\" or \"exit\".",
@@ -276,8 +279,8 @@ class Checkin:
             raise InvalidBooking("This nonce was already used for another scan.",
                                  field="nonce")
 
-    def _scan(self, found: CheckinList, code, direction, nonce, gate, *, scanned_at,
-              offline: bool) -> ScanResult:
+    def _scan(self, found: CheckinList, code: str, direction: str, nonce: str,
+              gate: str | None, *, scanned_at: Any, offline: bool) -> ScanResult:
         short = read_short(code)
         if short is not None:  # a short code or a booking reference: its pass's code
             passes = self._passes_of_short(found, *short)
@@ -322,8 +325,8 @@ class Checkin:
                 self._references[event_id] = (time.monotonic(), orders)
         return orders.get(prefix, [])
 
-    def _choose(self, found: CheckinList, passes: list[Pass], direction, nonce, gate,
-                offline) -> ScanResult:
+    def _choose(self, found: CheckinList, passes: list[Pass], direction: str, nonce: str,
+                gate: str | None, offline: bool) -> ScanResult:
         """A reference of several passes: nothing decided, nothing stored; the passes to
         pick from (their state at the door too)."""
         states = {p.pass_id: p for r in {p.registration_id for p in passes}
@@ -341,7 +344,7 @@ class Checkin:
         orders = self._orders_by_reference(passes[0].event_id, registration_id[:8])
         return next(r for r in orders if r.registration_id == registration_id)
 
-    def _clean_scanned_at(self, value, *, required: bool) -> float:
+    def _clean_scanned_at(self, value: Any, *, required: bool) -> float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             when = float(value)
         elif isinstance(value, datetime):
@@ -394,7 +397,7 @@ class Checkin:
                 self._names[event_id] = (time.monotonic(), names)
         return names.get(registration_id)
 
-    def search_passes(self, list_id, text, *, limit: int = 20) -> list[tuple[str, Pass]]:
+    def search_passes(self, list_id: str, text: str, *, limit: int = 20) -> list[tuple[str, Pass]]:
         """(attendee name, pass) of the list's event whose name or e-mail contains
         ``text`` (case-insensitive, at least 2 characters), passes the list admits only:
         the scanner page's search by name."""
@@ -409,7 +412,7 @@ class Checkin:
         return [(r.name, p) for r in people[:limit]
                 for p in passes.get(r.registration_id, []) if found.admits_type(p.ticket_type)]
 
-    def roster(self, list_id) -> list[tuple[str, Pass]]:
+    def roster(self, list_id: str) -> list[tuple[str, Pass]]:
         found = self.find_list(list_id)
         people = [r for r in self.registrations(found.event_id) if r.is_confirmed]
         passes = self.passes_of(people)
@@ -417,14 +420,14 @@ class Checkin:
                 if found.admits_type(p.ticket_type)]
 
     # --- the log, conflicts, audit -------------------------------------------------
-    def scan_log(self, list_id, *, limit: int | None = None) -> list[ScanResult]:
+    def scan_log(self, list_id: str, *, limit: int | None = None) -> list[ScanResult]:
         found = self.find_list(list_id)
         return [self._described(found, r) for r in self.door.scans(found.id, limit=limit)]
 
-    def checkin_conflicts(self, list_id) -> list[Conflict]:
+    def checkin_conflicts(self, list_id: str) -> list[Conflict]:
         return self.door.conflicts(self.find_list(list_id).id)
 
-    def audit(self, event) -> list[Violation]:
+    def audit(self, event: Event) -> list[Violation]:
         """Nobody inside twice, no list over its limit, no pass admitted twice on a list
         without re-entry, each list's counters equal to its items (``check_capacity``)."""
         found: list[Violation] = []
@@ -470,7 +473,7 @@ def _quota_of(found: CheckinList, ticket_types: dict) -> str | None:
     return next((quota for quota, names in sorted(drawing.items()) if names == wanted), None)
 
 
-def _clean_types(value, event_types: dict) -> tuple[str, ...] | None:
+def _clean_types(value: Any, event_types: dict) -> tuple[str, ...] | None:
     if value is None:
         return None
     if not isinstance(value, (list, tuple)) or not value or not all(
@@ -484,7 +487,7 @@ def _clean_types(value, event_types: dict) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(value))
 
 
-def _clean_limit(value) -> int | None:
+def _clean_limit(value: Any) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
@@ -493,7 +496,7 @@ def _clean_limit(value) -> int | None:
     return value
 
 
-def _clean_time(value, field: str) -> datetime | None:
+def _clean_time(value: Any, field: str) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, str):

@@ -1,9 +1,10 @@
 """Organizer edits: events and registrations page by page, edits with optimistic
 locking (version-checked), deletes. Everything it needs is the event catalog."""
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from datetime import timezone as dt_timezone
+from typing import Any
 
 from django.utils import timezone
 
@@ -11,6 +12,7 @@ from booking import validation
 from booking.service.catalog import EventCatalog
 from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed
+from booking.dynamo.expressions import Actions, Condition, all_of, any_of, attr
 from booking.errors import InvalidBooking
 from booking.models import Event, Registration
 
@@ -19,32 +21,25 @@ _SEARCH_READS = 10
 _NO_DATE = datetime.max.replace(tzinfo=dt_timezone.utc)
 
 
-def _within(organizers: list, event_ids: list, values: dict) -> str | None:
+def _within(organizers: list, event_ids: list) -> Condition | None:
     """The filter for events of ``organizers`` or among ``event_ids`` (None: nothing)."""
-    parts = []
-    if organizers:
-        names = [f":org{n}" for n in range(len(organizers))]
-        values.update(zip(names, organizers))
-        parts.append(f"organizer IN ({', '.join(names)})")
-    if event_ids:
-        names = [f":eid{n}" for n in range(len(event_ids))]
-        values.update(zip(names, event_ids))
-        parts.append(f"event_id IN ({', '.join(names)})")
-    return " OR ".join(parts) if parts else None
+    parts = ([attr("organizer").is_in(*organizers)] if organizers else []) + (
+        [attr("event_id").is_in(*event_ids)] if event_ids else [])
+    return any_of(parts) if parts else None
 
 
-def _by_start(event: Event):
+def _by_start(event: Event) -> tuple:
     """Soonest first; events without a date last."""
     return (event.starts_at or _NO_DATE, event.name.casefold())
 
 
 class OrganizerEdits:
-    def __init__(self, catalog: EventCatalog):
+    def __init__(self, catalog: EventCatalog) -> None:
         self.catalog = catalog
         self.events = catalog.events
 
-    def events_page(self, *, start_key=None, limit=25, search="", when="",
-                    organizers=None, event_ids=()) -> tuple[list[Event], dict | None]:
+    def events_page(self, *, start_key: dict | None = None, limit: int = 25, search: str = "",
+                    when: str = "", organizers: Any = None, event_ids: Iterable[str] = ()) -> tuple[list[Event], dict | None]:
         """One page of events, soonest first within the page, and the key that continues
         after it (or None).
 
@@ -60,32 +55,26 @@ class OrganizerEdits:
         of those organizers and those events: what the asker may see, decided by the
         entry point (``booking/organizers/rights.py``).
         """
-        clauses: list[str] = []
-        values: dict[str, object] = {}
+        clauses: list[Condition] = []
         if organizers is not None:
-            owned = _within(sorted(organizers), sorted(event_ids), values)
+            owned = _within(sorted(organizers), sorted(event_ids))
             if owned is None:
                 return [], None
             clauses.append(owned)
         if search:
-            clauses.append("contains(name_folded, :folded) OR "
-                           "(attribute_not_exists(name_folded) AND contains(#name, :search))")
-            values.update({":folded": search.casefold(), ":search": search})
+            clauses.append(attr("name_folded").contains(search.casefold()) | (
+                attr("name_folded").not_exists() & attr("name").contains(search)))
         if when in ("upcoming", "past"):
-            values[":now"] = timezone.now().astimezone(dt_timezone.utc).isoformat()
-            clauses.append("starts_at >= :now OR attribute_type(starts_at, :null) OR "
-                           "attribute_not_exists(starts_at)" if when == "upcoming"
-                           else "starts_at < :now")
-            if when == "upcoming":
-                values[":null"] = "NULL"
+            now = timezone.now().astimezone(dt_timezone.utc).isoformat()
+            starts = attr("starts_at")
+            clauses.append(starts.ge(now) | starts.is_type("NULL") | starts.not_exists()
+                           if when == "upcoming" else starts.lt(now))
         found, key = [], start_key
         for _ in range(_SEARCH_READS if clauses else 1):
-            options = {"start_key": key, "limit": limit, "projection": items.EVENT_PROJECTION,
-                       "names": items.EVENT_PROJECTION_NAMES}
+            options: dict[str, Any] = {
+                "start_key": key, "limit": limit, "projection": items.EVENT_PROJECTION}
             if clauses:
-                page, key = self.events.filtered_scan_page(
-                    filter=clauses[0] if len(clauses) == 1 else
-                    " AND ".join(f"({c})" for c in clauses), values=values, **options)
+                page, key = self.events.filtered_scan_page(filter=all_of(clauses), **options)
             else:
                 page, key = self.events.scan_page(**options)
             found.extend(page)
@@ -113,20 +102,23 @@ class OrganizerEdits:
             if item.get("organizer"):
                 continue
             try:
-                self.events.update({"event_id": item["event_id"]}, "SET organizer = :o",
-                                   condition="attribute_exists(event_id) AND "
-                                             "attribute_not_exists(organizer)",
-                                   values={":o": organizer})
+                self.events.update({"event_id": item["event_id"]},
+                                   Actions().set("organizer", organizer),
+                                   condition=attr("event_id").exists()
+                                   & attr("organizer").not_exists())
             except ConditionFailed:
                 continue  # deleted or assigned meanwhile
             self.catalog.forget(item["event_id"])
             assigned.append(item["event_id"])
         return assigned
 
-    def update_event(self, event_id, *, expected_version, name=None, capacity=None,
-                     starts_at=None, ends_at=None, time_zone=None, description=None,
-                     venue=None, quotas=None, max_per_order=None,
-                     ticket_descriptions=None, ticket_types=None, ticket_labels=None) -> Event:
+    def update_event(self, event_id: str, *, expected_version: int, name: str | None = None,
+                     capacity: int | None = None, starts_at: Any = None, ends_at: Any = None,
+                     time_zone: str | None = None, description: str | None = None,
+                     venue: str | None = None, quotas: dict[str, int] | None = None,
+                     max_per_order: int | None = None,
+                     ticket_descriptions: dict[str, str] | None = None, ticket_types: Any = None,
+                     ticket_labels: dict[str, str] | None = None) -> Event:
         """Apply an organizer's edit of the event as read at ``expected_version``; return it.
 
         Only the given fields change (``starts_at=""`` clears the start, ``ends_at=""``
@@ -209,7 +201,7 @@ class OrganizerEdits:
         return self.catalog.get_event(event.id)
 
     @staticmethod
-    def _clean_added_types(value, event: Event) -> dict:
+    def _clean_added_types(value: Any, event: Event) -> dict:
         """The event's types with those added (``InvalidBooking(field="ticket_types")``)."""
         if not event.offers_orders:
             raise InvalidBooking(
@@ -228,7 +220,7 @@ class OrganizerEdits:
         return types
 
     @staticmethod
-    def _clean_new_max_per_order(value, event: Event) -> int:
+    def _clean_new_max_per_order(value: Any, event: Event) -> int:
         """A new "seats per order" (``InvalidBooking(field="max_per_order")``)."""
         value = validation.clean_max_per_order(value)
         if event.max_per_order == 1 or value == 1:
@@ -239,7 +231,7 @@ class OrganizerEdits:
         return value
 
     @staticmethod
-    def _clean_quota_sizes(quotas, event: Event, max_capacity: int) -> dict[str, int]:
+    def _clean_quota_sizes(quotas: dict[str, int] | None, event: Event, max_capacity: int) -> dict[str, int]:
         """New sizes of ``event``'s further quotas (``InvalidBooking(field="quotas")``)."""
         if not event.quotas:
             raise InvalidBooking("This event has no quotas besides its capacity: change "
@@ -251,7 +243,7 @@ class OrganizerEdits:
                                  f"{', '.join(sorted(event.quotas))}).", field="quotas")
         return sizes
 
-    def delete_event(self, event_id) -> None:
+    def delete_event(self, event_id: str) -> None:
         """Delete the event with its registrations and the strategy's slots or lock item.
 
         The event becomes unbookable first; repeating an interrupted delete finishes it.
@@ -261,7 +253,7 @@ class OrganizerEdits:
         self.catalog.strategies[event.strategy].delete(event)
         self.catalog.forget(event.id)
 
-    def iter_registrations(self, event_id, *, search="") -> Iterator[Registration]:
+    def iter_registrations(self, event_id: str, *, search: str = "") -> Iterator[Registration]:
         """The event's registrations in e-mail order, read lazily; ``search`` matches name or e-mail."""
         event_id = validation.clean_event_id(event_id)
         needle = search.strip().casefold()
@@ -269,8 +261,8 @@ class OrganizerEdits:
             if not needle or needle in registration.email or needle in registration.name.casefold():
                 yield registration
 
-    def registrations_page(self, event_id, *, after=None, limit=50, search="",
-                           order="email") -> tuple[list[Registration], object]:
+    def registrations_page(self, event_id: str, *, after: str | None = None, limit: int = 50,
+                           search: str = "", order: str = "email") -> tuple[list[Registration], object]:
         """Up to ``limit`` registrations and the next page's cursor (None on the last page).
 
         ``order="email"``: after the e-mail ``after``. ``order="time"`` (oldest first) or

@@ -6,11 +6,12 @@ transaction); lapsed ones return to sale (``release_lapsed``, the worker's pass)
 docs/access-codes.md#reserved-seats.
 """
 import dataclasses
+from collections.abc import Callable
 from contextlib import suppress
 
 from booking.dynamo.access import ConditionFailed, Store, Table
 from booking.dynamo.errors import TransactionCancelled
-from booking.dynamo.transaction import Members
+from booking.dynamo.expressions import Actions, Members, attr
 from booking.errors import (AlreadyRegistered, BookingContention, BookingError, EventFull,
                             EventNotFound, InvalidBooking)
 from booking.exactly_once.access_codes import (MEMBER, ReservedSeatGone, ReservedSeatUse,
@@ -87,9 +88,9 @@ class ReservedSeats:
                                              refused=refused)
             write = Members(members).add(MEMBER, ("Update", self.table.update_op(
                 code_key(event.id, code),
-                "SET reserved.#key = :ref, reserved_until = :until ADD reserved_left :one, "
-                "reserved_seats :one", condition="attribute_exists(max_uses)",
-                names={"#key": key}, values={":ref": ref, ":until": until, ":one": 1})))
+                Actions().set(attr("reserved", key), ref).set("reserved_until", until)
+                .add("reserved_left", 1).add("reserved_seats", 1),
+                condition=attr("max_uses").exists())))
             try:
                 self.store.transact_write(write.operations)
                 return ref
@@ -111,17 +112,14 @@ class ReservedSeats:
         for key, ref in reserved.items():
             members = Members(strategy.release_ops(event, key, seat, until=until, ref=ref))
             members.add(MEMBER, ("Update", self.table.update_op(
-                code_key(event.id, code), "REMOVE reserved.#key ADD reserved_left :minus",
-                condition="attribute_exists(reserved.#key)", names={"#key": key},
-                values={":minus": -1})))
+                code_key(event.id, code), _forget(key),
+                condition=attr("reserved", key).exists())))
             try:
                 self.store.transact_write(members.operations)
             except TransactionCancelled:  # taken by an order, or lapsed and taken over
                 with suppress(ConditionFailed):  # its record goes all the same
-                    self.table.update(
-                        code_key(event.id, code), "REMOVE reserved.#key ADD reserved_left :minus",
-                        condition="attribute_exists(reserved.#key)", names={"#key": key},
-                        values={":minus": -1})
+                    self.table.update(code_key(event.id, code), _forget(key),
+                                      condition=attr("reserved", key).exists())
 
     def release_lapsed(self, *, now: int | None = None) -> int:
         """The worker's pass: free the seats still reserved for codes whose reservation
@@ -131,8 +129,8 @@ class ReservedSeats:
         released, start = 0, None
         while True:
             found, start = self.table.filtered_scan_page(
-                filter="reserved_left > :zero AND reserved_until <= :now",
-                values={":zero": 0, ":now": now}, start_key=start)
+                filter=attr("reserved_left").gt(0) & attr("reserved_until").le(now),
+                start_key=start)
             for item in found:
                 try:
                     event = self.catalog.get_event(item["event_id"])
@@ -146,7 +144,7 @@ class ReservedSeats:
 
     def reserved_write(self, strategy: Strategy, event: Event, registration: Registration,
                        order: Order, request: Request, use: ReservedSeatUse, ref: dict,
-                       others: tuple = ()):
+                       others: tuple = ()) -> Callable[[], Registration]:
         """The write of an order taking the code's reserved seat ``use.key``: the hold
         turned into the order, the request row, the outbox row, the use and the order's
         other riders (``others``: its answers), in one transaction. Raises the code's errors, ``ReservedSeatsLeft`` / ``ReservedSeatGone``
@@ -179,3 +177,8 @@ class ReservedSeats:
         item = self.table.get(code_key(event_id, code),
                               projection="reserved, reserved_left") or {}
         return dict(item.get("reserved") or {}) if int(item.get("reserved_left", 0)) > 0 else {}
+
+
+def _forget(key: str) -> Actions:
+    """A reserved seat's record off the code's item (``reserved.<key>``, one fewer left)."""
+    return Actions().remove(attr("reserved", key)).add("reserved_left", -1)

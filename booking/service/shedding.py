@@ -10,6 +10,7 @@ One small in-process object: per event id, the time until which its new requests
 turned away. It never says "full" (that is only ever told from the store), and it forgets
 an event as soon as its cool-down is over.
 """
+from collections.abc import Callable
 import math
 import random
 import threading
@@ -19,7 +20,7 @@ import time
 class CoolDown:
     """Events the store throttled in the last ``seconds``; ``clock`` is monotonic seconds."""
 
-    def __init__(self, seconds: float, *, clock=time.monotonic):
+    def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.seconds = seconds
         self.clock = clock
         self._until: dict[str, float] = {}

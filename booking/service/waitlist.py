@@ -8,6 +8,7 @@ import hashlib
 import logging
 import time
 import uuid
+from typing import Any
 
 from django.utils import timezone
 
@@ -20,7 +21,7 @@ from booking.service.catalog import EventCatalog
 from booking.errors import (BookingClosed, BookingError, EventNotFound, InvalidBooking,
                             JoinLinkExpired, NotWaiting, OfferExpired, OutcomeUnknown,
                             SeatsAvailable, beyond_quota)
-from booking.models import BOOKED, EXPIRED, OFFERED, Registration, WaitlistEntry
+from booking.models import BOOKED, EXPIRED, Event, OFFERED, Registration, WaitlistEntry
 from booking.exactly_once.request_log import Request, RequestLog
 from booking.strategies.contract import Holds
 from booking.waitlist.engine import WaitlistEngine, accept_request_id
@@ -36,7 +37,7 @@ class WaitlistService:
     ``offer_seconds``); a request to join's link joins for ``confirm_seconds``."""
 
     def __init__(self, *, catalog: EventCatalog, bookings: Bookings, requests: RequestLog,
-                 engine: WaitlistEngine, confirm_seconds: float = 2 * 86400):
+                 engine: WaitlistEngine, confirm_seconds: float = 2 * 86400) -> None:
         # Used once: the join's request row remembers the link for the request log's
         # retention, so a link may never outlive it.
         self.confirm_seconds = min(confirm_seconds, requests.retention_seconds)
@@ -46,7 +47,7 @@ class WaitlistService:
         self.engine = engine
         self.strategies = catalog.strategies
 
-    def has_waiting_list(self, event) -> bool:
+    def has_waiting_list(self, event: Event) -> bool:
         """Whether people can queue for the event when it is full: its strategy holds seats
         for offers (``Holds``: every product strategy does; the test-only control does not)
         and it offers seats at all (capacity 0 means closed: no seat will ever free)."""
@@ -57,8 +58,9 @@ class WaitlistService:
         """How long an offer holds its seat."""
         return self.engine.offer_seconds
 
-    def request_to_join_waiting_list(self, event_id, *, name, email, request_id=None,
-                                     tickets=None) -> dict:
+    def request_to_join_waiting_list(self, event_id: str, *, name: str, email: str,
+                                     request_id: str | None = None,
+                                     tickets: dict[str, int] | None = None) -> dict:
         """Ask to join a full event's line for an address whose owner has not confirmed it:
         store nothing but the e-mail that answers (the outbox row, returned for sending).
 
@@ -77,8 +79,8 @@ class WaitlistService:
         return self.engine.request_join(event_id, name=name, email=key, contact=contact,
                                         request_id=request_id, state=state, tickets=tickets)
 
-    def confirm_waiting_list(self, event_id, *, name, email, request_id,
-                             requested_at: float, tickets=None) -> WaitlistEntry:
+    def confirm_waiting_list(self, event_id: str, *, name: str, email: str, request_id: str | None,
+                             requested_at: float, tickets: dict[str, int] | None = None) -> WaitlistEntry:
         """Join the line from a request's confirmation link (its fields): the address is
         its owner's, so the person takes their place now, after everyone confirmed before.
 
@@ -98,8 +100,8 @@ class WaitlistService:
         """Whether a confirmation link for a request made at ``requested_at`` still joins."""
         return 0 <= time.time() - requested_at <= self.confirm_seconds
 
-    def join_waiting_list(self, event_id, *, name, email, request_id=None,
-                          tickets=None) -> WaitlistEntry:
+    def join_waiting_list(self, event_id: str, *, name: str, email: str,
+                          request_id: str | None = None, tickets: dict[str, int] | None = None) -> WaitlistEntry:
         """Put the person in line for a full event; return their entry. For an address
         already confirmed as the person's (the confirmation link, or a caller that has
         proved it): public entry points ask with ``request_to_join_waiting_list``.
@@ -118,7 +120,7 @@ class WaitlistService:
                                 request_id=request_id, tickets=tickets)
 
     @staticmethod
-    def _cleaned(event_id, name, email) -> tuple[str, str, str, str | None]:
+    def _cleaned(event_id: str, name: str, email: str) -> tuple[str, str, str, str | None]:
         """(event id, name, e-mail key, the address as typed where it differs)."""
         event_id = validation.clean_event_id(event_id)
         name = validation.clean_person_name(name)
@@ -126,7 +128,7 @@ class WaitlistService:
         typed = validation.clean_typed_email(email)
         return event_id, name, key, None if typed == key else typed
 
-    def _check_joinable(self, event_id, tickets) -> dict | None:
+    def _check_joinable(self, event_id: str, tickets: dict[str, int] | None) -> dict | None:
         """The order asked for (validated; None on a plain event), if the person may join:
         the event has a waiting list, has not started, has no room for that order now,
         and would have room once seats free up (no quota is asked more than it has)."""
@@ -144,15 +146,15 @@ class WaitlistService:
             raise SeatsAvailable()
         return event.registered_tickets(tickets)
 
-    def waiting_list(self, event_id) -> list[WaitlistEntry]:
+    def waiting_list(self, event_id: str) -> list[WaitlistEntry]:
         """The event's entries in join order (ended ones too, until TTL removes them)."""
         return self.engine.entries(validation.clean_event_id(event_id))
 
-    def waiting_entry(self, event_id, *, email) -> WaitlistEntry | None:
+    def waiting_entry(self, event_id: str, *, email: str) -> WaitlistEntry | None:
         return self.engine.entry(validation.clean_event_id(event_id),
                                    validation.email_lookup_key(email))
 
-    def accept_offer(self, event_id, *, email, request_id=None) -> Registration:
+    def accept_offer(self, event_id: str, *, email: str, request_id: str | None = None) -> Registration:
         """Turn the person's offer into a registration, only while it is unexpired.
 
         A repeat (the same ``request_id``; by default the offer's own) answers the same
@@ -183,7 +185,7 @@ class WaitlistService:
             return self.bookings.settle(request, lambda: self.engine.accept(
                 event_id, entry, registration, request), OutcomeUnknown.default_message)
 
-    def leave_waiting_list(self, event_id, *, email) -> WaitlistEntry:
+    def leave_waiting_list(self, event_id: str, *, email: str) -> WaitlistEntry:
         """Leave the line (or decline an offer: its seat goes to the next person).
 
         Raises ``NotWaiting`` when the person has no open entry, ``EventNotFound``.
@@ -193,7 +195,7 @@ class WaitlistService:
         self.catalog.strategy_for(event_id)  # EventNotFound first
         return self.engine.leave(event_id, key)
 
-    def remove_from_waiting_list(self, event_id, *, email) -> tuple[WaitlistEntry, dict]:
+    def remove_from_waiting_list(self, event_id: str, *, email: str) -> tuple[WaitlistEntry, dict]:
         """An organizer ends the person's place, as ``leave_waiting_list``; the e-mail
         telling them is owed in the same write. Returns (entry, that outbox row)."""
         event_id = validation.clean_event_id(event_id)
@@ -202,7 +204,7 @@ class WaitlistService:
         entry = self.engine.leave(event_id, key, removed=True)
         return entry, self.engine.removal_message(entry)
 
-    def offer_seats(self, event_id) -> int:
+    def offer_seats(self, event_id: str) -> int:
         """Offer every free seat to the people waiting, in join order; return how many."""
         return self.engine.offer_all(validation.clean_event_id(event_id))
 
@@ -228,7 +230,7 @@ class WaitlistService:
             outcomes["seats_offered"] += offered
         return {k: v for k, v in outcomes.items() if v}
 
-    def offer_freed_seat(self, event_id) -> None:
+    def offer_freed_seat(self, event_id: str) -> None:
         """Right after a seat frees: offer it at once, on a background thread, so the
         request that freed it still answers after its own one write (the worker is the
         safety net; ``booking.waitlist.engine.flush`` waits for it)."""
@@ -237,16 +239,16 @@ class WaitlistService:
                 and not self._has_started(event_id)):
             waitlist_engine.offer_soon(self.engine, event_id)
 
-    def _has_started(self, event_id, now=None) -> bool:
+    def _has_started(self, event_id: str, now: Any = None) -> bool:
         """Whether the event has started (its start as the catalog last read it)."""
         self.catalog.strategy_for(event_id)  # reads the event the first time (EventNotFound)
         starts_at = self.catalog.starts_at(event_id)
         return starts_at is not None and starts_at <= (now or timezone.now())
 
-    def forget_event(self, event_id) -> None:
+    def forget_event(self, event_id: str) -> None:
         """Remove a deleted event's waiting list."""
         self.engine.table.delete_partition(validation.clean_event_id(event_id))
 
-    def audit(self, event) -> list:
+    def audit(self, event: Event) -> list:
         """What ``check_capacity`` finds wrong with the event's waiting list."""
         return waitlist_audit.audit_event(self, event)

@@ -1,9 +1,11 @@
 """What ``check_capacity`` checks of an event's waiting list (beside the strategy's own
 ``confirmed + held <= capacity``): nobody is both registered and in line, offers went in
 join order, and every unexpired hold belongs to the open offer it was made for."""
+from typing import Any
+
 from booking.exactly_once.access_codes import RESERVED_PREFIX
 from booking.strategies.audit import Violation
-from booking.models import OFFERED, WAITING
+from booking.models import OFFERED, WAITING, Event
 from booking.waitlist.engine import now_ms
 
 REGISTERED_AND_WAITING = "not_registered_and_waiting"
@@ -11,7 +13,7 @@ OFFERS_IN_ORDER = "offers_in_join_order"
 HOLD_MATCHES_OFFER = "hold_matches_open_offer"
 
 
-def audit_event(service, event, *, now: float | None = None) -> list[Violation]:
+def audit_event(service: Any, event: Event, *, now: float | None = None) -> list[Violation]:
     now = now_ms() if now is None else now
     entries = service.engine.entries(event.id)
     if not entries:

@@ -28,8 +28,10 @@ address nobody confirmed never stands in line or holds a seat.
 import hashlib
 import logging
 import uuid
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from datetime import timezone as dt_timezone
+from typing import Any
 
 from booking.background import Background
 from booking.dynamo import items
@@ -37,23 +39,32 @@ from booking.dynamo.access import CONDITION_FAILED as CCF, Store, TransactionCan
 from booking.dynamo.tables import WAITING_LIST
 from booking.errors import (AlreadyRegistered, AlreadyWaiting, EventFull, InvalidBooking, NotWaiting,
                      OfferExpired)
-from booking.dynamo.transaction import Members
+from booking.dynamo.expressions import Actions, attr, projection
+from booking.dynamo.expressions import ConditionCheck, Member, Members, Put, Update
 from booking.models import (BOOKED, EXPIRED, LEFT, OFFER, OFFERED, WAITING, WAITLIST_JOIN,
-                            WAITLIST_REMOVED, Order, Registration, WaitlistEntry)
+                            WAITLIST_REMOVED, Event, Order, Registration, WaitlistEntry)
 from booking.exactly_once.request_log import MISMATCH, Request, RequestLog
 from booking.exactly_once.riders import Riders
-from booking.strategies.base import now_ms  # holds, offers and entries keep epoch milliseconds
+from booking.strategies.base import RetryPolicy, now_ms  # holds, offers and entries keep epoch milliseconds
 
 logger = logging.getLogger(__name__)
-COUNTER = "#counter"  # the counter item's sort key: never an e-mail key (no '@')
+COUNTER = "#counter"  # a stored value, not an expression: the counter item's sort key (no '@')
 ENDED_RETENTION = 30 * 86400  # ended entries stay listed this long (TTL cleans up)
+STATUS, NEXT_POSITION = attr("status"), attr("next_position")
 # Joining: the counter as read (none yet, or still this value), and no open entry.
-FIRST_POSITION = "attribute_not_exists(next_position)"
-NEXT_POSITION = "next_position = :read"
-NO_OPEN_ENTRY = "attribute_not_exists(email) OR #status IN (:l, :x, :b)"
+NO_OPEN_ENTRY = attr("email").not_exists() | STATUS.is_in(LEFT, EXPIRED, BOOKED)
+OPEN = STATUS.is_in(WAITING, OFFERED)
 
 
-def _ms(moment: datetime) -> int:
+def _ended(status: str, now: int) -> Actions:
+    """An entry ending as ``status`` at ``now`` (listed until TTL cleans it up)."""
+    return (Actions().set(STATUS, status).set("ttl", now // 1000 + ENDED_RETENTION)
+            .set("ended_at", now))
+
+
+def _ms(moment: datetime | None) -> int:
+    """Epoch ms of an offer's expiry (an offered entry always has one)."""
+    assert moment is not None, "an offer without its expiry"
     return round(moment.timestamp() * 1000)
 
 
@@ -75,8 +86,9 @@ class WaitlistEngine:
     takes from each quota.
     """
 
-    def __init__(self, *, store: Store, strategy_for, requests: RequestLog, retry,
-                 offer_seconds: float, event_for, clock=now_ms):
+    def __init__(self, *, store: Store, strategy_for: Callable[[str], Any],
+                 requests: RequestLog, retry: RetryPolicy, offer_seconds: float,
+                 event_for: Callable[..., Event], clock: Callable[[], int] = now_ms) -> None:
         self.store = store
         self.table = store.table(WAITING_LIST)
         self.strategy_for = strategy_for
@@ -90,7 +102,7 @@ class WaitlistEngine:
     def entries(self, event_id: str) -> list[WaitlistEntry]:
         """Every entry of the event (ended ones too), in join order."""
         found = [items.waitlist_entry_from_item(item) for item in self.table.query(
-            key_condition="event_id = :e", values={":e": event_id}) if item["email"] != COUNTER]
+            key_condition=attr("event_id").eq(event_id)) if item["email"] != COUNTER]
         return sorted(found, key=lambda e: e.position)
 
     def entry(self, event_id: str, email: str) -> WaitlistEntry | None:
@@ -107,11 +119,11 @@ class WaitlistEngine:
 
     def events_with_open_entries(self) -> set[str]:
         """Events with someone waiting or offered (one scan; ended entries expire by TTL)."""
-        found, key = set(), None
+        found: set[str] = set()
+        key = None
         while True:
             page, key = self.table.filtered_scan_page(
-                filter="#status IN (:w, :o)", values={":w": WAITING, ":o": OFFERED},
-                names={"#status": "status"}, projection="event_id", start_key=key, limit=500)
+                filter=OPEN, projection=projection("event_id"), start_key=key, limit=500)
             found.update(item["event_id"] for item in page)
             if key is None:
                 return found
@@ -133,13 +145,10 @@ class WaitlistEngine:
                      "status": WAITING, "joined_at": now, "request_id": request_id,
                      **({"contact": contact} if contact else {}), **asked}
             members = Members([
-                ("counter", ("Update", self.table.update_op(
-                    {"event_id": event_id, "email": COUNTER}, "SET next_position = :next",
-                    condition=FIRST_POSITION if not read else NEXT_POSITION,
-                    values={":next": read + 1, **({":read": read} if read else {})}))),
-                ("entry", ("Put", self.table.put_op(
-                    entry, condition=NO_OPEN_ENTRY,
-                    names={"#status": "status"}, values={":l": LEFT, ":x": EXPIRED, ":b": BOOKED}))),
+                ("counter", Update(self.table, {"event_id": event_id, "email": COUNTER},
+                                   Actions().set(NEXT_POSITION, read + 1),
+                                   NEXT_POSITION.eq(read) if read else NEXT_POSITION.not_exists())),
+                ("entry", Put(self.table, entry, NO_OPEN_ENTRY)),
                 ("registration", strategy.registration_absent_op(event_id, email)),
                 ("request", self._request_row(request, entry)),
             ])
@@ -153,22 +162,22 @@ class WaitlistEngine:
                     return answered
                 if refusal.refused("entry"):
                     raise AlreadyWaiting(existing=items.waitlist_entry_from_item(
-                        refusal.old("entry"))) from None
+                        refusal.old("entry") or {})) from None
                 if refusal.refused("registration"):
                     raise AlreadyRegistered() from None
                 if not (refusal.conflict or refusal.refused("counter")):
                     raise  # the counter moved (someone else joined) or a conflict: again
+        raise AssertionError("unreachable: attempts() raises when spent")
 
-    def _request_row(self, request: Request, entry: dict) -> tuple[str, dict]:
+    def _request_row(self, request: Request, entry: dict) -> Put:
         at = int(request.at)
         row = {"request_id": request.request_id, "operation": request.operation,
                "fingerprint": request.fingerprint, **request.content, "entry": entry,
                "created_at": at, "ttl": at + self.requests.retention_seconds}
-        return ("Put", self.requests.table.put_op(
-            row, condition="attribute_not_exists(request_id) OR #ttl <= :at",
-            names={"#ttl": "ttl"}, values={":at": at}))
+        return Put(self.requests.table, row,
+                   attr("request_id").not_exists() | attr("ttl").le(at))
 
-    def _answer(self, request, row: dict | None) -> WaitlistEntry | None:
+    def _answer(self, request: Request, row: dict | None) -> WaitlistEntry | None:
         if row is None or row.get("ttl", 0) <= request.at:
             return None
         if row.get("fingerprint") != request.fingerprint:
@@ -185,10 +194,8 @@ class WaitlistEngine:
         and the strategy's own ``registration_absent_op``, that writes nothing. So the time
         it takes tells nobody which it found (a read of each would not: a strategy's read
         of a missing registration also reads the event)."""
-        open_entry = ("ConditionCheck", self.table.delete_op(
-            {"event_id": event_id, "email": email},
-            condition="attribute_not_exists(email) OR NOT (#status IN (:w, :o))",
-            names={"#status": "status"}, values={":w": WAITING, ":o": OFFERED}))
+        open_entry = ConditionCheck(self.table, {"event_id": event_id, "email": email},
+                                    attr("email").not_exists() | ~OPEN)
         members = Members([("entry", open_entry), ("registration", self.strategy_for(
             event_id).registration_absent_op(event_id, email))])
         for _ in self.retry.attempts():
@@ -198,11 +205,12 @@ class WaitlistEngine:
             except TransactionCancelled as cancelled:
                 refusal = members.refusal(cancelled)
                 if refusal.refused("entry"):
-                    return refusal.old("entry")["status"]
+                    return (refusal.old("entry") or {})["status"]
                 if refusal.refused("registration"):
                     return "registered"
                 if not refusal.conflict:
                     raise
+        raise AssertionError("unreachable: attempts() raises when spent")
 
     def request_join(self, event_id: str, *, name: str, email: str, contact: str | None,
                      request_id: str, state: str, tickets: dict | None = None) -> dict:
@@ -264,6 +272,7 @@ class WaitlistEngine:
                 refused = members.refusal(cancelled)
                 if refused.refused("entry"):
                     refused, first = None, None  # offered or left meanwhile: read again
+        raise AssertionError("unreachable: attempts() raises when spent")
 
     def offer_all(self, event_id: str) -> int:
         """Offer every free seat to the people waiting, in order; return how many."""
@@ -272,23 +281,20 @@ class WaitlistEngine:
             offered += 1
         return offered
 
-    def _mark_offered(self, entry, offer_id, until, ref, now):
-        return ("Update", self.table.update_op(
-            {"event_id": entry.event_id, "email": entry.email},
-            "SET #status = :offered, offer_id = :oid, offer_expires_at = :until, "
-            "offered_at = :now, #hold = :ref",
-            condition="#status = :waiting AND #position = :position",
-            names={"#status": "status", "#hold": "hold", "#position": "position"},
-            values={":offered": OFFERED, ":oid": offer_id, ":until": until, ":now": now,
-                    ":ref": ref, ":waiting": WAITING, ":position": entry.position}))
+    def _mark_offered(self, entry: WaitlistEntry, offer_id: str, until: int, ref: dict,
+                      now: int) -> Update:
+        return Update(self.table, {"event_id": entry.event_id, "email": entry.email},
+                      Actions().set(STATUS, OFFERED).set("offer_id", offer_id)
+                      .set("offer_expires_at", until).set("offered_at", now).set("hold", ref),
+                      STATUS.eq(WAITING) & attr("position").eq(entry.position))
 
-    def _offer_message(self, entry, offer_id, until, now):
+    def _offer_message(self, entry: WaitlistEntry, offer_id: str, until: int, now: int) -> Put:
         row = {"message_id": f"offer-{offer_id}", "kind": OFFER, "event_id": entry.event_id,
                "email": entry.email, "name": entry.name, "registration_id": offer_id,
                "registered_at": _iso(now), "offer_expires_at": until, "created_at": now // 1000,
                **({"contact": entry.contact} if entry.contact else {}),
                **({"tickets": entry.ticket_counts} if entry.ticket_counts else {})}
-        return ("Put", self.requests.outbox.table.put_op(row))
+        return Put(self.requests.outbox.table, row)
 
     # --- expiry -----------------------------------------------------------------------
     def expire(self, event_id: str) -> tuple[int, int]:
@@ -336,18 +342,14 @@ class WaitlistEngine:
             self.event_for(entry.event_id), entry.email, self.order_of(entry),
             until=_ms(entry.offer_expires_at), ref=entry.hold)]
 
-    def _end(self, entry, status, *, offered_until=None, extra=()) -> int:
+    def _end(self, entry: WaitlistEntry, status: str, *, offered_until: datetime | None = None,
+             extra: Iterable[Member] = ()) -> int:
         """Move ``entry`` from its current state to ``status`` (1), or 0 if it moved."""
-        condition, values = "#status = :was", {":was": entry.status}
+        condition = STATUS.eq(entry.status)
         if offered_until is not None:
-            condition += " AND offer_expires_at = :until"
-            values[":until"] = _ms(offered_until)
-        update = ("Update", self.table.update_op(
-            {"event_id": entry.event_id, "email": entry.email},
-            "SET #status = :status, #ttl = :ttl, ended_at = :now", condition=condition,
-            names={"#status": "status", "#ttl": "ttl"},
-            values={**values, ":status": status, ":now": self.clock(),
-                    ":ttl": self.clock() // 1000 + ENDED_RETENTION}))
+            condition &= attr("offer_expires_at").eq(_ms(offered_until))
+        update = Update(self.table, {"event_id": entry.event_id, "email": entry.email},
+                        _ended(status, self.clock()), condition)
         try:
             self.store.transact_write([*extra, update])
         except TransactionCancelled as cancelled:
@@ -364,14 +366,9 @@ class WaitlistEngine:
         strategy = self.strategy_for(event_id)
         hold = strategy.accept_ops(self.event_for(event_id), registration, self.order_of(entry),
                                    now=now, ref=entry.hold)
-        mark = ("Update", self.table.update_op(
-            {"event_id": event_id, "email": entry.email},
-            "SET #status = :booked, registration_id = :rid, #ttl = :ttl, ended_at = :now",
-            condition="#status = :offered AND offer_id = :oid",
-            names={"#status": "status", "#ttl": "ttl"},
-            values={":booked": BOOKED, ":rid": registration.registration_id, ":now": now,
-                    ":ttl": now // 1000 + ENDED_RETENTION, ":offered": OFFERED,
-                    ":oid": entry.offer_id}))
+        mark = Update(self.table, {"event_id": event_id, "email": entry.email},
+                      _ended(BOOKED, now).set("registration_id", registration.registration_id),
+                      STATUS.eq(OFFERED) & attr("offer_id").eq(entry.offer_id))
         riders = Riders(self.requests, request)
         members = Members(hold).add("entry", mark).extend(riders.members(registration))
         for _ in self.retry.attempts():
@@ -388,6 +385,7 @@ class WaitlistEngine:
                     raise OfferExpired() from None
                 if not refusal.conflict:
                     raise
+        raise AssertionError("unreachable: attempts() raises when spent")
 
     def leave(self, event_id: str, email: str, *, removed: bool = False) -> WaitlistEntry:
         """End the person's place in line (releasing a held seat, then offering it on).
@@ -401,11 +399,14 @@ class WaitlistEngine:
             release: list = []
             if entry.status == OFFERED and _ms(entry.offer_expires_at) > self.clock():
                 release = self._release(entry)
-            told = (("Put", self.requests.outbox.table.put_op(self.removal_message(entry))),)
+            told = (Put(self.requests.outbox.table, self.removal_message(entry)),)
             if self._end(entry, LEFT, extra=(*release, *(told if removed else ()))):
                 if release:
                     self.offer_all(event_id)
-                return self.entry(event_id, email)
+                ended = self.entry(event_id, email)
+                assert ended is not None, "an entry just ended is still listed"
+                return ended
+        raise AssertionError("unreachable: attempts() raises when spent")
 
     def removal_message(self, entry: WaitlistEntry) -> dict:
         """The outbox row telling ``entry``'s person an organizer removed them (one per
@@ -429,7 +430,7 @@ def offer_soon(waitlist: WaitlistEngine, event_id: str) -> None:
     _offers.submit(_offer_logged, waitlist, event_id)
 
 
-def _offer_logged(waitlist, event_id):
+def _offer_logged(waitlist: WaitlistEngine, event_id: str) -> int:
     try:
         return waitlist.offer_all(event_id)
     except Exception:  # noqa: BLE001 - the booking worker offers it on its next pass

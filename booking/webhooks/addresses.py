@@ -70,7 +70,7 @@ class Target:
 def system_resolver(host: str, port: int) -> list[str]:
     """The host's addresses, by the system's resolver (``OSError`` if it has none)."""
     found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(info[4][0].split("%")[0] for info in found))
+    return list(dict.fromkeys(str(info[4][0]).split("%")[0] for info in found))
 
 
 def numeric_address(host: str):

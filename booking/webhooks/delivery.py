@@ -32,7 +32,6 @@ from functools import partial
 from http.client import HTTPConnection, HTTPException, HTTPResponse
 
 from booking.dynamo.webhooks import WebhookDeliveries, WebhookEndpoints
-from booking.service.store_errors import translating
 from booking.webhooks import signing
 from booking.webhooks.addresses import PublicUrls, Refused, Target
 from booking.webhooks.fanout import body as payload  # the deliveries' shape
@@ -109,7 +108,9 @@ class PinnedConnection(HTTPConnection):
     def __init__(self, target: Target, address: str, deadline: Deadline, *, tls=None):
         super().__init__(target.host, target.port, timeout=deadline.remaining())
         self.address, self.deadline, self.tls = address, deadline, tls
-        self.response_class = partial(_DeadlineResponse, deadline=deadline)
+        # http.client calls response_class(sock, method=...): a class, or this partial of one
+        self.response_class = partial(  # type: ignore[assignment]
+            _DeadlineResponse, deadline=deadline)
         if tls is not None:
             self.default_port = 443  # the Host header names no port for https on 443
 
@@ -200,7 +201,6 @@ class PingAnswer:
         return not self.error and 200 <= self.status < 300
 
 
-@translating
 class WebhookSender:
     """Sends due deliveries. ``post`` is ``http_post``'s shape; ``url_policy`` is checked
     (and the host resolved) again before each send; ``deadline_seconds`` bounds each

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from booking.dynamo.access import ConditionFailed
 from booking.dynamo.webhooks import WebhookDeliveries, WebhookEndpoints
 from booking.errors import EventNotFound, InvalidBooking, WebhookNotFound
-from booking.service.store_errors import translating
 from booking.webhooks import signing
 from booking.webhooks.addresses import PublicUrls
 
@@ -68,7 +67,6 @@ def endpoint_from_item(item: dict) -> Endpoint:
                     organizer=item.get("organizer", ""))
 
 
-@translating
 class WebhookRegistry:
     """Endpoints for ``event_exists(event_id)`` (returns the event, raises
     ``EventNotFound``) under ``url_policy``. Each belongs to an organizer; ``organizers``
@@ -112,7 +110,7 @@ class WebhookRegistry:
         except ConditionFailed as taken:
             if (taken.old_item or {}).get("fingerprint") != fingerprint:
                 raise InvalidBooking(KEY_REUSED, field="request_id") from None
-            item = taken.old_item
+            item = taken.old_item or {}  # (None was refused above: no fingerprint)
         return endpoint_from_item(item)
 
     def listing(self, *, organizers=None) -> list[Endpoint]:
