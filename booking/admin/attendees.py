@@ -10,8 +10,8 @@ from booking import links, validation
 from booking.admin.views import TEMPLATES, domain_errors, event_page, page, url
 from booking.errors import AlreadyRegistered, BookingError
 from booking.organizers.rights import CHANGE
-from booking.web import tokens
-from booking.web.forms import SignupForm
+from booking.entry import forms as tokens
+from booking.entry.forms import SignupForm
 
 
 class AttendeeForm(SignupForm):

@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 
 from booking import times
 from booking.admin import log as admin_log
-from booking.admin.registrations import Echo, csv_cell
+from booking.entry.exports import Echo, csv_cell
 from booking.admin.views import TEMPLATES, domain_errors, event_page, page
 from booking.errors import CheckinListNotFound, InvalidBooking
 from booking.service.checkin import ENTRANCE_NAME

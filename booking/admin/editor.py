@@ -9,7 +9,7 @@ from django import forms
 from django.utils.text import slugify
 
 from booking import times, validation
-from booking.errors import InvalidBooking
+from booking.errors import BookingError
 from booking.models import RESERVED_NAMES
 from booking.models import ticket_label as derived_label
 from booking.strategies import STRATEGIES
@@ -112,7 +112,8 @@ class QuotaRow(forms.Form):
                                widget=forms.NumberInput(attrs={"size": 6}))
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         label, seats = data.get("label", ""), data.get("seats")
         if label and seats is None and "seats" not in self.errors:
             self.add_error("seats", "How many seats does this quota have?")
@@ -139,7 +140,8 @@ class TicketTypeRow(forms.Form):
                   "(Access codes, once the event is saved).")
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         label = data.get("label", "")
         if not label and (data.get("description") or data.get("counts_against")
                           or data.get("code_only")):
@@ -277,7 +279,7 @@ def _join(parts: list[str]) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def show_on(form: forms.Form, error: InvalidBooking) -> None:
+def show_on(form: forms.Form, error: BookingError) -> None:
     """A service error next to its field when the form has it, else above the form."""
     field = error.field if error.field in form.fields and error.field != "version" else None
     form.add_error(field, error.message)

@@ -4,6 +4,9 @@ service decides what is valid and stores it.
 Times are typed in date and time inputs and read in the event's own time zone (chosen by
 city or IANA name, ``booking/admin/editor.py``); the service stores them in UTC.
 """
+from collections.abc import Iterable
+from typing import cast
+
 from django import forms
 from django.utils import timezone
 from django.utils.timezone import get_default_timezone_name
@@ -63,7 +66,8 @@ class EventForm(forms.Form):
 
     def clean(self):
         """Every field's own rules at once (the service checks them again when saving)."""
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         zone = data.get("time_zone") or get_default_timezone_name()
         self._check("name", validation.clean_event_name)
         start = self._check("starts_at", lambda v: validation.clean_starts_at(v, time_zone=zone))
@@ -118,8 +122,9 @@ class OrganizerField(forms.ChoiceField):
     """One of the organizers offered; with only one offered, that one (a hidden field)."""
 
     def clean(self, value):
-        if value in self.empty_values and len(self.choices) == 1:
-            value = self.choices[0][0]
+        choices = list(cast(Iterable[tuple[str, str]], self.choices))
+        if value in self.empty_values and len(choices) == 1:
+            value = choices[0][0]
         return super().clean(value)
 
 
@@ -156,7 +161,7 @@ class EventAddForm(EventForm):
         self.fields["organizer"] = organizer_field(organizers, "The organizer that owns "
                                                                "the event.")
         self.order_fields(["organizer", *self.field_order, "save_anyway"])
-        self.fields["crowd"].choices = editor.crowd_choices()
+        cast(forms.ChoiceField, self.fields["crowd"]).choices = editor.crowd_choices()
         # A post without the rows' section (an older form, a script) has no rows.
         has_rows = data is not None and "quota-TOTAL_FORMS" in data
         self.quota_rows = editor.QuotaRows(data if has_rows else None, prefix="quota")
@@ -182,7 +187,8 @@ class EventAddForm(EventForm):
                    for rows in (self.quota_rows, self.type_rows))
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if self.quota_rows.is_bound and self.rows_valid():
             try:
                 self.orders = editor.rows_as_orders(self.quota_rows, self.type_rows)
@@ -353,7 +359,8 @@ class EventChangeForm(EventForm):
         return "The crowd an event was set up for cannot change: for more, create a new event."
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         for quota in self.event.quotas:
             size, capacity = data.get(quota_field(quota)), data.get("capacity")
             if size is not None and capacity is not None and size > capacity:

@@ -1,4 +1,4 @@
-"""The admin login, throttled by the shared rate limiter (booking/web/rate_limits.py).
+"""The admin login, throttled by the shared rate limiter (booking/entry/limits.py).
 
 Login attempts are counted per client address and per user name (ADMIN_LOGIN_RATE). Each
 attempt takes its place in both counts atomically *before* the password is checked, so
@@ -10,8 +10,8 @@ so it holds across processes and hosts.
 from django.contrib import admin
 
 from booking.errors import RateLimited
-from booking.web import rate_limits
-from booking.web.errors import render_error
+from booking.entry import limits as rate_limits
+from booking.entry.error_pages import render_error
 
 LOGIN_LIMITED = ("Too many failed logins. Please wait before trying again; the wait ends "
                  "on its own.")

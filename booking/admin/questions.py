@@ -3,6 +3,8 @@ remove, reorder), saved in one version-checked write (``svc.set_questions``): an
 made from a page read before someone else's change is refused and says so, never written
 over it. Answers to a removed question are kept and shown as removed. Thin, like
 ``booking/admin/views.py``, whose helpers it shares."""
+from typing import cast
+
 from django import forms
 from django.contrib import messages
 from django.shortcuts import redirect, render
@@ -38,7 +40,7 @@ class QuestionForm(forms.Form):
     def __init__(self, *args, ticket_types=(), label=ticket_label, **kwargs):
         """``label``: a type's label as people read it (the event's ``label``)."""
         super().__init__(*args, **kwargs)
-        self.fields["ticket_types"].choices = [(t, label(t)) for t in ticket_types]
+        cast(forms.ChoiceField, self.fields["ticket_types"]).choices = [(t, label(t)) for t in ticket_types]
         if len(ticket_types) < 2:
             del self.fields["ticket_types"]
 
@@ -86,7 +88,8 @@ def questions(model_admin, request, event_id):
                                                         "as they stand now.")
                 return redirect(request.get_full_path())
             except InvalidBooking as error:
-                formset._non_form_errors = formset.error_class(
+                # The formset's own errors (Django keeps them there; no public setter).
+                formset._non_form_errors = formset.error_class(  # type: ignore[attr-defined]
                     [_where(error, kept) + error.message])
                 status = 400
             else:

@@ -9,6 +9,7 @@ Every view takes the ModelAdmin first (``EventAdmin.get_urls`` binds it), so the
 own permission methods, page size and site context apply.
 """
 from functools import wraps
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -148,9 +149,9 @@ def changelist(model_admin, request):
         start_key=start, limit=model_admin.list_per_page, search=search,
         when=show if show != "full" else "", **visible_events(request))
     seats = service.availabilities(events)  # None: an event whose delete was interrupted
-    rows = [{"event": event, "seats": seats.get(event.id),
-             "size": strategy_label(event.strategy),
-             "size_short": editor.crowd_of(event.strategy).label} for event in events]
+    rows: list[dict[str, Any]] = [
+        {"event": event, "seats": seats.get(event.id), "size": strategy_label(event.strategy),
+         "size_short": editor.crowd_of(event.strategy).label} for event in events]
     if show == "full":  # the count lives with each strategy's items: checked per row
         rows = [row for row in rows if row["seats"] is not None and row["seats"].is_full]
     return render(request, TEMPLATES + "change_list.html", page(
@@ -185,10 +186,16 @@ def add(model_admin, request):
             remember_zone(request, event)
             admin_log.record(request, event, admin_log.ADDITION, added_message(event))
             messages.success(request, f"The event “{event.name}” was added.")
-            return redirect(url("add") if "_addanother" in request.POST else url("changelist"))
+            return redirect(url("add") if "_addanother" in request.POST else saved(event))
     return render(request, TEMPLATES + "change_form.html", page(
         model_admin, request, "Add event", form=form, can_save=True, can_add_another=True,
         time_zones=editor.zone_options(request.session.get(LAST_ZONE, ""))))
+
+
+def saved(event) -> str:
+    """The list searched for the event just saved: unfiltered, a Scan's page holds any 25
+    events, so with many events the one saved would often be on a later page."""
+    return url("changelist") + link(q=event.name)
 
 
 def remember_zone(request, event) -> None:
@@ -229,7 +236,7 @@ def change(model_admin, request, event_id):
                 admin_log.record(request, event, admin_log.CHANGE,
                                  admin_log.describe_changes(before, event))
                 messages.success(request, f"The event “{event.name}” was changed.")
-                return redirect(url("changelist"))
+                return redirect(saved(event))
     if not can_change:
         form.disable()
     return render(request, TEMPLATES + "change_form.html", page(

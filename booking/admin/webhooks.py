@@ -5,6 +5,7 @@ teams (``booking/organizers/rights.py``): another organizer's endpoint is "not f
 from datetime import datetime
 from datetime import timezone as dt_timezone
 from functools import partial, update_wrapper
+from typing import cast
 
 from django import forms
 from django.contrib import admin, messages
@@ -13,7 +14,7 @@ from django.urls import path, reverse
 
 from booking.admin.forms import organizer_field
 from booking.admin.views import page, require, rights_of
-from booking.api.models import WebhookEndpointEntry
+from booking.organizers.tokens import WebhookEndpointEntry
 from booking.errors import BookingError, EventNotFound, InvalidBooking, WebhookNotFound
 from booking.organizers import rights
 from booking.organizers.models import Organizer
@@ -46,15 +47,16 @@ class EndpointForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["organizer"] = organizer_field(
             organizers, "Its organizer's events' changes are sent here.")
-        self.events = {event.id: event for event in events}
+        self.events_by_id = {event.id: event for event in events}
         # One organizer's events (``add``): their names alone tell them apart.
-        self.fields["event_id"].choices = [("", "Every event")] + [
+        cast(forms.ChoiceField, self.fields["event_id"]).choices = [("", "Every event")] + [
             (event.id, event.name) for event in events]
         self.order_fields(["organizer", "url", "events", "event_id", "description"])
 
     def clean(self):
-        data = super().clean()
-        event = self.events.get(data.get("event_id") or "")
+        super().clean()
+        data = self.cleaned_data
+        event = self.events_by_id.get(data.get("event_id") or "")
         if event is not None and data.get("organizer") and event.organizer != data["organizer"]:
             self.add_error("event_id", "Choose one of this organizer's events (or every event).")
         return data

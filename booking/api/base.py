@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from booking.api.auth import OrganizerToken
 from booking.errors import CheckinListNotFound, EventNotFound
 from booking.organizers import rights as organizer_rights
-from booking.web import rate_limits
+from booking.entry import limits as rate_limits
 from booking.wiring import get_booking_service, webhook_registry
 
 TOKEN_LIMITED = "Too many requests with this API token. Please wait and try again."

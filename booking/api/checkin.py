@@ -109,7 +109,8 @@ class OfflineScanInput(ScanInput):
 
 
 class BatchInput(Strict):
-    scans = OfflineScanInput(many=True, allow_empty=False, max_length=MAX_BATCH)
+    scans: serializers.ListSerializer = serializers.ListSerializer(
+        child=OfflineScanInput(), allow_empty=False, max_length=MAX_BATCH)
 
 
 class ChoiceOutput(serializers.Serializer):

@@ -3,8 +3,8 @@ aware of the API: under ``/api/`` a problem+json body (no route, a suspicious re
 unexpected exception: never a detail of it), elsewhere Django's own page."""
 from django.views import defaults
 
-from booking.api.problems import (BAD_REQUEST, NOT_FOUND, PERMISSION_DENIED, SERVER_ERROR,
-                                  is_api, plain_problem)
+from booking.api.problems import BAD_REQUEST, NOT_FOUND, PERMISSION_DENIED, SERVER_ERROR
+from booking.entry.problem_json import is_api, plain_problem
 
 NO_ROUTE = "No API resource at this address (see /api/v1/docs/)."
 BAD = "The request could not be read."

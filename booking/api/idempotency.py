@@ -16,9 +16,10 @@ scoped to the caller, so it rides in the booking's one transaction and costs no 
 - a request refused by the domain (full, already registered, invalid) stored nothing:
   its key is free, and a retry runs again; a retry's refusal is told once the key's
   earlier attempts are fenced (docs/exactly-once.md);
-- a key asked again is answered from reads (``views.keyed_input(repeats_read=True)``):
-  not counted or written again, its request row answers, and while its first request
-  may still be in flight, 202 pending.
+- a key asked again is answered from reads (``views.keyed_input(admitted=True)``: the
+  booking reads the limits' item first, in its own first read after a sell-out): not
+  counted or written again, its request row answers, and while its first request may
+  still be in flight, 202 pending.
 """
 import hashlib
 import json

@@ -5,15 +5,14 @@ The ``detail`` is the domain error's own message, the same words the pages show.
 fails before DRF has the request (no route, a body over the limits, a server error) is
 answered by ``booking/api/fallbacks.py`` with the same bodies.
 """
-import json
-import random
 from http import HTTPStatus
 
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
 
+from booking.entry.problem_json import (BODY_TOO_LARGE, PROBLEM_JSON, READ_LATE_KIND, TOO_LARGE,
+                                         pending_retry_after, problem_body)
 from booking.errors import (AccessCodeUsedUp, AlreadyRegistered, AlreadyWaiting, BookingClosed, BookingContention,
                             BookingError, EventFull, EventNotFound, InvalidAccessCode,
                             InvalidBooking,
@@ -22,9 +21,6 @@ from booking.errors import (AccessCodeUsedUp, AlreadyRegistered, AlreadyWaiting,
                             WebhookNotFound, CheckinListNotFound)
 from booking.questions.rules import InvalidAnswers
 
-PROBLEM_JSON = "application/problem+json"
-TYPE_BASE = "/api/v1/problems/"
-UNKNOWN_RETRY_SECONDS = 2
 
 # (status, type slug, title) per domain error; the nearest mapped class wins.
 DOMAIN_PROBLEMS = {
@@ -57,19 +53,9 @@ KEY_INVALID = (400, "idempotency-key-invalid", "Idempotency-Key invalid")
 KEY_REUSED = (422, "idempotency-key-reused", "Idempotency-Key used for another request")
 BAD_LINK = (404, "bad-secret", "Unknown registration secret")
 BAD_REQUEST = (400, "bad-request", "Bad request")
-# Answered before or beside DRF (booking/api/fallbacks.py, booking/web/middleware.py).
-BODY_TOO_LARGE = (413, "body-too-large", "Request body too large")
-TOO_LARGE = "This request body is larger than this API accepts."  # also in config/nginx.conf
-BAD_CHARSET = (400, "bad-charset", "Body not UTF-8")
 NOT_FOUND = (404, "not-found", "Not found")
 PERMISSION_DENIED = (403, "permission-denied", "Permission denied")
 SERVER_ERROR = (500, "server-error", "Server error")
-API_PREFIX = "/api/"
-
-
-def is_api(request) -> bool:
-    """Whether ``request`` is addressed to the JSON API (its errors are problems)."""
-    return request.path_info.startswith(API_PREFIX)
 
 
 class Refused(Exception):
@@ -80,12 +66,6 @@ class Refused(Exception):
         self.response = problem(kind, detail, **options)
 
 
-def problem_body(kind: tuple, detail: str, **extra) -> dict:
-    status, slug, title = kind
-    return {"type": TYPE_BASE + slug, "title": title, "status": status, "detail": detail,
-            **extra}
-
-
 def problem(kind: tuple, detail: str, *, retry_after: int | None = None,
             **extra) -> Response:
     """A problem+json response of ``kind`` (status, type slug, title)."""
@@ -94,12 +74,6 @@ def problem(kind: tuple, detail: str, *, retry_after: int | None = None,
     if retry_after is not None:
         response["Retry-After"] = str(retry_after)
     return response
-
-
-def plain_problem(kind: tuple, detail: str) -> HttpResponse:
-    """The same problem as a plain Django response, for answers given outside DRF."""
-    return HttpResponse(json.dumps(problem_body(kind, detail)), status=kind[0],
-                        content_type=PROBLEM_JSON)
 
 
 def domain_kind(error: BookingError) -> tuple:
@@ -123,7 +97,6 @@ def from_domain_error(error: BookingError) -> Response:
 
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
-READ_LATE_KIND = (503, "unavailable", "Temporarily unavailable")
 READ_LATE = ("The store did not answer within this request's time. Nothing was changed: "
              "ask again after Retry-After seconds.")
 ASK_AGAIN = ("Nothing was written yet. Send the same request with the same "
@@ -133,13 +106,6 @@ CONFIRMING = ("The outcome is not known yet: the store did not answer within thi
               "request's time, or its answer was lost and could not be read back. Send "
               "the same request with the same Idempotency-Key after Retry-After seconds: "
               "it answers the outcome and never acts twice.")
-
-
-def pending_retry_after() -> int:
-    """Seconds to wait before asking again about a pending request: jittered around
-    ``UNKNOWN_RETRY_SECONDS`` so that clients told at one instant do not all come back at
-    the next."""
-    return random.randint(UNKNOWN_RETRY_SECONDS - 1, UNKNOWN_RETRY_SECONDS + 1)
 
 
 def outcome_pending(detail: str = CONFIRMING) -> Response:

@@ -22,13 +22,15 @@ from booking.wiring import get_booking_service
 
 
 class QuestionOutput(serializers.Serializer):
+    # Fields named as a question's keys; three share a name with a field's own attribute
+    # (``label``, ``required``, ``help_text``), which DRF's metaclass moves out of the way.
     id = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]
     kind = serializers.CharField(help_text="text, long_text, choice, multiple_choice, "
                                            "boolean, number, date, email or phone")
-    required = serializers.BooleanField()
+    required = serializers.BooleanField()  # type: ignore[assignment]
     choices = serializers.ListField(child=serializers.CharField())
-    help_text = serializers.CharField(allow_blank=True)
+    help_text = serializers.CharField(allow_blank=True)  # type: ignore[assignment]
     ticket_types = serializers.ListField(child=serializers.CharField(), help_text=(
         "The ticket types that ask it (empty: every type)."))
     per_pass = serializers.BooleanField(help_text="Asked of each seat's attendee, not once "

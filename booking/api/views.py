@@ -2,15 +2,14 @@
 like the pages; every refusal is a problem (``booking/api/problems.py``); every POST needs
 an Idempotency-Key (``booking/api/idempotency.py``)."""
 import re
+from typing import cast
 
 from django.urls import reverse
-from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
 from booking import links
-from booking.admin.registrations import registrations_csv
 from booking.api import idempotency
 from booking.api.base import ApiView
 from booking.api.organizer import expected_version, merged_edit, with_etag
@@ -21,11 +20,12 @@ from booking.api.serializers import (BookingInput, CancellationInput, Cancellati
                                      RegistrationPage,
                                      RegistrationOutput, decode_cursor, encode_cursor,
                                      event_body)
+from booking.entry.exports import registrations_csv
 from booking.errors import EventFull, NotRegistered
 from booking.models import PENDING as WAITING, REJECTED
 from booking.organizers import rights
-from booking.web import rate_limits
-from booking.web.views import CODES_LIMITED, EMAIL_LIMITED, SIGNUPS_LIMITED
+from booking.entry import limits as rate_limits
+from booking.entry.limits import CODES_LIMITED, EMAIL_LIMITED, SIGNUPS_LIMITED
 from booking.webhooks.fanout import answers_data
 from booking.wiring import get_booking_service
 
@@ -151,8 +151,8 @@ class EventRegistrations(ApiView):
         page, last = service.registrations_page(event.id, after=after, limit=limit)
         secrets = self.rights.may_event(rights.SECRETS, event)  # read tokens: none
         passes = service.passes_of(page)
-        bodies = RegistrationOutput(page, many=True,
-                                    context={"secrets": secrets, "passes": passes}).data
+        bodies = cast(list[dict], RegistrationOutput(
+            page, many=True, context={"secrets": secrets, "passes": passes}).data)
         if event.questions_version:  # one query of the event's answers for the page
             found = service.answers_for_event(event.id)
             bodies = [{**body, **answers_data(found.get(body["id"]))} for body in bodies]
@@ -171,18 +171,17 @@ class EventRegistrations(ApiView):
         decision once made: 201 confirmed, 409 ``event-full``."""
         service = get_booking_service()
         service.turn_away_if_busy(event_id)  # before the limits spend a write on it
-        request_id, data, (again, asked_at) = keyed_input(request, BookingInput, event_id,
-                                                          repeats_read=True)
-        started = timezone.now()
+        request_id, data, admission = keyed_input(request, BookingInput, event_id,
+                                                  admitted=True)
         code = data.get("access_code") or None
         with rate_limits.code_attempt(rate_limits.client_address(request), code,
                                       message=CODES_LIMITED):
-            registration = service.book(
+            outcome = service.register(
                 event_id, name=data["name"], email=data["email"], request_id=request_id,
                 tickets=data.get("tickets"), access_code=code, answers=data.get("answers"),
-                pass_answers=data.get("pass_answers"), again=again, asked_at=asked_at)
-        new = registration.registered_at >= started
-        if registration.status == WAITING and not new:  # the stored first answer: look now
+                pass_answers=data.get("pass_answers"), admission=admission)
+        registration = outcome.registration
+        if registration.status == WAITING and outcome.replayed:  # the first answer: look now
             registration = _as_decided(service, registration)
         if registration.status == REJECTED:
             raise EventFull()
@@ -227,15 +226,15 @@ def _waiting(registration) -> Response:
     return response
 
 
-def keyed_input(request, payload_class, event_id: str, *, repeats_read: bool = False):
+def keyed_input(request, payload_class, event_id: str, *, admitted: bool = False):
     """A keyed POST for a person at ``event_id`` read by ``payload_class`` (a
     ``RegistrationInput``), within the abuse limits: (request id, its validated fields).
     The request id is the key scoped to the caller (``idempotency.caller_request_id``).
 
-    ``repeats_read``: first read (one consistent read, no write) whether the limits
-    counted this key before: a repeat is then not counted again (no write at all), and a
-    third item is returned, (asked before: True / False / None unknown, first asked at),
-    for ``BookingService.book``'s ``again`` and ``asked_at``.
+    ``admitted``: the limits are not counted here but returned as a third item, the
+    ``SignupAdmission`` the booking runs (``BookingService.register``'s ``admission``):
+    read first, so a key asked again is answered from reads and never counted or written
+    again, and, after a sell-out, read in the booking's own first read.
 
     Raises ``Refused`` (missing or malformed key), a validation error (400) or
     ``RateLimited`` (429); nothing is stored on any of them.
@@ -248,14 +247,12 @@ def keyed_input(request, payload_class, event_id: str, *, repeats_read: bool = F
     # One Idempotency-Key counts once (a retried request spends nothing), and the
     # address's limit only for this network, as on the signup form: one write for both.
     client = rate_limits.client_address(request)
-    asked = rate_limits.signup_asked(client, request_id, email=email) if repeats_read \
-        else (None, None)
-    if asked[0] is not True:
-        again = rate_limits.check_signup(client, request_id, email=email,
-                                         message=SIGNUPS_LIMITED, email_message=EMAIL_LIMITED)
-        asked = (again, asked[1])
-    if repeats_read:
-        return request_id, dict(payload.validated_data), asked
+    if admitted:
+        return request_id, dict(payload.validated_data), rate_limits.SignupAdmission(
+            client, request_id, email=email, message=SIGNUPS_LIMITED,
+            email_message=EMAIL_LIMITED)
+    rate_limits.check_signup(client, request_id, email=email, message=SIGNUPS_LIMITED,
+                             email_message=EMAIL_LIMITED)
     return request_id, dict(payload.validated_data)
 
 
@@ -278,7 +275,7 @@ class RegistrationBySecret(ApiView):
         """The registration the secret (the cancellation link's token) names, if it holds."""
         ref = _read_secret(secret)
         registration = get_booking_service().find_registration(ref.event_id, email=ref.email)
-        if not ref.matches(registration):
+        if registration is None or not ref.matches(registration):
             raise NotRegistered()
         service = get_booking_service()
         passes = service.passes_of([registration])

@@ -14,8 +14,8 @@ from booking.api.serializers import RegistrationOutput, WaitlistEntryOutput, Wai
 from booking.api.views import KEY_PARAMETER, PROBLEMS, keyed_input
 from booking.errors import NotWaiting
 from booking.organizers import rights
-from booking.web import rate_limits
-from booking.web.waitlist import OFFER_LIMITED
+from booking.entry import limits as rate_limits
+from booking.entry.limits import OFFER_LIMITED
 from booking.wiring import get_booking_service
 
 JOIN_REQUESTED = ("We e-mailed this address. Its owner joins the waiting list by confirming "

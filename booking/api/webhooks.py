@@ -58,7 +58,11 @@ class DeliveryOutput(serializers.Serializer):
 
 
 def _moment(epoch) -> datetime | None:
-    return None if epoch is None else datetime.fromtimestamp(float(epoch), dt_timezone.utc)
+    return None if epoch is None else _at(epoch)
+
+
+def _at(epoch) -> datetime:
+    return datetime.fromtimestamp(float(epoch), dt_timezone.utc)
 
 
 def endpoint_body(endpoint, *, with_secret=False) -> dict:
@@ -73,7 +77,7 @@ def endpoint_body(endpoint, *, with_secret=False) -> dict:
 
 
 def delivery_body(row: dict) -> dict:
-    log = [{"attempt": int(e["attempt"]), "at": _moment(e["at"]).isoformat(),
+    log = [{"attempt": int(e["attempt"]), "at": _at(e["at"]).isoformat(),
             "status_code": int(e["status_code"]), "error": e["error"], "ms": int(e["ms"])}
            for e in row.get("log", [])]
     return DeliveryOutput({"id": row["delivery_id"], "type": row["event_type"],

@@ -9,8 +9,8 @@ from django.views.decorators.http import require_http_methods
 from booking.errors import BookingClosed, StaleEdit
 from booking.questions import rules
 from booking.web import confirmation
-from booking.web.errors import renders_booking_errors
-from booking.web.forms import AnswersForm
+from booking.entry.error_pages import renders_booking_errors
+from booking.entry.forms import AnswersForm
 from booking.web.middleware import plain_forms_only
 from booking.web.views import see_other
 

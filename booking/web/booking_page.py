@@ -14,10 +14,12 @@ from django.views.decorators.http import require_POST, require_safe
 from booking import links
 from booking.mail import sender as mail
 from booking.models import PENDING
-from booking.web import confirmation, passes, rate_limits, tokens
+from booking.entry import forms as tokens
+from booking.entry import limits as rate_limits
+from booking.web import confirmation, passes
 from booking.web.cancel import pass_names
-from booking.web.errors import bad_link, renders_booking_errors
-from booking.web.forms import seat_choice
+from booking.entry.error_pages import bad_link, renders_booking_errors
+from booking.entry.forms import seat_choice
 from booking.web.middleware import plain_forms_only
 from booking.web.views import after_response, answers_context, see_other
 from booking.wiring import get_booking_service, mail_sender

@@ -15,9 +15,11 @@ from django.views.decorators.http import require_http_methods, require_safe
 from booking import links
 from booking.errors import EventNotFound, InvalidBooking, NotRegistered
 from booking.models import PENDING
-from booking.web import confirmation, rate_limits, tokens
-from booking.web.errors import bad_link, renders_booking_errors
-from booking.web.forms import CancelPassesForm, CancelTicketsForm, seat_choice
+from booking.entry import forms as tokens
+from booking.entry import limits as rate_limits
+from booking.web import confirmation
+from booking.entry.error_pages import bad_link, renders_booking_errors
+from booking.entry.forms import CancelPassesForm, CancelTicketsForm, seat_choice
 from booking.web.middleware import plain_forms_only
 from booking.web.views import answers_context, see_other
 from booking.wiring import get_booking_service

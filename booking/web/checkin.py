@@ -26,7 +26,7 @@ from booking.service.checkin import ENTRANCE_NAME, MAX_BATCH
 from booking.errors import BookingError, CheckinListNotFound, EventNotFound, InvalidBooking
 from booking.models import ticket_label
 from booking.organizers import rights as organizer_rights
-from booking.web.errors import render_error, renders_booking_errors, status_for
+from booking.entry.error_pages import render_error, renders_booking_errors, status_for
 from booking.wiring import get_booking_service, web_settings
 
 LISTED_EVENTS = 50  # events on the list picker (soonest first)

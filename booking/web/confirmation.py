@@ -6,7 +6,7 @@ from django.shortcuts import render
 
 from booking import links
 from booking.models import REJECTED
-from booking.web.errors import bad_link
+from booking.entry.error_pages import bad_link
 from booking.wiring import get_booking_service
 
 

@@ -1,16 +1,25 @@
 """Request filters that run before anything reads a request body."""
 import codecs
+import logging
+import re
 import secrets
+import time
 
 from django.utils.http import parse_header_parameters
 
-from booking.api import problems
-from booking.web.errors import error_page
+from booking.entry import problem_json as problems
+from booking.entry.error_pages import BUSY_RETRY_SECONDS, error_page
 from booking.wiring import web_settings
 
 MULTIPART_REFUSED = "This site accepts only plain forms: file uploads are not accepted."
 CHARSET_REFUSED = "Please send forms encoded as UTF-8."
 TOO_LARGE = "This request is larger than this site accepts."
+WAITED_TOO_LONG = ("The booking system was too busy to take your request in time. Nothing "
+                   "was booked or changed: please send it again in a few seconds.")
+API_WAITED_TOO_LONG = ("This request waited too long before it could run, so it was not run: "
+                       "nothing was written. Send it again (with the same Idempotency-Key) "
+                       "after Retry-After seconds.")
+logger = logging.getLogger(__name__)
 
 
 # What the API answers instead of the page (problem+json), by the page's status.
@@ -97,3 +106,61 @@ class SecurityHeadersMiddleware:
         if web.permissions_policy and "Permissions-Policy" not in response:
             response["Permissions-Policy"] = web.permissions_policy
         return response
+
+
+# What the proxy in front sets (config/nginx.conf: ``X-Request-Start: t=<seconds>.<ms>``,
+# the time it passed the whole request on): "t=" and Unix seconds, up to microseconds.
+_REQUEST_START = re.compile(r"^t=([0-9]{1,12}(?:\.[0-9]{1,6})?)$")  # ASCII digits only
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def waited_seconds(header: str, now: float) -> float | None:
+    """Seconds since the proxy's ``X-Request-Start`` time; None when it is absent,
+    malformed or in the future (then nothing is checked)."""
+    match = _REQUEST_START.match(header.strip())
+    if match is None:
+        return None
+    waited = now - float(match.group(1))
+    return waited if waited >= 0 else None
+
+
+class QueueDeadlineMiddleware:
+    """Refuse a changing request that waited past ``BOOKING_QUEUE_DEADLINE`` before it ran.
+
+    A request queued behind the proxy (gunicorn's backlog, a full pool) longer than its
+    client waits runs after the client gave up and asked again: that re-ask was taken for
+    a first asking, and this late one could then book a seat nobody is told about
+    (docs/exactly-once.md). Every POST, PUT, PATCH and DELETE whose ``X-Request-Start``
+    is older than the deadline answers 503 with ``Retry-After`` (problem+json under
+    /api/) before anything reads the store: no abuse limit counted, nothing booked.
+
+    The header is the proxy's (config/nginx.conf sets it on every request, over any a
+    client sent); without it (runserver, tests) nothing is checked, nor when it is
+    malformed or in the future (clocks apart).
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.method in UNSAFE_METHODS:
+            waited = waited_seconds(request.headers.get("X-Request-Start", ""), time.time())
+            deadline = web_settings().queue_deadline
+            if waited is not None and waited > deadline:
+                # Not the path: a link's secret may be in it.
+                logger.warning("refused a %s: it waited %.1f s before it ran (over %.1f s)",
+                               request.method, waited, deadline)
+                return waited_too_long(request)
+        return self.get_response(request)
+
+
+def waited_too_long(request):
+    """503 + Retry-After: problem+json under /api/, the error page elsewhere (no
+    ``Refresh``: loading the page again would drop what the form held)."""
+    if problems.is_api(request):
+        response = problems.plain_problem(problems.READ_LATE_KIND, API_WAITED_TOO_LONG)
+        response["Retry-After"] = str(problems.pending_retry_after())
+        return response
+    response = error_page(request, WAITED_TOO_LONG, 503, title="Very busy")
+    response["Retry-After"] = str(BUSY_RETRY_SECONDS)
+    return response

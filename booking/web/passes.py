@@ -10,7 +10,7 @@ from django.views.decorators.http import require_safe
 from booking import links
 from booking.questions.service import holder_question, pass_holders
 from booking.web import confirmation
-from booking.web.errors import renders_booking_errors
+from booking.entry.error_pages import renders_booking_errors
 
 
 def passes_url(registration) -> str:

@@ -1,6 +1,6 @@
 """Public pages of an event: the list, the event with its signup form, the booking's page,
 the calendar file. Thin: parse input, call the service, render the result or the domain
-error (``booking/web/errors.py`` maps errors to statuses).
+error (``booking/entry/error_pages.py`` maps errors to statuses).
 """
 from django.http import HttpResponse, HttpResponseRedirect
 from django.templatetags.static import static
@@ -16,19 +16,16 @@ from booking.errors import (AccessCodeUsedUp, AlreadyRegistered, BookingError, E
 from booking.mail import sender as mail
 from booking.models import CAPACITY_QUOTA, PENDING
 from booking.questions.service import answer_rows
-from booking.web import confirmation, passes, rate_limits, tokens
-from booking.web.errors import render_error, renders_booking_errors, status_for
-from booking.web.forms import SignupForm
+from booking.entry import forms as tokens
+from booking.entry import limits as rate_limits
+from booking.entry.limits import CODES_LIMITED, EMAIL_LIMITED, SIGNUPS_LIMITED
+from booking.web import confirmation, passes
+from booking.entry.error_pages import render_error, renders_booking_errors, status_for
+from booking.entry.forms import SignupForm
 from booking.web.middleware import plain_forms_only
 from booking.wiring import get_booking_service, mail_sender, web_settings
 
 FORM_EXPIRED = "This form has expired. Please check your details and submit it again."
-SIGNUPS_LIMITED = ("Too many signups from your network. Please wait a few minutes and try "
-                   "again.")
-EMAIL_LIMITED = ("Too many signups for this e-mail address. Please wait a while and try "
-                 "again.")
-CODES_LIMITED = ("Too many wrong access codes from your network. Please wait a few minutes "
-                 "and try again.")
 RESENDS_LIMITED = ("Too many requests from your network. Please wait a few minutes and try "
                    "again.")
 RESENT = ("If this address is registered for the event, its confirmation with the "
@@ -245,54 +242,19 @@ def _signup(request, service, event, *, rechecking=False):
     try:
         with rate_limits.code_attempt(rate_limits.client_address(request), form.code(),
                                       message=CODES_LIMITED):
-            registration = service.book(event.id, name=form.cleaned_data["name"],
-                                        email=form.cleaned_data["email"],
-                                        request_id=request_id, tickets=form.tickets(),
-                                        access_code=form.code(), answers=form.answers(),
-                                        pass_answers=form.pass_answers(),
-                                        # the 202 page's re-check asks again by definition
-                                        again=True if rechecking else form.asked_before)
+            outcome = service.sign_up(event.id, name=form.cleaned_data["name"],
+                                      email=form.cleaned_data["email"],
+                                      request_id=request_id, tickets=form.tickets(),
+                                      access_code=form.code(), answers=form.answers(),
+                                      pass_answers=form.pass_answers(),
+                                      # the 202 page's re-check asks again by definition
+                                      again=True if rechecking else form.asked_before)
     except EventNotFound:
         raise
     except OutcomeUnknown as error:  # a seat may be held: ask again with the same token
         return _in_progress(request, event.id, form, token, error.message, 202)
     except EventFull as error:  # a definite answer: the event as full, never the form again
-        # What is left, read now and within its own bounded time (the booking may have
-        # spent the request's): None when the store could not say in time.
-        seats = service.page_availability(event.id, fresh=True) if event.offers_orders else None
-        if seats is None and event.offers_orders and error.quota != CAPACITY_QUOTA:
-            # A quota is full, the rest unknown: say so on the form as typed, no counts.
-            form = SignupForm(request.POST, event=event)
-            form.is_valid()
-            form.add_error(None, error.message + " Nothing was booked: choose other tickets.")
-            return render_event(request, service, event, form, token, status_for(error),
-                                full_quota=error.quota)
-        if seats is not None and not seats.is_full:
-            # The order did not fit one quota: say which, and offer what is still left.
-            form = SignupForm(request.POST, event=event, availability=seats)
-            form.is_valid()
-            tickets = form.tickets() or {}
-            beyond = event.beyond_quotas(tickets)
-            if beyond is not None:  # more than the quota has in all: say so, no line
-                form.add_error(None, beyond_quota(*beyond).message + " Nothing was booked: "
-                               "choose fewer tickets.")
-            else:
-                form.add_error(None, error.message + " Nothing was booked: choose other "
-                               "tickets.")
-            waiting = {}
-            # Or wait in line for exactly this order: only for an order that does not fit
-            # now (seats freed meanwhile: book it) and could fit once seats free up.
-            fits_now = all(seats.quotas[q].remaining >= n
-                           for q, n in event.order(tickets).seats.items())
-            if service.has_waiting_list(event) and beyond is None and not fits_now:
-                waiting = {"quota_waitlist_form": SignupForm(
-                    initial=form.cleaned_data, event=event, availability=seats,
-                    auto_id="waitlist_%s"), "waitlist_token": tokens.new_form_token(event.id)}
-            return render_event(request, service, event, form, token, status_for(error),
-                                full_quota=error.quota, **waiting)
-        return render_event(request, service, event, None, tokens.new_form_token(event.id),
-                            status_for(error), just_missed=True,
-                            waitlist_form=SignupForm(initial=form.cleaned_data))
+        return _full(request, service, event, token, form, error)
     except AlreadyRegistered as error:  # offer the confirmation again, by e-mail only
         return render_event(request, service, event, None, "", status_for(error),
                             already_email=form.cleaned_data["email"],
@@ -305,9 +267,43 @@ def _signup(request, service, event, *, rechecking=False):
             return _busy(request, service, event, form, token, error)
         form.apply_error(error)
         return render_event(request, service, event, form, token, status_for(error))
-    # Its confirmation is owed in the outbox row the booking wrote: the booking worker sends
-    # it (a replayed submission's, once, already).
-    return see_other(booked_url(registration))
+    # Its confirmation is owed in the outbox row the booking wrote (``outcome.owed``): the
+    # booking worker sends it (a replayed submission's, once, already).
+    return see_other(booked_url(outcome.registration))
+
+
+def _full(request, service, event, token, form, error: EventFull):
+    """The answer "no room for this order", with what the service says is left
+    (``error.left``): the form as typed with which quota was full (and, if the order may
+    wait as it is, a waiting-list form), or the event as full."""
+    left = error.left
+    seats = left.seats if left is not None else None
+    if seats is None and event.offers_orders and error.quota != CAPACITY_QUOTA:
+        # A quota is full, the rest unknown: say so on the form as typed, no counts.
+        form = SignupForm(request.POST, event=event)
+        form.is_valid()
+        form.add_error(None, error.message + " Nothing was booked: choose other tickets.")
+        return render_event(request, service, event, form, token, status_for(error),
+                            full_quota=error.quota)
+    if seats is not None and not seats.is_full:
+        # The order did not fit one quota: say which, and offer what is still left.
+        form = SignupForm(request.POST, event=event, availability=seats)
+        form.is_valid()
+        if left.beyond is not None:  # more than the quota has in all: say so, no line
+            form.add_error(None, beyond_quota(*left.beyond).message + " Nothing was booked: "
+                           "choose fewer tickets.")
+        else:
+            form.add_error(None, error.message + " Nothing was booked: choose other tickets.")
+        waiting = {}
+        if left.may_wait:  # wait in line for exactly this order
+            waiting = {"quota_waitlist_form": SignupForm(
+                initial=form.cleaned_data, event=event, availability=seats,
+                auto_id="waitlist_%s"), "waitlist_token": tokens.new_form_token(event.id)}
+        return render_event(request, service, event, form, token, status_for(error),
+                            full_quota=error.quota, **waiting)
+    return render_event(request, service, event, None, tokens.new_form_token(event.id),
+                        status_for(error), just_missed=True,
+                        waitlist_form=SignupForm(initial=form.cleaned_data))
 
 
 def _code_checked_too(request, service, event, form) -> None:

@@ -17,14 +17,14 @@ from booking import links
 from booking.errors import (AlreadyRegistered, AlreadyWaiting, BookingClosed, BookingError,
                             JoinLinkExpired, NotWaiting, OfferExpired, SeatsAvailable)
 from booking.models import BOOKED, OFFERED, WAITING
-from booking.web import rate_limits
-from booking.web.errors import bad_link, renders_booking_errors, status_for
+from booking.entry import limits as rate_limits
+from booking.entry.limits import OFFER_LIMITED
+from booking.entry.error_pages import bad_link, renders_booking_errors, status_for
 from booking.web.middleware import plain_forms_only
 from booking.web.views import (FormLimited, booked_url, limited_form_page, read_submission,
                                render_event, see_other)
 from booking.wiring import get_booking_service
 
-OFFER_LIMITED = "Too many attempts from your network. Please wait a few minutes and try again."
 
 
 def _check_link_limit(request, event) -> None:
@@ -162,7 +162,8 @@ def offer(request, token):
         return _offer_page(request, event, entry, "booked")
     if event.has_started:  # nobody gets a seat any more: never "gone to the next person"
         return _offer_page(request, event, entry, "closed", 409)
-    if entry.status == OFFERED and entry.offer_expires_at > timezone.now():
+    if entry.status == OFFERED and entry.offer_expires_at is not None and (
+            entry.offer_expires_at > timezone.now()):
         return _offer_page(request, event, entry, "open")
     return _offer_page(request, event, entry, "ended", 410)
 

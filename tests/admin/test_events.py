@@ -236,6 +236,27 @@ def test_add__plain_choices_default_and_save_and_add_another(admin_client, servi
     assert event.starts_at.isoformat() == "2030-12-12T18:30:00+00:00"
 
 
+def test_add_and_change__many_events__the_list_after_saving_shows_the_one_saved(
+        admin_client, service, monkeypatch):
+    # The list is a Scan's page, in the table's order: with more events than a page holds,
+    # the one just saved is often on a later page unless the list is searched for it.
+    monkeypatch.setattr(EventAdmin, "list_per_page", 2)
+    for n in range(6):
+        service.create_event(name=f"Older {n}", capacity=1)
+    response = admin_client.post(admin_url("add"), {
+        "name": "Jazz and wine", "capacity": "5", "crowd": "few", "time_zone": "Europe/Berlin",
+        "starts_at": "2030-12-12 19:30", "ends_at": "", "venue": "", "description": ""},
+        follow=True)
+    assert [row["event"].name for row in response.context["rows"]] == ["Jazz and wine"]
+    assert "The event “Jazz and wine” was added." in response.content.decode()
+    [event] = [e for e in service.iter_events() if e.name == "Jazz and wine"]
+    form = admin_client.get(admin_url("change", event.id))
+    response = admin_client.post(admin_url("change", event.id),
+                                 change_data(form, capacity="7"), follow=True)
+    assert [row["event"].name for row in response.context["rows"]] == ["Jazz and wine"]
+    assert response.context["search"] == "Jazz and wine"
+
+
 def test_add__bad_zone_or_end_before_start__errors_at_fields_nothing_stored(admin_client,
                                                                            service):
     response = admin_client.post(admin_url("add"), {

@@ -17,7 +17,7 @@ from django.core.wsgi import get_wsgi_application
 
 from booking.admin import login
 from booking.errors import RateLimited
-from booking.web import rate_limits
+from booking.entry import limits as rate_limits
 from booking import wiring
 from tests.helpers import within_one_window
 

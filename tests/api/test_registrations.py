@@ -170,15 +170,15 @@ def test_book__outcome_unknown__202_ask_again_with_the_same_key(client, service,
     from booking.errors import OutcomeUnknown
 
     event = service.create_event(name="Lost", capacity=3, strategy="lock_table")
-    booked = service.book
+    booked = service.register
 
     def lost(*args, **kwargs):
         booked(*args, **kwargs)  # it applied; the answer was lost
         raise OutcomeUnknown()
 
-    monkeypatch.setattr(service, "book", lost)
+    monkeypatch.setattr(service, "register", lost)
     first = book(client, event, key="lost-1")
-    monkeypatch.setattr(service, "book", booked)
+    monkeypatch.setattr(service, "register", booked)
     again = book(client, event, key="lost-1")
 
     assert first.status_code == 202 and first["Retry-After"] in ("1", "2", "3")

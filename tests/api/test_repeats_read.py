@@ -53,8 +53,8 @@ class WritingRepeats:
 
     def __enter__(self):
         self.keyed_input = views.keyed_input
-        views.keyed_input = lambda request, payload, event_id, repeats_read=False: (
-            *self.keyed_input(request, payload, event_id), (None, None))
+        views.keyed_input = lambda request, payload, event_id, admitted=False: (
+            *self.keyed_input(request, payload, event_id), None)
         return self
 
     def __exit__(self, *exc):

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from booking.web import rate_limits
+from booking.entry import limits as rate_limits
 from booking.wiring import install, service_from_settings
 from localdynamo.faults import THROTTLE
 from tests.conftest import proxied_tables

@@ -169,7 +169,7 @@ def test_browser__leave_from_the_place_page(live_site, site_service, page, scree
 def test_browser__recheck_store_unreachable__says_what_is_known(live_site, page, screenshot):
     from django.template.loader import render_to_string
 
-    from booking.web.forms import SignupForm
+    from booking.entry.forms import SignupForm
     from booking.web.views import RECHECK_UNANSWERED
 
     # The page the re-check answers when the store cannot be reached, shown on the live

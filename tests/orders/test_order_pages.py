@@ -108,7 +108,7 @@ def test_a_refused_order_that_fits_by_now__offers_no_waiting_list(client, servic
 
     def refused_as_full(*args, **kwargs):
         raise EventFull(quota="workshop-a")
-    monkeypatch.setattr(service, "book", refused_as_full)
+    monkeypatch.setattr(service, "register", refused_as_full)
     response = post_order(client, event.id, {"conference": 0, "workshop-a": 2, "workshop-b": 0})
     html = response.content.decode()
     assert response.status_code == 409 and "not enough seats left in Workshop A" in html

@@ -420,7 +420,7 @@ def test_book__event_started__booking_closed_nothing_stored(service, started):
 
 
 def test_signup__event_started__409_closed_nothing_stored(client, service, started):
-    from booking.web import tokens as page_tokens
+    from booking.entry import forms as page_tokens
 
     response = submit(client, started.id, token=page_tokens.new_form_token(started.id))
 

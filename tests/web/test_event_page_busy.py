@@ -18,7 +18,7 @@ from booking.dynamo.metrics import RequestMeter
 from booking.errors import EventFull
 from booking.service import bookings as bookings_module
 from booking.service.shedding import CoolDown
-from booking.web import rate_limits
+from booking.entry import limits as rate_limits
 from booking.wiring import get_booking_service
 from harness.controls import control_service
 from tests.web.test_signup import form_page

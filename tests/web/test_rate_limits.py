@@ -8,9 +8,9 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.urls import reverse
 
-from booking.web import rate_limits
+from booking.entry import limits as rate_limits
 from booking.errors import RateLimited
-from booking.web.rate_limits import Rate, parse_rate
+from booking.entry.limits import Rate, parse_rate
 from tests.helpers import within_one_window
 from tests.mail.helpers import deliver_owed
 from tests.web.test_signup import form_page, submit

@@ -20,7 +20,7 @@ def first_answer(client, service, event, monkeypatch):
     """Sign up while the booking's outcome is unknown: the 202 page."""
     token = form_page(client, event.id)[1]
     with monkeypatch.context() as patch:
-        patch.setattr(service, "book", lambda *a, **k: (_ for _ in ()).throw(OutcomeUnknown()))
+        patch.setattr(service, "register", lambda *a, **k: (_ for _ in ()).throw(OutcomeUnknown()))
         return client.post(reverse("booking:event_detail", args=[event.id]),
                            {"name": "Ada", "email": "ada@example.com", "token": token})
 
@@ -52,7 +52,7 @@ def test_recheck__store_unreachable__503_page_says_not_known_yet_and_checks_agai
 def test_recheck__booking_write_unavailable__the_same_page_not_the_form(client, service, event,
                                                                         monkeypatch):
     page = first_answer(client, service, event, monkeypatch)
-    monkeypatch.setattr(service, "book", lambda *a, **k: (_ for _ in ()).throw(
+    monkeypatch.setattr(service, "register", lambda *a, **k: (_ for _ in ()).throw(
         StoreUnavailable()))
 
     again = check_again(client, page)
@@ -73,7 +73,7 @@ def test_recheck__after_a_few_automatic_checks__waits_for_a_click(client, servic
                                                                   monkeypatch, settings):
     settings.BOOKING_SIGNUP_EMAIL_RATE = settings.BOOKING_SIGNUP_RATE = "100/h"
     page = first_answer(client, service, event, monkeypatch)
-    monkeypatch.setattr(service, "book", lambda *a, **k: (_ for _ in ()).throw(OutcomeUnknown()))
+    monkeypatch.setattr(service, "register", lambda *a, **k: (_ for _ in ()).throw(OutcomeUnknown()))
 
     for _ in range(AUTO_RECHECKS):
         page = check_again(client, page)
@@ -86,7 +86,7 @@ def test_recheck__after_a_few_automatic_checks__waits_for_a_click(client, servic
 def test_recheck__limited__429_page_keeps_the_check_again_button(client, service, event,
                                                                  monkeypatch):
     from booking.errors import RateLimited
-    from booking.web import rate_limits
+    from booking.entry import limits as rate_limits
 
     page = first_answer(client, service, event, monkeypatch)
     def limited(*args, **kwargs):

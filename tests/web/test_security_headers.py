@@ -60,7 +60,7 @@ def test_in_progress_page__inline_script_carries_the_responses_nonce(client, ser
 
     def running(*args, **kwargs):
         raise OutcomeUnknown()
-    monkeypatch.setattr(service, "book", running)
+    monkeypatch.setattr(service, "register", running)
     response = submit(client, event.id, token=token)
 
     html = response.content.decode()

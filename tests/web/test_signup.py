@@ -6,7 +6,7 @@ import pytest
 from django.core import mail
 from django.urls import reverse
 
-from booking.web import tokens as page_tokens
+from booking.entry import forms as page_tokens
 from booking.errors import BookingContention, InvalidBooking, StoreUnavailable
 from tests.mail.helpers import deliver_owed
 
@@ -192,7 +192,7 @@ def test_signup__service_rejects_field__400_error_at_that_field(
 
     def refuse(*args, **kwargs):
         raise InvalidBooking("This address cannot receive mail.", field="email")
-    monkeypatch.setattr(service, "book", refuse)
+    monkeypatch.setattr(service, "register", refuse)
     response = submit(client, event.id, token=token)
 
     html = response.content.decode()
@@ -225,7 +225,7 @@ def test_signup__store_busy_or_down__503_plain_message_token_kept(
 
     def refuse(*args, **kwargs):
         raise error
-    monkeypatch.setattr(service, "book", refuse)
+    monkeypatch.setattr(service, "register", refuse)
     response = submit(client, event.id, token=token)
 
     assert response.status_code == 503

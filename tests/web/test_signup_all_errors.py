@@ -1,4 +1,4 @@
-"""The public signup form tells every error at once (booking/web/forms.py, views.py): the
+"""The public signup form tells every error at once (booking/entry/forms.py, views.py): the
 name, the e-mail, the ticket quantities, the questions and the access code in one answer,
 nothing stored, as the admin's editor does."""
 import datetime as dt

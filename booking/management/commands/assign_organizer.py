@@ -2,7 +2,7 @@
 tokens stored before organizers existed (those without one) to an organizer. Idempotent."""
 from django.core.management.base import BaseCommand, CommandError
 
-from booking.api.models import ApiToken
+from booking.organizers.tokens import ApiToken
 from booking.errors import BookingError
 from booking.organizers.models import Organizer
 from booking.wiring import get_booking_service, webhook_registry

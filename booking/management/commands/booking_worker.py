@@ -5,12 +5,10 @@ import json
 import signal
 import threading
 import time
-from dataclasses import replace
 
 from django.core.management.base import BaseCommand, CommandError
 
-from booking.mail import sender as mail
-from booking.models import CONFIRMATION, CONFIRMED, REJECTED, REJECTION
+from booking.models import CONFIRMED, REJECTED
 from booking.errors import BookingContention, BookingError, StoreUnavailable
 from booking.mail.sender import send_owed
 from booking.wiring import (get_booking_service, mail_sender, stream_decider, webhook_sender,
@@ -119,14 +117,12 @@ class Command(BaseCommand):
 
     def _start_decider(self, sender, stop, once, as_json):
         """Decide pending streams bookings: one pass now with --once, else a thread."""
-        decider = stream_decider(on_decided=lambda outcome, registration: mail.send_soon(
-            sender, CONFIRMATION if outcome == CONFIRMED else REJECTION,
-            replace(registration, status=outcome)))
+        decider = stream_decider(sender=sender)  # each decision's e-mail goes out at once
 
         def report(outcomes, caught_up):
-            line = ({"decider": dict(outcomes), "caught_up": caught_up} if as_json
-                    else _decided(outcomes, caught_up, decider.decided_total))
-            self.stdout.write(json.dumps(line) if as_json else line)
+            self.stdout.write(json.dumps({"decider": dict(outcomes), "caught_up": caught_up})
+                              if as_json else _decided(outcomes, caught_up,
+                                                       decider.decided_total))
 
         if once:
             try:

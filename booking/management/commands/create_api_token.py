@@ -4,7 +4,7 @@ operator running it holds the server; in the admin only the organizer's admins m
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from booking.api.models import READ, WRITE, ApiToken
+from booking.organizers.tokens import READ, WRITE, ApiToken
 from booking.organizers import rights
 from booking.organizers.models import Organizer
 

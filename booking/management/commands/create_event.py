@@ -125,16 +125,17 @@ class Command(BaseCommand):
             rate = None if options["expected_rate"] is None else int(options["expected_rate"])
         except ValueError:
             raise CommandError("--expected-rate must be a whole number.", returncode=2) from None
-        quotas = [parse_quota(value) for value in options["quota"]]
+        quota_args = [parse_quota(value) for value in options["quota"]]
         organizer = owning_organizer(options["organizer"])
         try:
-            quotas = validation.unique_names(quotas, field="quotas", kind="--quota")
-            types = validation.unique_names(types, field="ticket_types", kind="--ticket-type")
+            quotas = validation.unique_names(quota_args, field="quotas", kind="--quota")
+            ticket_types = validation.unique_names(types, field="ticket_types",
+                                                   kind="--ticket-type")
             event = get_booking_service().create_event(
                 name=name, capacity=seats, strategy=strategy, starts_at=starts_at,
                 ends_at=options["ends_at"], time_zone=options["time_zone"],
                 venue=options["venue"], description=options["description"],
-                quotas=quotas or None, ticket_types=types or None,
+                quotas=quotas or None, ticket_types=ticket_types or None,
                 max_per_order=per_order, organizer=organizer, expected_rate=rate)
         except BookingError as exc:
             raise CommandError(exc.message, returncode=2) from exc

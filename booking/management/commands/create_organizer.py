@@ -2,6 +2,8 @@
 make an organizer (or find it) and put users in its teams, one team per role. A member must
 exist, unless ``--create-user`` makes the missing ones as staff users without a password
 (``manage.py changepassword USERNAME`` gives them one)."""
+from typing import Any
+
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
@@ -42,7 +44,8 @@ class Command(BaseCommand):
             raise CommandError(f"{slug!r}: {error.messages[0]}", returncode=2) from None
         members = [parse_member(value) for value in member]
         users = get_user_model().objects
-        found = {username: users.filter(username=username).first() for username, _ in members}
+        found: dict[str, Any] = {username: users.filter(username=username).first()
+                                 for username, _ in members}
         missing = sorted(u for u, user in found.items() if user is None)
         if missing and not create_user:
             raise CommandError(missing_users(missing), returncode=2)

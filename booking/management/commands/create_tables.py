@@ -2,7 +2,6 @@ from django.core.management.base import BaseCommand, CommandError
 
 from booking.dynamo.provision import drop_tables, ensure_tables
 from booking.errors import BookingError
-from booking.service.store_errors import translated
 from booking.wiring import get_store
 
 
@@ -18,11 +17,10 @@ class Command(BaseCommand):
     def handle(self, *args, reset, **options):
         store = get_store()
         try:
-            with translated():
-                if reset:
-                    for name in drop_tables(store):
-                        self.stdout.write(f"{name}: deleted")
-                for name, action in ensure_tables(store):
-                    self.stdout.write(f"{name}: {action}")
+            if reset:
+                for name in drop_tables(store):
+                    self.stdout.write(f"{name}: deleted")
+            for name, action in ensure_tables(store):
+                self.stdout.write(f"{name}: {action}")
         except BookingError as exc:
             raise CommandError(exc.message) from exc

@@ -31,6 +31,14 @@ from booking.organizers import limit_hits
 from booking.organizers import rights as organizer_rights
 
 logger = logging.getLogger(__name__)
+# What the pages and the API say when a limit refuses (the same words on both).
+SIGNUPS_LIMITED = ("Too many signups from your network. Please wait a few minutes and try "
+                   "again.")
+EMAIL_LIMITED = ("Too many signups for this e-mail address. Please wait a while and try "
+                 "again.")
+CODES_LIMITED = ("Too many wrong access codes from your network. Please wait a few minutes "
+                 "and try again.")
+OFFER_LIMITED = "Too many attempts from your network. Please wait a few minutes and try again."
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smhd])\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 # Signups and cancellations per client address, signups per e-mail address, failed admin
@@ -89,10 +97,16 @@ def _rate(limit: str) -> Rate | None:
     return parse_rate(wiring.web_settings().rates[limit])
 
 
+def _key() -> bytes:
+    """The site's signing key as bytes (the keyed hashes' key)."""
+    key = signing.Signer().key
+    return key if isinstance(key, bytes) else key.encode()
+
+
 def _bucket(limit: str, client: str) -> str:
     # Keyed hash: the table never holds addresses, e-mails or user names in the clear.
     label = STORED_AS.get(limit, limit)
-    digest = hmac.new(signing.Signer().key.encode(), f"{label}:{client}".encode(),
+    digest = hmac.new(_key(), f"{label}:{client}".encode(),
                       hashlib.sha256).hexdigest()[:32]
     return f"{label}:{digest}"
 
@@ -122,6 +136,8 @@ def organizer_staff_on(request, event) -> bool:
     """Whether the request comes from organizer staff signed in with a role on ``event``
     (the desk at the venue, an organizer booking people in): never limited there."""
     user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:  # a visitor: nothing more to ask
+        return False
     return (event is not None and organizer_rights.may_use(user)
             and organizer_rights.for_user(user).knows_event(event))
 
@@ -181,7 +197,7 @@ FIRST_MARGIN_SECONDS = 60
 
 
 def _digest(text: str, size: int = 16) -> str:
-    return hmac.new(signing.Signer().key.encode(), text.encode(),
+    return hmac.new(_key(), text.encode(),
                     hashlib.sha256).hexdigest()[:size]
 
 
@@ -200,7 +216,7 @@ def _signup_marks(submission: str) -> dict[str, str]:
 
 def check_signup(client: str, submission: str, *, email: str | None = None,
                  message: str | None = None, email_message: str | None = None,
-                 now=None, event=None) -> bool | None:
+                 now=None, event=None, clear_before: int | None = None) -> bool | None:
     """A signup's limits in one write: the network's (``SIGNUP``) and, once the form is
     valid, the e-mail address's from that network (``SIGNUP_EMAIL``), each counted once per
     submission, decided and counted in one conditional UpdateItem on the network's item
@@ -213,7 +229,11 @@ def check_signup(client: str, submission: str, *, email: str | None = None,
     Answers whether the submission was asked before (True), is asked now for the first
     time (False: counted now, in a window older than ``FIRST_MARGIN_SECONDS``, which the
     service reads as "a first asking": ``BookingService.book``'s ``again``), or None when
-    that cannot be told (no limit on, the store unavailable, a window just begun)."""
+    that cannot be told (no limit on, the store unavailable, a window just begun).
+
+    ``clear_before``: the start of a window whose item and the one before it were read
+    and held no asking of this submission (``SignupAdmission``): counted in that window,
+    its margin is covered, a first asking."""
     now = time.time() if now is None else now
     limits = _signup_limits(email)
     if not limits:
@@ -252,31 +272,68 @@ def check_signup(client: str, submission: str, *, email: str | None = None,
                        retry_after, event)
     if state == "again":
         return True
-    if state == "counted" and now - item_start >= FIRST_MARGIN_SECONDS:
+    if state == "counted" and (now - item_start >= FIRST_MARGIN_SECONDS
+                               or clear_before == item_start):
         return False
     return None
 
 
-def signup_asked(client: str, submission: str, *, email: str,
-                 now=None) -> tuple[bool | None, float | None]:
-    """Whether ``check_signup`` counted this valid submission before (in this window of
-    the network's item or the one before), and when, from one consistent read that writes
-    nothing: (True, first asked at, epoch seconds), (False, None) when it did not, (None,
-    None) when no limit is on or the store could not be read."""
-    now = time.time() if now is None else now
-    limits = _signup_limits(email)
-    if not limits:
-        return None, None
-    longest = max(rate.seconds for _, rate, _ in limits)
-    item_start = int(now // longest) * longest
-    bucket = f"{SIGNUPS}:{_digest(client, 32)}"
-    try:
-        return wiring.rate_counters().asked(
-            bucket, window_starts=[item_start, item_start - longest],
-            once=_signup_marks(submission)["e"])
-    except (BookingError, StoreError):
-        logger.warning("Signup limits not read: the store is unavailable", exc_info=True)
-        return None, None
+class SignupAdmission:
+    """A keyed signup's limits (``check_signup``), run by the service inside the booking
+    (``BookingService.book``'s ``admission``), so that whether this submission was asked
+    before can be read in the same consistent batch as the booking's own first read:
+    ``reads`` (the network's item, this window and the one before), ``found`` (the items
+    that batch read), ``asked`` (from them, else one read of its own, writing nothing) and
+    ``count`` (``check_signup``'s one write: ``RateLimited`` over a limit)."""
+
+    def __init__(self, client: str, submission: str, *, email: str,
+                 message: str | None = None, email_message: str | None = None, now=None):
+        self.client, self.submission, self.email = client, submission, email
+        self.message, self.email_message = message, email_message
+        self._found: list | None = None
+        self._clear = False  # ``asked`` read this window and the one before: neither had it
+        # The network's item, this window and the one before (None: no limit is on).
+        limits, now = _signup_limits(email), time.time() if now is None else now
+        longest = max((rate.seconds for _, rate, _ in limits), default=0)
+        start = int(now // longest) * longest if limits else 0
+        self._windows = (f"{SIGNUPS}:{_digest(client, 32)}", [start, start - longest]) \
+            if limits else None
+
+    def reads(self) -> list:
+        return wiring.rate_counters().asked_keys(*self._windows) if self._windows else []
+
+    def found(self, rows: list) -> None:
+        self._found = rows
+
+    def asked(self) -> tuple[bool | None, float | None]:
+        """(True, first asked at) when counted before, (False, None) when not, (None, None)
+        when no limit is on or the store could not be read."""
+        windows = self._windows
+        if windows is None:
+            return None, None
+        counters, once = wiring.rate_counters(), _signup_marks(self.submission)["e"]
+        if self._found is not None:
+            asked, asked_at = counters.asked_in(self._found, once=once)
+        else:
+            try:
+                asked, asked_at = counters.asked(windows[0], window_starts=windows[1],
+                                                 once=once)
+            except (BookingError, StoreError):
+                logger.warning("Signup limits not read: the store is unavailable",
+                               exc_info=True)
+                return None, None
+        self._clear = asked is False
+        return asked, asked_at
+
+    def count(self) -> bool | None:
+        """Count this submission (``check_signup``): True asked before, False a first
+        asking, None when that cannot be told. Once ``asked`` found it in neither window
+        read, a count in the first of them is a first asking even in its first minute (the
+        window before was read); a window begun since was not, and keeps its margin."""
+        clear_before = self._windows[1][0] if self._clear and self._windows else None
+        return check_signup(self.client, self.submission, email=self.email,
+                            message=self.message, email_message=self.email_message,
+                            clear_before=clear_before)
 
 
 @contextmanager
@@ -290,7 +347,8 @@ def attempt(limit: str, clients: list[str], *, message: str | None = None, now=N
         yield lambda: None
         return
     start, retry_after = _window(rate, time.time() if now is None else now)
-    counters, taken = wiring.rate_counters(), []
+    counters = wiring.rate_counters()
+    taken: list[str] = []
     for bucket in (_bucket(limit, client) for client in clients):
         if not _counted(limit, lambda: counters.reserve(
                 bucket, window_start=start, window_seconds=rate.seconds, limit=rate.limit)):

@@ -1,18 +1,50 @@
 """The public signup form: presence and length here; the rules themselves are the service's
 (booking.validation), checked here too so that every field's error shows at once.
 
-Its one-time token travels in a hidden input that the view signs and checks (booking/web/tokens.py).
+Its one-time token (``new_form_token``: a ``django.core.signing`` value naming the event and
+a fresh request id, so a resubmitted form is the same request, never a second seat) travels
+in a hidden input that the view checks (``request_id_from_form_token``).
 """
+import uuid
+from typing import cast
+
 from django import forms
+from django.core import signing
 
 from booking import validation
 from booking.errors import InvalidBooking
+from booking.links import BadLink
 from booking.models import PENDING, ticket_label
 from booking.questions import rules
 from booking.validation import EMAIL_MAX_LENGTH, NAME_MAX_LENGTH
+from booking.wiring import web_settings
+
+FORM_SALT = "booking.signup-form"
+# The cancel page's form for part of an order: its own salt, so a signup form's token never
+# passes as a cancellation's request id (or the other way round).
+CANCEL_FORM_SALT = "booking.cancel-form"
+
+
+def new_form_token(event_id: str, *, salt: str = FORM_SALT) -> str:
+    """A fresh signed one-time token for one signup form of one event."""
+    return signing.dumps({"e": event_id, "r": uuid.uuid4().hex}, salt=salt)
+
+
+def request_id_from_form_token(token: str, event_id: str, *, salt: str = FORM_SALT) -> str:
+    """The submission's request id, or BadLink if the token is forged, expired or foreign."""
+    try:
+        data = signing.loads(token, salt=salt, max_age=web_settings().form_max_age)
+    except signing.BadSignature:
+        raise BadLink() from None
+    if not isinstance(data, dict) or data.get("e") != event_id or not data.get("r"):
+        raise BadLink()
+    return data["r"]
 
 
 class SignupForm(forms.Form):
+    # What the limits' count found for a valid submission (``rate_limits.check_signup``):
+    # asked before (True), not (False), unknown (None); set by the view that read it.
+    asked_before: bool | None = None
     name = forms.CharField(
         label="Your name", max_length=NAME_MAX_LENGTH,
         error_messages={"required": "Enter your name."},
@@ -318,7 +350,7 @@ class CancelPassesForm(forms.Form):
         total = len(passes)
         self.choosable = [p for p in passes if p.is_valid and p.admitted_at is None]
         self.used = [p for p in passes if p.is_valid and p.admitted_at is not None]
-        self.fields["passes"].choices = [
+        cast(forms.ChoiceField, self.fields["passes"]).choices = [
             (p.pass_id, pass_title(p, passes.index(p), total, names))
             for p in self.choosable]
 
