@@ -64,3 +64,8 @@ def post_worker_init(worker):
 
     warm_up(worker.wsgi, threads=worker.cfg.threads, log=worker.log,
             alive=lambda: worker.alive, notify=worker.notify)
+    # scripts/serve.sh opens the front door (starts nginx) once every worker has said so.
+    warm_dir = os.environ.get("GUNICORN_WARM_DIR")
+    if warm_dir:
+        with open(os.path.join(warm_dir, str(os.getpid())), "w"):
+            pass

@@ -70,6 +70,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "booking.web.middleware.FormBodyMiddleware",
     "booking.web.middleware.SecurityHeadersMiddleware",
+    "booking.web.middleware.QueueDeadlineMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -162,6 +163,9 @@ BOOKING_RETRY_MAX_DELAY = setting("BOOKING_RETRY_MAX_DELAY")
 # Every booking's time budget in all, and the pause after a throttle (docs/reliability.md).
 BOOKING_REQUEST_DEADLINE = setting("BOOKING_REQUEST_DEADLINE")
 BOOKING_SHED_SECONDS = setting("BOOKING_SHED_SECONDS")
+# A changing request that waited longer than this since the proxy took it is refused
+# before it runs (booking/web/middleware.py, QueueDeadlineMiddleware).
+BOOKING_QUEUE_DEADLINE = setting("BOOKING_QUEUE_DEADLINE")
 # Test controls (the unguarded strategy, no request rows, no ambiguity checks, a race
 # delay) are not settings: tests and harnesses build them (harness/controls.py).
 
@@ -169,11 +173,14 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     # Secrets of links ("Bad Request: /cancel/<token>/") redacted in every line.
-    "filters": {"redact_secrets": {"()": "config.log_redaction.RedactSecrets"}},
+    # Refusals (409: "full", ...) are answers, not server warnings (config/log_filters.py).
+    "filters": {"redact_secrets": {"()": "config.log_redaction.RedactSecrets"},
+                "skip_refusals": {"()": "config.log_filters.SkipRefusals"}},
     "handlers": {"console": {"class": "logging.StreamHandler",
                              "filters": ["redact_secrets"]}},
     "root": {"handlers": ["console"], "level": setting("LOG_LEVEL")},
-    "loggers": {"botocore": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
+    "loggers": {"botocore": {"level": "WARNING"}, "urllib3": {"level": "WARNING"},
+                "django.request": {"filters": ["skip_refusals"]}},
 }
 
 # --- Web signup: e-mail and signed links (booking/web/, booking/links.py) -------------
@@ -272,7 +279,7 @@ if _site.scheme not in ("http", "https") or not _site.hostname:
 CSRF_TRUSTED_ORIGINS = setting("CSRF_TRUSTED_ORIGINS",
                                default=[f"{_site.scheme}://{_site.netloc}"])
 
-# --- Abuse limits (booking/web/rate_limits.py) ------------------------------------------
+# --- Abuse limits (booking/entry/limits.py) ------------------------------------------
 # "N/period" (10/10m, 5/h, 100/d) or "off". Counted in DynamoDB, shared by every process
 # and host. Signups and cancellations per client address (see TRUSTED_PROXY_COUNT); one
 # address can be a whole office or campus behind one router, so the defaults are far above

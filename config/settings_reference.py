@@ -112,6 +112,14 @@ SETTINGS: tuple[Setting, ...] = (
       "ours and the resolution of a lost answer together. Past it the answer is "
       "\"pending, ask again with the same key\" (API 202, the form's re-check page).",
       BOOKING, positive=True),
+    S("BOOKING_QUEUE_DEADLINE", 4.5, "float",
+      "Seconds a request that changes something (any POST, PUT, PATCH or DELETE) may have "
+      "waited since the proxy in front took it (its X-Request-Start header, set by "
+      "config/nginx.conf) before it runs: older, it answers 503 with Retry-After and does "
+      "nothing, since its client has likely given up and asked again. Keep it under your "
+      "clients' timeout and a little under the proxy's upstream timeout (make serve: "
+      "BOOKING_REQUEST_DEADLINE + 2 = 5 s). Without the header (no proxy, runserver) nothing is "
+      "checked.", BOOKING, positive=True),
     S("BOOKING_SHED_SECONDS", 1.0, "float",
       "Seconds an event's new bookings are answered \"busy, try again\" (429 with "
       "Retry-After) without a write after the store throttled it.", BOOKING, positive=True),
@@ -256,6 +264,9 @@ SETTINGS: tuple[Setting, ...] = (
       read_by="scripts/serve.sh"),
     S("SERVE_RUNTIME", "var/serve", "str", "nginx's config, pid and logs.", SERVE,
       read_by="scripts/serve.sh"),
+    S("SERVE_WARM_TIMEOUT", 60, "int",
+      "Seconds nginx waits for every gunicorn worker to warm up before it opens anyway.",
+      SERVE, read_by="scripts/serve.sh"),
     # --- gunicorn
     S("GUNICORN_BIND", "127.0.0.1:8000", "str", "Where gunicorn listens.", GUNICORN,
       read_by="config/gunicorn.conf.py"),
@@ -303,6 +314,9 @@ SETTINGS: tuple[Setting, ...] = (
       LOCAL, example="/opt/dynamodb_local", read_by="localdynamo"),
     S("DYNAMODB_LOCAL_JAR", "", "str", "The same, named by its jar.", LOCAL,
       example="/opt/dynamodb_local/DynamoDBLocal.jar", read_by="localdynamo"),
+    S("DYNAMODB_LOCAL_JAVA_OPTIONS", "", "str",
+      "Extra JVM options for DynamoDB Local (make test sets these two).", LOCAL,
+      example="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC", read_by="localdynamo"),
     S("JAVA_HOME", "", "str", "The Java 17+ that runs it (empty: java on the PATH).", LOCAL,
       example="/usr/lib/jvm/java-17-openjdk-amd64", read_by="localdynamo"),
 )

@@ -1,7 +1,9 @@
 """The production serving (`make serve`: scripts/serve.sh, nginx in front of gunicorn,
 DEBUG=false) started on free ports against a DynamoDB endpoint, for the slow-client test
 and the attack run (harness/attack.py). Not part of the product."""
+import http.client
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -11,6 +13,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 NGINX = os.environ.get("NGINX_PATH", "/usr/sbin/nginx")
@@ -25,6 +28,14 @@ def free_port() -> int:
 
 def nginx_available() -> bool:
     return os.access(NGINX, os.X_OK)
+
+
+def _answers_http(probe: socket.socket) -> bool:
+    """Whether an HTTP server answers on ``probe``: nginx answers this internal-only URI
+    itself (404), without passing it to gunicorn."""
+    probe.settimeout(5)
+    probe.sendall(b"GET /.problems/400 HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+    return probe.recv(5) == b"HTTP/"
 
 
 class ProductionSite:
@@ -91,8 +102,8 @@ class ProductionSite:
         self.process = subprocess.Popen(["bash", "scripts/serve.sh"], cwd=ROOT, env=self.env,
                                         stdout=log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
-        self._wait_for(self.port)
         self._wait_for(self.app_port)
+        self._wait_for(self.port, answered=True)
         return self
 
     def manage_all(self, commands: list[list[str]], **extra_env: str) -> str:
@@ -109,14 +120,21 @@ class ProductionSite:
             raise RuntimeError(f"manage.py {commands} failed:\n{done.stderr}")
         return done.stdout
 
-    def _wait_for(self, port: int, timeout: float = 60.0) -> None:
+    def _wait_for(self, port: int, timeout: float = 60.0, *, answered: bool = False) -> None:
+        """Until ``port`` accepts a connection; with ``answered`` until an HTTP answer
+        comes back on it. A connection alone does not show nginx is up: while gunicorn's
+        workers warm, nothing listens on nginx's port, and a probe of a free port in the
+        ephemeral range can connect to itself (TCP's simultaneous open), which an answer
+        cannot fake."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self.process.poll() is None:
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                return
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5) as probe:
+                    if not answered or _answers_http(probe):
+                        return
             except OSError:
-                time.sleep(0.1)
+                pass
+            time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"make serve did not start:\n{(self.workdir / 'serve.log').read_text()}")
 
@@ -135,3 +153,37 @@ class ProductionSite:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+FORM = "application/x-www-form-urlencoded"
+
+
+class Browser:
+    """One client with its cookies, talking HTTP/1.1 to the site."""
+
+    def __init__(self, port: int):
+        self.port, self.cookies = port, {}
+
+    def request(self, method: str, path: str, body: bytes | str = b"", headers=None,
+                timeout: float = 30.0) -> tuple[int, str]:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        connection.request(method, path, body, {**({"Cookie": cookie} if cookie else {}),
+                                                **(headers or {})})
+        response = connection.getresponse()
+        for header in response.headers.get_all("Set-Cookie") or []:
+            name, value = header.split(";")[0].split("=", 1)
+            self.cookies[name] = value
+        text = response.read().decode("utf-8", "replace")
+        connection.close()
+        return response.status, text
+
+    def form(self, path: str) -> dict:
+        """The CSRF token and the signup form's token on the page at ``path``."""
+        _, html = self.request("GET", path)
+        found = {name: re.search(rf'name="{name}" value="([^"]*)"', html)
+                 for name in ("csrfmiddlewaretoken", "token")}
+        return {name: match.group(1) for name, match in found.items() if match}
+
+    def post(self, path: str, fields: dict) -> tuple[int, str]:
+        return self.request("POST", path, urlencode(fields), {"Content-Type": FORM})

@@ -27,8 +27,26 @@ sed -e "s#@RUNTIME@#$RUNTIME#g" -e "s#@LISTEN@#$LISTEN#g" -e "s#@UPSTREAM@#$APP#
 "$NGINX" -t -q -c "$RUNTIME/nginx.conf"
 # nginx is the only proxy in front: the client's address is its X-Forwarded-For entry.
 export TRUSTED_PROXY_COUNT=${TRUSTED_PROXY_COUNT:-1} GUNICORN_BIND=$APP
+# The front door opens when the app is warm: nginx starts once every gunicorn worker has
+# warmed up (config/gunicorn.conf.py's post_worker_init marks it in $GUNICORN_WARM_DIR),
+# so the first people are not queued behind workers still starting (or refused by the
+# listen backlog meanwhile). After SERVE_WARM_TIMEOUT seconds it opens anyway, saying so.
+export GUNICORN_WARM_DIR="$RUNTIME/warm"
+rm -rf "$GUNICORN_WARM_DIR" && mkdir -p "$GUNICORN_WARM_DIR"
+workers=$("$PY" -c 'import runpy; print(runpy.run_path("config/gunicorn.conf.py")["workers"])')
 "$PY" -m gunicorn -c config/gunicorn.conf.py &
 app=$!
+trap 'kill -TERM $app 2>/dev/null; wait' INT TERM EXIT
+waited=0
+until [ "$(ls "$GUNICORN_WARM_DIR" | wc -l)" -ge "$workers" ]; do
+    kill -0 $app 2>/dev/null || { wait $app; exit $?; }
+    if [ "$waited" -ge "$(( ${SERVE_WARM_TIMEOUT:-60} * 10 ))" ]; then
+        echo "Not every worker warmed up within ${SERVE_WARM_TIMEOUT:-60} s; serving anyway." >&2
+        break
+    fi
+    sleep 0.1
+    waited=$((waited + 1))
+done
 "$NGINX" -c "$RUNTIME/nginx.conf" &
 proxy=$!
 trap 'kill -TERM $app $proxy 2>/dev/null; wait' INT TERM EXIT
