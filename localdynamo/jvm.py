@@ -8,6 +8,7 @@ DynamoDB Local's runner, which listens on every interface, and says so.
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -71,7 +72,10 @@ def command(java: str, distribution: Distribution, *, host: str, port: int,
     """``java ...`` for a shared-database DynamoDB Local, on disk in ``data_dir`` or in memory."""
     storage = ["-dbPath", str(data_dir)] if data_dir else ["-inMemory"]
     options = ["-port", str(port), "-sharedDb", "-disableTelemetry", *storage]
-    jvm = [java, f"-Djava.library.path={distribution.lib}"]
+    # The test suite's many short-lived servers: -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
+    # (scripts/test.sh) spend less CPU compiling and collecting (docs/local-dynamodb.md).
+    extra = shlex.split(os.environ.get("DYNAMODB_LOCAL_JAVA_OPTIONS", ""))
+    jvm = [java, *extra, f"-Djava.library.path={distribution.lib}"]
     classes = bound_launcher(java, distribution)
     if classes is None:
         log(f"No javac next to {java}: DynamoDB Local listens on every interface, not only "

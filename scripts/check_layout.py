@@ -6,6 +6,9 @@
 2. Layers point one way: a package never imports one above it (``LAYERS``, lowest first).
 3. ``django.conf.settings`` is read only in ``config/``, ``booking/wiring.py`` (the
    composition root) and ``booking/checks.py`` (the system checks that validate settings).
+4. Entry points never import one another (``ENTRY_POINTS``): what the pages, the API, the
+   admin and the commands share lives below them (``booking/entry/``, the service, the
+   organizers).
 
 Usage: ``python scripts/check_layout.py`` from anywhere; ``--graph`` prints the edges.
 """
@@ -43,11 +46,19 @@ LAYERS = [
     # Reads the table definitions; only the aws_template command imports it.
     ("deployment", ["booking.deploy"]),
     ("composition root", ["booking.wiring"]),
+    # What the entry points share: the abuse limits, the signup form and its tokens, error
+    # pages and bare problems, the CSV export.
+    ("shared by the entry points", ["booking.entry"]),
     ("entry points", ["booking.web", "booking.api", "booking.admin", "booking.management", "booking.checks",
                       "booking.apps", "booking.lambda_handler", "booking.migrations"]),
 ]
-# The access layer raises its own store errors; the service translates them.
-FORBIDDEN = {"booking.dynamo": ["booking.errors", "booking.validation"]}
+# Each translates for its own callers; none imports another (rule 4).
+ENTRY_POINTS = ["booking.web", "booking.api", "booking.admin", "booking.management"]
+# The access layer knows the domain's errors only in ``booking/dynamo/errors.py`` and the
+# lease's ``LeaseTaken``: each store failure is its domain error where it is raised
+# (nothing above translates); it never reads the input rules.
+FORBIDDEN = {"booking.dynamo": ["booking.validation"]}
+DOMAIN_ERRORS_FROM = {"booking.dynamo.errors", "booking.dynamo.leases"}
 
 
 def module_name(path: Path) -> str:
@@ -133,7 +144,27 @@ def layer_breaches(graph) -> list[str]:
                 if source == prefix or source.startswith(prefix + "."):
                     if any(target == b or target.startswith(b + ".") for b in banned):
                         breaches.append(f"{source} imports {target}: the access layer "
-                                        "raises its own store errors")
+                                        "never reads the input rules")
+            if (source.startswith("booking.dynamo.") and target == "booking.errors"
+                    and source not in DOMAIN_ERRORS_FROM):
+                breaches.append(f"{source} imports {target}: only the store's errors "
+                                f"({', '.join(sorted(DOMAIN_ERRORS_FROM))}) are domain errors")
+    return breaches
+
+
+def entry_point_of(module: str) -> str | None:
+    return next((p for p in ENTRY_POINTS if module == p or module.startswith(p + ".")), None)
+
+
+def entry_point_breaches(graph) -> list[str]:
+    breaches = []
+    for source, targets in sorted(graph.items()):
+        mine = entry_point_of(source)
+        for target in sorted(targets):
+            theirs = entry_point_of(target)
+            if mine is not None and theirs is not None and theirs != mine:
+                breaches.append(f"{source} imports {target}: entry points never import one "
+                                "another (move what they share below them, booking/entry/)")
     return breaches
 
 
@@ -171,6 +202,7 @@ def main(argv: list[str]) -> int:
             print(source, "->", ", ".join(sorted(targets)))
     problems = [f"import cycle: {' <-> '.join(c)}" for c in cycles(graph)]
     problems += layer_breaches(graph)
+    problems += entry_point_breaches(graph)
     problems += [f"{name} belongs to no layer in scripts/check_layout.py"
                  for name in found if name != PACKAGE and layer_of(name) is None]
     problems += settings_breaches()

@@ -145,7 +145,7 @@ ERROR_TABLE_SCRIPT = """
 import json
 from booking import errors
 from booking.api.problems import DOMAIN_PROBLEMS as PROBLEMS
-from booking.web.errors import STATUS_FOR_ERROR as STATUSES
+from booking.entry.error_pages import STATUS_FOR_ERROR as STATUSES
 rows = []
 for name in dir(errors):
     cls = getattr(errors, name)
@@ -159,7 +159,7 @@ print(json.dumps(rows))
 
 def error_rows() -> list:
     """Each domain error with its code, message and the two HTTP mappings, read from the
-    code (booking/errors.py, booking/web/errors.py, booking/api/problems.py)."""
+    code (booking/errors.py, booking/entry/error_pages.py, booking/api/problems.py)."""
     env = {**os.environ, "DEBUG": "true", "DJANGO_SETTINGS_MODULE": "config.settings"}
     done = subprocess.run([sys.executable, "manage.py", "shell", "-c", ERROR_TABLE_SCRIPT],
                           cwd=ROOT, env=env, check=True, capture_output=True, text=True,
