@@ -8,7 +8,6 @@ It starts its own DynamoDB Local and site on free ports and stops them after; it
 Java (scripts/ensure_java.sh) and nginx (scripts/ensure_nginx.sh). docs/security.md.
 """
 import argparse
-import http.client
 import json
 import os
 import re
@@ -23,40 +22,8 @@ from urllib.parse import urlencode
 
 from harness import attack_api, attack_checkin
 from harness.attack_webhooks import SITE_ENV, WebhookFindings
-from harness.serving import ADMIN_USER, ProductionSite, nginx_available
+from harness.serving import ADMIN_USER, FORM, Browser, ProductionSite, nginx_available
 
-FORM = "application/x-www-form-urlencoded"
-
-
-class Browser:
-    """One client with its cookies, talking HTTP/1.1 to the site."""
-
-    def __init__(self, port: int):
-        self.port, self.cookies = port, {}
-
-    def request(self, method: str, path: str, body: bytes | str = b"", headers=None,
-                timeout: float = 30.0) -> tuple[int, str]:
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        connection.request(method, path, body, {**({"Cookie": cookie} if cookie else {}),
-                                                **(headers or {})})
-        response = connection.getresponse()
-        for header in response.headers.get_all("Set-Cookie") or []:
-            name, value = header.split(";")[0].split("=", 1)
-            self.cookies[name] = value
-        text = response.read().decode("utf-8", "replace")
-        connection.close()
-        return response.status, text
-
-    def form(self, path: str) -> dict:
-        """The CSRF token and the signup form's token on the page at ``path``."""
-        _, html = self.request("GET", path)
-        found = {name: re.search(rf'name="{name}" value="([^"]*)"', html)
-                 for name in ("csrfmiddlewaretoken", "token")}
-        return {name: match.group(1) for name, match in found.items() if match}
-
-    def post(self, path: str, fields: dict) -> tuple[int, str]:
-        return self.request("POST", path, urlencode(fields), {"Content-Type": FORM})
 
 
 class AttackRun:

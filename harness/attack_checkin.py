@@ -7,6 +7,7 @@ All on one event of beta's with one list and six booked passes, made in one mana
 shell; each replay a few requests (F3 and F12 one shell each)."""
 import json
 import secrets
+import time
 from datetime import datetime, timezone
 
 from harness.attack_api import PROBLEM_JSON, call
@@ -155,7 +156,12 @@ class DoorReplays:
 
         over_app = self._post(path, queue(300, door["codes"][2]))
         over_nginx = self._post(path, queue(600, door["codes"][2]))
-        fits = self._post(path, queue(20, door["codes"][3]))
+        part = queue(20, door["codes"][3])
+        for _ in range(5):  # as the page does: a busy answer (503) is sent again, same nonces
+            fits = self._post(path, part)
+            if fits[0] != 503:
+                break
+            time.sleep(1)
         answers = (fits[2] or {}).get("results", [])
         admitted = self._counts().get("admitted")
         self.run.report(

@@ -225,7 +225,7 @@ class WebhookFindings:
         return (self.inside_urls, self.port_scan, self.slow_receiver, self.metrics)
 
     def inside_urls(self):
-        from harness.attack import Browser
+        from harness.serving import Browser
 
         token, browser, answers = api_token(self.site), Browser(self.site.port), {}
         auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}

@@ -13,14 +13,17 @@ import re
 import time
 
 from booking.checkin.door import Door, count_key, count_shard, pass_key
-from booking.dynamo.transaction import Members
+from booking.dynamo import expressions as transaction
+from booking.dynamo.expressions import Member, Members
 
 CARELESS = "careless"
 _PLACEHOLDER = re.compile(r"[:#][A-Za-z0-9_]+")
 
 
-def without_condition(op: tuple[str, dict]) -> tuple[str, dict]:
-    """``op`` without its ConditionExpression (and the names and values only it used)."""
+def without_condition(op: Member) -> Member:
+    """``op`` without its condition (a client's pair: and the names and values only it used)."""
+    if not isinstance(op, tuple):
+        return transaction.without_condition(op)
     kind, body = op
     body = {k: v for k, v in body.items() if k != "ConditionExpression"}
     used = set(_PLACEHOLDER.findall(body.get("UpdateExpression", "")))
@@ -39,8 +42,8 @@ class ReadThenWriteDoor(Door):
         super().__init__(*args, **kwargs)
         self.race_delay = race_delay_ms / 1000.0
 
-    def _entry(self, lst, ref, when, gate, nonce, stamp, offline, *, again=False) -> Members:
-        members = super()._entry(lst, ref, when, gate, nonce, stamp, offline, again=again)
+    def entry(self, lst, ref, when, gate, nonce, stamp, offline, *, again=False) -> Members:
+        members = super().entry(lst, ref, when, gate, nonce, stamp, offline, again=again)
         if not lst.name.startswith(CARELESS):
             return members
         seen = self.table.get(pass_key(lst.id, ref.pass_id))

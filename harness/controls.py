@@ -36,6 +36,10 @@ can fail:
   refused. ``EpochLastSlotsStrategy`` reads the freed epoch after the slot items instead of
   before: a slot freed right after its read is refused under the newer epoch.
 
+- ``HolderBlindLockTableStrategy`` cancels the person's registration whoever holds it now,
+  not only the one its cancellation read: a cancellation held in flight, landing after
+  the person was told "not registered" and booked again, frees the new booking.
+
 - ``CarelessAccessCodes`` (``with_careless_codes(service)``) checks an access code's uses
   by a read, then books with a count that checks nothing: two orders that both read "one
   use left" both book (the access-code race and the torture run catch it).
@@ -56,6 +60,7 @@ import boto3
 
 from booking.dynamo.access import Store
 from booking.dynamo.client import make_client
+from booking.dynamo.expressions import attr
 from booking.mail.sender import SENT, MailSender
 from booking.exactly_once.request_log import RequestLog
 from booking.strategies import STRATEGIES
@@ -66,12 +71,12 @@ from booking.strategies.aggregate import AggregateStrategy
 from booking.strategies.base import WriteTokens, order_full, quota_order
 from booking.strategies.lock_table import LockTableStrategy
 from booking.strategies.shards import ShardsStrategy
-from booking.strategies.shards.seats import MARK, MARKERS, hint_key, mark_update, marker_key
+from booking.strategies.shards.seats import MARKERS, hint_key, mark_update, marker_key
 from booking.strategies.slots import SlotsStrategy
 from booking.strategies.slots.seats import SHUFFLE_RANGE, partition
 from booking.strategies.slots.freed import epoch_key
 from booking.strategies.streams import StreamsStrategy
-from booking.dynamo.transaction import Members  # the streams controls rebuild a decision
+from booking.dynamo.expressions import Members, Update, kind_of  # the streams controls rebuild a decision
 
 from booking.webhooks.delivery import DELIVERED, RETRYING, WebhookSender
 
@@ -175,9 +180,9 @@ class HastyRejectionStreamsStrategy(StreamsStrategy):
     """Rejects without checking the event is still full: once it found an event full, a
     seat freed by a cancellation meanwhile is refused to the next request all the same."""
 
-    def _decision(self, registration, order, status, now):
-        members = super()._decision(registration, order, status, now)
-        return Members((name, op) for name, op in members if op[0] != "ConditionCheck")
+    def decision(self, registration, order, status, now):
+        members = super().decision(registration, order, status, now)
+        return Members((name, op) for name, op in members if kind_of(op) != "ConditionCheck")
 
 
 class StaleFullStreamsStrategy(StreamsStrategy):
@@ -193,10 +198,21 @@ class StaleFullStreamsStrategy(StreamsStrategy):
             yield registration, self._decide(registration, now, self._read_once)
 
 
+class HintTrustingStreamsStrategy(StreamsStrategy):
+    """Once it saw a request of the event rejected, says "full" without reading: a seat
+    freed since is refused to the next person."""
+
+    def full_by_reading(self, event, registration, order, riders):
+        if self.sold_out.any_for(event.id):
+            raise EventFull()
+        return None
+
+
 class CarelessStreamsStrategy(StreamsStrategy):
     """Decides a registration whatever its state: a record read twice is decided twice."""
 
-    decidable = "registration_id = :rid AND (#status = :pending OR #status <> :pending)"
+    def decidable(self, registration):
+        return attr("registration_id").eq(registration.registration_id) & attr("status").exists()
 
 
 class CarelessWebhookSender(WebhookSender):
@@ -229,24 +245,16 @@ class MarkingShardsStrategy(ShardsStrategy):
     def mark_sold_out(self, event_id, seen, sold_out):
         if not sold_out:
             return
-        values = mark_update({quota: seen[quota].full_until() for quota in sold_out},
-                             seen[sold_out[0]].marker or {})
-        self.store.transact_write([
-            ("Update", self.locks.update_op(marker_key(event_id, copy), MARK, values=values))
-            for copy in range(MARKERS)])
-
-
-class TrustsSoldOutHint:
-    """Takes the hint for the answer: "full" without the read that would find a seat."""
-
-    def _answered_by_reading(self, event_id, registration, request):
-        raise EventFull()
+        mark = mark_update({quota: seen[quota].full_until() for quota in sold_out},
+                           seen[sold_out[0]].marker or {})
+        self.store.transact_write([Update(self.locks, marker_key(event_id, copy), mark)
+                                   for copy in range(MARKERS)])
 
 
 class HintTrustingLockTableStrategy(LockTableStrategy):
     """lock_table answering "full" from its memory of a sell-out."""
 
-    def _read_first(self, event_id, registration, order, riders):
+    def read_first(self, event, registration, order, riders):
         raise EventFull()
 
 
@@ -270,8 +278,18 @@ class HintTrustingSlotsStrategy(SlotsStrategy):
 
 
 HINT_TRUSTING = {"lock_table": HintTrustingLockTableStrategy,
+                 "streams": HintTrustingStreamsStrategy,
                  "aggregate": HintTrustingAggregateStrategy,
                  "slots": HintTrustingSlotsStrategy}
+
+
+class HolderBlindLockTableStrategy(LockTableStrategy):
+    """lock_table whose cancellation removes the person's registration whoever holds it
+    now, not only the one it read (or the link named): a cancellation held in flight
+    frees a registration booked after it was sent."""
+
+    def removal_op(self, stored, keep, condition, **options):
+        return super().removal_op(stored, keep, attr("email").exists() | condition, **options)
 
 
 class UnbumpedSlotsStrategy(SlotsStrategy):
@@ -301,7 +319,7 @@ class LookupEachSlotsStrategy(SlotsStrategy):
 
     name = "slots_lookup_each"
 
-    def _pooled(self, part, needed):
+    def pooled(self, part, needed):
         start = random.randrange(SHUFFLE_RANGE)
         found = self._eight(part, "free_in = :e AND shuffle >= :start", {":start": start})
         if not found:

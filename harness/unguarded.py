@@ -22,7 +22,7 @@ import time
 from booking.strategies import audit
 from booking.dynamo import items
 from booking.dynamo.access import ConditionFailed, TransactionCancelled
-from booking.dynamo.transaction import Members
+from booking.dynamo.expressions import Members
 from booking.errors import AlreadyRegistered, EventFull, InvalidBooking, NotRegistered
 from booking.models import CAPACITY_QUOTA, Availability
 

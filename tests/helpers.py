@@ -34,7 +34,7 @@ def hold_as_the_waiting_list(strategy, event, email, order, *, until, now):
     """Hold ``order``'s seats as the waiting list does: again with the refusal's evidence,
     read by name (at most 5 attempts); returns the hold's ``ref``."""
     from booking.dynamo.access import TransactionCancelled
-    from booking.dynamo.transaction import Members
+    from booking.dynamo.expressions import Members
 
     refused = None
     for _ in range(5):

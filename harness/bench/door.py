@@ -374,23 +374,30 @@ def door_one(config: DropConfig, server, strategy: str, via: str, workers: int,
             return ["create_event", "--organizer", "drop", "--name", name, "--capacity",
                     str(seats), "--strategy", strategy, *rate, "--id-only"]
 
+        worker = None
         if cold:  # the tables and events first, then the stack, then at once the drop
             site.prepare(pages=True)
             made = site.manage_all([["create_organizer", "drop"],
                                     event(f"Drop {strategy}", config.scaled_seats),
                                     event(f"Alone {strategy}", config.probes)])
             *_, event_id, alone_id = made.strip().splitlines()
-            site.start(pages=True, prepared=True)
+            # The worker starts with the stack (it warms while the web workers do); the
+            # site's front door opens once they are warm (scripts/serve.sh), then the drop.
+            worker = _start_worker(site, workdir, strategy)
+            try:
+                site.start(pages=True, prepared=True)
+            except BaseException:
+                worker.kill()
+                raise
         else:
             site.start(pages=True)
             event_id = alone_id = site.manage_all([["create_organizer", "drop"], event(
                 f"Drop {strategy}", config.scaled_seats + config.probes)]).strip(
                 ).splitlines()[-1]
-        worker = None
         try:
             if not cold:
                 warm_store(config, server, prefix, strategy)
-            worker = _start_worker(site, workdir, strategy)
+                worker = _start_worker(site, workdir, strategy)
             door = Door(site.port, event_id, config.patience, client)
             person = PEOPLE[via]
             if not cold:

@@ -38,7 +38,7 @@ from booking import validation, wiring
 from booking.dynamo.provision import drop_tables, ensure_tables
 from booking.errors import (BookingContention, BookingError, EventFull, OutcomeUnknown,
                             Overloaded, StoreUnavailable)
-from booking.service.store_errors import caused_by_throttle
+from booking.dynamo.errors import caused_by_throttle
 from harness.controls import control_service, local_store
 from localdynamo import process as store_process
 

@@ -25,7 +25,7 @@ def attempt_many(env: dict, bucket: str, start_at: float, read_then_write: bool,
 
     setup_django({**env, "BOOKING_SIGNUP_RATE": f"{LIMIT}/h" if signup != "email" else "off",
                   "BOOKING_SIGNUP_EMAIL_RATE": f"{LIMIT}/h"})
-    from booking.web import rate_limits
+    from booking.entry import limits as rate_limits
     from booking.dynamo.rate_limits import RateCounters
     from booking.errors import RateLimited
 

@@ -48,7 +48,6 @@ def strategy_booker(service, event_id):
     from django.utils import timezone
 
     from booking.models import Registration
-    from booking.service.store_errors import translated
 
     from harness.torture.worker import patiently
 
@@ -58,12 +57,11 @@ def strategy_booker(service, event_id):
     strategy = service.strategy(event.strategy)
 
     def book(event_id, *, name, email):
-        # The store's failures leave as the service's domain errors, as through the service
+        # The store's failures are the service's domain errors where they are raised
         # (a strategy's extra read, like shards' marker, can meet an injected fault).
-        with translated():
-            return book_directly(strategy, service, event, Registration(
-                event_id=event_id, email=email, name=name, registered_at=timezone.now(),
-                registration_id=uuid.uuid4().hex))
+        return book_directly(strategy, service, event, Registration(
+            event_id=event_id, email=email, name=name, registered_at=timezone.now(),
+            registration_id=uuid.uuid4().hex))
 
     return book
 

@@ -75,3 +75,14 @@ def test_java_command__binds_the_given_host_with_a_shared_database(tmp_path):
     assert argv[argv.index("BoundDynamoDBLocal") + 1] == "127.0.0.1"
     assert argv[-6:] == ["-port", "8123", "-sharedDb", "-disableTelemetry", "-dbPath",
                          str(tmp_path)]
+
+
+def test_java_command__extra_jvm_options_before_the_class(monkeypatch, tmp_path):
+    release, java = distribution.locate(), jvm.find_java()
+    monkeypatch.setenv("DYNAMODB_LOCAL_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1  -Xss1m")
+    argv = jvm.command(java, release, host="127.0.0.1", port=8123, data_dir=tmp_path)
+    assert argv[1:3] == ["-XX:TieredStopAtLevel=1", "-Xss1m"]
+    assert argv.index("-Xss1m") < argv.index("BoundDynamoDBLocal")
+    monkeypatch.setenv("DYNAMODB_LOCAL_JAVA_OPTIONS", "")
+    assert "-Xss1m" not in jvm.command(java, release, host="127.0.0.1", port=8123,
+                                       data_dir=tmp_path)

@@ -15,7 +15,7 @@ from django.core.mail.backends.base import BaseEmailBackend
 from django.core.management import CommandError, call_command
 
 from booking.errors import StoreUnavailable
-from booking.web import tokens as page_tokens
+from booking.entry import forms as page_tokens
 from booking.mail import sender as booking_mail
 from booking.dynamo.history import RequestHistory
 from booking.wiring import get_booking_service, leases as service_leases

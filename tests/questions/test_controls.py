@@ -17,6 +17,7 @@ from booking.errors import EventFull, StaleEdit
 from booking.questions.rider import AnswersRider
 from booking.questions.service import Questions
 from booking.questions.store import AnswerStore, StoredAnswers
+from booking.dynamo.expressions import as_op
 from tests.helpers import table
 
 QUESTION = [{"id": "diet", "label": "Diet", "kind": "text"}]
@@ -35,8 +36,8 @@ class AheadOfTheSeat(AnswersRider):
     """Puts the answers in a write of their own before the seat's (the control)."""
 
     def members(self, answer, *, notice=True):
-        name, (kind, put) = super().members(answer, notice=notice)[0]
-        self.store.table.store.call("put_item", **put)
+        name, member = super().members(answer, notice=notice)[0]
+        self.store.table.store.call("put_item", **as_op(member)[1])
         return []
 
 

@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 
 from booking.dynamo.access import TransactionCancelled
-from booking.dynamo.transaction import Members
+from booking.dynamo.expressions import Members
 from booking.errors import EventFull
 from booking.models import Availability, Registration
 from tests import conformance
