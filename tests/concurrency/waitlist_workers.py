@@ -4,7 +4,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from tests.concurrency.workers import setup_django
+from tests.concurrency.workers import domain_name, setup_django
 
 
 def ask_id(event_id: str, email: str) -> str:
@@ -74,7 +74,7 @@ def run_tasks(env: dict, phases: list[list[tuple[str, str, str]]], threads: int,
                 answer = actions[kind](event_id, email)
                 outcome, rid = "ok", getattr(answer, "registration_id", None)
             except BookingError as exc:
-                outcome, rid = type(exc).__name__, None
+                outcome, rid = domain_name(exc), None
             with lock:
                 results.append((event_id, kind, email, outcome, rid))
 

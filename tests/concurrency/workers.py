@@ -12,6 +12,20 @@ OUTCOMES = {
 }
 
 
+def domain_name(error: BaseException) -> str:
+    """The name of the domain error ``error`` is (``booking/errors.py``): the access layer's
+    own kinds are their domain errors where raised (``booking/dynamo/errors.py``:
+    ``Throttled`` is a ``BookingContention``, ``Unavailable`` a ``StoreUnavailable``, ...),
+    so a race's tally does not depend on which layer noticed."""
+    return next((kind.__name__ for kind in type(error).__mro__
+                 if kind.__module__ == "booking.errors"), type(error).__name__)
+
+
+def outcome_of(error: BaseException) -> str:
+    name = domain_name(error)
+    return OUTCOMES.get(name, f"error:{name}")
+
+
 ASK_AGAIN_FOR = 60.0  # seconds a careful client keeps asking a pending request again
 
 
@@ -101,7 +115,7 @@ def book_people(env: dict, event_id: str, people: list[tuple[str, str]], threads
                 until_decided(book, event_id=event_id, name=name, email=email)
             return email, "ok"
         except BookingError as exc:
-            return email, OUTCOMES.get(type(exc).__name__, f"error:{type(exc).__name__}")
+            return email, outcome_of(exc)
 
     stop = (lambda result: result[1] in UNREACHABLE) if stop_when_unreachable else None
     return run_threads(people, threads, start_at, attempt, stop=stop)
@@ -157,7 +171,7 @@ def book_orders(env: dict, orders: list[tuple[str, str, str, dict]], threads: in
                           tickets=tickets)
             return event_id, email, tickets, "ok", None
         except BookingError as exc:
-            outcome = OUTCOMES.get(type(exc).__name__, f"error:{type(exc).__name__}")
+            outcome = outcome_of(exc)
             return event_id, email, tickets, outcome, getattr(exc, "quota", None)
 
     return run_threads(orders, threads, start_at, attempt)

@@ -106,3 +106,14 @@ def test_translate__transaction_throttled__cancelled_and_worth_retrying():
     cancelled = translate(exc)
 
     assert cancelled.code(1) == "ThrottlingError" and cancelled.conflict
+
+
+@pytest.mark.parametrize("store_error,tally", [
+    (Throttled(), "contention"), (Unavailable(), "error:StoreUnavailable"),
+    (PastDeadline(), "error:StillDeciding"), (errors.EventFull(), "full")])
+def test_race_tally__a_store_error_counts_as_its_domain_error(store_error, tally):
+    # The race tests' tally (tests/concurrency/workers.py) names what a person was told, so
+    # a throttle spent at the store is "contention" there, as at every entry point.
+    from tests.concurrency.workers import outcome_of
+
+    assert outcome_of(store_error) == tally
