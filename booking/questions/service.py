@@ -100,8 +100,8 @@ class Questions:
     def answers(self, registration: Registration) -> StoredAnswers | None:
         return self.store.read(registration.event_id, registration.registration_id)
 
-    def edit_answers(self, registration: Registration, *, answers: Any, pass_answers: Any,
-                     expected_version: Any) -> StoredAnswers:
+    def edit_answers(self, registration: Registration, *, answers: dict | None = None,
+                     pass_answers: list | None = None, expected_version: int) -> StoredAnswers:
         """Replace the order's answers (the questions as they are now; answers to removed
         questions are kept) if they are still at ``expected_version``. Until the event
         starts (``BookingClosed``); ``InvalidAnswers`` (nothing stored), ``StaleAnswers``

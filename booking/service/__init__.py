@@ -11,10 +11,9 @@ import contextlib
 import dataclasses
 import os
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from booking import validation
 from booking.checkin.cancellation import PassesChanged
@@ -57,6 +56,33 @@ WARM_UP_EVENT_ID = "0" * 32
 # request id, ``Answered``), it returns a context manager around the operation, which sees
 # its error, or its answer in ``Answered.status`` (``booking/metrics/prometheus.py``).
 Observer = Callable[[str, object, object, Answered], AbstractContextManager]
+
+
+Part = TypeVar("Part")
+Params = ParamSpec("Params")
+Result = TypeVar("Result")
+
+
+class Operation(Generic[Part, Params, Result]):
+    """An operation of the service that one capability does alone: ``service.scan(...)`` is
+    ``service.checkin.scan(...)``, the capability's own method (its signature and docstring
+    are the capability's; nothing forwards the call or copies its parameters). Declared in
+    the class as ``scan = Operation("checkin", Checkin.scan)``: the attribute of the service
+    that holds the capability, and the capability's method, which types the call."""
+
+    def __init__(self, part: str, method: Callable[Concatenate[Part, Params], Result]) -> None:
+        self.part, self.method = part, method
+        self.__doc__ = method.__doc__
+
+    @overload
+    def __get__(self, service: None, owner: type) -> "Operation[Part, Params, Result]": ...
+    @overload
+    def __get__(self, service: object, owner: type) -> Callable[Params, Result]: ...
+
+    def __get__(self, service: object | None, owner: type) -> Any:
+        if service is None:
+            return self
+        return getattr(getattr(service, self.part), self.method.__name__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,29 +159,16 @@ class BookingService:
                              checks=[self.waitlist.audit, self.checkin.audit, self.codes.audit],
                              fixes=[self.codes.repair])
         self.events = self.catalog.events
+        self.waitlist_offer_seconds = waitlist_offer_seconds  # how long an offer holds its seat
+        # Bookings whose answer was lost, by how each was resolved (the same Counter).
+        self.unknown_outcomes = self.bookings.unknown_outcomes
         self.default_strategy = default_strategy
         # Who watches each booking's and cancellation's answer (the metrics: ``Observer``).
         self.observers: list[Observer] = []
 
     # --- events (catalog.py) -------------------------------------------------------
-    def create_event(self, *, name: str, capacity: int, strategy: str | None = None,
-                     starts_at: Any = None, ends_at: Any = None, time_zone: str | None = None,
-                     description: str = "", venue: str = "", quotas: dict[str, int] | None = None,
-                     ticket_types: Any = None, max_per_order: int | None = None,
-                     request_id: str | None = None, organizer: str | None = "",
-                     expected_rate: int | None = None, code_only_types: Any = None,
-                     ticket_descriptions: dict[str, str] | None = None,
-                     ticket_labels: dict[str, str] | None = None) -> Event:
-        return self.catalog.create_event(
-            ticket_descriptions=ticket_descriptions, ticket_labels=ticket_labels,
-            name=name, capacity=capacity, strategy=strategy, starts_at=starts_at,
-            ends_at=ends_at, time_zone=time_zone, description=description, venue=venue,
-            quotas=quotas, ticket_types=ticket_types, max_per_order=max_per_order,
-            request_id=request_id, organizer=organizer, expected_rate=expected_rate,
-            code_only_types=code_only_types)
-
-    def get_event(self, event_id: str) -> Event:
-        return self.catalog.get_event(event_id)
+    create_event = Operation("catalog", EventCatalog.create_event)
+    get_event = Operation("catalog", EventCatalog.get_event)
 
     # --- start-up and the pages' reads -----------------------------------------------
     def warm_up(self) -> None:
@@ -177,33 +190,16 @@ class BookingService:
         instead of holding the thread through botocore's retries."""
         return deadline(self.bookings.deadline_seconds)
 
-    def recent_event(self, event_id: str) -> Event:
-        """The event as read here within ``RECENT_EVENT_SECONDS`` (never its seats), else
-        read now: for the booking pages and answers (``EventCatalog.recent_event``)."""
-        return self.catalog.recent_event(event_id)
-
-    def iter_events(self, *, page_size: int = 100) -> Iterator[Event]:
-        return self.catalog.iter_events(page_size=page_size)
-
-    def list_events(self) -> list[Event]:
-        return self.catalog.list_events()
+    recent_event = Operation("catalog", EventCatalog.recent_event)
+    iter_events = Operation("catalog", EventCatalog.iter_events)
+    list_events = Operation("catalog", EventCatalog.list_events)
 
     def strategy(self, name: str) -> Strategy:
         return self.catalog.strategies[name]
 
     # --- bookings (bookings.py) ----------------------------------------------------
-    def turn_away_if_busy(self, event_id: str) -> None:
-        """Raise ``Overloaded`` while the store's throttle of ``event_id`` cools down, so a
-        booking's entry point spends nothing else (a limiter's write) on a request it cannot
-        send. A booking this process would answer "full" from a read gets through (the
-        booking itself turns it away if the read finds a seat)."""
-        self.bookings.turn_away_if_busy(event_id)
-
-    def page_availability(self, event_id: str, *, fresh: bool = False) -> Availability | None:
-        """The event's seats for its page, cheap and bounded: None (show no count) while
-        it cools down or when the read is throttled or runs out of time; ``fresh``: read
-        now, not remembered (``Bookings.page_availability``)."""
-        return self.bookings.page_availability(event_id, fresh=fresh)
+    turn_away_if_busy = Operation("bookings", Bookings.turn_away_if_busy)
+    page_availability = Operation("bookings", Bookings.page_availability)
 
     def register(self, event_id: str, *, name: str, email: str, request_id: str | None = None,
                  tickets: dict[str, int] | None = None, access_code: str | None = None,
@@ -312,85 +308,32 @@ class BookingService:
                 watching.enter_context(observer(operation, event_id, request_id, answered))
             yield answered
 
-    def find_registration(self, event_id: str, *, email: str) -> Registration | None:
-        return self.bookings.find_registration(event_id, email=email)
+    find_registration = Operation("bookings", Bookings.find_registration)
+    availability = Operation("bookings", Bookings.availability)
+    availabilities = Operation("bookings", Bookings.availabilities)
+    place_in_line = Operation("bookings", Bookings.place_in_line)
+    registrations = Operation("catalog", EventCatalog.registrations)
 
     # --- questions and answers (booking/questions/service.py) ----------------------
-    def set_questions(self, event_id: str, questions: Any, *, expected_version: int) -> Event:
-        return self.questions.set_questions(event_id, questions,
-                                            expected_version=expected_version)
-
-    def answers(self, registration: Registration) -> StoredAnswers | None:
-        return self.questions.answers(registration)
-
-    def edit_answers(self, registration: Registration, *, answers: dict | None = None,
-                     pass_answers: list | None = None, expected_version: int) -> StoredAnswers:
-        return self.questions.edit_answers(registration, answers=answers,
-                                           pass_answers=pass_answers,
-                                           expected_version=expected_version)
-
-    def answers_for_event(self, event_id: str) -> dict[str, StoredAnswers]:
-        return self.questions.answers_for_event(event_id)
-
-    def purge_answers(self, event_id: str, *, after_days: int, now: Any = None) -> int:
-        return self.questions.purge(event_id, after_days=after_days, now=now)
-
-    def availability(self, event_id: str) -> Availability:
-        return self.bookings.availability(event_id)
-
-    def availabilities(self, events: list[Event]) -> dict[str, Availability]:
-        return self.bookings.availabilities(events)
-
-    def registrations(self, event_id: str) -> list[Registration]:
-        return self.catalog.registrations(event_id)
-
-    def place_in_line(self, registration: Registration) -> int | None:
-        return self.bookings.place_in_line(registration)
+    set_questions = Operation("questions", Questions.set_questions)
+    answers = Operation("questions", Questions.answers)
+    edit_answers = Operation("questions", Questions.edit_answers)
+    answers_for_event = Operation("questions", Questions.answers_for_event)
+    purge_answers = Operation("questions", Questions.purge)
 
     def decider_lag(self) -> dict:
         """The stream deciders' state: ``deciders`` reporting in the last minute, and
         ``seconds_behind`` (since one last read every shard to its end; None: never)."""
         return lag(Checkpoints(self.store))
 
-    @property
-    def unknown_outcomes(self) -> Counter:
-        return self.bookings.unknown_outcomes
-
     # --- waiting lists (waitlist.py) -----------------------------------------------
-    def has_waiting_list(self, event: Event) -> bool:
-        return self.waitlist.has_waiting_list(event)
-
-    @property
-    def waitlist_offer_seconds(self) -> float:
-        """How long a waiting-list offer holds its seat."""
-        return self.waitlist.offer_seconds
-
-    def request_to_join_waiting_list(self, event_id: str, *, name: str, email: str,
-                                     request_id: str | None = None,
-                                     tickets: dict[str, int] | None = None) -> dict:
-        return self.waitlist.request_to_join_waiting_list(event_id, name=name, email=email,
-                                                          request_id=request_id,
-                                                          tickets=tickets)
-
-    def confirm_waiting_list(self, event_id: str, *, name: str, email: str, request_id: str | None,
-                             requested_at: float, tickets: dict[str, int] | None = None) -> WaitlistEntry:
-        return self.waitlist.confirm_waiting_list(event_id, name=name, email=email,
-                                                  request_id=request_id,
-                                                  requested_at=requested_at, tickets=tickets)
-
-    def confirm_link_open(self, requested_at: float) -> bool:
-        return self.waitlist.confirm_link_open(requested_at)
-
-    def join_waiting_list(self, event_id: str, *, name: str, email: str,
-                          request_id: str | None = None, tickets: dict[str, int] | None = None) -> WaitlistEntry:
-        return self.waitlist.join_waiting_list(event_id, name=name, email=email,
-                                                request_id=request_id, tickets=tickets)
-
-    def waiting_list(self, event_id: str) -> list[WaitlistEntry]:
-        return self.waitlist.waiting_list(event_id)
-
-    def waiting_entry(self, event_id: str, *, email: str) -> WaitlistEntry | None:
-        return self.waitlist.waiting_entry(event_id, email=email)
+    has_waiting_list = Operation("waitlist", WaitlistService.has_waiting_list)
+    request_to_join_waiting_list = Operation("waitlist", WaitlistService.request_to_join_waiting_list)
+    confirm_waiting_list = Operation("waitlist", WaitlistService.confirm_waiting_list)
+    confirm_link_open = Operation("waitlist", WaitlistService.confirm_link_open)
+    join_waiting_list = Operation("waitlist", WaitlistService.join_waiting_list)
+    waiting_list = Operation("waitlist", WaitlistService.waiting_list)
+    waiting_entry = Operation("waitlist", WaitlistService.waiting_entry)
 
     def accept_offer(self, event_id: str, *, email: str, request_id: str | None = None) -> Registration:
         """Book the seat held for the person's offer (``WaitlistService.accept_offer``)."""
@@ -400,48 +343,17 @@ class BookingService:
             answered.status = registration.status
         return registration
 
-    def leave_waiting_list(self, event_id: str, *, email: str) -> WaitlistEntry:
-        return self.waitlist.leave_waiting_list(event_id, email=email)
-
-    def remove_from_waiting_list(self, event_id: str, *, email: str) -> tuple[WaitlistEntry, dict]:
-        return self.waitlist.remove_from_waiting_list(event_id, email=email)
-
-    def offer_seats(self, event_id: str) -> int:
-        return self.waitlist.offer_seats(event_id)
-
-    def waiting_list_pass(self) -> dict:
-        return self.waitlist.waiting_list_pass()
+    leave_waiting_list = Operation("waitlist", WaitlistService.leave_waiting_list)
+    remove_from_waiting_list = Operation("waitlist", WaitlistService.remove_from_waiting_list)
+    offer_seats = Operation("waitlist", WaitlistService.offer_seats)
+    waiting_list_pass = Operation("waitlist", WaitlistService.waiting_list_pass)
 
     # --- access codes (access_codes.py) --------------------------------------------
-    def create_access_codes(self, event_id: str, count: int = 1, codes: Any = None,
-                            max_uses: int = 1, valid_until: Any = None, ticket_types: Any = None,
-                            reserved_seats: int = 0, request_id: str | None = None) -> list[AccessCode]:
-        """Create ``codes`` (given) or ``count`` generated ones for the event, all or none:
-        each may be used by ``max_uses`` orders until ``valid_until`` (None: no end), for
-        ``ticket_types`` (None: every type); ``request_id`` makes it repeatable (a repeat
-        answers the same codes). docs/access-codes.md."""
-        return self.codes.create(event_id, count=count, codes=codes, max_uses=max_uses,
-                                 valid_until=valid_until, ticket_types=ticket_types,
-                                 reserved_seats=reserved_seats, request_id=request_id)
-
-    def access_codes(self, event_id: str) -> list[AccessCode]:
-        """Every code of the event with its uses."""
-        return self.codes.of_event(event_id)
-
-    def access_code_unlocks(self, event_id: str, code: str) -> tuple[str, ...]:
-        """The code-only ticket types ``code`` unlocks now (empty when it is not valid now):
-        what a ``?code=...`` link shows. The booking's own write decides."""
-        return self.codes.unlocks(event_id, code)
-
-    def access_code_check(self, event_id: str, code: str) -> tuple[str, ...] | None:
-        """As ``access_code_unlocks``, but None when the code is not valid now (one read):
-        what the wrong-code limit counts (``booking/entry/limits.py``)."""
-        return self.codes.check(event_id, code)
-
-    def check_access_code(self, event_id: str, code: str, tickets: dict[str, int] | None) -> None:
-        """``InvalidAccessCode`` (or ``AccessCodeUsedUp``) when booking ``tickets`` with
-        ``code`` would be refused for the code: a form's errors shown at once (one read)."""
-        self.codes.check_tickets(event_id, code, tickets or {})
+    create_access_codes = Operation("codes", AccessCodes.create)
+    access_codes = Operation("codes", AccessCodes.of_event)
+    access_code_unlocks = Operation("codes", AccessCodes.unlocks)
+    access_code_check = Operation("codes", AccessCodes.check)
+    check_access_code = Operation("codes", AccessCodes.check_tickets)
 
     def access_code_pass(self) -> dict:
         """The worker's pass: seats reserved for codes whose reservation lapsed return to
@@ -449,19 +361,11 @@ class BookingService:
         released = self.codes.release_lapsed()
         return {"reservations_released": released} if released else {}
 
-    def revoke_access_code(self, event_id: str, code: str) -> AccessCode:
-        """No further order may use ``code`` (``InvalidAccessCode`` if the event has none)."""
-        return self.codes.revoke(event_id, code)
+    revoke_access_code = Operation("codes", AccessCodes.revoke)
 
     # --- organizer edits (organizer.py) --------------------------------------------
-    def events_page(self, *, start_key: dict | None = None, limit: int = 25, search: str = "",
-                    when: str = "", organizers: Any = None, event_ids: Iterable[str] = ()) -> tuple[list[Event], dict | None]:
-        return self.organizer.events_page(start_key=start_key, limit=limit, search=search,
-                                          when=when, organizers=organizers,
-                                          event_ids=event_ids)
-
-    def assign_organizer(self, organizer: str) -> list[str]:
-        return self.organizer.assign_organizer(organizer)
+    events_page = Operation("organizer", OrganizerEdits.events_page)
+    assign_organizer = Operation("organizer", OrganizerEdits.assign_organizer)
 
     def update_event(self, event_id: str, *, expected_version: int, name: str | None = None,
                      capacity: int | None = None, starts_at: Any = None, ends_at: Any = None,
@@ -487,8 +391,7 @@ class BookingService:
         self.codes.forget_event(event_id)
         self.cancellations.forget_event(validation.clean_event_id(event_id))
 
-    def iter_registrations(self, event_id: str, *, search: str = "") -> Iterator[Registration]:
-        return self.organizer.iter_registrations(event_id, search=search)
+    iter_registrations = Operation("organizer", OrganizerEdits.iter_registrations)
 
     def tally_registrations(self, event_id: str, *, limit: int = tallies.TALLY_LIMIT) -> tallies.Tally:
         """Orders, seats and booking times of the event's first ``limit`` registrations
@@ -501,85 +404,26 @@ class BookingService:
         counted in its own write (docs/admin.md#cancellations)."""
         return self.cancellations.counts([validation.clean_event_id(e) for e in event_ids])
 
-    def registrations_page(self, event_id: str, *, after: str | None = None, limit: int = 50,
-                           search: str = "", order: str = "email") -> tuple[list[Registration], object]:
-        return self.organizer.registrations_page(event_id, after=after, limit=limit,
-                                                 search=search, order=order)
+    registrations_page = Operation("organizer", OrganizerEdits.registrations_page)
 
     # --- audits (audits.py) --------------------------------------------------------
-    def iter_event_ids(self, *, page_size: int = 100) -> Iterator[str]:
-        return self.audits.iter_event_ids(page_size=page_size)
-
-    def audit(self, event_id: str) -> list[Violation]:
-        return self.audits.audit(event_id)
-
-    def repair(self, event_id: str, *,
-               lease_seconds: float | None = None) -> RepairReport:
-        return self.audits.repair(event_id, lease_seconds=lease_seconds)
+    iter_event_ids = Operation("audits", Audits.iter_event_ids)
+    audit = Operation("audits", Audits.audit)
+    repair = Operation("audits", Audits.repair)
 
     # --- check-in at the door (checkin.py, booking/checkin/) -------------------------
-    def passes(self, registration: Registration) -> list[Pass]:
-        """The order's passes, one per seat (seat 1 first), with their state at the door."""
-        return self.checkin.passes(registration)
-
-    def issued_passes(self, registration: Registration) -> list[Pass]:
-        """The order's passes as its booking issued them (no read: all valid)."""
-        return self.checkin.issued_passes(registration)
-
-    def passes_of(self, registrations: list[Registration]) -> dict[str, list[Pass]]:
-        """Passes by registration id for many orders (no admission times)."""
-        return self.checkin.passes_of(registrations)
-
-    def pass_public_key(self, event_id: str) -> str:
-        """The event's Ed25519 public key (raw, base64url): scanners check codes with it."""
-        return self.checkin.pass_public_key(event_id)
-
-    def pass_public_keys(self, event_id: str) -> list[str]:
-        """The event's public keys: the signing one, then those of SECRET_KEY_FALLBACKS."""
-        return self.checkin.pass_public_keys(event_id)
-
-    def create_checkin_list(self, event_id: str, *, name: str, ticket_types: Any = None,
-                            allow_reentry: bool = False, occupancy_limit: int | None = None,
-                            opens_at: Any = None, closes_at: Any = None,
-                            request_id: str | None = None) -> CheckinList:
-        return self.checkin.create_checkin_list(
-            event_id, name=name, ticket_types=ticket_types, allow_reentry=allow_reentry,
-            occupancy_limit=occupancy_limit, opens_at=opens_at, closes_at=closes_at,
-            request_id=request_id)
-
-    def checkin_lists(self, event_id: str) -> list[CheckinList]:
-        return self.checkin.checkin_lists(event_id)
-
-    def checkin_list(self, list_id: str) -> CheckinList:
-        """The list with live counts (expected, admitted, inside, conflicts);
-        ``CheckinListNotFound``."""
-        return self.checkin.checkin_list(list_id)
-
-    def find_checkin_list(self, list_id: str) -> CheckinList:
-        """The list without counts (one read): for scoping a request to its event."""
-        return self.checkin.find_list(list_id)
-
-    def scan(self, list_id: str, code: str, *, direction: str = "entry", nonce: str | None = None,
-             gate: str | None = None) -> ScanResult:
-        """Decide one scan at the door in one write, at the server's time; the same nonce
-        answers the same."""
-        return self.checkin.scan(list_id, code, direction=direction, nonce=nonce, gate=gate)
-
-    def scan_batch(self, list_id: str, scans: list) -> list[ScanResult]:
-        """An offline scanner's queue, decided in the order the scans were made."""
-        return self.checkin.scan_batch(list_id, scans)
-
-    def search_passes(self, list_id: str, text: str, *, limit: int = 20) -> list[tuple[str, Pass]]:
-        """(attendee name, pass) whose name or e-mail contains ``text``, for the list."""
-        return self.checkin.search_passes(list_id, text, limit=limit)
-
-    def checkin_roster(self, list_id: str) -> list[tuple[str, Pass]]:
-        """(attendee name, pass) of every confirmed order's passes the list admits: the
-        scanner's offline look-up of short codes (one read per order)."""
-        return self.checkin.roster(list_id)
-
-    def scan_log(self, list_id: str, *, limit: int | None = None) -> list[ScanResult]:
-        return self.checkin.scan_log(list_id, limit=limit)
-
-    def checkin_conflicts(self, list_id: str) -> list[Conflict]:
-        return self.checkin.checkin_conflicts(list_id)
+    passes = Operation("checkin", Checkin.passes)
+    issued_passes = Operation("checkin", Checkin.issued_passes)
+    passes_of = Operation("checkin", Checkin.passes_of)
+    pass_public_key = Operation("checkin", Checkin.pass_public_key)
+    pass_public_keys = Operation("checkin", Checkin.pass_public_keys)
+    create_checkin_list = Operation("checkin", Checkin.create_checkin_list)
+    checkin_lists = Operation("checkin", Checkin.checkin_lists)
+    checkin_list = Operation("checkin", Checkin.checkin_list)
+    find_checkin_list = Operation("checkin", Checkin.find_list)
+    scan = Operation("checkin", Checkin.scan)
+    scan_batch = Operation("checkin", Checkin.scan_batch)
+    search_passes = Operation("checkin", Checkin.search_passes)
+    checkin_roster = Operation("checkin", Checkin.roster)
+    scan_log = Operation("checkin", Checkin.scan_log)
+    checkin_conflicts = Operation("checkin", Checkin.checkin_conflicts)

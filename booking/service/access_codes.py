@@ -169,7 +169,7 @@ class AccessCodes(ReservedSeats):
         self.requests = requests
 
     # --- writing codes ------------------------------------------------------------------
-    def create(self, event_id: str, *, count: int = 1, codes: Any = None, max_uses: int = 1,
+    def create(self, event_id: str, count: int = 1, codes: Any = None, max_uses: int = 1,
                valid_until: Any = None, ticket_types: Any = None, reserved_seats: int = 0,
                request_id: str | None = None) -> list[AccessCode]:
         """Create ``codes`` (given) or ``count`` generated ones, all or none (a given code
@@ -304,6 +304,8 @@ class AccessCodes(ReservedSeats):
         return code_from_item(item) if item else None
 
     def unlocks(self, event_id: str, code: str) -> tuple[str, ...]:
+        """The code-only ticket types ``code`` unlocks now (empty when it is not valid now):
+        what a ``?code=...`` link shows. The booking's own write decides."""
         return self.check(event_id, code) or ()
 
     def check(self, event_id: str, code: str) -> tuple[str, ...] | None:
@@ -318,13 +320,13 @@ class AccessCodes(ReservedSeats):
             return None
         return tuple(t for t in event.code_only_types if found.unlocks(t))
 
-    def check_tickets(self, event_id: str, code: str, tickets: dict[str, int]) -> None:
+    def check_tickets(self, event_id: str, code: str, tickets: dict[str, int] | None) -> None:
         """Raise what a booking of ``tickets`` with ``code`` would be refused for by the
         code (``InvalidAccessCode``, ``AccessCodeUsedUp``), told with a form's other errors
         before any write; one read, nothing stored. The booking's own write still decides."""
         event = self.catalog.event_for(event_id)
         item = self.table.get(code_key(event.id, normalize_code(code)))
-        types, now = tuple(sorted(tickets)), now_ms()
+        types, now = tuple(sorted(tickets or {})), now_ms()
         usable = item is not None and "revoked_at" not in item and not (
             "valid_until" in item and int(item["valid_until"]) <= now) and not (
             item.get("ticket_types") and any(t not in item["ticket_types"] for t in types)) \

@@ -54,9 +54,11 @@ class Checkin:
 
     # --- passes --------------------------------------------------------------------
     def pass_public_key(self, event_id: str) -> str:
+        """The event's Ed25519 public key (raw, base64url): scanners check codes with it."""
         return self.door.signer.public_key(validation.clean_event_id(event_id))
 
     def pass_public_keys(self, event_id: str) -> list[str]:
+        """The event's public keys: the signing one, then those of SECRET_KEY_FALLBACKS."""
         return self.door.signer.public_keys(validation.clean_event_id(event_id))
 
     def passes(self, registration: Registration) -> list[Pass]:
@@ -67,6 +69,7 @@ class Checkin:
         return self._passes(registration, order, with_admissions=True)
 
     def issued_passes(self, registration: Registration) -> list[Pass]:
+        """The order's passes as its booking issued them (no read: all valid)."""
         return self._passes(registration, {}, with_admissions=False) \
             if registration.is_confirmed else []
 
@@ -413,6 +416,8 @@ class Checkin:
                 for p in passes.get(r.registration_id, []) if found.admits_type(p.ticket_type)]
 
     def roster(self, list_id: str) -> list[tuple[str, Pass]]:
+        """(attendee name, pass) of every confirmed order's passes the list admits: the
+        scanner's offline look-up of short codes (one read per order)."""
         found = self.find_list(list_id)
         people = [r for r in self.registrations(found.event_id) if r.is_confirmed]
         passes = self.passes_of(people)
