@@ -2,6 +2,7 @@
 attendees, every quota's count and a version; a booking is one conditional update of it.
 How it works, what it costs, its limits: docs/strategies/aggregate.md."""
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from typing import Unpack
 
@@ -24,6 +25,13 @@ from booking.strategies.base import (READ_AGAIN, Rewrite, Strategy,
 from booking.strategies.holds import counted_availability
 from booking.strategies.quota_counts import counts_of
 from booking.strategies.base import Signal, StrategyOptions, hint_key
+
+
+@dataclass(frozen=True)
+class LapsedHold:
+    """The order has no room, but ``holder``'s waiting-list hold of one seat has lapsed:
+    the booking may take that seat over (``book_over``)."""
+    holder: str  # the e-mail the hold was for
 
 
 class AggregateStrategy(AggregateHolds, Strategy):
@@ -61,19 +69,19 @@ class AggregateStrategy(AggregateHolds, Strategy):
         order = read
         members = Members([(EVENT, self.update(event.id, *book_update(registration, order))),
                            *riders.members(registration)])
-        guess = [order]
 
         def decode(refusal: Refusal) -> Registration | Rewrite | None:
+            nonlocal order
             if not refusal.refused(EVENT):
                 return None
-            found = self.next_try(event.id, registration, guess[0], present(refusal.old(EVENT)))
+            found = self.next_try(event.id, registration, order, present(refusal.old(EVENT)))
             if isinstance(found, Registration):
                 return found  # botocore resent an update whose answer was lost
-            if isinstance(found, str):  # full, but a waiting-list hold has lapsed: its seat
+            if isinstance(found, LapsedHold):  # full, but a lapsed hold's seat is free
                 return Rewrite(members.replaced(EVENT, self.book_over(
-                    event.id, registration, found, now_ms())),
+                    event.id, registration, found.holder, now_ms())),
                     self.tokens.client_token(registration.registration_id, "book-over"))
-            guess[0] = found  # the capacities the refusal showed
+            order = found  # the capacities the refusal showed: the next guess
             return Rewrite(members.replaced(EVENT, self.update(
                 event.id, *book_update(registration, found))), self.token(registration, found))
 
@@ -102,12 +110,12 @@ class AggregateStrategy(AggregateHolds, Strategy):
             return found
         for key in hints:
             self.sold_out.clear(key)
-        return order if isinstance(found, str) else found  # a lapsed hold is a seat
+        return order if isinstance(found, LapsedHold) else found  # a lapsed hold is a seat
 
     def next_try(self, event_id: str, registration: Registration, order: Order,
-                 item: dict) -> Registration | str | Order:
+                 item: dict) -> Registration | LapsedHold | Order:
         """What ``item`` says to ``order`` ("Reading a refusal" in the doc): ``registration``,
-        a lapsed hold's e-mail, ``order`` with its capacities; or raises (hint noted)."""
+        a lapsed hold to take over, ``order`` with its capacities; or raises (hint noted)."""
         attendee = attendee_of(item, registration.email)
         if self.tokens.is_mine(attendee, registration):
             return registration
@@ -115,9 +123,11 @@ class AggregateStrategy(AggregateHolds, Strategy):
             raise AlreadyRegistered(existing=items.registration_from_attendee(
                 item["event_id"], registration.email, attendee))
         holder = expired_holder(item, now_ms()) if order.is_single_seat else None
+        if holder:
+            return LapsedHold(holder)
         try:
-            return holder or checked_order(order, {q: c for q, c in counts_of(item).items()
-                                                   if q in order.seats})
+            return checked_order(order, {q: c for q, c in counts_of(item).items()
+                                         if q in order.seats})
         except EventFull as full:
             self.sold_out.note(hint_key(event_id, full.quota))
             raise
