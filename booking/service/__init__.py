@@ -153,7 +153,8 @@ class BookingService:
                                  offer_seconds=waitlist_offer_seconds,
                                  event_for=self.catalog.event_for),
             confirm_seconds=waitlist_confirm_seconds)
-        self.organizer = OrganizerEdits(self.catalog)
+        self.organizer = OrganizerEdits(self.catalog,
+                                        capacity_changed=self.waitlist.offer_freed_seat)
         self.audits = Audits(catalog=self.catalog, leases=Leases(store),
                              repair_lease_seconds=repair_lease_seconds,
                              checks=[self.waitlist.audit, self.checkin.audit, self.codes.audit],
@@ -367,22 +368,7 @@ class BookingService:
     events_page = Operation("organizer", OrganizerEdits.events_page)
     assign_organizer = Operation("organizer", OrganizerEdits.assign_organizer)
 
-    def update_event(self, event_id: str, *, expected_version: int, name: str | None = None,
-                     capacity: int | None = None, starts_at: Any = None, ends_at: Any = None,
-                     time_zone: str | None = None, description: str | None = None,
-                     venue: str | None = None, quotas: dict[str, int] | None = None,
-                     max_per_order: int | None = None,
-                     ticket_descriptions: dict[str, str] | None = None, ticket_types: Any = None,
-                     ticket_labels: dict[str, str] | None = None) -> Event:
-        event = self.organizer.update_event(
-            event_id, expected_version=expected_version, name=name, capacity=capacity,
-            starts_at=starts_at, ends_at=ends_at, time_zone=time_zone,
-            description=description, venue=venue, quotas=quotas, max_per_order=max_per_order,
-            ticket_descriptions=ticket_descriptions, ticket_types=ticket_types,
-            ticket_labels=ticket_labels)
-        if capacity is not None:
-            self.waitlist.offer_freed_seat(event.id)
-        return event
+    update_event = Operation("organizer", OrganizerEdits.update_event)
 
     def delete_event(self, event_id: str) -> None:
         self.organizer.delete_event(event_id)

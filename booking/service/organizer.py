@@ -1,7 +1,7 @@
 """Organizer edits: events and registrations page by page, edits with optimistic
 locking (version-checked), deletes. Everything it needs is the event catalog."""
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from datetime import timezone as dt_timezone
 from typing import Any
@@ -34,9 +34,14 @@ def _by_start(event: Event) -> tuple:
 
 
 class OrganizerEdits:
-    def __init__(self, catalog: EventCatalog) -> None:
+    """``capacity_changed(event_id)`` runs after an edit that set the capacity (the service
+    offers a freed seat to the first in line)."""
+
+    def __init__(self, catalog: EventCatalog,
+                 capacity_changed: Callable[[str], object] = lambda event_id: None) -> None:
         self.catalog = catalog
         self.events = catalog.events
+        self.capacity_changed = capacity_changed
 
     def events_page(self, *, start_key: dict | None = None, limit: int = 25, search: str = "",
                     when: str = "", organizers: Any = None, event_ids: Iterable[str] = ()) -> tuple[list[Event], dict | None]:
@@ -198,6 +203,8 @@ class OrganizerEdits:
             # Unchanged capacity: the value read now is the one at expected_version, or the
             # version check refuses the write.
             capacity=event.capacity if capacity is None else capacity, quotas=sizes)
+        if capacity is not None:
+            self.capacity_changed(event.id)
         return self.catalog.get_event(event.id)
 
     @staticmethod
