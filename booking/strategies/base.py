@@ -188,12 +188,32 @@ class SoldOutHints:
             return any(key == event_id or key.startswith(f"{event_id}#") for key in self.marks)
 
 
-class Signal(str):
-    """A named answer of ``transact_once`` or a ``decode`` that is not a result."""
+class WriteAgain:
+    """An attempt's answer that is not a result: write again (a conflict, or a refusal a
+    new attempt can settle). ``transact`` tries again itself; ``AGAIN`` is the one value."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "AGAIN"
 
 
-AGAIN = Signal("AGAIN")  # write again: a conflict, or a refusal a new attempt can settle
-READ_AGAIN = Signal("READ_AGAIN")  # what the write relied on changed since it was read
+class ReadAgain:
+    """A ``decode``'s answer that is not a result: what the write relied on changed since
+    it was read; the caller reads again (``remove_as_read``). ``READ_AGAIN`` is the one
+    value."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "READ_AGAIN"
+
+
+AGAIN = WriteAgain()
+READ_AGAIN = ReadAgain()
+# An attempt's answer that asks for another: ``transact`` writes again on ``AGAIN``; a
+# caller reads again on either (``remove_as_read``).
+TryAgain = WriteAgain | ReadAgain
 
 
 @dataclass(frozen=True)
@@ -278,9 +298,9 @@ class Strategy(Seats, Audited):
                                              token=token, riders=riders)
                 if isinstance(outcome, Rewrite):
                     members, token = outcome.members, outcome.token
-                elif outcome is not AGAIN:
-                    # Not AGAIN, so a Signal here is decode's own (part of D): mypy does
-                    # not narrow a union by a constant's identity.
+                elif not isinstance(outcome, WriteAgain):
+                    # T | D | Registration: mypy joins the union it infers for
+                    # ``transact_once``'s D (D | Rewrite) to ``object``.
                     return outcome  # type: ignore[return-value]
             raise BookingContention()  # not reached: ``attempts`` raises it once spent
         except Throttled:
@@ -290,20 +310,21 @@ class Strategy(Seats, Audited):
 
     @overload
     def transact_once(self, members: Members, *, written: T,
-                      decode: Callable[[Refusal], D | Signal | None], token: str | None = None,
-                      riders: None = None) -> T | D | Signal: ...
+                      decode: Callable[[Refusal], D | TryAgain | None], token: str | None = None,
+                      riders: None = None) -> T | D | TryAgain: ...
 
     @overload
     def transact_once(self, members: Members, *, written: T,
-                      decode: Callable[[Refusal], D | Signal | None], token: str | None = None,
-                      riders: Riders) -> T | D | Signal | Registration: ...
+                      decode: Callable[[Refusal], D | TryAgain | None], token: str | None = None,
+                      riders: Riders) -> T | D | TryAgain | Registration: ...
 
     def transact_once(self, members: Members, *, written: T,
-                      decode: Callable[[Refusal], D | Signal | None], token: str | None = None,
-                      riders: Riders | None = None) -> T | D | Signal | Registration:
+                      decode: Callable[[Refusal], D | TryAgain | None], token: str | None = None,
+                      riders: Riders | None = None) -> T | D | TryAgain | Registration:
         """One attempt: ``written``, or for a refusal, in order: the riders' answer, else
-        ``decode(refusal)`` (a result, ``AGAIN``, a ``Rewrite``, or it raises the domain
-        error), else ``AGAIN`` for a conflict; anything else is raised as it came."""
+        ``decode(refusal)`` (a result, ``AGAIN``, ``READ_AGAIN``, a ``Rewrite``, or it
+        raises the domain error), else ``AGAIN`` for a conflict; anything else is raised as
+        it came."""
         try:
             self.store.transact_write(members.operations, token=token)
             return written
@@ -340,7 +361,7 @@ class Strategy(Seats, Audited):
                 if answered is None:
                     raise
                 return answered
-            if not isinstance(removed, Signal):
+            if not isinstance(removed, (WriteAgain, ReadAgain)):
                 return removed
         raise BookingContention()
 

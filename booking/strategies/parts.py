@@ -7,7 +7,7 @@ from typing import Protocol, TypeVar
 
 from booking.dynamo.access import Store, Table
 from booking.dynamo.expressions import Member, Members, Refusal
-from booking.strategies.base import RetryPolicy, Signal
+from booking.strategies.base import RetryPolicy, TryAgain
 
 T = TypeVar("T")
 D = TypeVar("D")
@@ -25,8 +25,8 @@ class Transacts(Retries, Protocol):
     def between_read_and_write(self) -> None: ...
 
     def transact_once(self, members: Members, *, written: T,
-                      decode: Callable[[Refusal], D | Signal | None],
-                      token: str | None = None) -> T | D | Signal: ...
+                      decode: Callable[[Refusal], D | TryAgain | None],
+                      token: str | None = None) -> T | D | TryAgain: ...
 
 
 class FreesSlots(Protocol):

@@ -24,7 +24,7 @@ from booking.strategies.base import (READ_AGAIN, Rewrite, Strategy,
                                      quota_order)
 from booking.strategies.holds import counted_availability
 from booking.strategies.quota_counts import counts_of
-from booking.strategies.base import Signal, StrategyOptions, hint_key
+from booking.strategies.base import StrategyOptions, TryAgain, hint_key
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ class AggregateStrategy(AggregateHolds, Strategy):
             stored = (unread.pop() if unread else None) or self.find(event.id, email)
             return stored if stored and registration_id in (None, stored.registration_id) else None
 
-        def remove(stored: Registration) -> Registration | Signal:
+        def remove(stored: Registration) -> Registration | TryAgain:
             keep, freed, answer = cancellation(stored, release, riders.request)
             update = self.update(event.id, *cancel_update(stored, event.order(freed).seats, keep))
             token = f"{stored.registration_id}:{riders.request.request_id}"

@@ -20,7 +20,7 @@ from booking.strategies.lock_table.audit import LockTableAudit
 from booking.strategies.lock_table.holds import LockTableHolds
 from booking.strategies.lock_table.locks import (BUMP, EXISTS, NEW_ITEM, LockItems, lock_key,
                                                  new_locks, quota_member)
-from booking.strategies.base import Signal, StrategyOptions, hint_key
+from booking.strategies.base import ReadAgain, StrategyOptions, TryAgain, hint_key
 from booking.strategies.sold_out import read_first
 
 COUNT, CAPACITY = attr("confirmed_count"), attr("capacity")
@@ -177,11 +177,11 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
     @overload
     def _remove(self, event: Event, stored: Registration, riders: Riders,
                 release: dict[str, int] | None, *,
-                read: Literal[True]) -> Registration | Signal: ...
+                read: Literal[True]) -> Registration | TryAgain: ...
 
     def _remove(self, event: Event, stored: Registration, riders: Riders,
                 release: dict[str, int] | None, *,
-                read: bool) -> Registration | Signal:
+                read: bool) -> Registration | TryAgain:
         """Free ``release`` of the stored registration (None: all of it), only if it is
         still as read (``READ_AGAIN`` otherwise; without a read, ``NotRegistered``)."""
         keep, freed, answer = cancellation(stored, release, riders.request)
@@ -194,7 +194,7 @@ class LockTableStrategy(LockTableHolds, LockTableAudit, LockItems):
                                                     giving(seats), EXISTS))
         members.extend(riders.members(answer))
 
-        def decode(refusal: Refusal) -> Signal | None:
+        def decode(refusal: Refusal) -> ReadAgain | None:
             if refusal.refused_names("quota:"):
                 raise EventNotFound()
             if refusal.refused("registration"):

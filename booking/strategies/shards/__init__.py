@@ -25,7 +25,7 @@ from booking.strategies.shards import seats
 from booking.strategies.shards.holds import OneSeatHoldsMap, ShardsHolds
 from booking.strategies.shards.seats import (BUMP, EXISTS, SHARDS, Plan, any_marker_key,
                                             marker_key, member, shard_key)
-from booking.strategies.base import Signal, StrategyOptions, hint_key
+from booking.strategies.base import ReadAgain, StrategyOptions, TryAgain, hint_key
 
 Lapsed = tuple[int, str, float]  # (shard, holder, now) of a lapsed hold's seat to take over
 Placement = tuple[Plan, Lapsed | None]
@@ -246,7 +246,7 @@ class ShardsStrategy(ShardsHolds):
             riders=riders, require_event=lambda: self._require_event(event.id))
 
     def _remove(self, event: Event, item: dict, riders: Riders,
-                release: dict | None) -> Registration | Signal:
+                release: dict | None) -> Registration | TryAgain:
         """Free ``release`` of the order (None: all) on its shards, bumping the marker."""
         stored, held = items.registration_from_item(item), seats.placed_on(item)
         keep, tickets, answer = cancellation(stored, release, riders.request)
@@ -267,7 +267,7 @@ class ShardsStrategy(ShardsHolds):
             for quota, parts in giving.items() for n, taken in sorted(parts.items())),
             *seats.freed_ops(self.locks, event.id), *riders.members(answer)])
 
-        def decode(refusal: Refusal) -> Signal | None:
+        def decode(refusal: Refusal) -> ReadAgain | None:
             if refusal.refused_names("shard:") or refusal.refused("marker"):
                 raise EventNotFound() from None
             return READ_AGAIN if refusal.refused("registration") else None

@@ -11,7 +11,7 @@ from booking.dynamo.expressions import MOST_MEMBERS, Members, Refusal, Update
 from booking.errors import EventNotFound, InvalidBooking
 from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies import event_edits
-from booking.strategies.base import AGAIN, Signal
+from booking.strategies.base import AGAIN, WriteAgain
 from booking.strategies.shards import seats
 from booking.strategies.shards.seats import (BUMP, COUNT, EPOCH, MARKERS, marker_key, member,
                                             shard_key)
@@ -57,7 +57,7 @@ def change_capacity(strategy: ShardsParts, event: Event, *, expected_version: in
     update = event_edits.event_update(expected_version=expected_version, capacity=capacity,
                                       changes=changes, quotas=quotas)
 
-    def decode(refusal: Refusal) -> Signal:
+    def decode(refusal: Refusal) -> WriteAgain:
         if refusal.refused("event") or refusal.refused("marker"):
             raise event_edits.stale_or_missing(refusal.old("event"), expected_version) or \
                 EventNotFound() from None

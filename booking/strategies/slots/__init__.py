@@ -14,7 +14,7 @@ from booking.models import (CAPACITY_QUOTA, Availability, Event, Order, QuotaAva
                             Registration)
 from booking.strategies.base import (AGAIN, READ_AGAIN, cancellation, client_token, now_ms,
                                      order_full, quota_order)
-from booking.strategies.base import Signal, StrategyOptions
+from booking.strategies.base import StrategyOptions, TryAgain, WriteAgain
 from booking.strategies.slots import audit as slots_audit
 from booking.strategies.slots import capacity as slots_capacity
 from booking.strategies.slots import freed
@@ -79,10 +79,8 @@ class SlotsStrategy(SlotsHolds):
                     return self._refused(event, registration, order, quota, seen, riders)
             self.between_read_and_write()
             outcome = self._claim(event, registration, order, found, riders)
-            if outcome is not AGAIN:
-                # The only Signal a claim answers is AGAIN: mypy does not narrow a union by
-                # a constant's identity.
-                return outcome  # type: ignore[return-value]
+            if not isinstance(outcome, WriteAgain):
+                return outcome
         raise BookingContention()  # (the attempts raise it first)
 
     def candidates(self, event_id: str, quota: str, needed: int,
@@ -118,12 +116,12 @@ class SlotsStrategy(SlotsHolds):
             index="free_slots", key_condition=condition, limit=max(LOOKUP, 2 * needed))]
 
     def _claim(self, event: Event, registration: Registration, order: Order, found: dict,
-               riders: Riders) -> Registration | Signal:
+               riders: Riders) -> Registration | WriteAgain:
         """Claim ``order``'s seats from ``found``, the next candidates replacing those taken
         meanwhile; ``AGAIN`` when too few are left to try."""
         taken: list[str] = []
 
-        def decode(refusal: Refusal) -> Registration | Signal | None:
+        def decode(refusal: Refusal) -> Registration | WriteAgain | None:
             registered = refusal.old("registration")
             if self.tokens.is_mine(registered, registration):
                 return registration  # a resend of our own claim that had applied
@@ -143,7 +141,7 @@ class SlotsStrategy(SlotsHolds):
                 f"{registration.registration_id}:{sorted(claims.items())}", f"claim-{now}")
             outcome = self.transact_once(members, written=registration, decode=decode,
                                          token=token, riders=riders)
-            if outcome is not AGAIN:
+            if isinstance(outcome, Registration):
                 return outcome
             gone = set(taken) or {slot_name(q, n) for q, slots in claims.items() for n in slots}
             found = {q: [n for n in slots if slot_name(q, n) not in gone]
@@ -191,7 +189,7 @@ class SlotsStrategy(SlotsHolds):
             require_event=lambda: self._require_event(event.id))
 
     def _free(self, event: Event, item: dict, riders: Riders,
-              release: dict[str, int] | None) -> Registration | Signal:
+              release: dict[str, int] | None) -> Registration | TryAgain:
         stored, held = items.registration_from_item(item), claimed(item)
         keep, tickets, answer = cancellation(stored, release, riders.request)
         seats = event.order(tickets).seats if keep else {q: len(s) for q, s in held.items()}

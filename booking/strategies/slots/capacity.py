@@ -10,7 +10,7 @@ from booking.dynamo.expressions import Delete, Members, Put, Refusal, Update
 from booking.errors import EventNotFound
 from booking.models import CAPACITY_QUOTA, Event
 from booking.strategies import event_edits
-from booking.strategies.base import AGAIN, Signal
+from booking.strategies.base import AGAIN, WriteAgain
 from booking.strategies.slots import freed
 from booking.strategies.slots.seats import ABSENT, IS_FREE, free_slot, partition, slots_of
 from booking.strategies.parts import SlotsParts
@@ -65,7 +65,7 @@ def _apply_step(strategy: SlotsParts, event_id: str, quota: str, step: int, vers
     event_write = Update(strategy.events, {"event_id": event_id}, update.expression,
                          update.condition)
 
-    def decode(refusal: Refusal) -> Signal:
+    def decode(refusal: Refusal) -> WriteAgain:
         if refusal.refused("event"):
             # The event refused only for a moved version or a missing item: never None.
             raise event_edits.stale_or_missing(  # type: ignore[misc]

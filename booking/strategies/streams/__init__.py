@@ -24,7 +24,7 @@ from booking.models import (CAPACITY_QUOTA, CONFIRMATION, CONFIRMED, PENDING, RE
 from booking.strategies import event_edits
 from booking.strategies.base import (AGAIN, READ_AGAIN, OneItemPerPerson, cancellation, hint_key,
                                      order_full)
-from booking.strategies.base import Signal, StrategyOptions
+from booking.strategies.base import ReadAgain, StrategyOptions, TryAgain
 from booking.strategies.holds import HoldsMap, counted_availability
 from booking.strategies.quota_counts import count_changes, counts_of, room_condition
 from booking.strategies.streams.audit import audit_event, in_event, repair_event
@@ -198,7 +198,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
                 return self._forget_orphan(registration)
             if not knows_types(item, tickets):  # not even as stored: never guess its quotas
                 outcome = self._write(registration, None, REJECTED, now)
-                if outcome is not AGAIN:  # a conflict is tried again, as any decision's
+                if isinstance(outcome, str):  # a conflict is tried again, as any decision's
                     return outcome
                 continue
             order = order_of(item, tickets)  # the belief picks the first write
@@ -210,7 +210,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
                 # No room at the instant of the read, while it was pending: no event member.
                 from_read = not fits(read, order_of(read, tickets))
             outcome = self._write(registration, None if from_read else order, status, now)
-            if outcome is not AGAIN:
+            if isinstance(outcome, str):
                 return outcome
         raise AssertionError("unreachable: attempts() raises when spent")
 
@@ -223,9 +223,9 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
         return item
 
     def _write(self, registration: Registration, order: Order | None, status: str,
-               now: float) -> str:
+               now: float) -> str | TryAgain:
         """One decision's write; ``AGAIN``: a conflict, or the event item not as believed."""
-        def decode(refusal: Refusal) -> str | None:
+        def decode(refusal: Refusal) -> str | TryAgain | None:
             if refusal.refused("registration"):
                 return NOT_PENDING  # decided before (a redelivery, another decider), withdrawn
             if not refusal.refused("event"):
@@ -292,7 +292,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
             require_event=lambda: self._require_event(event.id))
 
     def _remove(self, event: Event, stored: Registration, riders: Riders,
-                release: dict[str, int] | None) -> Registration | Signal:
+                release: dict[str, int] | None) -> Registration | TryAgain:
         """Withdraw or cancel ``stored`` (or ``release`` of a confirmed order) as read."""
         if release is not None and stored.status != CONFIRMED:
             raise InvalidBooking("Your order is still being decided: cancel all of it, or "
@@ -305,7 +305,7 @@ class StreamsStrategy(StreamsHolds, OneItemPerPerson):
                 counted(count_changes(event.order(answer.tickets).seats, "-")), EVENT_EXISTS))
         members.extend(riders.members(answer))
 
-        def decode(refusal: Refusal) -> Signal | None:
+        def decode(refusal: Refusal) -> ReadAgain | None:
             if refusal.refused("event"):
                 raise EventNotFound() from None
             return READ_AGAIN if refusal.refused("registration") else None
