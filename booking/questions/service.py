@@ -80,10 +80,11 @@ class Questions:
                 at: float) -> AnswersRider | None:
         """The rider that stores the order's answers with it, or None when the order is
         asked nothing (and was given nothing: else ``InvalidAnswers``)."""
-        if not event.questions and not answers and not pass_answers:
-            return None  # an event that asks nothing, answered nothing: no plan to make
+        given_nothing = not answers and not pass_answers
+        if given_nothing and not event.questions:
+            return None  # an event that asks nothing: no plan to make
         plan = rules.asked(event.questions, tickets, event.ticket_types)
-        if not plan.anything and not answers and not pass_answers:
+        if given_nothing and not plan.anything:
             return None
         order, passes = rules.clean_answers(event.questions, answers, pass_answers,
                                             tickets=tickets, ticket_types=event.ticket_types)

@@ -160,7 +160,6 @@ class BookingService:
                              checks=[self.waitlist.audit, self.checkin.audit, self.codes.audit],
                              fixes=[self.codes.repair])
         self.events = self.catalog.events
-        self.waitlist_offer_seconds = waitlist_offer_seconds  # how long an offer holds its seat
         # Bookings whose answer was lost, by how each was resolved (the same Counter).
         self.unknown_outcomes = self.bookings.unknown_outcomes
         self.default_strategy = default_strategy
@@ -335,6 +334,11 @@ class BookingService:
     join_waiting_list = Operation("waitlist", WaitlistService.join_waiting_list)
     waiting_list = Operation("waitlist", WaitlistService.waiting_list)
     waiting_entry = Operation("waitlist", WaitlistService.waiting_entry)
+
+    @property
+    def waitlist_offer_seconds(self) -> float:
+        """How long a waiting-list offer holds its seat (the waiting list's own value)."""
+        return self.waitlist.offer_seconds
 
     def accept_offer(self, event_id: str, *, email: str, request_id: str | None = None) -> Registration:
         """Book the seat held for the person's offer (``WaitlistService.accept_offer``)."""

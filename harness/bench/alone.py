@@ -9,7 +9,8 @@ capacity proxy, nginx in front of gunicorn with make serve's workers and threads
 (``filemail://``: each confirmation is rendered with its passes' pictures and written
 out, the work an SMTP server would be handed). Each process tree's CPU is read from
 ``/proc`` before and after each phase; people come one after another, each from a
-loopback address of their own:
+loopback address of their own. The web tier's CPU is also shown as its parts, gunicorn and
+nginx:
 
 - ``booking``: ``--people`` people book one seat each; after each answer the run waits for
   that person's confirmation file, so the worker's sending falls in the phase too (its
@@ -68,7 +69,13 @@ class Stack:
         self.roots = roots
 
     def cpu(self) -> dict:
-        return {name: tree_cpu(pid) for name, pid in self.roots.items()}
+        """Each root's tree; the web tier's also as its two parts (``gunicorn``, ``nginx``:
+        ``door.tier_cpu``)."""
+        found = {name: tree_cpu(pid) for name, pid in self.roots.items()}
+        if "web" in self.roots:
+            tier = door_bench.tier_cpu(self.roots["web"])
+            found["gunicorn"], found["nginx"] = tier["gunicorn"], tier["nginx"]
+        return found
 
 
 def api_order(seats: int):

@@ -3,6 +3,7 @@
 event-full problem or the refusal page, and anything else asked again. A door that says
 201 for a request still waiting is caught, not counted as a booking."""
 import json
+import os
 import time
 
 from harness.bench import door as door_module
@@ -224,3 +225,25 @@ def test_impatient_form_person__posts_again_with_the_same_token_after_giving_up(
     assert len(posts) == 2 and posts[0] == posts[1]  # the same form token, asked again
     assert [call[0] for call in door.calls] == ["GET", "POST", "POST", "GET", "GET"]
     assert all(0.5 <= s <= 1.0 for s in slept)  # not the page's Refresh of 3 s
+
+
+def test_alone_stack__web_tier_also_read_as_its_gunicorn_and_nginx_parts():
+    import subprocess
+    import sys
+
+    from harness.bench.alone import Stack
+
+    burn = subprocess.Popen([sys.executable, "-c", "import time\nend = time.process_time() + 0.3\n"
+                             "while time.process_time() < end: pass\nimport sys; sys.stdin.read()"],
+                            stdin=subprocess.PIPE)
+    try:
+        stack = Stack(web=os.getpid())
+        deadline = time.monotonic() + 30
+        while (found := stack.cpu())["gunicorn"] < 0.3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # A python child is counted as gunicorn (the app's processes), none as nginx; the
+        # web tree holds both (this process's own CPU too).
+        assert found["gunicorn"] >= 0.3 and found["nginx"] == 0.0
+        assert found["web"] >= found["gunicorn"]
+    finally:
+        burn.communicate(b"")

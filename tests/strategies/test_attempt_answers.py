@@ -33,10 +33,6 @@ class Loop:
         self.store, self.retry = store, RetryPolicy(max_attempts=4, base_delay=0.0)
 
 
-def strategy(store: ScriptedStore) -> Loop:
-    return Loop(store)
-
-
 def members(name: str = "item") -> Members:
     return Members([(name, ("Put", {"TableName": "items", "Item": {"id": {"S": name}}}))])
 
@@ -45,7 +41,7 @@ def test_again_is_written_again_and_read_again_is_handed_back():
     answers = iter([AGAIN, AGAIN, READ_AGAIN])
     store = ScriptedStore("ConditionalCheckFailed", "ConditionalCheckFailed",
                           "ConditionalCheckFailed")
-    outcome = strategy(store).transact(members(), written="done",
+    outcome = Loop(store).transact(members(), written="done",
                                        decode=lambda refusal: next(answers))
     assert outcome is READ_AGAIN and isinstance(outcome, ReadAgain)
     assert len(store.written) == 3  # twice again, then the caller reads
@@ -54,7 +50,7 @@ def test_again_is_written_again_and_read_again_is_handed_back():
 def test_a_result_and_a_rewrite():
     store = ScriptedStore("ConditionalCheckFailed", None)
     rewritten = members("other")
-    outcome = strategy(store).transact(
+    outcome = Loop(store).transact(
         members(), written="done",
         decode=lambda refusal: Rewrite(rewritten) if refusal.refused("item") else None)
     assert outcome == "done" and len(store.written) == 2
@@ -64,18 +60,18 @@ def test_a_result_and_a_rewrite():
 def test_a_conflict_is_written_again_until_the_attempts_are_spent():
     store = ScriptedStore(*["TransactionConflict"] * 4)
     with pytest.raises(BookingContention):
-        strategy(store).transact(members(), written="done", decode=lambda refusal: None)
+        Loop(store).transact(members(), written="done", decode=lambda refusal: None)
     assert len(store.written) == 4
 
 
 def test_an_unexplained_refusal_is_raised_as_it_came():
     with pytest.raises(TransactionCancelled):
-        strategy(ScriptedStore("ConditionalCheckFailed")).transact(
+        Loop(ScriptedStore("ConditionalCheckFailed")).transact(
             members(), written="done", decode=lambda refusal: None)
 
 
 def test_one_attempt_answers_again_for_a_conflict():
-    outcome = strategy(ScriptedStore("TransactionConflict")).transact_once(
+    outcome = Loop(ScriptedStore("TransactionConflict")).transact_once(
         members(), written="done", decode=lambda refusal: None)
     assert outcome is AGAIN and isinstance(outcome, WriteAgain)
     assert isinstance(AGAIN, TryAgain) and isinstance(READ_AGAIN, TryAgain)

@@ -78,6 +78,15 @@ def test_full_event_page__join_and_confirm__place_in_line_shown_and_stored(clien
         ("cy@example.com", "waiting"), ("bo@example.com", "waiting")]
 
 
+def test_place_page__says_the_offer_time_the_waiting_list_holds_seats_for(client, service,
+                                                                         full_event):
+    service.waitlist.engine.offer_seconds = 2 * 3600  # as its offers will hold them
+
+    html = join(client, full_event.id).content.decode()
+
+    assert "for <strong>2 hours</strong>" in html and "1 day" not in html
+
+
 def test_join__bad_email__400_nothing_stored(client, service, full_event):
     response = ask(client, full_event.id, email="not-an-address")
 
